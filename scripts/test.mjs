@@ -1,0 +1,38 @@
+#!/usr/bin/env node
+// Runs every test/**/*.test.ts with node's own test runner (TypeScript loaded through tsx).
+// Extra arguments are substrings: only test files whose path contains one of them run.
+import { readdirSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { spawnSync } from 'node:child_process';
+
+const root = new URL('..', import.meta.url).pathname;
+const filters = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+const passthrough = process.argv.slice(2).filter((a) => a.startsWith('--'));
+
+function walk(dir, out) {
+  for (const name of readdirSync(dir)) {
+    const full = join(dir, name);
+    if (statSync(full).isDirectory()) walk(full, out);
+    else if (name.endsWith('.test.ts')) out.push(relative(root, full));
+  }
+  return out;
+}
+
+const files = walk(join(root, 'test'), [])
+  .filter((f) => filters.length === 0 || filters.some((s) => f.includes(s)))
+  .sort();
+if (files.length === 0) {
+  console.error('no test files matched');
+  process.exit(1);
+}
+const args = [
+  '--import', 'tsx',
+  '--test',
+  '--test-concurrency=2',
+  '--test-timeout=120000',
+  '--test-force-exit',
+  ...passthrough,
+  ...files,
+];
+const res = spawnSync(process.execPath, args, { stdio: 'inherit', cwd: root, env: { ...process.env, EDDY_TEST: '1' } });
+process.exit(res.status ?? 1);
