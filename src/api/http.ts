@@ -1,0 +1,74 @@
+/**
+ * Shared helpers of the REST layer: body decoding, text/JSON replies, case-insensitive request fields.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { EddyError, ErrorCode } from './errors.js';
+
+/** Raw request body as text (every content type is read as text; routes decode JSON themselves). */
+export function rawBody(req: FastifyRequest): string {
+  const b = req.body;
+  if (b === undefined || b === null) return '';
+  if (typeof b === 'string') return b;
+  if (Buffer.isBuffer(b)) return b.toString('utf8');
+  return JSON.stringify(b);
+}
+
+/**
+ * Decodes the JSON body. On failure throws EddyError(1000) with `<prefix><decoder message>`, the shape eKuiper
+ * uses (e.g. `Invalid body: Error decoding the statement descriptor: `).
+ */
+export function readJson(req: FastifyRequest, prefix: string, code: number = ErrorCode.Undefined): unknown {
+  const text = rawBody(req);
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    const msg = text.trim() === '' ? 'EOF' : (e as Error).message;
+    throw new EddyError(code, `${prefix}${msg}`);
+  }
+}
+
+/** Like {@link readJson} but the body must be a JSON object. */
+export function readJsonObject(req: FastifyRequest, prefix: string, code: number = ErrorCode.Undefined): Record<string, unknown> {
+  const v = readJson(req, prefix, code);
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) {
+    throw new EddyError(code, `${prefix}the body must be a JSON object`);
+  }
+  return v as Record<string, unknown>;
+}
+
+/** A fixed request field matched case-insensitively, exact spelling first (rest-api.md §1.3). */
+export function field(obj: Record<string, unknown>, name: string): unknown {
+  if (name in obj) return obj[name];
+  const lower = name.toLowerCase();
+  for (const k of Object.keys(obj)) if (k.toLowerCase() === lower) return obj[k];
+  return undefined;
+}
+
+export function sendText(reply: FastifyReply, status: number, text: string): FastifyReply {
+  return reply.code(status).type('text/plain; charset=utf-8').send(text);
+}
+
+export function sendJson(reply: FastifyReply, status: number, body: unknown): FastifyReply {
+  return reply.code(status).type('application/json').send(JSON.stringify(body));
+}
+
+export function sendEmpty(reply: FastifyReply, status = 200): FastifyReply {
+  return reply.code(status).send();
+}
+
+/** Sends a downloadable file (`/data/export`, `/ruleset/export`). */
+export function sendDownload(reply: FastifyReply, filename: string, text: string): FastifyReply {
+  return reply
+    .code(200)
+    .header('Content-Type', 'application/octet-stream')
+    .header('Content-Disposition', `Attachment; filename=${filename}`)
+    .send(text);
+}
+
+export function sendError(reply: FastifyReply, err: EddyError): FastifyReply {
+  return reply
+    .code(err.status)
+    .type('application/json')
+    .header('X-Content-Type-Options', 'nosniff')
+    .send(`${JSON.stringify({ error: err.code, message: err.message })}\n`);
+}

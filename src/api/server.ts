@@ -1,0 +1,73 @@
+/**
+ * The fastify instance with eKuiper's transport conventions (rest-api.md §1): every body read as text, errors as
+ * `{"error", "message"}`, `404 page not found` for unknown paths, 405 for known paths with another method, CORS.
+ */
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { EddyError, ErrorCode } from './errors.js';
+import { sendError } from './http.js';
+import type { Logger } from '../log.js';
+
+const CORS_METHODS = new Set(['POST', 'GET', 'PUT', 'DELETE', 'HEAD', 'PATCH']);
+const CORS_HEADERS = new Set(['accept', 'accept-language', 'content-type', 'content-language', 'origin', 'authorization']);
+
+export function createHttp(logger: Logger): FastifyInstance {
+  const http = Fastify({
+    loggerInstance: logger.child({ component: 'rest' }) as unknown as FastifyBaseLogger,
+    disableRequestLogging: true,
+    ignoreTrailingSlash: false,
+    bodyLimit: 1024 * 1024 * 1024,
+    // eKuiper reads bodies on GET and DELETE too (tags match, websocket endpoints)
+    return503OnClosing: true,
+    forceCloseConnections: true,
+  });
+
+  http.removeAllContentTypeParsers();
+  http.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, body));
+
+  const routes: Array<{ method: string; re: RegExp }> = [];
+  http.addHook('onRoute', (opts) => {
+    const methods = Array.isArray(opts.method) ? opts.method : [opts.method];
+    const re = new RegExp(`^${opts.url.replace(/[.*+?^${}()|[\]\\]/g, (c) => (c === '*' ? '.*' : `\\${c}`)).replace(/:[A-Za-z_]+/g, '[^/]+')}$`);
+    for (const m of methods) routes.push({ method: m, re });
+  });
+
+  http.addHook('onRequest', async (req, reply) => {
+    const origin = req.headers.origin;
+    if (!origin) return;
+    reply.header('Access-Control-Allow-Origin', '*');
+    if (req.method !== 'OPTIONS') return;
+    const method = req.headers['access-control-request-method'];
+    if (!method) return reply.code(400).send();
+    if (!CORS_METHODS.has(String(method).toUpperCase())) return reply.code(405).send();
+    const asked = String(req.headers['access-control-request-headers'] ?? '')
+      .split(',')
+      .map((h) => h.trim())
+      .filter((h) => h !== '');
+    if (asked.some((h) => !CORS_HEADERS.has(h.toLowerCase()))) return reply.code(403).send();
+    const nonSimple = asked.filter((h) => !['accept', 'accept-language', 'content-language'].includes(h.toLowerCase()));
+    if (nonSimple.length > 0) reply.header('Access-Control-Allow-Headers', nonSimple.join(', '));
+    if (!['GET', 'HEAD', 'POST'].includes(String(method).toUpperCase())) {
+      reply.header('Access-Control-Allow-Methods', String(method).toUpperCase());
+    }
+    return reply.code(200).send();
+  });
+
+  http.setNotFoundHandler((req, reply) => {
+    const path = req.url.split('?')[0];
+    if (req.method === 'OPTIONS') return reply.code(200).send();
+    if (routes.some((r) => r.method !== req.method && r.re.test(path))) return reply.code(405).send();
+    return reply.code(404).type('text/plain; charset=utf-8').send('404 page not found\n');
+  });
+
+  http.setErrorHandler((err, req, reply) => {
+    if (err instanceof EddyError) return sendError(reply, err);
+    const fe = err as { statusCode?: number; code?: string; message?: string };
+    if (fe.statusCode && fe.statusCode < 500) {
+      return sendError(reply, new EddyError(ErrorCode.Undefined, fe.message ?? 'bad request', fe.statusCode));
+    }
+    req.log.error({ err }, 'unexpected error in %s %s', req.method, req.url);
+    return sendError(reply, new EddyError(ErrorCode.Undefined, fe.message ?? String(err)));
+  });
+
+  return http;
+}

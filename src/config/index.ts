@@ -1,0 +1,172 @@
+/**
+ * Loads `etc/kuiper.yaml` of the home folder with eKuiper's keys, defaults and `KUIPER__...` overrides.
+ */
+import { existsSync, mkdirSync, readFileSync, cpSync, writeFileSync } from 'node:fs';
+import { join, resolve, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import YAML from 'yaml';
+import { applyEnvOverrides, type ConfigTree } from './env.js';
+import type { RuleOptions } from '../runtime/contracts.js';
+
+export { applyEnvOverrides, typeEnvValue } from './env.js';
+
+/** The four folders of an Eddy home (ARCHITECTURE.md "Configuration and files"). */
+export interface Home {
+  root: string;
+  etc: string;
+  data: string;
+  log: string;
+  plugins: string;
+}
+
+export interface EddyConfig {
+  basic: {
+    logLevel: string;
+    debug: boolean;
+    consoleLog: boolean;
+    fileLog: boolean;
+    timezone: string;
+    restIp: string;
+    restPort: number;
+    restTls?: { certfile?: string; keyfile?: string } | null;
+    prometheus: boolean;
+    prometheusPort: number;
+    pluginHosts: string;
+    authentication: boolean;
+    ignoreCase: boolean;
+    rulePatrolInterval: string;
+    cfgStorageType: string;
+  };
+  rule: RuleOptions;
+  sink: {
+    enableCache: boolean;
+    memoryCacheThreshold: number;
+    maxDiskCache: number;
+    bufferPageSize: number;
+    resendInterval: number;
+    cleanCacheAtStop: boolean;
+  };
+  source: { httpServerIp: string; httpServerPort: number };
+  store: {
+    type: 'sqlite' | 'redis';
+    redis: { host: string; port: number; password: string; timeout: number; database: number };
+    sqlite: { name: string };
+  };
+  portable: { pythonBin: string; initTimeout: number };
+  /** the whole tree as read, for keys Eddy does not type */
+  raw: ConfigTree;
+}
+
+/** Folder holding the `etc/` defaults shipped with Eddy (the repository root, or the package root when installed). */
+export function packageRoot(): string {
+  // src/config/index.ts → two levels up; dist/src/config/index.js → three levels up
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 4; i++) {
+    if (existsSync(join(dir, 'package.json')) && existsSync(join(dir, 'etc', 'kuiper.yaml'))) return dir;
+    dir = dirname(dir);
+  }
+  throw new Error('cannot find the Eddy package root (etc/kuiper.yaml)');
+}
+
+export function resolveHome(root: string = process.env.EDDY_HOME ?? process.cwd()): Home {
+  const abs = resolve(root);
+  return {
+    root: abs,
+    etc: join(abs, 'etc'),
+    data: join(abs, 'data'),
+    log: join(abs, 'log'),
+    plugins: join(abs, 'plugins'),
+  };
+}
+
+/**
+ * Creates the home's folders; on first start copies the shipped `etc/` defaults into it, and creates the data
+ * sub-folders eKuiper creates at boot (runtime.md §10.2).
+ */
+export function prepareHome(home: Home): void {
+  if (!existsSync(join(home.etc, 'kuiper.yaml'))) {
+    const shipped = join(packageRoot(), 'etc');
+    if (resolve(shipped) !== resolve(home.etc)) cpSync(shipped, home.etc, { recursive: true });
+  }
+  for (const dir of [
+    home.data,
+    home.log,
+    home.plugins,
+    join(home.data, 'uploads'),
+    join(home.data, 'sources'),
+    join(home.data, 'sinks'),
+    join(home.data, 'functions'),
+    join(home.data, 'services'),
+    join(home.data, 'services', 'schemas'),
+    join(home.data, 'connections'),
+    join(home.data, 'schemas', 'protobuf'),
+  ]) {
+    mkdirSync(dir, { recursive: true });
+  }
+  const conn = join(home.data, 'connections', 'connection.yaml');
+  if (!existsSync(conn)) writeFileSync(conn, '');
+}
+
+function isTree(v: unknown): v is ConfigTree {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Deep merge of `over` onto `base` (objects merge, everything else replaces); returns a new tree. */
+export function mergeTree(base: ConfigTree, over: ConfigTree): ConfigTree {
+  const out: ConfigTree = { ...base };
+  for (const [k, v] of Object.entries(over)) {
+    out[k] = isTree(v) && isTree(out[k]) ? mergeTree(out[k] as ConfigTree, v) : v;
+  }
+  return out;
+}
+
+/** Reads a YAML file into a tree ({} when missing or empty). */
+export function readYamlFile(path: string): ConfigTree {
+  if (!existsSync(path)) return {};
+  const parsed: unknown = YAML.parse(readFileSync(path, 'utf8'));
+  return isTree(parsed) ? parsed : {};
+}
+
+/** Loads the configuration of a home: shipped defaults, then the home's kuiper.yaml, then env overrides. */
+export function loadConfig(home: Home, env: NodeJS.ProcessEnv = process.env): EddyConfig {
+  const defaults = readYamlFile(join(packageRoot(), 'etc', 'kuiper.yaml'));
+  const own = readYamlFile(join(home.etc, 'kuiper.yaml'));
+  const tree = applyEnvOverrides(mergeTree(defaults, own), 'KUIPER', env);
+  const basic = (tree.basic ?? {}) as EddyConfig['basic'];
+  if (!basic.restIp) basic.restIp = '0.0.0.0';
+  const source = (tree.source ?? {}) as EddyConfig['source'];
+  if (!source.httpServerIp) source.httpServerIp = '0.0.0.0';
+  const rule = (tree.rule ?? {}) as Partial<RuleOptions>;
+  return {
+    basic,
+    rule: {
+      debug: false,
+      logFilename: '',
+      isEventTime: false,
+      lateTolerance: 1000,
+      concurrency: 1,
+      bufferLength: 1024,
+      sendMetaToSink: false,
+      sendError: true,
+      qos: 0,
+      checkpointInterval: 300000,
+      cron: '',
+      duration: '',
+      cronDatetimeRange: [],
+      ...rule,
+      restartStrategy: {
+        attempts: 0,
+        delay: 1000,
+        multiplier: 2,
+        maxDelay: 30000,
+        jitterFactor: 0.1,
+        ...(rule.restartStrategy ?? {}),
+      },
+    },
+    sink: tree.sink as EddyConfig['sink'],
+    source,
+    store: tree.store as EddyConfig['store'],
+    portable: tree.portable as EddyConfig['portable'],
+    raw: tree,
+  };
+}

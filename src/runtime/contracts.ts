@@ -1,0 +1,267 @@
+/**
+ * The extension contract between the rule runtime and everything that plugs into it: sources, lookup sources,
+ * sinks, formats, and the topology the rules service drives. Built-ins and plugins implement these alike.
+ */
+import type { Logger } from 'pino';
+import type { Value, ValueObject } from '../values/value.js';
+import type { StreamField } from '../sql/schema.js';
+
+/** Free-form connector properties: a confKey's properties overlaid with stream options or sink action props. */
+export type Props = Record<string, unknown>;
+
+// ---------------------------------------------------------------------------------------------- rows
+
+/** One decoded event of one stream (eKuiper's Tuple). Operators never copy it; projection builds new objects. */
+export class Tuple {
+  /** analytic-function results computed for this event, indexed by call id (filled by the analytic operator) */
+  analytic: Value[] | undefined = undefined;
+  constructor(
+    /** name of the stream (or table) the event came from */
+    public readonly emitter: string,
+    public message: ValueObject,
+    public readonly meta: ValueObject,
+    /** event time (event-time rules) or receive time, Unix ms */
+    public timestamp: number,
+  ) {}
+}
+
+/** A joined row: the tuples of each side, first-joined first. A field is read from the first tuple that has it. */
+export class JoinTuple {
+  analytic: Value[] | undefined = undefined;
+  constructor(
+    public readonly tuples: Tuple[],
+    public timestamp: number,
+  ) {}
+}
+
+export type Row = Tuple | JoinTuple;
+
+/** Rows of one window emission (or a join/table snapshot), with the window bounds in Unix ms. */
+export interface Collection {
+  rows: Row[];
+  windowStart: number;
+  windowEnd: number;
+}
+
+/** An evaluation failure travelling as data (sendError), rendered to sinks as `{"error": message}`. */
+export class ErrorRecord {
+  constructor(public readonly message: string) {}
+}
+
+// ---------------------------------------------------------------------------------------------- metrics
+
+/**
+ * Plain counters of one topology node, read on demand by the status endpoint (runtime.md §1.7, §11 #1).
+ * Hot paths mutate fields directly.
+ */
+export class NodeMetrics {
+  recordsIn = 0;
+  recordsOut = 0;
+  messagesProcessed = 0;
+  processLatencyUs = 0;
+  bufferLength = 0;
+  /** Unix ms of the last processing start, 0 when never */
+  lastInvocation = 0;
+  exceptions = 0;
+  lastException = '';
+  lastExceptionTime = 0;
+  /** CPU time spent in this node's own synchronous work, in µs, summed (rules' CPU usage endpoint) */
+  busyUs = 0;
+  constructor(
+    /** node name as in the topology, e.g. `source_s1`, `op_2_filter`, `sink_mqtt_0` */
+    readonly name: string,
+  ) {}
+
+  error(err: unknown): void {
+    this.exceptions++;
+    this.lastException = err instanceof Error ? err.message : String(err);
+    this.lastExceptionTime = Date.now();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------- formats
+
+/** Options a format gets when a stream or sink is set up. */
+export interface FormatOptions {
+  /** declared fields the decoder keeps and types (null: schemaless, keep the payload as is) */
+  schema?: readonly StreamField[] | null;
+  /** `SCHEMAID` / sink `schemaId`, e.g. `proto1.Reading` */
+  schemaId?: string;
+  /** `DELIMITER` / sink `delimiter` for the delimited format */
+  delimiter?: string;
+  /** delimited format: column names (header) */
+  fields?: readonly string[];
+  hasHeader?: boolean;
+}
+
+/** A payload codec (`FORMAT=` on streams, `format` on sinks). */
+export interface Format {
+  /** bytes → one object, or several (a JSON array fans out into one event each) */
+  decode(data: Uint8Array): ValueObject | ValueObject[];
+  /** one row (sendSingle) or the rows of one trigger → bytes */
+  encode(data: ValueObject | ValueObject[]): Uint8Array;
+}
+
+export type FormatFactory = (opts: FormatOptions) => Format;
+
+// ---------------------------------------------------------------------------------------------- sources
+
+export interface ConnectorContext {
+  /** rule id, or `$shared` for a shared source instance */
+  readonly ruleId: string;
+  readonly logger: Logger;
+  /** the home's data folder (absolute) */
+  readonly dataDir: string;
+}
+
+/** What a source hands the runtime: raw bytes to decode with the stream's FORMAT, or already decoded rows. */
+export interface SourceEvent {
+  payload: Uint8Array | ValueObject | ValueObject[];
+  /** connector metadata, e.g. `{topic, qos, messageId}` for mqtt */
+  meta: ValueObject;
+  /** Unix ms the event was received (or its own timestamp) */
+  timestamp: number;
+}
+
+export interface SourceConnector {
+  /**
+   * Validate and keep the resolved properties (confKey properties merged with `datasource`, `format`, `key`,
+   * `delimiter`, `isTable` from the stream). Throws an EddyError with a message naming the bad property.
+   */
+  provision(ctx: ConnectorContext, datasource: string, props: Props): void;
+  /**
+   * Connect and start delivering. `emit` is synchronous and may be called from any I/O callback;
+   * `onError` reports a failure (connection lost after retries, unreadable file...) to the rule.
+   * `onEnd`, when a bounded source (file read once) has delivered everything.
+   */
+  connect(ctx: ConnectorContext, emit: (ev: SourceEvent) => void, onError: (err: Error) => void, onEnd?: () => void): Promise<void>;
+  close(ctx: ConnectorContext): Promise<void>;
+}
+
+/** A table read on demand (KIND="lookup"): memory, redis, httppull, sql. */
+export interface LookupConnector {
+  provision(ctx: ConnectorContext, datasource: string, props: Props): void;
+  connect(ctx: ConnectorContext): Promise<void>;
+  /** rows whose `keys[i]` field equals `values[i]` for every i */
+  lookup(ctx: ConnectorContext, fields: readonly string[], keys: readonly string[], values: readonly Value[]): Promise<ValueObject[]>;
+  close(ctx: ConnectorContext): Promise<void>;
+}
+
+// ---------------------------------------------------------------------------------------------- sinks
+
+/** What one sink send receives after the shared pipeline (runtime.md §3.3). */
+export interface SinkPayload {
+  /** the transformed data: one row (sendSingle) or the rows of one trigger, after dataTemplate/dataField/fields */
+  readonly data: ValueObject | ValueObject[] | Value;
+  /** the bytes to put on the wire: the dataTemplate output, or `data` encoded with the sink's `format` */
+  readonly bytes: Uint8Array;
+  /** the untransformed rows (for properties rendered per send, such as an mqtt topic `a/{{.room}}`) */
+  readonly rows: ValueObject[];
+}
+
+export interface SinkContext extends ConnectorContext {
+  /** renders a Go text/template property (e.g. a topic) against one row or the rows of a trigger */
+  render(template: string, data: unknown): string;
+}
+
+export interface SinkConnector {
+  /** Validate and keep the action's properties (merged with its `resourceId` config key). Throws EddyError 2201. */
+  provision(ctx: SinkContext, props: Props): void;
+  connect(ctx: SinkContext): Promise<void>;
+  /**
+   * Send one payload. A rejection whose error has `recoverable: true` (network down, 5xx) is cached and resent
+   * by the pipeline; any other rejection is counted as an exception and dropped.
+   */
+  collect(ctx: SinkContext, payload: SinkPayload): Promise<void>;
+  close(ctx: SinkContext): Promise<void>;
+}
+
+/** Connection check of `POST /metadata/{sinks|sources}/connection/{type}`; rejects with a clear message. */
+export type ConnectionCheck = (props: Props) => Promise<void>;
+
+// ---------------------------------------------------------------------------------------------- registry
+
+/**
+ * Every connector kind by name. Built-ins register at start exactly as plugins will, so look-ups go through here.
+ */
+export interface ConnectorRegistry {
+  source(type: string): (() => SourceConnector) | undefined;
+  lookup(type: string): (() => LookupConnector) | undefined;
+  sink(type: string): (() => SinkConnector) | undefined;
+  format(name: string): FormatFactory | undefined;
+  /** properties of source `type` under `confKey` (default when empty): etc yaml default + user layer */
+  sourceProps(type: string, confKey: string | undefined): Props;
+  /** properties of sink config key `resourceId` of sink `type` */
+  sinkProps(type: string, resourceId: string | undefined): Props;
+}
+
+// ---------------------------------------------------------------------------------------------- rules
+
+/** Rule options (runtime.md §1.2), already merged over the server's `rule:` defaults. */
+export interface RuleOptions {
+  debug: boolean;
+  logFilename: string;
+  isEventTime: boolean;
+  lateTolerance: number;
+  concurrency: number;
+  bufferLength: number;
+  sendMetaToSink: boolean;
+  sendError: boolean;
+  qos: number;
+  checkpointInterval: number;
+  restartStrategy: {
+    attempts: number;
+    delay: number;
+    multiplier: number;
+    maxDelay: number;
+    jitterFactor: number;
+  };
+  cron: string;
+  duration: string;
+  cronDatetimeRange: Array<{ begin?: string; end?: string; beginTimestamp?: number; endTimestamp?: number }>;
+}
+
+/** One action of a rule: `{<sinkType>: {props}}`. */
+export type RuleAction = Record<string, Props>;
+
+/** A rule as stored (normalised). */
+export interface RuleDef {
+  id: string;
+  name?: string;
+  sql?: string;
+  graph?: Record<string, unknown>;
+  actions: RuleAction[];
+  options?: Partial<RuleOptions>;
+  triggered?: boolean;
+  tags?: string[];
+}
+
+/** Printable topology (`GET /rules/{id}/topo`). */
+export interface PrintableTopo {
+  sources: string[];
+  edges: Record<string, string[]>;
+}
+
+/**
+ * One planned, runnable instance of a rule. The rules service creates one per (re)start through
+ * {@link TopologyBuilder}, opens it, and closes it on stop. Restarts create a new instance.
+ */
+export interface Topology {
+  /** Opens sinks, then operators, then sources. Rejects when a connector cannot be set up. */
+  open(): Promise<void>;
+  /** Stops sources first, drains nothing, closes sinks; resolves when every node has stopped. */
+  close(): Promise<void>;
+  /** Called once with the error that ends this run (a source lost for good, a sink that cannot connect...). */
+  onFatal(cb: (err: Error) => void): void;
+  /** Nodes in metric order: sources, operators in topology order, sinks. */
+  nodes(): readonly NodeMetrics[];
+  printable(): PrintableTopo;
+}
+
+export interface TopologyBuilder {
+  /**
+   * Plan and build (does not open). Throws an EddyError with eKuiper's code: 2101 plan errors (unknown stream...),
+   * 2201 executor errors (unknown sink type, bad sink properties), 1000/4000 others.
+   */
+  build(rule: RuleDef, options: RuleOptions, logger: Logger): Topology;
+}

@@ -1,0 +1,84 @@
+/**
+ * The composition root: config → store → catalog → connectors → extensions → REST → rules restored.
+ * `startServer` is what `main.ts` runs and what tests start on a temporary home with port 0.
+ */
+import type { FastifyInstance } from 'fastify';
+import { loadConfig, prepareHome, resolveHome, type EddyConfig, type Home } from './config/index.js';
+import { createLogger, type Logger } from './log.js';
+import { openStore, type KVStore } from './store/index.js';
+import { createHttp } from './api/server.js';
+import { registerRootRoutes } from './api/root.js';
+
+/** Everything a service or route module may need; built once per server. */
+export interface App {
+  readonly home: Home;
+  readonly config: EddyConfig;
+  readonly logger: Logger;
+  readonly store: KVStore;
+  readonly http: FastifyInstance;
+  /** Closers run in reverse order of registration at shutdown. */
+  onClose(fn: () => Promise<void> | void): void;
+}
+
+export interface StartOptions {
+  /** home folder (default EDDY_HOME or the current folder) */
+  home?: string;
+  /** environment used for `KUIPER__...` overrides (default process.env) */
+  env?: NodeJS.ProcessEnv;
+  /** key prefix when `store.type` is redis (tests isolate themselves with it) */
+  redisPrefix?: string;
+}
+
+export interface EddyServer {
+  readonly app: App;
+  /** base URL of the REST API, e.g. http://127.0.0.1:9081 */
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+export async function startServer(opts: StartOptions = {}): Promise<EddyServer> {
+  const startedAt = Date.now();
+  const home = resolveHome(opts.home);
+  prepareHome(home);
+  const config = loadConfig(home, opts.env ?? process.env);
+  const logger = createLogger(config, home);
+  const store = await openStore(config, home, opts.redisPrefix);
+  const closers: Array<() => Promise<void> | void> = [() => store.close()];
+  const http = createHttp(logger);
+  const app: App = {
+    home,
+    config,
+    logger,
+    store,
+    http,
+    onClose: (fn) => closers.push(fn),
+  };
+
+  registerRootRoutes(http, startedAt);
+
+  let closed = false;
+  const close = async () => {
+    if (closed) return;
+    closed = true;
+    await http.close();
+    for (const fn of closers.reverse()) {
+      try {
+        await fn();
+      } catch (err) {
+        logger.warn({ err }, 'error while shutting down');
+      }
+    }
+    logger.flush?.();
+  };
+
+  try {
+    const address = await http.listen({ host: config.basic.restIp, port: config.basic.restPort });
+    const port = new URL(address).port;
+    const url = `http://127.0.0.1:${port}`;
+    logger.info('REST API listening on %s', address);
+    return { app, url, close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}

@@ -1,0 +1,20 @@
+import { join } from 'node:path';
+import type { EddyConfig, Home } from '../config/index.js';
+import type { KVStore } from './kv.js';
+import { SqliteStore } from './sqlite.js';
+import { RedisStore } from './redis.js';
+
+export type { KVStore, KVOp } from './kv.js';
+export { SqliteStore } from './sqlite.js';
+export { RedisStore } from './redis.js';
+
+/** Opens the store named by `store.type` (sqlite by default, in the data folder). */
+export async function openStore(config: EddyConfig, home: Home, redisPrefix?: string): Promise<KVStore> {
+  if (config.store?.type === 'redis') {
+    const r = config.store.redis;
+    const store = new RedisStore({ ...r, prefix: redisPrefix });
+    await store.connect();
+    return store;
+  }
+  return new SqliteStore(join(home.data, config.store?.sqlite?.name || 'sqliteKV.db'));
+}
