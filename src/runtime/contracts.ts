@@ -265,3 +265,37 @@ export interface TopologyBuilder {
    */
   build(rule: RuleDef, options: RuleOptions, logger: Logger): Topology;
 }
+
+// ---------------------------------------------------------------------------------------------- nodes
+
+/** What reaches a sink node from the rule: the projected rows of one trigger, or an error travelling as data. */
+export type SinkInput = ValueObject[] | ErrorRecord;
+
+/**
+ * A node of a running topology. `open` before data flows, `close` after sources stopped.
+ */
+export interface RuntimeNode {
+  readonly metrics: NodeMetrics;
+  open(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * The sink node of one action (built by the connectors layer, wired by the runtime). `push` never blocks: it
+ * queues into the node's bounded buffer (`bufferLength` sink property) or drops and counts when full.
+ */
+export interface SinkNode extends RuntimeNode {
+  push(input: SinkInput): void;
+  /** reports a fatal error (e.g. cannot connect) to the topology */
+  onFatal(cb: (err: Error) => void): void;
+}
+
+export interface SinkNodeOptions {
+  ruleId: string;
+  /** position of the action in `actions` (node name `sink_<type>_<index>`) */
+  index: number;
+  type: string;
+  props: Props;
+  ruleOptions: RuleOptions;
+  logger: Logger;
+}
