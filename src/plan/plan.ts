@@ -1,0 +1,357 @@
+/**
+ * The executable plan of one SQL rule: what `planQuery` (planner.ts) hands the runtime (src/runtime/).
+ *
+ * Everything here is built once per rule start. Every expression is already compiled to a JS closure; the runtime
+ * never sees the AST. The runtime's job is to move rows between the stages in the order of sql.md §4.2 and to name
+ * its nodes after {@link QueryPlan.nodes}:
+ *
+ * ```
+ *  per source tuple:  decode(schema) → [timestamp] → analytic.compute → source.filter (pushed-down WHERE part)
+ *  windowed rules:    window.filter → window (trigger for sliding) → Collection
+ *                     → lookupJoins → joins → where → aggregate (groups) → having → windowFuncs → order
+ *                     → project → limit → projectSet
+ *  windowless rules:  per event: [lookup/table joins] → where → project (→ projectSet: one trigger per row)
+ * ```
+ *
+ * Evaluation contract: every compiled function takes `(row, ctx)` where `ctx` is the rule's one reusable
+ * {@link EvalContext} (create it with {@link QueryPlan.newContext} at rule start). Before calling a function on a
+ * unit of an emission, point the context at it with {@link EvalContext.bindUnit} (or {@link EvalContext.bindRow}
+ * for a single event). Functions throw {@link StageError}s whose message already carries the stage prefix of
+ * sql.md §6.7 (`run Where error: …`, `run Select error: alias: c expr: … meet error, err:…`); the runtime turns
+ * any thrown error into an `ErrorRecord(err.message)` and drops the current unit of work.
+ */
+import type { Value, ValueObject } from '../values/value.js';
+import { Tuple, type Row } from '../runtime/contracts.js';
+import type { StreamDef } from '../catalog/types.js';
+import type { StreamField } from '../sql/schema.js';
+import type { WindowType } from '../sql/ast.js';
+
+// ------------------------------------------------------------------------------------------------ errors
+
+/** A runtime evaluation failure of one stage; `message` is final (prefix included). */
+export class StageError extends Error {
+  override readonly name = 'StageError';
+}
+
+// ------------------------------------------------------------------------------------------------ context
+
+/**
+ * Rule-level evaluation state, one per running rule, reused for every evaluation (no per-row allocation).
+ * The runtime sets the window bounds when it processes an emission and the unit before evaluating on it.
+ */
+export class EvalContext {
+  /** rows of the current group (aggregate functions read these); null: single event, aggregates see `[row]` */
+  group: Row[] | null = null;
+  /** window bounds of the emission being processed (ms); null outside windows (window_start() → null) */
+  windowStart: number | null = null;
+  windowEnd: number | null = null;
+  /** row_number() of the current unit (set by bindUnit) */
+  rowNumber = 0;
+  /** whether the current unit is an aggregate row (event_time() then reads the window end) */
+  aggregateRow = false;
+  /** last_hit_count()/last_hit_time(): hits before the current event (see {@link QueryPlan.hits}) */
+  lastHitCount = 0;
+  lastHitTime = 0;
+  /** last_agg_hit_count()/last_agg_hit_time(): emissions that passed HAVING before the current one */
+  lastAggHitCount = 0;
+  lastAggHitTime = 0;
+
+  constructor(
+    /** rule id (`rule_id()`) */
+    readonly ruleId: string,
+    /** rule start, Unix ms (`rule_start()`) */
+    readonly ruleStart: number,
+  ) {}
+
+  /** Point at a single event (windowless rules, analytic stage, pushed-down filters, window filter/trigger). */
+  bindRow(): void {
+    this.group = null;
+    this.rowNumber = 1;
+    this.aggregateRow = false;
+  }
+
+  /** Point at one unit of an emission before calling a compiled function with `unit.row`. */
+  bindUnit(unit: EvalUnit): void {
+    this.group = unit.group;
+    this.rowNumber = unit.rowNumber;
+    this.aggregateRow = unit.group !== null;
+  }
+
+  /** Set the bounds of the emission being processed (call with nulls for windowless rules). */
+  setWindow(start: number | null, end: number | null): void {
+    this.windowStart = start;
+    this.windowEnd = end;
+  }
+}
+
+/**
+ * One unit after WHERE in a window/join rule: a single row (non-aggregate query) or a group (aggregate query).
+ * Compiled functions are called with `unit.row` after `ctx.bindUnit(unit)`.
+ */
+export class EvalUnit {
+  rowNumber = 0;
+  constructor(
+    /** the row, or the group's first row ({@link EMPTY_ROW} for a group of zero rows) */
+    readonly row: Row,
+    /** the group's rows (aggregate query), null for a plain row */
+    readonly group: Row[] | null,
+  ) {}
+}
+
+/** The representative row of an empty group (an empty window of an aggregate query without dimensions). */
+export const EMPTY_ROW: Row = new Tuple('', {}, {}, 0);
+
+// ------------------------------------------------------------------------------------------------ functions
+
+/** A compiled expression. */
+export type RowFn<T = Value> = (row: Row, ctx: EvalContext) => T;
+/** A compiled condition: true keeps the row. Throws StageError for non-bool results (WHERE: null is false). */
+export type RowPredicate = (row: Row, ctx: EvalContext) => boolean;
+
+// ------------------------------------------------------------------------------------------------ sources
+
+export interface SourcePlan {
+  /** stream/table name as created (tuples carry it as `emitter`) */
+  readonly name: string;
+  /** the alias written in FROM/JOIN, or the name */
+  readonly alias: string;
+  readonly def: StreamDef;
+  /** 'stream', scan 'table', or 'lookup' table (lookup tables have no source node: see {@link LookupJoinPlan}) */
+  readonly role: 'stream' | 'table' | 'lookup';
+  /**
+   * Decode schema (sql.md §3.4): the declared fields the rule reads, narrowed (struct members navigated to only;
+   * a struct read whole is left out), plus the TIMESTAMP field in event-time rules. `null` = keep the whole payload
+   * untyped (schemaless stream, or the rule uses `*` / `s.*` on it). Shared streams: the runtime merges the
+   * schemas of every attached rule (any null → null).
+   */
+  readonly schema: readonly StreamField[] | null;
+  /** event-time rules: the TIMESTAMP field to read the event time from (else null) */
+  readonly timestampField: string | null;
+  /**
+   * The WHERE conjuncts pushed below the window/join for this source (sql.md §4.2), evaluated on each tuple of
+   * this stream after the analytic stage and before the window filter; false drops the tuple. Throws
+   * StageError(`run Where error: …`). Has its own plan node (`op_<N>_filter`, see {@link PlanNode.source}).
+   */
+  readonly filter: RowPredicate | null;
+}
+
+// ------------------------------------------------------------------------------------------------ analytic
+
+export interface AnalyticStage {
+  /**
+   * Evaluate every analytic call of the statement (lag, latest, changed_col, had_changed, acc_*) on one event, in
+   * arrival order, and store the results in `row.analytic` (index = call id). Call once per tuple before any
+   * filter/window, with `ctx.bindRow()`. Throws StageError (`run Select error`-style prefix of the clause where the
+   * call appears is not known at this stage: the message is `call func <f> error: …`).
+   */
+  compute(row: Row, ctx: EvalContext): void;
+  /** number of analytic calls */
+  readonly size: number;
+}
+
+// ------------------------------------------------------------------------------------------------ window
+
+export interface WindowSpec {
+  readonly type: WindowType;
+  /** the time unit in ms (1 for count windows) */
+  readonly unitMs: number;
+  /**
+   * tumbling/hopping/sliding: window length in ms; session: maxDuration in ms; count: size (events)
+   */
+  readonly length: number;
+  /**
+   * hopping: hop in ms; session: timeout in ms; sliding: delay in ms (0 without delay); count: every (events,
+   * = size when not given); tumbling: = length
+   */
+  readonly interval: number;
+  /** the raw integer parameter used for alignment (sql.md §5.3): length (tumbling), hop (hopping), maxDuration (session) */
+  readonly alignParam: number;
+  /**
+   * `FILTER (WHERE …)`: evaluated per incoming tuple before it enters the window (ctx.bindRow()); false discards
+   * it. Node `op_<N>_windowFilter`. Throws StageError(`run Where error: …`).
+   */
+  readonly filter: RowPredicate | null;
+  /** sliding windows: `OVER (WHEN …)`; only tuples for which it is true trigger an emission */
+  readonly trigger: RowPredicate | null;
+  /** the trigger calls last_hit_count()/last_hit_time(): call {@link HitTracker.hit} after each trigger */
+  readonly triggerUsesHits: boolean;
+}
+
+// ------------------------------------------------------------------------------------------------ joins
+
+export type JoinKind = 'inner' | 'left' | 'right' | 'full' | 'cross';
+
+/**
+ * A stream/stream or stream/scan-table join over one emission (sql.md §4.5). Left rows: the FROM stream's tuples
+ * of the emission (or the previous join's result), right rows: tuples whose `emitter` is {@link JoinPlan.stream}.
+ * For each candidate pair the runtime builds `new JoinTuple([...leftTuples, right], ts)` (RIGHT join: right
+ * first) and calls `on` (ctx.bindRow()); unmatched rows of LEFT/RIGHT/FULL stand alone as
+ * `new JoinTuple([tuple])`.
+ */
+export interface JoinPlan {
+  readonly kind: JoinKind;
+  /** the joined stream/table name (tuple emitter) */
+  readonly stream: string;
+  readonly table: boolean;
+  /**
+   * The ON condition (for INNER joins also carrying WHERE conjuncts merged into it, sql.md §4.2); null = every
+   * pair. Non-bool (null included) → StageError(`run Join error: invalid join condition that returns non-bool
+   * value …`).
+   */
+  readonly on: RowPredicate | null;
+}
+
+/**
+ * A lookup-table join (sql.md §3.5), node `op_<table>`. For each row, evaluate `values`, call the connector's
+ * `lookup(fields, keys, values)`, and combine the row with each returned table row as
+ * `new JoinTuple([...rowTuples, new Tuple(table, tableRow, {}, ts)])`, keeping only those for which `on` holds
+ * (if set). `inner`: rows with no match are dropped; `left`: kept alone.
+ */
+export interface LookupJoinPlan {
+  readonly table: string;
+  readonly def: StreamDef;
+  readonly kind: 'inner' | 'left';
+  /** table columns to fetch (empty = all) */
+  readonly fields: readonly string[];
+  /** table key columns of the equi-join predicates */
+  readonly keys: readonly string[];
+  /** stream-side expressions, one per key; a null value means no match */
+  readonly values: readonly RowFn[];
+  /** remaining ON conjuncts evaluated on the combined row; null = none */
+  readonly on: RowPredicate | null;
+}
+
+// ------------------------------------------------------------------------------------------------ stages after the join
+
+export interface AggregateStage {
+  /**
+   * GROUP BY dimensions: the group key of a row (texts of the values joined by `,`, sql.md §4.7). Rows with equal
+   * keys form one group, groups in first-seen order. Throws StageError(`run Group By error: …`).
+   * Null when the query is aggregate without dimensions: the whole emission is one group (also when empty).
+   */
+  readonly key: RowFn<string> | null;
+}
+
+export interface WindowFuncStage {
+  /**
+   * row_number(): reorders the units (PARTITION BY / ORDER BY of the OVER clause) and sets `unit.rowNumber`.
+   * Throws StageError.
+   */
+  apply(units: EvalUnit[], ctx: EvalContext): EvalUnit[];
+}
+
+export interface OrderStage {
+  /** Sorts the units in place (nulls last, sql.md §4.9). Throws StageError(`run Order By error: …`). */
+  sort(units: EvalUnit[], ctx: EvalContext): void;
+}
+
+export interface ProjectStage {
+  /**
+   * Build the output object of one row or group (sql.md §4.3): computed null values omitted, later keys overwrite
+   * earlier ones, `__meta` added when the rule option sendMetaToSink is set. Call after ctx.bindRow() (single
+   * event) or ctx.bindUnit(unit). Throws StageError(`run Select error: …`).
+   */
+  readonly project: RowFn<ValueObject>;
+}
+
+export interface ProjectSetStage {
+  /**
+   * unnest expansion of one projected object (sql.md §4.13): one object per array element. Throws StageError
+   * (`the argument for the unnest function should be array`, `can't find the result from the unnest function`).
+   */
+  expand(projected: ValueObject): ValueObject[];
+}
+
+/** last_hit_count()/last_hit_time() bookkeeping for windowless rules. */
+export interface HitTracker {
+  /** Record one hit at `timestamp` (ms): after an event was projected (windowless) or a sliding trigger fired. */
+  hit(ctx: EvalContext, timestamp: number): void;
+  /** Record an emission that passed HAVING (last_agg_hit_*), `windowEnd` = its event_time(). */
+  aggHit(ctx: EvalContext, windowEnd: number): void;
+}
+
+// ------------------------------------------------------------------------------------------------ nodes
+
+/**
+ * Operator node kinds, named `op_<N>_<kind>` (runtime.md §1.6). `source` nodes are `source_<name>`;
+ * `lookup` nodes are `op_<table>`.
+ */
+export type NodeKind =
+  | 'source'
+  | 'decompress'
+  | 'decoder'
+  | 'preprocessor'
+  | 'watermark'
+  | 'analytic'
+  | 'filter'
+  | 'windowFilter'
+  | 'window'
+  | 'lookup'
+  | 'join_aligner'
+  | 'join'
+  | 'aggregate'
+  | 'having'
+  | 'windowFunc'
+  | 'order'
+  | 'project'
+  | 'projectset';
+
+export interface PlanNode {
+  /** `source_s1`, `op_2_decoder`, `op_table1`, `op_5_project` */
+  readonly name: string;
+  readonly kind: NodeKind;
+  /** names of the upstream nodes (empty for sources) */
+  readonly inputs: readonly string[];
+  /** for source-side nodes (source, decoder, decompress, preprocessor, pushed-down filter): the stream name */
+  readonly source: string | null;
+}
+
+// ------------------------------------------------------------------------------------------------ the plan
+
+export interface QueryPlan {
+  readonly sql: string;
+  /** streams and tables in FROM/JOIN order (lookup tables included, role 'lookup') */
+  readonly sources: readonly SourcePlan[];
+  /**
+   * Operator nodes in topology order (post-order numbering of runtime.md §1.6), sources first in FROM/JOIN order;
+   * the last node feeds every sink. Lookup tables have no source node.
+   */
+  readonly nodes: readonly PlanNode[];
+  readonly isEventTime: boolean;
+  /** the query has GROUP BY dimensions or an aggregate call in the select list */
+  readonly isAggregate: boolean;
+  readonly analytic: AnalyticStage | null;
+  readonly window: WindowSpec | null;
+  readonly lookupJoins: readonly LookupJoinPlan[];
+  readonly joins: readonly JoinPlan[];
+  /**
+   * WHERE as applied after the window and joins (whatever was not pushed to a source or merged into an INNER
+   * join's ON). Windowless rules: per event. StageError(`run Where error: …`); non-bool non-null → error.
+   */
+  readonly where: RowPredicate | null;
+  /** GROUP BY (null: no dimensions; see {@link QueryPlan.isAggregate} for the single-group case) */
+  readonly aggregate: AggregateStage | null;
+  /**
+   * HAVING, evaluated per unit (ctx.bindUnit). Windowless single-event rules: throws `run Having error: invalid
+   * input …` per eKuiper (sql.md §4.8). StageError(`run Having error: …`).
+   */
+  readonly having: RowPredicate | null;
+  readonly windowFuncs: WindowFuncStage | null;
+  readonly order: OrderStage | null;
+  readonly project: ProjectStage;
+  /** LIMIT n (after ORDER BY; with projectSet, applied to the expanded rows), null = none */
+  readonly limit: number | null;
+  readonly projectSet: ProjectSetStage | null;
+  /** whether the rule reads last_hit_*()/last_agg_hit_*() (then call {@link QueryPlan.hits}) */
+  readonly usesHits: boolean;
+  readonly usesAggHits: boolean;
+  readonly hits: HitTracker;
+  /** A fresh context for one run of the rule (state of stateful functions lives in the compiled closures). */
+  newContext(ruleId: string, ruleStart: number): EvalContext;
+  /**
+   * Group/wrap the rows surviving WHERE into units (sql.md §4.7): non-aggregate → one unit per row; aggregate
+   * without dimensions → one group unit (also for zero rows); with dimensions → one unit per group (none for zero
+   * rows). Throws StageError(`run Group By error: …`).
+   */
+  toUnits(rows: Row[], ctx: EvalContext): EvalUnit[];
+}
