@@ -4,10 +4,20 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { spawnSync } from 'node:child_process';
+import { ensureDeps } from './ensure-deps.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
+ensureDeps(root);
+
 const filters = process.argv.slice(2).filter((a) => !a.startsWith('--'));
-const passthrough = process.argv.slice(2).filter((a) => a.startsWith('--'));
+const passthrough = process.argv.slice(2).filter((a) => a.startsWith('--') && a !== '--no-typecheck');
+
+// The full suite fails on type errors: the whole project is checked once before any test runs.
+// A filtered run (a developer's own files) skips it.
+if (filters.length === 0 && !process.argv.includes('--no-typecheck')) {
+  const tsc = spawnSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.json'), '--noEmit'], { stdio: 'inherit' });
+  if (tsc.status !== 0) process.exit(tsc.status ?? 1);
+}
 
 function walk(dir, out) {
   for (const name of readdirSync(dir)) {

@@ -1,0 +1,29 @@
+#!/usr/bin/env node
+// `npm run bench`: runs every compiled benchmark module under dist/bench/ (each exports `run()` returning figures)
+// and prints its figures. A name filter may be given: `npm run bench -- runtime`.
+import { readdirSync, existsSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { ensureDeps } from './ensure-deps.mjs';
+
+const root = new URL('..', import.meta.url).pathname;
+ensureDeps(root);
+const tsc = spawnSync(process.execPath, [`${root}/node_modules/typescript/bin/tsc`, '-p', `${root}/tsconfig.json`], { stdio: 'inherit' });
+if (tsc.status !== 0) process.exit(tsc.status ?? 1);
+
+const dir = `${root}/dist/bench`;
+const filters = process.argv.slice(2);
+const mods = existsSync(dir)
+  ? readdirSync(dir).filter((f) => f.endsWith('.js') && (filters.length === 0 || filters.some((s) => f.includes(s)))).sort()
+  : [];
+if (mods.length === 0) {
+  console.error('no benchmarks found');
+  process.exit(1);
+}
+for (const file of mods) {
+  const mod = await import(`${dir}/${file}`);
+  if (typeof mod.run !== 'function') continue;
+  console.log(`\n== ${file.replace(/\.js$/, '')}`);
+  const figures = await mod.run();
+  for (const [k, v] of Object.entries(figures ?? {})) console.log(`${k.padEnd(60)} ${v}`);
+}
+process.exit(0);
