@@ -1,0 +1,88 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { SqliteStore, RedisStore, type KVStore } from '../../src/store/index.js';
+
+/** The same behaviour is required of every store implementation. */
+async function contract(store: KVStore): Promise<void> {
+  assert.equal(await store.get('stream', 'a'), undefined);
+  await store.set('stream', 'b', '{"x":1}');
+  await store.set('stream', 'a', '{"x":2}');
+  await store.set('rule', 'b', 'r');
+  assert.deepEqual(await store.keys('stream'), ['b', 'a'], 'listing keeps insertion order');
+  await store.set('stream', 'b', '{"x":3}');
+  assert.deepEqual(await store.entries('stream'), [
+    ['b', '{"x":3}'],
+    ['a', '{"x":2}'],
+  ], 'a replaced key keeps its position and takes the new value');
+  assert.equal(await store.setIfAbsent('stream', 'a', 'no'), false);
+  assert.equal(await store.get('stream', 'a'), '{"x":2}');
+  assert.equal(await store.setIfAbsent('stream', 'c', 'yes'), true);
+  assert.equal(await store.delete('stream', 'b'), true);
+  assert.equal(await store.delete('stream', 'b'), false);
+  await store.set('stream', 'b', 'again');
+  assert.deepEqual(await store.keys('stream'), ['a', 'c', 'b'], 're-created entries go to the end');
+  await store.batch([
+    { ns: 'stream', key: 'a', value: null },
+    { ns: 'stream', key: 'd', value: 'd' },
+    { ns: 'rule', key: 'z', value: 'z' },
+  ]);
+  assert.deepEqual(await store.keys('stream'), ['c', 'b', 'd']);
+  assert.deepEqual(await store.keys('rule'), ['b', 'z'], 'namespaces are separate');
+  await store.clear('stream');
+  assert.deepEqual(await store.keys('stream'), []);
+  assert.deepEqual(await store.keys('rule'), ['b', 'z']);
+}
+
+test('SQLite store: ordered, namespaced, atomic, and durable across reopen', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'eddy-kv-'));
+  try {
+    const path = join(dir, 'kv.db');
+    const s = new SqliteStore(path);
+    await contract(s);
+    await s.set('x', 'k', 'v');
+    await s.close();
+    const again = new SqliteStore(path);
+    assert.equal(await again.get('x', 'k'), 'v');
+    assert.deepEqual(await again.keys('rule'), ['b', 'z']);
+    await again.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('Redis store against the real server: same contract, durable across reconnect', async () => {
+  const prefix = `eddy-test:${randomUUID()}:`;
+  const opts = { host: '127.0.0.1', port: 6379, prefix };
+  const s = new RedisStore(opts);
+  await s.connect();
+  try {
+    await contract(s);
+    await s.close();
+    const again = new RedisStore(opts);
+    await again.connect();
+    assert.deepEqual(await again.keys('rule'), ['b', 'z']);
+    await again.clear('rule');
+    await again.clear('x');
+    await again.close();
+  } finally {
+    await s.close();
+  }
+});
+
+test('SQLite batch is all-or-nothing', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'eddy-kv-'));
+  const s = new SqliteStore(join(dir, 'kv.db'));
+  try {
+    await s.set('n', 'keep', '1');
+    const bad = { ns: 'n', key: 'broken', value: undefined as unknown as string };
+    await assert.rejects(s.batch([{ ns: 'n', key: 'keep', value: null }, bad]));
+    assert.equal(await s.get('n', 'keep'), '1', 'the delete before the failing write was rolled back');
+  } finally {
+    await s.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
