@@ -2,12 +2,15 @@
  * The composition root: config → store → catalog → connectors → extensions → REST → rules restored.
  * `startServer` is what `main.ts` runs and what tests start on a temporary home with port 0.
  */
+import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { loadConfig, prepareHome, resolveHome, type EddyConfig, type Home } from './config/index.js';
 import { createLogger, type Logger } from './log.js';
 import { openStore, type KVStore } from './store/index.js';
 import { createHttp } from './api/server.js';
 import { registerRootRoutes } from './api/root.js';
+import { UploadsService } from './bundle/uploads.js';
+import { registerUploadRoutes } from './api/uploads.js';
 
 /** Everything a service or route module may need; built once per server. */
 export interface App {
@@ -16,6 +19,8 @@ export interface App {
   readonly logger: Logger;
   readonly store: KVStore;
   readonly http: FastifyInstance;
+  /** configuration-file uploads (engineer F) */
+  readonly uploads: UploadsService;
   /** Closers run in reverse order of registration at shutdown. */
   onClose(fn: () => Promise<void> | void): void;
 }
@@ -51,10 +56,12 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
     logger,
     store,
     http,
+    uploads: new UploadsService(join(home.data, 'uploads'), store),
     onClose: (fn) => closers.push(fn),
   };
 
   registerRootRoutes(http, startedAt);
+  registerUploadRoutes(http, app.uploads);
 
   let closed = false;
   const close = async () => {

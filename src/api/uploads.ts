@@ -1,0 +1,115 @@
+/**
+ * `POST/GET /config/uploads`, `DELETE /config/uploads/{fileName}` (rest-api.md §12).
+ * Multipart parsing is registered only in this route's scope: every other endpoint keeps reading bodies as text.
+ */
+import multipart from '@fastify/multipart';
+import { basename } from 'node:path';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { EddyError, ErrorCode } from './errors.js';
+import { field, rawBody, sendJson, sendText } from './http.js';
+import { UploadError, UploadNotFound, type UploadsService } from '../bundle/uploads.js';
+
+export function registerUploadRoutes(http: FastifyInstance, uploads: UploadsService): void {
+  void http.register(async (scope) => {
+    await scope.register(multipart, {
+      limits: { fileSize: Number.MAX_SAFE_INTEGER, files: 16, parts: 1000 },
+      throwFileSizeLimit: false,
+    });
+
+    scope.post('/config/uploads', async (req, reply) => {
+      const media = mediaType(req);
+      const path = media === 'application/json' ? await uploadJson(req, uploads) : await uploadMultipart(req, uploads, media);
+      return sendText(reply, 201, path);
+    });
+
+    scope.get('/config/uploads', async (_req, reply) => {
+      try {
+        return sendJson(reply, 200, await uploads.list());
+      } catch (e) {
+        throw new EddyError(ErrorCode.Undefined, `Error reading the file upload dir: ${(e as Error).message}`);
+      }
+    });
+
+    scope.delete<{ Params: { fileName: string } }>('/config/uploads/:fileName', async (req, reply) => {
+      try {
+        await uploads.remove(req.params.fileName);
+      } catch (e) {
+        if (e instanceof UploadNotFound) throw new EddyError(ErrorCode.NotFound, `Error deleting the file: ${e.message}`);
+        throw new EddyError(ErrorCode.Undefined, `Error deleting the file: ${(e as Error).message}`);
+      }
+      return sendText(reply, 200, 'ok');
+    });
+  });
+}
+
+function mediaType(req: FastifyRequest): string {
+  return String(req.headers['content-type'] ?? '')
+    .split(';')[0]
+    .trim()
+    .toLowerCase();
+}
+
+async function uploadJson(req: FastifyRequest, uploads: UploadsService): Promise<string> {
+  let body: unknown;
+  try {
+    body = JSON.parse(rawBody(req));
+  } catch (e) {
+    const text = rawBody(req);
+    throw new EddyError(ErrorCode.Undefined, `Invalid body: Error decoding file json: ${text.trim() === '' ? 'EOF' : (e as Error).message}`);
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new EddyError(ErrorCode.Undefined, 'Invalid body: Error decoding file json: the body must be a JSON object');
+  }
+  const obj = body as Record<string, unknown>;
+  const str = (k: string): string => {
+    const v = field(obj, k);
+    return typeof v === 'string' ? v : '';
+  };
+  const name = str('name');
+  const content = str('content');
+  const file = str('file');
+  if (name === '') throw new EddyError(ErrorCode.Undefined, 'Invalid body: missing necessary field: invalid body: name is required');
+  if (content === '' && file === '') {
+    throw new EddyError(ErrorCode.Undefined, 'Invalid body: missing necessary field: invalid body: content or FilePath is required');
+  }
+  try {
+    uploads.pathOf(name);
+  } catch (e) {
+    throw new EddyError(ErrorCode.Undefined, `Invalid body: ${(e as Error).message}`);
+  }
+  try {
+    return await uploads.install({ name, content, file });
+  } catch (e) {
+    throw new EddyError(ErrorCode.Undefined, `Upload error: getFile has error: ${(e as Error).message}`);
+  }
+}
+
+async function uploadMultipart(req: FastifyRequest, uploads: UploadsService, media: string): Promise<string> {
+  if (media !== 'multipart/form-data' || !req.isMultipart()) {
+    throw new EddyError(ErrorCode.Undefined, "Error parse the multi part form: request Content-Type isn't multipart/form-data");
+  }
+  let stored: string | undefined;
+  try {
+    for await (const part of req.parts()) {
+      if (part.type !== 'file') continue;
+      if (part.fieldname !== 'uploadFile' || stored !== undefined) {
+        part.file.resume();
+        continue;
+      }
+      // browsers may send a full client path; only its last segment names the file
+      const name = basename(part.filename.replace(/\\/g, '/'));
+      try {
+        stored = await uploads.installStream(name, part.file);
+      } catch (e) {
+        part.file.resume();
+        if (e instanceof UploadError) throw new EddyError(ErrorCode.Undefined, `Invalid body: ${e.message}`);
+        throw new EddyError(ErrorCode.Undefined, `Upload error: ${(e as Error).message}`);
+      }
+    }
+  } catch (e) {
+    if (e instanceof EddyError) throw e;
+    throw new EddyError(ErrorCode.Undefined, `Error parse the multi part form: ${(e as Error).message}`);
+  }
+  if (stored === undefined) throw new EddyError(ErrorCode.Undefined, 'Error Retrieving the File: http: no such file');
+  return stored;
+}

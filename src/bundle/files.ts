@@ -1,0 +1,105 @@
+/**
+ * File helpers shared by uploads, schemas and imports: safe names, reading `file`/`http`/`https` URLs, and writes
+ * that never leave a half-written or empty file behind (rest-api.md §15 D6–D8).
+ *
+ * Trust model (D7): `file://` URLs read any file the server process may read; whoever can call the REST API can
+ * already make the server read and run arbitrary configuration, so this adds no new power. https certificates are
+ * verified (Node's default).
+ */
+import { randomBytes } from 'node:crypto';
+import { readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** Reads and downloads give up after 5 minutes, like eKuiper. */
+const DOWNLOAD_TIMEOUT_MS = 5 * 60 * 1000;
+
+/** Prefix of the temporary files written next to their target; listings hide them. */
+export const TEMP_PREFIX = '.eddy-tmp-';
+
+/**
+ * Why `name` cannot be used as a file name inside a managed folder, or undefined when it can.
+ * `strict` adds the `[A-Za-z0-9_.-]+` rule that schema names follow.
+ */
+export function badFileName(name: string, strict = false): string | undefined {
+  if (name === '') return 'the name is empty';
+  if (name === '.' || name === '..') return `invalid name ${name}`;
+  if (/[/\\\0]/.test(name)) return `invalid name ${name}: it must not contain path separators or NUL`;
+  if (name.startsWith(TEMP_PREFIX)) return `invalid name ${name}`;
+  if (strict && !/^[A-Za-z0-9_.-]+$/.test(name)) return `invalid name ${name}: only letters, digits, '_', '.' and '-' are allowed`;
+  return undefined;
+}
+
+/**
+ * Reads the resource behind a `file://`, `http://` or `https://` URL. Error messages follow eKuiper's
+ * (`stat <path>: no such file or directory`, `unsupported url scheme ftp`,
+ * `cannot download the file with status: 404 Not Found`).
+ */
+export async function readUrl(uri: string): Promise<Buffer> {
+  let url: URL;
+  try {
+    url = new URL(uri);
+  } catch {
+    throw new Error(`invalid url ${uri}`);
+  }
+  const scheme = url.protocol.replace(/:$/, '');
+  if (scheme === 'file') {
+    let path: string;
+    try {
+      path = fileURLToPath(url);
+    } catch (e) {
+      throw new Error(`invalid file url ${uri}: ${(e as Error).message}`);
+    }
+    try {
+      const st = await stat(path);
+      if (st.isDirectory()) throw new Error(`read ${path}: is a directory`);
+    } catch (e) {
+      const err = e as NodeJS.ErrnoException;
+      if (err.code === 'ENOENT') throw new Error(`stat ${path}: no such file or directory`);
+      if (err.code === 'EACCES') throw new Error(`stat ${path}: permission denied`);
+      throw err;
+    }
+    return readFile(path);
+  }
+  if (scheme !== 'http' && scheme !== 'https') throw new Error(`unsupported url scheme ${scheme}`);
+  let res: Response;
+  try {
+    res = await fetch(url, { signal: AbortSignal.timeout(DOWNLOAD_TIMEOUT_MS), redirect: 'follow' });
+  } catch (e) {
+    const cause = (e as { cause?: { message?: string } }).cause?.message;
+    throw new Error(`cannot download ${uri}: ${cause ?? (e as Error).message}`);
+  }
+  if (res.status !== 200) {
+    await res.body?.cancel().catch(() => undefined);
+    throw new Error(`cannot download the file with status: ${res.status} ${res.statusText}`.trimEnd());
+  }
+  return Buffer.from(await res.arrayBuffer());
+}
+
+/** A temporary path in `dir`, hidden from listings, for a write that is renamed into place on success. */
+export function tempPath(dir: string): string {
+  return join(dir, `${TEMP_PREFIX}${process.pid}-${randomBytes(6).toString('hex')}`);
+}
+
+/**
+ * Writes `data` to `dir/name` through a temporary file renamed into place, so the target is either the old file or
+ * the complete new one. `check` may inspect the temporary file before the rename and throw to abandon the write.
+ */
+export async function writeAtomic(
+  dir: string,
+  name: string,
+  data: Uint8Array | string,
+  check?: (tmp: string) => Promise<void> | void,
+): Promise<string> {
+  const tmp = tempPath(dir);
+  const target = join(dir, name);
+  try {
+    await writeFile(tmp, data);
+    if (check) await check(tmp);
+    await rename(tmp, target);
+  } catch (e) {
+    await rm(tmp, { force: true });
+    throw e;
+  }
+  return target;
+}

@@ -1,0 +1,137 @@
+/**
+ * Configuration-file uploads (rest-api.md §12): files in `<data>/uploads`, each write atomic, and an install record
+ * `{name, content, file}` per upload in store namespace `uploads` so that data export can carry it (§7.1).
+ */
+import { createWriteStream } from 'node:fs';
+import { readdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import type { Readable } from 'node:stream';
+import type { KVStore } from '../store/kv.js';
+import { TEMP_PREFIX, badFileName, readUrl, tempPath, writeAtomic } from './files.js';
+
+export const UPLOADS_NS = 'uploads';
+
+/** Multipart uploads larger than this are stored but not recorded for export (the bundle holds text only). */
+const MAX_RECORDED_BYTES = 10 * 1024 * 1024;
+
+/** The install record of one upload, also the value format of the bundle's `uploads` items. */
+export interface UploadRecord {
+  name: string;
+  content: string;
+  file: string;
+}
+
+export class UploadError extends Error {}
+
+export class UploadsService {
+  constructor(
+    readonly dir: string,
+    private readonly store: KVStore,
+  ) {}
+
+  /** Absolute path of the upload `name`; throws UploadError for names that would escape the folder. */
+  pathOf(name: string): string {
+    const bad = badFileName(name);
+    if (bad) throw new UploadError(bad);
+    return join(this.dir, name);
+  }
+
+  /**
+   * Stores an upload given as text or as a URL to fetch (content wins when both are given, as in eKuiper) and
+   * records it. Returns the absolute path.
+   */
+  async install(rec: UploadRecord): Promise<string> {
+    this.pathOf(rec.name);
+    const data = rec.content !== '' ? rec.content : await readUrl(rec.file);
+    const path = await writeAtomic(this.dir, rec.name, data);
+    await this.store.set(UPLOADS_NS, rec.name, JSON.stringify({ name: rec.name, content: rec.content, file: rec.file }));
+    return path;
+  }
+
+  /**
+   * Stores a multipart upload streamed from `body`. It is recorded (content as text) when it is valid UTF-8 of a
+   * reasonable size, so that export carries it too (D14); otherwise any older record of that name is dropped.
+   */
+  async installStream(name: string, body: Readable): Promise<string> {
+    const target = this.pathOf(name);
+    const tmp = tempPath(this.dir);
+    try {
+      await pipeline(body, createWriteStream(tmp));
+      await rename(tmp, target);
+    } catch (e) {
+      await rm(tmp, { force: true });
+      throw e;
+    }
+    const text = await readTextIfSmall(target);
+    if (text === undefined) await this.store.delete(UPLOADS_NS, name);
+    else await this.store.set(UPLOADS_NS, name, JSON.stringify({ name, content: text, file: '' }));
+    return target;
+  }
+
+  /** Absolute paths of every entry of the folder, sorted by name. */
+  async list(): Promise<string[]> {
+    const names = (await readdir(this.dir)).filter((n) => !n.startsWith(TEMP_PREFIX)).sort();
+    return names.map((n) => join(this.dir, n));
+  }
+
+  /** Deletes the file and its record; rejects with ENOENT-style text when there is no such file. */
+  async remove(name: string): Promise<void> {
+    const path = this.pathOf(name);
+    try {
+      await rm(path);
+    } catch (e) {
+      const err = e as NodeJS.ErrnoException;
+      if (err.code === 'ENOENT') throw new UploadNotFound(`remove ${path}: no such file or directory`);
+      if (err.code === 'EISDIR' || err.code === 'ERR_FS_EISDIR') throw new UploadError(`remove ${path}: is a directory`);
+      throw e;
+    }
+    await this.store.delete(UPLOADS_NS, name);
+  }
+
+  /** Install records in upload order: file name → record JSON text (the bundle's `uploads` section). */
+  async records(): Promise<Record<string, string>> {
+    const out: Record<string, string> = {};
+    for (const [k, v] of await this.store.entries(UPLOADS_NS)) out[k] = v;
+    return out;
+  }
+
+  /** Forgets every record (full import); the files stay. */
+  async clearRecords(): Promise<void> {
+    await this.store.clear(UPLOADS_NS);
+  }
+}
+
+export class UploadNotFound extends Error {}
+
+async function readTextIfSmall(path: string): Promise<string | undefined> {
+  const st = await stat(path);
+  if (st.size > MAX_RECORDED_BYTES) return undefined;
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(await readFile(path));
+  } catch {
+    return undefined;
+  }
+}
+
+/** Parses one bundle `uploads` item (JSON text of an {@link UploadRecord}); throws with a readable reason. */
+export function parseUploadRecord(key: string, text: string): UploadRecord {
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch (e) {
+    throw new UploadError(`invalid upload record: ${(e as Error).message}`);
+  }
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new UploadError('invalid upload record: not a JSON object');
+  const o = v as Record<string, unknown>;
+  const pick = (k: string): string => {
+    const found = Object.keys(o).find((x) => x.toLowerCase() === k);
+    const val = found === undefined ? undefined : o[found];
+    return typeof val === 'string' ? val : '';
+  };
+  const rec: UploadRecord = { name: pick('name') || key, content: pick('content'), file: pick('file') };
+  if (rec.content === '' && rec.file === '') throw new UploadError('invalid body: content or FilePath is required');
+  const bad = badFileName(rec.name);
+  if (bad) throw new UploadError(bad);
+  return rec;
+}
