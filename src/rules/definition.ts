@@ -1,0 +1,419 @@
+/**
+ * Rule definitions: decoding and validating a rule body (rest-api.md §4.1–4.2 step 1, runtime.md §1.1–1.2), merging
+ * options over the server defaults, masking secrets for describe (§5.3) and restoring them on update (§4.5 step 3).
+ */
+import type { Props, RuleAction, RuleDef, RuleOptions } from '../runtime/contracts.js';
+import { parseGoDuration, parseCronSpec, parseRangeTime } from './schedule.js';
+
+/** A definition error; `detail` is the text after `invalid rule json: `. */
+export class RuleDefError extends Error {
+  constructor(readonly detail: string) {
+    super(detail);
+    this.name = 'RuleDefError';
+  }
+}
+
+/** What the definition checker needs from the SQL layer. */
+export interface SqlChecker {
+  /** 'select' for a SELECT statement, 'other' for any other statement; throws with the parser's message otherwise */
+  statementKind(sql: string): 'select' | 'other';
+}
+
+export interface ParsedRule {
+  /** normalised definition as stored (options as given, canonical keys) */
+  def: RuleDef;
+  /** options merged over the server defaults */
+  options: RuleOptions;
+}
+
+export interface ParseContext {
+  defaults: RuleOptions;
+  sql: SqlChecker;
+  /** the id used when the body has none (path id on update, map key on import) */
+  defaultId?: string;
+  /** the body's id must equal defaultId (update) */
+  requireSameId?: boolean;
+  /** time zone of `cronDatetimeRange` begin/end texts */
+  timezone?: string;
+}
+
+const FIELD_NAMES = ['id', 'name', 'sql', 'graph', 'actions', 'triggered', 'options', 'tags'] as const;
+
+/** Decodes the body text; failures read `Parse rule <text> error : <decoder message>.` */
+export function decodeRuleText(text: string): Record<string, unknown> {
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch (e) {
+    const msg = text.trim() === '' ? 'unexpected end of JSON input' : (e as Error).message;
+    throw new RuleDefError(`Parse rule ${text} error : ${msg}.`);
+  }
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) {
+    throw new RuleDefError(`Parse rule ${text} error : json: cannot unmarshal ${jsonKind(v)} into Go value of type api.Rule.`);
+  }
+  return v as Record<string, unknown>;
+}
+
+function jsonKind(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'array';
+  switch (typeof v) {
+    case 'number':
+      return 'number';
+    case 'string':
+      return 'string';
+    case 'boolean':
+      return 'bool';
+    default:
+      return 'object';
+  }
+}
+
+/** A fixed field, matched case-insensitively with the exact spelling first (rest-api.md §1.3). */
+function pick(obj: Record<string, unknown>, name: string): unknown {
+  if (Object.prototype.hasOwnProperty.call(obj, name)) return obj[name];
+  const lower = name.toLowerCase();
+  for (const k of Object.keys(obj)) if (k.toLowerCase() === lower) return obj[k];
+  return undefined;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Go's unmarshal error text for a field of the wrong JSON type. */
+function typeError(text: string, value: unknown, field: string, goType: string, struct = 'Rule'): RuleDefError {
+  const kind = typeof value === 'number' ? `number ${value}` : jsonKind(value);
+  return new RuleDefError(`Parse rule ${text} error : json: cannot unmarshal ${kind} into Go struct field ${struct}.${field} of type ${goType}.`);
+}
+
+export const INVALID_ID_CHARS = ['/', '#', '%'];
+
+/** eKuiper's id check: no surrounding blanks, none of `/ # %`. Returns the error detail or undefined. */
+export function checkRuleId(id: string): string | undefined {
+  if (id.trim() !== id) return `ruleID:${id} should be trimed`;
+  for (const c of INVALID_ID_CHARS) if (id.includes(c)) return `ruleID:${id} contains invalidChar:${c}`;
+  return undefined;
+}
+
+/**
+ * Validates a decoded rule body and normalises it. `text` is the body as received (for Parse error texts).
+ * Throws {@link RuleDefError}.
+ */
+export function parseRule(body: Record<string, unknown>, text: string, ctx: ParseContext): ParsedRule {
+  const raw: Partial<Record<(typeof FIELD_NAMES)[number], unknown>> = {};
+  for (const f of FIELD_NAMES) raw[f] = pick(body, f);
+
+  // JSON types first: a wrong type is a decoding error in eKuiper
+  for (const f of ['id', 'name', 'sql'] as const) {
+    if (raw[f] !== undefined && raw[f] !== null && typeof raw[f] !== 'string') throw typeError(text, raw[f], f, 'string');
+  }
+  if (raw.triggered !== undefined && raw.triggered !== null && typeof raw.triggered !== 'boolean') {
+    throw typeError(text, raw.triggered, 'triggered', 'bool');
+  }
+  if (raw.graph !== undefined && raw.graph !== null && !isObject(raw.graph)) throw typeError(text, raw.graph, 'graph', 'api.RuleGraph');
+  if (raw.options !== undefined && raw.options !== null && !isObject(raw.options)) throw typeError(text, raw.options, 'options', 'api.RuleOption');
+  if (raw.actions !== undefined && raw.actions !== null) {
+    if (!Array.isArray(raw.actions)) throw typeError(text, raw.actions, 'actions', '[]map[string]interface {}');
+    for (const a of raw.actions) {
+      if (!isObject(a)) throw typeError(text, a, 'actions', 'map[string]interface {}');
+    }
+  }
+  let tags: string[] | undefined;
+  if (raw.tags !== undefined && raw.tags !== null) {
+    if (!Array.isArray(raw.tags) || raw.tags.some((t) => typeof t !== 'string')) throw typeError(text, raw.tags, 'tags', '[]string');
+    tags = raw.tags as string[];
+  }
+  const partial = raw.options ? decodeOptions(raw.options as Record<string, unknown>, text) : {};
+
+  let id = (raw.id as string | undefined) ?? '';
+  if (ctx.requireSameId && id !== '' && ctx.defaultId !== undefined && id !== ctx.defaultId) {
+    throw new RuleDefError('RuleId is not consistent with rule id.');
+  }
+  if (id === '' && ctx.defaultId) id = ctx.defaultId;
+  if (id === '') throw new RuleDefError('Missing rule id.');
+  const idErr = checkRuleId(id);
+  if (idErr) throw new RuleDefError(idErr);
+
+  const sql = (raw.sql as string | undefined) ?? '';
+  const graph = raw.graph as Record<string, unknown> | undefined | null;
+  if (sql !== '' && graph) throw new RuleDefError(`Rule ${id} has both sql and graph.`);
+  if (sql === '' && !graph) throw new RuleDefError(`Rule ${id} has neither sql nor graph.`);
+  const actions = (raw.actions as RuleAction[] | undefined | null) ?? [];
+  if (sql !== '') {
+    let kind: 'select' | 'other';
+    try {
+      kind = ctx.sql.statementKind(sql);
+    } catch (e) {
+      throw new RuleDefError(`Parse SQL ${sql} error: ${e instanceof Error ? e.message : String(e)}.`);
+    }
+    if (kind !== 'select') throw new RuleDefError(`SQL ${sql} is not a select statement.`);
+    if (actions.length === 0) throw new RuleDefError('Missing rule actions.');
+  } else if (graph) {
+    checkGraph(id, graph);
+  }
+
+  const options = mergeOptions(ctx.defaults, partial);
+  const problems = validateOptions(options, ctx.timezone);
+  if (problems.length > 0) throw new RuleDefError(`Rule ${id} has invalid options: ${problems.join('\n')}.`);
+
+  const def: RuleDef = { id, actions };
+  const name = raw.name as string | undefined | null;
+  if (name) def.name = name;
+  if (sql !== '') def.sql = sql;
+  else def.graph = graph as Record<string, unknown>;
+  if (raw.options) def.options = partial;
+  def.triggered = (raw.triggered as boolean | undefined | null) ?? true;
+  if (tags) def.tags = [...tags];
+  return { def, options };
+}
+
+/** Minimal structural check of a graph rule (planning graph rules is not supported). */
+function checkGraph(id: string, graph: Record<string, unknown>): void {
+  const nodes = pick(graph, 'nodes');
+  const topo = pick(graph, 'topo');
+  if (!isObject(nodes) || Object.keys(nodes).length === 0) throw new RuleDefError(`Rule ${id} graph has no nodes.`);
+  if (!isObject(topo)) throw new RuleDefError(`Rule ${id} graph has no topo.`);
+}
+
+/** Source node names of a graph rule (validate endpoint). */
+export function graphSources(graph: Record<string, unknown>): string[] {
+  const topo = pick(graph, 'topo');
+  if (!isObject(topo)) return [];
+  const sources = pick(topo, 'sources');
+  return Array.isArray(sources) ? sources.filter((s): s is string => typeof s === 'string') : [];
+}
+
+// ---------------------------------------------------------------------------------------------- options
+
+type OptionKind = 'bool' | 'string' | 'int' | 'float';
+const OPTION_FIELDS: Record<string, OptionKind> = {
+  debug: 'bool',
+  logFilename: 'string',
+  isEventTime: 'bool',
+  lateTolerance: 'int',
+  concurrency: 'int',
+  bufferLength: 'int',
+  sendMetaToSink: 'bool',
+  sendError: 'bool',
+  qos: 'int',
+  checkpointInterval: 'int',
+  cron: 'string',
+  duration: 'string',
+};
+const RESTART_FIELDS: Record<string, OptionKind> = {
+  attempts: 'int',
+  delay: 'int',
+  multiplier: 'float',
+  maxDelay: 'int',
+  jitterFactor: 'float',
+};
+const GO_TYPE: Record<OptionKind, string> = { bool: 'bool', string: 'string', int: 'int', float: 'float64' };
+
+function fitsKind(v: unknown, kind: OptionKind): boolean {
+  switch (kind) {
+    case 'bool':
+      return typeof v === 'boolean';
+    case 'string':
+      return typeof v === 'string';
+    case 'int':
+      return typeof v === 'number' && Number.isInteger(v);
+    case 'float':
+      return typeof v === 'number' && Number.isFinite(v);
+  }
+}
+
+/** Canonical-keyed partial options; unknown keys are dropped, wrong JSON types are decoding errors. */
+function decodeOptions(obj: Record<string, unknown>, text: string): Partial<RuleOptions> {
+  const out: Record<string, unknown> = {};
+  for (const [name, kind] of Object.entries(OPTION_FIELDS)) {
+    const v = pick(obj, name);
+    if (v === undefined || v === null) continue;
+    if (!fitsKind(v, kind)) throw typeError(text, v, `options.${name}`, GO_TYPE[kind], 'RuleOption');
+    out[name] = v;
+  }
+  const rs = pick(obj, 'restartStrategy');
+  if (rs !== undefined && rs !== null) {
+    if (!isObject(rs)) throw typeError(text, rs, 'options.restartStrategy', 'api.RestartStrategy', 'RuleOption');
+    const r: Record<string, unknown> = {};
+    for (const [name, kind] of Object.entries(RESTART_FIELDS)) {
+      const v = pick(rs, name);
+      if (v === undefined || v === null) continue;
+      if (!fitsKind(v, kind)) throw typeError(text, v, `options.restartStrategy.${name}`, GO_TYPE[kind], 'RuleOption');
+      r[name] = v;
+    }
+    out.restartStrategy = r;
+  }
+  const ranges = pick(obj, 'cronDatetimeRange');
+  if (ranges !== undefined && ranges !== null) {
+    if (!Array.isArray(ranges)) throw typeError(text, ranges, 'options.cronDatetimeRange', '[]api.DatetimeRange', 'RuleOption');
+    out.cronDatetimeRange = ranges.map((item) => {
+      if (!isObject(item)) throw typeError(text, item, 'options.cronDatetimeRange', 'api.DatetimeRange', 'RuleOption');
+      const range: Record<string, unknown> = {};
+      for (const [name, kind] of [
+        ['begin', 'string'],
+        ['end', 'string'],
+        ['beginTimestamp', 'int'],
+        ['endTimestamp', 'int'],
+      ] as const) {
+        const v = pick(item, name);
+        if (v === undefined || v === null) continue;
+        if (!fitsKind(v, kind)) throw typeError(text, v, `options.cronDatetimeRange.${name}`, GO_TYPE[kind], 'RuleOption');
+        range[name] = v;
+      }
+      return range;
+    });
+  }
+  return out as Partial<RuleOptions>;
+}
+
+/** Options given field-wise over the defaults, `restartStrategy` per sub-field; `debug` is never inherited. */
+export function mergeOptions(defaults: RuleOptions, partial: Partial<RuleOptions>): RuleOptions {
+  return {
+    ...defaults,
+    debug: false,
+    cronDatetimeRange: [...(defaults.cronDatetimeRange ?? [])],
+    ...partial,
+    restartStrategy: { ...defaults.restartStrategy, ...(partial.restartStrategy ?? {}) },
+  };
+}
+
+/** The problems of merged options (empty when valid), runtime.md §1.2. */
+export function validateOptions(o: RuleOptions, timezone?: string): string[] {
+  const p: string[] = [];
+  if (o.checkpointInterval < 0) p.push(`checkpointInterval must be greater than or equal to 0, got ${o.checkpointInterval}`);
+  if (o.concurrency < 0) p.push(`concurrency must be greater than or equal to 0, got ${o.concurrency}`);
+  if (o.bufferLength < 0) p.push(`bufferLength must be greater than or equal to 0, got ${o.bufferLength}`);
+  if (o.lateTolerance < 0) p.push(`lateTolerance must be greater than or equal to 0, got ${o.lateTolerance}`);
+  if (![0, 1, 2].includes(o.qos)) p.push(`qos must be 0, 1 or 2, got ${o.qos}`);
+  const r = o.restartStrategy;
+  if (!(r.multiplier > 0)) p.push(`restart multiplier must be greater than 0, got ${r.multiplier}`);
+  if (r.attempts < 0) p.push(`restart attempts must be greater than or equal to 0, got ${r.attempts}`);
+  if (!(r.delay > 0)) p.push(`restart delay must be greater than 0, got ${r.delay}`);
+  if (!(r.maxDelay > 0)) p.push(`restart maxDelay must be greater than 0, got ${r.maxDelay}`);
+  if (!(r.jitterFactor > 0 && r.jitterFactor < 1)) p.push(`restart jitterFactor must be between 0 and 1, got ${r.jitterFactor}`);
+  if (o.cron) {
+    try {
+      parseCronSpec(o.cron, timezone);
+    } catch (e) {
+      p.push(`invalid cron ${o.cron}: ${(e as Error).message}`);
+    }
+  }
+  if (o.duration) {
+    const d = parseGoDuration(o.duration);
+    if (d === undefined || d <= 0) p.push(`invalid duration ${o.duration}`);
+  }
+  for (const range of o.cronDatetimeRange ?? []) {
+    const problem = checkRange(range, timezone);
+    if (problem) p.push(problem);
+  }
+  return p;
+}
+
+function checkRange(range: RuleOptions['cronDatetimeRange'][number], timezone?: string): string | undefined {
+  if ((range.beginTimestamp ?? 0) > 0 && (range.endTimestamp ?? 0) > 0) {
+    return range.beginTimestamp! > range.endTimestamp!
+      ? `cronDatetimeRange beginTimestamp ${range.beginTimestamp} is after endTimestamp ${range.endTimestamp}`
+      : undefined;
+  }
+  const begin = parseRangeTime(range.begin ?? '', timezone);
+  const end = parseRangeTime(range.end ?? '', timezone);
+  if (begin === undefined) return `cronDatetimeRange begin ${JSON.stringify(range.begin ?? '')} is not a time of layout YYYY-MM-DD hh:mm:ss`;
+  if (end === undefined) return `cronDatetimeRange end ${JSON.stringify(range.end ?? '')} is not a time of layout YYYY-MM-DD hh:mm:ss`;
+  if (begin > end) return `cronDatetimeRange begin ${range.begin} is after end ${range.end}`;
+  return undefined;
+}
+
+// ---------------------------------------------------------------------------------------------- masking
+
+export const MASK = '******';
+
+/** `scheme://user:pass@host` → `scheme://user:******@host`; other strings unchanged. */
+export function maskUrl(url: string): string {
+  const m = /^([A-Za-z][A-Za-z0-9+.-]*:\/\/)([^@/?#]*)@/.exec(url);
+  if (!m) return url;
+  const userinfo = m[2];
+  const colon = userinfo.indexOf(':');
+  if (colon < 0) return url;
+  return `${m[1]}${userinfo.slice(0, colon)}:${MASK}@${url.slice(m[0].length)}`;
+}
+
+/** Masks `password`/`token` values and URL passwords everywhere in a JSON value (rest-api.md §5.3). */
+export function maskSecrets<T>(value: T): T {
+  if (Array.isArray(value)) return value.map((v) => maskSecrets(v)) as T;
+  if (!isObject(value)) return value;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) {
+    const lk = k.toLowerCase();
+    if ((lk === 'password' || lk === 'token') && !(typeof v === 'object' && v !== null)) out[k] = MASK;
+    else if (lk === 'url' && typeof v === 'string') out[k] = maskUrl(v);
+    else out[k] = maskSecrets(v);
+  }
+  return out as T;
+}
+
+/** Looks up a sink config key's properties (`resourceId`), when the connectors layer offers it. */
+export type SinkConfKeyLookup = (sinkType: string, resourceId: string) => Props | undefined;
+
+/**
+ * Puts back secrets a client sent masked (rest-api.md §4.5 step 3): `password`/`token` equal to the mask take the
+ * old action's value when the sink type at that index is the same; with `resourceId`, masked values come from the
+ * config key. Mutates and returns `body`.
+ */
+export function restoreSecrets(
+  body: Record<string, unknown>,
+  oldActions: readonly RuleAction[] | undefined,
+  confKey?: SinkConfKeyLookup,
+): Record<string, unknown> {
+  const actions = pick(body, 'actions');
+  if (!Array.isArray(actions)) return body;
+  actions.forEach((action, i) => {
+    if (!isObject(action)) return;
+    for (const [type, props] of Object.entries(action)) {
+      if (!isObject(props)) continue;
+      const old = oldActions?.[i]?.[type];
+      if (isObject(old)) {
+        for (const k of Object.keys(props)) {
+          const lk = k.toLowerCase();
+          if ((lk === 'password' || lk === 'token') && props[k] === MASK && k in old) props[k] = old[k];
+        }
+      }
+      const resourceId = pick(props, 'resourceId');
+      if (confKey && typeof resourceId === 'string' && resourceId !== '') {
+        let stored: Props | undefined;
+        try {
+          stored = confKey(type, resourceId);
+        } catch {
+          stored = undefined;
+        }
+        if (stored) restoreFromConfKey(props, stored);
+      }
+    }
+  });
+  return body;
+}
+
+function restoreFromConfKey(props: Record<string, unknown>, stored: Props): void {
+  for (const k of Object.keys(props)) {
+    const lk = k.toLowerCase();
+    const v = props[k];
+    const storedKey = Object.keys(stored).find((s) => s.toLowerCase() === lk);
+    if (storedKey === undefined) continue;
+    const sv = stored[storedKey];
+    if ((lk === 'password' || lk === 'token') && v === MASK) props[k] = sv;
+    else if (lk === 'url' && typeof v === 'string' && typeof sv === 'string' && v.includes(MASK) && maskUrl(sv) === v) props[k] = sv;
+  }
+}
+
+/** The normalised JSON object of a definition (describe, storage, export): fixed key order. */
+export function ruleObject(def: RuleDef): Record<string, unknown> {
+  const o: Record<string, unknown> = { id: def.id };
+  if (def.name) o.name = def.name;
+  if (def.sql !== undefined) o.sql = def.sql;
+  if (def.graph !== undefined) o.graph = def.graph;
+  o.actions = def.actions;
+  if (def.options !== undefined) o.options = def.options;
+  o.triggered = def.triggered ?? true;
+  if (def.tags !== undefined) o.tags = def.tags;
+  return o;
+}

@@ -1,0 +1,507 @@
+/**
+ * The rule registry (rest-api.md §4, runtime.md §1.3): create/update/delete with planning before anything is stored,
+ * start/stop/restart persisting `triggered`, restore at boot, status objects, tags, CPU usage, and the
+ * `rulesUsing` look-up the stream catalog calls before dropping a stream.
+ *
+ * Methods throw EddyErrors whose messages carry no endpoint prefix; the REST layer adds eKuiper's prefixes.
+ */
+import type { Logger } from 'pino';
+import { EddyError, ErrorCode } from '../api/errors.js';
+import type { KVStore } from '../store/kv.js';
+import type { RuleDef, RuleOptions, Topology, PrintableTopo } from '../runtime/contracts.js';
+import {
+  RuleDefError,
+  decodeRuleText,
+  graphSources,
+  maskSecrets,
+  mergeOptions,
+  parseRule,
+  restoreSecrets,
+  ruleObject,
+  type ParsedRule,
+  type SinkConfKeyLookup,
+} from './definition.js';
+import type { RuleEngine } from './engine.js';
+import { RuleState } from './state.js';
+import { formatInvocation, parseGoDuration } from './schedule.js';
+import { CpuMeter } from './cpu.js';
+
+export const RULE_NS = 'rule';
+
+export interface RuleServiceDeps {
+  store: KVStore;
+  logger: Logger;
+  /** the server's `rule:` section: defaults of every rule's options */
+  defaults: RuleOptions;
+  engine: RuleEngine;
+  /** `basic.timezone` (cron, datetime ranges, `last_invocation`) */
+  timezone?: string;
+  /** `basic.rulePatrolInterval` as Go duration text (default 10s) */
+  rulePatrolInterval?: string;
+  /** sink config-key look-up for `resourceId` secret restoration */
+  sinkConfKey?: SinkConfKeyLookup;
+  /** CPU sampling period (default 5000 ms) */
+  cpuSampleMs?: number;
+  /** longest wait for a topology to close (default 10 s) */
+  closeTimeoutMs?: number;
+}
+
+export interface RuleListEntry {
+  id: string;
+  name: string;
+  status: string;
+}
+
+export interface CreateOptions {
+  /** keep the rule (as `Stopped: fail to create the topo.`) when it cannot be planned, instead of rejecting it */
+  keepUnplannable?: boolean;
+  /** id used when the body has none (bundle map key) */
+  defaultId?: string;
+}
+
+interface Entry {
+  state: RuleState;
+  /** streams/tables the SQL reads, as of the last successful validation */
+  sources: string[];
+}
+
+/** Wraps a non-coded planning failure as a rule error (4000). */
+function planError(err: unknown): EddyError {
+  if (err instanceof EddyError) return err;
+  return new EddyError(ErrorCode.Rule, err instanceof Error ? err.message : String(err));
+}
+
+export class RuleService {
+  private readonly rules = new Map<string, Entry>();
+  /** ids being created (between the duplicate check and registration) */
+  private readonly reserved = new Set<string>();
+  private readonly cpu: CpuMeter;
+  private readonly patrolTimer: NodeJS.Timeout;
+  private closed = false;
+
+  constructor(private readonly deps: RuleServiceDeps) {
+    this.cpu = new CpuMeter(deps.cpuSampleMs ?? 5000, 30000, () => this.busySnapshot());
+    const patrolMs = parseGoDuration(deps.rulePatrolInterval ?? '10s') ?? 10000;
+    this.patrolTimer = setInterval(() => {
+      for (const e of this.rules.values()) void e.state.patrol();
+    }, Math.max(100, patrolMs));
+    this.patrolTimer.unref();
+  }
+
+  // ------------------------------------------------------------------------------------------ definitions
+
+  private parse(text: string, body: Record<string, unknown>, defaultId?: string, requireSameId = false): ParsedRule {
+    return parseRule(body, text, {
+      defaults: this.deps.defaults,
+      sql: this.deps.engine,
+      defaultId,
+      requireSameId,
+      timezone: this.deps.timezone,
+    });
+  }
+
+  /** Plans a definition: resolves its streams and builds a topology (throws coded EddyErrors). */
+  private plan(def: RuleDef, options: RuleOptions, logger: Logger): { topo: Topology; sources: string[] } {
+    let sources: string[] = [];
+    try {
+      if (def.sql !== undefined) sources = this.deps.engine.validate(def.sql);
+      else if (def.graph) sources = graphSources(def.graph);
+      return { topo: this.deps.engine.builder.build(def, options, logger), sources };
+    } catch (err) {
+      if (def.graph && !(err instanceof EddyError)) {
+        throw new EddyError(ErrorCode.Rule, `graph rule ${def.id} cannot be planned: graph rules are not supported`);
+      }
+      throw planError(err);
+    }
+  }
+
+  private ruleLogger(def: RuleDef, options: RuleOptions): Logger {
+    const child = this.deps.logger.child({ rule: def.id });
+    if (options.debug) child.level = 'debug';
+    return child;
+  }
+
+  private newState(def: RuleDef, options: RuleOptions): RuleState {
+    const logger = this.ruleLogger(def, options);
+    return new RuleState(def, options, {
+      logger,
+      timezone: this.deps.timezone,
+      closeTimeoutMs: this.deps.closeTimeoutMs,
+      build: (d, o, l) => this.deps.engine.builder.build(d, o, l),
+    });
+  }
+
+  private async save(def: RuleDef): Promise<void> {
+    await this.deps.store.set(RULE_NS, def.id, JSON.stringify(ruleObject(def)));
+  }
+
+  private entry(id: string): Entry {
+    const e = this.rules.get(id);
+    if (!e) throw new EddyError(ErrorCode.NotFound, `Rule ${id} is not found.`);
+    return e;
+  }
+
+  has(id: string): boolean {
+    return this.rules.has(id);
+  }
+
+  /** Rule ids, sorted. */
+  ids(): string[] {
+    return [...this.rules.keys()].sort(byId);
+  }
+
+  /** The stored definition (unmasked). */
+  get(id: string): RuleDef | undefined {
+    return this.rules.get(id)?.state.def;
+  }
+
+  /** The stored JSON text of a rule (unmasked): what bundles export. */
+  exportText(id: string): string | undefined {
+    const def = this.get(id);
+    return def ? JSON.stringify(ruleObject(def)) : undefined;
+  }
+
+  /** `GET /rules/{id}`: the normalised definition with secrets masked. */
+  describe(id: string): Record<string, unknown> {
+    return maskSecrets(ruleObject(this.entry(id).state.def));
+  }
+
+  /** Ids of the rules whose SQL reads stream or table `name` (the catalog refuses to drop it while non-empty). */
+  rulesUsing(name: string): string[] {
+    const out: string[] = [];
+    for (const [id, e] of this.rules) if (e.sources.includes(name)) out.push(id);
+    return out.sort(byId);
+  }
+
+  /**
+   * `POST /rules` (rest-api.md §4.2). `text` is the body as received. Throws 1000 `invalid rule json: ...`,
+   * 1000 `rule <id> already exists`, or the planner's coded error. Resolves with the id.
+   */
+  async create(text: string, opts: CreateOptions = {}): Promise<string> {
+    if (this.closed) throw new EddyError(ErrorCode.Rule, 'the rule service is shutting down');
+    let parsed: ParsedRule;
+    try {
+      const body = decodeRuleText(text);
+      restoreSecrets(body, undefined, this.deps.sinkConfKey);
+      parsed = this.parse(text, body, opts.defaultId);
+    } catch (err) {
+      if (err instanceof RuleDefError) throw new EddyError(ErrorCode.Undefined, `invalid rule json: ${err.detail}`);
+      throw err;
+    }
+    const { def, options } = parsed;
+    const id = def.id;
+    if (this.rules.has(id) || this.reserved.has(id)) throw new EddyError(ErrorCode.Undefined, `rule ${id} already exists`);
+    this.reserved.add(id);
+    try {
+      const state = this.newState(def, options);
+      let planned: { topo: Topology; sources: string[] } | undefined;
+      try {
+        planned = this.plan(def, options, state.logger);
+      } catch (err) {
+        if (!opts.keepUnplannable) throw err;
+        state.logger.warn({ err: (err as Error).message }, 'rule cannot be planned');
+      }
+      const stored = await this.deps.store.setIfAbsent(RULE_NS, id, JSON.stringify(ruleObject(def)));
+      if (!stored) throw new EddyError(ErrorCode.Undefined, `rule ${id} already exists`);
+      this.register(state, planned);
+      return id;
+    } finally {
+      this.reserved.delete(id);
+    }
+  }
+
+  private register(state: RuleState, planned: { topo: Topology; sources: string[] } | undefined): void {
+    const def = state.def;
+    this.rules.set(def.id, { state, sources: planned?.sources ?? this.sourcesOf(def) });
+    this.cpu.track(def.id);
+    if (!planned) state.markPlanFailed();
+    else if (def.triggered !== false) void state.start(planned.topo);
+    else void state.setPlanned(planned.topo);
+  }
+
+  /** Best-effort stream names of a definition that could not be planned. */
+  private sourcesOf(def: RuleDef): string[] {
+    try {
+      if (def.sql !== undefined) return this.deps.engine.validate(def.sql);
+    } catch {
+      // unplannable: it reads nothing that exists
+    }
+    return def.graph ? graphSources(def.graph) : [];
+  }
+
+  /**
+   * `PUT /rules/{id}` (rest-api.md §4.5). Errors: 404 `Rule not found: Rule <id> is not found.`, 400
+   * `Invalid body: ...`, `Update rule error: Invalid rule json: ...`, `Update rule error: <planner detail>`.
+   * The old run continues when the new definition cannot be planned.
+   */
+  async update(id: string, text: string): Promise<void> {
+    const e = this.rules.get(id);
+    if (!e) throw new EddyError(ErrorCode.NotFound, `Rule not found: Rule ${id} is not found.`);
+    try {
+      JSON.parse(text);
+    } catch (err) {
+      throw new EddyError(ErrorCode.Undefined, `Invalid body: ${text.trim() === '' ? 'EOF' : (err as Error).message}`);
+    }
+    let body: Record<string, unknown>;
+    try {
+      body = decodeRuleText(text);
+    } catch (err) {
+      throw new EddyError(ErrorCode.Undefined, `Update rule error: Invalid rule json: ${(err as RuleDefError).detail}`);
+    }
+    restoreSecrets(body, e.state.def.actions, this.deps.sinkConfKey);
+    let parsed: ParsedRule;
+    try {
+      parsed = this.parse(text, body, id, true);
+    } catch (err) {
+      if (err instanceof RuleDefError) throw new EddyError(ErrorCode.Undefined, `Update rule error: Invalid rule json: ${err.detail}`);
+      throw err;
+    }
+    const { def, options } = parsed;
+    if (def.tags === undefined && e.state.def.tags !== undefined) def.tags = e.state.def.tags;
+    let planned: { topo: Topology; sources: string[] };
+    try {
+      planned = this.plan(def, options, e.state.logger);
+    } catch (err) {
+      throw planError(err).withPrefix('Update rule error');
+    }
+    await this.save(def);
+    e.sources = planned.sources;
+    await e.state.replace(def, options, planned.topo, def.triggered !== false);
+  }
+
+  /** `DELETE /rules/{id}`: stops, forgets, and cleans checkpoints and caches. */
+  async delete(id: string): Promise<void> {
+    const e = this.entry(id);
+    this.rules.delete(id);
+    this.cpu.forget(id);
+    await e.state.stop();
+    await this.deps.store.delete(RULE_NS, id);
+    try {
+      await this.deps.engine.cleanup(id);
+    } catch (err) {
+      e.state.logger.warn({ err }, 'cleaning the rule state failed');
+    }
+  }
+
+  /** start = restart: persist `triggered: true`, re-plan, (re)start. A failed re-plan leaves the old run alone. */
+  async start(id: string): Promise<void> {
+    const e = this.entry(id);
+    const def = { ...e.state.def, triggered: true };
+    e.state.def = def;
+    await this.save(def);
+    const planned = this.plan(def, e.state.options, e.state.logger);
+    e.sources = planned.sources;
+    await e.state.start(planned.topo);
+  }
+
+  restart(id: string): Promise<void> {
+    return this.start(id);
+  }
+
+  /** Stops and waits for the topology to close; persists `triggered: false`. */
+  async stop(id: string): Promise<void> {
+    const e = this.entry(id);
+    await e.state.stop();
+    const def = { ...e.state.def, triggered: false };
+    e.state.def = def;
+    await this.save(def);
+  }
+
+  // ------------------------------------------------------------------------------------------ status
+
+  list(): RuleListEntry[] {
+    return this.ids().map((id) => {
+      const s = this.rules.get(id)!.state;
+      return { id, name: s.def.name || id, status: s.statusText() };
+    });
+  }
+
+  statusText(id: string): string {
+    return this.entry(id).state.statusText();
+  }
+
+  /** `GET /rules/{id}/status` (rest-api.md §4.10, Project shape). */
+  status(id: string): Record<string, unknown> {
+    const s = this.entry(id).state;
+    if (s.phase !== 'running') return { message: s.statusText(), status: 'stopped' };
+    const o: Record<string, unknown> = {
+      status: 'running',
+      lastStartTimestamp: s.lastStart,
+      lastStopTimestamp: s.lastStop,
+      nextStartTimestamp: s.nextStart(),
+    };
+    const tz = this.deps.timezone;
+    for (const n of s.nodes()) {
+      const p = `${n.name}_0_`;
+      const latency = Math.max(0, Math.round(n.processLatencyUs));
+      o[`${p}records_in_total`] = n.recordsIn;
+      o[`${p}records_out_total`] = n.recordsOut;
+      o[`${p}messages_processed_total`] = n.messagesProcessed;
+      o[`${p}process_latency_us`] = latency;
+      o[`${p}process_latency_ms`] = Math.floor(latency / 1000);
+      o[`${p}buffer_length`] = n.bufferLength;
+      o[`${p}last_invocation`] = formatInvocation(n.lastInvocation, tz);
+      o[`${p}exceptions_total`] = n.exceptions;
+      o[`${p}last_exception`] = n.lastException;
+      o[`${p}last_exception_time`] = n.lastExceptionTime;
+    }
+    return o;
+  }
+
+  /** `GET /rules/status/all` (rest-api.md §4.13). */
+  statusAll(): Record<string, { status: string; last_exception: string; exceptions_total: number }> {
+    const out: Record<string, { status: string; last_exception: string; exceptions_total: number }> = {};
+    for (const id of this.ids()) {
+      const s = this.rules.get(id)!.state;
+      let lastException = '';
+      let total = 0;
+      if (s.phase === 'running') {
+        let best = -1;
+        for (const n of s.nodes()) {
+          if (n.lastExceptionTime > best) {
+            best = n.lastExceptionTime;
+            lastException = n.lastException;
+            total = n.exceptions;
+          }
+        }
+      }
+      out[id] = { status: s.statusText(), last_exception: lastException, exceptions_total: total };
+    }
+    return out;
+  }
+
+  /** `GET /rules/{id}/topo`: available once planned; 1001 for a rule that could not be planned. */
+  topo(id: string): PrintableTopo {
+    const p = this.entry(id).state.printable();
+    if (!p) throw new EddyError(ErrorCode.General, `Fail to get rule ${id}'s topo, make sure the rule has been started before`);
+    return p;
+  }
+
+  /** `GET /rules/{id}/explain`. */
+  explain(id: string): string {
+    const def = this.entry(id).state.def;
+    if (def.sql === undefined) throw new EddyError(ErrorCode.Undefined, 'only support explain sql now');
+    return this.deps.engine.explain(def.sql);
+  }
+
+  /**
+   * `POST /rules/validate`: the definition checks and, for SQL rules, the existence of the streams read.
+   * Throws RuleDefError (422 `invalid rule json: ...`) or the validation error (422 with its message).
+   */
+  validate(text: string, body: Record<string, unknown>): { sources: string[]; valid: true } {
+    const { def } = this.parse(text, body);
+    const sources = def.sql !== undefined ? this.deps.engine.validate(def.sql) : graphSources(def.graph ?? {});
+    return { sources, valid: true };
+  }
+
+  /** `GET /rules/usage/cpu`: CPU ms of every rule over the last 30 s. */
+  cpuUsage(): Record<string, number> {
+    const out: Record<string, number> = {};
+    const now = this.busySnapshot();
+    for (const id of this.ids()) out[id] = this.cpu.usageMs(id, now.get(id));
+    return out;
+  }
+
+  private busySnapshot(): Map<string, number> {
+    const m = new Map<string, number>();
+    for (const [id, e] of this.rules) m.set(id, e.state.busyUs());
+    return m;
+  }
+
+  // ------------------------------------------------------------------------------------------ tags
+
+  async setTags(id: string, tags: string[]): Promise<void> {
+    await this.changeTags(id, () => dedupe(tags));
+  }
+
+  async addTags(id: string, tags: string[]): Promise<void> {
+    await this.changeTags(id, (old) => dedupe([...old, ...tags]));
+  }
+
+  async removeTags(id: string, tags: string[]): Promise<void> {
+    const drop = new Set(tags);
+    await this.changeTags(id, (old) => old.filter((t) => !drop.has(t)));
+  }
+
+  private async changeTags(id: string, fn: (old: string[]) => string[]): Promise<void> {
+    const e = this.entry(id);
+    const def = { ...e.state.def, tags: fn(e.state.def.tags ?? []) };
+    e.state.def = def;
+    await this.save(def);
+  }
+
+  /** Ids of the rules having every tag given (all rules for an empty list), sorted. */
+  matchTags(tags: string[]): string[] {
+    return this.ids().filter((id) => {
+      const own = new Set(this.rules.get(id)!.state.def.tags ?? []);
+      return tags.every((t) => own.has(t));
+    });
+  }
+
+  // ------------------------------------------------------------------------------------------ boot and shutdown
+
+  /**
+   * Restores every stored rule (runtime.md §10.3 step 6): triggered rules start, the others stay stopped, and rules
+   * that cannot be planned are kept as `Stopped: fail to create the topo.`.
+   */
+  async restore(): Promise<void> {
+    const entries = await this.deps.store.entries(RULE_NS);
+    for (const [key, text] of entries) {
+      if (this.closed) return;
+      if (this.rules.has(key)) continue;
+      let parsed: ParsedRule;
+      try {
+        parsed = this.parse(text, decodeRuleText(text), key);
+      } catch (err) {
+        this.deps.logger.error({ rule: key, err: (err as Error).message }, 'stored rule is invalid');
+        parsed = { def: fallbackDef(key, text), options: mergeOptions(this.deps.defaults, {}) };
+        const state = this.newState(parsed.def, parsed.options);
+        this.rules.set(key, { state, sources: [] });
+        this.cpu.track(key);
+        state.markPlanFailed();
+        continue;
+      }
+      const { def, options } = parsed;
+      if (def.id !== key) def.id = key;
+      const state = this.newState(def, options);
+      let planned: { topo: Topology; sources: string[] } | undefined;
+      try {
+        planned = this.plan(def, options, state.logger);
+      } catch (err) {
+        state.logger.error({ err: (err as Error).message }, 'fail to create the topo');
+      }
+      this.register(state, planned);
+    }
+  }
+
+  /** Shutdown: closes every run without touching the stored `triggered` flags. */
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.patrolTimer);
+    this.cpu.close();
+    await Promise.all([...this.rules.values()].map((e) => e.state.stop()));
+  }
+}
+
+function byId(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function dedupe(tags: string[]): string[] {
+  return [...new Set(tags)];
+}
+
+/** What is kept of a stored rule that no longer parses: its id and whatever text fields it has. */
+function fallbackDef(id: string, text: string): RuleDef {
+  const def: RuleDef = { id, actions: [], triggered: false };
+  try {
+    const o = JSON.parse(text) as Record<string, unknown>;
+    if (typeof o.sql === 'string') def.sql = o.sql;
+    if (typeof o.name === 'string') def.name = o.name;
+    if (Array.isArray(o.actions)) def.actions = o.actions as RuleDef['actions'];
+    if (typeof o.triggered === 'boolean') def.triggered = o.triggered;
+  } catch {
+    // keep the bare id
+  }
+  return def;
+}
