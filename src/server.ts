@@ -11,6 +11,8 @@ import { createHttp } from './api/server.js';
 import { registerRootRoutes } from './api/root.js';
 import { UploadsService } from './bundle/uploads.js';
 import { registerUploadRoutes } from './api/uploads.js';
+import { SchemaRegistry } from './bundle/schemas.js';
+import { registerSchemaRoutes } from './api/schemas.js';
 
 /** Everything a service or route module may need; built once per server. */
 export interface App {
@@ -21,6 +23,8 @@ export interface App {
   readonly http: FastifyInstance;
   /** configuration-file uploads (engineer F) */
   readonly uploads: UploadsService;
+  /** protobuf schemas (engineer F) */
+  readonly schemas: SchemaRegistry;
   /** Closers run in reverse order of registration at shutdown. */
   onClose(fn: () => Promise<void> | void): void;
 }
@@ -57,11 +61,13 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
     store,
     http,
     uploads: new UploadsService(join(home.data, 'uploads'), store),
+    schemas: new SchemaRegistry(join(home.data, 'schemas'), join(home.etc, 'schemas', 'protobuf'), store),
     onClose: (fn) => closers.push(fn),
   };
 
   registerRootRoutes(http, startedAt);
   registerUploadRoutes(http, app.uploads);
+  registerSchemaRoutes(http, app.schemas);
 
   let closed = false;
   const close = async () => {

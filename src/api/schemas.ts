@@ -1,0 +1,97 @@
+/**
+ * `/schemas/{type}` and `/schemas/{type}/{name}` (rest-api.md §9). Only `protobuf` is a known type.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { EddyError, ErrorCode } from './errors.js';
+import { field, readJsonObject, sendJson, sendText } from './http.js';
+import {
+  SchemaInvalid,
+  SchemaNotFound,
+  isSchemaType,
+  type SchemaRecord,
+  type SchemaRegistry,
+  type SchemaType,
+  validateSchemaRecord,
+} from '../bundle/schemas.js';
+
+type Params = { type: string; name: string };
+
+export function registerSchemaRoutes(http: FastifyInstance, schemas: SchemaRegistry): void {
+  http.post<{ Params: { type: string } }>('/schemas/:type', async (req, reply) => {
+    const type = knownType(req.params.type);
+    const rec = readRecord(req, type);
+    checkBody(rec);
+    try {
+      await schemas.create(type, rec);
+    } catch (e) {
+      throw new EddyError(ErrorCode.Undefined, `schema create command error: ${(e as Error).message}`);
+    }
+    return sendText(reply, 201, `${type} schema ${rec.name} is created`);
+  });
+
+  http.get<{ Params: { type: string } }>('/schemas/:type', async (req, reply) => {
+    return sendJson(reply, 200, schemas.list(knownType(req.params.type)));
+  });
+
+  http.get<{ Params: Params }>('/schemas/:type/:name', async (req, reply) => {
+    const type = knownType(req.params.type);
+    try {
+      return sendJson(reply, 200, schemas.describe(type, req.params.name));
+    } catch (e) {
+      if (e instanceof SchemaNotFound) throw new EddyError(ErrorCode.NotFound, e.message);
+      throw e;
+    }
+  });
+
+  http.put<{ Params: Params }>('/schemas/:type/:name', async (req, reply) => {
+    const type = knownType(req.params.type);
+    const rec = readRecord(req, type);
+    if (rec.name !== '' && rec.name !== req.params.name) {
+      throw new EddyError(ErrorCode.Undefined, 'Invalid body: Type or name does not match');
+    }
+    rec.name = req.params.name;
+    checkBody(rec);
+    try {
+      await schemas.upsert(type, rec);
+    } catch (e) {
+      throw new EddyError(ErrorCode.Undefined, `schema update command error: ${(e as Error).message}`);
+    }
+    return sendText(reply, 200, `${type} schema ${rec.name} is updated`);
+  });
+
+  http.delete<{ Params: Params }>('/schemas/:type/:name', async (req, reply) => {
+    const type = knownType(req.params.type);
+    const { name } = req.params;
+    try {
+      await schemas.remove(type, name);
+    } catch (e) {
+      const code = e instanceof SchemaNotFound ? ErrorCode.NotFound : ErrorCode.Undefined;
+      throw new EddyError(code, `delete ${type} schema ${name} error: ${(e as Error).message}`);
+    }
+    return sendText(reply, 200, `${type} schema ${name} is deleted`);
+  });
+}
+
+function knownType(t: string): SchemaType {
+  if (!isSchemaType(t)) throw new EddyError(ErrorCode.Undefined, `schema type ${t} not found`);
+  return t;
+}
+
+function readRecord(req: FastifyRequest, type: SchemaType): SchemaRecord {
+  const body = readJsonObject(req, 'Invalid body: Error decoding schema json: ');
+  const str = (k: string): string => {
+    const v = field(body, k);
+    return typeof v === 'string' ? v : '';
+  };
+  return { type, name: str('name'), content: str('content'), file: str('file'), soFile: str('soFile') };
+}
+
+/** Runs the registry's validation up front so that a bad body answers `Invalid body: ...` (D3). */
+function checkBody(rec: SchemaRecord): void {
+  try {
+    validateSchemaRecord(rec);
+  } catch (e) {
+    if (e instanceof SchemaInvalid) throw new EddyError(ErrorCode.Undefined, `Invalid body: ${e.message}`);
+    throw e;
+  }
+}

@@ -1,0 +1,240 @@
+/**
+ * The schema registry (rest-api.md §9, runtime.md §7): protobuf schemas stored as `<data>/schemas/protobuf/<name>.proto`,
+ * validated by parsing at registration, with an install record per schema in store namespace `schema` under
+ * `protobuf_<name>` (the bundle's `Schema` items). Parsed schemas are cached until the next change.
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { basename, dirname, extname, isAbsolute, join } from 'node:path';
+import protobuf from 'protobufjs';
+import type { KVStore } from '../store/kv.js';
+import { TEMP_PREFIX, badFileName, readUrl, writeAtomic } from './files.js';
+
+export const SCHEMA_NS = 'schema';
+
+/** Schema types Eddy manages; `custom` (Go static codecs) cannot run in Node. */
+export const SCHEMA_TYPES = ['protobuf'] as const;
+export type SchemaType = (typeof SCHEMA_TYPES)[number];
+
+/** A schema as submitted (its install record, and the value of a bundle `Schema` item). */
+export interface SchemaRecord {
+  type: string;
+  name: string;
+  content: string;
+  file: string;
+  soFile: string;
+}
+
+export interface SchemaDescription {
+  type: string;
+  name: string;
+  content: string;
+  file: string;
+  soFile: string;
+}
+
+/** Bad request (validation); the REST layer prefixes `Invalid body: `. */
+export class SchemaInvalid extends Error {}
+/** The named schema does not exist. */
+export class SchemaNotFound extends Error {}
+
+export function isSchemaType(t: string): t is SchemaType {
+  return (SCHEMA_TYPES as readonly string[]).includes(t);
+}
+
+/** Checks a submitted schema record; throws {@link SchemaInvalid} with eKuiper's texts. */
+export function validateSchemaRecord(rec: SchemaRecord): void {
+  if (rec.name === '') throw new SchemaInvalid('name is required');
+  const bad = badFileName(rec.name, true);
+  if (bad) throw new SchemaInvalid(bad);
+  if (rec.content !== '' && rec.file !== '') throw new SchemaInvalid('cannot specify both content and file');
+  if (rec.soFile !== '') throw new SchemaInvalid('soFile is not supported: Eddy cannot load Go static schema plugins');
+  if (rec.content === '' && rec.file === '') throw new SchemaInvalid('must specify content or file');
+}
+
+export class SchemaRegistry {
+  private readonly roots = new Map<string, protobuf.Root>();
+
+  constructor(
+    /** `<data>/schemas` */
+    private readonly dir: string,
+    /** `<etc>/schemas/protobuf`, the extra import path */
+    private readonly etcProtoDir: string,
+    private readonly store: KVStore,
+  ) {}
+
+  private typeDir(type: SchemaType): string {
+    return join(this.dir, type);
+  }
+
+  /** Path of the stored schema file, or undefined when there is no such schema. */
+  private storedFile(type: SchemaType, name: string): string | undefined {
+    if (badFileName(name, true)) return undefined;
+    const dir = this.typeDir(type);
+    if (!existsSync(dir)) return undefined;
+    const file = readdirSync(dir).find((f) => !f.startsWith(TEMP_PREFIX) && extname(f) !== '.so' && stem(f) === name);
+    return file === undefined ? undefined : join(dir, file);
+  }
+
+  /** Names of the registered schemas of `type`, sorted (every stored file, as eKuiper's registry at boot). */
+  list(type: SchemaType): string[] {
+    const dir = this.typeDir(type);
+    if (!existsSync(dir)) return [];
+    const names = new Set<string>();
+    for (const f of readdirSync(dir)) if (!f.startsWith(TEMP_PREFIX) && extname(f) !== '.so') names.add(stem(f));
+    return [...names].sort();
+  }
+
+  describe(type: SchemaType, name: string): SchemaDescription {
+    const file = this.storedFile(type, name);
+    if (file === undefined) throw new SchemaNotFound(`schema type ${type}, file ${name} not found`);
+    return { type, name, content: readFileSync(file, 'utf8'), file, soFile: '' };
+  }
+
+  exists(type: SchemaType, name: string): boolean {
+    return this.storedFile(type, name) !== undefined;
+  }
+
+  /** Registers a new schema; throws when the name is taken, the download fails or the schema does not parse. */
+  async create(type: SchemaType, rec: SchemaRecord): Promise<void> {
+    validateSchemaRecord(rec);
+    if (this.exists(type, rec.name)) throw new Error(`schema ${type}.${rec.name} already registered`);
+    await this.write(type, rec);
+  }
+
+  /** Creates or replaces a schema (PUT); the install record is refreshed too (D14). */
+  async upsert(type: SchemaType, rec: SchemaRecord): Promise<void> {
+    validateSchemaRecord(rec);
+    await this.write(type, rec);
+  }
+
+  async remove(type: SchemaType, name: string): Promise<void> {
+    const file = this.storedFile(type, name);
+    if (file === undefined) throw new SchemaNotFound(`schema ${type}.${name} not found`);
+    await rm(file, { force: true });
+    await this.store.delete(SCHEMA_NS, `${type}_${name}`);
+    this.roots.clear();
+  }
+
+  /** Install records: `<type>_<name>` → record JSON text (the bundle's `Schema` section). */
+  async records(): Promise<Record<string, string>> {
+    const out: Record<string, string> = {};
+    for (const [k, v] of await this.store.entries(SCHEMA_NS)) if (!k.startsWith('$')) out[k] = v;
+    return out;
+  }
+
+  /** Removes every schema that has an install record (full import reset). */
+  async removeAll(): Promise<void> {
+    for (const key of Object.keys(await this.records())) {
+      const rec = parseSchemaRecord(key, (await this.store.get(SCHEMA_NS, key)) ?? '{}');
+      if (isSchemaType(rec.type) && this.exists(rec.type, rec.name)) await this.remove(rec.type, rec.name);
+      else await this.store.delete(SCHEMA_NS, key);
+    }
+  }
+
+  private async write(type: SchemaType, rec: SchemaRecord): Promise<void> {
+    const dir = this.typeDir(type);
+    const data = rec.content !== '' ? rec.content : await readUrl(rec.file);
+    await writeAtomic(dir, `${rec.name}.proto`, data, (tmp) => {
+      try {
+        this.load(tmp);
+      } catch (e) {
+        throw new Error((e as Error).message.split(tmp).join(`${rec.name}.proto`));
+      }
+    });
+    // a schema stored earlier under another extension would shadow or duplicate this one
+    for (const f of readdirSync(dir)) {
+      if (stem(f) === rec.name && f !== `${rec.name}.proto` && !f.startsWith(TEMP_PREFIX)) await rm(join(dir, f), { force: true });
+    }
+    await this.store.set(SCHEMA_NS, `${type}_${rec.name}`, JSON.stringify({
+      type,
+      name: rec.name,
+      content: rec.content,
+      file: rec.file,
+      soFile: rec.soFile,
+    }));
+    this.roots.clear();
+  }
+
+  /** Parses a proto file, imports resolved against the etc and data protobuf folders; every type resolved. */
+  private load(file: string): protobuf.Root {
+    const searchDirs = [this.etcProtoDir, this.typeDir('protobuf')];
+    const root = new protobuf.Root();
+    root.resolvePath = (origin, target) => {
+      if (isAbsolute(target)) return target;
+      for (const d of searchDirs) {
+        const p = join(d, target);
+        if (existsSync(p)) return p;
+      }
+      return origin ? join(dirname(origin), target) : target;
+    };
+    root.loadSync(file, { keepCase: true });
+    root.resolveAll();
+    return root;
+  }
+
+  /** The parsed protobuf schema `name`; throws when missing or unparsable. */
+  protoRoot(name: string): protobuf.Root {
+    const cached = this.roots.get(name);
+    if (cached) return cached;
+    const file = this.storedFile('protobuf', name);
+    if (file === undefined) throw new SchemaNotFound(`schema type protobuf, file ${name} not found`);
+    const root = this.load(file);
+    this.roots.set(name, root);
+    return root;
+  }
+
+  /**
+   * The message type named by a `SCHEMAID` / `schemaId` `<schemaName>.<MessageName>` (only the first two dot
+   * parts count, as in eKuiper). Throws when the schema or the message does not exist.
+   */
+  messageType(schemaId: string): protobuf.Type {
+    const [schemaName, messageName] = schemaId.split('.');
+    if (!schemaName || !messageName) throw new Error(`invalid schemaId ${schemaId}: expect <schemaName>.<MessageName>`);
+    const root = this.protoRoot(schemaName);
+    const found = root.lookup(messageName, [protobuf.Type]) ?? findNested(root, messageName);
+    if (!(found instanceof protobuf.Type)) throw new Error(`cannot find message ${messageName} in schema ${schemaName}`);
+    return found;
+  }
+}
+
+function stem(file: string): string {
+  return basename(file, extname(file));
+}
+
+/** A message declared inside a package: looked up by its simple name when the proto has a `package` clause. */
+function findNested(ns: protobuf.NamespaceBase, name: string): protobuf.Type | undefined {
+  for (const child of ns.nestedArray) {
+    if (child instanceof protobuf.Type && child.name === name) return child;
+    if (child instanceof protobuf.Namespace && !(child instanceof protobuf.Type)) {
+      const hit = findNested(child, name);
+      if (hit) return hit;
+    }
+  }
+  return undefined;
+}
+
+/** Parses a bundle `Schema` item (or a stored record); the map key `<type>_<name>` fills a missing type/name. */
+export function parseSchemaRecord(key: string, text: string): SchemaRecord {
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch (e) {
+    throw new SchemaInvalid(`invalid schema record: ${(e as Error).message}`);
+  }
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new SchemaInvalid('invalid schema record: not a JSON object');
+  const o = v as Record<string, unknown>;
+  const pick = (k: string): string => {
+    const found = Object.keys(o).find((x) => x.toLowerCase() === k.toLowerCase());
+    const val = found === undefined ? undefined : o[found];
+    return typeof val === 'string' ? val : '';
+  };
+  const sep = key.indexOf('_');
+  return {
+    type: pick('type') || (sep > 0 ? key.slice(0, sep) : ''),
+    name: pick('name') || (sep > 0 ? key.slice(sep + 1) : key),
+    content: pick('content'),
+    file: pick('file'),
+    soFile: pick('soFile'),
+  };
+}

@@ -1,0 +1,149 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { startTestServer } from '../helpers/server.js';
+
+const PERSON = 'syntax = "proto3";\nmessage Person {\n  string name = 1;\n  int32 id = 2;\n}\n';
+
+test('protobuf schema create, list, describe, update, delete', async () => {
+  const s = await startTestServer();
+  try {
+    const dir = join(s.homeDir, 'data', 'schemas', 'protobuf');
+    const created = await s.req('POST', '/schemas/protobuf', { name: 'people', content: PERSON });
+    assert.equal(created.status, 201);
+    assert.equal(created.text, 'protobuf schema people is created');
+    assert.equal(readFileSync(join(dir, 'people.proto'), 'utf8'), PERSON);
+
+    assert.equal((await s.req('POST', '/schemas/protobuf', { name: 'another', content: PERSON })).status, 201);
+    assert.deepEqual((await s.req('GET', '/schemas/protobuf')).json(), ['another', 'people']);
+    assert.deepEqual((await s.req('GET', '/schemas/protobuf/people')).json(), {
+      type: 'protobuf',
+      name: 'people',
+      content: PERSON,
+      file: join(dir, 'people.proto'),
+      soFile: '',
+    });
+
+    const dup = await s.req('POST', '/schemas/protobuf', { name: 'people', content: PERSON });
+    assert.equal(dup.status, 400);
+    assert.deepEqual(dup.json(), {
+      error: 1000,
+      message: 'schema create command error: schema protobuf.people already registered',
+    });
+
+    const v2 = PERSON.replace('}', '  string email = 3;\n}');
+    const upd = await s.req('PUT', '/schemas/protobuf/people', { name: 'people', content: v2 });
+    assert.equal(upd.status, 200);
+    assert.equal(upd.text, 'protobuf schema people is updated');
+    assert.equal((await s.req('GET', '/schemas/protobuf/people')).json() instanceof Object, true);
+    assert.equal(((await s.req('GET', '/schemas/protobuf/people')).json() as { content: string }).content, v2);
+
+    // PUT is an upsert
+    assert.equal((await s.req('PUT', '/schemas/protobuf/fresh', { content: PERSON })).status, 200);
+    assert.ok(existsSync(join(dir, 'fresh.proto')));
+
+    const del = await s.req('DELETE', '/schemas/protobuf/people');
+    assert.equal(del.status, 200);
+    assert.equal(del.text, 'protobuf schema people is deleted');
+    assert.equal(existsSync(join(dir, 'people.proto')), false);
+    assert.deepEqual((await s.req('GET', '/schemas/protobuf')).json(), ['another', 'fresh']);
+
+    const gone = await s.req('GET', '/schemas/protobuf/people');
+    assert.equal(gone.status, 404);
+    assert.deepEqual(gone.json(), { error: 1002, message: 'schema type protobuf, file people not found' });
+    const delGone = await s.req('DELETE', '/schemas/protobuf/people');
+    assert.equal(delGone.status, 404);
+    assert.deepEqual(delGone.json(), {
+      error: 1002,
+      message: 'delete protobuf schema people error: schema protobuf.people not found',
+    });
+  } finally {
+    await s.dispose();
+  }
+});
+
+test('schemas survive a restart: the registry is rebuilt from the stored files', async () => {
+  const s = await startTestServer();
+  const home = s.homeDir;
+  await s.req('POST', '/schemas/protobuf', { name: 'kept', content: PERSON });
+  await s.stop();
+  const again = await startTestServer({ home });
+  try {
+    assert.deepEqual((await again.req('GET', '/schemas/protobuf')).json(), ['kept']);
+    assert.equal(((await again.req('GET', '/schemas/protobuf/kept')).json() as { content: string }).content, PERSON);
+  } finally {
+    await again.dispose();
+  }
+});
+
+test('schema from a file URL; imports resolve against the schema folder', async () => {
+  const s = await startTestServer();
+  try {
+    const src = join(s.homeDir, 'reading.proto');
+    writeFileSync(src, 'syntax = "proto3";\nimport "units.proto";\nmessage Reading { double v = 1; Unit unit = 2; }\n');
+    assert.equal((await s.req('POST', '/schemas/protobuf', { name: 'units', content: 'syntax = "proto3";\nenum Unit { C = 0; F = 1; }\n' })).status, 201);
+    const r = await s.req('POST', '/schemas/protobuf', { name: 'reading', file: pathToFileURL(src).href });
+    assert.equal(r.status, 201, r.text);
+    const d = (await s.req('GET', '/schemas/protobuf/reading')).json() as { content: string; file: string };
+    assert.equal(d.content, readFileSync(src, 'utf8'));
+    assert.equal(d.file, join(s.homeDir, 'data', 'schemas', 'protobuf', 'reading.proto'));
+  } finally {
+    await s.dispose();
+  }
+});
+
+test('bad schema requests answer 400 and leave no file behind', async () => {
+  const s = await startTestServer();
+  try {
+    const dir = join(s.homeDir, 'data', 'schemas', 'protobuf');
+    const cases: Array<[unknown, string]> = [
+      [{ content: PERSON }, 'Invalid body: name is required'],
+      [{ name: 'x', content: PERSON, file: 'file:///tmp/x.proto' }, 'Invalid body: cannot specify both content and file'],
+      [{ name: 'x' }, 'Invalid body: must specify content or file'],
+    ];
+    for (const [body, message] of cases) {
+      const r = await s.req('POST', '/schemas/protobuf', body);
+      assert.equal(r.status, 400);
+      assert.deepEqual(r.json(), { error: 1000, message });
+    }
+    const traversal = await s.req('POST', '/schemas/protobuf', { name: '../evil', content: PERSON });
+    assert.equal(traversal.status, 400);
+    assert.match((traversal.json() as { message: string }).message, /^Invalid body: invalid name/);
+
+    const notProto = await s.req('POST', '/schemas/protobuf', { name: 'broken', content: 'message { nope' });
+    assert.equal(notProto.status, 400);
+    const msg = (notProto.json() as { message: string }).message;
+    assert.match(msg, /^schema create command error: /);
+    assert.match(msg, /broken\.proto/);
+
+    const missingType = await s.req('POST', '/schemas/protobuf', { name: 'm', content: 'syntax = "proto3"; message A { Nope n = 1; }' });
+    assert.equal(missingType.status, 400);
+    assert.match((missingType.json() as { message: string }).message, /Nope/);
+
+    const download = await s.req('POST', '/schemas/protobuf', { name: 'dl', file: 'file:///nonexistent/eddy.proto' });
+    assert.equal(download.status, 400);
+    assert.deepEqual(download.json(), {
+      error: 1000,
+      message: 'schema create command error: stat /nonexistent/eddy.proto: no such file or directory',
+    });
+
+    const badJson = await s.req('POST', '/schemas/protobuf', '{"name": ');
+    assert.equal(badJson.status, 400);
+    assert.match((badJson.json() as { message: string }).message, /^Invalid body: Error decoding schema json: /);
+
+    const mismatch = await s.req('PUT', '/schemas/protobuf/a', { name: 'b', content: PERSON });
+    assert.deepEqual(mismatch.json(), { error: 1000, message: 'Invalid body: Type or name does not match' });
+
+    const unknownType = await s.req('GET', '/schemas/avro');
+    assert.equal(unknownType.status, 400);
+    assert.deepEqual(unknownType.json(), { error: 1000, message: 'schema type avro not found' });
+    assert.equal((await s.req('POST', '/schemas/avro', { name: 'x', content: PERSON })).status, 400);
+
+    assert.deepEqual(readdirSync(dir), []);
+    assert.deepEqual((await s.req('GET', '/schemas/protobuf')).json(), []);
+  } finally {
+    await s.dispose();
+  }
+});
