@@ -5,7 +5,7 @@
 import type { StreamOptions } from '../catalog/types.js';
 import type { DdlStatement, StreamKindWord } from './ast.js';
 import { Cursor } from './cursor.js';
-import { NotDdlStatementError } from './errors.js';
+import { NotDdlStatementError, SqlSyntaxError } from './errors.js';
 import type { Token } from './lexer.js';
 import type { BasicTypeName, FieldType, StreamField } from './schema.js';
 
@@ -101,30 +101,36 @@ function parseFieldList(c: Cursor): StreamField[] | null {
   }
 }
 
-function parseField(c: Cursor): StreamField {
+/** Deepest ARRAY/STRUCT nesting accepted, so that hostile input cannot overflow the stack. */
+const MAX_TYPE_DEPTH = 200;
+
+function parseField(c: Cursor, depth = 0): StreamField {
   const name = c.expectIdent('expect stream field name.').value;
-  return { name, type: parseType(c) };
+  return { name, type: parseType(c, depth) };
 }
 
-function parseType(c: Cursor): FieldType {
+function parseType(c: Cursor, depth: number): FieldType {
   const t = c.next();
+  if (depth > MAX_TYPE_DEPTH) {
+    throw new SqlSyntaxError(`field type nested too deeply (more than ${MAX_TYPE_DEPTH} levels).`, t.line, t.column);
+  }
   const w = t.kind === 'ident' ? t.value.toUpperCase() : '';
   const basic = BASIC_TYPES[w];
   if (basic) return { kind: basic };
   if (w === 'ARRAY') {
     c.expectOp('(', 'expected lparen after ARRAY.');
-    const element = parseType(c);
+    const element = parseType(c, depth + 1);
     c.expectOp(')', 'expected rparen after ARRAY element type.');
     return { kind: 'array', element };
   }
   if (w === 'STRUCT') {
     c.expectOp('(', 'expected lparen after STRUCT.');
-    const fields: StreamField[] = [parseField(c)];
+    const fields: StreamField[] = [parseField(c, depth + 1)];
     for (;;) {
       const s = c.next();
       if (s.kind === 'op' && s.value === ')') return { kind: 'struct', fields };
       if (s.kind !== 'op' || s.value !== ',') c.fail(s, 'expected comma or rparen.');
-      fields.push(parseField(c));
+      fields.push(parseField(c, depth + 1));
     }
   }
   return c.fail(t, TYPE_ERROR);

@@ -216,8 +216,11 @@ export class Lexer {
     this.advance(); // opening quote
     let out = '';
     const bad = (): never => {
-      // the literal up to where scanning stopped, quotes included, names the offending string
-      throw new SqlSyntaxError(`found ${quoteLit(this.src.slice(start, this.pos))}, invalid string.`, line, column);
+      // name the whole offending literal: scan on to its closing quote (or the end of the text)
+      let end = this.pos;
+      while (end < this.src.length && this.src[end] !== quote) end += this.src[end] === '\\' ? 2 : 1;
+      const text = this.src.slice(start, Math.min(end + 1, this.src.length));
+      throw new SqlSyntaxError(`found ${quoteLit(text)}, invalid string.`, line, column);
     };
     for (;;) {
       if (this.pos >= this.src.length) bad();
