@@ -9,6 +9,8 @@ import { createLogger, type Logger } from './log.js';
 import { openStore, type KVStore } from './store/index.js';
 import { createHttp } from './api/server.js';
 import { registerRootRoutes } from './api/root.js';
+import { Catalog } from './catalog/catalog.js';
+import { registerStreamRoutes } from './api/streams.js';
 import { UploadsService } from './bundle/uploads.js';
 import { registerUploadRoutes } from './api/uploads.js';
 import { SchemaRegistry } from './bundle/schemas.js';
@@ -21,6 +23,8 @@ export interface App {
   readonly logger: Logger;
   readonly store: KVStore;
   readonly http: FastifyInstance;
+  /** streams and tables */
+  readonly catalog: Catalog;
   /** configuration-file uploads (engineer F) */
   readonly uploads: UploadsService;
   /** protobuf schemas (engineer F) */
@@ -54,18 +58,23 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
   const store = await openStore(config, home, opts.redisPrefix);
   const closers: Array<() => Promise<void> | void> = [() => store.close()];
   const http = createHttp(logger);
+  const catalog = await Catalog.load(store, (name, err) =>
+    logger.warn({ err }, 'stream or table %s is stored but cannot be parsed; it is skipped', name),
+  );
   const app: App = {
     home,
     config,
     logger,
     store,
     http,
+    catalog,
     uploads: new UploadsService(join(home.data, 'uploads'), store),
     schemas: new SchemaRegistry(join(home.data, 'schemas'), join(home.etc, 'schemas', 'protobuf'), store),
     onClose: (fn) => closers.push(fn),
   };
 
   registerRootRoutes(http, startedAt);
+  registerStreamRoutes(http, catalog);
   registerUploadRoutes(http, app.uploads);
   registerSchemaRoutes(http, app.schemas);
 
