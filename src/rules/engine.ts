@@ -4,6 +4,7 @@
  */
 import type { TopologyBuilder } from '../runtime/contracts.js';
 import type { SqlChecker } from './definition.js';
+import { parseDdl, parseSelect } from '../sql/index.js';
 
 export interface RuleEngine extends SqlChecker {
   /** plans and builds topologies (throws coded EddyErrors: 2101 unknown stream, 2201 unknown sink...) */
@@ -17,4 +18,19 @@ export interface RuleEngine extends SqlChecker {
   explain(sql: string): string;
   /** drops what the runtime keeps for a deleted rule (checkpoints, sink caches) */
   cleanup(ruleId: string): Promise<void> | void;
+}
+
+/** SELECT or another statement kind, with the SQL front end's parser message when neither parses. */
+export function sqlStatementKind(sql: string): 'select' | 'other' {
+  try {
+    parseSelect(sql);
+    return 'select';
+  } catch (selectErr) {
+    try {
+      parseDdl(sql);
+      return 'other';
+    } catch {
+      throw selectErr;
+    }
+  }
 }

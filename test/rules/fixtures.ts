@@ -1,0 +1,84 @@
+/**
+ * A topology whose behaviour a test decides (opens, fails to open, fails later), for the rule state machine tests.
+ * The real builder is exercised by the HTTP tests.
+ */
+import pino from 'pino';
+import { NodeMetrics, type PrintableTopo, type RuleDef, type RuleOptions, type Topology } from '../../src/runtime/contracts.js';
+import { mergeOptions } from '../../src/rules/definition.js';
+
+export const silent = pino({ level: 'silent' });
+
+export const DEFAULTS: RuleOptions = {
+  debug: false,
+  logFilename: '',
+  isEventTime: false,
+  lateTolerance: 1000,
+  concurrency: 1,
+  bufferLength: 1024,
+  sendMetaToSink: false,
+  sendError: true,
+  qos: 0,
+  checkpointInterval: 300000,
+  cron: '',
+  duration: '',
+  cronDatetimeRange: [],
+  restartStrategy: { attempts: 0, delay: 1000, multiplier: 2, maxDelay: 30000, jitterFactor: 0.1 },
+};
+
+export function options(partial: Partial<RuleOptions> = {}): RuleOptions {
+  return mergeOptions(DEFAULTS, partial);
+}
+
+export type OpenBehaviour = 'ok' | Error;
+
+export class TestTopology implements Topology {
+  opened = false;
+  closed = false;
+  private fatal: ((err: Error) => void) | undefined;
+  readonly metrics = [new NodeMetrics('source_s1'), new NodeMetrics('op_2_project'), new NodeMetrics('sink_log_0')];
+  constructor(private readonly behaviour: OpenBehaviour = 'ok') {}
+  async open(): Promise<void> {
+    if (this.behaviour !== 'ok') throw this.behaviour;
+    this.opened = true;
+  }
+  async close(): Promise<void> {
+    this.closed = true;
+  }
+  onFatal(cb: (err: Error) => void): void {
+    this.fatal = cb;
+  }
+  /** simulates a run-time failure (source lost...) */
+  failNow(err: Error): void {
+    this.fatal?.(err);
+  }
+  nodes(): readonly NodeMetrics[] {
+    return this.metrics;
+  }
+  printable(): PrintableTopo {
+    return { sources: ['source_s1'], edges: { source_s1: ['op_2_project'], op_2_project: ['sink_log_0'] } };
+  }
+}
+
+/** Builds TestTopologies following a script of behaviours (the last one repeats); records every build. */
+export class ScriptedBuilder {
+  readonly built: TestTopology[] = [];
+  constructor(private readonly script: Array<OpenBehaviour | 'throw'> = ['ok']) {}
+  build = (_def: RuleDef, _o: RuleOptions): TestTopology => {
+    const b = this.script[Math.min(this.built.length, this.script.length - 1)];
+    if (b === 'throw') {
+      this.built.push(new TestTopology(new Error('unused')));
+      throw new Error('cannot plan');
+    }
+    const t = new TestTopology(b);
+    this.built.push(t);
+    return t;
+  };
+}
+
+export async function until(cond: () => boolean, timeoutMs = 5000, what = 'condition'): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
