@@ -1,0 +1,54 @@
+/**
+ * Window units and the alignment of a window's first boundary (sql.md §5.3). Alignment follows the host's local
+ * time zone (minute/hour/day starts), not the engine's `timezone` setting.
+ */
+export type TimeUnit = 'dd' | 'hh' | 'mi' | 'ss' | 'ms';
+
+export const UNIT_MS: Readonly<Record<TimeUnit, number>> = {
+  dd: 86_400_000,
+  hh: 3_600_000,
+  mi: 60_000,
+  ss: 1_000,
+  ms: 1,
+};
+
+/** The first window end after reference time `t` for the raw parameter `n` of `unit`. */
+export function alignBoundary(t: number, n: number, unit: TimeUnit): number {
+  const d = new Date(t);
+  let parentStart: number;
+  let within: number;
+  switch (unit) {
+    case 'dd': {
+      d.setHours(0, 0, 0, 0);
+      d.setDate(d.getDate() + n);
+      return d.getTime();
+    }
+    case 'hh':
+      within = d.getHours();
+      d.setHours(0, 0, 0, 0);
+      parentStart = d.getTime();
+      break;
+    case 'mi':
+      within = d.getMinutes();
+      d.setMinutes(0, 0, 0);
+      parentStart = d.getTime();
+      break;
+    case 'ss':
+      within = d.getSeconds();
+      d.setSeconds(0, 0);
+      parentStart = d.getTime();
+      break;
+    case 'ms':
+      within = d.getMilliseconds();
+      parentStart = t - within;
+      break;
+  }
+  const k = within <= n ? 1 : Math.floor(within / n) + 1;
+  return parentStart + k * n * UNIT_MS[unit];
+}
+
+/** The unit keyword of a unit length in ms (count windows, unit 1, read as `ms`). */
+export function unitOf(unitMs: number): TimeUnit {
+  for (const [u, ms] of Object.entries(UNIT_MS) as Array<[TimeUnit, number]>) if (ms === unitMs) return u;
+  return 'ms';
+}

@@ -1,0 +1,176 @@
+/**
+ * Topology nodes: a bounded input queue, non-blocking pushes that drop and count when a queue is full
+ * (runtime.md §1.7), and one scheduled drain per batch of queued items. Per-item work stays synchronous.
+ */
+import { performance } from 'node:perf_hooks';
+import { ErrorRecord, NodeMetrics, type SinkNode } from './contracts.js';
+import { Output, Watermark, type Item } from './items.js';
+
+/** Anything a node can push to: another node's queue or a sink. `accept` returns false when the item was dropped. */
+export interface Receiver {
+  readonly name: string;
+  accept(item: Item): boolean;
+}
+
+/** Items handled per drain before yielding, so that downstream queues drain in between (bounded growth). */
+const MAX_DRAIN_BATCH = 256;
+
+/** A fixed-capacity FIFO ring. */
+export class BoundedQueue<T> {
+  private buf: Array<T | undefined>;
+  private head = 0;
+  size = 0;
+  constructor(readonly capacity: number) {
+    this.buf = new Array<T | undefined>(Math.max(1, Math.min(capacity, 1024)));
+  }
+  push(v: T): boolean {
+    if (this.size >= this.capacity) return false;
+    if (this.size === this.buf.length) this.grow();
+    this.buf[(this.head + this.size) % this.buf.length] = v;
+    this.size++;
+    return true;
+  }
+  shift(): T | undefined {
+    if (this.size === 0) return undefined;
+    const v = this.buf[this.head];
+    this.buf[this.head] = undefined;
+    this.head = (this.head + 1) % this.buf.length;
+    this.size--;
+    return v;
+  }
+  clear(): void {
+    this.buf.fill(undefined);
+    this.head = 0;
+    this.size = 0;
+  }
+  /** the queued items, oldest first (checkpoints) */
+  toArray(): T[] {
+    const out: T[] = [];
+    for (let i = 0; i < this.size; i++) out.push(this.buf[(this.head + i) % this.buf.length] as T);
+    return out;
+  }
+  private grow(): void {
+    const next = new Array<T | undefined>(Math.min(this.capacity, this.buf.length * 2));
+    for (let i = 0; i < this.size; i++) next[i] = this.buf[(this.head + i) % this.buf.length];
+    this.buf = next;
+    this.head = 0;
+  }
+}
+
+/** Base of every operator (and of the per-rule source queues). */
+export abstract class QueueNode implements Receiver {
+  readonly metrics: NodeMetrics;
+  readonly outputs: Receiver[] = [];
+  protected readonly queue: BoundedQueue<Item>;
+  protected closed = false;
+  private scheduled = false;
+  private readonly drainFn = () => this.drain();
+  /** error reporting hook for failures that end the run (set by the topology) */
+  fatal: (err: Error) => void = () => {};
+
+  constructor(
+    readonly name: string,
+    capacity: number,
+  ) {
+    this.metrics = new NodeMetrics(name);
+    this.queue = new BoundedQueue<Item>(Math.max(1, capacity));
+  }
+
+  accept(item: Item): boolean {
+    if (this.closed) return true;
+    if (!this.queue.push(item)) return false;
+    this.metrics.bufferLength = this.queue.size;
+    if (!this.scheduled) {
+      this.scheduled = true;
+      queueMicrotask(this.drainFn);
+    }
+    return true;
+  }
+
+  /** Handles one input item; emits through {@link emit}. Throwing counts an exception and drops the item. */
+  protected abstract process(item: Item): void;
+
+  /** Pushes to every output without blocking; a full receiver drops the item and counts it here. */
+  protected emit(item: Item): void {
+    if (!(item instanceof Watermark)) this.metrics.recordsOut++;
+    const outs = this.outputs;
+    for (let i = 0; i < outs.length; i++) {
+      const out = outs[i];
+      if (!out.accept(item)) this.metrics.error(`buffer full, drop message from ${this.name} to ${out.name}`);
+    }
+  }
+
+  /** An evaluation failure: counted, and forwarded as data when the rule has sendError. */
+  protected emitError(err: unknown, sendError: boolean): void {
+    this.metrics.error(err);
+    if (sendError) this.emit(err instanceof ErrorRecord ? err : new ErrorRecord(this.metrics.lastException));
+  }
+
+  open(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  close(): Promise<void> {
+    this.closed = true;
+    this.queue.clear();
+    this.metrics.bufferLength = 0;
+    return Promise.resolve();
+  }
+
+  private drain(): void {
+    this.scheduled = false;
+    if (this.closed) return;
+    const q = this.queue;
+    let n = q.size;
+    if (n === 0) return;
+    if (n > MAX_DRAIN_BATCH) n = MAX_DRAIN_BATCH;
+    const m = this.metrics;
+    const t0 = performance.now();
+    m.lastInvocation = Date.now();
+    for (let i = 0; i < n; i++) {
+      const item = q.shift() as Item;
+      if (!(item instanceof Watermark) && !(item instanceof ErrorRecord)) m.recordsIn++;
+      try {
+        this.process(item);
+      } catch (err) {
+        m.error(err);
+      }
+      m.messagesProcessed++;
+      if (this.closed) return;
+    }
+    const us = (performance.now() - t0) * 1000;
+    m.busyUs += us;
+    m.processLatencyUs = Math.round(us / n);
+    m.bufferLength = q.size;
+    if (q.size > 0 && !this.scheduled) {
+      this.scheduled = true;
+      queueMicrotask(this.drainFn);
+    }
+  }
+
+  /** Work done outside the queue (timers): timed and counted like a drain. */
+  protected timed(fn: () => void): void {
+    if (this.closed) return;
+    const t0 = performance.now();
+    this.metrics.lastInvocation = Date.now();
+    try {
+      fn();
+    } catch (err) {
+      this.metrics.error(err);
+    }
+    this.metrics.busyUs += (performance.now() - t0) * 1000;
+  }
+}
+
+/** Pushes a rule's output into a sink node (which has its own bounded buffer and drop policy). */
+export class SinkReceiver implements Receiver {
+  readonly name: string;
+  constructor(readonly sink: SinkNode) {
+    this.name = sink.metrics.name;
+  }
+  accept(item: Item): boolean {
+    if (item instanceof Output) this.sink.push(item.rows);
+    else if (item instanceof ErrorRecord) this.sink.push(item);
+    return true;
+  }
+}

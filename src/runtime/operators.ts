@@ -1,0 +1,453 @@
+/**
+ * The operators of a SQL rule after the sources (sql.md §4.2): analytic, filters, join aligner, joins, aggregate,
+ * having, window functions, order, project and projectset. Each runs C1's compiled closures against the rule's one
+ * {@link EvalContext}; an evaluation error replaces the unit of work with an error record (sql.md §6.7).
+ */
+import type { Row } from './contracts.js';
+import { ErrorRecord, JoinTuple, Tuple } from './contracts.js';
+import type { ValueObject } from '../values/value.js';
+import type {
+  AnalyticStage,
+  EvalContext,
+  EvalUnit,
+  JoinPlan,
+  OrderStage,
+  ProjectSetStage,
+  QueryPlan,
+  RowPredicate,
+  WindowFuncStage,
+} from '../plan/plan.js';
+import { Output, RowBatch, TableUpdate, UnitBatch, Watermark, type Item } from './items.js';
+import { QueueNode } from './node.js';
+
+/** What every operator of one rule shares. */
+export interface OpEnv {
+  readonly ctx: EvalContext;
+  readonly plan: QueryPlan;
+  readonly sendError: boolean;
+  readonly bufferLength: number;
+}
+
+abstract class Operator extends QueueNode {
+  protected readonly ctx: EvalContext;
+  constructor(
+    name: string,
+    protected readonly env: OpEnv,
+  ) {
+    super(name, env.bufferLength);
+    this.ctx = env.ctx;
+  }
+
+  protected fail(err: unknown): void {
+    this.emitError(err, this.env.sendError);
+  }
+
+  protected bindBatch(b: RowBatch | UnitBatch): void {
+    if (b.windowed) this.ctx.setWindow(b.windowStart, b.windowEnd);
+    else this.ctx.setWindow(undefined, undefined);
+  }
+
+  protected bindEvent(): void {
+    this.ctx.setWindow(undefined, undefined);
+    this.ctx.bindRow();
+  }
+
+  /** the units of an emission (rows are grouped/wrapped by the plan when no aggregate node did it) */
+  protected unitsOf(b: RowBatch | UnitBatch): UnitBatch {
+    if (b instanceof UnitBatch) return b;
+    this.bindBatch(b);
+    return new UnitBatch(this.env.plan.toUnits(b.rows, this.ctx), b.windowStart, b.windowEnd, b.windowed);
+  }
+}
+
+/** Analytic functions on every event before any filter (stage 3). */
+export class AnalyticNode extends Operator {
+  constructor(
+    name: string,
+    env: OpEnv,
+    private readonly stage: AnalyticStage,
+  ) {
+    super(name, env);
+  }
+  protected process(item: Item): void {
+    if (item instanceof Tuple || item instanceof JoinTuple) {
+      this.bindEvent();
+      try {
+        this.stage.compute(item, this.ctx);
+      } catch (err) {
+        this.fail(err);
+        return;
+      }
+    }
+    this.emit(item);
+  }
+}
+
+/**
+ * A row condition: a WHERE part pushed to a source, a window FILTER, or the WHERE of the rule. On an emission it
+ * keeps the rows that pass; an emission left empty is dropped (sql.md §5.12).
+ */
+export class FilterNode extends Operator {
+  constructor(
+    name: string,
+    env: OpEnv,
+    private readonly pred: RowPredicate,
+  ) {
+    super(name, env);
+  }
+  protected process(item: Item): void {
+    const ctx = this.ctx;
+    if (item instanceof Tuple || item instanceof JoinTuple) {
+      this.bindEvent();
+      let keep: boolean;
+      try {
+        keep = this.pred(item, ctx);
+      } catch (err) {
+        this.fail(err);
+        return;
+      }
+      if (keep) this.emit(item);
+      return;
+    }
+    if (item instanceof RowBatch) {
+      this.bindBatch(item);
+      const kept: Row[] = [];
+      try {
+        for (const row of item.rows) {
+          ctx.bindRow();
+          if (this.pred(row, ctx)) kept.push(row);
+        }
+      } catch (err) {
+        this.fail(err);
+        return;
+      }
+      if (kept.length > 0) this.emit(new RowBatch(kept, item.windowStart, item.windowEnd, item.windowed));
+      return;
+    }
+    this.emit(item);
+  }
+}
+
+/** A scan table's current snapshot (sql.md §3.5). */
+class TableSnapshot {
+  rows: Tuple[] = [];
+  constructor(private readonly retain: number | null) {}
+  update(rows: Tuple[]): void {
+    if (this.retain === null) {
+      // no RETAIN_SIZE: the latest batch (a file read) or the latest row
+      this.rows = rows.slice();
+      return;
+    }
+    for (const r of rows) this.rows.push(r);
+    if (this.rows.length > this.retain) this.rows = this.rows.slice(this.rows.length - this.retain);
+  }
+}
+
+/**
+ * Puts the current scan-table snapshots next to every stream event or window emission, so that the join node sees
+ * one batch holding both sides (node `op_<N>_join_aligner`).
+ */
+export class JoinAlignerNode extends Operator {
+  private readonly tables = new Map<string, TableSnapshot>();
+  constructor(name: string, env: OpEnv, tables: ReadonlyArray<{ name: string; retain: number | null }>) {
+    super(name, env);
+    for (const t of tables) this.tables.set(t.name, new TableSnapshot(t.retain));
+  }
+  protected process(item: Item): void {
+    if (item instanceof TableUpdate) {
+      this.tables.get(item.table)?.update(item.rows);
+      return;
+    }
+    if (item instanceof Tuple || item instanceof JoinTuple) {
+      this.emit(new RowBatch(this.withTables([item]), 0, 0, false));
+      return;
+    }
+    if (item instanceof RowBatch) {
+      this.emit(new RowBatch(this.withTables(item.rows.slice()), item.windowStart, item.windowEnd, item.windowed));
+      return;
+    }
+    if (item instanceof ErrorRecord) this.emit(item);
+  }
+  private withTables(rows: Row[]): Row[] {
+    for (const t of this.tables.values()) for (const r of t.rows) rows.push(r);
+    return rows;
+  }
+  snapshot(): Record<string, Tuple[]> {
+    const out: Record<string, Tuple[]> = {};
+    for (const [k, t] of this.tables) out[k] = t.rows.slice();
+    return out;
+  }
+  restore(s: Record<string, Tuple[]>): void {
+    for (const [k, rows] of Object.entries(s)) {
+      const t = this.tables.get(k);
+      if (t) t.rows = rows.slice();
+    }
+  }
+}
+
+function tuplesOf(row: Row): Tuple[] {
+  return row instanceof JoinTuple ? row.tuples : [row];
+}
+
+/** Stream/stream and stream/table joins over one emission, left to right (sql.md §4.5). */
+export class JoinNode extends Operator {
+  constructor(
+    name: string,
+    env: OpEnv,
+    private readonly from: string,
+    private readonly joins: readonly JoinPlan[],
+  ) {
+    super(name, env);
+  }
+
+  protected process(item: Item): void {
+    if (!(item instanceof RowBatch)) {
+      if (item instanceof ErrorRecord) this.emit(item);
+      return;
+    }
+    this.bindBatch(item);
+    let left: Row[] = [];
+    for (const r of item.rows) if (r instanceof JoinTuple || r.emitter === this.from) left.push(r);
+    try {
+      for (const j of this.joins) {
+        const right: Tuple[] = [];
+        for (const r of item.rows) if (r instanceof Tuple && r.emitter === j.stream) right.push(r);
+        left = this.join(j, left, right);
+      }
+    } catch (err) {
+      this.fail(err);
+      return;
+    }
+    if (left.length > 0) this.emit(new RowBatch(left, item.windowStart, item.windowEnd, item.windowed));
+  }
+
+  private join(j: JoinPlan, left: Row[], right: Tuple[]): Row[] {
+    const ctx = this.ctx;
+    const out: Row[] = [];
+    const on = j.kind === 'cross' ? null : j.on;
+    if (j.kind === 'right') {
+      for (const r of right) {
+        let matched = false;
+        for (const l of left) {
+          const jt = new JoinTuple([r, ...tuplesOf(l)], l.timestamp);
+          ctx.bindRow();
+          if (on === null || on(jt, ctx)) {
+            out.push(jt);
+            matched = true;
+          }
+        }
+        if (!matched) out.push(new JoinTuple([r], r.timestamp));
+      }
+      return out;
+    }
+    const rightMatched = j.kind === 'full' ? new Array<boolean>(right.length).fill(false) : null;
+    for (const l of left) {
+      let matched = false;
+      const lt = tuplesOf(l);
+      for (let i = 0; i < right.length; i++) {
+        const jt = new JoinTuple([...lt, right[i]], l.timestamp);
+        ctx.bindRow();
+        if (on === null || on(jt, ctx)) {
+          out.push(jt);
+          matched = true;
+          if (rightMatched) rightMatched[i] = true;
+        }
+      }
+      if (!matched && (j.kind === 'left' || j.kind === 'full')) out.push(l instanceof JoinTuple ? l : new JoinTuple([l], l.timestamp));
+    }
+    if (rightMatched) {
+      for (let i = 0; i < right.length; i++) if (!rightMatched[i]) out.push(new JoinTuple([right[i]], right[i].timestamp));
+    }
+    return out;
+  }
+}
+
+/** GROUP BY: the rows of an emission become groups (none when there are no rows and there are dimensions). */
+export class AggregateNode extends Operator {
+  protected process(item: Item): void {
+    if (item instanceof RowBatch) {
+      let units: UnitBatch;
+      try {
+        units = this.unitsOf(item);
+      } catch (err) {
+        this.fail(err);
+        return;
+      }
+      if (units.units.length > 0) this.emit(units);
+      return;
+    }
+    if (item instanceof ErrorRecord || item instanceof UnitBatch || item instanceof Tuple || item instanceof JoinTuple) this.emit(item);
+  }
+}
+
+/** HAVING per group; nothing is emitted when no group passes. */
+export class HavingNode extends Operator {
+  constructor(
+    name: string,
+    env: OpEnv,
+    private readonly pred: RowPredicate,
+  ) {
+    super(name, env);
+  }
+  protected process(item: Item): void {
+    const ctx = this.ctx;
+    if (item instanceof RowBatch || item instanceof UnitBatch) {
+      const kept: EvalUnit[] = [];
+      let b: UnitBatch;
+      try {
+        b = this.unitsOf(item);
+        this.bindBatch(b);
+        for (const u of b.units) {
+          ctx.bindUnit(u);
+          if (this.pred(u.row, ctx)) kept.push(u);
+        }
+      } catch (err) {
+        this.fail(err);
+        return;
+      }
+      if (kept.length > 0) this.emit(new UnitBatch(kept, b.windowStart, b.windowEnd, b.windowed));
+      return;
+    }
+    if (item instanceof Tuple || item instanceof JoinTuple) {
+      this.bindEvent();
+      try {
+        if (this.pred(item, ctx)) this.emit(item);
+      } catch (err) {
+        this.fail(err);
+      }
+      return;
+    }
+    if (item instanceof ErrorRecord) this.emit(item);
+  }
+}
+
+/** row_number() and friends over the units of an emission. */
+export class WindowFuncNode extends Operator {
+  constructor(
+    name: string,
+    env: OpEnv,
+    private readonly stage: WindowFuncStage,
+  ) {
+    super(name, env);
+  }
+  protected process(item: Item): void {
+    if (item instanceof RowBatch || item instanceof UnitBatch) {
+      try {
+        const b = this.unitsOf(item);
+        this.bindBatch(b);
+        this.emit(new UnitBatch(this.stage.apply(b.units, this.ctx), b.windowStart, b.windowEnd, b.windowed));
+      } catch (err) {
+        this.fail(err);
+      }
+      return;
+    }
+    if (!(item instanceof Watermark)) this.emit(item);
+  }
+}
+
+/** ORDER BY over the units of an emission; single events pass unchanged. */
+export class OrderNode extends Operator {
+  constructor(
+    name: string,
+    env: OpEnv,
+    private readonly stage: OrderStage,
+  ) {
+    super(name, env);
+  }
+  protected process(item: Item): void {
+    if (item instanceof RowBatch || item instanceof UnitBatch) {
+      try {
+        const b = this.unitsOf(item);
+        this.bindBatch(b);
+        this.stage.sort(b.units, this.ctx);
+        this.emit(b);
+      } catch (err) {
+        this.fail(err);
+      }
+      return;
+    }
+    if (!(item instanceof Watermark)) this.emit(item);
+  }
+}
+
+/** SELECT: one output object per event or unit, LIMIT applied here unless a projectset follows. */
+export class ProjectNode extends Operator {
+  private readonly limit: number | null;
+  constructor(name: string, env: OpEnv) {
+    super(name, env);
+    this.limit = env.plan.projectSet ? null : env.plan.limit;
+  }
+
+  protected process(item: Item): void {
+    const { plan } = this.env;
+    const ctx = this.ctx;
+    const project = plan.project.project;
+    if (item instanceof Tuple || item instanceof JoinTuple) {
+      if (this.limit === 0) return;
+      this.bindEvent();
+      let obj: ValueObject;
+      try {
+        obj = project(item, ctx);
+      } catch (err) {
+        this.fail(err);
+        return;
+      }
+      if (plan.usesHits) plan.hits.hit(ctx, item.timestamp);
+      this.emit(new Output([obj], true, item.timestamp));
+      return;
+    }
+    if (item instanceof RowBatch || item instanceof UnitBatch) {
+      const out: ValueObject[] = [];
+      let b: UnitBatch;
+      try {
+        b = this.unitsOf(item);
+        if (b.units.length === 0 && plan.isAggregate) return;
+        this.bindBatch(b);
+        const n = this.limit === null ? b.units.length : Math.min(this.limit, b.units.length);
+        for (let i = 0; i < n; i++) {
+          const u = b.units[i];
+          ctx.bindUnit(u);
+          out.push(project(u.row, ctx));
+        }
+      } catch (err) {
+        this.fail(err);
+        return;
+      }
+      if (b.windowed && plan.usesAggHits) plan.hits.aggHit(ctx, b.windowEnd);
+      this.emit(new Output(out, false, b.windowEnd));
+      return;
+    }
+    if (item instanceof ErrorRecord) this.emit(item);
+  }
+}
+
+/** unnest: expands projected rows; a windowless event's expansion leaves as one trigger per row (sql.md §4.13). */
+export class ProjectSetNode extends Operator {
+  constructor(
+    name: string,
+    env: OpEnv,
+    private readonly stage: ProjectSetStage,
+  ) {
+    super(name, env);
+  }
+  protected process(item: Item): void {
+    if (item instanceof Output) {
+      const limit = this.env.plan.limit;
+      let rows: ValueObject[] = [];
+      try {
+        for (const r of item.rows) for (const e of this.stage.expand(r)) rows.push(e);
+      } catch (err) {
+        this.fail(err);
+        return;
+      }
+      if (limit !== null && rows.length > limit) rows = rows.slice(0, limit);
+      if (item.single) {
+        for (const r of rows) this.emit(new Output([r], true, item.timestamp));
+      } else {
+        this.emit(new Output(rows, false, item.timestamp));
+      }
+      return;
+    }
+    if (item instanceof ErrorRecord) this.emit(item);
+  }
+}

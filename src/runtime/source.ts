@@ -1,0 +1,476 @@
+/**
+ * Source side of a topology (runtime.md §1.6, §1.8, §2.1–2.2): the per-rule source node with its queue, the MQTT
+ * decompress/decoder/preprocessor nodes, decoding with the stream's FORMAT, event-time extraction, and shared
+ * source instances (one connector and one decode per SHARED stream for all rules, reference-counted).
+ */
+import type { Logger } from 'pino';
+import { ErrorRecord, Tuple, type ConnectorContext, type ConnectorRegistry, type Format, type Props, type SourceConnector, type SourceEvent } from './contracts.js';
+import type { StreamDef } from '../catalog/types.js';
+import type { StreamField } from '../sql/schema.js';
+import { DateTime, type Value, type ValueObject } from '../values/value.js';
+import { defaultZone, parseAuto, parseWithFormat } from '../values/datetime.js';
+import { checkCompression, decompress, type Compression } from '../connectors/compression.js';
+import { EddyError, ErrorCode } from '../api/errors.js';
+import type { Clock } from './clock.js';
+import { RawEvent, TableUpdate, type Item } from './items.js';
+import { QueueNode } from './node.js';
+
+/** Default capacity of the queue between a source and a rule (runtime.md §2.1). */
+export const SOURCE_BUFFER_LENGTH = 102400;
+
+/** A stream's connector type, datasource and resolved properties (runtime.md §2.1). */
+export interface ResolvedSource {
+  type: string;
+  datasource: string;
+  props: Props;
+}
+
+export function sourceType(def: StreamDef): string {
+  const t = def.options.TYPE;
+  if (t) return t.toLowerCase();
+  return def.kind === 'table' ? 'file' : 'mqtt';
+}
+
+export function resolveSource(registry: ConnectorRegistry, def: StreamDef): ResolvedSource {
+  const type = sourceType(def);
+  const o = def.options;
+  const props: Props = { ...registry.sourceProps(type, o.CONF_KEY) };
+  props.format = (o.FORMAT ?? 'json').toLowerCase();
+  if (o.KEY !== undefined) props.key = o.KEY;
+  if (type !== 'mqtt') {
+    if (o.DELIMITER !== undefined) props.delimiter = o.DELIMITER;
+    if (def.kind === 'table') props.isTable = true;
+  }
+  return { type, datasource: o.DATASOURCE ?? '', props };
+}
+
+/** Creates and provisions a stream's source connector; unknown types fail with eKuiper's message. */
+export function createSourceConnector(registry: ConnectorRegistry, def: StreamDef, ctx: ConnectorContext): { conn: SourceConnector; resolved: ResolvedSource } {
+  const resolved = resolveSource(registry, def);
+  const factory = registry.source(resolved.type);
+  if (!factory) throw new EddyError(ErrorCode.Plan, `source ${resolved.type} not found`);
+  const conn = factory();
+  conn.provision(ctx, resolved.datasource, resolved.props);
+  return { conn, resolved };
+}
+
+export function createFormat(registry: ConnectorRegistry, def: StreamDef, schema: readonly StreamField[] | null): Format | null {
+  const name = (def.options.FORMAT ?? 'json').toLowerCase();
+  const factory = registry.format(name);
+  if (!factory) return null;
+  return factory({ schema, schemaId: def.options.SCHEMAID, delimiter: def.options.DELIMITER });
+}
+
+/** Merges decode schemas of rules sharing a stream: any `null` (keep everything) wins; structs merge members. */
+export function mergeSchemas(schemas: ReadonlyArray<readonly StreamField[] | null>): StreamField[] | null {
+  const byName = new Map<string, StreamField>();
+  for (const s of schemas) {
+    if (s === null) return null;
+    for (const f of s) {
+      const prev = byName.get(f.name);
+      if (!prev) byName.set(f.name, f);
+      else if (prev.type.kind === 'struct' && f.type.kind === 'struct') {
+        const fields = mergeSchemas([prev.type.fields, f.type.fields]) ?? [];
+        byName.set(f.name, { name: f.name, type: { kind: 'struct', fields } });
+      }
+    }
+  }
+  return [...byName.values()];
+}
+
+// ------------------------------------------------------------------------------------------------ decoding
+
+function asRows(decoded: ValueObject | ValueObject[]): ValueObject[] {
+  return Array.isArray(decoded) ? decoded : [decoded];
+}
+
+/** Bytes → rows with the stream's format; already decoded payloads (memory, httppush) pass through. */
+export function decodePayload(format: Format | null, def: StreamDef, payload: SourceEvent['payload']): ValueObject[] {
+  if (payload instanceof Uint8Array) {
+    if (!format) throw new Error(`unsupported format ${def.options.FORMAT ?? 'json'}`);
+    return asRows(format.decode(payload));
+  }
+  return asRows(payload);
+}
+
+/** Event time of a message from the stream's TIMESTAMP field (sql.md §5.2). */
+export function eventTimeOf(msg: ValueObject, field: string, format: string | undefined): number {
+  const v: Value = msg[field];
+  if (v === undefined || v === null) throw new Error(`cannot find timestamp field ${field} in tuple ${JSON.stringify(plain(msg))}`);
+  try {
+    if (typeof v === 'bigint') return Number(v);
+    if (typeof v === 'number') return Math.trunc(v);
+    if (v instanceof DateTime) return v.ms;
+    if (typeof v === 'string') return (format ? parseWithFormat(v, format, defaultZone()) : parseAuto(v, defaultZone())).ms;
+    throw new Error(`unsupported type ${typeof v}`);
+  } catch (err) {
+    throw new Error(`cannot convert timestamp field ${field} to timestamp with error ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+function plain(msg: ValueObject): unknown {
+  return Object.fromEntries(Object.entries(msg).map(([k, v]) => [k, typeof v === 'bigint' ? Number(v) : v]));
+}
+
+/** How the nodes of one rule turn a decoded message into a Tuple. */
+export interface TupleMaker {
+  readonly name: string;
+  readonly def: StreamDef;
+  /** event-time rules: the TIMESTAMP field (null: processing time) */
+  readonly timestampField: string | null;
+  readonly clock: Clock;
+}
+
+function makeTuple(m: TupleMaker, msg: ValueObject, meta: ValueObject, now: number): Tuple {
+  const ts = m.timestampField ? eventTimeOf(msg, m.timestampField, m.def.options.TIMESTAMP_FORMAT) : now;
+  return new Tuple(m.name, msg, meta, ts);
+}
+
+/**
+ * Decodes one raw event and emits its tuples (or the table update) through `node`; failures are counted on the
+ * node and forwarded as error records when the rule has sendError.
+ */
+abstract class DecodingNode extends QueueNode {
+  protected format: Format | null = null;
+  private readonly stamp: TupleMaker;
+  protected constructor(
+    name: string,
+    capacity: number,
+    protected readonly maker: TupleMaker,
+    protected readonly role: 'stream' | 'table',
+    protected readonly sendError: boolean,
+    /** false when a preprocessor node downstream sets the event time */
+    protected readonly stampHere: boolean,
+  ) {
+    super(name, capacity);
+    this.stamp = stampHere ? maker : { ...maker, timestampField: null };
+  }
+
+  protected decodeAndEmit(raw: RawEvent): void {
+    let rows: ValueObject[];
+    if (raw.decoded instanceof Error) {
+      this.emitError(raw.decoded, this.sendError);
+      return;
+    }
+    try {
+      rows = raw.decoded ?? decodePayload(this.format, this.maker.def, raw.ev.payload);
+    } catch (err) {
+      this.emitError(err, this.sendError);
+      return;
+    }
+    const now = this.maker.clock.now();
+    const meta = raw.ev.meta;
+    const stamp = this.stamp;
+    if (this.role === 'table') {
+      const tuples: Tuple[] = [];
+      for (const r of rows) tuples.push(new Tuple(this.maker.name, r, meta, now));
+      this.emit(new TableUpdate(this.maker.name, tuples));
+      return;
+    }
+    for (let i = 0; i < rows.length; i++) {
+      let t: Tuple;
+      try {
+        t = makeTuple(stamp, rows[i], meta, now);
+      } catch (err) {
+        this.emitError(err, this.sendError);
+        continue;
+      }
+      this.emit(t);
+    }
+  }
+}
+
+// ------------------------------------------------------------------------------------------------ shared sources
+
+/** One rule attached to a shared source instance. */
+export interface SharedSubscriber {
+  /** the rule's decode schema for this stream (null: keep everything) */
+  readonly schema: readonly StreamField[] | null;
+  /** a decoded event (or its decode error) for this rule; returns false when the rule's queue is full */
+  deliver(raw: RawEvent): boolean;
+  /** a connector failure, reported to every attached rule */
+  failed(err: Error): void;
+  readonly name: string;
+}
+
+interface SharedInstance {
+  readonly def: StreamDef;
+  conn: SourceConnector | null;
+  format: Format | null;
+  subs: Set<SharedSubscriber>;
+  ready: Promise<void>;
+  ctx: ConnectorContext;
+}
+
+/**
+ * One connector and one decoder per SHARED stream for all rules; opened by the first rule, closed when the last
+ * rule detaches (runtime.md §1.8). Each rule keeps its own queue (its source node).
+ */
+export class SharedSources {
+  private readonly instances = new Map<string, SharedInstance>();
+
+  constructor(
+    private readonly registry: ConnectorRegistry,
+    private readonly logger: Logger,
+    private readonly dataDir: string,
+  ) {}
+
+  /** number of live shared instances (tests, status) */
+  size(): number {
+    return this.instances.size;
+  }
+
+  /** rules attached to the shared instance of stream `name` */
+  subscribers(name: string): number {
+    for (const inst of this.instances.values()) if (inst.def.name === name) return inst.subs.size;
+    return 0;
+  }
+
+  private key(def: StreamDef): string {
+    return `${sourceType(def)}.${def.name}`;
+  }
+
+  async attach(def: StreamDef, sub: SharedSubscriber): Promise<void> {
+    const key = this.key(def);
+    let inst = this.instances.get(key);
+    if (!inst) {
+      const ctx: ConnectorContext = { ruleId: '$shared', logger: this.logger.child({ shared: def.name }), dataDir: this.dataDir };
+      const created: SharedInstance = { def, conn: null, format: null, subs: new Set(), ready: Promise.resolve(), ctx };
+      created.subs.add(sub);
+      created.format = createFormat(this.registry, def, sub.schema);
+      this.instances.set(key, created);
+      created.ready = this.start(key, created);
+      inst = created;
+    } else {
+      inst.subs.add(sub);
+      inst.format = createFormat(this.registry, inst.def, mergeSchemas([...inst.subs].map((s) => s.schema)));
+    }
+    try {
+      await inst.ready;
+    } catch (err) {
+      inst.subs.delete(sub);
+      throw err;
+    }
+  }
+
+  private async start(key: string, inst: SharedInstance): Promise<void> {
+    try {
+      const { conn } = createSourceConnector(this.registry, inst.def, inst.ctx);
+      inst.conn = conn;
+      await conn.connect(
+        inst.ctx,
+        (ev) => this.dispatch(inst, ev),
+        (err) => {
+          for (const s of inst.subs) s.failed(err);
+        },
+      );
+    } catch (err) {
+      if (this.instances.get(key) === inst) this.instances.delete(key);
+      const conn = inst.conn;
+      inst.conn = null;
+      if (conn) await conn.close(inst.ctx).catch(() => {});
+      throw err;
+    }
+  }
+
+  private dispatch(inst: SharedInstance, ev: SourceEvent): void {
+    let decoded: ValueObject[] | Error;
+    try {
+      decoded = decodePayload(inst.format, inst.def, ev.payload);
+    } catch (err) {
+      decoded = err instanceof Error ? err : new Error(String(err));
+    }
+    const raw = new RawEvent(ev, decoded);
+    for (const s of inst.subs) {
+      if (!s.deliver(raw)) {
+        // the rule's own queue is full: counted on its source node
+      }
+    }
+  }
+
+  async detach(def: StreamDef, sub: SharedSubscriber): Promise<void> {
+    const key = this.key(def);
+    const inst = this.instances.get(key);
+    if (!inst || !inst.subs.delete(sub)) return;
+    if (inst.subs.size > 0) {
+      inst.format = createFormat(this.registry, inst.def, mergeSchemas([...inst.subs].map((s) => s.schema)));
+      return;
+    }
+    this.instances.delete(key);
+    await inst.ready.catch(() => {});
+    const conn = inst.conn;
+    inst.conn = null;
+    if (conn) await conn.close(inst.ctx);
+  }
+
+  /** closes every instance (server shutdown) */
+  async closeAll(): Promise<void> {
+    const all = [...this.instances.values()];
+    this.instances.clear();
+    for (const inst of all) {
+      await inst.ready.catch(() => {});
+      if (inst.conn) await inst.conn.close(inst.ctx).catch(() => {});
+      inst.conn = null;
+    }
+  }
+}
+
+// ------------------------------------------------------------------------------------------------ nodes
+
+export interface SourceNodeOptions {
+  /** `source_<name>` */
+  nodeName: string;
+  maker: TupleMaker;
+  role: 'stream' | 'table';
+  /** decode schema of this rule (SourcePlan.schema) */
+  schema: readonly StreamField[] | null;
+  /** a decoder node follows (MQTT): forward raw events */
+  forwardRaw: boolean;
+  /** a preprocessor node sets the event time */
+  preprocessor: boolean;
+  sendError: boolean;
+  registry: ConnectorRegistry;
+  shared: SharedSources | null;
+  connectorContext: ConnectorContext;
+}
+
+/** The rule's source node: connector (or shared instance) → the rule's queue → decode → tuples. */
+export class SourceNode extends DecodingNode implements SharedSubscriber {
+  private conn: SourceConnector | null = null;
+  private readonly opts: SourceNodeOptions;
+  private attached = false;
+  /** called when the connector reports a failure (the topology may end the run) */
+  onConnectorError: (err: Error) => void = () => {};
+
+  constructor(opts: SourceNodeOptions) {
+    const resolved = resolveSource(opts.registry, opts.maker.def);
+    const bl = Number(resolved.props.bufferLength);
+    super(opts.nodeName, Number.isFinite(bl) && bl > 0 ? bl : SOURCE_BUFFER_LENGTH, opts.maker, opts.role, opts.sendError, !opts.preprocessor);
+    this.opts = opts;
+    if (!opts.forwardRaw) this.format = createFormat(opts.registry, opts.maker.def, opts.schema);
+  }
+
+  get schema(): readonly StreamField[] | null {
+    return this.opts.schema;
+  }
+
+  get isShared(): boolean {
+    return this.opts.shared !== null;
+  }
+
+  override async open(): Promise<void> {
+    const o = this.opts;
+    if (o.shared) {
+      await o.shared.attach(o.maker.def, this);
+      this.attached = true;
+      return;
+    }
+    const { conn } = createSourceConnector(o.registry, o.maker.def, o.connectorContext);
+    this.conn = conn;
+    await conn.connect(
+      o.connectorContext,
+      (ev) => {
+        if (!this.accept(new RawEvent(ev, null))) this.metrics.error(`buffer full, drop message from ${this.name} to ${this.name}`);
+      },
+      (err) => this.failed(err),
+    );
+  }
+
+  deliver(raw: RawEvent): boolean {
+    if (this.accept(raw)) return true;
+    this.metrics.error(`buffer full, drop message from ${this.name} to ${this.name}`);
+    return false;
+  }
+
+  failed(err: Error): void {
+    this.metrics.error(err);
+    if (this.opts.sendError) this.emit(new ErrorRecord(err.message));
+    this.onConnectorError(err);
+  }
+
+  protected process(item: Item): void {
+    if (!(item instanceof RawEvent)) return;
+    if (this.opts.forwardRaw) this.emit(item);
+    else this.decodeAndEmit(item);
+  }
+
+  override async close(): Promise<void> {
+    await super.close();
+    const o = this.opts;
+    if (o.shared && this.attached) {
+      this.attached = false;
+      await o.shared.detach(o.maker.def, this);
+    }
+    const conn = this.conn;
+    this.conn = null;
+    if (conn) await conn.close(o.connectorContext);
+  }
+}
+
+/** MQTT decoder node (`op_<N>_decoder`): bytes → tuples with the stream's FORMAT. */
+export class DecoderNode extends DecodingNode {
+  constructor(name: string, capacity: number, maker: TupleMaker, role: 'stream' | 'table', schema: readonly StreamField[] | null, registry: ConnectorRegistry, sendError: boolean, preprocessor: boolean) {
+    super(name, capacity, maker, role, sendError, !preprocessor);
+    this.format = createFormat(registry, maker.def, schema);
+  }
+  protected process(item: Item): void {
+    if (item instanceof RawEvent) this.decodeAndEmit(item);
+    else if (item instanceof ErrorRecord) this.emit(item);
+  }
+}
+
+/** MQTT decompression node (`op_<N>_decompress`). */
+export class DecompressNode extends QueueNode {
+  private readonly algorithm: Compression;
+  constructor(
+    name: string,
+    capacity: number,
+    algorithm: string,
+    private readonly sendError: boolean,
+  ) {
+    super(name, capacity);
+    this.algorithm = checkCompression(algorithm);
+  }
+  protected process(item: Item): void {
+    if (!(item instanceof RawEvent)) {
+      this.emit(item);
+      return;
+    }
+    const p = item.ev.payload;
+    if (!(p instanceof Uint8Array) || item.decoded !== null) {
+      this.emit(item);
+      return;
+    }
+    let out: Uint8Array;
+    try {
+      out = decompress(this.algorithm, p);
+    } catch (err) {
+      this.emitError(err, this.sendError);
+      return;
+    }
+    this.emit(new RawEvent({ payload: out, meta: item.ev.meta, timestamp: item.ev.timestamp }, null));
+  }
+}
+
+/** MQTT preprocessor node (`op_<N>_preprocessor`): event-time extraction after decoding. */
+export class PreprocessorNode extends QueueNode {
+  constructor(
+    name: string,
+    capacity: number,
+    private readonly maker: TupleMaker,
+    private readonly sendError: boolean,
+  ) {
+    super(name, capacity);
+  }
+  protected process(item: Item): void {
+    if (item instanceof Tuple && this.maker.timestampField) {
+      try {
+        item.timestamp = eventTimeOf(item.message, this.maker.timestampField, this.maker.def.options.TIMESTAMP_FORMAT);
+      } catch (err) {
+        this.emitError(new Error(`error in preprocessor: ${err instanceof Error ? err.message : String(err)}`), this.sendError);
+        return;
+      }
+    }
+    this.emit(item);
+  }
+}

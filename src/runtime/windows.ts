@@ -1,0 +1,483 @@
+/**
+ * Window operators (sql.md §5): tumbling, hopping, sliding (with delay and OVER(WHEN) trigger), session and count,
+ * in processing time (driven by the injected {@link Clock}) and in event time (driven by {@link Watermark}s).
+ * Each emission is one {@link RowBatch} with the window bounds the spec defines, quirks included.
+ */
+import type { Row } from './contracts.js';
+import { ErrorRecord, JoinTuple, Tuple } from './contracts.js';
+import type { Clock, TimerHandle } from './clock.js';
+import { alignBoundary, unitOf, type TimeUnit } from './align.js';
+import type { WindowSpec } from '../plan/plan.js';
+import { RowBatch, Watermark, type Item } from './items.js';
+import { QueueNode } from './node.js';
+
+export interface WindowNodeOptions {
+  /** lengths in ms (events for count windows), see the plan's WindowSpec */
+  spec: WindowSpec;
+  /** OVER (WHEN cond) of a sliding window bound to the rule's context: true when the row triggers an emission */
+  trigger?: ((row: Row) => boolean) | null;
+  eventTime: boolean;
+  clock: Clock;
+  sendError: boolean;
+  bufferLength: number;
+}
+
+/** Serialisable window state for checkpoints (rows are stored by the checkpoint codec). */
+export interface WindowState {
+  rows: Row[];
+  num: Record<string, number>;
+  pending?: number[];
+}
+
+/** Creates the operator for one window spec. */
+export function createWindowNode(name: string, opts: WindowNodeOptions): WindowNode {
+  switch (opts.spec.type) {
+    case 'tumbling':
+      return new TumblingWindow(name, opts);
+    case 'hopping':
+      return new HoppingWindow(name, opts);
+    case 'sliding':
+      return new SlidingWindow(name, opts);
+    case 'session':
+      return new SessionWindow(name, opts);
+    case 'count':
+      return new CountWindow(name, opts);
+  }
+}
+
+function ts(row: Row): number {
+  return row.timestamp;
+}
+
+export abstract class WindowNode extends QueueNode {
+  protected readonly spec: WindowSpec;
+  protected readonly unit: TimeUnit;
+  protected readonly trigger: ((row: Row) => boolean) | null;
+  protected readonly eventTime: boolean;
+  protected readonly clock: Clock;
+  protected readonly sendError: boolean;
+  /** buffered rows, in arrival (processing time) or timestamp (event time) order */
+  protected rows: Row[] = [];
+  protected timer: TimerHandle | undefined;
+
+  constructor(name: string, opts: WindowNodeOptions) {
+    super(name, opts.bufferLength);
+    this.spec = opts.spec;
+    this.unit = unitOf(opts.spec.unitMs);
+    this.trigger = opts.trigger ?? null;
+    this.eventTime = opts.eventTime;
+    this.clock = opts.clock;
+    this.sendError = opts.sendError;
+  }
+
+  protected process(item: Item): void {
+    if (item instanceof Tuple || item instanceof JoinTuple) this.onRow(item);
+    else if (item instanceof Watermark) this.onWatermark(item.ts);
+    else if (item instanceof ErrorRecord) this.emit(item);
+  }
+
+  protected abstract onRow(row: Row): void;
+  protected onWatermark(_ts: number): void {}
+  /** processing time: schedule the first timers */
+  protected start(): void {}
+
+  protected schedule(at: number, fn: () => void): void {
+    this.timer?.cancel();
+    this.timer = this.clock.setTimeout(() => {
+      this.timer = undefined;
+      this.timed(fn);
+    }, at - this.clock.now());
+  }
+
+  protected fire(rows: Row[], start: number, end: number): void {
+    this.emit(new RowBatch(rows, start, end));
+  }
+
+  override open(): Promise<void> {
+    if (!this.eventTime) this.start();
+    return Promise.resolve();
+  }
+
+  override close(): Promise<void> {
+    this.timer?.cancel();
+    this.timer = undefined;
+    return super.close();
+  }
+
+  /** numbers that, with the buffered rows, describe the window's progress */
+  protected abstract numbers(): Record<string, number>;
+  protected abstract setNumbers(n: Record<string, number>): void;
+
+  snapshot(): WindowState {
+    return { rows: this.rows.slice(), num: this.numbers() };
+  }
+
+  restore(state: WindowState): void {
+    this.rows = state.rows.slice();
+    this.setNumbers(state.num);
+  }
+}
+
+// ------------------------------------------------------------------------------------------------ tumbling
+
+class TumblingWindow extends WindowNode {
+  private readonly lengthMs = this.spec.length;
+  /** end of the next window (0: not aligned yet) */
+  private nextEnd = 0;
+  /** start reported for the next window */
+  private nextStart = 0;
+
+  protected override start(): void {
+    const now = this.clock.now();
+    if (this.nextEnd === 0) {
+      this.nextStart = now;
+      this.nextEnd = alignBoundary(now, this.spec.alignParam, this.unit);
+    }
+    this.schedule(this.nextEnd, () => this.tick());
+  }
+
+  private tick(): void {
+    this.closeWindow();
+    this.schedule(this.nextEnd, () => this.tick());
+  }
+
+  private closeWindow(): void {
+    const end = this.nextEnd;
+    const all = this.rows;
+    let n = 0;
+    while (n < all.length && ts(all[n]) < end) n++;
+    let out: Row[];
+    if (n === all.length) {
+      out = all;
+      this.rows = [];
+    } else if (this.eventTime) {
+      out = all.slice(0, n);
+      this.rows = all.slice(n);
+    } else {
+      // arrival order need not be timestamp order: keep whatever is not due yet
+      out = all.filter((r) => ts(r) < end);
+      this.rows = all.filter((r) => ts(r) >= end);
+    }
+    this.fire(out, this.nextStart, end);
+    this.nextStart = end;
+    this.nextEnd = end + this.lengthMs;
+  }
+
+  protected onRow(row: Row): void {
+    if (this.eventTime && this.nextEnd === 0) {
+      this.nextStart = ts(row);
+      this.nextEnd = alignBoundary(ts(row), this.spec.alignParam, this.unit);
+    }
+    this.rows.push(row);
+  }
+
+  protected override onWatermark(wm: number): void {
+    while (this.nextEnd !== 0 && this.nextEnd <= wm) this.closeWindow();
+  }
+
+  protected numbers(): Record<string, number> {
+    return { nextEnd: this.nextEnd, nextStart: this.nextStart };
+  }
+  protected setNumbers(n: Record<string, number>): void {
+    this.nextEnd = n.nextEnd ?? 0;
+    this.nextStart = n.nextStart ?? 0;
+  }
+}
+
+// ------------------------------------------------------------------------------------------------ hopping
+
+class HoppingWindow extends WindowNode {
+  private readonly lengthMs = this.spec.length;
+  private readonly hopMs = this.spec.interval;
+  private nextEnd = 0;
+  /** previous emission time (first window: rule start / first event) */
+  private prevEmit = 0;
+
+  protected override start(): void {
+    const now = this.clock.now();
+    if (this.nextEnd === 0) {
+      this.prevEmit = now;
+      this.nextEnd = alignBoundary(now, this.spec.alignParam, this.unit);
+    }
+    this.schedule(this.nextEnd, () => this.tick());
+  }
+
+  private tick(): void {
+    this.closeWindow();
+    this.schedule(this.nextEnd, () => this.tick());
+  }
+
+  private closeWindow(): void {
+    const end = this.nextEnd;
+    const from = end - this.lengthMs;
+    const out: Row[] = [];
+    for (const r of this.rows) {
+      const t = ts(r);
+      if (t >= from && t < end) out.push(r);
+    }
+    // reported start: previous emission − hop (sql.md §5.6 quirk)
+    this.fire(out, this.prevEmit - this.hopMs, end);
+    this.prevEmit = end;
+    this.nextEnd = end + this.hopMs;
+    const keepFrom = this.nextEnd - this.lengthMs;
+    this.rows = this.rows.filter((r) => ts(r) >= keepFrom);
+  }
+
+  protected onRow(row: Row): void {
+    if (this.eventTime && this.nextEnd === 0) {
+      this.prevEmit = ts(row);
+      this.nextEnd = alignBoundary(ts(row), this.spec.alignParam, this.unit);
+    }
+    this.rows.push(row);
+  }
+
+  protected override onWatermark(wm: number): void {
+    while (this.nextEnd !== 0 && this.nextEnd <= wm) this.closeWindow();
+  }
+
+  protected numbers(): Record<string, number> {
+    return { nextEnd: this.nextEnd, prevEmit: this.prevEmit };
+  }
+  protected setNumbers(n: Record<string, number>): void {
+    this.nextEnd = n.nextEnd ?? 0;
+    this.prevEmit = n.prevEmit ?? 0;
+  }
+}
+
+// ------------------------------------------------------------------------------------------------ sliding
+
+class SlidingWindow extends WindowNode {
+  private readonly lengthMs = this.spec.length;
+  private readonly delayMs = this.spec.interval;
+  /** timestamps of triggering rows whose window is not emitted yet (delay, or event time) */
+  private pending: number[] = [];
+  private delayTimers = new Set<TimerHandle>();
+
+  protected onRow(row: Row): void {
+    this.rows.push(row);
+    let triggers = true;
+    if (this.trigger) {
+      try {
+        triggers = this.trigger(row);
+      } catch (err) {
+        this.emitError(err, this.sendError);
+        triggers = false;
+      }
+    }
+    const t = ts(row);
+    if (triggers) {
+      if (this.eventTime) {
+        this.pending.push(t);
+      } else if (this.delayMs > 0) {
+        this.pending.push(t);
+        const h: TimerHandle = this.clock.setTimeout(() => {
+          this.delayTimers.delete(h);
+          this.timed(() => {
+            const i = this.pending.indexOf(t);
+            if (i >= 0) this.pending.splice(i, 1);
+            this.emitFor(t);
+          });
+        }, t + this.delayMs - this.clock.now());
+        this.delayTimers.add(h);
+      } else {
+        this.emitFor(t);
+      }
+    }
+    this.prune(t);
+  }
+
+  private emitFor(t: number): void {
+    const from = t - this.lengthMs;
+    const out: Row[] = [];
+    if (this.delayMs > 0) {
+      const to = t + this.delayMs;
+      for (const r of this.rows) if (ts(r) >= from && ts(r) < to) out.push(r);
+      this.fire(out, from, to);
+    } else {
+      for (const r of this.rows) if (ts(r) >= from && ts(r) <= t) out.push(r);
+      this.fire(out, from, t);
+    }
+  }
+
+  private prune(latest: number): void {
+    let keepFrom = latest - this.lengthMs;
+    for (const p of this.pending) if (p - this.lengthMs < keepFrom) keepFrom = p - this.lengthMs;
+    if (this.rows.length > 0 && ts(this.rows[0]) < keepFrom) this.rows = this.rows.filter((r) => ts(r) >= keepFrom);
+  }
+
+  protected override onWatermark(wm: number): void {
+    while (this.pending.length > 0 && this.pending[0] + this.delayMs <= wm) {
+      const t = this.pending.shift() as number;
+      this.emitFor(t);
+    }
+  }
+
+  override close(): Promise<void> {
+    for (const h of this.delayTimers) h.cancel();
+    this.delayTimers.clear();
+    return super.close();
+  }
+
+  override snapshot(): WindowState {
+    return { ...super.snapshot(), pending: this.pending.slice() };
+  }
+
+  override restore(state: WindowState): void {
+    super.restore(state);
+    this.pending = (state.pending ?? []).slice();
+  }
+
+  protected override start(): void {
+    // restored delayed triggers are re-armed
+    for (const t of this.pending) {
+      const h: TimerHandle = this.clock.setTimeout(() => {
+        this.delayTimers.delete(h);
+        this.timed(() => {
+          const i = this.pending.indexOf(t);
+          if (i >= 0) this.pending.splice(i, 1);
+          this.emitFor(t);
+        });
+      }, t + this.delayMs - this.clock.now());
+      this.delayTimers.add(h);
+    }
+  }
+
+  protected numbers(): Record<string, number> {
+    return {};
+  }
+  protected setNumbers(): void {}
+}
+
+// ------------------------------------------------------------------------------------------------ session
+
+class SessionWindow extends WindowNode {
+  private readonly maxMs = this.spec.length;
+  private readonly timeoutMs = this.spec.interval;
+  /** start reported for the current session when it continues after a cut (0: first row's timestamp) */
+  private cutStart = 0;
+  private nextTick = 0;
+  private ticker: TimerHandle | undefined;
+
+  // processing time ----------------------------------------------------------------------------------
+
+  protected override start(): void {
+    if (this.nextTick === 0) this.nextTick = alignBoundary(this.clock.now(), this.spec.alignParam, this.unit);
+    this.armTicker();
+    if (this.rows.length > 0) this.schedule(this.clock.now() + this.timeoutMs, () => this.timeout());
+  }
+
+  private armTicker(): void {
+    this.ticker?.cancel();
+    this.ticker = this.clock.setTimeout(() => {
+      this.ticker = undefined;
+      this.timed(() => this.onTick(this.nextTick));
+      this.nextTick += this.maxMs;
+      if (!this.closed) this.armTicker();
+    }, this.nextTick - this.clock.now());
+  }
+
+  private onTick(n: number): void {
+    if (this.rows.length === 0 || ts(this.rows[0]) > n - this.maxMs) return;
+    const out = this.rows.filter((r) => ts(r) < n);
+    this.rows = this.rows.filter((r) => ts(r) >= n);
+    this.fire(out, this.cutStart || ts(out[0]), n);
+    this.cutStart = n;
+  }
+
+  private timeout(): void {
+    if (this.rows.length > 0) {
+      const out = this.rows;
+      this.rows = [];
+      this.fire(out, this.cutStart || ts(out[0]), this.clock.now());
+    }
+    this.cutStart = 0;
+  }
+
+  protected onRow(row: Row): void {
+    this.rows.push(row);
+    if (!this.eventTime) this.schedule(this.clock.now() + this.timeoutMs, () => this.timeout());
+  }
+
+  // event time ---------------------------------------------------------------------------------------
+
+  protected override onWatermark(wm: number): void {
+    for (;;) {
+      const rows = this.rows;
+      if (rows.length === 0) return;
+      const first = rows[0];
+      let tick = alignBoundary(ts(first), this.spec.alignParam, this.unit);
+      let end = -1;
+      let cut = false;
+      let count = rows.length;
+      for (let i = 1; i < rows.length; i++) {
+        const p = ts(rows[i - 1]);
+        const x = ts(rows[i]);
+        if (x - p > this.timeoutMs) {
+          end = p + this.timeoutMs;
+          count = i;
+          break;
+        }
+        if (x > tick) {
+          if (tick - this.maxMs > ts(first)) {
+            end = tick;
+            cut = true;
+            count = i;
+            break;
+          }
+          tick += this.maxMs;
+        }
+      }
+      if (end < 0) {
+        const last = ts(rows[rows.length - 1]);
+        if (wm - last > this.timeoutMs) end = last + this.timeoutMs;
+      }
+      if (end < 0 || end > wm) return;
+      const out = rows.slice(0, count);
+      this.rows = rows.slice(count);
+      this.fire(out, this.cutStart || ts(first), end);
+      this.cutStart = cut ? end : 0;
+    }
+  }
+
+  override close(): Promise<void> {
+    this.ticker?.cancel();
+    this.ticker = undefined;
+    return super.close();
+  }
+
+  protected numbers(): Record<string, number> {
+    return { cutStart: this.cutStart, nextTick: this.nextTick };
+  }
+  protected setNumbers(n: Record<string, number>): void {
+    this.cutStart = n.cutStart ?? 0;
+    this.nextTick = n.nextTick ?? 0;
+  }
+}
+
+// ------------------------------------------------------------------------------------------------ count
+
+class CountWindow extends WindowNode {
+  private readonly size = this.spec.length;
+  private readonly every = this.spec.interval > 0 ? this.spec.interval : this.spec.length;
+  private counter = 0;
+
+  protected onRow(row: Row): void {
+    this.rows.push(row);
+    if (this.rows.length > this.size) this.rows.shift();
+    this.counter++;
+    if (this.counter < this.every) return;
+    this.counter = 0;
+    if (this.rows.length < this.size) return;
+    const now = this.clock.now();
+    const out = this.rows;
+    this.rows = this.every >= this.size ? [] : out.slice(this.every);
+    this.fire(out, now, now);
+  }
+
+  protected numbers(): Record<string, number> {
+    return { counter: this.counter };
+  }
+  protected setNumbers(n: Record<string, number>): void {
+    this.counter = n.counter ?? 0;
+  }
+}
