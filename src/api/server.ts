@@ -12,9 +12,8 @@ const CORS_HEADERS = new Set(['accept', 'accept-language', 'content-type', 'cont
 
 export function createHttp(logger: Logger): FastifyInstance {
   const http = Fastify({
-    loggerInstance: logger.child({ component: 'rest' }) as unknown as FastifyBaseLogger,
-    disableRequestLogging: true,
-    ignoreTrailingSlash: false,
+    // request logs are info-level: the REST component logs warnings and errors only
+    loggerInstance: logger.child({ component: 'rest' }, { level: 'warn' }) as unknown as FastifyBaseLogger,
     bodyLimit: 1024 * 1024 * 1024,
     // eKuiper reads bodies on GET and DELETE too (tags match, websocket endpoints)
     return503OnClosing: true,
