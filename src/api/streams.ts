@@ -37,6 +37,21 @@ export function registerStreamRoutes(http: FastifyInstance, catalog: Catalog): v
       return sendJson(reply, 200, catalog.listTables(q.kind).map((d) => d.name));
     });
 
+    // eKuiper's list with type and format (rest-api.md §16.3), used by its UI
+    http.get(`/${kind}details`, async (req, reply) => {
+      const q = req.query as Record<string, string | undefined>;
+      const defs = kind === 'stream' ? catalog.list('stream') : catalog.listTables(q.kind);
+      return sendJson(
+        reply,
+        200,
+        defs.map((d) => ({
+          name: d.name,
+          type: (d.options.TYPE ?? 'mqtt').toLowerCase(),
+          format: (d.options.FORMAT ?? 'json').toLowerCase(),
+        })),
+      );
+    });
+
     http.get<{ Params: { id: string } }>(`${base}/:id`, async (req, reply) => {
       const def = catalog.require(kind, req.params.id, (c) => `describe ${kind} error: Describe ${kind} fails, ${c}.`);
       return sendJson(reply, 200, catalog.describeJson(def));

@@ -237,3 +237,13 @@ test('definitions survive a restart on the same home (Redis store)', async () =>
     await a.dispose();
   }
 });
+
+test('GET /streamdetails and /tabledetails list names with lower-cased type and format', async () => {
+  await s.req('POST', '/streams', { sql: 'CREATE STREAM det1 () WITH (DATASOURCE="a", FORMAT="JSON")' });
+  await s.req('POST', '/tables', { sql: 'CREATE TABLE det2 () WITH (DATASOURCE="b", TYPE="Memory", KEY="id", KIND="lookup")' });
+  assert.deepEqual((await s.req('GET', '/streamdetails')).json(), [{ name: 'det1', type: 'mqtt', format: 'json' }]);
+  assert.deepEqual((await s.req('GET', '/tabledetails?kind=lookup')).json(), [{ name: 'det2', type: 'memory', format: 'json' }]);
+  assert.deepEqual((await s.req('GET', '/tabledetails?kind=scan')).json(), []);
+  await s.req('DELETE', '/streams/det1');
+  await s.req('DELETE', '/tables/det2');
+});
