@@ -10,7 +10,11 @@
 import type { StreamField } from './schema.js';
 import type { StreamOptions } from '../catalog/types.js';
 
-/** 1-based position of the first character of a token in the SQL text. */
+/**
+ * 1-based position in the SQL text of the token a node comes from: the first token of operands, calls, CASE,
+ * wildcards and literals; the operator token for binary, navigate, subscript, IN, BETWEEN and LIKE nodes.
+ * Optional so that nodes built by later stages need none.
+ */
 export interface SourcePos {
   readonly line: number;
   readonly column: number;

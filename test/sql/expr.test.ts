@@ -1,0 +1,334 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { parseExpression, SqlSyntaxError } from '../../src/sql/index.js';
+import { sexp } from './sexp.js';
+
+const p = (sql: string): string => sexp(parseExpression(sql));
+
+function rejects(sql: string, message: string | RegExp): void {
+  assert.throws(
+    () => parseExpression(sql),
+    (e: unknown) => {
+      assert.ok(e instanceof SqlSyntaxError, `expected SqlSyntaxError for ${sql}, got ${String(e)}`);
+      if (typeof message === 'string') assert.equal(e.message, message, sql);
+      else assert.match(e.message, message, sql);
+      return true;
+    },
+  );
+}
+
+describe('literals', () => {
+  test('integers are bigint, floats are numbers, in every written form', () => {
+    const e = parseExpression('9223372036854775807');
+    assert.equal(e.kind, 'integer');
+    assert.equal(e.kind === 'integer' && e.value, 9223372036854775807n);
+    assert.equal(p('5.'), '5f');
+    assert.equal(p('.5'), '0.5f');
+    assert.equal(p('2.25'), '2.25f');
+    assert.equal(p('007'), '7');
+  });
+
+  test('negative literals where an operand is expected, with optional space', () => {
+    assert.equal(p('-5'), '-5');
+    assert.equal(p('- 5'), '-5');
+    assert.equal(p('-2.5'), '-2.5f');
+    assert.equal(p('-.5'), '-0.5f');
+    assert.equal(p('a * -1'), '(* a -1)');
+    assert.equal(p('a = -9223372036854775808'), '(= a -9223372036854775808)');
+    assert.equal(p('arr[-1]'), '([] arr -1)');
+  });
+
+  test('a minus in binary position is subtraction', () => {
+    assert.equal(p('a -1'), '(- a 1)');
+    assert.equal(p('a-1'), '(- a 1)');
+    assert.equal(p('3 - 1'), '(- 3 1)');
+  });
+
+  test('unary minus on anything but a number literal is rejected', () => {
+    rejects('-a', 'found "-", expected expression.');
+    rejects('-(a+1)', 'found "-", expected expression.');
+    rejects('-abs(x)', 'found "-", expected expression.');
+    rejects('1 + -a', 'found "-", expected expression.');
+  });
+
+  test('integers beyond int64 and malformed numbers are errors', () => {
+    rejects('9223372036854775808', 'found "9223372036854775808", invalid number value.');
+    rejects('1.2.3', 'found "1.2.3", invalid number value.');
+  });
+
+  test('1e3 is the integer 1 followed by the identifier e3', () => {
+    rejects('1e3', 'found "e3", expected EOF.');
+  });
+
+  test('strings in both quote styles with Go escapes', () => {
+    assert.equal(p(`"it's"`), JSON.stringify("it's"));
+    assert.equal(p(`'say "hi"'`), JSON.stringify('say "hi"'));
+    assert.equal(p(`'a\\'b'`), JSON.stringify("a'b"));
+    assert.equal(p(`"a\\"b"`), JSON.stringify('a"b'));
+    assert.equal(p(`'a\\"b'`), JSON.stringify('a"b'));
+    assert.equal(p(`"\\a\\b\\f\\n\\r\\t\\v\\\\"`), JSON.stringify('\x07\b\f\n\r\t\v\\'));
+    assert.equal(p(`"\\x41\\101\\u00e9\\U0001F600"`), JSON.stringify('AAé😀'));
+    assert.equal(p(`"\\\\d+"`), JSON.stringify('\\d+'));
+  });
+
+  test('invalid escapes and unterminated strings are "invalid string" errors', () => {
+    rejects(`"\\d+"`, 'found "\\"\\\\d+\\"", invalid string.');
+    rejects(`'\\.'`, /invalid string\.$/);
+    rejects(`"\\1"`, /invalid string\.$/);
+    rejects(`"\\'"`, /invalid string\.$/);
+    rejects(`"\\x4"`, /invalid string\.$/);
+    rejects(`"\\ud800"`, /invalid string\.$/);
+    rejects(`"\\400"`, /invalid string\.$/);
+    rejects(`"abc`, 'found "\\"abc", invalid string.');
+  });
+
+  test('booleans in any case, time units as keywords', () => {
+    assert.equal(p('TRUE'), 'true');
+    assert.equal(p('false'), 'false');
+    assert.equal(p('ss'), '#SS');
+    assert.equal(p('Dd'), '#DD');
+  });
+
+  test('NULL, IS, OUTER, DISTINCT are plain identifiers', () => {
+    assert.equal(p('NULL'), 'NULL');
+    assert.equal(p('a = null'), '(= a null)');
+    assert.equal(p('distinct'), 'distinct');
+  });
+});
+
+describe('lexical quirks', () => {
+  test('comments: block, line, and runs of stars', () => {
+    assert.equal(p('a /* c */ + /*** x ***/ 1 -- tail'), '(+ a 1)');
+    assert.equal(p('a -- comment\n + 1'), '(+ a 1)');
+    rejects('a /* open', 'found "/*", unterminated block comment.');
+  });
+
+  test('"- -" starts a line comment and "/ *" a block comment', () => {
+    assert.equal(p('a - -1'), 'a');
+    assert.equal(p('a - - 1'), 'a');
+    assert.equal(p('a - -1\n+ 2'), '(+ a 2)');
+    assert.equal(p('a - (-1)'), '(- a (paren -1))');
+    rejects('a / *b*/ 2', 'found "2", expected EOF.');
+    assert.equal(p('a / b'), '(/ a b)');
+  });
+
+  test('two-character operators tolerate inner whitespace', () => {
+    assert.equal(p('a ! = 1'), '(!= a 1)');
+    assert.equal(p('a < = 1'), '(<= a 1)');
+    assert.equal(p('a > = 1'), '(>= a 1)');
+    assert.equal(p('a - > b'), '(-> a b)');
+  });
+
+  test('a lone ! is =', () => {
+    assert.equal(p('a ! 1'), '(= a 1)');
+  });
+
+  test('<> is not an operator', () => {
+    rejects('a <> 1', 'found ">", expected expression.');
+  });
+
+  test('no ==, no ||, no prefix NOT, no IS NULL', () => {
+    rejects('a == 1', 'found "=", expected expression.');
+    rejects('a || b', 'found "|", expected expression.');
+    rejects('NOT a', 'found "NOT", expected expression.');
+    rejects('a AND NOT b', 'found "NOT", expected expression.');
+    rejects('a IS NULL', 'found "IS", expected EOF.');
+  });
+
+  test('identifiers: plain, backquoted (any text, never a keyword), unterminated backquote', () => {
+    assert.equal(p('`my field`'), 'my field');
+    assert.equal(p('`select` + `温度`'), '(+ select 温度)');
+    assert.equal(p('`a-b'), 'a-b');
+    assert.equal(p('Abc_1'), 'Abc_1');
+  });
+
+  test('illegal characters and reserved words are not operands', () => {
+    rejects('_a', 'found "_", expected expression.');
+    rejects('$a', 'found "$", expected expression.');
+    rejects('温度', 'found "温", expected expression.');
+    rejects('a + from', 'found "from", expected expression.');
+    rejects('end', 'found "end", expected expression.');
+    rejects('', 'found "", expected expression.');
+  });
+
+  test('errors carry line and column', () => {
+    try {
+      parseExpression('a +\n  $');
+      assert.fail('should throw');
+    } catch (e) {
+      assert.ok(e instanceof SqlSyntaxError);
+      assert.equal(e.line, 2);
+      assert.equal(e.column, 3);
+    }
+  });
+});
+
+describe('precedence', () => {
+  test('levels: OR < AND < comparison < additive < multiplicative', () => {
+    assert.equal(p('a OR b AND c'), '(OR a (AND b c))');
+    assert.equal(p('a = 1 AND b > 2 OR c'), '(OR (AND (= a 1) (> b 2)) c)');
+    assert.equal(p('a + b * c'), '(+ a (* b c))');
+    assert.equal(p('a * b + c'), '(+ (* a b) c)');
+    assert.equal(p('a < b + 1'), '(< a (+ b 1))');
+  });
+
+  test('all binary operators are left-associative; comparisons chain', () => {
+    assert.equal(p('a - b - c'), '(- (- a b) c)');
+    assert.equal(p('a / b / c'), '(/ (/ a b) c)');
+    assert.equal(p('a = b = c'), '(= (= a b) c)');
+    assert.equal(p('a OR b OR c'), '(OR (OR a b) c)');
+  });
+
+  test('& is multiplicative, | and ^ additive', () => {
+    assert.equal(p('a | b & c'), '(| a (& b c))');
+    assert.equal(p('a = 1 | 2'), '(= a (| 1 2))');
+    assert.equal(p('a ^ b % c'), '(^ a (% b c))');
+  });
+
+  test('[] and -> are at the multiplicative level (quirk)', () => {
+    assert.equal(p('2 * arr[0]'), '([] (* 2 arr) 0)');
+    assert.equal(p('a / b->c'), '(-> (/ a b) c)');
+    assert.equal(p('x + arr[0]'), '(+ x ([] arr 0))');
+    assert.equal(p('2 * (arr[0])'), '(* 2 (paren ([] arr 0)))');
+  });
+
+  test('parentheses are kept', () => {
+    assert.equal(p('(a + b) * c'), '(* (paren (+ a b)) c)');
+    assert.equal(p('((a))'), '(paren (paren a))');
+  });
+});
+
+describe('navigation and subscripts', () => {
+  test('qualified references, dot and arrow navigation', () => {
+    assert.equal(p('s.c'), 's.c');
+    assert.equal(p('a.b.c'), '(. a.b c)');
+    assert.equal(p('a->b->c'), '(-> (-> a b) c)');
+    assert.equal(p('a->b.c'), '(. (-> a b) c)');
+    assert.equal(p('payload->`fav.movie`'), '(-> payload fav.movie)');
+    assert.equal(p('f(x).a'), '(. (f x) a)');
+  });
+
+  test('index, slices with optional bounds, whole-array forms', () => {
+    assert.equal(p('arr[1]'), '([] arr 1)');
+    assert.equal(p('arr[1:3]'), '([:] arr 1 3)');
+    assert.equal(p('arr[:3]'), '([:] arr _ 3)');
+    assert.equal(p('arr[1:]'), '([:] arr 1 _)');
+    assert.equal(p('arr[:]'), '([:] arr _ _)');
+    assert.equal(p('arr[]'), '([] arr)');
+    assert.equal(p('arr[x+1:y]'), '([:] arr (+ x 1) y)');
+    assert.equal(p('all[poi[-1] + 1]->ts'), '(-> ([] all (+ ([] poi -1) 1)) ts)');
+    assert.equal(p('a->b[0:1]'), '([:] (-> a b) 0 1)');
+  });
+
+  test('malformed subscripts and navigation', () => {
+    rejects('arr[1', 'found "", expected ].');
+    rejects('arr[1:2:3]', 'found ":", expected ].');
+    rejects('a->1', 'found "1", expected field name.');
+    rejects('a->ss', 'found "ss", expected field name.');
+    rejects('[0]', 'found "[", expected expression.');
+  });
+});
+
+describe('IN, BETWEEN, LIKE', () => {
+  test('IN with a list or an operand, NOT IN', () => {
+    assert.equal(p('a IN (1, 2, "x")'), '(in a [1 2 "x"])');
+    assert.equal(p('a IN (arr)'), '(in a [arr])');
+    assert.equal(p('a NOT IN arr'), '(notin a arr)');
+    assert.equal(p('a IN b->c'), '(in a (-> b c))');
+    assert.equal(p('a + 1 IN (2) AND b'), '(AND (in (+ a 1) [2]) b)');
+  });
+
+  test('BETWEEN takes single operands', () => {
+    assert.equal(p('a BETWEEN 1 AND 5'), '(between a 1 5)');
+    assert.equal(p('a NOT BETWEEN -1 AND b'), '(notbetween a -1 b)');
+    assert.equal(p('a BETWEEN (1+1) AND f(x) AND c'), '(AND (between a (paren (+ 1 1)) (f x)) c)');
+    assert.equal(p('a BETWEEN s.lo AND s.hi OR d'), '(OR (between a s.lo s.hi) d)');
+    rejects('a BETWEEN 1+1 AND 5', 'found "+", expected AND.');
+    rejects('a BETWEEN 1 AND 5 + 1', 'found "+", operator not allowed after BETWEEN expression.');
+    rejects('a BETWEEN 1 OR 5', 'found "OR", expected AND.');
+  });
+
+  test('LIKE and NOT LIKE', () => {
+    assert.equal(p('a LIKE "x%"'), '(like a "x%")');
+    assert.equal(p('a NOT LIKE b AND c'), '(AND (notlike a b) c)');
+  });
+
+  test('NOT must be followed by IN, BETWEEN or LIKE', () => {
+    rejects('a NOT = 1', 'found "=", expected IN, BETWEEN or LIKE after NOT.');
+  });
+});
+
+describe('CASE', () => {
+  test('simple and searched forms, optional ELSE', () => {
+    assert.equal(p('CASE a WHEN 1 THEN "x" WHEN 2 THEN "y" ELSE "z" END'), '(case a (when 1 "x") (when 2 "y") (else "z"))');
+    assert.equal(p('case when a > 1 then b end'), '(case _ (when (> a 1) b))');
+  });
+
+  test('WHEN and END are mandatory', () => {
+    rejects('CASE a ELSE 1 END', 'found "ELSE", expected WHEN.');
+    rejects('CASE WHEN a THEN b', 'found "", expected END.');
+    rejects('CASE WHEN a b END', 'found "b", expected THEN.');
+  });
+});
+
+describe('wildcards', () => {
+  test('*, s.*, EXCEPT and REPLACE in either order', () => {
+    assert.equal(p('*'), '*');
+    assert.equal(p('s.*'), 's.*');
+    assert.equal(p('* EXCEPT(a, b)'), '(* except[a b])');
+    assert.equal(p('* REPLACE(a + 1 AS a, "x" AS k)'), '(* replace[(+ a 1) as a, "x" as k])');
+    assert.equal(p('* REPLACE(1 AS b) EXCEPT(a)'), '(* except[a] replace[1 as b])');
+  });
+
+  test('malformed EXCEPT / REPLACE', () => {
+    rejects('* EXCEPT()', 'found ")", expected field name.');
+    rejects('* REPLACE(a)', 'found ")", expected AS.');
+    rejects('* EXCEPT(a) EXCEPT(b)', 'found "EXCEPT", expected EOF.');
+  });
+});
+
+describe('calls', () => {
+  test('name as written, arguments including *', () => {
+    assert.equal(p('COUNT(*)'), '(COUNT *)');
+    assert.equal(p('now()'), '(now)');
+    assert.equal(p('to_json(* EXCEPT(a))'), '(to_json (* except[a]))');
+    assert.equal(p('`abs`(a)'), '(abs a)');
+    assert.equal(p('f(a, g(b, 1), "s")'), '(f a (g b 1) "s")');
+  });
+
+  test('OVER with PARTITION BY, ORDER BY and WHEN', () => {
+    assert.equal(p('lag(a) OVER (PARTITION BY b, c WHEN d > 1)'), '(lag a) over(partition[b c] when (> d 1))');
+    assert.equal(p('row_number() OVER (ORDER BY a DESC, b ASC)'), '(row_number) over(order[a desc b])');
+    assert.equal(p('acc_sum(a) OVER (WHEN color = "red")'), '(acc_sum a) over(when (= color "red"))');
+  });
+
+  test('empty or malformed OVER', () => {
+    rejects('lag(a) OVER ()', 'found ")", expected PARTITION BY, ORDER BY or WHEN in OVER clause.');
+    rejects('lag(a) OVER (WHEN a', 'found "", expected ).');
+    rejects('f(a', 'found "", expected ).');
+    rejects('f(a,)', 'found ")", expected expression.');
+  });
+
+  test('meta() and mqtt()', () => {
+    assert.equal(p('meta(topic)'), '(meta topic)');
+    assert.equal(p('META(s.topic)'), '(meta s.topic)');
+    assert.equal(p('meta(k->sub)'), '(meta (-> k sub))');
+    assert.equal(p('meta(k.sub.x)'), '(meta (. k.sub x))');
+    assert.equal(p('meta(*)'), '(meta *)');
+    assert.equal(p('mqtt(topic)'), '(mqtt topic)');
+    assert.equal(p('MQTT(messageId)'), '(mqtt messageId)');
+    rejects('meta(1)', 'found "1", expected meta key.');
+    rejects('meta(a + 1)', 'found "a", expected meta key.');
+    rejects('meta(* EXCEPT(a))', 'found "EXCEPT", expected ).');
+    rejects('meta(a, b)', 'found ",", expected ).');
+    rejects('mqtt(qos)', 'found "qos", expected topic or messageid.');
+  });
+});
+
+describe('depth limit', () => {
+  test('absurdly deep nesting is a syntax error, not a stack overflow', () => {
+    rejects('('.repeat(5000) + 'a' + ')'.repeat(5000), /nested too deeply/);
+    rejects(Array(3000).fill('a').join(' + '), /nested too deeply/);
+    assert.equal(parseExpression(Array(300).fill('a = 1').join(' OR ')).kind, 'binary');
+  });
+});
