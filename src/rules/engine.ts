@@ -4,7 +4,7 @@
  */
 import type { TopologyBuilder } from '../runtime/contracts.js';
 import type { SqlChecker } from './definition.js';
-import { parseDdl, parseSelect } from '../sql/index.js';
+import { parseStatement } from '../sql/index.js';
 
 export interface RuleEngine extends SqlChecker {
   /** plans and builds topologies (throws coded EddyErrors: 2101 unknown stream, 2201 unknown sink...) */
@@ -20,17 +20,7 @@ export interface RuleEngine extends SqlChecker {
   cleanup(ruleId: string): Promise<void> | void;
 }
 
-/** SELECT or another statement kind, with the SQL front end's parser message when neither parses. */
+/** SELECT or another statement kind; throws the SQL front end's parser error when the text does not parse. */
 export function sqlStatementKind(sql: string): 'select' | 'other' {
-  try {
-    parseSelect(sql);
-    return 'select';
-  } catch (selectErr) {
-    try {
-      parseDdl(sql);
-      return 'other';
-    } catch {
-      throw selectErr;
-    }
-  }
+  return parseStatement(sql).kind === 'select' ? 'select' : 'other';
 }

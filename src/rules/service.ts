@@ -203,20 +203,21 @@ export class RuleService {
       }
       const stored = await this.deps.store.setIfAbsent(RULE_NS, id, JSON.stringify(ruleObject(def)));
       if (!stored) throw new EddyError(ErrorCode.Undefined, `rule ${id} already exists`);
-      this.register(state, planned);
+      await this.register(state, planned);
       return id;
     } finally {
       this.reserved.delete(id);
     }
   }
 
-  private register(state: RuleState, planned: { topo: Topology; sources: string[] } | undefined): void {
+  /** Adds a rule to the registry; resolves once its start (or planned stop) is in effect, not when it opened. */
+  private async register(state: RuleState, planned: { topo: Topology; sources: string[] } | undefined): Promise<void> {
     const def = state.def;
     this.rules.set(def.id, { state, sources: planned?.sources ?? this.sourcesOf(def) });
     this.cpu.track(def.id);
     if (!planned) state.markPlanFailed();
-    else if (def.triggered !== false) void state.start(planned.topo);
-    else void state.setPlanned(planned.topo);
+    else if (def.triggered !== false) await state.start(planned.topo);
+    else await state.setPlanned(planned.topo);
   }
 
   /** Best-effort stream names of a definition that could not be planned. */
@@ -470,7 +471,7 @@ export class RuleService {
       } catch (err) {
         state.logger.error({ err: (err as Error).message }, 'fail to create the topo');
       }
-      this.register(state, planned);
+      await this.register(state, planned);
     }
   }
 

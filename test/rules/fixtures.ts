@@ -5,6 +5,9 @@
 import pino from 'pino';
 import { NodeMetrics, type PrintableTopo, type RuleDef, type RuleOptions, type Topology } from '../../src/runtime/contracts.js';
 import { mergeOptions } from '../../src/rules/definition.js';
+import { sqlStatementKind } from '../../src/rules/engine.js';
+import { parseSelect } from '../../src/sql/index.js';
+import { EddyError } from '../../src/api/errors.js';
 
 export const silent = pino({ level: 'silent' });
 
@@ -81,4 +84,36 @@ export async function until(cond: () => boolean, timeoutMs = 5000, what = 'condi
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 10));
   }
+}
+
+/**
+ * A rule engine over the real SQL parser and a set of existing stream names, building TestTopologies; sink types
+ * other than log/mqtt/memory/nop are unknown. Used to test the registry without the runtime.
+ */
+export class TestEngine {
+  readonly streams = new Set<string>(['s1', 's2']);
+  readonly cleaned: string[] = [];
+  readonly builderScript = new ScriptedBuilder();
+  statementKind = sqlStatementKind;
+  validate = (sql: string): string[] => {
+    const stmt = parseSelect(sql);
+    const names = [stmt.from.name, ...stmt.joins.map((j) => j.source.name)];
+    for (const n of names) if (!this.streams.has(n)) throw new EddyError(2101, `${n} is not found`);
+    return names;
+  };
+  explain = (sql: string): string => `{"type":"ProjectPlan","info":"${sql}","id":0,"children":null}\n\n`;
+  cleanup = (id: string): void => {
+    this.cleaned.push(id);
+  };
+  builder = {
+    build: (def: RuleDef, o: RuleOptions): Topology => {
+      if (def.sql) this.validate(def.sql);
+      for (const a of def.actions) {
+        for (const type of Object.keys(a)) {
+          if (!['log', 'mqtt', 'memory', 'nop'].includes(type)) throw new EddyError(2201, `sink ${type} is not defined`);
+        }
+      }
+      return this.builderScript.build(def, o);
+    },
+  };
 }
