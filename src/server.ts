@@ -9,6 +9,7 @@ import { createLogger, type Logger } from './log.js';
 import { openStore, type KVStore } from './store/index.js';
 import { createHttp } from './api/server.js';
 import { registerRootRoutes } from './api/root.js';
+import { registerAuth } from './api/auth.js';
 import { Catalog } from './catalog/catalog.js';
 import { registerStreamRoutes } from './api/streams.js';
 import { UploadsService } from './bundle/uploads.js';
@@ -73,6 +74,7 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
     onClose: (fn) => closers.push(fn),
   };
 
+  if (config.basic.authentication) registerAuth(http, join(home.etc, 'mgmt'));
   registerRootRoutes(http, startedAt);
   registerStreamRoutes(http, catalog);
   registerUploadRoutes(http, app.uploads);
