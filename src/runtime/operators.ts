@@ -6,10 +6,11 @@
 import type { Row } from './contracts.js';
 import { ErrorRecord, JoinTuple, Tuple } from './contracts.js';
 import type { ValueObject } from '../values/value.js';
+import { EvalUnit } from '../plan/plan.js';
 import type {
   AnalyticStage,
   EvalContext,
-  EvalUnit,
+  HavingStage,
   JoinPlan,
   OrderStage,
   ProjectSetStage,
@@ -280,27 +281,24 @@ export class AggregateNode extends Operator {
   }
 }
 
-/** HAVING per group; nothing is emitted when no group passes. */
+/** HAVING per group (or over the whole emission of a non-aggregate query); nothing is emitted when no unit passes. */
 export class HavingNode extends Operator {
   constructor(
     name: string,
     env: OpEnv,
-    private readonly pred: RowPredicate,
+    private readonly stage: HavingStage,
   ) {
     super(name, env);
   }
   protected process(item: Item): void {
     const ctx = this.ctx;
     if (item instanceof RowBatch || item instanceof UnitBatch) {
-      const kept: EvalUnit[] = [];
+      let kept: EvalUnit[];
       let b: UnitBatch;
       try {
         b = this.unitsOf(item);
         this.bindBatch(b);
-        for (const u of b.units) {
-          ctx.bindUnit(u);
-          if (this.pred(u.row, ctx)) kept.push(u);
-        }
+        kept = this.stage.apply(b.units, ctx);
       } catch (err) {
         this.fail(err);
         return;
@@ -311,7 +309,7 @@ export class HavingNode extends Operator {
     if (item instanceof Tuple || item instanceof JoinTuple) {
       this.bindEvent();
       try {
-        if (this.pred(item, ctx)) this.emit(item);
+        if (this.stage.apply([new EvalUnit(item, null)], ctx).length > 0) this.emit(item);
       } catch (err) {
         this.fail(err);
       }
