@@ -25,6 +25,7 @@ import { Tuple, type Row } from '../runtime/contracts.js';
 import type { StreamDef } from '../catalog/types.js';
 import type { StreamField } from '../sql/schema.js';
 import type { WindowType } from '../sql/ast.js';
+import type { FuncContext, KeyedStateReader } from '../functions/registry.js';
 
 // ------------------------------------------------------------------------------------------------ errors
 
@@ -36,17 +37,20 @@ export class StageError extends Error {
 // ------------------------------------------------------------------------------------------------ context
 
 /**
- * Rule-level evaluation state, one per running rule, reused for every evaluation (no per-row allocation).
- * The runtime sets the window bounds when it processes an emission and the unit before evaluating on it.
+ * Rule-level evaluation state, one per running rule, reused for every evaluation (no per-row allocation). It is
+ * also the {@link FuncContext} the built-in functions read (rule_id(), window_start(), last_hit_count() …).
+ * The runtime sets the window bounds when it processes an emission and binds the unit before evaluating on it.
  */
-export class EvalContext {
+export class EvalContext implements FuncContext {
   /** rows of the current group (aggregate functions read these); null: single event, aggregates see `[row]` */
   group: Row[] | null = null;
-  /** window bounds of the emission being processed (ms); null outside windows (window_start() → null) */
-  windowStart: number | null = null;
-  windowEnd: number | null = null;
-  /** row_number() of the current unit (set by bindUnit) */
-  rowNumber = 0;
+  /** window bounds of the emission being processed (ms); undefined outside windows (window_start() → null) */
+  windowStart: number | undefined = undefined;
+  windowEnd: number | undefined = undefined;
+  /** event_time() of the row being evaluated (maintained by the compiled call of event_time()) */
+  eventTime: number | undefined = undefined;
+  /** row_number() of the current unit (set by bindUnit / bindRow) */
+  rowNumber = 1;
   /** whether the current unit is an aggregate row (event_time() then reads the window end) */
   aggregateRow = false;
   /** last_hit_count()/last_hit_time(): hits before the current event (see {@link QueryPlan.hits}) */
@@ -55,12 +59,14 @@ export class EvalContext {
   /** last_agg_hit_count()/last_agg_hit_time(): emissions that passed HAVING before the current one */
   lastAggHitCount = 0;
   lastAggHitTime = 0;
+  /** the external keyed-state store for get_keyed_state(), when the runtime has one */
+  keyedState?: KeyedStateReader;
 
   constructor(
     /** rule id (`rule_id()`) */
-    readonly ruleId: string,
+    public ruleId: string,
     /** rule start, Unix ms (`rule_start()`) */
-    readonly ruleStart: number,
+    public ruleStart: number,
   ) {}
 
   /** Point at a single event (windowless rules, analytic stage, pushed-down filters, window filter/trigger). */
@@ -77,8 +83,8 @@ export class EvalContext {
     this.aggregateRow = unit.group !== null;
   }
 
-  /** Set the bounds of the emission being processed (call with nulls for windowless rules). */
-  setWindow(start: number | null, end: number | null): void {
+  /** Set the bounds of the emission being processed (undefined for windowless rules and plain joins). */
+  setWindow(start: number | undefined, end: number | undefined): void {
     this.windowStart = start;
     this.windowEnd = end;
   }
@@ -89,7 +95,7 @@ export class EvalContext {
  * Compiled functions are called with `unit.row` after `ctx.bindUnit(unit)`.
  */
 export class EvalUnit {
-  rowNumber = 0;
+  rowNumber = 1;
   constructor(
     /** the row, or the group's first row ({@link EMPTY_ROW} for a group of zero rows) */
     readonly row: Row,
@@ -232,6 +238,17 @@ export interface AggregateStage {
   readonly key: RowFn<string> | null;
 }
 
+export interface HavingStage {
+  /**
+   * HAVING over the units of one emission: aggregate query → keeps the groups for which it is true; non-aggregate
+   * query → evaluated once over the whole emission as one group, keeping all units or none. A windowless
+   * single-event rule always fails with `run Having error: invalid input …` (⚠ eKuiper, sql.md §4.8): call it with
+   * `[new EvalUnit(row, null)]`. Null or non-bool → StageError(`run Having error: invalid condition that returns
+   * non-bool value …`).
+   */
+  apply(units: EvalUnit[], ctx: EvalContext): EvalUnit[];
+}
+
 export interface WindowFuncStage {
   /**
    * row_number(): reorders the units (PARTITION BY / ORDER BY of the OVER clause) and sets `unit.rowNumber`.
@@ -331,11 +348,7 @@ export interface QueryPlan {
   readonly where: RowPredicate | null;
   /** GROUP BY (null: no dimensions; see {@link QueryPlan.isAggregate} for the single-group case) */
   readonly aggregate: AggregateStage | null;
-  /**
-   * HAVING, evaluated per unit (ctx.bindUnit). Windowless single-event rules: throws `run Having error: invalid
-   * input …` per eKuiper (sql.md §4.8). StageError(`run Having error: …`).
-   */
-  readonly having: RowPredicate | null;
+  readonly having: HavingStage | null;
   readonly windowFuncs: WindowFuncStage | null;
   readonly order: OrderStage | null;
   readonly project: ProjectStage;

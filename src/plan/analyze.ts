@@ -1,0 +1,604 @@
+/**
+ * Binding and static checks of a parsed SELECT (sql.md §4.15): resolves streams, expands aliases, checks every
+ * clause with eKuiper's messages, and collects what the planner needs (analytic calls, the fields each source
+ * must decode, aggregate-ness).
+ */
+import type {
+  CallExpr,
+  Expr,
+  FieldRef,
+  JoinClause,
+  SelectField,
+  SelectStatement,
+  SortField,
+  WindowExpr,
+} from '../sql/ast.js';
+import { isWindow, unparen } from '../sql/ast.js';
+import type { StreamCatalog, StreamDef } from '../catalog/types.js';
+import type { FieldType, StreamField } from '../sql/schema.js';
+import type { RuleOptions } from '../runtime/contracts.js';
+import { EddyError, ErrorCode } from '../api/errors.js';
+import { exprToString as exprText } from '../sql/print.js';
+import { PlanError } from './compile.js';
+import type { ArgInfo, FunctionRegistry } from '../functions/registry.js';
+
+/** How an argument is written, for the registry's creation-time validation (sql.md §7.0). */
+export function argInfo(e: Expr): ArgInfo {
+  switch (e.kind) {
+    case 'integer':
+      return { kind: 'int', literal: e.value };
+    case 'float':
+      return { kind: 'float', literal: e.value };
+    case 'string':
+      return { kind: 'string', literal: e.value };
+    case 'boolean':
+      return { kind: 'bool', literal: e.value };
+    case 'timeUnit':
+      return { kind: 'unit', name: e.unit };
+    case 'field':
+      return { kind: 'field', name: e.stream ? `${e.stream}.${e.name}` : e.name };
+    case 'wildcard':
+      return { kind: 'wildcard' };
+    default:
+      return isBoolExpr(e) && e.kind !== 'paren' ? { kind: 'boolExpr' } : { kind: 'other' };
+  }
+}
+
+export interface BoundSource {
+  readonly name: string;
+  readonly alias: string;
+  readonly def: StreamDef;
+  readonly role: 'stream' | 'table' | 'lookup';
+  /** the JOIN clause that brought it in, null for FROM */
+  readonly join: JoinClause | null;
+}
+
+/** A select field with its expression after alias expansion. */
+export interface BoundField {
+  readonly field: SelectField;
+  readonly expr: Expr;
+}
+
+export interface BoundJoin {
+  readonly clause: JoinClause;
+  readonly source: BoundSource;
+  readonly on: Expr | null;
+}
+
+/** Per source: `null` = keep everything (wildcard or schemaless), else the declared fields read (narrowed). */
+export type ReadSchema = StreamField[] | null;
+
+export interface Analysis {
+  readonly stmt: SelectStatement;
+  readonly sources: readonly BoundSource[];
+  readonly fields: readonly BoundField[];
+  readonly joins: readonly BoundJoin[];
+  readonly where: Expr | null;
+  /** non-window GROUP BY dimensions, aliases expanded */
+  readonly dims: readonly Expr[];
+  readonly window: WindowExpr | null;
+  readonly having: Expr | null;
+  readonly sorts: readonly SortField[];
+  readonly isAggregate: boolean;
+  /** distinct analytic calls in evaluation order (inner calls first) */
+  readonly analyticCalls: readonly CallExpr[];
+  readonly usesHits: boolean;
+  readonly usesAggHits: boolean;
+  /** decode schema per source, same order as `sources` */
+  readonly schemas: readonly ReadSchema[];
+  /** referenced column names per source (lookup tables: the fields to fetch; empty = all) */
+  readonly columns: readonly string[][];
+}
+
+export interface AnalyzeDeps {
+  readonly catalog: StreamCatalog;
+  readonly functions: FunctionRegistry;
+  readonly options: Pick<RuleOptions, 'isEventTime' | 'sendMetaToSink'>;
+}
+
+const planError = (msg: string): EddyError => new EddyError(ErrorCode.Plan, msg);
+
+/** Rebuilds `e` with `f` applied to every direct child. */
+export function mapChildren(e: Expr, f: (c: Expr) => Expr): Expr {
+  switch (e.kind) {
+    case 'field':
+    case 'integer':
+    case 'float':
+    case 'string':
+    case 'boolean':
+    case 'timeUnit':
+      return e;
+    case 'wildcard':
+      return e.replace.length ? { ...e, replace: e.replace.map((r) => ({ name: r.name, expr: f(r.expr) })) } : e;
+    case 'binary':
+      return { ...e, left: f(e.left), right: f(e.right) };
+    case 'navigate':
+      return { ...e, object: f(e.object) };
+    case 'index':
+      return { ...e, array: f(e.array), index: f(e.index) };
+    case 'slice':
+      return { ...e, array: f(e.array), start: e.start && f(e.start), end: e.end && f(e.end) };
+    case 'in':
+      return { ...e, value: f(e.value), list: e.list && e.list.map(f), array: e.array && f(e.array) };
+    case 'between':
+      return { ...e, value: f(e.value), low: f(e.low), high: f(e.high) };
+    case 'like':
+      return { ...e, value: f(e.value), pattern: f(e.pattern) };
+    case 'case':
+      return {
+        ...e,
+        value: e.value && f(e.value),
+        whens: e.whens.map((w) => ({ when: f(w.when), then: f(w.then) })),
+        elseExpr: e.elseExpr && f(e.elseExpr),
+      };
+    case 'call':
+      return {
+        ...e,
+        args: e.args.map(f),
+        over: e.over && {
+          partitionBy: e.over.partitionBy.map(f),
+          orderBy: e.over.orderBy.map((s) => ({ expr: f(s.expr), ascending: s.ascending })),
+          when: e.over.when && f(e.over.when),
+        },
+      };
+    case 'meta':
+      return e;
+    case 'paren':
+      return { ...e, expr: f(e.expr) };
+  }
+}
+
+const WINDOW_NAMES = new Set(['tumblingwindow', 'hoppingwindow', 'slidingwindow', 'sessionwindow', 'countwindow']);
+const HIT_FUNCS = new Set(['last_hit_count', 'last_hit_time']);
+const AGG_HIT_FUNCS = new Set(['last_agg_hit_count', 'last_agg_hit_time']);
+
+/** Syntactically boolean (sql.md §2.6, §7.0 bool-expr). */
+export function isBoolExpr(e: Expr): boolean {
+  const u = unparen(e);
+  if (u.kind === 'boolean' || u.kind === 'in' || u.kind === 'between' || u.kind === 'like') return true;
+  if (u.kind === 'binary') return ['=', '!=', '<', '<=', '>', '>=', 'AND', 'OR'].includes(u.op);
+  return false;
+}
+
+function lowerName(e: CallExpr): string {
+  return e.name.toLowerCase();
+}
+
+// ------------------------------------------------------------------------------------------------ aliases
+
+/** Replaces alias references by the (expanded) aliased expressions; detects cycles (sql.md §4.3). */
+class AliasExpander {
+  private readonly defs = new Map<string, Expr>();
+  private readonly done = new Map<string, Expr>();
+  private readonly visiting = new Set<string>();
+
+  constructor(fields: readonly SelectField[]) {
+    for (const f of fields) if (f.alias !== null && f.expr.kind !== 'wildcard') this.defs.set(f.alias, f.expr);
+  }
+
+  has(name: string): boolean {
+    return this.defs.has(name);
+  }
+
+  /** The expanded expression of alias `name` (same object every time: analytic calls inside keep one identity). */
+  alias(name: string): Expr {
+    const hit = this.done.get(name);
+    if (hit) return hit;
+    if (this.visiting.has(name)) throw planError('select fields have cycled alias');
+    this.visiting.add(name);
+    const out = this.expand(this.defs.get(name) as Expr, name);
+    this.visiting.delete(name);
+    this.done.set(name, out);
+    return out;
+  }
+
+  /** Expands `e`; `self` is the alias being defined (a reference to it inside its own definition is a column). */
+  expand(e: Expr, self: string | null): Expr {
+    if (e.kind === 'field' && e.stream === null && e.name !== self && this.defs.has(e.name)) return this.alias(e.name);
+    if (e.kind === 'meta') return e;
+    return mapChildren(e, (c) => this.expand(c, self));
+  }
+}
+
+// ------------------------------------------------------------------------------------------------ analysis
+
+type Clause = 'select' | 'where' | 'groupby' | 'having' | 'order' | 'join' | 'windowFilter' | 'trigger';
+
+const CLAUSE_NAME: Record<Clause, string> = {
+  select: 'SELECT',
+  where: 'WHERE',
+  groupby: 'GROUP BY',
+  having: 'HAVING',
+  order: 'ORDER BY',
+  join: 'JOIN',
+  windowFilter: 'WHERE',
+  trigger: 'OVER',
+};
+
+interface FieldUse {
+  /** index of the source, or -1 for unresolved (schemaless FROM fallback handled by the caller) */
+  source: number;
+  /** navigation path below the column (struct narrowing); null = read whole */
+  path: string[] | null;
+  declared: StreamField | null;
+}
+
+export function analyze(stmt: SelectStatement, deps: AnalyzeDeps): Analysis {
+  const { catalog, functions, options } = deps;
+
+  // ---- sources
+  const sources: BoundSource[] = [];
+  const bind = (name: string, alias: string | null, join: JoinClause | null): BoundSource => {
+    const def = catalog.get(name);
+    if (!def) throw planError(`fail to get stream ${name}, please check if stream is created`);
+    const role: BoundSource['role'] =
+      def.kind === 'stream' ? 'stream' : def.options.KIND === 'lookup' ? 'lookup' : 'table';
+    const s: BoundSource = { name: def.name, alias: alias ?? def.name, def, role, join };
+    sources.push(s);
+    return s;
+  };
+  const from = bind(stmt.from.name, stmt.from.alias, null);
+  const joinSources = stmt.joins.map((j) => bind(j.source.name, j.source.alias, j));
+  if (from.role === 'lookup') throw planError(`cannot find lookup table ${from.name} in any join`);
+
+  // ---- windows and joins (sql.md §4.5, §4.7, §5)
+  const window = stmt.window;
+  const dimsRaw = stmt.dimensions.filter((d): d is Expr => !isWindow(d));
+  if (dimsRaw.length > 0 && !window) throw planError('select stmt group by should be used with window');
+  const streamCount = sources.filter((s) => s.role === 'stream').length;
+  if (window && streamCount === 0) throw planError('cannot run window for TABLE sources');
+  if (window && window.type === 'count' && options.isEventTime) throw planError('unsupported window type');
+  if (streamCount > 1 && !window) throw planError('a time window or count window is required to join multiple streams');
+  if (options.sendMetaToSink && (sources.length > 1 || stmt.dimensions.length > 0)) {
+    throw planError('Invalid option sendMetaToSink, it can not be applied to window');
+  }
+
+  // ---- aliases
+  const aliases = new AliasExpander(stmt.fields);
+  const fields: BoundField[] = stmt.fields.map((f) => ({
+    field: f,
+    expr: f.alias !== null && f.expr.kind !== 'wildcard' ? aliases.alias(f.alias) : aliases.expand(f.expr, null),
+  }));
+  const ex = (e: Expr | null): Expr | null => (e ? aliases.expand(e, null) : null);
+  const where = ex(stmt.where);
+  const dims = dimsRaw.map((d) => aliases.expand(d, null));
+  const having = ex(stmt.having);
+  const sorts = stmt.sorts.map((s) => ({ expr: aliases.expand(s.expr, null), ascending: s.ascending }));
+  const joins: BoundJoin[] = stmt.joins.map((j, i) => ({ clause: j, source: joinSources[i], on: ex(j.on) }));
+  const windowFilter = window?.filter ?? null;
+  const trigger = window?.trigger ?? null;
+
+  const aggQuery = window !== null || stmt.dimensions.length > 0 || stmt.joins.length > 0;
+
+  // ---- expression checks
+  const analytic: CallExpr[] = [];
+  const analyticSeen = new Set<CallExpr>();
+  let usesHits = false;
+  let usesAggHits = false;
+  let srfCount = 0;
+  let hasAggInSelect = false;
+  const uses: FieldUse[] = [];
+  const wildcardAll = { value: false };
+  const wildcardSources = new Set<number>();
+
+  const resolveField = (ref: FieldRef, path: string[] | null): void => {
+    if (ref.stream !== null) {
+      const idx = sources.findIndex((s) => s.alias === ref.stream) >= 0
+        ? sources.findIndex((s) => s.alias === ref.stream)
+        : sources.findIndex((s) => s.name === ref.stream);
+      if (idx >= 0) {
+        const s = sources[idx];
+        if (s.def.fields === null) {
+          uses.push({ source: idx, path, declared: null });
+          return;
+        }
+        const decl = findDecl(s.def.fields, ref.name);
+        if (!decl) throw planError(`unknown field ${ref.stream}.${ref.name}`);
+        uses.push({ source: idx, path, declared: decl });
+        return;
+      }
+      // `q.c` with q not a source: navigation into column q
+      resolveField({ kind: 'field', stream: null, name: ref.stream }, [ref.name, ...(path ?? [])]);
+      return;
+    }
+    let found = -1;
+    let decl: StreamField | null = null;
+    let schemaless = -1;
+    for (let i = 0; i < sources.length; i++) {
+      const fs = sources[i].def.fields;
+      if (fs === null) {
+        if (schemaless < 0) schemaless = i;
+        continue;
+      }
+      const d = findDecl(fs, ref.name);
+      if (d) {
+        if (found >= 0) throw planError(`ambiguous field ${ref.name}`);
+        found = i;
+        decl = d;
+      }
+    }
+    if (found >= 0) uses.push({ source: found, path, declared: decl });
+    else if (schemaless >= 0) uses.push({ source: schemaless, path, declared: null });
+    else throw planError(`unknown field ${ref.name}`);
+  };
+
+  interface Ctx {
+    clause: Clause;
+    /** name of the enclosing aggregate call, or null */
+    agg: string | null;
+    /** inside any function call's arguments */
+    inCall: boolean;
+  }
+
+  const check = (e: Expr, cx: Ctx, path: string[] | null = null): void => {
+    switch (e.kind) {
+      case 'field':
+        if (cx.clause === 'having' && cx.agg === null) {
+          throw planError(`Not allowed to call non-aggregate functions in HAVING clause.`);
+        }
+        resolveField(e, path);
+        return;
+      case 'wildcard':
+        if (e.stream === null) wildcardAll.value = true;
+        else {
+          const idx = sources.findIndex((s) => s.alias === e.stream || s.name === e.stream);
+          if (idx < 0) throw planError(`unknown stream ${e.stream}`);
+          wildcardSources.add(idx);
+        }
+        if (cx.clause === 'having' && cx.agg === null) {
+          throw planError(`Not allowed to call non-aggregate functions in HAVING clause.`);
+        }
+        for (const r of e.replace) check(r.expr, cx);
+        return;
+      case 'navigate': {
+        // collect the navigation path down to a column for struct narrowing
+        const p: string[] = [e.member, ...(path ?? [])];
+        check(e.object, cx, unparen(e.object).kind === 'field' || unparen(e.object).kind === 'navigate' ? p : null);
+        return;
+      }
+      case 'slice': {
+        const s = e.start && unparen(e.start);
+        const en = e.end && unparen(e.end);
+        if (s && en && s.kind === 'integer' && en.kind === 'integer' && s.value >= 0n && en.value >= 0n && s.value >= en.value) {
+          throw planError(`start index ${s.value} must be less than end index ${en.value}`);
+        }
+        break;
+      }
+      case 'case':
+        if (e.value === null) {
+          for (const w of e.whens) if (!isBoolExpr(w.when)) throw planError('WHEN expression must be a bool condition');
+        }
+        break;
+      case 'meta':
+        return;
+      case 'call':
+        checkCall(e, cx);
+        return;
+      default:
+        break;
+    }
+    // plain operators: children read whole values
+    const sub: Ctx = cx;
+    forEachChild(e, (c) => check(c, sub));
+  };
+
+  const checkCall = (e: CallExpr, cx: Ctx): void => {
+    const name = lowerName(e);
+    if (WINDOW_NAMES.has(name)) throw planError(`window function ${name} can only be used in GROUP BY clause`);
+    const kind = functions.kindOf(name);
+    if (kind === undefined) throw planError(`function ${e.name} not found`);
+    if (e.over && kind !== 'analytic' && kind !== 'window') throw planError('Found OVER after non analytic function');
+    const err = functions.validateCall(e.name, e.args.map(argInfo));
+    if (err !== undefined) throw planError(err);
+    if (HIT_FUNCS.has(name)) {
+      if (aggQuery && cx.clause !== 'trigger') throw planError(`function ${name} is not allowed in an aggregate query`);
+      usesHits = true;
+    }
+    if (AGG_HIT_FUNCS.has(name)) usesAggHits = true;
+    let inner: Ctx = { ...cx, inCall: true };
+    switch (kind) {
+      case 'aggregate':
+        if (cx.clause === 'where' || cx.clause === 'windowFilter') {
+          throw planError(`Not allowed to call aggregate functions in WHERE clause.`);
+        }
+        if (cx.clause === 'groupby') throw planError(`Not allowed to call aggregate functions in GROUP BY clause.`);
+        if (cx.agg !== null) throw planError(`invalid argument for func ${cx.agg}: aggregate argument is not allowed`);
+        if (cx.clause === 'select') hasAggInSelect = true;
+        inner = { ...inner, agg: name };
+        break;
+      case 'window':
+        if (cx.clause !== 'select') throw planError('window functions can only be in select fields');
+        break;
+      case 'srf':
+        if (cx.clause !== 'select') throw planError("select statement shouldn't has srf except fields");
+        if (cx.inCall || ++srfCount > 1) {
+          throw planError("select fields shouldn't has nested / multi set-returning-functions");
+        }
+        break;
+      case 'multicol':
+        if (cx.clause !== 'select' || cx.inCall) throw planError(`function ${name} can only be used inside the select clause`);
+        break;
+      default:
+        break;
+    }
+    if (cx.clause === 'having' && kind !== 'aggregate' && e.args.length > 0 && cx.agg === null) {
+      // a scalar wrapping aggregates is fine; its non-aggregate column arguments fail below
+    }
+    for (const a of e.args) check(a, inner);
+    if (e.over) {
+      const ov: Ctx = { ...inner, agg: null };
+      for (const p of e.over.partitionBy) check(p, ov);
+      for (const s of e.over.orderBy) check(s.expr, ov);
+      if (e.over.when) check(e.over.when, ov);
+    }
+    if (kind === 'analytic' && !analyticSeen.has(e)) {
+      analyticSeen.add(e);
+      analytic.push(e); // after its arguments: inner analytic calls come first
+    }
+  };
+
+  const top = (clause: Clause): Ctx => ({ clause, agg: null, inCall: false });
+  for (const f of fields) {
+    if (f.field.expr.kind === 'wildcard' && f.field.alias !== null) throw planError('alias is not supported for *');
+    check(f.expr, top('select'));
+  }
+  for (const j of joins) if (j.on) check(j.on, top('join'));
+  if (where) check(where, top('where'));
+  for (const d of dims) check(d, top('groupby'));
+  if (windowFilter) check(windowFilter, top('windowFilter'));
+  if (trigger) check(trigger, top('trigger'));
+  if (having) check(having, top('having'));
+  for (const s of sorts) check(s.expr, top('order'));
+
+  // ---- lookup tables (sql.md §3.5)
+  for (const j of joins) {
+    if (j.source.role !== 'lookup') continue;
+    if (!j.on || lookupKeys(j.on, j.source, sources).length === 0) {
+      throw planError(
+        `join condition ${j.on ? exprText(j.on) : ''} is invalid, at least one equi-join predicate is required`,
+      );
+    }
+  }
+
+  // ---- decode schemas (sql.md §3.4)
+  const schemas: ReadSchema[] = [];
+  const columns: string[][] = [];
+  for (let i = 0; i < sources.length; i++) {
+    const s = sources[i];
+    const cols = [...new Set(uses.filter((u) => u.source === i).map((u) => u.declared?.name ?? ''))].filter(Boolean);
+    columns.push(wildcardAll.value || wildcardSources.has(i) ? [] : cols);
+    if (s.def.fields === null || wildcardAll.value || wildcardSources.has(i)) {
+      schemas.push(null);
+      continue;
+    }
+    schemas.push(narrow(s.def.fields, uses.filter((u) => u.source === i), options.isEventTime ? s.def.options.TIMESTAMP : undefined));
+  }
+
+  return {
+    stmt,
+    sources,
+    fields,
+    joins,
+    where,
+    dims,
+    window,
+    having,
+    sorts,
+    isAggregate: dims.length > 0 || hasAggInSelect,
+    analyticCalls: analytic,
+    usesHits,
+    usesAggHits,
+    schemas,
+    columns,
+  };
+}
+
+function forEachChild(e: Expr, f: (c: Expr) => void): void {
+  mapChildren(e, (c) => {
+    f(c);
+    return c;
+  });
+}
+
+/** Case-insensitive lookup of a declared field (binding is case-insensitive, sql.md §1.3). */
+export function findDecl(fields: readonly StreamField[], name: string): StreamField | undefined {
+  const exact = fields.find((f) => f.name === name);
+  if (exact) return exact;
+  const low = name.toLowerCase();
+  return fields.find((f) => f.name.toLowerCase() === low);
+}
+
+/** Merge the reads of one typed source into its narrowed decode schema. */
+function narrow(fields: readonly StreamField[], uses: readonly FieldUse[], tsField: string | undefined): StreamField[] {
+  const out: StreamField[] = [];
+  for (const f of fields) {
+    const mine = uses.filter((u) => u.declared === f);
+    const isTs = tsField !== undefined && f.name.toLowerCase() === tsField.toLowerCase();
+    if (mine.length === 0 && !isTs) continue;
+    if (isTs) {
+      out.push(f);
+      continue;
+    }
+    const t = narrowType(f.type, mine.map((u) => u.path));
+    if (t) out.push({ name: f.name, type: t });
+  }
+  return out;
+}
+
+/**
+ * A struct column is known only through the members the rule navigates to; a struct read only whole is not known
+ * at all (⚠ eKuiper quirk, sql.md §3.4). Other types are kept as declared.
+ */
+function narrowType(t: FieldType, paths: (string[] | null)[]): FieldType | null {
+  if (t.kind !== 'struct') return t;
+  const navigated = paths.filter((p): p is string[] => p !== null && p.length > 0);
+  if (navigated.length === 0) return null;
+  const members: StreamField[] = [];
+  for (const m of t.fields) {
+    const sub = navigated.filter((p) => p[0].toLowerCase() === m.name.toLowerCase()).map((p) => (p.length > 1 ? p.slice(1) : null));
+    if (sub.length === 0) continue;
+    const mt = narrowType(m.type, sub);
+    if (mt) members.push({ name: m.name, type: mt });
+  }
+  return members.length ? { kind: 'struct', fields: members } : null;
+}
+
+/**
+ * The equi-join predicates `table.col = <stream-side expr>` of a lookup join's ON (AND-conjuncts only).
+ */
+export function lookupKeys(on: Expr, table: BoundSource, sources: readonly BoundSource[]): Array<{ key: string; value: Expr; conjunct: Expr }> {
+  const out: Array<{ key: string; value: Expr; conjunct: Expr }> = [];
+  for (const c of conjuncts(on)) {
+    const u = unparen(c);
+    if (u.kind !== 'binary' || u.op !== '=') continue;
+    const l = tableColumn(u.left, table, sources);
+    const r = tableColumn(u.right, table, sources);
+    if (l !== null && r === null && !refersTo(u.right, table)) out.push({ key: l, value: u.right, conjunct: c });
+    else if (r !== null && l === null && !refersTo(u.left, table)) out.push({ key: r, value: u.left, conjunct: c });
+  }
+  return out;
+}
+
+function tableColumn(e: Expr, table: BoundSource, sources: readonly BoundSource[]): string | null {
+  const u = unparen(e);
+  if (u.kind !== 'field') return null;
+  if (u.stream !== null) return u.stream === table.alias || u.stream === table.name ? u.name : null;
+  // unqualified: a column declared by the table and by no stream
+  if (table.def.fields && findDecl(table.def.fields, u.name)) {
+    const elsewhere = sources.some((s) => s !== table && s.def.fields && findDecl(s.def.fields, u.name));
+    return elsewhere ? null : u.name;
+  }
+  return null;
+}
+
+function refersTo(e: Expr, table: BoundSource): boolean {
+  let hit = false;
+  const visit = (x: Expr): void => {
+    if (x.kind === 'field' && x.stream !== null && (x.stream === table.alias || x.stream === table.name)) hit = true;
+    forEachChild(x, visit);
+  };
+  visit(e);
+  return hit;
+}
+
+/** AND-conjuncts of a condition. */
+export function conjuncts(e: Expr): Expr[] {
+  const u = unparen(e);
+  if (u.kind === 'binary' && u.op === 'AND') return [...conjuncts(u.left), ...conjuncts(u.right)];
+  return [e];
+}
+
+/** Joins conditions with AND (null for none). */
+export function andAll(es: readonly Expr[]): Expr | null {
+  if (es.length === 0) return null;
+  return es.reduce((l, r) => ({ kind: 'binary', op: 'AND', left: l, right: r }));
+}
+
+/** Walks the expression tree pre-order, not descending into meta() arguments. */
+export function walk(e: Expr, f: (x: Expr) => void): void {
+  f(e);
+  if (e.kind === 'meta') return;
+  forEachChild(e, (c) => walk(c, f));
+}
+
+export { PlanError, CLAUSE_NAME };

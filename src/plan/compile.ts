@@ -1,0 +1,593 @@
+/**
+ * The expression compiler: every AST expression becomes a JS closure `(row, ctx) => Value`, built once per rule
+ * start and never re-interpreted per record (sql.md §2, §6). Aliases are already expanded by the analyzer, so a
+ * field reference here always means an input column.
+ *
+ * Hot shapes are specialised at compile time: a single-stream field read is a direct property read, a comparison
+ * with a numeric literal compares JS numbers directly when the operand is a float, and literal LIKE patterns are
+ * compiled once.
+ */
+import type {
+  BetweenExpr,
+  BinaryExpr,
+  CallExpr,
+  CaseExpr,
+  Expr,
+  InExpr,
+  LikeExpr,
+  MetaExpr,
+  NavigateExpr,
+  IndexExpr,
+  SliceExpr,
+  Wildcard,
+} from '../sql/ast.js';
+import { unparen } from '../sql/ast.js';
+import { isObject, type Value, type ValueObject } from '../values/value.js';
+import { EvalError } from '../values/errors.js';
+import { typedText } from '../values/text.js';
+import { add, bitAnd, bitOr, bitXor, div, eq, ge, gt, le, lt, mod, mul, neq, sub } from '../values/ops.js';
+import { like, likeToRegExp } from '../values/like.js';
+import { JoinTuple, Tuple, type Row } from '../runtime/contracts.js';
+import type { EvalContext, RowFn } from './plan.js';
+
+/** A compile-time (rule creation) error: becomes EddyError 2101 (or the planner's own code). */
+export class PlanError extends Error {
+  override readonly name = 'PlanError';
+}
+
+/** A source as the compiler sees it. */
+export interface ScopeSource {
+  /** stream/table name (= tuple emitter) */
+  readonly name: string;
+  /** alias, or the name */
+  readonly alias: string;
+}
+
+/** Compiles function calls (built-ins through the registry, aggregates, analytic reads, context functions). */
+export interface CallCompiler {
+  compileCall(e: CallExpr, c: ExprCompiler): RowFn;
+  /** meta()/mqtt() given the compiled metadata read; undefined → the compiler's own rules */
+  metaCall?(e: MetaExpr, base: RowFn): RowFn | undefined;
+}
+
+const PROTO_KEYS = new Set(Object.getOwnPropertyNames(Object.prototype));
+
+/** Reads own property `k` of a plain object (undefined when absent), safe for keys such as `constructor`. */
+function ownRead(o: ValueObject, k: string): Value {
+  return Object.prototype.hasOwnProperty.call(o, k) ? o[k] : undefined;
+}
+
+/** Column `name` of any row: the first tuple (in join order) that has the key. */
+export function readColumn(row: Row, name: string): Value {
+  if (row instanceof Tuple) return ownRead(row.message, name);
+  const ts = (row as JoinTuple).tuples;
+  for (let i = 0; i < ts.length; i++) {
+    const m = ts[i].message;
+    if (Object.prototype.hasOwnProperty.call(m, name)) return m[name];
+  }
+  return undefined;
+}
+
+/** Column `name` of stream `stream` in a joined row; a single tuple is read whatever its stream (sql.md §5.1). */
+export function readStreamColumn(row: Row, stream: string, name: string): Value {
+  if (row instanceof Tuple) return ownRead(row.message, name);
+  const ts = (row as JoinTuple).tuples;
+  for (let i = 0; i < ts.length; i++) if (ts[i].emitter === stream) return ownRead(ts[i].message, name);
+  return undefined;
+}
+
+/** The row as one object (`*`): a tuple's message, or the join sides merged with the first side winning. */
+export function rowObject(row: Row): ValueObject {
+  if (row instanceof Tuple) return row.message;
+  const ts = (row as JoinTuple).tuples;
+  if (ts.length === 1) return ts[0].message;
+  const out: ValueObject = {};
+  for (let i = ts.length - 1; i >= 0; i--) Object.assign(out, ts[i].message);
+  return out;
+}
+
+/** The metadata of a row (first tuple's for joined rows). */
+function rowMeta(row: Row): ValueObject {
+  if (row instanceof Tuple) return row.meta;
+  const ts = (row as JoinTuple).tuples;
+  return ts.length ? ts[0].meta : {};
+}
+
+function metaKey(row: Row, key: string): Value {
+  if (row instanceof Tuple) return ownRead(row.meta, key);
+  const ts = (row as JoinTuple).tuples;
+  for (let i = 0; i < ts.length; i++) {
+    const m = ts[i].meta;
+    if (Object.prototype.hasOwnProperty.call(m, key)) return m[key];
+  }
+  return undefined;
+}
+
+function streamMetaKey(row: Row, stream: string, key: string): Value {
+  if (row instanceof Tuple) return ownRead(row.meta, key);
+  const ts = (row as JoinTuple).tuples;
+  for (let i = 0; i < ts.length; i++) if (ts[i].emitter === stream) return ownRead(ts[i].meta, key);
+  return undefined;
+}
+
+function isNullish(v: Value): v is null | undefined {
+  return v === null || v === undefined;
+}
+
+/** Integer index/bound value of `[]` (floats truncated toward zero). */
+function toIndex(v: Value): number {
+  if (typeof v === 'bigint') return Number(v);
+  if (typeof v === 'number' && Number.isFinite(v)) return Math.trunc(v);
+  throw new EvalError(`invalid index ${typedText(v)}, expect an integer`);
+}
+
+function navigate(o: Value, member: string, row: Row): Value {
+  if (isNullish(o)) return null;
+  if (isObject(o)) {
+    const v = ownRead(o, member);
+    return v === undefined ? null : v;
+  }
+  if (Array.isArray(o)) throw new EvalError(`${typedText(o)} is not a type of map[string]interface{}`);
+  // ⚠ eKuiper: `->` on a scalar fails only when the member name is also a top-level column of the row.
+  if (readColumn(row, member) !== undefined) throw new EvalError(`invalid operation ${typedText(o)} -> ${member}`);
+  return null;
+}
+
+function indexArray(a: Value, iv: Value): Value {
+  if (isNullish(a)) return null;
+  if (!Array.isArray(a)) throw new EvalError(`invalid operation ${typedText(a)} [] ${typedText(iv)}`);
+  const i = toIndex(iv);
+  const k = i < 0 ? a.length + i : i;
+  if (k < 0 || k >= a.length) throw new EvalError(`out of index: ${i} of ${a.length}`);
+  const v = a[k];
+  return v === undefined ? null : v;
+}
+
+function sliceArray(a: Value, sv: Value | undefined, ev: Value | undefined): Value {
+  if (isNullish(a)) return null;
+  if (!Array.isArray(a)) throw new EvalError(`invalid operation ${typedText(a)} [:]`);
+  const len = a.length;
+  if (sv === undefined && ev === undefined) return a;
+  let s = sv === undefined ? 0 : toIndex(sv);
+  let e = ev === undefined ? len : toIndex(ev);
+  const s0 = s;
+  const e0 = e;
+  if (s < 0) s += len;
+  if (e < 0) e += len;
+  if (s < 0 || s >= len) throw new EvalError(`out of index: ${s0} of ${len}`);
+  if (e < 0 || e > len) throw new EvalError(`out of index: ${e0} of ${len}`);
+  if (s >= e) throw new EvalError(`start index ${s0} must be less than end index ${e0}`);
+  return a.slice(s, e);
+}
+
+function invalidLogic(a: Value, op: string, b: Value): EvalError {
+  return new EvalError(`invalid operation ${typedText(a)} ${op} ${typedText(b)}`);
+}
+
+/** Numeric value of an int/float literal expression, or undefined. */
+function numericLiteral(e: Expr): { n: number; v: Value } | undefined {
+  const u = unparen(e);
+  if (u.kind === 'integer') return { n: Number(u.value), v: u.value };
+  if (u.kind === 'float') return { n: u.value, v: u.value };
+  return undefined;
+}
+
+type CmpOp = '=' | '!=' | '<' | '<=' | '>' | '>=';
+const CMP: Record<CmpOp, (a: Value, b: Value) => boolean> = { '=': eq, '!=': neq, '<': lt, '<=': le, '>': gt, '>=': ge };
+const MIRROR: Record<CmpOp, CmpOp> = { '=': '=', '!=': '!=', '<': '>', '<=': '>=', '>': '<', '>=': '<=' };
+
+/**
+ * `x <op> literal` for a numeric literal: JS numbers compare directly; everything else (ints, nulls, errors) goes
+ * through the general operator so the semantics stay exact.
+ */
+function cmpWithNumber(op: CmpOp, f: RowFn, n: number, lit: Value): RowFn {
+  const slow = CMP[op];
+  switch (op) {
+    case '>':
+      return (r, c) => {
+        const v = f(r, c);
+        return typeof v === 'number' ? v > n : slow(v, lit);
+      };
+    case '>=':
+      return (r, c) => {
+        const v = f(r, c);
+        return typeof v === 'number' ? v >= n : slow(v, lit);
+      };
+    case '<':
+      return (r, c) => {
+        const v = f(r, c);
+        return typeof v === 'number' ? v < n : slow(v, lit);
+      };
+    case '<=':
+      return (r, c) => {
+        const v = f(r, c);
+        return typeof v === 'number' ? v <= n : slow(v, lit);
+      };
+    case '=':
+      return (r, c) => {
+        const v = f(r, c);
+        return typeof v === 'number' ? v === n : slow(v, lit);
+      };
+    case '!=':
+      return (r, c) => {
+        const v = f(r, c);
+        return typeof v === 'number' ? v === v && v !== n : slow(v, lit);
+      };
+  }
+}
+
+export interface CompilerOptions {
+  readonly sources: readonly ScopeSource[];
+  /** rows may be joined rows (joins, lookup or table joins): field reads search the tuples */
+  readonly multi: boolean;
+  readonly calls: CallCompiler;
+}
+
+export class ExprCompiler {
+  readonly sources: readonly ScopeSource[];
+  readonly multi: boolean;
+  private readonly calls: CallCompiler;
+
+  constructor(opts: CompilerOptions) {
+    this.sources = opts.sources;
+    this.multi = opts.multi;
+    this.calls = opts.calls;
+  }
+
+  /** The stream name a qualifier (name or alias) designates, or undefined when it is not a source. */
+  streamOf(qualifier: string): string | undefined {
+    for (const s of this.sources) if (s.alias === qualifier) return s.name;
+    for (const s of this.sources) if (s.name === qualifier) return s.name;
+    return undefined;
+  }
+
+  compile(e: Expr): RowFn {
+    switch (e.kind) {
+      case 'paren':
+        return this.compile(e.expr);
+      case 'integer':
+      case 'float':
+      case 'string':
+      case 'boolean': {
+        const v: Value = e.value;
+        return () => v;
+      }
+      case 'timeUnit':
+        throw new PlanError(`invalid time unit ${e.unit.toLowerCase()} outside a window function`);
+      case 'field':
+        return this.field(e.stream, e.name);
+      case 'wildcard':
+        return this.wildcardValue(e);
+      case 'binary':
+        return this.binary(e);
+      case 'navigate':
+        return this.navigate(e);
+      case 'index':
+        return this.index(e);
+      case 'slice':
+        return this.slice(e);
+      case 'in':
+        return this.in(e);
+      case 'between':
+        return this.between(e);
+      case 'like':
+        return this.like(e);
+      case 'case':
+        return this.caseExpr(e);
+      case 'call':
+        return this.calls.compileCall(e, this);
+      case 'meta':
+        return this.meta(e);
+    }
+  }
+
+  /** Column read; `q.c` where `q` is not a source is navigation `q->c` (sql.md §2.3). */
+  field(qualifier: string | null, name: string): RowFn {
+    if (qualifier !== null) {
+      const stream = this.streamOf(qualifier);
+      if (stream === undefined) {
+        const base = this.field(null, qualifier);
+        return (r, c) => navigate(base(r, c), name, r);
+      }
+      if (this.multi) return (r) => readStreamColumn(r, stream, name);
+    }
+    if (this.multi) return (r) => readColumn(r, name);
+    if (PROTO_KEYS.has(name)) return (r) => ownRead((r as Tuple).message, name);
+    return (r) => (r as Tuple).message[name];
+  }
+
+  /** `*` (or `s.*`) used as a value: the row object, with EXCEPT/REPLACE applied. */
+  wildcardValue(e: Wildcard): RowFn {
+    let base: RowFn<ValueObject>;
+    if (e.stream !== null) {
+      const stream = this.streamOf(e.stream) ?? e.stream;
+      base = (r) => {
+        if (r instanceof Tuple) return r.message;
+        for (const t of (r as JoinTuple).tuples) if (t.emitter === stream) return t.message;
+        return {};
+      };
+    } else base = rowObject;
+    if (e.except.length === 0 && e.replace.length === 0) return base;
+    const except = e.except;
+    const replace = e.replace.map((it) => ({ name: it.name, fn: this.compile(it.expr) }));
+    return (r, c) => {
+      const out: ValueObject = { ...base(r, c) };
+      if (r instanceof Tuple) for (const k of except) delete out[k];
+      for (const it of replace) {
+        const v = it.fn(r, c);
+        if (!isNullish(v)) out[it.name] = v;
+      }
+      return out;
+    };
+  }
+
+  private binary(e: BinaryExpr): RowFn {
+    const op = e.op;
+    if (op === 'AND' || op === 'OR') return this.logic(e);
+    if (op === '=' || op === '!=' || op === '<' || op === '<=' || op === '>' || op === '>=') {
+      const litR = numericLiteral(e.right);
+      if (litR) return cmpWithNumber(op, this.compile(e.left), litR.n, litR.v);
+      const litL = numericLiteral(e.left);
+      if (litL && unparen(e.left).kind === 'float') {
+        // `50.5 < x` ≡ `x > 50.5` for floats; ints keep the general path (left-operand error texts)
+        const f = this.compile(e.right);
+        const fast = cmpWithNumber(MIRROR[op], f, litL.n, litL.v);
+        const slow = CMP[op];
+        const lv = litL.v;
+        return (r, c) => {
+          const v = f(r, c);
+          return typeof v === 'number' ? fast(r, c) : slow(lv, v);
+        };
+      }
+      const l = this.compile(e.left);
+      const rt = this.compile(e.right);
+      const f = CMP[op];
+      return (r, c) => f(l(r, c), rt(r, c));
+    }
+    const l = this.compile(e.left);
+    const rt = this.compile(e.right);
+    switch (op) {
+      case '+':
+        return (r, c) => {
+          const a = l(r, c);
+          const b = rt(r, c);
+          return typeof a === 'number' && typeof b === 'number' ? a + b : add(a, b);
+        };
+      case '-':
+        return (r, c) => {
+          const a = l(r, c);
+          const b = rt(r, c);
+          return typeof a === 'number' && typeof b === 'number' ? a - b : sub(a, b);
+        };
+      case '*':
+        return (r, c) => {
+          const a = l(r, c);
+          const b = rt(r, c);
+          return typeof a === 'number' && typeof b === 'number' ? a * b : mul(a, b);
+        };
+      case '/':
+        return (r, c) => div(l(r, c), rt(r, c));
+      case '%':
+        return (r, c) => mod(l(r, c), rt(r, c));
+      case '&':
+        return (r, c) => bitAnd(l(r, c), rt(r, c));
+      case '|':
+        return (r, c) => bitOr(l(r, c), rt(r, c));
+      case '^':
+        return (r, c) => bitXor(l(r, c), rt(r, c));
+    }
+  }
+
+  /**
+   * AND/OR (sql.md §6.2): only a false left operand short-circuits AND and only a true one short-circuits OR;
+   * otherwise both sides are evaluated and a null on either side gives false (`null OR true` is false).
+   */
+  private logic(e: BinaryExpr): RowFn {
+    const l = this.compile(e.left);
+    const rt = this.compile(e.right);
+    if (e.op === 'AND') {
+      return (r, c) => {
+        const a = l(r, c);
+        if (a === false) return false;
+        const b = rt(r, c);
+        if (a === true && typeof b === 'boolean') return b;
+        if (isNullish(a) || isNullish(b)) return false;
+        throw invalidLogic(a, 'AND', b);
+      };
+    }
+    return (r, c) => {
+      const a = l(r, c);
+      if (a === true) return true;
+      const b = rt(r, c);
+      if (a === false && typeof b === 'boolean') return b;
+      if (isNullish(a) || isNullish(b)) return false;
+      throw invalidLogic(a, 'OR', b);
+    };
+  }
+
+  private navigate(e: NavigateExpr): RowFn {
+    const o = this.compile(e.object);
+    const member = e.member;
+    return (r, c) => navigate(o(r, c), member, r);
+  }
+
+  private index(e: IndexExpr): RowFn {
+    const a = this.compile(e.array);
+    const i = this.compile(e.index);
+    return (r, c) => {
+      const arr = a(r, c);
+      if (isNullish(arr)) return null;
+      return indexArray(arr, i(r, c));
+    };
+  }
+
+  private slice(e: SliceExpr): RowFn {
+    const a = this.compile(e.array);
+    const s = e.start ? this.compile(e.start) : null;
+    const en = e.end ? this.compile(e.end) : null;
+    return (r, c) => {
+      const arr = a(r, c);
+      if (isNullish(arr)) return null;
+      return sliceArray(arr, s ? s(r, c) : undefined, en ? en(r, c) : undefined);
+    };
+  }
+
+  /** IN / NOT IN with the null rules of sql.md §6.2 and `evaluate in expression error: …` on type mismatches. */
+  private in(e: InExpr): RowFn {
+    const x = this.compile(e.value);
+    const neg = e.negated;
+    const member = (v: Value, el: Value): boolean => {
+      if (isNullish(el)) return false;
+      try {
+        return eq(v, el);
+      } catch (err) {
+        throw new EvalError(`evaluate in expression error: ${(err as Error).message}`);
+      }
+    };
+    if (e.list) {
+      const items = e.list.map((it) => this.compile(it));
+      return (r, c) => {
+        const v = x(r, c);
+        if (isNullish(v)) return false;
+        for (let i = 0; i < items.length; i++) if (member(v, items[i](r, c))) return !neg;
+        return neg;
+      };
+    }
+    const arr = this.compile(e.array as Expr);
+    return (r, c) => {
+      const a = arr(r, c);
+      if (isNullish(a)) return neg;
+      const v = x(r, c);
+      if (isNullish(v)) return false;
+      if (!Array.isArray(a)) throw new EvalError(`evaluate in expression error: ${typedText(a)} is not an array`);
+      for (let i = 0; i < a.length; i++) if (member(v, a[i])) return !neg;
+      return neg;
+    };
+  }
+
+  private between(e: BetweenExpr): RowFn {
+    const x = this.compile(e.value);
+    const lo = this.compile(e.low);
+    const hi = this.compile(e.high);
+    const neg = e.negated;
+    return (r, c) => {
+      const v = x(r, c);
+      const a = lo(r, c);
+      const b = hi(r, c);
+      if (isNullish(v) || isNullish(a) || isNullish(b)) return false;
+      let inside: boolean;
+      try {
+        inside = ge(v, a) && le(v, b);
+      } catch {
+        throw new EvalError(`between operator cannot compare ${typedText(v)} and ${typedText(a)}, ${typedText(b)}`);
+      }
+      return inside !== neg;
+    };
+  }
+
+  private like(e: LikeExpr): RowFn {
+    const x = this.compile(e.value);
+    const neg = e.negated;
+    const p = unparen(e.pattern);
+    if (p.kind === 'string') {
+      let re: RegExp;
+      try {
+        re = likeToRegExp(p.value);
+      } catch {
+        throw new PlanError(`invalid LIKE pattern ${p.value}`);
+      }
+      const pat = p.value;
+      return (r, c) => {
+        const s = x(r, c);
+        if (typeof s !== 'string') return like(s, pat) !== neg;
+        return re.test(s) !== neg;
+      };
+    }
+    const pf = this.compile(e.pattern);
+    return (r, c) => like(x(r, c), pf(r, c)) !== neg;
+  }
+
+  private caseExpr(e: CaseExpr): RowFn {
+    const whens = e.whens.map((w) => ({ when: this.compile(w.when), then: this.compile(w.then) }));
+    const elseFn = e.elseExpr ? this.compile(e.elseExpr) : null;
+    const n = whens.length;
+    if (e.value) {
+      const v = this.compile(e.value);
+      return (r, c) => {
+        const x = v(r, c);
+        for (let i = 0; i < n; i++) {
+          const w = whens[i].when(r, c);
+          if (!isNullish(x) && !isNullish(w) && eq(x, w)) return whens[i].then(r, c);
+        }
+        return elseFn ? elseFn(r, c) : null;
+      };
+    }
+    return (r, c) => {
+      for (let i = 0; i < n; i++) if (whens[i].when(r, c) === true) return whens[i].then(r, c);
+      return elseFn ? elseFn(r, c) : null;
+    };
+  }
+
+  /** meta(k), meta(s.k), meta(k->sub), meta(*), mqtt(topic|messageid) (sql.md §2.9). */
+  private meta(e: MetaExpr): RowFn {
+    const base = this.metaBase(e.arg);
+    const viaRegistry = this.calls.metaCall?.(e, base);
+    if (viaRegistry) return viaRegistry;
+    if (e.func === 'meta') return base;
+    return (r, c) => {
+      const v = base(r, c);
+      if (isNullish(v) || typeof v === 'string') return v ?? null;
+      throw new EvalError(`call func ${e.name.toLowerCase()} error: ${typedText(v)} is not a string`);
+    };
+  }
+
+  private metaBase(arg: Expr): RowFn {
+    const a = unparen(arg);
+    switch (a.kind) {
+      case 'wildcard':
+        return (r) => rowMeta(r);
+      case 'field': {
+        const key = a.name;
+        if (a.stream !== null) {
+          const stream = this.streamOf(a.stream);
+          if (stream !== undefined) return (r) => streamMetaKey(r, stream, key);
+          const q = a.stream;
+          return (r) => navigate(metaKey(r, q), key, r);
+        }
+        return (r) => metaKey(r, key);
+      }
+      case 'navigate': {
+        const o = this.metaBase(a.object);
+        const member = a.member;
+        return (r, c) => {
+          const v = o(r, c);
+          return isObject(v) ? (ownRead(v, member) ?? null) : null;
+        };
+      }
+      default:
+        throw new PlanError(`invalid argument for meta: ${a.kind}`);
+    }
+  }
+}
+
+/** Deep type-sensitive value equality (changed_col/had_changed, sql.md §7.10), exported for call compilers. */
+export function sameValue(a: Value, b: Value): boolean {
+  if (a === b) return true;
+  if (isNullish(a) || isNullish(b)) return isNullish(a) && isNullish(b);
+  if (typeof a !== typeof b) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameValue(a[i], b[i])) return false;
+    return true;
+  }
+  if (isObject(a)) {
+    if (!isObject(b)) return false;
+    const ka = Object.keys(a);
+    if (ka.length !== Object.keys(b).length) return false;
+    for (const k of ka) if (!sameValue(a[k], b[k])) return false;
+    return true;
+  }
+  return false;
+}
+
+export type { EvalContext };

@@ -1,0 +1,480 @@
+/**
+ * The planner: SQL text → {@link QueryPlan} (planQuery), the checks of `POST /rules/validate` (validateQuery)
+ * and the text of `GET /rules/{id}/explain` (explainQuery).
+ */
+import type { CallExpr, Expr, SelectStatement } from '../sql/ast.js';
+import { TIME_UNIT_MS, unparen } from '../sql/ast.js';
+import { parseSelect, SqlSyntaxError } from '../sql/index.js';
+import { exprToString, windowToString } from '../sql/print.js';
+import type { StreamCatalog } from '../catalog/types.js';
+import type { FunctionRegistry } from '../functions/registry.js';
+import type { RuleOptions } from '../runtime/contracts.js';
+import { EddyError, ErrorCode } from '../api/errors.js';
+import {
+  EvalContext,
+  type JoinPlan,
+  type LookupJoinPlan,
+  type NodeKind,
+  type PlanNode,
+  type QueryPlan,
+  type RowPredicate,
+  type SourcePlan,
+  type WindowSpec,
+} from './plan.js';
+import { ExprCompiler, PlanError } from './compile.js';
+import { RegistryCalls } from './calls.js';
+import { analyze, andAll, conjuncts, findDecl, lookupKeys, walk, type Analysis, type BoundSource } from './analyze.js';
+import {
+  compileProjection,
+  condition,
+  groupKey,
+  havingStage,
+  hitTracker,
+  joinPredicate,
+  orderStage,
+  projectSetStage,
+  unitBuilder,
+  wherePredicate,
+  windowFuncStage,
+} from './stages.js';
+
+export interface PlanDeps {
+  readonly catalog: StreamCatalog;
+  readonly functions: FunctionRegistry;
+  readonly options: Pick<RuleOptions, 'isEventTime' | 'sendMetaToSink'>;
+}
+
+/** Planning failed because a stream/table in FROM/JOIN does not exist (code 2101). */
+export class UnknownStreamError extends EddyError {
+  constructor(readonly stream: string) {
+    super(ErrorCode.Plan, `fail to get stream ${stream}, please check if stream is created`);
+  }
+}
+
+function parse(sql: string): SelectStatement {
+  try {
+    return parseSelect(sql);
+  } catch (e) {
+    if (e instanceof SqlSyntaxError) throw new EddyError(ErrorCode.Parser, e.message);
+    throw e;
+  }
+}
+
+/** Runs `f`, turning compile-time failures into coded errors. */
+function coded<T>(f: () => T): T {
+  try {
+    return f();
+  } catch (e) {
+    if (e instanceof EddyError) {
+      const m = /^fail to get stream (.*), please check if stream is created$/.exec(e.message);
+      if (m && !(e instanceof UnknownStreamError)) throw new UnknownStreamError(m[1]);
+      throw e;
+    }
+    if (e instanceof PlanError || e instanceof Error) throw new EddyError(ErrorCode.Plan, e.message);
+    throw new EddyError(ErrorCode.Plan, String(e));
+  }
+}
+
+function analyzeSql(sql: string, deps: PlanDeps): Analysis {
+  const stmt = parse(sql);
+  return coded(() => analyze(stmt, deps));
+}
+
+/**
+ * Parse, bind and check a SELECT (sql.md §4.15) without building anything: the `sources` (stream/table names in
+ * FROM/JOIN order) for `POST /rules/validate`. Throws EddyError 2001 (syntax), UnknownStreamError (2101) or
+ * EddyError 2101 (static checks).
+ */
+export function validateQuery(sql: string, deps: PlanDeps): { sources: string[] } {
+  const a = analyzeSql(sql, deps);
+  // compile too: some checks (LIKE patterns) happen while compiling
+  coded(() => build(sql, a, deps));
+  return { sources: a.sources.map((s) => s.name) };
+}
+
+/** Plan a rule's SELECT into its executable plan. Throws EddyError with eKuiper's code (2001, 2101). */
+export function planQuery(sql: string, deps: PlanDeps): QueryPlan {
+  const a = analyzeSql(sql, deps);
+  return coded(() => build(sql, a, deps));
+}
+
+// ------------------------------------------------------------------------------------------------ pushdown
+
+/** Index of the single source a conjunct references (−1 for none), or −2 when it references several. */
+function conjunctSource(e: Expr, a: Analysis): number {
+  const found = new Set<number>();
+  const byQualifier = (q: string): number => {
+    const i = a.sources.findIndex((s) => s.alias === q);
+    return i >= 0 ? i : a.sources.findIndex((s) => s.name === q);
+  };
+  walk(e, (x) => {
+    if (x.kind === 'field') {
+      if (x.stream !== null) {
+        const i = byQualifier(x.stream);
+        if (i >= 0) {
+          found.add(i);
+          return;
+        }
+      }
+      const name = x.stream ?? x.name;
+      const i = a.sources.findIndex((s) => s.def.fields !== null && findDecl(s.def.fields, name) !== undefined);
+      // unqualified columns of schemaless streams count as the FROM stream's (sql.md §4.2)
+      found.add(i >= 0 ? i : 0);
+    } else if (x.kind === 'wildcard') {
+      found.add(x.stream !== null ? Math.max(0, byQualifier(x.stream)) : 0);
+    } else if (x.kind === 'meta') {
+      const arg = unparen(x.arg);
+      if (arg.kind === 'field' && arg.stream !== null && byQualifier(arg.stream) >= 0) found.add(byQualifier(arg.stream));
+    }
+  });
+  if (found.size === 0) return -1;
+  if (found.size === 1) return [...found][0];
+  return -2;
+}
+
+// ------------------------------------------------------------------------------------------------ building
+
+function isMqtt(s: BoundSource): boolean {
+  const t = s.def.options.TYPE;
+  return s.def.kind === 'stream' ? t === undefined || t === '' || t.toLowerCase() === 'mqtt' : t !== undefined && t.toLowerCase() === 'mqtt';
+}
+
+function build(sql: string, a: Analysis, deps: PlanDeps): QueryPlan {
+  const { functions, options } = deps;
+  const isEventTime = options.isEventTime;
+  const calls = new RegistryCalls(functions);
+  const compiler = new ExprCompiler({
+    sources: a.sources.map((s) => ({ name: s.name, alias: s.alias })),
+    multi: a.sources.length > 1,
+    calls,
+  });
+  const analytic = calls.analyticStage(a.analyticCalls, compiler);
+
+  // ---- WHERE placement (sql.md §4.2)
+  const w = a.window;
+  const hasTable = a.sources.some((s) => s.role !== 'stream');
+  const canPush =
+    w !== null && !isEventTime && (w.type === 'tumbling' || w.type === 'hopping' || w.type === 'session') && !hasTable && analytic === null;
+  const pushed: Expr[][] = a.sources.map(() => []);
+  let remaining: Expr[] = [];
+  if (a.where) {
+    for (const cj of conjuncts(a.where)) {
+      if (!canPush) {
+        remaining.push(cj);
+        continue;
+      }
+      const i = conjunctSource(cj, a);
+      if (i === -2) remaining.push(cj);
+      else pushed[i < 0 ? 0 : i].push(cj);
+    }
+  }
+
+  // ---- joins
+  const streamJoins = a.joins.filter((j) => j.source.role !== 'lookup');
+  const lastJoin = streamJoins[streamJoins.length - 1];
+  let mergedIntoOn: Expr | null = null;
+  if (remaining.length && lastJoin && lastJoin.clause.type === 'inner') {
+    mergedIntoOn = andAll(remaining);
+    remaining = [];
+  }
+  const joins: JoinPlan[] = streamJoins.map((j) => {
+    const on = j === lastJoin && mergedIntoOn ? andAll([...(j.on ? [j.on] : []), mergedIntoOn]) : j.on;
+    return {
+      kind: j.clause.type,
+      stream: j.source.name,
+      table: j.source.role === 'table',
+      on: on ? joinPredicate(compiler.compile(on)) : null,
+    };
+  });
+  const lookupJoins: LookupJoinPlan[] = a.joins
+    .filter((j) => j.source.role === 'lookup')
+    .map((j) => {
+      const keys = lookupKeys(j.on as Expr, j.source, a.sources);
+      const rest = conjuncts(j.on as Expr).filter((c) => !keys.some((k) => k.conjunct === c));
+      const idx = a.sources.indexOf(j.source);
+      return {
+        table: j.source.name,
+        def: j.source.def,
+        kind: j.clause.type === 'left' ? 'left' : 'inner',
+        fields: a.columns[idx],
+        keys: keys.map((k) => k.key),
+        values: keys.map((k) => compiler.compile(k.value)),
+        on: rest.length ? joinPredicate(compiler.compile(andAll(rest) as Expr)) : null,
+      };
+    });
+
+  const where = remaining.length ? wherePredicate(compiler.compile(andAll(remaining) as Expr)) : null;
+
+  // ---- sources
+  const sources: SourcePlan[] = a.sources.map((s, i) => ({
+    name: s.name,
+    alias: s.alias,
+    def: s.def,
+    role: s.role,
+    schema: a.schemas[i],
+    timestampField: isEventTime && s.def.options.TIMESTAMP ? s.def.options.TIMESTAMP : null,
+    filter: pushed[i].length ? wherePredicate(compiler.compile(andAll(pushed[i]) as Expr)) : null,
+  }));
+
+  // ---- window
+  let window: WindowSpec | null = null;
+  if (w) {
+    const unitMs = w.unit ? TIME_UNIT_MS[w.unit] : 1;
+    const [p0, p1] = w.lengths;
+    const length = p0 * unitMs;
+    let interval: number;
+    let alignParam = p0;
+    switch (w.type) {
+      case 'tumbling':
+        interval = length;
+        break;
+      case 'hopping':
+        interval = p1 * unitMs;
+        alignParam = p1;
+        break;
+      case 'sliding':
+        interval = p1 === undefined ? 0 : p1 * unitMs;
+        break;
+      case 'session':
+        interval = p1 * unitMs;
+        break;
+      case 'count':
+        interval = p1 === undefined ? p0 : p1;
+        break;
+    }
+    let triggerUsesHits = false;
+    if (w.trigger) {
+      walk(w.trigger, (x) => {
+        if (x.kind === 'call' && ['last_hit_count', 'last_hit_time'].includes(x.name.toLowerCase())) triggerUsesHits = true;
+      });
+    }
+    window = {
+      type: w.type,
+      unitMs,
+      length,
+      interval,
+      alignParam,
+      filter: w.filter ? wherePredicate(compiler.compile(w.filter)) : null,
+      trigger: w.trigger ? condition(compiler.compile(w.trigger), 'run Where error: ', true) : null,
+      triggerUsesHits,
+    };
+  }
+
+  // ---- after the join
+  const key = a.dims.length ? groupKey(a.dims.map((d) => compiler.compile(d))) : null;
+  const singleEvent = w === null && a.sources.length === 1;
+  const having = a.having ? havingStage(compiler.compile(a.having), a.isAggregate, singleEvent) : null;
+  const rowNumberCalls: CallExpr[] = [];
+  for (const f of a.fields) {
+    walk(f.expr, (x) => {
+      if (x.kind === 'call' && functions.kindOf(x.name) === 'window') rowNumberCalls.push(x);
+    });
+  }
+  const windowFuncs = rowNumberCalls.length ? windowFuncStage(rowNumberCalls[0], compiler) : null;
+  const order = a.sorts.length ? orderStage(a.sorts, compiler) : null;
+  const projection = compileProjection(a.fields, compiler, functions, deps.options.sendMetaToSink);
+  const projectSet = projection.srfKey !== null ? projectSetStage(projection.srfKey) : null;
+
+  const nodes = buildNodes(a, {
+    isEventTime,
+    analytic: analytic !== null,
+    pushed: pushed.map((p) => p.length > 0),
+    where: where !== null,
+    windowFuncs: windowFuncs !== null,
+    projectSet: projectSet !== null,
+  });
+  const toUnits = unitBuilder(a.isAggregate, key);
+
+  return {
+    sql,
+    sources,
+    nodes,
+    isEventTime,
+    isAggregate: a.isAggregate,
+    analytic,
+    window,
+    lookupJoins,
+    joins,
+    where,
+    aggregate: a.dims.length ? { key } : null,
+    having,
+    windowFuncs,
+    order,
+    project: { project: projection.project },
+    limit: a.stmt.limit,
+    projectSet,
+    usesHits: a.usesHits,
+    usesAggHits: a.usesAggHits,
+    hits: hitTracker,
+    newContext: (ruleId, ruleStart) => new EvalContext(ruleId, ruleStart),
+    toUnits,
+  };
+}
+
+// ------------------------------------------------------------------------------------------------ nodes
+
+interface NodeFlags {
+  isEventTime: boolean;
+  analytic: boolean;
+  pushed: boolean[];
+  where: boolean;
+  windowFuncs: boolean;
+  projectSet: boolean;
+}
+
+/** Topology nodes with the post-order numbering of runtime.md §1.6. */
+function buildNodes(a: Analysis, f: NodeFlags): PlanNode[] {
+  const nodes: PlanNode[] = [];
+  let n = 0;
+  const add = (kind: NodeKind, inputs: string[], source: string | null = null, name?: string): string => {
+    n++;
+    const nm = name ?? `op_${n}_${kind}`;
+    nodes.push({ name: nm, kind, inputs, source });
+    return nm;
+  };
+  const chain = (s: BoundSource, i: number): string => {
+    let tail = add('source', [], s.name, `source_${s.name}`);
+    if (isMqtt(s)) {
+      const shared = s.def.options.SHARED === true;
+      const opName = (kind: NodeKind): string => (shared ? `op_${s.name}_${n + 1}_${kind}` : `op_${n + 1}_${kind}`);
+      tail = add('decoder', [tail], s.name, opName('decoder'));
+      const fmt = (s.def.options.FORMAT ?? 'json').toLowerCase();
+      if (f.isEventTime || s.def.options.STRICT_VALIDATION === true || fmt === 'binary') {
+        tail = add('preprocessor', [tail], s.name, opName('preprocessor'));
+      }
+    }
+    if (f.pushed[i]) tail = add('filter', [tail], s.name);
+    return tail;
+  };
+
+  const streams: string[] = [];
+  a.sources.forEach((s, i) => {
+    if (s.role === 'stream') streams.push(chain(s, i));
+  });
+  let tails = streams;
+  if (f.isEventTime) tails = [add('watermark', tails)];
+  if (f.analytic) tails = [add('analytic', tails)];
+  if (a.window) {
+    if (a.window.filter) tails = [add('windowFilter', tails)];
+    tails = [add('window', tails)];
+  }
+  const tables: string[] = [];
+  a.sources.forEach((s, i) => {
+    if (s.role === 'table') tables.push(chain(s, i));
+  });
+  for (const j of a.joins) {
+    if (j.source.role === 'lookup') tails = [add('lookup', tails, null, `op_${j.source.name}`)];
+  }
+  const streamJoins = a.joins.filter((j) => j.source.role !== 'lookup');
+  if (tables.length) tails = [add('join_aligner', [...tails, ...tables])];
+  if (streamJoins.length) tails = [add('join', tails)];
+  if (f.where) tails = [add('filter', tails)];
+  if (a.dims.length) tails = [add('aggregate', tails)];
+  if (a.having) tails = [add('having', tails)];
+  if (f.windowFuncs) tails = [add('windowFunc', tails)];
+  if (a.sorts.length) tails = [add('order', tails)];
+  tails = [add('project', tails)];
+  if (f.projectSet) add('projectset', tails);
+  return nodes;
+}
+
+// ------------------------------------------------------------------------------------------------ explain
+
+interface ExplainNode {
+  type: string;
+  info: string;
+  children: ExplainNode[];
+}
+
+function fieldsText(exprs: readonly string[]): string {
+  return `[ ${exprs.join(', ')} ]`;
+}
+
+const WINDOW_TYPE: Record<string, string> = {
+  tumbling: 'TUMBLING_WINDOW',
+  hopping: 'HOPPING_WINDOW',
+  sliding: 'SLIDING_WINDOW',
+  session: 'SESSION_WINDOW',
+  count: 'COUNT_WINDOW',
+};
+
+function explainTree(a: Analysis, plan: QueryPlan): ExplainNode {
+  const leaf = (s: BoundSource, i: number): ExplainNode => {
+    const schema = a.schemas[i];
+    const info =
+      schema === null
+        ? `StreamName: ${s.name} wildcard:true`
+        : `StreamName: ${s.name}, StreamFields:${fieldsText(schema.map((f) => f.name))}`;
+    let node: ExplainNode = { type: 'DataSourcePlan', info, children: [] };
+    const pushedConds = a.where && plan.sources[i].filter ? conjuncts(a.where) : [];
+    if (plan.sources[i].filter && pushedConds.length) {
+      node = { type: 'FilterPlan', info: `Condition:{ pushed down to ${s.name} }, `, children: [node] };
+    }
+    return node;
+  };
+  let children: ExplainNode[] = a.sources.map((s, i) => (s.role === 'stream' ? leaf(s, i) : null)).filter((x): x is ExplainNode => x !== null);
+  const wrap = (type: string, info: string): void => {
+    children = [{ type, info, children }];
+  };
+  if (plan.isEventTime) wrap('WatermarkPlan', '');
+  if (plan.analytic) wrap('AnalyticFuncsPlan', `Funcs:${fieldsText(a.analyticCalls.map(exprToString))}`);
+  if (a.window) {
+    const w = plan.window as WindowSpec;
+    wrap('WindowPlan', `{ length:${w.type === 'count' ? w.length : a.window.lengths[0]}, windowType:${WINDOW_TYPE[w.type]}, limit: 0 }`);
+    void windowToString;
+  }
+  for (const j of a.joins) {
+    if (j.source.role === 'lookup') wrap('LookupPlan', `Join:{ joinType:${j.clause.type}, table:${j.source.name} }`);
+  }
+  const tables = a.sources.map((s, i) => (s.role === 'table' ? leaf(s, i) : null)).filter((x): x is ExplainNode => x !== null);
+  if (tables.length) children = [{ type: 'JoinAlignPlan', info: '', children: [...children, ...tables] }];
+  const streamJoins = a.joins.filter((j) => j.source.role !== 'lookup');
+  if (streamJoins.length) {
+    wrap(
+      'JoinPlan',
+      `Joins:[ ${streamJoins.map((j) => `{ joinType:${j.clause.type}, stream:${j.source.name}${j.on ? `, expr:${exprToString(j.on)}` : ''} }`).join(', ')} ]`,
+    );
+  }
+  if (plan.where && a.where) wrap('FilterPlan', `Condition:{ ${exprToString(a.where)} }, `);
+  if (a.dims.length) wrap('AggregatePlan', `Dimension:{ ${a.dims.map(exprToString).join(', ')} }`);
+  if (a.having) wrap('HavingPlan', `Condition:{ ${exprToString(a.having)} }, `);
+  if (plan.windowFuncs) wrap('WindowFuncPlan', '');
+  if (a.sorts.length) wrap('OrderPlan', `SortFields:[ ${a.sorts.map((s) => `${exprToString(s.expr)} ${s.ascending ? 'ASC' : 'DESC'}`).join(', ')} ]`);
+  const fields = a.stmt.fields.map((f) => (f.expr.kind === 'wildcard' ? exprToString(f.expr) : f.alias ?? exprToString(f.expr)));
+  wrap('ProjectPlan', `Fields:${fieldsText(fields)}${a.stmt.limit !== null ? `, Limit:${a.stmt.limit}` : ''}`);
+  if (plan.projectSet) wrap('ProjectSetPlan', '');
+  return children[0];
+}
+
+/**
+ * EXPLAIN text (rest-api.md §4.14): one compact JSON object per logical plan node, depth-first from the root,
+ * each followed by an empty line; indentation 0 at depth 0, then 6·depth − 3 spaces.
+ */
+export function explainQuery(sql: string, deps: PlanDeps): string {
+  const a = analyzeSql(sql, deps);
+  const plan = coded(() => build(sql, a, deps));
+  const root = explainTree(a, plan);
+  // ids are assigned depth-first (pre-order) from 0
+  const ids = new Map<ExplainNode, number>();
+  const number = (node: ExplainNode): void => {
+    ids.set(node, ids.size);
+    node.children.forEach(number);
+  };
+  number(root);
+  let out = '';
+  const print = (node: ExplainNode, depth: number): void => {
+    const children = node.children.length ? node.children.map((c) => ids.get(c) as number) : null;
+    const line = JSON.stringify({ type: node.type, info: node.info, id: ids.get(node), children });
+    out += (depth === 0 ? '' : ' '.repeat(6 * depth - 3)) + line + '\n\n';
+    for (const c of node.children) print(c, depth + 1);
+  };
+  print(root, 0);
+  return out;
+}
+
+/** The window spec's text as written, for logs. */
+export function windowText(a: Analysis): string | null {
+  return a.window ? windowToString(a.window) : null;
+}
+
+export type { RowPredicate };

@@ -1,0 +1,60 @@
+/**
+ * Test fixtures for the planner: a catalog built from real CREATE statements, the function registry, rows.
+ */
+import { parseDdl } from '../../src/sql/index.js';
+import type { StreamCatalog, StreamDef, StreamKind } from '../../src/catalog/types.js';
+import { FunctionRegistry, type FunctionDef } from '../../src/functions/registry.js';
+import * as builtins from './builtins.js';
+import { Tuple, JoinTuple } from '../../src/runtime/contracts.js';
+import type { ValueObject } from '../../src/values/value.js';
+import { planQuery, type PlanDeps } from '../../src/plan/planner.js';
+import type { QueryPlan } from '../../src/plan/plan.js';
+
+export function catalogOf(...ddl: string[]): StreamCatalog {
+  const defs = new Map<string, StreamDef>();
+  for (const sql of ddl) {
+    const st = parseDdl(sql);
+    if (st.kind !== 'createStream') throw new Error('not a CREATE');
+    defs.set(st.name, { name: st.name, kind: st.streamKind, fields: st.fields, options: st.options, sql });
+  }
+  return {
+    get: (n) => defs.get(n),
+    list: (k: StreamKind) => [...defs.values()].filter((d) => d.kind === k),
+  };
+}
+
+export function registry(): FunctionRegistry {
+  return builtins.registry();
+}
+
+export function deps(catalog: StreamCatalog, opts: Partial<PlanDeps['options']> = {}): PlanDeps {
+  return { catalog, functions: registry(), options: { isEventTime: false, sendMetaToSink: false, ...opts } };
+}
+
+export function tuple(message: ValueObject, emitter = 's', meta: ValueObject = {}, ts = 1000): Tuple {
+  return new Tuple(emitter, message, meta, ts);
+}
+
+export function joined(...tuples: Tuple[]): JoinTuple {
+  return new JoinTuple(tuples, tuples[0]?.timestamp ?? 0);
+}
+
+export const SCHEMALESS = 'CREATE STREAM s () WITH (DATASOURCE="t", FORMAT="json", TYPE="memory")';
+
+/** Plans `sql` over a schemaless stream `s` (or the given catalog). */
+export function plan(sql: string, catalog: StreamCatalog = catalogOf(SCHEMALESS), opts: Partial<PlanDeps['options']> = {}): QueryPlan {
+  return planQuery(sql, deps(catalog, opts));
+}
+
+/** Runs a windowless single-stream plan on one message: null when WHERE drops it. */
+export function run(p: QueryPlan, message: ValueObject, meta: ValueObject = {}): ValueObject | null {
+  const ctx = p.newContext('rule1', 0);
+  const row = tuple(message, p.sources[0].name, meta);
+  ctx.bindRow();
+  p.analytic?.compute(row, ctx);
+  if (p.sources[0].filter && !p.sources[0].filter(row, ctx)) return null;
+  if (p.where && !p.where(row, ctx)) return null;
+  return p.project.project(row, ctx);
+}
+
+export type { FunctionDef };
