@@ -132,6 +132,32 @@ export class SchemaRegistry {
     }
   }
 
+  /** Every stored schema file and install record, for {@link restore} (full imports that roll back). */
+  async snapshot(): Promise<SchemaSnapshot> {
+    const files: Array<[SchemaType, string, string]> = [];
+    for (const type of SCHEMA_TYPES) {
+      const dir = this.typeDir(type);
+      if (!existsSync(dir)) continue;
+      for (const f of readdirSync(dir)) {
+        if (!f.startsWith(TEMP_PREFIX)) files.push([type, f, readFileSync(join(dir, f), 'utf8')]);
+      }
+    }
+    return { files, records: await this.store.entries(SCHEMA_NS) };
+  }
+
+  /** Makes the schema folders and records exactly those of the snapshot. */
+  async restore(snap: SchemaSnapshot): Promise<void> {
+    for (const type of SCHEMA_TYPES) {
+      const dir = this.typeDir(type);
+      const keep = new Set(snap.files.filter(([t]) => t === type).map(([, f]) => f));
+      if (existsSync(dir)) for (const f of readdirSync(dir)) if (!keep.has(f)) await rm(join(dir, f), { force: true });
+    }
+    for (const [type, f, content] of snap.files) await writeAtomic(this.typeDir(type), f, content);
+    await this.store.clear(SCHEMA_NS);
+    await this.store.batch(snap.records.map(([key, value]) => ({ ns: SCHEMA_NS, key, value })));
+    this.roots.clear();
+  }
+
   private async write(type: SchemaType, rec: SchemaRecord): Promise<void> {
     const dir = this.typeDir(type);
     const data = rec.content !== '' ? rec.content : await readUrl(rec.file);
@@ -196,6 +222,11 @@ export class SchemaRegistry {
     if (!(found instanceof protobuf.Type)) throw new Error(`cannot find message ${messageName} in schema ${schemaName}`);
     return found;
   }
+}
+
+export interface SchemaSnapshot {
+  files: Array<[SchemaType, string, string]>;
+  records: Array<[string, string]>;
 }
 
 function stem(file: string): string {

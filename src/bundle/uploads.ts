@@ -100,6 +100,36 @@ export class UploadsService {
   async clearRecords(): Promise<void> {
     await this.store.clear(UPLOADS_NS);
   }
+
+  /** What {@link restore} needs to undo an import writing the uploads `names`: their files and every record. */
+  async snapshot(names: readonly string[]): Promise<UploadsSnapshot> {
+    const files = new Map<string, Buffer | null>();
+    for (const name of names) {
+      if (badFileName(name)) continue;
+      try {
+        files.set(name, await readFile(join(this.dir, name)));
+      } catch {
+        files.set(name, null);
+      }
+    }
+    return { files, records: await this.store.entries(UPLOADS_NS) };
+  }
+
+  /** Puts back the files and records of a snapshot (files absent at snapshot time are removed). */
+  async restore(snap: UploadsSnapshot): Promise<void> {
+    for (const [name, bytes] of snap.files) {
+      if (bytes === null) await rm(join(this.dir, name), { force: true });
+      else await writeAtomic(this.dir, name, bytes);
+    }
+    await this.store.clear(UPLOADS_NS);
+    await this.store.batch(snap.records.map(([key, value]) => ({ ns: UPLOADS_NS, key, value })));
+  }
+}
+
+export interface UploadsSnapshot {
+  /** file name → content before the import, null when it did not exist */
+  files: Map<string, Buffer | null>;
+  records: Array<[string, string]>;
 }
 
 export class UploadNotFound extends Error {}

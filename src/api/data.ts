@@ -1,0 +1,151 @@
+/**
+ * Data bundle endpoints (rest-api.md §7): export, import (full / `partial=1` / `stop=1`), import status, and the
+ * asynchronous import with its task endpoints.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { EddyError, ErrorCode } from './errors.js';
+import { readJson, readJsonObject, sendJson, sendText } from './http.js';
+import {
+  emptyStatus,
+  hasErrors,
+  importSource,
+  parseBundle,
+  sourceText,
+  type Bundle,
+  type ImportSource,
+} from '../bundle/bundle.js';
+import type { BundleService, ImportControl } from '../bundle/service.js';
+import { TaskNotFound, type TaskManager, type TaskOutcome } from '../bundle/tasks.js';
+
+export interface DataRouteDeps {
+  bundle: BundleService;
+  tasks: TaskManager;
+  /** called about a second after a successful `stop=1` import answered; the server should exit with `code` */
+  requestExit?: (code: number) => void;
+}
+
+type Outcome = { ok: true; body: unknown } | { ok: false; message: string; cancelled?: boolean };
+
+/** Runs one import request to its outcome; never throws for a bad bundle. */
+async function runImport(bundle: BundleService, src: ImportSource, partial: boolean, ctl?: ImportControl): Promise<Outcome> {
+  let text: string;
+  try {
+    text = await sourceText(src);
+  } catch (e) {
+    return { ok: false, message: (e as Error).message };
+  }
+  let parsed: Bundle;
+  try {
+    parsed = parseBundle(text);
+  } catch (e) {
+    const msg = text.trim() === '' ? 'unexpected end of JSON input' : (e as Error).message;
+    return { ok: false, message: `configuration unmarshal with error ${msg}` };
+  }
+  const res = await bundle.import(parsed, partial, ctl);
+  if (res.cancelled) {
+    return {
+      ok: false,
+      cancelled: true,
+      message: partial ? 'the import was cancelled; the items imported before stay' : 'the import was cancelled; the previous data was restored',
+    };
+  }
+  if (hasErrors(res.status)) return { ok: false, message: JSON.stringify(res.status) };
+  return { ok: true, body: { ErrorMsg: '', ConfigResponse: emptyStatus() } };
+}
+
+function flags(req: FastifyRequest): { partial: boolean; stop: boolean } {
+  const q = req.query as Record<string, string | undefined>;
+  const partial = q.partial === '1';
+  return { partial, stop: !partial && q.stop === '1' };
+}
+
+function checkedSource(body: Record<string, unknown>): ImportSource {
+  const src = importSource(body);
+  if ('problem' in src) {
+    throw new EddyError(
+      ErrorCode.Undefined,
+      src.problem === 'both' ? 'Invalid body: Cannot specify both content and file' : 'Invalid body: must specify content or file',
+    );
+  }
+  return src;
+}
+
+function download(reply: FastifyReply, body: unknown): FastifyReply {
+  return reply
+    .code(200)
+    .header('Content-Type', 'application/octet-stream')
+    .header('Content-Disposition', 'Attachment; filename="ekuiper_export.json"')
+    .header('Last-Modified', new Date().toUTCString())
+    .send(JSON.stringify(body));
+}
+
+function taskError(e: unknown): unknown {
+  return e instanceof TaskNotFound ? new EddyError(ErrorCode.NotFound, e.message) : e;
+}
+
+export function registerDataRoutes(http: FastifyInstance, deps: DataRouteDeps): void {
+  const { bundle, tasks } = deps;
+
+  http.get('/data/export', async (_req, reply) => download(reply, await bundle.exportAll()));
+
+  http.post('/data/export', async (req, reply) => {
+    let ids: string[] = [];
+    try {
+      const v = readJson(req, '');
+      if (Array.isArray(v)) ids = v.filter((x): x is string => typeof x === 'string');
+    } catch {
+      // a body that is not a JSON array exports for no rule (eKuiper)
+    }
+    return download(reply, await bundle.exportRules(ids));
+  });
+
+  http.post('/data/import', async (req, reply) => {
+    const body = readJsonObject(req, 'Invalid body: Error decoding json: ');
+    const src = checkedSource(body);
+    const { partial, stop } = flags(req);
+    const out = await runImport(bundle, src, partial);
+    if (!out.ok) throw new EddyError(ErrorCode.Undefined, out.message);
+    if (stop && deps.requestExit) {
+      const exit = deps.requestExit;
+      reply.raw.once('finish', () => setTimeout(() => exit(100), 1000).unref());
+    }
+    return sendJson(reply, 200, out.body);
+  });
+
+  http.get('/data/import/status', async (_req, reply) => sendJson(reply, 200, await bundle.lastStatus()));
+
+  http.post('/async/data/import', async (req, reply) => {
+    const body = readJsonObject(req, 'Invalid body: Error decoding json: ');
+    const { partial } = flags(req);
+    const id = await tasks.start(async (ctl): Promise<TaskOutcome> => {
+      const src = importSource(body);
+      if ('problem' in src) {
+        return {
+          status: 'error',
+          message: src.problem === 'both' ? 'Invalid body: Cannot specify both content and file' : 'Invalid body: must specify content or file',
+        };
+      }
+      const out = await runImport(bundle, src, partial, ctl);
+      if (out.ok) return { status: 'finish', message: JSON.stringify(out.body) };
+      return { status: out.cancelled ? 'cancel' : 'error', message: out.message };
+    });
+    return sendJson(reply, 200, { id });
+  });
+
+  http.get<{ Params: { id: string } }>('/async/task/:id', async (req, reply) => {
+    try {
+      return sendJson(reply, 200, await tasks.get(req.params.id));
+    } catch (e) {
+      throw taskError(e);
+    }
+  });
+
+  http.post<{ Params: { id: string } }>('/async/task/:id/cancel', async (req, reply) => {
+    try {
+      await tasks.cancel(req.params.id);
+    } catch (e) {
+      throw taskError(e);
+    }
+    return sendText(reply, 200, 'cancel success');
+  });
+}

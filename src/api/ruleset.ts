@@ -1,0 +1,47 @@
+/**
+ * `POST /ruleset/import` and `POST /ruleset/export` (rest-api.md §8).
+ */
+import type { FastifyInstance } from 'fastify';
+import { EddyError, ErrorCode } from './errors.js';
+import { readJsonObject, sendText } from './http.js';
+import { RULESET_KEYS, importSource, parseSections, sourceText } from '../bundle/bundle.js';
+import type { BundleService } from '../bundle/service.js';
+
+export function registerRulesetRoutes(http: FastifyInstance, bundle: BundleService): void {
+  http.post('/ruleset/import', async (req, reply) => {
+    const body = readJsonObject(req, 'Invalid body: Error decoding json: ');
+    const src = importSource(body);
+    if ('problem' in src) {
+      throw new EddyError(
+        ErrorCode.Undefined,
+        src.problem === 'both'
+          ? 'Invalid body: Cannot specify both content and file: bad request'
+          : 'Invalid body: must specify content or file: bad request',
+      );
+    }
+    let text: string;
+    try {
+      text = await sourceText(src);
+    } catch (e) {
+      throw new EddyError(ErrorCode.Undefined, `Fail to read file: ${(e as Error).message}`);
+    }
+    let rs;
+    try {
+      rs = parseSections(text, RULESET_KEYS, 'Ruleset');
+    } catch (e) {
+      const msg = text.trim() === '' ? 'unexpected end of JSON input' : (e as Error).message;
+      throw new EddyError(ErrorCode.Undefined, `Import ruleset error: invalid import file: ${msg}`);
+    }
+    const n = await bundle.importRuleset(rs);
+    return sendText(reply, 200, `imported ${n.streams} streams, ${n.tables} tables and ${n.rules} rules`);
+  });
+
+  http.post('/ruleset/export', async (_req, reply) =>
+    reply
+      .code(200)
+      .header('Content-Type', 'application/octet-stream')
+      .header('Content-Disposition', 'Attachment; filename="ekuiper_export.json"')
+      .header('Last-Modified', new Date().toUTCString())
+      .send(JSON.stringify(bundle.exportRuleset())),
+  );
+}

@@ -1,0 +1,504 @@
+/**
+ * Data import and export (rest-api.md §7, runtime.md §9).
+ *
+ * Export gathers every section from the services that own the data. Import applies a bundle through those same
+ * services, in runtime.md §9's order (uploads, schemas, config keys, streams, tables, rules):
+ * - a **full** import is all or nothing: the whole bundle is parsed and every item checked before anything changes
+ *   (D4); then the old data is reset and the bundle applied; if any item fails (a download, a rule that cannot be
+ *   planned...) or the import is cancelled, the previous state is put back from a snapshot taken just before;
+ * - a **partial** import merges item by item (existing streams, tables and rules are replaced, schemas that exist are
+ *   kept) and reports the items that failed; the others stay applied.
+ * Every failing item is named in the status document, including the sections Eddy cannot install (native and
+ * portable plugins, external services, JavaScript functions), which are never silently dropped.
+ * Imports run one at a time.
+ */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import type { KVStore } from '../store/kv.js';
+import type { Catalog } from '../catalog/catalog.js';
+import type { StreamDef, StreamKind } from '../catalog/types.js';
+import type { RuleDef, RuleOptions } from '../runtime/contracts.js';
+import type { ConfKind, ConfMap } from '../connectors/confkeys.js';
+import { RuleDefError, decodeRuleText, parseRule } from '../rules/definition.js';
+import { sqlStatementKind } from '../rules/engine.js';
+import {
+  BUNDLE_KEYS,
+  countItems,
+  emptyBundle,
+  emptyStatus,
+  hasErrors,
+  parseSections,
+  RULESET_KEYS,
+  type Ruleset,
+  type Bundle,
+  type BundleKey,
+  type StatusDoc,
+} from './bundle.js';
+import { parseUploadRecord, type UploadsService } from './uploads.js';
+import { isSchemaType, parseSchemaRecord, validateSchemaRecord, type SchemaRegistry } from './schemas.js';
+
+/** What import/export needs of the rules service. */
+export interface RulesPort {
+  ids(): string[];
+  has(id: string): boolean;
+  get(id: string): RuleDef | undefined;
+  exportText(id: string): string | undefined;
+  rulesUsing(name: string): string[];
+  create(text: string, opts?: { keepUnplannable?: boolean; defaultId?: string }): Promise<string>;
+  update(id: string, text: string): Promise<void>;
+  delete(id: string): Promise<void>;
+}
+
+/** What import/export needs of the config-key service (user layer only). */
+export interface ConfKeysPort {
+  userTypes(kind: ConfKind): string[];
+  user(kind: ConfKind, type: string): ConfMap;
+  setUser(kind: ConfKind, type: string, map: ConfMap, merge?: boolean): Promise<void>;
+  clearUser(kind: ConfKind): Promise<void>;
+}
+
+export type CatalogPort = Pick<Catalog, 'get' | 'list' | 'validate' | 'create' | 'replace' | 'clear' | 'statements'>;
+
+export interface BundleDeps {
+  store: KVStore;
+  logger: Logger;
+  catalog: CatalogPort;
+  rules: RulesPort;
+  confKeys: ConfKeysPort;
+  uploads: UploadsService;
+  schemas: SchemaRegistry;
+  /** the server's rule option defaults, to check rule items before a full import */
+  ruleDefaults: RuleOptions;
+  timezone?: string;
+  /** validation of config-key properties per kind and type, when the connector offers one */
+  propsValidator?(kind: ConfKind, type: string): ((props: Record<string, unknown>) => void) | undefined;
+}
+
+/** Cooperative control of one import: cancellation between items, and progress. */
+export interface ImportControl {
+  readonly cancelled: boolean;
+  progress(done: number, total: number): void;
+}
+
+export class ImportCancelled extends Error {
+  constructor() {
+    super('the import was cancelled');
+  }
+}
+
+export interface ImportResult {
+  /** per-item errors; all empty on success */
+  status: StatusDoc;
+  /** a full import that failed was rolled back (or a check failed before anything changed) */
+  rolledBack: boolean;
+  cancelled: boolean;
+}
+
+const STATUS_NS = 'importStatus';
+const STATUS_KEY = 'last';
+
+const CONFIG_SECTIONS: ReadonlyArray<[BundleKey, ConfKind]> = [
+  ['sourceConfig', 'sources'],
+  ['sinkConfig', 'sinks'],
+  ['connectionConfig', 'connections'],
+];
+
+/** Sections whose items Eddy has nothing to install with, and why. */
+const UNSUPPORTED: ReadonlyArray<[BundleKey, string]> = [
+  ['nativePlugins', 'native plugins are not supported by Eddy'],
+  ['portablePlugins', 'portable plugins are not supported by Eddy'],
+  ['Service', 'external services are not supported by Eddy'],
+  ['scripts', 'JavaScript functions are not supported by Eddy'],
+];
+
+const NO_CONTROL: ImportControl = { cancelled: false, progress: () => undefined };
+
+function message(err: unknown): string {
+  return err instanceof RuleDefError ? err.detail : err instanceof Error ? err.message : String(err);
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** A config section item: JSON text of `{confKey: {props}}`. */
+function parseConfMap(text: string): ConfMap {
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch (e) {
+    throw new Error(`invalid config: ${(e as Error).message}`);
+  }
+  if (!isObject(v)) throw new Error('invalid config: expect a JSON object of config keys');
+  const out: ConfMap = {};
+  for (const [k, props] of Object.entries(v)) {
+    if (!isObject(props)) throw new Error(`invalid config key ${k}: expect a JSON object of properties`);
+    out[k] = props;
+  }
+  return out;
+}
+
+export class BundleService {
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly deps: BundleDeps) {}
+
+  // ------------------------------------------------------------------------------------------ export
+
+  /** Every section (rest-api.md §7.1), all twelve keys present. */
+  async exportAll(): Promise<Bundle> {
+    const { catalog, rules, confKeys } = this.deps;
+    const b = emptyBundle();
+    b.streams = catalog.statements('stream');
+    b.tables = catalog.statements('table');
+    for (const id of rules.ids()) b.rules[id] = rules.exportText(id) ?? '';
+    for (const [key, kind] of CONFIG_SECTIONS) {
+      for (const type of confKeys.userTypes(kind)) {
+        const map = confKeys.user(kind, type);
+        if (Object.keys(map).length > 0) b[key][type] = JSON.stringify(map);
+      }
+    }
+    b.Schema = await this.deps.schemas.records();
+    b.uploads = await this.deps.uploads.records();
+    return b;
+  }
+
+  /**
+   * What rules `ids` need (rest-api.md §7.4): those rules (an unknown id exports as ""), the streams and tables they
+   * read, the config keys named by those streams' CONF_KEY (of their effective TYPE) and the actions' resourceId,
+   * every connection config, the schemas named by SCHEMAID / sink schemaId, and every upload.
+   */
+  async exportRules(ids: readonly string[]): Promise<Bundle> {
+    const { catalog, rules, confKeys } = this.deps;
+    const b = emptyBundle();
+    const wanted = new Set<string>();
+    for (const id of ids) {
+      const text = rules.exportText(id);
+      b.rules[id] = text ?? '';
+      if (text !== undefined) wanted.add(id);
+    }
+    const defs: StreamDef[] = [...catalog.list('stream'), ...catalog.list('table')].filter((d) =>
+      rules.rulesUsing(d.name).some((r) => wanted.has(r)),
+    );
+    const sourceKeys = new Map<string, Set<string>>();
+    const sinkKeys = new Map<string, Set<string>>();
+    const schemaIds = new Set<string>();
+    const add = (m: Map<string, Set<string>>, type: string, key: string) => m.set(type, (m.get(type) ?? new Set()).add(key));
+    for (const d of defs) {
+      (d.kind === 'stream' ? b.streams : b.tables)[d.name] = d.sql;
+      add(sourceKeys, (d.options.TYPE || 'mqtt').toLowerCase(), d.options.CONF_KEY || 'default');
+      if (d.options.SCHEMAID) schemaIds.add(`${(d.options.FORMAT ?? 'json').toLowerCase()}_${d.options.SCHEMAID.split('.')[0]}`);
+    }
+    for (const id of wanted) {
+      for (const action of rules.get(id)?.actions ?? []) {
+        for (const [type, props] of Object.entries(action)) {
+          if (!isObject(props)) continue;
+          const resourceId = props.resourceId;
+          if (typeof resourceId === 'string' && resourceId !== '') add(sinkKeys, type, resourceId);
+          const format = typeof props.format === 'string' ? props.format.toLowerCase() : 'json';
+          if (typeof props.schemaId === 'string' && props.schemaId !== '' && format !== 'json') {
+            schemaIds.add(`${format}_${props.schemaId.split('.')[0]}`);
+          }
+        }
+      }
+    }
+    const pickKeys = (kind: ConfKind, keys: Map<string, Set<string>>, into: Record<string, string>) => {
+      for (const [type, names] of keys) {
+        const user = confKeys.user(kind, type);
+        const picked: ConfMap = {};
+        for (const n of names) {
+          const hit = n in user ? n : n.toLowerCase() in user ? n.toLowerCase() : undefined;
+          if (hit !== undefined) picked[hit] = user[hit];
+        }
+        if (Object.keys(picked).length > 0) into[type] = JSON.stringify(picked);
+      }
+    };
+    pickKeys('sources', sourceKeys, b.sourceConfig);
+    pickKeys('sinks', sinkKeys, b.sinkConfig);
+    for (const type of confKeys.userTypes('connections')) {
+      const map = confKeys.user('connections', type);
+      if (Object.keys(map).length > 0) b.connectionConfig[type] = JSON.stringify(map);
+    }
+    const schemaRecords = await this.deps.schemas.records();
+    for (const key of schemaIds) if (key in schemaRecords) b.Schema[key] = schemaRecords[key];
+    b.uploads = await this.deps.uploads.records();
+    return b;
+  }
+
+  // ------------------------------------------------------------------------------------------ status
+
+  /** The status document of the last import (all empty before the first). */
+  async lastStatus(): Promise<StatusDoc> {
+    const text = await this.deps.store.get(STATUS_NS, STATUS_KEY);
+    const doc = emptyStatus();
+    if (text === undefined) return doc;
+    try {
+      const saved = JSON.parse(text) as Partial<StatusDoc>;
+      for (const k of BUNDLE_KEYS) if (isObject(saved[k])) doc[k] = saved[k] as Record<string, string>;
+    } catch {
+      // a damaged record reads as "no errors"
+    }
+    return doc;
+  }
+
+  // ------------------------------------------------------------------------------------------ ruleset
+
+  /** `POST /ruleset/export`: every stream, table and rule. */
+  exportRuleset(): Ruleset {
+    const { catalog, rules } = this.deps;
+    const out: Ruleset = { streams: catalog.statements('stream'), tables: catalog.statements('table'), rules: {} };
+    for (const id of rules.ids()) out.rules[id] = rules.exportText(id) ?? '';
+    return out;
+  }
+
+  /**
+   * `POST /ruleset/import` (rest-api.md §8.1, D24): creates the streams, tables and rules that do not exist yet
+   * (only CREATE statements of the section's kind are run); rules are kept even when they cannot be planned (stopped,
+   * `fail to create the topo`). Failures are logged, not reported. Resolves with the counts of items created.
+   */
+  importRuleset(rs: Ruleset): Promise<{ streams: number; tables: number; rules: number }> {
+    const run = async () => {
+      const { catalog, rules, logger } = this.deps;
+      const counts = { streams: 0, tables: 0, rules: 0 };
+      for (const kind of ['stream', 'table'] as const) {
+        const key = kind === 'stream' ? 'streams' : 'tables';
+        for (const [name, sql] of Object.entries(rs[key])) {
+          try {
+            await catalog.create(catalog.validate(sql, kind));
+            counts[key]++;
+          } catch (err) {
+            logger.info({ err: message(err) }, 'ruleset import: %s %s not created', kind, name);
+          }
+        }
+      }
+      for (const [key, text] of Object.entries(rs.rules)) {
+        try {
+          this.checkRule(key, text);
+          if (rules.has(key)) throw new Error(`rule ${key} already exists`);
+          await rules.create(text, { defaultId: key, keepUnplannable: true });
+          counts.rules++;
+        } catch (err) {
+          logger.info({ err: message(err) }, 'ruleset import: rule %s not created', key);
+        }
+      }
+      return counts;
+    };
+    const p = this.queue.then(run, run);
+    this.queue = p.catch(() => undefined);
+    return p;
+  }
+
+  /**
+   * The initial ruleset (runtime.md §9.6): `<data>/init.json` is imported once, at the first start that finds it;
+   * the marker `<data>/initialized` is created even when the import fails.
+   */
+  async importInitialRuleset(dataDir: string): Promise<void> {
+    const file = join(dataDir, 'init.json');
+    const marker = join(dataDir, 'initialized');
+    if (!existsSync(file) || existsSync(marker)) return;
+    try {
+      const rs = parseSections(readFileSync(file, 'utf8'), RULESET_KEYS, 'Ruleset');
+      const n = await this.importRuleset(rs);
+      this.deps.logger.info('initial ruleset imported: %d streams, %d tables and %d rules', n.streams, n.tables, n.rules);
+    } catch (err) {
+      this.deps.logger.error({ err: message(err) }, 'cannot import the initial ruleset %s', file);
+    }
+    writeFileSync(marker, '');
+  }
+
+  // ------------------------------------------------------------------------------------------ import
+
+  /** Imports a parsed bundle; resolves with the per-item result (never rejects for item failures). */
+  import(bundle: Bundle, partial: boolean, ctl: ImportControl = NO_CONTROL): Promise<ImportResult> {
+    const run = () => (partial ? this.importPartial(bundle, ctl) : this.importFull(bundle, ctl));
+    const p = this.queue.then(run, run);
+    this.queue = p.catch(() => undefined);
+    return p.then(async (res) => {
+      await this.deps.store.set(STATUS_NS, STATUS_KEY, JSON.stringify(res.status));
+      return res;
+    });
+  }
+
+  /** Item checks that need no change of state: every problem a full import can know before it starts. */
+  check(bundle: Bundle): StatusDoc {
+    const errs = emptyStatus();
+    for (const [key, why] of UNSUPPORTED) for (const name of Object.keys(bundle[key])) errs[key][name] = `${why}: ${name} was not installed`;
+    for (const [name, text] of Object.entries(bundle.uploads)) {
+      try {
+        parseUploadRecord(name, text);
+      } catch (e) {
+        errs.uploads[name] = message(e);
+      }
+    }
+    for (const [name, text] of Object.entries(bundle.Schema)) {
+      try {
+        const rec = parseSchemaRecord(name, text);
+        if (!isSchemaType(rec.type)) throw new Error(`schema type ${rec.type} is not supported`);
+        validateSchemaRecord(rec);
+      } catch (e) {
+        errs.Schema[name] = message(e);
+      }
+    }
+    for (const [key] of CONFIG_SECTIONS) {
+      for (const [type, text] of Object.entries(bundle[key])) {
+        try {
+          parseConfMap(text);
+        } catch (e) {
+          errs[key][type] = message(e);
+        }
+      }
+    }
+    const names = new Map<string, StreamKind>();
+    for (const kind of ['stream', 'table'] as const) {
+      const key = kind === 'stream' ? 'streams' : 'tables';
+      for (const [name, sql] of Object.entries(bundle[key])) {
+        try {
+          const def = this.deps.catalog.validate(sql, kind);
+          if (names.has(def.name)) throw new Error(`Create ${kind} fails: Item ${def.name} already exists.`);
+          names.set(def.name, kind);
+        } catch (e) {
+          errs[key][name] = message(e);
+        }
+      }
+    }
+    for (const [key, text] of Object.entries(bundle.rules)) {
+      try {
+        this.checkRule(key, text);
+      } catch (e) {
+        errs.rules[key] = message(e);
+      }
+    }
+    return errs;
+  }
+
+  /** A rule item's definition checks; the map key is the id when the JSON has none, and must match one it has. */
+  private checkRule(key: string, text: string): void {
+    const body = decodeRuleText(text);
+    const id = body.id;
+    if (typeof id === 'string' && id !== '' && id !== key) throw new RuleDefError('RuleId is not consistent with rule id.');
+    parseRule(body, text, {
+      defaults: this.deps.ruleDefaults,
+      sql: { statementKind: sqlStatementKind },
+      defaultId: key,
+      timezone: this.deps.timezone,
+    });
+  }
+
+  private async importFull(bundle: Bundle, ctl: ImportControl): Promise<ImportResult> {
+    const checked = this.check(bundle);
+    if (hasErrors(checked)) return { status: checked, rolledBack: true, cancelled: false };
+    if (ctl.cancelled) return { status: checked, rolledBack: true, cancelled: true };
+
+    const before = await this.exportAll();
+    const schemaSnap = await this.deps.schemas.snapshot();
+    const uploadSnap = await this.deps.uploads.snapshot(Object.keys(bundle.uploads).map((k) => parseUploadRecord(k, bundle.uploads[k]).name));
+    const errs = emptyStatus();
+    let cancelled = false;
+    try {
+      await this.reset();
+      await this.apply(bundle, 'full', errs, ctl);
+    } catch (e) {
+      if (!(e instanceof ImportCancelled)) throw e;
+      cancelled = true;
+    }
+    if (!cancelled && !hasErrors(errs)) return { status: errs, rolledBack: false, cancelled: false };
+
+    this.deps.logger.warn({ cancelled, errors: errs }, 'data import failed; restoring the previous data');
+    await this.reset();
+    await this.deps.schemas.restore(schemaSnap);
+    await this.deps.uploads.restore(uploadSnap);
+    const restoreErrs = emptyStatus();
+    await this.apply({ ...before, Schema: {}, uploads: {} }, 'restore', restoreErrs, NO_CONTROL);
+    if (hasErrors(restoreErrs)) this.deps.logger.error({ errors: restoreErrs }, 'some previous items could not be restored');
+    return { status: errs, rolledBack: true, cancelled };
+  }
+
+  private async importPartial(bundle: Bundle, ctl: ImportControl): Promise<ImportResult> {
+    const errs = emptyStatus();
+    for (const [key, why] of UNSUPPORTED) for (const name of Object.keys(bundle[key])) errs[key][name] = `${why}: ${name} was not installed`;
+    try {
+      await this.apply(bundle, 'partial', errs, ctl);
+    } catch (e) {
+      if (!(e instanceof ImportCancelled)) throw e;
+      return { status: errs, rolledBack: false, cancelled: true };
+    }
+    return { status: errs, rolledBack: false, cancelled: false };
+  }
+
+  /** Full-import reset (runtime.md §9.2 step 1): rules, streams, tables, recorded schemas, user config keys, upload records. */
+  private async reset(): Promise<void> {
+    const { rules, catalog, confKeys } = this.deps;
+    for (const id of rules.ids()) await rules.delete(id);
+    await catalog.clear();
+    await this.deps.schemas.removeAll();
+    for (const [, kind] of CONFIG_SECTIONS) await confKeys.clearUser(kind);
+    await this.deps.uploads.clearRecords();
+  }
+
+  /**
+   * Applies the sections in order, recording each failing item. `restore` re-creates a snapshot: rules that cannot
+   * be planned are kept stopped, as they were.
+   */
+  private async apply(b: Bundle, mode: 'full' | 'partial' | 'restore', errs: StatusDoc, ctl: ImportControl): Promise<void> {
+    const { catalog, rules, confKeys } = this.deps;
+    const total = countItems(b);
+    let done = 0;
+    const step = async (key: BundleKey, name: string, fn: () => Promise<void>) => {
+      if (ctl.cancelled) throw new ImportCancelled();
+      try {
+        await fn();
+      } catch (e) {
+        errs[key][name] = message(e);
+      }
+      ctl.progress(++done, total);
+    };
+    done += UNSUPPORTED.reduce((n, [key]) => n + Object.keys(b[key]).length, 0);
+
+    for (const [name, text] of Object.entries(b.uploads)) {
+      await step('uploads', name, async () => {
+        await this.deps.uploads.install(parseUploadRecord(name, text));
+      });
+    }
+    for (const [name, text] of Object.entries(b.Schema)) {
+      await step('Schema', name, async () => {
+        const rec = parseSchemaRecord(name, text);
+        if (!isSchemaType(rec.type)) throw new Error(`schema type ${rec.type} is not supported`);
+        if (mode !== 'partial') await this.deps.schemas.upsert(rec.type, rec);
+        else if (!this.deps.schemas.exists(rec.type, rec.name)) await this.deps.schemas.create(rec.type, rec);
+      });
+    }
+    for (const [key, kind] of CONFIG_SECTIONS) {
+      for (const [type, text] of Object.entries(b[key])) {
+        await step(key, type, async () => {
+          const map = parseConfMap(text);
+          const validate = this.deps.propsValidator?.(kind, type);
+          if (validate) for (const [k, props] of Object.entries(map)) {
+            try {
+              validate(props);
+            } catch (e) {
+              throw new Error(`config key ${k}: ${message(e)}`);
+            }
+          }
+          await confKeys.setUser(kind, type, map, mode === 'partial');
+        });
+      }
+    }
+    for (const kind of ['stream', 'table'] as const) {
+      const key = kind === 'stream' ? 'streams' : 'tables';
+      for (const [name, sql] of Object.entries(b[key])) {
+        await step(key, name, async () => {
+          if (mode === 'partial') await catalog.replace(kind, name, sql);
+          else await catalog.create(catalog.validate(sql, kind));
+        });
+      }
+    }
+    for (const [key, text] of Object.entries(b.rules)) {
+      await step('rules', key, async () => {
+        if (mode !== 'restore') this.checkRule(key, text);
+        if (mode === 'partial' && rules.has(key)) await rules.update(key, text);
+        else await rules.create(text, { defaultId: key, keepUnplannable: mode === 'restore' });
+      });
+    }
+  }
+}
