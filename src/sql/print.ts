@@ -123,8 +123,12 @@ export function exprToString(e: Expr): string {
       if ((e.op === '-' && right.startsWith('-')) || (e.op === '/' && right.startsWith('*'))) right = `(${right})`;
       return `${left} ${e.op} ${right}`;
     }
-    case 'navigate':
-      return `${sub(e.object, 5)}${e.dot ? '.' : '->'}${identToString(e.member)}`;
+    case 'navigate': {
+      // `1.0.a` would scan as a malformed number
+      const numeric = e.object.kind === 'integer' || e.object.kind === 'float';
+      const object = e.dot && numeric ? `(${exprToString(e.object)})` : sub(e.object, 5);
+      return `${object}${e.dot ? '.' : '->'}${identToString(e.member)}`;
+    }
     case 'index':
       return `${sub(e.array, 5)}[${exprToString(e.index)}]`;
     case 'slice': {
