@@ -2,7 +2,7 @@
  * What the rules service needs from the layers below it (SQL, planner, runtime), as one narrow interface. The
  * composition root builds it from the real modules; tests of the state machine may pass their own topologies.
  */
-import type { TopologyBuilder } from '../runtime/contracts.js';
+import type { RuleDef, RuleOptions, TopologyBuilder } from '../runtime/contracts.js';
 import type { SqlChecker } from './definition.js';
 import { parseStatement } from '../sql/index.js';
 
@@ -11,13 +11,27 @@ export interface RuleEngine extends SqlChecker {
   readonly builder: TopologyBuilder;
   /**
    * Static validation of a rule's SQL against the catalog: resolves every stream/table of FROM/JOIN and returns
-   * their names in that order. Throws an EddyError (e.g. `s9 is not found`) otherwise.
+   * their names in that order. Throws the planner's coded EddyError otherwise (2101
+   * `fail to get stream s9, please check if stream is created`).
    */
-  validate(sql: string): string[];
+  validate(sql: string, options: RuleOptions): string[];
   /** the EXPLAIN text of a rule's SQL (rest-api.md §4.14); throws coded EddyErrors */
-  explain(sql: string): string;
+  explain(sql: string, options: RuleOptions): string;
   /** drops what the runtime keeps for a deleted rule (checkpoints, sink caches) */
-  cleanup(ruleId: string): Promise<void> | void;
+  cleanup(rule: RuleDef): Promise<void> | void;
+}
+
+/** The parts the composition root supplies; the SQL statement check is the SQL front end's. */
+export type EngineParts = Omit<RuleEngine, 'statementKind'>;
+
+export function createRuleEngine(parts: EngineParts): RuleEngine {
+  return {
+    statementKind: sqlStatementKind,
+    builder: parts.builder,
+    validate: (sql, options) => parts.validate(sql, options),
+    explain: (sql, options) => parts.explain(sql, options),
+    cleanup: (rule) => parts.cleanup(rule),
+  };
 }
 
 /** SELECT or another statement kind; throws the SQL front end's parser error when the text does not parse. */

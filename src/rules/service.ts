@@ -104,7 +104,7 @@ export class RuleService {
   private plan(def: RuleDef, options: RuleOptions, logger: Logger): { topo: Topology; sources: string[] } {
     let sources: string[] = [];
     try {
-      if (def.sql !== undefined) sources = this.deps.engine.validate(def.sql);
+      if (def.sql !== undefined) sources = this.deps.engine.validate(def.sql, options);
       else if (def.graph) sources = graphSources(def.graph);
       return { topo: this.deps.engine.builder.build(def, options, logger), sources };
     } catch (err) {
@@ -213,7 +213,7 @@ export class RuleService {
   /** Adds a rule to the registry; resolves once its start (or planned stop) is in effect, not when it opened. */
   private async register(state: RuleState, planned: { topo: Topology; sources: string[] } | undefined): Promise<void> {
     const def = state.def;
-    this.rules.set(def.id, { state, sources: planned?.sources ?? this.sourcesOf(def) });
+    this.rules.set(def.id, { state, sources: planned?.sources ?? this.sourcesOf(def, state.options) });
     this.cpu.track(def.id);
     if (!planned) state.markPlanFailed();
     else if (def.triggered !== false) await state.start(planned.topo);
@@ -221,9 +221,9 @@ export class RuleService {
   }
 
   /** Best-effort stream names of a definition that could not be planned. */
-  private sourcesOf(def: RuleDef): string[] {
+  private sourcesOf(def: RuleDef, options: RuleOptions): string[] {
     try {
-      if (def.sql !== undefined) return this.deps.engine.validate(def.sql);
+      if (def.sql !== undefined) return this.deps.engine.validate(def.sql, options);
     } catch {
       // unplannable: it reads nothing that exists
     }
@@ -278,7 +278,7 @@ export class RuleService {
     await e.state.stop();
     await this.deps.store.delete(RULE_NS, id);
     try {
-      await this.deps.engine.cleanup(id);
+      await this.deps.engine.cleanup(e.state.def);
     } catch (err) {
       e.state.logger.warn({ err }, 'cleaning the rule state failed');
     }
@@ -380,9 +380,9 @@ export class RuleService {
 
   /** `GET /rules/{id}/explain`. */
   explain(id: string): string {
-    const def = this.entry(id).state.def;
+    const { def, options } = this.entry(id).state;
     if (def.sql === undefined) throw new EddyError(ErrorCode.Undefined, 'only support explain sql now');
-    return this.deps.engine.explain(def.sql);
+    return this.deps.engine.explain(def.sql, options);
   }
 
   /**
@@ -390,9 +390,16 @@ export class RuleService {
    * Throws RuleDefError (422 `invalid rule json: ...`) or the validation error (422 with its message).
    */
   validate(text: string, body: Record<string, unknown>): { sources: string[]; valid: true } {
-    const { def } = this.parse(text, body);
-    const sources = def.sql !== undefined ? this.deps.engine.validate(def.sql) : graphSources(def.graph ?? {});
-    return { sources, valid: true };
+    const { def, options } = this.parse(text, body);
+    if (def.sql === undefined) return { sources: graphSources(def.graph ?? {}), valid: true };
+    try {
+      return { sources: this.deps.engine.validate(def.sql, options), valid: true };
+    } catch (err) {
+      // the validator names a missing stream as eKuiper's validate endpoint does
+      const m = err instanceof Error ? /^fail to get stream (.*), please check if stream is created$/.exec(err.message) : null;
+      if (m) throw new EddyError(ErrorCode.Plan, `${m[1]} is not found`);
+      throw err;
+    }
   }
 
   /** `GET /rules/usage/cpu`: CPU ms of every rule over the last 30 s. */

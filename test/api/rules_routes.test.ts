@@ -90,7 +90,7 @@ test('bad create bodies answer 400 with code 1000 and eKuiper messages', async (
       [{ id: 'r1', actions: [{ log: {} }] }, 'invalid rule json: Rule r1 has neither sql nor graph.'],
       [rule({ actions: undefined }), 'invalid rule json: Missing rule actions.'],
       [rule({ options: { bufferLength: -1 } }), /^invalid rule json: Rule r1 has invalid options: .*bufferLength.*\.$/],
-      [rule({ sql: 'SELECT * FROM nosuch' }), 'nosuch is not found', 2101],
+      [rule({ sql: 'SELECT * FROM nosuch' }), 'fail to get stream nosuch, please check if stream is created', 2101],
       [rule({ actions: [{ foo: {} }] }), 'sink foo is not defined', 2201],
     ];
     for (const [body, message, code] of cases) {
@@ -170,7 +170,7 @@ test('a start whose re-plan fails answers 400 with the planner code', async () =
     engine.streams.delete('s2');
     const r = await req('POST', '/rules/r1/start');
     assert.equal(r.status, 400);
-    assert.deepEqual(r.json(), { error: 2101, message: 'start rule error: s2 is not found' });
+    assert.deepEqual(r.json(), { error: 2101, message: 'start rule error: fail to get stream s2, please check if stream is created' });
   });
 });
 
@@ -230,7 +230,7 @@ test('update texts: bad body, id mismatch, plan failure keeps the old definition
     r = await req('PUT', '/rules/r1', rule({ id: 'other' }));
     assert.deepEqual(r.json(), { error: 1000, message: 'Update rule error: Invalid rule json: RuleId is not consistent with rule id.' });
     r = await req('PUT', '/rules/r1', rule({ sql: 'SELECT * FROM nosuch' }));
-    assert.deepEqual(r.json(), { error: 2101, message: 'Update rule error: nosuch is not found' });
+    assert.deepEqual(r.json(), { error: 2101, message: 'Update rule error: fail to get stream nosuch, please check if stream is created' });
     assert.equal((await req('GET', '/rules/r1')).json().sql, 'SELECT * FROM s1');
     r = await req('PUT', '/rules/r1', { sql: 'SELECT * FROM s2', actions: [{ log: {} }] });
     assert.equal(r.status, 200, 'the body id may be left out');

@@ -98,12 +98,12 @@ export class TestEngine {
   validate = (sql: string): string[] => {
     const stmt = parseSelect(sql);
     const names = [stmt.from.name, ...stmt.joins.map((j) => j.source.name)];
-    for (const n of names) if (!this.streams.has(n)) throw new EddyError(2101, `${n} is not found`);
+    for (const n of names) if (!this.streams.has(n)) throw new EddyError(2101, `fail to get stream ${n}, please check if stream is created`);
     return names;
   };
   explain = (sql: string): string => `{"type":"ProjectPlan","info":"${sql}","id":0,"children":null}\n\n`;
-  cleanup = (id: string): void => {
-    this.cleaned.push(id);
+  cleanup = (rule: RuleDef): void => {
+    this.cleaned.push(rule.id);
   };
   builder = {
     build: (def: RuleDef, o: RuleOptions): Topology => {

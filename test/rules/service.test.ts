@@ -46,7 +46,7 @@ test('create plans before storing: bad definitions, duplicates, unknown streams 
   await withService(async (svc, _engine, store) => {
     await rejects(svc.create('{"id":'), 1000, /^invalid rule json: Parse rule \{"id": error : .+\.$/);
     await rejects(svc.create(body({})), 1000, 'invalid rule json: Missing rule id.');
-    await rejects(svc.create(body({ id: 'r1', sql: 'SELECT * FROM nosuch' })), 2101, 'nosuch is not found');
+    await rejects(svc.create(body({ id: 'r1', sql: 'SELECT * FROM nosuch' })), 2101, 'fail to get stream nosuch, please check if stream is created');
     await rejects(svc.create(body({ id: 'r1', actions: [{ foo: {} }] })), 2201, 'sink foo is not defined');
     assert.deepEqual(await store.keys(RULE_NS), []);
     assert.equal(await svc.create(body({ id: 'r1' })), 'r1');
@@ -77,7 +77,7 @@ test('update keeps the old run when the new definition cannot be planned, restor
   await withService(async (svc, engine) => {
     await svc.create(body({ id: 'r1', actions: [{ mqtt: { server: 'tcp://x:1883', password: 'pw' } }] }));
     const first = engine.builderScript.built[0];
-    await rejects(svc.update('r1', body({ id: 'r1', sql: 'SELECT * FROM nosuch' })), 2101, 'Update rule error: nosuch is not found');
+    await rejects(svc.update('r1', body({ id: 'r1', sql: 'SELECT * FROM nosuch' })), 2101, 'Update rule error: fail to get stream nosuch, please check if stream is created');
     assert.equal(svc.get('r1')!.sql, 'SELECT * FROM s1');
     assert.equal(first.closed, false, 'old run untouched');
     await rejects(svc.update('r1', '{'), 1000, /^Invalid body: /);
