@@ -1,0 +1,436 @@
+/**
+ * Builds and runs the topology of one SQL rule: plans the query (C1's planner), creates one node per plan node
+ * (named as the plan says, runtime.md §1.6), wires the edges, adds the sink nodes (connectors layer), and drives
+ * open/close, fatal errors, metrics, the printable topology and qos ≥ 1 checkpoints.
+ */
+import type { Logger } from 'pino';
+import {
+  type ConnectorContext,
+  type ConnectorRegistry,
+  type NodeMetrics,
+  type PrintableTopo,
+  type RuleDef,
+  type RuleOptions,
+  type SinkNode,
+  type SinkNodeOptions,
+  type Topology,
+  type TopologyBuilder,
+} from './contracts.js';
+import type { StreamCatalog } from '../catalog/types.js';
+import type { KVStore } from '../store/kv.js';
+import type { FunctionRegistry } from '../functions/registry.js';
+import type { EvalContext, PlanNode, QueryPlan, SourcePlan } from '../plan/plan.js';
+import { planQuery } from '../plan/planner.js';
+import { EddyError, ErrorCode } from '../api/errors.js';
+import { systemClock, type Clock, type TimerHandle } from './clock.js';
+import { QueueNode, SinkReceiver, type Receiver } from './node.js';
+import {
+  AggregateNode,
+  AnalyticNode,
+  FilterNode,
+  HavingNode,
+  JoinAlignerNode,
+  JoinNode,
+  OrderNode,
+  ProjectNode,
+  ProjectSetNode,
+  WindowFuncNode,
+  type OpEnv,
+} from './operators.js';
+import { createWindowNode, WindowNode } from './windows.js';
+import { WatermarkNode } from './watermark.js';
+import { DecoderNode, DecompressNode, PreprocessorNode, resolveSource, SharedSources, SourceNode, type TupleMaker } from './source.js';
+import { LookupNode, LookupTables } from './lookup.js';
+import { decodeRow, encodeRow, loadCheckpoint, saveCheckpoint } from './checkpoint.js';
+import type { Row, Tuple } from './contracts.js';
+
+export { dropCheckpoints } from './checkpoint.js';
+
+/** What the runtime needs from the rest of the server. */
+export interface TopologyDeps {
+  readonly catalog: StreamCatalog;
+  readonly functions: FunctionRegistry;
+  readonly connectors: ConnectorRegistry;
+  /** the connectors layer's sink node factory (buffer, transforms, encoding, cache) */
+  readonly createSinkNode: (opts: SinkNodeOptions) => SinkNode;
+  /** metadata store: checkpoints live in namespace `checkpoint:<ruleId>` */
+  readonly store: KVStore;
+  /** the home's data folder, handed to connectors */
+  readonly dataDir: string;
+  /** server logger (shared source instances and lookup tables log through children of it) */
+  readonly logger: Logger;
+  /** time source (tests inject a ManualClock); default: wall clock */
+  readonly clock?: Clock;
+  /** plans a rule; default: C1's planQuery over catalog and functions */
+  readonly planner?: (sql: string, options: RuleOptions) => QueryPlan;
+}
+
+/** The builder plus the server-wide runtime state it owns. */
+export interface RuntimeBuilder extends TopologyBuilder {
+  build(rule: RuleDef, options: RuleOptions, logger: Logger): RuleTopology;
+  /** shared source instances (one per SHARED stream, reference-counted by rule) */
+  readonly shared: SharedSources;
+  /** lookup table instances: wire `catalog.hooks.openLookup/closeLookup` to `openTable/closeTable` */
+  readonly lookups: LookupTables;
+  /** server shutdown: closes shared sources and lookup tables */
+  close(): Promise<void>;
+}
+
+export function createTopologyBuilder(deps: TopologyDeps): RuntimeBuilder {
+  const clock = deps.clock ?? systemClock;
+  const shared = new SharedSources(deps.connectors, deps.logger, deps.dataDir);
+  const lookups = new LookupTables(deps.connectors, deps.logger, deps.dataDir);
+  const planner =
+    deps.planner ?? ((sql: string, options: RuleOptions) => planQuery(sql, { catalog: deps.catalog, functions: deps.functions, options }));
+  return {
+    shared,
+    lookups,
+    build(rule, options, logger) {
+      if (!rule.sql) throw new EddyError(ErrorCode.Plan, 'graph rules are not supported by this runtime');
+      const plan = planner(rule.sql, options);
+      return new RuleTopology(rule, options, logger, plan, { ...deps, clock, shared, lookups });
+    },
+    async close() {
+      await shared.closeAll();
+      await lookups.closeAll();
+    },
+  };
+}
+
+interface Env extends TopologyDeps {
+  readonly clock: Clock;
+  readonly shared: SharedSources;
+  readonly lookups: LookupTables;
+}
+
+type AnyNode = QueueNode;
+
+/** One planned, runnable instance of a rule. */
+export class RuleTopology implements Topology {
+  readonly ctx: EvalContext;
+  private readonly nodesByName = new Map<string, AnyNode>();
+  private readonly ordered: AnyNode[] = [];
+  private readonly sources: SourceNode[] = [];
+  private readonly sinks: SinkNode[] = [];
+  private readonly edges = new Map<string, string[]>();
+  private fatalCb: ((err: Error) => void) | null = null;
+  private fatalErr: Error | null = null;
+  private checkpointTimer: TimerHandle | undefined;
+  private opened = false;
+  private closed = false;
+
+  constructor(
+    readonly rule: RuleDef,
+    readonly options: RuleOptions,
+    private readonly logger: Logger,
+    readonly plan: QueryPlan,
+    private readonly env: Env,
+  ) {
+    this.ctx = plan.newContext(rule.id, env.clock.now());
+    const sinkTypes: Array<{ type: string; props: Record<string, unknown>; index: number }> = [];
+    rule.actions.forEach((action, index) => {
+      for (const [type, props] of Object.entries(action)) {
+        if (!env.connectors.sink(type)) throw new EddyError(ErrorCode.Executor, `sink ${type} is not defined`);
+        sinkTypes.push({ type, props: props ?? {}, index });
+      }
+    });
+    this.buildNodes();
+    const last = this.ordered[this.ordered.length - 1];
+    for (const s of sinkTypes) {
+      const sink = env.createSinkNode({ ruleId: rule.id, index: s.index, type: s.type, props: s.props, ruleOptions: options, logger });
+      sink.onFatal((err) => this.fail(err));
+      this.sinks.push(sink);
+      if (last) this.connect(last, new SinkReceiver(sink));
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------- building
+
+  private connect(from: AnyNode, to: Receiver): void {
+    from.outputs.push(to);
+    const list = this.edges.get(from.name) ?? [];
+    list.push(to.name);
+    this.edges.set(from.name, list);
+  }
+
+  private buildNodes(): void {
+    const { plan, options, env } = this;
+    const bufferLength = Math.max(1, options.bufferLength);
+    const opEnv: OpEnv = { ctx: this.ctx, plan, sendError: options.sendError, bufferLength };
+    const sourceOf = (name: string | null): SourcePlan => {
+      const sp = plan.sources.find((s) => s.name === name);
+      if (!sp) throw new EddyError(ErrorCode.Plan, `no source ${String(name)} in the plan`);
+      return sp;
+    };
+    const consumers = (n: PlanNode) => plan.nodes.filter((x) => x.inputs.includes(n.name));
+    const hasPre = (source: string | null) => plan.nodes.some((x) => x.kind === 'preprocessor' && x.source === source);
+    const makers = new Map<string, TupleMaker>();
+    const makerOf = (sp: SourcePlan): TupleMaker => {
+      let m = makers.get(sp.name);
+      if (!m) {
+        m = { name: sp.name, def: sp.def, timestampField: plan.isEventTime && sp.role === 'stream' ? sp.timestampField : null, clock: env.clock };
+        makers.set(sp.name, m);
+      }
+      return m;
+    };
+    const role = (sp: SourcePlan): 'stream' | 'table' => (sp.role === 'table' ? 'table' : 'stream');
+
+    for (const n of plan.nodes) {
+      let node: AnyNode;
+      switch (n.kind) {
+        case 'source': {
+          const sp = sourceOf(n.source);
+          const forwardRaw = consumers(n).some((c) => c.kind === 'decoder' || c.kind === 'decompress');
+          const cctx: ConnectorContext = { ruleId: this.rule.id, logger: this.logger, dataDir: env.dataDir };
+          const src = new SourceNode({
+            nodeName: n.name,
+            maker: makerOf(sp),
+            role: role(sp),
+            schema: sp.schema,
+            forwardRaw,
+            preprocessor: hasPre(n.source),
+            sendError: options.sendError,
+            registry: env.connectors,
+            shared: sp.def.options.SHARED === true || String(sp.def.options.SHARED).toLowerCase() === 'true' ? env.shared : null,
+            connectorContext: cctx,
+          });
+          this.sources.push(src);
+          node = src;
+          break;
+        }
+        case 'decompress': {
+          const sp = sourceOf(n.source);
+          node = new DecompressNode(n.name, bufferLength, String(resolveSource(env.connectors, sp.def).props.decompression ?? ''), options.sendError);
+          break;
+        }
+        case 'decoder': {
+          const sp = sourceOf(n.source);
+          node = new DecoderNode(n.name, bufferLength, makerOf(sp), role(sp), sp.schema, env.connectors, options.sendError, hasPre(n.source));
+          break;
+        }
+        case 'preprocessor':
+          node = new PreprocessorNode(n.name, bufferLength, makerOf(sourceOf(n.source)), options.sendError);
+          break;
+        case 'watermark':
+          node = new WatermarkNode(
+            n.name,
+            bufferLength,
+            plan.sources.filter((s) => s.role === 'stream').map((s) => s.name),
+            options.lateTolerance,
+          );
+          break;
+        case 'analytic':
+          node = plan.analytic ? new AnalyticNode(n.name, opEnv, plan.analytic) : new FilterNode(n.name, opEnv, () => true);
+          break;
+        case 'filter': {
+          const pred = n.source !== null ? sourceOf(n.source).filter : plan.where;
+          node = new FilterNode(n.name, opEnv, pred ?? (() => true));
+          break;
+        }
+        case 'windowFilter':
+          node = new FilterNode(n.name, opEnv, plan.window?.filter ?? (() => true));
+          break;
+        case 'window': {
+          const spec = plan.window;
+          if (!spec) throw new EddyError(ErrorCode.Plan, 'window node without a window');
+          const ctx = this.ctx;
+          const trig = spec.trigger;
+          const hits = plan.hits;
+          const trigger = trig
+            ? (row: Row): boolean => {
+                ctx.setWindow(undefined, undefined);
+                ctx.bindRow();
+                const t = trig(row, ctx);
+                if (t && spec.triggerUsesHits) hits.hit(ctx, row.timestamp);
+                return t;
+              }
+            : null;
+          node = createWindowNode(n.name, { spec, trigger, eventTime: plan.isEventTime, clock: env.clock, sendError: options.sendError, bufferLength });
+          break;
+        }
+        case 'lookup': {
+          const lj = plan.lookupJoins.find((l) => `op_${l.table}` === n.name) ?? plan.lookupJoins[0];
+          if (!lj) throw new EddyError(ErrorCode.Plan, `no lookup join for ${n.name}`);
+          node = new LookupNode(n.name, bufferLength, lj, this.ctx, env.lookups, env.connectors, env.clock, options.sendError);
+          break;
+        }
+        case 'join_aligner': {
+          const tables = plan.sources
+            .filter((s) => s.role === 'table')
+            .map((s) => {
+              const r = Number(s.def.options.RETAIN_SIZE);
+              return { name: s.name, retain: Number.isFinite(r) && r > 0 ? r : null };
+            });
+          node = new JoinAlignerNode(n.name, opEnv, tables);
+          break;
+        }
+        case 'join':
+          node = new JoinNode(n.name, opEnv, plan.sources[0].name, plan.joins);
+          break;
+        case 'aggregate':
+          node = new AggregateNode(n.name, opEnv);
+          break;
+        case 'having':
+          if (!plan.having) throw new EddyError(ErrorCode.Plan, 'having node without HAVING');
+          node = new HavingNode(n.name, opEnv, plan.having);
+          break;
+        case 'windowFunc':
+          if (!plan.windowFuncs) throw new EddyError(ErrorCode.Plan, 'windowFunc node without window functions');
+          node = new WindowFuncNode(n.name, opEnv, plan.windowFuncs);
+          break;
+        case 'order':
+          if (!plan.order) throw new EddyError(ErrorCode.Plan, 'order node without ORDER BY');
+          node = new OrderNode(n.name, opEnv, plan.order);
+          break;
+        case 'project':
+          node = new ProjectNode(n.name, opEnv);
+          break;
+        case 'projectset':
+          if (!plan.projectSet) throw new EddyError(ErrorCode.Plan, 'projectset node without a set-returning function');
+          node = new ProjectSetNode(n.name, opEnv, plan.projectSet);
+          break;
+        default:
+          throw new EddyError(ErrorCode.Plan, `unknown plan node kind ${String((n as PlanNode).kind)}`);
+      }
+      node.fatal = (err) => this.fail(err);
+      this.nodesByName.set(n.name, node);
+      this.ordered.push(node);
+      for (const input of n.inputs) {
+        const from = this.nodesByName.get(input);
+        if (!from) throw new EddyError(ErrorCode.Plan, `plan node ${n.name} reads unknown node ${input}`);
+        this.connect(from, node);
+      }
+    }
+    for (const src of this.sources) src.onConnectorError = () => {};
+  }
+
+  // ---------------------------------------------------------------------------------------------- lifecycle
+
+  async open(): Promise<void> {
+    if (this.opened) return;
+    this.opened = true;
+    this.ctx.ruleStart = this.env.clock.now();
+    if (this.options.qos >= 1) await this.restore();
+    try {
+      await Promise.all(this.sinks.map((s) => s.open()));
+      for (const n of this.ordered) if (!(n instanceof SourceNode)) await n.open();
+      for (const s of this.sources) await s.open();
+    } catch (err) {
+      await this.close().catch(() => {});
+      throw err;
+    }
+    if (this.options.qos >= 1) this.scheduleCheckpoint();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.checkpointTimer?.cancel();
+    this.checkpointTimer = undefined;
+    const errors: unknown[] = [];
+    const run = async (fn: () => Promise<void>) => {
+      try {
+        await fn();
+      } catch (err) {
+        errors.push(err);
+      }
+    };
+    for (const s of this.sources) await run(() => s.close());
+    if (this.options.qos >= 1 && this.opened) await run(() => this.checkpoint());
+    for (const n of this.ordered) if (!(n instanceof SourceNode)) await run(() => n.close());
+    for (const s of this.sinks) await run(() => s.close());
+    if (errors.length > 0) this.logger.warn({ err: errors[0] }, 'error while closing the rule');
+  }
+
+  onFatal(cb: (err: Error) => void): void {
+    this.fatalCb = cb;
+    if (this.fatalErr) {
+      const e = this.fatalErr;
+      this.fatalErr = null;
+      cb(e);
+    }
+  }
+
+  private fail(err: Error): void {
+    if (this.closed) return;
+    if (this.fatalCb) {
+      const cb = this.fatalCb;
+      this.fatalCb = null;
+      cb(err);
+    } else if (!this.fatalErr) {
+      this.fatalErr = err;
+    }
+  }
+
+  nodes(): readonly NodeMetrics[] {
+    const out: NodeMetrics[] = [];
+    for (const n of this.ordered) out.push(n.metrics);
+    for (const s of this.sinks) out.push(s.metrics);
+    return out;
+  }
+
+  /** CPU µs spent in this rule's nodes so far (rules' CPU usage endpoint) */
+  busyUs(): number {
+    let t = 0;
+    for (const m of this.nodes()) t += m.busyUs;
+    return t;
+  }
+
+  printable(): PrintableTopo {
+    const edges: Record<string, string[]> = {};
+    for (const k of [...this.edges.keys()].sort()) edges[k] = (this.edges.get(k) as string[]).slice();
+    return { sources: this.sources.map((s) => s.name), edges };
+  }
+
+  // ---------------------------------------------------------------------------------------------- checkpoints
+
+  private scheduleCheckpoint(): void {
+    const interval = this.options.checkpointInterval > 0 ? this.options.checkpointInterval : 300000;
+    this.checkpointTimer = this.env.clock.setTimeout(() => {
+      if (this.closed) return;
+      this.checkpoint()
+        .catch((err: unknown) => this.logger.warn({ err }, 'checkpoint failed'))
+        .finally(() => {
+          if (!this.closed) this.scheduleCheckpoint();
+        });
+    }, interval);
+  }
+
+  /** Snapshots every stateful operator now and saves it (qos ≥ 1). */
+  async checkpoint(): Promise<void> {
+    const states: Record<string, unknown> = {};
+    for (const n of this.ordered) {
+      if (n instanceof WindowNode) {
+        const s = n.snapshot();
+        states[n.name] = { rows: s.rows.map(encodeRow), num: s.num, pending: s.pending ?? [] };
+      } else if (n instanceof WatermarkNode) {
+        const s = n.snapshot();
+        states[n.name] = { maxTs: s.maxTs, watermark: s.watermark, rows: s.rows.map(encodeRow) };
+      } else if (n instanceof JoinAlignerNode) {
+        const s = n.snapshot();
+        states[n.name] = Object.fromEntries(Object.entries(s).map(([k, rows]) => [k, rows.map(encodeRow)]));
+      }
+    }
+    await saveCheckpoint(this.env.store, this.rule.id, { id: this.env.clock.now(), states });
+  }
+
+  private async restore(): Promise<void> {
+    const doc = await loadCheckpoint(this.env.store, this.rule.id);
+    if (!doc) return;
+    for (const [name, raw] of Object.entries(doc.states)) {
+      const n = this.nodesByName.get(name);
+      const s = raw as Record<string, unknown>;
+      try {
+        if (n instanceof WindowNode) {
+          n.restore({ rows: (s.rows as unknown[]).map(decodeRow), num: s.num as Record<string, number>, pending: s.pending as number[] });
+        } else if (n instanceof WatermarkNode) {
+          n.restore({ maxTs: s.maxTs as Record<string, number>, watermark: s.watermark as number, rows: (s.rows as unknown[]).map((r) => decodeRow(r) as Tuple) });
+        } else if (n instanceof JoinAlignerNode) {
+          n.restore(Object.fromEntries(Object.entries(s).map(([k, rows]) => [k, (rows as unknown[]).map((r) => decodeRow(r) as Tuple)])));
+        }
+      } catch (err) {
+        this.logger.warn({ err, node: name }, 'cannot restore checkpoint state');
+      }
+    }
+  }
+}
