@@ -16,6 +16,9 @@ import { UploadsService } from './bundle/uploads.js';
 import { registerUploadRoutes } from './api/uploads.js';
 import { SchemaRegistry } from './bundle/schemas.js';
 import { registerSchemaRoutes } from './api/schemas.js';
+import { Connectors } from './connectors/index.js';
+import { registerConfKeyRoutes } from './api/confkeys.js';
+import { registerConnectionRoutes } from './api/connections.js';
 
 /** Everything a service or route module may need; built once per server. */
 export interface App {
@@ -30,6 +33,8 @@ export interface App {
   readonly uploads: UploadsService;
   /** protobuf schemas (engineer F) */
   readonly schemas: SchemaRegistry;
+  /** connector registry, config keys, sink nodes, data server (engineer E1) */
+  readonly connectors: Connectors;
   /** Closers run in reverse order of registration at shutdown. */
   onClose(fn: () => Promise<void> | void): void;
 }
@@ -59,6 +64,8 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
   const store = await openStore(config, home, opts.redisPrefix);
   const closers: Array<() => Promise<void> | void> = [() => store.close()];
   const http = createHttp(logger);
+  const connectors = await Connectors.create({ home, config, env: opts.env ?? process.env, store, logger });
+  closers.push(() => connectors.close());
   const catalog = await Catalog.load(store, (name, err) =>
     logger.warn({ err }, 'stream or table %s is stored but cannot be parsed; it is skipped', name),
   );
@@ -71,6 +78,7 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
     catalog,
     uploads: new UploadsService(join(home.data, 'uploads'), store),
     schemas: new SchemaRegistry(join(home.data, 'schemas'), join(home.etc, 'schemas', 'protobuf'), store),
+    connectors,
     onClose: (fn) => closers.push(fn),
   };
 
@@ -79,6 +87,8 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
   registerStreamRoutes(http, catalog);
   registerUploadRoutes(http, app.uploads);
   registerSchemaRoutes(http, app.schemas);
+  registerConfKeyRoutes(http, connectors);
+  registerConnectionRoutes(http, connectors, store);
 
   let closed = false;
   const close = async () => {

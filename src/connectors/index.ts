@@ -1,0 +1,114 @@
+/**
+ * The connectors service of one server: the registry with every built-in connector and format, config keys, the
+ * memory topic bus, pooled MQTT connections, the HTTP data server with its websocket endpoints, and the factory of
+ * sink nodes the runtime wires into topologies.
+ */
+import type { Logger } from 'pino';
+import type { EddyConfig, Home } from '../config/index.js';
+import type { KVStore } from '../store/kv.js';
+import type { RuleAction, SinkNode, SinkNodeOptions } from '../runtime/contracts.js';
+import { ConfKeys } from './confkeys.js';
+import { Registry } from './registry.js';
+import { registerBuiltinFormats } from './formats/index.js';
+import { MemoryBus, registerMemory } from './memory.js';
+import { MqttPool, registerMqtt } from './mqtt.js';
+import { registerLogNop } from './lognop.js';
+import { DataServer, WsEndpoints } from './dataserver.js';
+import { createSinkNode, sinkCacheNamespace, type SinkDefaults } from './sinknode.js';
+import { renderTemplate } from './template/index.js';
+
+export { Registry } from './registry.js';
+export { ConfKeys, type ConfKind, type ConfMap } from './confkeys.js';
+export { DataServer, WsEndpoints } from './dataserver.js';
+export { MemoryBus } from './memory.js';
+export { MqttPool } from './mqtt.js';
+export { recoverable } from './sinknode.js';
+
+export interface ConnectorsOptions {
+  home: Home;
+  config: EddyConfig;
+  /** environment for the `<FILE>__...` overrides of the etc config-key files */
+  env: NodeJS.ProcessEnv;
+  store: KVStore;
+  logger: Logger;
+}
+
+export class Connectors {
+  readonly registry: Registry;
+  readonly confKeys: ConfKeys;
+  readonly memory = new MemoryBus();
+  readonly mqtt = new MqttPool();
+  readonly dataServer: DataServer;
+  readonly wsEndpoints: WsEndpoints;
+  private readonly sinkDefaults: SinkDefaults;
+
+  private constructor(private readonly opts: ConnectorsOptions) {
+    this.confKeys = new ConfKeys({
+      home: opts.home,
+      env: opts.env,
+      storage: opts.config.basic.cfgStorageType,
+      store: opts.store,
+    });
+    this.registry = new Registry(this.confKeys);
+    const src = opts.config.source ?? { httpServerIp: '0.0.0.0', httpServerPort: 10081 };
+    this.dataServer = new DataServer({
+      host: src.httpServerIp || '0.0.0.0',
+      port: Number(src.httpServerPort ?? 10081),
+      logger: opts.logger.child({ component: 'dataserver' }),
+    });
+    this.wsEndpoints = new WsEndpoints(this.dataServer);
+    const s = opts.config.sink ?? ({} as Partial<SinkDefaults>);
+    this.sinkDefaults = {
+      enableCache: s.enableCache ?? false,
+      memoryCacheThreshold: s.memoryCacheThreshold ?? 1024,
+      maxDiskCache: s.maxDiskCache ?? 1024000,
+      bufferPageSize: s.bufferPageSize ?? 256,
+      resendInterval: s.resendInterval ?? 0,
+      cleanCacheAtStop: s.cleanCacheAtStop ?? false,
+    };
+    registerBuiltinFormats(this.registry);
+    registerMemory(this.registry, this.memory);
+    registerMqtt(this.registry, this.mqtt, this.confKeys);
+    registerLogNop(this.registry);
+    this.registry.registerConnectionCheck('source', 'memory', async () => {});
+    this.registry.registerConnectionCheck('sink', 'memory', async () => {});
+    this.registry.registerConnectionCheck('lookup', 'memory', async () => {});
+  }
+
+  /** Creates the service and loads the user config keys. */
+  static async create(opts: ConnectorsOptions): Promise<Connectors> {
+    const c = new Connectors(opts);
+    await c.confKeys.load();
+    return c;
+  }
+
+  /** Renders a Go text/template (cached per text) against data. */
+  render(template: string, data: unknown): string {
+    return renderTemplate(template, data);
+  }
+
+  /** The node of one rule action; throws EddyError 2201 for an unknown sink type or invalid properties. */
+  createSinkNode(opts: SinkNodeOptions): SinkNode {
+    return createSinkNode(opts, {
+      registry: this.registry,
+      store: this.opts.store,
+      sinkDefaults: this.sinkDefaults,
+      dataDir: this.opts.home.data,
+      render: (t, d) => renderTemplate(t, d),
+    });
+  }
+
+  /** Deletes the failure caches of a rule's actions (rule deletion). */
+  async dropSinkCaches(ruleId: string, actions: readonly RuleAction[]): Promise<void> {
+    for (let i = 0; i < actions.length; i++) {
+      for (const type of Object.keys(actions[i])) await this.opts.store.clear(sinkCacheNamespace(ruleId, type, i));
+    }
+  }
+
+  /** Closes broker connections, websocket endpoints and the data server (shutdown). */
+  async close(): Promise<void> {
+    await this.wsEndpoints.close();
+    await this.dataServer.close();
+    await this.mqtt.close();
+  }
+}

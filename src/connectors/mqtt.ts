@@ -1,0 +1,423 @@
+/**
+ * The mqtt source and sink (runtime.md §2.5, §3.6) over MQTT.js, with pooled connections: sources and sinks whose
+ * connection settings are equal (server, client id, credentials, protocol version, TLS) share one client, which
+ * carries every subscription to that broker and is closed when its last user leaves. Clients reconnect on their
+ * own and re-subscribe; a rule is never lost to a broker restart.
+ */
+import { randomUUID } from 'node:crypto';
+import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
+type QoS = 0 | 1 | 2;
+import { EddyError, ErrorCode } from '../api/errors.js';
+import type {
+  ConnectorContext,
+  Props,
+  SinkConnector,
+  SinkContext,
+  SinkPayload,
+  SourceConnector,
+  SourceEvent,
+} from '../runtime/contracts.js';
+import type { ConfKeys } from './confkeys.js';
+import type { Registry } from './registry.js';
+import { propBool, propInt, propString } from './props.js';
+import { tlsSettings, type TlsSettings } from './tls.js';
+import { checkCompression, compress, decompress, type Compression } from './compression.js';
+import { topicMatches } from './memory.js';
+import { recoverable } from './sinknode.js';
+
+const CONNECT_TIMEOUT_MS = 5000;
+const PUBLISH_TIMEOUT_MS = 5000;
+const RECONNECT_PERIOD_MS = 1000;
+
+export interface MqttSettings {
+  server: string;
+  clientId?: string;
+  username?: string;
+  password?: string;
+  protocolVersion: 3 | 4;
+  tls?: TlsSettings;
+}
+
+/** Resolves a `connectionSelector` and reads the connection settings; throws with the offending property. */
+export function mqttSettings(props: Props, confKeys: ConfKeys): MqttSettings {
+  let p = props;
+  const selector = propString(props, 'connectionSelector');
+  if (selector) {
+    const dot = selector.indexOf('.');
+    const type = dot < 0 ? selector : selector.slice(0, dot);
+    const key = dot < 0 ? '' : selector.slice(dot + 1);
+    const conn = type === 'mqtt' ? confKeys.connectionProps('mqtt', key) : undefined;
+    if (!conn) throw new Error(`connection selector ${selector} is not found`);
+    p = { ...props, ...conn };
+  }
+  const server = propString(p, 'server', '');
+  if (server === '') throw new Error('missing server property');
+  const version = propString(p, 'protocolVersion', '3.1.1');
+  let protocolVersion: 3 | 4;
+  if (version === '3.1') protocolVersion = 3;
+  else if (version === '3.1.1' || version === '4') protocolVersion = 4;
+  else throw new Error(`unsupported protocol version ${version}`);
+  const s: MqttSettings = { server, protocolVersion };
+  const clientId = propString(p, 'clientid');
+  if (clientId) s.clientId = clientId;
+  const username = propString(p, 'username');
+  if (username) s.username = username;
+  const password = propString(p, 'password');
+  if (password) s.password = password.trim();
+  const tls = tlsSettings(p);
+  if (tls) s.tls = tls;
+  return s;
+}
+
+function clientOptions(s: MqttSettings): IClientOptions {
+  const o: IClientOptions = {
+    clientId: s.clientId ?? `eddy-${randomUUID()}`,
+    protocolVersion: s.protocolVersion,
+    protocolId: s.protocolVersion === 3 ? 'MQIsdp' : 'MQTT',
+    clean: true,
+    reconnectPeriod: RECONNECT_PERIOD_MS,
+    connectTimeout: CONNECT_TIMEOUT_MS,
+    resubscribe: true,
+    // offline QoS 0 publishes would wait for the reconnect; the sink's cache does the waiting instead
+    queueQoSZero: false,
+  };
+  if (s.username) o.username = s.username;
+  if (s.password) o.password = s.password;
+  if (s.tls) {
+    o.rejectUnauthorized = s.tls.rejectUnauthorized;
+    if (s.tls.cert) o.cert = s.tls.cert;
+    if (s.tls.key) o.key = s.tls.key;
+    if (s.tls.ca) o.ca = s.tls.ca;
+  }
+  return o;
+}
+
+function poolKey(s: MqttSettings): string {
+  const tls = s.tls
+    ? [s.tls.rejectUnauthorized, s.tls.minVersion, s.tls.cert?.toString('base64'), s.tls.key?.toString('base64'), s.tls.ca?.toString('base64')]
+    : null;
+  return JSON.stringify([s.server, s.clientId ?? '', s.username ?? '', s.password ?? '', s.protocolVersion, tls]);
+}
+
+/** A broker URL MQTT.js understands (`tcp://` and `ssl://` are accepted as they are). */
+function brokerUrl(server: string): string {
+  return /^[a-z]+:\/\//i.test(server) ? server : `tcp://${server}`;
+}
+
+export type MqttMessageHandler = (topic: string, payload: Buffer, qos: number, messageId: number) => void;
+export type MqttStatusHandler = (connected: boolean, err?: Error) => void;
+
+interface Subscription {
+  qos: QoS;
+  handlers: Set<MqttMessageHandler>;
+}
+
+/** One shared broker connection, reference-counted by the pool. */
+export class MqttConn {
+  readonly client: MqttClient;
+  refs = 0;
+  private readonly subs = new Map<string, Subscription>();
+  private readonly statusHandlers = new Set<MqttStatusHandler>();
+  private lastError: Error | undefined;
+
+  constructor(
+    readonly key: string,
+    readonly settings: MqttSettings,
+    private readonly onEmpty: (conn: MqttConn) => void,
+  ) {
+    this.client = mqtt.connect(brokerUrl(settings.server), clientOptions(settings));
+    this.client.on('message', (topic, payload, packet) => {
+      for (const [filter, sub] of this.subs) {
+        if (!topicMatches(filter, topic)) continue;
+        for (const h of sub.handlers) h(topic, payload, packet.qos, packet.messageId ?? 0);
+      }
+    });
+    this.client.on('connect', () => {
+      this.lastError = undefined;
+      for (const h of this.statusHandlers) h(true);
+    });
+    this.client.on('error', (err) => {
+      this.lastError = err;
+    });
+    this.client.on('close', () => {
+      const err = new Error(`mqtt connection to ${settings.server} lost${this.lastError ? `: ${this.lastError.message}` : ''}`);
+      for (const h of this.statusHandlers) h(false, err);
+    });
+  }
+
+  get connected(): boolean {
+    return this.client.connected;
+  }
+
+  /** Resolves once connected; rejects when the first attempt fails or takes more than 5 s. */
+  waitConnected(): Promise<void> {
+    if (this.client.connected) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const done = (err?: Error) => {
+        clearTimeout(timer);
+        this.client.off('connect', onConnect);
+        this.client.off('close', onClose);
+        this.client.off('error', onError);
+        if (err) reject(err);
+        else resolve();
+      };
+      const onConnect = () => done();
+      const onError = (err: Error) => done(err);
+      const onClose = () => done(this.lastError ?? new Error('connection closed'));
+      const timer = setTimeout(() => done(new Error('connection timed out')), CONNECT_TIMEOUT_MS);
+      this.client.on('connect', onConnect);
+      this.client.on('close', onClose);
+      this.client.on('error', onError);
+    });
+  }
+
+  onStatus(h: MqttStatusHandler): () => void {
+    this.statusHandlers.add(h);
+    return () => this.statusHandlers.delete(h);
+  }
+
+  /** Adds a handler for `filter`; the broker subscription is made once per filter with the highest QoS asked. */
+  subscribe(filter: string, qos: QoS, handler: MqttMessageHandler): Promise<() => void> {
+    let sub = this.subs.get(filter);
+    const fresh = !sub;
+    if (!sub) this.subs.set(filter, (sub = { qos, handlers: new Set() }));
+    sub.handlers.add(handler);
+    const unsubscribe = () => {
+      const s = this.subs.get(filter);
+      if (!s) return;
+      s.handlers.delete(handler);
+      if (s.handlers.size === 0) {
+        this.subs.delete(filter);
+        if (!this.client.disconnecting) this.client.unsubscribe(filter, () => undefined);
+      }
+    };
+    if (!fresh && sub.qos >= qos) return Promise.resolve(unsubscribe);
+    sub.qos = Math.max(sub.qos, qos) as QoS;
+    return new Promise((resolve, reject) => {
+      this.client.subscribe(filter, { qos: sub.qos }, (err) => {
+        if (err) {
+          unsubscribe();
+          reject(err);
+        } else resolve(unsubscribe);
+      });
+    });
+  }
+
+  /** Publishes; rejects with a recoverable error when not connected or not acknowledged within 5 s. */
+  publish(topic: string, payload: Uint8Array, qos: QoS, retain: boolean): Promise<void> {
+    if (!this.client.connected) {
+      return Promise.reject(recoverable(new Error(`mqtt client to ${this.settings.server} is not connected`)));
+    }
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(recoverable(new Error('publish timed out'))), PUBLISH_TIMEOUT_MS);
+      this.client.publish(topic, Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength), { qos, retain }, (err) => {
+        clearTimeout(timer);
+        if (err) reject(recoverable(err));
+        else resolve();
+      });
+    });
+  }
+
+  release(): void {
+    this.refs--;
+    if (this.refs <= 0) this.onEmpty(this);
+  }
+
+  end(): Promise<void> {
+    return new Promise((resolve) => this.client.end(true, {}, () => resolve()));
+  }
+}
+
+/** Pooled MQTT connections of one server. */
+export class MqttPool {
+  private readonly conns = new Map<string, MqttConn>();
+  private readonly ending = new Set<Promise<void>>();
+
+  /** A shared connection for these settings (created on first use). Call `release()` when done. */
+  acquire(settings: MqttSettings): MqttConn {
+    const key = poolKey(settings);
+    let conn = this.conns.get(key);
+    if (!conn) {
+      conn = new MqttConn(key, settings, (c) => {
+        if (this.conns.get(c.key) === c) this.conns.delete(c.key);
+        const p = c.end().finally(() => this.ending.delete(p));
+        this.ending.add(p);
+      });
+      this.conns.set(key, conn);
+    }
+    conn.refs++;
+    return conn;
+  }
+
+  /** Number of open broker connections (for tests and diagnostics). */
+  get size(): number {
+    return this.conns.size;
+  }
+
+  async close(): Promise<void> {
+    const all = [...this.conns.values()];
+    this.conns.clear();
+    await Promise.all([...all.map((c) => c.end()), ...this.ending]);
+  }
+}
+
+function readQos(props: Props): QoS {
+  const qos = propInt(props, 'qos', 0);
+  if (qos !== 0 && qos !== 1 && qos !== 2) throw new Error(`invalid qos ${qos}, should be 0, 1 or 2`);
+  return qos;
+}
+
+/** An error travelling from a source to its rule as an error record, not a fatal failure. */
+export function transientError(err: Error): Error & { transient: true } {
+  return Object.assign(err, { transient: true as const });
+}
+
+class MqttSource implements SourceConnector {
+  private topic = '';
+  private qos: QoS = 0;
+  private settings!: MqttSettings;
+  private decompression: Compression | undefined;
+  private conn: MqttConn | undefined;
+  private cleanup: Array<() => void> = [];
+
+  constructor(
+    private readonly pool: MqttPool,
+    private readonly confKeys: ConfKeys,
+  ) {}
+
+  provision(_ctx: ConnectorContext, datasource: string, props: Props): void {
+    try {
+      if (!datasource) throw new Error('topic (DATASOURCE) is required');
+      this.topic = datasource;
+      this.qos = readQos(props);
+      this.settings = mqttSettings(props, this.confKeys);
+      const dc = propString(props, 'decompression', '');
+      if (dc) this.decompression = checkCompression(dc);
+    } catch (err) {
+      throw new EddyError(ErrorCode.Executor, (err as Error).message);
+    }
+  }
+
+  async connect(ctx: ConnectorContext, emit: (ev: SourceEvent) => void, onError: (err: Error) => void): Promise<void> {
+    const conn = this.pool.acquire(this.settings);
+    this.conn = conn;
+    try {
+      await conn.waitConnected();
+      const dc = this.decompression;
+      const unsubscribe = await conn.subscribe(this.topic, this.qos, (topic, payload, qos, messageId) => {
+        let bytes: Uint8Array = payload;
+        if (dc) {
+          try {
+            bytes = decompress(dc, payload);
+          } catch (err) {
+            onError(transientError(new Error(`decompress error: ${(err as Error).message}`)));
+            return;
+          }
+        }
+        emit({ payload: bytes, meta: { topic, qos: BigInt(qos), messageId: BigInt(messageId) }, timestamp: Date.now() });
+      });
+      this.cleanup.push(unsubscribe);
+      let wasConnected = true;
+      this.cleanup.push(
+        conn.onStatus((connected, err) => {
+          if (!connected && wasConnected) {
+            ctx.logger.warn('mqtt source %s: %s; reconnecting', this.topic, err?.message);
+            onError(transientError(err ?? new Error('mqtt connection lost')));
+          } else if (connected && !wasConnected) {
+            ctx.logger.info('mqtt source %s reconnected', this.topic);
+          }
+          wasConnected = connected;
+        }),
+      );
+    } catch (err) {
+      await this.close();
+      throw new Error(`found error when connecting for ${this.settings.server}: ${(err as Error).message}`);
+    }
+  }
+
+  async close(): Promise<void> {
+    for (const fn of this.cleanup.splice(0)) fn();
+    const conn = this.conn;
+    this.conn = undefined;
+    conn?.release();
+  }
+}
+
+class MqttSink implements SinkConnector {
+  private topic = '';
+  private dynamicTopic = false;
+  private qos: QoS = 0;
+  private retained = false;
+  private settings!: MqttSettings;
+  private compression: Compression | undefined;
+  private conn: MqttConn | undefined;
+
+  constructor(
+    private readonly pool: MqttPool,
+    private readonly confKeys: ConfKeys,
+  ) {}
+
+  provision(_ctx: SinkContext, props: Props): void {
+    try {
+      this.settings = mqttSettings(props, this.confKeys);
+      this.topic = propString(props, 'topic', '');
+      if (this.topic === '') throw new Error('mqtt sink is missing property topic');
+      if (this.topic.includes('+') || this.topic.includes('#')) throw new Error(`mqtt sink topic ${this.topic} cannot contain wildcards`);
+      this.dynamicTopic = this.topic.includes('{{');
+      this.qos = readQos(props);
+      this.retained = propBool(props, 'retained', false);
+      const c = propString(props, 'compression', '');
+      if (c) this.compression = checkCompression(c);
+    } catch (err) {
+      throw new EddyError(ErrorCode.Executor, (err as Error).message);
+    }
+  }
+
+  async connect(): Promise<void> {
+    this.conn = this.pool.acquire(this.settings);
+    try {
+      await this.conn.waitConnected();
+    } catch (err) {
+      this.conn.release();
+      this.conn = undefined;
+      throw new Error(`found error when connecting for ${this.settings.server}: ${(err as Error).message}`);
+    }
+  }
+
+  async collect(ctx: SinkContext, payload: SinkPayload): Promise<void> {
+    if (!this.conn) throw recoverable(new Error('mqtt sink is not connected'));
+    let topic = this.topic;
+    if (this.dynamicTopic) {
+      const item = payload.rows.length === 1 ? payload.rows[0] : payload.rows;
+      topic = ctx.render(this.topic, item);
+    }
+    const bytes = this.compression ? compress(this.compression, payload.bytes) : payload.bytes;
+    await this.conn.publish(topic, bytes, this.qos, this.retained);
+  }
+
+  async close(): Promise<void> {
+    const conn = this.conn;
+    this.conn = undefined;
+    conn?.release();
+  }
+}
+
+/** Connects a fresh (unpooled) client and disconnects: the mqtt connection check of runtime.md §4. */
+export async function checkMqtt(props: Props, confKeys: ConfKeys): Promise<void> {
+  const settings = mqttSettings(props, confKeys);
+  const conn = new MqttConn('check', settings, () => undefined);
+  try {
+    await conn.waitConnected();
+  } catch (err) {
+    throw new Error(`found error when connecting for ${settings.server}: ${(err as Error).message}`);
+  } finally {
+    await conn.end();
+  }
+}
+
+export function registerMqtt(registry: Registry, pool: MqttPool, confKeys: ConfKeys): void {
+  registry.registerSource('mqtt', () => new MqttSource(pool, confKeys));
+  registry.registerSink('mqtt', () => new MqttSink(pool, confKeys));
+  registry.registerConnectionCheck('source', 'mqtt', (props) => checkMqtt(props, confKeys));
+  registry.registerConnectionCheck('sink', 'mqtt', (props) => checkMqtt(props, confKeys));
+}

@@ -1,0 +1,432 @@
+/**
+ * The sink node shared by every sink (runtime.md §3): input conversion, a bounded buffer, the output transformation
+ * pipeline (dataTemplate → dataField → fields → format), the failure cache with resend, and metrics. A failing sink
+ * never stops its rule: failures are counted, cached when the connector marks them recoverable, and retried.
+ */
+import type { Logger } from 'pino';
+import { EddyError, ErrorCode } from '../api/errors.js';
+import {
+  ErrorRecord,
+  NodeMetrics,
+  type Format,
+  type Props,
+  type SinkConnector,
+  type SinkContext,
+  type SinkInput,
+  type SinkNode,
+  type SinkNodeOptions,
+  type SinkPayload,
+} from '../runtime/contracts.js';
+import type { KVStore } from '../store/kv.js';
+import { isObject, type Value, type ValueObject } from '../values/value.js';
+import type { Registry } from './registry.js';
+import { SinkCache, type SinkUnit } from './sinkcache.js';
+import { prop, propBool, propInt, propKey, propString, propStringList } from './props.js';
+import { parseJsonExact } from './formats/jsonparse.js';
+
+/** Global `sink:` settings of kuiper.yaml: the defaults of the cache properties. */
+export interface SinkDefaults {
+  enableCache: boolean;
+  memoryCacheThreshold: number;
+  maxDiskCache: number;
+  bufferPageSize: number;
+  resendInterval: number;
+  cleanCacheAtStop: boolean;
+}
+
+export interface SinkNodeDeps {
+  registry: Registry;
+  /** where failure caches are kept */
+  store: KVStore;
+  sinkDefaults: SinkDefaults;
+  dataDir: string;
+  /** renders a Go text/template against data; throws on template errors */
+  render: (template: string, data: unknown) => string;
+}
+
+/** Properties every sink understands (runtime.md §3.2). */
+interface CommonProps {
+  bufferLength: number;
+  omitIfEmpty: boolean;
+  sendSingle: boolean;
+  dataTemplate: string;
+  dataField: string;
+  fields: string[] | undefined;
+  format: string;
+  cache: {
+    enabled: boolean;
+    memoryCacheThreshold: number;
+    maxDiskCache: number;
+    bufferPageSize: number;
+    resendInterval: number;
+    cleanCacheAtStop: boolean;
+  };
+}
+
+const textEncoder = new TextEncoder();
+
+function executorError(message: string): EddyError {
+  return new EddyError(ErrorCode.Executor, message);
+}
+
+function readCommon(props: Props, defaults: SinkDefaults, registry: Registry): CommonProps {
+  let common: CommonProps;
+  try {
+    const concurrency = propInt(props, 'concurrency', 1);
+    if (concurrency <= 0) throw new Error('invalid type for concurrency property, should be positive integer');
+    const bufferLength = propInt(props, 'bufferLength', 1024);
+    if (bufferLength <= 0) throw new Error('invalid type for bufferLength property, should be positive integer');
+    const batchSize = propInt(props, 'batchSize', 0);
+    if (batchSize < 0) throw new Error('invalid batchSize, should be positive');
+    const linger = propInt(props, 'lingerInterval', 0);
+    if (linger < 0) throw new Error('invalid lingerInterval, should be positive');
+    common = {
+      bufferLength,
+      omitIfEmpty: propBool(props, 'omitIfEmpty', false),
+      sendSingle: propBool(props, 'sendSingle', false),
+      dataTemplate: propString(props, 'dataTemplate', ''),
+      dataField: propString(props, 'dataField') ?? propString(props, 'tableDataField', ''),
+      fields: propStringList(props, 'fields'),
+      format: propString(props, 'format', 'json').toLowerCase() || 'json',
+      cache: {
+        enabled: propBool(props, 'enableCache', defaults.enableCache ?? false),
+        memoryCacheThreshold: propInt(props, 'memoryCacheThreshold', defaults.memoryCacheThreshold ?? 1024),
+        maxDiskCache: propInt(props, 'maxDiskCache', defaults.maxDiskCache ?? 1024000),
+        bufferPageSize: propInt(props, 'bufferPageSize', defaults.bufferPageSize ?? 256),
+        resendInterval: propInt(props, 'resendInterval', defaults.resendInterval ?? 0),
+        cleanCacheAtStop: propBool(props, 'cleanCacheAtStop', defaults.cleanCacheAtStop ?? false),
+      },
+    };
+  } catch (err) {
+    throw executorError(`fail to parse sink configuration: ${(err as Error).message}`);
+  }
+  const c = common.cache;
+  const priority = prop(props, 'resendPriority');
+  if (
+    c.memoryCacheThreshold < 0 ||
+    c.maxDiskCache < 0 ||
+    c.resendInterval < 0 ||
+    c.bufferPageSize <= 0 ||
+    c.memoryCacheThreshold < c.bufferPageSize ||
+    c.memoryCacheThreshold % c.bufferPageSize !== 0 ||
+    (c.maxDiskCache !== 0 && (c.maxDiskCache < c.bufferPageSize || c.maxDiskCache % c.bufferPageSize !== 0)) ||
+    (priority !== undefined && priority !== -1 && priority !== 0 && priority !== 1)
+  ) {
+    throw executorError('invalid cache properties');
+  }
+  if (!registry.format(common.format)) throw executorError(`invalid format ${common.format}`);
+  return common;
+}
+
+/** An error a connector may throw from `collect` to have the item cached and resent. */
+export function recoverable(err: unknown): Error & { recoverable: true } {
+  const e = (err instanceof Error ? err : new Error(String(err))) as Error & { recoverable: true };
+  e.recoverable = true;
+  return e;
+}
+
+function isRecoverable(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { recoverable?: unknown }).recoverable === true;
+}
+
+function pickFields(row: Value, fields: readonly string[]): ValueObject {
+  const out: ValueObject = {};
+  const src = isObject(row) ? row : {};
+  for (const f of fields) out[f] = src[f] === undefined ? null : src[f];
+  return out;
+}
+
+/** The transformation pipeline of §3.3 for one unit; encoding is lazy so map-based sinks never pay for it. */
+class Payload implements SinkPayload {
+  private encoded: Uint8Array | undefined;
+  constructor(
+    readonly data: ValueObject | ValueObject[] | Value,
+    readonly rows: ValueObject[],
+    private readonly encodeFn: () => Uint8Array,
+  ) {}
+
+  get bytes(): Uint8Array {
+    if (this.encoded === undefined) this.encoded = this.encodeFn();
+    return this.encoded;
+  }
+}
+
+class SinkNodeImpl implements SinkNode {
+  readonly metrics: NodeMetrics;
+  private readonly connector: SinkConnector;
+  private readonly ctx: SinkContext;
+  private readonly common: CommonProps;
+  private readonly format: Format;
+  private readonly queue: SinkUnit[] = [];
+  private readonly cache: SinkCache | undefined;
+  private readonly fatalCbs: Array<(err: Error) => void> = [];
+  private readonly logger: Logger;
+  private running: Promise<void> | undefined;
+  private opened = false;
+  private closed = false;
+  /** the head of the cache failed: wait for a new item or the retry timer */
+  private paused = false;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private sleepTimer: { timer: NodeJS.Timeout; resolve: () => void } | undefined;
+
+  constructor(
+    private readonly opts: SinkNodeOptions,
+    private readonly deps: SinkNodeDeps,
+  ) {
+    this.metrics = new NodeMetrics(`sink_${opts.type}_${opts.index}`);
+    this.logger = opts.logger;
+    const factory = deps.registry.sink(opts.type);
+    if (!factory) throw executorError(`sink ${opts.type} is not found`);
+    const rk = propKey(opts.props, 'resourceId');
+    const resourceId = rk ? opts.props[rk] : undefined;
+    if (resourceId !== undefined && typeof resourceId !== 'string') {
+      throw executorError('fail to parse sink configuration: resourceId should be a string');
+    }
+    const props: Props = { ...deps.registry.sinkProps(opts.type, resourceId), ...opts.props };
+    this.common = readCommon(props, deps.sinkDefaults, deps.registry);
+    const fmt = deps.registry.format(this.common.format)!;
+    try {
+      this.format = fmt({
+        schemaId: propString(props, 'schemaId'),
+        delimiter: propString(props, 'delimiter', ','),
+        fields: this.common.fields,
+        hasHeader: propBool(props, 'hasHeader', false),
+      });
+    } catch (err) {
+      throw executorError((err as Error).message);
+    }
+    this.ctx = {
+      ruleId: opts.ruleId,
+      logger: opts.logger,
+      dataDir: deps.dataDir,
+      render: (template, data) => deps.render(template, data),
+    };
+    this.connector = factory();
+    try {
+      this.connector.provision(this.ctx, props);
+    } catch (err) {
+      if (err instanceof EddyError) throw err;
+      throw executorError((err as Error).message);
+    }
+    if (this.common.cache.enabled) {
+      const c = this.common.cache;
+      this.cache = new SinkCache(deps.store, sinkCacheNamespace(opts.ruleId, opts.type, opts.index), c);
+    }
+  }
+
+  onFatal(cb: (err: Error) => void): void {
+    this.fatalCbs.push(cb);
+  }
+
+  async open(): Promise<void> {
+    if (this.cache) {
+      if (this.common.cache.cleanCacheAtStop) await this.cache.drop();
+      else await this.cache.load();
+    }
+    await this.connector.connect(this.ctx);
+    this.opened = true;
+    this.updateBuffer();
+    if (this.cache && this.cache.size > 0) this.kick();
+  }
+
+  push(input: SinkInput): void {
+    if (this.closed) return;
+    this.metrics.recordsIn++;
+    const rows: ValueObject[] = input instanceof ErrorRecord ? [{ error: input.message }] : input;
+    if (this.common.omitIfEmpty && rows.length === 0) return;
+    if (this.common.sendSingle) {
+      for (const row of rows) {
+        if (this.common.omitIfEmpty && Object.keys(row).length === 0) continue;
+        this.enqueue(row);
+      }
+    } else {
+      this.enqueue(rows);
+    }
+    this.updateBuffer();
+    if (this.opened) this.kick();
+  }
+
+  private enqueue(unit: SinkUnit): void {
+    if (this.cache) {
+      this.cache.push(unit);
+      this.paused = false;
+      return;
+    }
+    if (this.queue.length >= this.common.bufferLength) {
+      this.metrics.error(new Error(`buffer full, drop message from ${this.metrics.name}`));
+      this.logger.warn('sink %s buffer full, drop message', this.metrics.name);
+      return;
+    }
+    this.queue.push(unit);
+  }
+
+  private updateBuffer(): void {
+    this.metrics.bufferLength = this.queue.length + (this.cache ? this.cache.size : 0);
+  }
+
+  private kick(): void {
+    if (this.running || this.closed) return;
+    this.running = this.drain().finally(() => {
+      this.running = undefined;
+      this.updateBuffer();
+      // items may have arrived while the loop was finishing
+      if (!this.closed && !this.paused && (this.queue.length > 0 || (this.cache && this.cache.size > 0))) this.kick();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    if (!this.cache) {
+      while (!this.closed && this.queue.length > 0) {
+        const unit = this.queue.shift()!;
+        this.updateBuffer();
+        await this.send(unit);
+      }
+      return;
+    }
+    let first = true;
+    while (!this.closed && !this.paused) {
+      const unit = await this.cache.head();
+      if (unit === undefined || this.closed) break;
+      if (!first && this.common.cache.resendInterval > 0 && this.cache.size > 1) {
+        await this.sleep(this.common.cache.resendInterval);
+        if (this.closed) break;
+      }
+      first = false;
+      const outcome = await this.send(unit);
+      if (outcome === 'retry') {
+        this.paused = true;
+        this.scheduleRetry();
+        break;
+      }
+      this.cache.shift();
+      this.updateBuffer();
+    }
+  }
+
+  /** Retries a failed head even if no new item arrives (eKuiper waits for the next item; Eddy also retries on its own). */
+  private scheduleRetry(): void {
+    if (this.retryTimer || this.closed) return;
+    const delay = Math.max(this.common.cache.resendInterval, 1000);
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      this.paused = false;
+      this.kick();
+    }, delay);
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.sleepTimer = undefined;
+        resolve();
+      }, ms);
+      this.sleepTimer = { timer, resolve };
+    });
+  }
+
+  /** Transforms and sends one unit: 'ok', 'drop' (failed for good) or 'retry' (recoverable, cached). */
+  private async send(unit: SinkUnit): Promise<'ok' | 'drop' | 'retry'> {
+    const start = Date.now();
+    this.metrics.lastInvocation = start;
+    let payload: SinkPayload;
+    try {
+      payload = this.transform(unit);
+    } catch (err) {
+      this.metrics.error(err);
+      this.logger.warn({ err }, 'sink %s cannot transform data', this.metrics.name);
+      return 'drop';
+    }
+    try {
+      await this.connector.collect(this.ctx, payload);
+    } catch (err) {
+      this.metrics.error(err);
+      if (this.cache && isRecoverable(err)) return 'retry';
+      return 'drop';
+    }
+    this.metrics.recordsOut++;
+    this.metrics.messagesProcessed += Array.isArray(unit) ? unit.length : 1;
+    const us = (Date.now() - start) * 1000;
+    this.metrics.processLatencyUs = us;
+    return 'ok';
+  }
+
+  private transform(unit: SinkUnit): SinkPayload {
+    const { dataTemplate, dataField, fields } = this.common;
+    const rows = Array.isArray(unit) ? unit : [unit];
+    let data: Value = unit;
+    let text: string | undefined;
+    if (dataTemplate !== '') {
+      text = this.deps.render(dataTemplate, unit);
+      data = parseTemplateOutput(text);
+    }
+    const reshaped = dataField !== '' || (fields !== undefined && fields.length > 0);
+    if (reshaped) {
+      if (text !== undefined && data === undefined) {
+        throw new Error(`fail to decode data ${text} after applying dataTemplate`);
+      }
+      if (dataField !== '') {
+        if (Array.isArray(data)) data = isObject(data[0]) ? (data[0][dataField] ?? null) : null;
+        else data = isObject(data) ? (data[dataField] ?? null) : null;
+      }
+      if (fields !== undefined && fields.length > 0) {
+        data = Array.isArray(data) ? data.map((r) => pickFields(r, fields)) : pickFields(data, fields);
+      }
+    }
+    const templateOnly = text !== undefined && !reshaped;
+    const format = this.format;
+    const isJson = this.common.format === 'json';
+    const finalData: Value = templateOnly && data === undefined ? text! : data;
+    const encodeFn = (): Uint8Array => {
+      if (templateOnly && isJson) return textEncoder.encode(text!);
+      if (templateOnly && !isObject(data)) throw new Error(`template output must be a JSON object for format ${this.common.format}`);
+      return format.encode(finalData as ValueObject | ValueObject[]);
+    };
+    return new Payload(finalData, rows, encodeFn);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+    if (this.sleepTimer) {
+      clearTimeout(this.sleepTimer.timer);
+      this.sleepTimer.resolve();
+    }
+    if (this.running) await this.running.catch(() => undefined);
+    this.queue.length = 0;
+    if (this.cache) {
+      try {
+        if (this.common.cache.cleanCacheAtStop) await this.cache.drop();
+        else await this.cache.save();
+      } catch (err) {
+        this.logger.warn({ err }, 'sink %s cannot save its cache', this.metrics.name);
+      }
+    }
+    this.updateBuffer();
+    try {
+      await this.connector.close(this.ctx);
+    } catch (err) {
+      this.logger.warn({ err }, 'sink %s close failed', this.metrics.name);
+    }
+  }
+}
+
+/** Template output parsed as JSON when it is JSON, else undefined. */
+function parseTemplateOutput(text: string): Value {
+  try {
+    return parseJsonExact(text) as Value;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Store namespace of a sink's failure cache (runtime.md §3.5: `sink/<ruleId><sinkName><instance>`). */
+export function sinkCacheNamespace(ruleId: string, type: string, index: number): string {
+  return `sink/${ruleId}${type}_${index}0`;
+}
+
+/** Creates the node of one rule action; throws EddyError 2201 for an unknown type or invalid properties. */
+export function createSinkNode(opts: SinkNodeOptions, deps: SinkNodeDeps): SinkNode {
+  return new SinkNodeImpl(opts, deps);
+}
