@@ -375,6 +375,26 @@ export function isWindow(d: Dimension): d is WindowExpr {
   return d.kind === 'window';
 }
 
+/**
+ * The written-shape "bool condition" test used by rule-creation checks (searched CASE WHEN, bool-expr function
+ * arguments, sql.md §2.6/§7.0): a boolean literal, or a top operator that is a comparison, AND, OR, IN, BETWEEN or
+ * LIKE. Parentheses are looked through (`WHEN (a > 1)` passes), which accepts at least what eKuiper accepts.
+ */
+export function isBoolShaped(e: Expr): boolean {
+  const u = unparen(e);
+  switch (u.kind) {
+    case 'boolean':
+    case 'in':
+    case 'between':
+    case 'like':
+      return true;
+    case 'binary':
+      return u.op !== '+' && u.op !== '-' && u.op !== '*' && u.op !== '/' && u.op !== '%' && u.op !== '&' && u.op !== '|' && u.op !== '^';
+    default:
+      return false;
+  }
+}
+
 /** Strips any number of `paren` wrappers. */
 export function unparen(e: Expr): Expr {
   let cur = e;

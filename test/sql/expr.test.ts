@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseExpression, SqlSyntaxError } from '../../src/sql/index.js';
+import { isBoolShaped, parseExpression, SqlSyntaxError } from '../../src/sql/index.js';
 import { sexp } from './sexp.js';
 
 const p = (sql: string): string => sexp(parseExpression(sql));
@@ -330,5 +330,14 @@ describe('depth limit', () => {
     rejects('('.repeat(5000) + 'a' + ')'.repeat(5000), /nested too deeply/);
     rejects(Array(3000).fill('a').join(' + '), /nested too deeply/);
     assert.equal(parseExpression(Array(300).fill('a = 1').join(' OR ')).kind, 'binary');
+  });
+});
+
+describe('isBoolShaped', () => {
+  test('literals and comparison/logical/IN/BETWEEN/LIKE tops are bool-shaped; calls and arithmetic are not', () => {
+    const yes = ['true', 'a = 1', 'a != b', 'a < 1 OR b', 'a AND b', 'a IN (1)', 'a NOT BETWEEN 1 AND 2', 'a LIKE "x"', '(a > 1)'];
+    const no = ['isNull(a)', 'a', '1', 'a + 1', 'a & 1', '"true"', 'CASE WHEN a > 1 THEN true END'];
+    for (const s of yes) assert.equal(isBoolShaped(parseExpression(s)), true, s);
+    for (const s of no) assert.equal(isBoolShaped(parseExpression(s)), false, s);
   });
 });
