@@ -5,7 +5,8 @@
  *
  * Methods throw EddyErrors whose messages carry no endpoint prefix; the REST layer adds eKuiper's prefixes.
  */
-import type { Logger } from 'pino';
+import { basename, join } from 'node:path';
+import pino, { type Logger } from 'pino';
 import { EddyError, ErrorCode } from '../api/errors.js';
 import type { KVStore } from '../store/kv.js';
 import type { RuleDef, RuleOptions, Topology, PrintableTopo } from '../runtime/contracts.js';
@@ -28,6 +29,8 @@ import { CpuMeter } from './cpu.js';
 
 export const RULE_NS = 'rule';
 
+type LogDestination = ReturnType<typeof pino.destination>;
+
 export interface RuleServiceDeps {
   store: KVStore;
   logger: Logger;
@@ -44,6 +47,8 @@ export interface RuleServiceDeps {
   cpuSampleMs?: number;
   /** longest wait for a topology to close (default 10 s) */
   closeTimeoutMs?: number;
+  /** log folder, for rules with a `logFilename` option */
+  logDir?: string;
 }
 
 export interface RuleListEntry {
@@ -73,6 +78,8 @@ function planError(err: unknown): EddyError {
 
 export class RuleService {
   private readonly rules = new Map<string, Entry>();
+  /** per-rule log files (`logFilename`) */
+  private readonly ruleLogs = new Map<string, LogDestination>();
   /** ids being created (between the duplicate check and registration) */
   private readonly reserved = new Set<string>();
   private readonly cpu: CpuMeter;
@@ -115,10 +122,32 @@ export class RuleService {
     }
   }
 
+  /**
+   * The rule's child logger (`debug` lowers its level); with `logFilename` and a log folder the rule logs into its
+   * own file there instead.
+   */
   private ruleLogger(def: RuleDef, options: RuleOptions): Logger {
+    const level = options.debug ? 'debug' : this.deps.logger.level;
+    if (options.logFilename && this.deps.logDir) {
+      this.closeRuleLog(def.id);
+      const dest = pino.destination({ dest: join(this.deps.logDir, basename(options.logFilename)), mkdir: true, sync: false });
+      this.ruleLogs.set(def.id, dest);
+      return pino({ level: level === 'silent' ? 'info' : level, base: { rule: def.id } }, dest);
+    }
     const child = this.deps.logger.child({ rule: def.id });
     if (options.debug) child.level = 'debug';
     return child;
+  }
+
+  private closeRuleLog(id: string): void {
+    const dest = this.ruleLogs.get(id);
+    if (!dest) return;
+    this.ruleLogs.delete(id);
+    try {
+      dest.end();
+    } catch {
+      // a log file that cannot be flushed must not fail the rule operation
+    }
   }
 
   private newState(def: RuleDef, options: RuleOptions): RuleState {
@@ -276,6 +305,7 @@ export class RuleService {
     this.rules.delete(id);
     this.cpu.forget(id);
     await e.state.stop();
+    this.closeRuleLog(id);
     await this.deps.store.delete(RULE_NS, id);
     try {
       await this.deps.engine.cleanup(e.state.def);
@@ -488,6 +518,7 @@ export class RuleService {
     clearInterval(this.patrolTimer);
     this.cpu.close();
     await Promise.all([...this.rules.values()].map((e) => e.state.stop()));
+    for (const id of [...this.ruleLogs.keys()]) this.closeRuleLog(id);
   }
 }
 

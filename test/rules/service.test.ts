@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SqliteStore } from '../../src/store/sqlite.js';
@@ -226,4 +226,20 @@ test('CPU usage: every rule listed with integer ms over the window', async () =>
     await until(() => svc.cpuUsage().r1 === 250, 2000, 'usage');
     assert.deepEqual(svc.cpuUsage(), { r1: 250, r2: 0 });
   });
+});
+
+test('a rule with logFilename logs into its own file in the log folder', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'eddy-rules-log-'));
+  const store = new SqliteStore(join(dir, 'kv.db'));
+  const svc = new RuleService({ store, logger: silent, defaults: DEFAULTS, engine: new TestEngine(), logDir: dir });
+  try {
+    await svc.create(body({ id: 'r1', options: { logFilename: 'r1.log' } }));
+    await svc.stop('r1');
+    await svc.delete('r1');
+    await until(() => existsSync(join(dir, 'r1.log')) && readFileSync(join(dir, 'r1.log'), 'utf8').includes('rule started'), 2000, 'log line');
+  } finally {
+    await svc.close();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
