@@ -102,6 +102,11 @@ export interface FunctionDef {
    * names (`meta(k)` → the row's metadata key k, `meta(*)` → the whole metadata object) instead of a column.
    */
   readonly argMode?: 'metaRef';
+  /**
+   * aggregate only: the compiler appends one more argument list, the group's row objects (what `*` gives), after
+   * the written arguments (`deduplicate` returns whole rows).
+   */
+  readonly appendRows?: boolean;
   /** errors are reported without the `call func <f> error: ` prefix (unnest). */
   readonly rawErrors?: boolean;
 }

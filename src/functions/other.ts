@@ -1,0 +1,109 @@
+/** Other functions (sql.md §7.14): null tests, ids, clocks, metadata, window bounds, hit counters, state. */
+import { randomBytes } from 'node:crypto';
+import { cast, CAST_TYPES, defaultZone, EvalError, textOf, typedText, type Value } from '../values/index.js';
+import type { ArgInfo, FunctionDef } from './registry.js';
+import { scalar } from './define.js';
+import { all, atLeast, exactly, rejects, NUMBER, type Validator } from './validate.js';
+
+// Version-1 (time-based) UUIDs like the reference: 100-ns ticks since 1582-10-15, a random clock sequence and a
+// random node id with the multicast bit set (RFC 4122 §4.5).
+const GREGORIAN_OFFSET = 122192928000000000n;
+const node = randomBytes(6);
+node[0] |= 0x01;
+let clockSeq = randomBytes(2).readUInt16BE(0) & 0x3fff;
+let lastTicks = 0n;
+
+export function uuidV1(): string {
+  let ticks = BigInt(Date.now()) * 10000n + GREGORIAN_OFFSET;
+  if (ticks <= lastTicks) {
+    ticks = lastTicks + 1n; // more than one id per 100 ns tick: keep ids unique and increasing
+  }
+  lastTicks = ticks;
+  const low = Number(ticks & 0xffffffffn);
+  const mid = Number((ticks >> 32n) & 0xffffn);
+  const hi = Number((ticks >> 48n) & 0x0fffn) | 0x1000;
+  const seq = (clockSeq & 0x3fff) | 0x8000;
+  const hex = (n: number, w: number) => n.toString(16).padStart(w, '0');
+  return `${hex(low, 8)}-${hex(mid, 4)}-${hex(hi, 4)}-${hex(seq, 4)}-${node.toString('hex')}`;
+}
+
+/** Lets tests and restarts move the clock sequence (RFC 4122: on a clock moving backwards). */
+export function bumpClockSeq(): void {
+  clockSeq = (clockSeq + 1) & 0x3fff;
+}
+
+const metaValidate: Validator = (a: readonly ArgInfo[]) => {
+  if (a.length !== 1) return `Expect 1 arguments but found ${a.length}.`;
+  const k = a[0].kind;
+  return k === 'field' || k === 'wildcard' || k === 'other' ? undefined : 'Expect meta reference type for parameter 1';
+};
+
+const mqttValidate: Validator = (a: readonly ArgInfo[]) => {
+  if (a.length !== 1) return `Expect 1 arguments but found ${a.length}.`;
+  const n = a[0].kind === 'field' ? a[0].name?.toLowerCase() : undefined;
+  return n === 'topic' || n === 'messageid' ? undefined : 'Expect meta reference type for parameter 1';
+};
+
+const keyedStateValidate: Validator = all(exactly(3), (a) => {
+  const t = a[1];
+  if (t.kind === 'string' && !(CAST_TYPES as readonly string[]).includes(t.literal as string) || t.literal === 'bytea') {
+    return 'expect one of following value for the 2nd parameter: bigint, float, string, boolean, datetime';
+  }
+  return undefined;
+});
+
+const sleepCell = new Int32Array(new SharedArrayBuffer(4));
+
+function sleepSync(ms: number): void {
+  if (ms > 0) Atomics.wait(sleepCell, 0, 0, ms);
+}
+
+function optionalInt(v: number | undefined): Value {
+  return v === undefined ? null : BigInt(v);
+}
+
+export const otherFunctions: FunctionDef[] = [
+  scalar('isnull', 'none', exactly(1), (a) => a[0] === null || a[0] === undefined),
+  scalar('coalesce', 'none', atLeast(1), (a) => {
+    for (const v of a) if (v !== null && v !== undefined) return v;
+    return null;
+  }),
+  scalar('cardinality', 'Z', exactly(1), (a) => (Array.isArray(a[0]) ? BigInt(a[0].length) : 0n)),
+  scalar('newuuid', 'none', exactly(0), () => uuidV1()),
+  scalar('tstamp', 'none', exactly(0), () => BigInt(Date.now())),
+  scalar('rule_id', 'none', exactly(0), (_a, ctx) => ctx.ruleId),
+  scalar('rule_start', 'none', exactly(0), (_a, ctx) => BigInt(ctx.ruleStart)),
+  scalar('meta', 'none', metaValidate, (a) => (a[0] === undefined ? null : a[0]), { argMode: 'metaRef' }),
+  scalar(
+    'mqtt',
+    'N',
+    mqttValidate,
+    (a) => {
+      if (typeof a[0] !== 'string') throw new EvalError('<nil>');
+      return a[0];
+    },
+    { argMode: 'metaRef' },
+  ),
+  scalar('window_start', 'none', exactly(0), (_a, ctx) => optionalInt(ctx.windowStart)),
+  scalar('window_end', 'none', exactly(0), (_a, ctx) => optionalInt(ctx.windowEnd)),
+  scalar('event_time', 'none', exactly(0), (_a, ctx) => optionalInt(ctx.eventTime)),
+  scalar('last_hit_count', 'none', exactly(0), (_a, ctx) => BigInt(ctx.lastHitCount)),
+  scalar('last_hit_time', 'none', exactly(0), (_a, ctx) => BigInt(ctx.lastHitTime)),
+  scalar('delay', 'N', all(exactly(2), rejects(0, NUMBER, ['string', 'bool', 'boolExpr', 'unit'])), (a) => {
+    const ms = a[0];
+    let n: number;
+    if (typeof ms === 'bigint') n = Number(ms);
+    else if (typeof ms === 'number' && Number.isInteger(ms)) n = ms;
+    else throw new EvalError(`cannot convert ${typedText(ms)} to int`);
+    // The reference sleeps inside the rule; a JS rule runs on the event loop, so this blocks it the same way.
+    sleepSync(Math.min(n, 60_000));
+    return a[1];
+  }),
+  scalar('get_keyed_state', 'N', keyedStateValidate, (a, ctx) => {
+    if (!ctx.keyedState) throw new EvalError('keyed state store is not available');
+    const stored = ctx.keyedState(textOf(a[0]));
+    if (stored === undefined || stored === null) return a[2];
+    return cast(stored, textOf(a[1]), defaultZone());
+  }),
+];
+
