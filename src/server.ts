@@ -16,9 +16,16 @@ import { UploadsService } from './bundle/uploads.js';
 import { registerUploadRoutes } from './api/uploads.js';
 import { SchemaRegistry } from './bundle/schemas.js';
 import { registerSchemaRoutes } from './api/schemas.js';
+import { protobufFieldsOrUndefined, protobufFormatFactory } from './connectors/protobuf.js';
 import { Connectors } from './connectors/index.js';
 import { registerConfKeyRoutes } from './api/confkeys.js';
 import { registerConnectionRoutes } from './api/connections.js';
+import { createBuiltinRegistry, type FunctionRegistry } from './functions/index.js';
+import { createTopologyBuilder, dropCheckpoints, type RuntimeBuilder } from './runtime/topology.js';
+import { explainQuery, validateQuery } from './plan/planner.js';
+import { RuleService } from './rules/service.js';
+import { createRuleEngine } from './rules/engine.js';
+import { registerRuleRoutes } from './api/rules.js';
 
 /** Everything a service or route module may need; built once per server. */
 export interface App {
@@ -35,6 +42,12 @@ export interface App {
   readonly schemas: SchemaRegistry;
   /** connector registry, config keys, sink nodes, data server (engineer E1) */
   readonly connectors: Connectors;
+  /** SQL functions: built-ins and plugins */
+  readonly functions: FunctionRegistry;
+  /** topology builder with the shared sources and lookup tables (engineer C2) */
+  readonly runtime: RuntimeBuilder;
+  /** rule registry (engineer D) */
+  readonly rules: RuleService;
   /** Closers run in reverse order of registration at shutdown. */
   onClose(fn: () => Promise<void> | void): void;
 }
@@ -69,6 +82,39 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
   const catalog = await Catalog.load(store, (name, err) =>
     logger.warn({ err }, 'stream or table %s is stored but cannot be parsed; it is skipped', name),
   );
+  const functions = createBuiltinRegistry();
+  const runtime = createTopologyBuilder({
+    catalog,
+    functions,
+    connectors: connectors.registry,
+    createSinkNode: (o) => connectors.createSinkNode(o),
+    store,
+    dataDir: home.data,
+    logger,
+  });
+  closers.push(() => runtime.close());
+  const rules = new RuleService({
+    store,
+    logger,
+    defaults: config.rule,
+    engine: createRuleEngine({
+      builder: runtime,
+      validate: (sql, options) => validateQuery(sql, { catalog, functions, options }).sources,
+      explain: (sql, options) => explainQuery(sql, { catalog, functions, options }),
+      cleanup: async (rule) => {
+        await dropCheckpoints(store, rule.id);
+        await connectors.dropSinkCaches(rule.id, rule.actions);
+      },
+    }),
+    timezone: config.basic.timezone,
+    rulePatrolInterval: config.basic.rulePatrolInterval,
+    sinkConfKey: (type, resourceId) => connectors.registry.sinkProps(type, resourceId),
+    logDir: home.log,
+  });
+  closers.push(() => rules.close());
+  catalog.hooks.rulesUsing = (name) => rules.rulesUsing(name);
+  catalog.hooks.openLookup = (def) => runtime.lookups.openTable(def);
+  catalog.hooks.closeLookup = (name) => runtime.lookups.closeTable(name);
   const app: App = {
     home,
     config,
@@ -79,8 +125,14 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
     uploads: new UploadsService(join(home.data, 'uploads'), store),
     schemas: new SchemaRegistry(join(home.data, 'schemas'), join(home.etc, 'schemas', 'protobuf'), store),
     connectors,
+    functions,
+    runtime,
+    rules,
     onClose: (fn) => closers.push(fn),
   };
+
+  connectors.registry.registerFormat('protobuf', protobufFormatFactory(app.schemas));
+  catalog.hooks.schemaFields = (schemaId) => protobufFieldsOrUndefined(app.schemas, schemaId);
 
   if (config.basic.authentication) registerAuth(http, join(home.etc, 'mgmt'));
   registerRootRoutes(http, startedAt);
@@ -89,6 +141,7 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
   registerSchemaRoutes(http, app.schemas);
   registerConfKeyRoutes(http, connectors);
   registerConnectionRoutes(http, connectors, store);
+  registerRuleRoutes(http, rules);
 
   let closed = false;
   const close = async () => {
@@ -110,6 +163,14 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
     const port = new URL(address).port;
     const url = `http://127.0.0.1:${port}`;
     logger.info('REST API listening on %s', address);
+    // runtime.md §10.3: lookup tables, then rules, restored once the REST API answers (not awaited)
+    void (async () => {
+      for (const def of catalog.list('table')) {
+        if (def.options.KIND !== 'lookup') continue;
+        await runtime.lookups.openTable(def).catch((err: unknown) => logger.error({ err }, 'lookup table %s cannot be opened', def.name));
+      }
+      await rules.restore();
+    })().catch((err: unknown) => logger.error({ err }, 'restoring the rules failed'));
     return { app, url, close };
   } catch (err) {
     await close();

@@ -247,6 +247,15 @@ export function protobufFields(schemas: SchemaRegistry, schemaId: string): Strea
   return messageFields(schemas.messageType(schemaId), new Set());
 }
 
+/** {@link protobufFields}, or undefined when the schema or message does not exist (the catalog's hook). */
+export function protobufFieldsOrUndefined(schemas: SchemaRegistry, schemaId: string): StreamField[] | undefined {
+  try {
+    return protobufFields(schemas, schemaId);
+  } catch {
+    return undefined;
+  }
+}
+
 function messageFields(type: protobuf.Type, seen: Set<protobuf.Type>): StreamField[] {
   // a recursive message is cut at the repeated type: its second appearance is an empty struct
   if (seen.has(type)) return [];
