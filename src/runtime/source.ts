@@ -382,10 +382,11 @@ export class SourceNode extends DecodingNode implements SharedSubscriber {
     return false;
   }
 
+  /** A connector failure: transient ones (marked `transient: true`) travel as error records, others end the run. */
   failed(err: Error): void {
     this.metrics.error(err);
     if (this.opts.sendError) this.emit(new ErrorRecord(err.message));
-    this.onConnectorError(err);
+    if ((err as Error & { transient?: boolean }).transient !== true) this.onConnectorError(err);
   }
 
   protected process(item: Item): void {
@@ -419,9 +420,13 @@ export class DecoderNode extends DecodingNode {
   }
 }
 
-/** MQTT decompression node (`op_<N>_decompress`). */
+/**
+ * MQTT decompression node (`op_<N>_decompress`). The MQTT connector decompresses in its own message callback
+ * (reporting failures as transient errors), so here the bytes only pass, counted under eKuiper's node name;
+ * payloads still compressed (a connector that leaves it to the runtime marks them) are inflated here.
+ */
 export class DecompressNode extends QueueNode {
-  private readonly algorithm: Compression;
+  private readonly algorithm: Compression | null;
   constructor(
     name: string,
     capacity: number,
@@ -429,15 +434,15 @@ export class DecompressNode extends QueueNode {
     private readonly sendError: boolean,
   ) {
     super(name, capacity);
-    this.algorithm = checkCompression(algorithm);
+    this.algorithm = algorithm ? checkCompression(algorithm) : null;
   }
   protected process(item: Item): void {
-    if (!(item instanceof RawEvent)) {
+    if (!(item instanceof RawEvent) || this.algorithm === null || item.ev.meta.$compressed !== true) {
       this.emit(item);
       return;
     }
     const p = item.ev.payload;
-    if (!(p instanceof Uint8Array) || item.decoded !== null) {
+    if (!(p instanceof Uint8Array)) {
       this.emit(item);
       return;
     }
@@ -448,7 +453,8 @@ export class DecompressNode extends QueueNode {
       this.emitError(err, this.sendError);
       return;
     }
-    this.emit(new RawEvent({ payload: out, meta: item.ev.meta, timestamp: item.ev.timestamp }, null));
+    const { $compressed: _drop, ...meta } = item.ev.meta;
+    this.emit(new RawEvent({ payload: out, meta, timestamp: item.ev.timestamp }, null));
   }
 }
 

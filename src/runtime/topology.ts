@@ -301,7 +301,7 @@ export class RuleTopology implements Topology {
         this.connect(from, node);
       }
     }
-    for (const src of this.sources) src.onConnectorError = () => {};
+    for (const src of this.sources) src.onConnectorError = (err) => this.fail(err);
   }
 
   // ---------------------------------------------------------------------------------------------- lifecycle

@@ -1,0 +1,127 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import mqtt from 'mqtt';
+import { createHarness, plainOut } from './harness.js';
+import { settle } from './helpers.js';
+import { ManualClock } from '../../src/runtime/clock.js';
+import { checkpointNamespace, dropCheckpoints } from '../../src/runtime/checkpoint.js';
+
+test('backpressure: a slow sink keeps a bounded buffer, overflow is dropped and counted, the rule goes on', async () => {
+  const h = await createHarness();
+  try {
+    h.ddl('CREATE STREAM bp (n BIGINT) WITH (DATASOURCE="t/bp", TYPE="memory")');
+    const { topo, out } = await h.rule('bp', 'SELECT n FROM bp', { bufferLength: 16 }, { bufferLength: 8, delayMs: 20 });
+    const heapBefore = process.memoryUsage().heapUsed;
+    for (let round = 0; round < 20; round++) {
+      for (let i = 0; i < 500; i++) h.publish('t/bp', { n: BigInt(round * 500 + i) });
+      await settle(1);
+    }
+    const byName = Object.fromEntries(topo.nodes().map((n) => [n.name, n]));
+    const sink = byName.sink_collect_0;
+    assert.ok(sink.bufferLength <= 8 + 1, `sink buffer stays bounded (${sink.bufferLength})`);
+    const dropped = topo.nodes().reduce((a, n) => a + n.exceptions, 0);
+    assert.ok(dropped > 5000, `drops are counted (${dropped})`);
+    const project = byName.op_2_project;
+    assert.ok(project.bufferLength <= 16);
+    const dropNodes = topo.nodes().filter((n) => /buffer full, drop message from/.test(n.lastException));
+    assert.ok(dropNodes.length > 0);
+    assert.match(dropNodes[0].lastException, /^buffer full, drop message from \S+( to \S+)?$/);
+    assert.ok(process.memoryUsage().heapUsed - heapBefore < 64 * 1024 * 1024, 'memory stays bounded');
+    await new Promise((r) => setTimeout(r, 400));
+    const delivered = out.length;
+    assert.ok(delivered > 0 && delivered < 10_000);
+    h.publish('t/bp', { n: -1n });
+    await new Promise((r) => setTimeout(r, 100));
+    assert.deepEqual(plainOut(out.slice(-1)), [[{ n: -1 }]], 'still running after the burst');
+  } finally {
+    await h.close();
+  }
+});
+
+async function mqttClient(): Promise<mqtt.MqttClient> {
+  const c = mqtt.connect('mqtt://127.0.0.1:1883', { clientId: `rt-test-${Math.random().toString(36).slice(2)}` });
+  await new Promise<void>((resolve, reject) => {
+    c.once('connect', () => resolve());
+    c.once('error', reject);
+  });
+  return c;
+}
+
+test('mqtt: a malformed message is an exception on the decoder node and an error row; the rule keeps running', async () => {
+  const h = await createHarness();
+  const client = await mqttClient();
+  const topic = `eddy/rt/${Date.now()}/${Math.random().toString(36).slice(2)}`;
+  try {
+    h.ddl(`CREATE STREAM mq (temperature FLOAT) WITH (DATASOURCE="${topic}", FORMAT="json")`);
+    const { topo, out } = await h.rule('mq', 'SELECT temperature FROM mq WHERE temperature > 50');
+    assert.deepEqual(
+      topo.nodes().map((n) => n.name),
+      ['source_mq', 'op_2_decoder', 'op_3_filter', 'op_4_project', 'sink_collect_0'],
+    );
+    await client.publishAsync(topic, '{"temperature": 60');
+    await client.publishAsync(topic, '{"temperature": 70}');
+    await client.publishAsync(topic, '{"temperature": 20}');
+    for (let i = 0; i < 50 && out.length < 2; i++) await new Promise((r) => setTimeout(r, 20));
+    const decoder = topo.nodes()[1];
+    assert.equal(decoder.exceptions, 1);
+    assert.notEqual(decoder.lastException, '');
+    const rows = plainOut(out) as Array<Array<Record<string, unknown>>>;
+    assert.equal(typeof rows[0][0].error, 'string');
+    assert.deepEqual(rows[1], [{ temperature: 70 }]);
+    assert.equal(topo.nodes()[0].recordsOut, 3);
+  } finally {
+    await client.endAsync();
+    await h.close();
+  }
+});
+
+test('mqtt: sendError false only counts the decode error', async () => {
+  const h = await createHarness();
+  const client = await mqttClient();
+  const topic = `eddy/rt/${Date.now()}/${Math.random().toString(36).slice(2)}`;
+  try {
+    h.ddl(`CREATE STREAM mq2 () WITH (DATASOURCE="${topic}")`);
+    const { topo, out } = await h.rule('mq2', 'SELECT * FROM mq2', { sendError: false });
+    await client.publishAsync(topic, 'nope');
+    await client.publishAsync(topic, '{"a": 1}');
+    for (let i = 0; i < 50 && out.length < 1; i++) await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, 50));
+    assert.deepEqual(plainOut(out), [[{ a: 1 }]]);
+    assert.equal(topo.nodes()[1].exceptions, 1);
+  } finally {
+    await client.endAsync();
+    await h.close();
+  }
+});
+
+test('qos 1: window contents are checkpointed and restored by the next run; deleting drops the checkpoint', async () => {
+  const T0 = 1541152486000;
+  const clock = new ManualClock(T0 + 100);
+  const h = await createHarness({ clock });
+  try {
+    h.ddl('CREATE STREAM cp (n BIGINT) WITH (DATASOURCE="t/cp", TYPE="memory")');
+    const sql = 'SELECT n FROM cp GROUP BY TUMBLINGWINDOW(ss, 10)';
+    const opts = { qos: 1, checkpointInterval: 1000 };
+    const first = await h.rule('cp', sql, opts);
+    h.publish('t/cp', { n: 1n });
+    h.publish('t/cp', { n: 2n });
+    await settle();
+    clock.set(T0 + 1200);
+    await settle();
+    assert.ok(await h.store.get(checkpointNamespace('cp'), 'latest'), 'a periodic checkpoint was saved');
+    await first.topo.close();
+    assert.deepEqual(first.out, []);
+
+    const second = await h.rule('cp', sql, opts);
+    h.publish('t/cp', { n: 3n });
+    await settle();
+    clock.set(T0 + 4000); // first boundary: 46 s → 50 s
+    await settle();
+    assert.deepEqual(plainOut(second.out), [[{ n: 1 }, { n: 2 }, { n: 3 }]]);
+    await second.topo.close();
+    await dropCheckpoints(h.store, 'cp');
+    assert.deepEqual(await h.store.keys(checkpointNamespace('cp')), []);
+  } finally {
+    await h.close();
+  }
+});
