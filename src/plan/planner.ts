@@ -139,7 +139,13 @@ function isMqtt(s: BoundSource): boolean {
   return s.def.kind === 'stream' ? t === undefined || t === '' || t.toLowerCase() === 'mqtt' : t !== undefined && t.toLowerCase() === 'mqtt';
 }
 
-function build(sql: string, a: Analysis, deps: PlanDeps): QueryPlan {
+/** What EXPLAIN needs besides the plan: the conditions where they ended up. */
+interface Placement {
+  pushed: Expr[][];
+  where: Expr | null;
+}
+
+function build(sql: string, a: Analysis, deps: PlanDeps, placement?: Placement): QueryPlan {
   const { functions, options } = deps;
   const isEventTime = options.isEventTime;
   const calls = new RegistryCalls(functions);
@@ -204,6 +210,10 @@ function build(sql: string, a: Analysis, deps: PlanDeps): QueryPlan {
     });
 
   const where = remaining.length ? wherePredicate(compiler.compile(andAll(remaining) as Expr)) : null;
+  if (placement) {
+    placement.pushed = pushed;
+    placement.where = andAll(remaining);
+  }
 
   // ---- sources
   const sources: SourcePlan[] = a.sources.map((s, i) => ({
@@ -398,7 +408,7 @@ const WINDOW_TYPE: Record<string, string> = {
   count: 'COUNT_WINDOW',
 };
 
-function explainTree(a: Analysis, plan: QueryPlan): ExplainNode {
+function explainTree(a: Analysis, plan: QueryPlan, placement: Placement): ExplainNode {
   const leaf = (s: BoundSource, i: number): ExplainNode => {
     const schema = a.schemas[i];
     const info =
@@ -406,10 +416,8 @@ function explainTree(a: Analysis, plan: QueryPlan): ExplainNode {
         ? `StreamName: ${s.name} wildcard:true`
         : `StreamName: ${s.name}, StreamFields:${fieldsText(schema.map((f) => f.name))}`;
     let node: ExplainNode = { type: 'DataSourcePlan', info, children: [] };
-    const pushedConds = a.where && plan.sources[i].filter ? conjuncts(a.where) : [];
-    if (plan.sources[i].filter && pushedConds.length) {
-      node = { type: 'FilterPlan', info: `Condition:{ pushed down to ${s.name} }, `, children: [node] };
-    }
+    const pushed = andAll(placement.pushed[i] ?? []);
+    if (pushed) node = { type: 'FilterPlan', info: `Condition:{ ${exprToString(pushed)} }, `, children: [node] };
     return node;
   };
   let children: ExplainNode[] = a.sources.map((s, i) => (s.role === 'stream' ? leaf(s, i) : null)).filter((x): x is ExplainNode => x !== null);
@@ -435,7 +443,7 @@ function explainTree(a: Analysis, plan: QueryPlan): ExplainNode {
       `Joins:[ ${streamJoins.map((j) => `{ joinType:${j.clause.type}, stream:${j.source.name}${j.on ? `, expr:${exprToString(j.on)}` : ''} }`).join(', ')} ]`,
     );
   }
-  if (plan.where && a.where) wrap('FilterPlan', `Condition:{ ${exprToString(a.where)} }, `);
+  if (placement.where) wrap('FilterPlan', `Condition:{ ${exprToString(placement.where)} }, `);
   if (a.dims.length) wrap('AggregatePlan', `Dimension:{ ${a.dims.map(exprToString).join(', ')} }`);
   if (a.having) wrap('HavingPlan', `Condition:{ ${exprToString(a.having)} }, `);
   if (plan.windowFuncs) wrap('WindowFuncPlan', '');
@@ -452,8 +460,9 @@ function explainTree(a: Analysis, plan: QueryPlan): ExplainNode {
  */
 export function explainQuery(sql: string, deps: PlanDeps): string {
   const a = analyzeSql(sql, deps);
-  const plan = coded(() => build(sql, a, deps));
-  const root = explainTree(a, plan);
+  const placement: Placement = { pushed: [], where: null };
+  const plan = coded(() => build(sql, a, deps, placement));
+  const root = explainTree(a, plan, placement);
   // ids are assigned depth-first (pre-order) from 0
   const ids = new Map<ExplainNode, number>();
   const number = (node: ExplainNode): void => {
