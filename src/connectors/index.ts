@@ -15,7 +15,7 @@ import { MqttPool, registerMqtt } from './mqtt.js';
 import { registerLogNop } from './lognop.js';
 import { DataServer, WsEndpoints } from './dataserver.js';
 import { createSinkNode, sinkCacheNamespace, type SinkDefaults } from './sinknode.js';
-import { renderTemplate } from './template/index.js';
+import { compileTemplate, renderTemplate } from './template/index.js';
 
 export { Registry } from './registry.js';
 export { ConfKeys, type ConfKind, type ConfMap } from './confkeys.js';
@@ -95,6 +95,7 @@ export class Connectors {
       sinkDefaults: this.sinkDefaults,
       dataDir: this.opts.home.data,
       render: (t, d) => renderTemplate(t, d),
+      checkTemplate: (t) => void compileTemplate(t),
     });
   }
 

@@ -42,6 +42,8 @@ export interface SinkNodeDeps {
   dataDir: string;
   /** renders a Go text/template against data; throws on template errors */
   render: (template: string, data: unknown) => string;
+  /** parses a template once, throwing its syntax error (templates are checked when the rule is built) */
+  checkTemplate: (template: string) => void;
 }
 
 /** Properties every sink understands (runtime.md §3.2). */
@@ -184,6 +186,13 @@ class SinkNodeImpl implements SinkNode {
     }
     const props: Props = { ...deps.registry.sinkProps(opts.type, resourceId), ...opts.props };
     this.common = readCommon(props, deps.sinkDefaults, deps.registry);
+    if (this.common.dataTemplate !== '') {
+      try {
+        deps.checkTemplate(this.common.dataTemplate);
+      } catch (err) {
+        throw executorError(`fail to parse sink configuration: dataTemplate: ${(err as Error).message}`);
+      }
+    }
     const fmt = deps.registry.format(this.common.format)!;
     try {
       this.format = fmt({
