@@ -51,8 +51,6 @@ export function parseGoInt(s: string): bigint | undefined {
     else if (p === 'b') (base = 2), (prefix = '0b'), (t = t.slice(2));
     else (base = 8), (prefix = '0o'), (t = t.slice(1));
     if (t[0] === '_') t = t.slice(1);
-  } else if (t.includes('_')) {
-    return undefined; // underscores are only allowed with a base prefix
   }
   if (!digitsValid(t, base)) return undefined;
   let n = BigInt(prefix + t.replaceAll('_', ''));

@@ -410,10 +410,23 @@ function compileEkuiper(f: string): Tok[] {
         i += 2;
         continue;
       }
-      const end = f.indexOf("'", i + 1);
-      if (end < 0) throw new EvalError(`unterminated quote in format ${f}`);
-      pushLit(out, f.slice(i + 1, end));
-      i = end + 1;
+      // Quoted text; inside it a doubled quote stands for one quote.
+      let j = i + 1;
+      let text = '';
+      for (;;) {
+        if (j >= f.length) throw new EvalError(`unterminated quote in format ${f}`);
+        if (f[j] === "'") {
+          if (f[j + 1] === "'") {
+            text += "'";
+            j += 2;
+            continue;
+          }
+          break;
+        }
+        text += f[j++];
+      }
+      pushLit(out, text);
+      i = j + 1;
       continue;
     }
     let j = i;
@@ -822,7 +835,7 @@ function parseTokens(s: string, layout: Layout): Parsed {
         while (j < s.length && ((s[j] >= 'A' && s[j] <= 'Z') || (s[j] >= 'a' && s[j] <= 'z'))) j++;
         if (j - i < 3) {
           // Go also accepts numeric abbreviations such as `+08` / `-0530`.
-          const m = /^[+-]\d\d(\d\d)?/.exec(s.slice(i));
+          const m = /^[+-]\d\d?(?!\d)/.exec(s.slice(i));
           if (!m) fail();
           p.zoneName = m![0];
           i += m![0].length;
