@@ -67,6 +67,12 @@ export abstract class QueueNode implements Receiver {
   private readonly drainFn = () => this.drain();
   /** error reporting hook for failures that end the run (set by the topology) */
   fatal: (err: Error) => void = () => {};
+  /**
+   * Process each item synchronously as it is pushed instead of queueing it. Rules whose functions read state
+   * updated further down the chain (last_hit_count(), last_agg_hit_count()) run their operators this way so that
+   * every event or emission passes the whole chain before the next one starts.
+   */
+  direct = false;
 
   constructor(
     readonly name: string,
@@ -78,6 +84,10 @@ export abstract class QueueNode implements Receiver {
 
   accept(item: Item): boolean {
     if (this.closed) return true;
+    if (this.direct && this.queue.size === 0) {
+      this.runDirect(item);
+      return true;
+    }
     if (!this.queue.push(item)) return false;
     this.metrics.bufferLength = this.queue.size;
     if (!this.scheduled) {
@@ -146,6 +156,22 @@ export abstract class QueueNode implements Receiver {
       this.scheduled = true;
       queueMicrotask(this.drainFn);
     }
+  }
+
+  private runDirect(item: Item): void {
+    const m = this.metrics;
+    const t0 = performance.now();
+    m.lastInvocation = Date.now();
+    if (!(item instanceof Watermark) && !(item instanceof ErrorRecord)) m.recordsIn++;
+    try {
+      this.process(item);
+    } catch (err) {
+      m.error(err);
+    }
+    m.messagesProcessed++;
+    const us = (performance.now() - t0) * 1000;
+    m.busyUs += us;
+    m.processLatencyUs = Math.round(us);
   }
 
   /** Work done outside the queue (timers): timed and counted like a drain. */

@@ -293,6 +293,7 @@ export class RuleTopology implements Topology {
           throw new EddyError(ErrorCode.Plan, `unknown plan node kind ${String((n as PlanNode).kind)}`);
       }
       node.fatal = (err) => this.fail(err);
+      if ((plan.usesHits || plan.usesAggHits) && n.kind !== 'source') node.direct = true;
       this.nodesByName.set(n.name, node);
       this.ordered.push(node);
       for (const input of n.inputs) {

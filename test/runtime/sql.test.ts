@@ -1,0 +1,133 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHarness, plainOut } from './harness.js';
+import { settle } from './helpers.js';
+import { ManualClock } from '../../src/runtime/clock.js';
+
+const T0 = 1541152486000; // 46 s into its minute
+
+test('tumbling GROUP BY with count/avg/max and window bounds; an empty window of a grouped query emits nothing', async () => {
+  const clock = new ManualClock(T0 + 100);
+  const h = await createHarness({ clock });
+  try {
+    h.ddl('CREATE STREAM d (deviceId STRING, t FLOAT) WITH (DATASOURCE="t/d", TYPE="memory")');
+    const { out } = await h.rule(
+      'agg',
+      'SELECT deviceId, count(*) AS c, avg(t) AS a, max(t) AS m, window_start() AS ws, window_end() AS we FROM d GROUP BY deviceId, TUMBLINGWINDOW(ss, 2) ORDER BY deviceId',
+    );
+    h.publish('t/d', { deviceId: 'b', t: 1 });
+    h.publish('t/d', { deviceId: 'a', t: 2 });
+    h.publish('t/d', { deviceId: 'b', t: 4 });
+    await settle();
+    clock.set(T0 + 2000);
+    await settle();
+    clock.set(T0 + 4000);
+    await settle();
+    assert.deepEqual(plainOut(out), [
+      [
+        { deviceId: 'a', c: 1, a: 2, m: 2, ws: T0 + 100, we: T0 + 2000 },
+        { deviceId: 'b', c: 2, a: 2.5, m: 4, ws: T0 + 100, we: T0 + 2000 },
+      ],
+    ]);
+  } finally {
+    await h.close();
+  }
+});
+
+test('aggregate without dimensions over an empty window gives one row of nulls ([{}])', async () => {
+  const clock = new ManualClock(T0 + 100);
+  const h = await createHarness({ clock });
+  try {
+    h.ddl('CREATE STREAM d2 (t FLOAT) WITH (DATASOURCE="t/d2", TYPE="memory")');
+    const { out } = await h.rule('agg0', 'SELECT count(*) AS c, max(t) AS m FROM d2 GROUP BY TUMBLINGWINDOW(ss, 2)');
+    clock.set(T0 + 2000);
+    await settle();
+    assert.deepEqual(plainOut(out), [[{}]]);
+  } finally {
+    await h.close();
+  }
+});
+
+test('analytic functions see every event before WHERE (lag, acc_sum over partitions)', async () => {
+  const h = await createHarness();
+  try {
+    h.ddl('CREATE STREAM an (color STRING, size BIGINT) WITH (DATASOURCE="t/an", TYPE="memory")');
+    const { topo, out } = await h.rule('an', 'SELECT size, lag(size) AS prev, acc_sum(size) OVER (PARTITION BY color) AS total FROM an WHERE size > 2');
+    for (const [color, size] of [['red', 3n], ['blue', 1n], ['red', 5n], ['blue', 6n]] as const) h.publish('t/an', { color, size });
+    await settle();
+    assert.deepEqual(plainOut(out), [[{ size: 3, total: 3 }], [{ size: 5, prev: 1, total: 8 }], [{ size: 6, prev: 5, total: 7 }]]);
+    assert.ok(topo.nodes().some((n) => n.name.endsWith('_analytic')));
+  } finally {
+    await h.close();
+  }
+});
+
+test('unnest in a windowless rule: one trigger per element; inside a window: one list', async () => {
+  const h = await createHarness();
+  try {
+    h.ddl('CREATE STREAM ar (id BIGINT, arr ARRAY(BIGINT)) WITH (DATASOURCE="t/ar", TYPE="memory")');
+    const single = await h.rule('un1', 'SELECT unnest(arr) AS v, id FROM ar');
+    const win = await h.rule('un2', 'SELECT unnest(arr) AS v, id FROM ar GROUP BY COUNTWINDOW(1)');
+    h.publish('t/ar', { id: 1n, arr: [7n, 8n] });
+    await settle();
+    assert.deepEqual(plainOut(single.out), [[{ v: 7, id: 1 }], [{ v: 8, id: 1 }]]);
+    assert.deepEqual(plainOut(win.out), [[{ v: 7, id: 1 }, { v: 8, id: 1 }]]);
+  } finally {
+    await h.close();
+  }
+});
+
+test('evaluation errors become error rows and the next event is processed normally', async () => {
+  const h = await createHarness();
+  try {
+    h.ddl('CREATE STREAM er () WITH (DATASOURCE="t/er", TYPE="memory")');
+    const { topo, out } = await h.rule('er', 'SELECT size * 5 AS c FROM er');
+    h.publish('t/er', { size: 'string' });
+    h.publish('t/er', { size: 2 });
+    await settle();
+    const rows = plainOut(out) as Array<Array<Record<string, unknown>>>;
+    assert.match(String(rows[0][0].error), /^run Select error: alias: c/);
+    assert.deepEqual(rows[1], [{ c: 10 }]);
+    const project = topo.nodes().find((n) => n.name.endsWith('_project'));
+    assert.equal(project?.exceptions, 1);
+  } finally {
+    await h.close();
+  }
+});
+
+test('event-time hopping with HAVING and last_agg_hit_count (the reference case)', async () => {
+  const h = await createHarness();
+  try {
+    h.ddl('CREATE STREAM demoE (color STRING, size BIGINT, ts BIGINT) WITH (DATASOURCE="t/demoE", TYPE="memory", TIMESTAMP="ts")');
+    const { out } = await h.rule(
+      'eh',
+      'SELECT count(*), last_agg_hit_time() as lt, last_agg_hit_count() as lc, event_time() as et FROM demoE GROUP BY HOPPINGWINDOW(ss, 2, 1) HAVING lc < 4',
+      { isEventTime: true, lateTolerance: 1000 },
+    );
+    for (const ts of [1541152486013n, 1541152487632n, 1541152489252n, 1541152486822n, 1541152488442n, 1541152492342n]) {
+      h.publish('t/demoE', { color: 'red', size: 1n, ts });
+    }
+    await settle();
+    assert.deepEqual(plainOut(out), [
+      [{ count: 1, lc: 0, lt: 0, et: 1541152487000 }],
+      [{ count: 2, lc: 1, lt: 1541152487000, et: 1541152488000 }],
+      [{ count: 2, lc: 2, lt: 1541152488000, et: 1541152489000 }],
+      [{ count: 2, lc: 3, lt: 1541152489000, et: 1541152490000 }],
+    ]);
+  } finally {
+    await h.close();
+  }
+});
+
+test('last_hit_count() in WHERE counts earlier projected events even when events arrive in one burst', async () => {
+  const h = await createHarness();
+  try {
+    h.ddl('CREATE STREAM lh (n BIGINT) WITH (DATASOURCE="t/lh", TYPE="memory")');
+    const { out } = await h.rule('lh', 'SELECT n, last_hit_count() AS lc FROM lh WHERE last_hit_count() < 2');
+    for (let i = 1n; i <= 4n; i++) h.publish('t/lh', { n: i });
+    await settle();
+    assert.deepEqual(plainOut(out), [[{ n: 1, lc: 0 }], [{ n: 2, lc: 1 }]]);
+  } finally {
+    await h.close();
+  }
+});
