@@ -346,7 +346,13 @@ function multiColStep(f: BoundField, e: CallExpr, c: ExprCompiler, registry: Fun
     try {
       const vs: Value[] = [];
       const names: string[] = [];
-      for (const a of args) {
+      for (let i = 0; i < args.length; i++) {
+        const a = args[i];
+        if (i < 2) {
+          // prefix and ignoreNull: values only (the def's names list covers the column arguments)
+          vs.push(a.wildcard ? a.wildcard(row, ctx) : (a.fn as RowFn)(row, ctx));
+          continue;
+        }
         if (a.wildcard) {
           const o = a.wildcard(row, ctx);
           if (isObject(o)) {

@@ -58,3 +58,55 @@ export function run(p: QueryPlan, message: ValueObject, meta: ValueObject = {}):
 }
 
 export type { FunctionDef };
+
+/**
+ * Runs a whole windowed emission through the plan's stages the way the runtime does (sql.md §4.2): analytic and
+ * pushed-down filter per tuple, then WHERE, grouping, HAVING, row_number, ORDER BY, projection, LIMIT, unnest.
+ */
+export function runWindow(
+  p: QueryPlan,
+  messages: ValueObject[],
+  bounds: { start?: number; end?: number } = { start: 0, end: 10 },
+  ctx = p.newContext('rule1', 0),
+): ValueObject[] {
+  const rows: Tuple[] = [];
+  for (const [i, m] of messages.entries()) {
+    const row = tuple(m, p.sources[0].name, {}, 1000 + i);
+    ctx.setWindow(undefined, undefined);
+    ctx.bindRow();
+    p.analytic?.compute(row, ctx);
+    if (p.sources[0].filter && !p.sources[0].filter(row, ctx)) continue;
+    rows.push(row);
+  }
+  ctx.setWindow(bounds.start, bounds.end);
+  ctx.bindRow();
+  const kept = p.where ? rows.filter((r) => p.where!(r, ctx)) : rows;
+  let units = p.toUnits(kept, ctx);
+  if (p.having) units = p.having.apply(units, ctx);
+  if (p.windowFuncs) units = p.windowFuncs.apply(units, ctx);
+  p.order?.sort(units, ctx);
+  let out: ValueObject[] = [];
+  for (const u of units) {
+    ctx.bindUnit(u);
+    out.push(p.project.project(u.row, ctx));
+  }
+  if (p.projectSet) out = out.flatMap((o) => p.projectSet!.expand(o));
+  if (p.limit !== null) out = out.slice(0, p.limit);
+  return out;
+}
+
+/** Runs a windowless single-stream plan over a sequence of events, with hit bookkeeping: outputs per event. */
+export function runEach(p: QueryPlan, messages: ValueObject[]): Array<ValueObject[] | null> {
+  const ctx = p.newContext('rule1', 0);
+  return messages.map((m, i) => {
+    const row = tuple(m, p.sources[0].name, {}, 1000 + i);
+    ctx.setWindow(undefined, undefined);
+    ctx.bindRow();
+    p.analytic?.compute(row, ctx);
+    if (p.where && !p.where(row, ctx)) return null;
+    let out = [p.project.project(row, ctx)];
+    if (p.usesHits) p.hits.hit(ctx, row.timestamp);
+    if (p.projectSet) out = out.flatMap((o) => p.projectSet!.expand(o));
+    return out;
+  });
+}
