@@ -1,0 +1,93 @@
+/**
+ * The rest sink (runtime.md §3.6 rest): sends each payload as an HTTP request. url, method, body type and header
+ * values may be templates rendered against the item sent (the row with sendSingle, else the list). Transport
+ * failures (refused, timeout) and 5xx answers are recoverable so the failure cache resends them.
+ */
+import { EddyError, ErrorCode } from '../api/errors.js';
+import type { Props, SinkConnector, SinkContext, SinkPayload } from '../runtime/contracts.js';
+import type { Registry } from './registry.js';
+import { propBool } from './props.js';
+import { recoverable } from './sinknode.js';
+import {
+  BODY_TYPES,
+  TokenManager,
+  TransportError,
+  checkResponse,
+  checkUrl,
+  encodeBody,
+  httpSend,
+  httpSettings,
+  renderHeaders,
+  type HttpSettings,
+} from './httppull-client.js';
+
+const textDecoder = new TextDecoder();
+
+export class RestSink implements SinkConnector {
+  private s!: HttpSettings;
+  private sendSingle = false;
+  private tokens: TokenManager | undefined;
+
+  provision(_ctx: SinkContext, props: Props): void {
+    try {
+      this.s = httpSettings(props, { url: 'http://localhost', method: 'GET' });
+      this.sendSingle = propBool(props, 'sendSingle', false);
+    } catch (e) {
+      throw e instanceof EddyError ? e : new EddyError(ErrorCode.Executor, (e as Error).message);
+    }
+    if (this.s.oauth) this.tokens = new TokenManager(this.s.oauth, this.s.timeout);
+  }
+
+  async connect(_ctx: SinkContext): Promise<void> {
+    if (this.tokens) await this.tokens.access();
+  }
+
+  async collect(ctx: SinkContext, payload: SinkPayload): Promise<void> {
+    if (this.tokens) {
+      try {
+        await this.tokens.ensureFresh();
+      } catch (e) {
+        throw e instanceof TransportError ? recoverable(e) : e;
+      }
+    }
+    const item: unknown = this.sendSingle ? payload.rows[0] : payload.rows;
+    // tokens are offered to url/header templates next to the row's own fields
+    const renderData = this.tokens ? mergeTokens(item, this.tokens.tokens) : item;
+    const url = ctx.render(this.s.url, renderData);
+    checkUrl(url);
+    const bodyType = this.s.bodyType.includes('{{') ? ctx.render(this.s.bodyType, item) : this.s.bodyType;
+    if (!(bodyType in BODY_TYPES)) throw new Error(`Not valid body type value ${bodyType}.`);
+    const headers = renderHeaders(this.s.headers, renderData);
+    let body: string | undefined;
+    if (this.s.method !== 'GET') {
+      const text = textDecoder.decode(payload.bytes);
+      const enc = encodeBody(bodyType, text, !this.sendSingle && bodyType === 'form' && Array.isArray(payload.data));
+      body = enc.body;
+      if (enc.contentType && !Object.keys(headers).some((k) => k.toLowerCase() === 'content-type')) headers['Content-Type'] = enc.contentType;
+    }
+    let res;
+    try {
+      res = await httpSend(this.s.method, url, headers, body, this.s.timeout, this.s.compression);
+    } catch (e) {
+      throw recoverable(e);
+    }
+    if (this.s.debugResp) ctx.logger.info('rest sink response: status %d, body %s', res.status, res.body.toString('utf8'));
+    try {
+      checkResponse(res, this.s.responseType);
+    } catch (e) {
+      // a server error may pass; a client error (4xx) will not
+      throw res.status >= 500 ? recoverable(e) : e;
+    }
+  }
+
+  async close(_ctx: SinkContext): Promise<void> {}
+}
+
+function mergeTokens(item: unknown, tokens: Record<string, unknown>): unknown {
+  if (Array.isArray(item)) return item;
+  return { ...tokens, ...(item as Record<string, unknown>) };
+}
+
+export function registerRest(registry: Registry): void {
+  registry.registerSink('rest', () => new RestSink());
+}

@@ -1,0 +1,106 @@
+/**
+ * A websocket client that keeps one connection to `ws://<addr><path>` and reconnects after a loss (up to
+ * `maxRetry` consecutive failed attempts). Shared by the websocket source and sink in client mode.
+ */
+import { WebSocket, type RawData } from 'ws';
+
+export interface WsClientEvents {
+  message?: (data: Buffer, isBinary: boolean) => void;
+  /** every attempt failed: the connection is given up */
+  fatal?: (err: Error) => void;
+}
+
+export class WsClient {
+  private ws: WebSocket | undefined;
+  private closed = false;
+  private failures = 0;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    readonly url: string,
+    private readonly maxRetry: number,
+    private readonly events: WsClientEvents,
+  ) {}
+
+  get connected(): boolean {
+    return this.ws?.readyState === WebSocket.OPEN;
+  }
+
+  /** Opens the first connection; rejects with the reason when it cannot be opened. */
+  open(timeoutMs = 5000): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const ws = new WebSocket(this.url, { handshakeTimeout: timeoutMs });
+      const fail = (err: Error): void => {
+        ws.removeAllListeners();
+        ws.on('error', () => undefined);
+        ws.terminate();
+        reject(new Error(`websocket ${this.url}: ${err.message}`));
+      };
+      ws.once('error', fail);
+      ws.once('unexpected-response', (_req, res) => fail(new Error(`unexpected server response: ${res.statusCode}`)));
+      ws.once('open', () => {
+        ws.off('error', fail);
+        this.attach(ws);
+        resolve();
+      });
+    });
+  }
+
+  private attach(ws: WebSocket): void {
+    this.ws = ws;
+    this.failures = 0;
+    ws.on('message', (data: RawData, isBinary: boolean) => {
+      const buf = Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data);
+      this.events.message?.(buf, isBinary);
+    });
+    ws.on('error', () => undefined);
+    ws.on('close', () => {
+      if (this.ws === ws) this.ws = undefined;
+      if (!this.closed) this.scheduleReconnect();
+    });
+  }
+
+  private scheduleReconnect(): void {
+    if (this.closed || this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.open().catch((err: Error) => {
+        this.failures++;
+        if (this.failures >= this.maxRetry) this.events.fatal?.(err);
+        else this.scheduleReconnect();
+      });
+    }, 500 * Math.max(1, this.failures));
+  }
+
+  /** Sends a text frame; rejects when not connected (and starts reconnecting). */
+  send(data: string): Promise<void> {
+    const ws = this.ws;
+    if (!ws || ws.readyState !== WebSocket.OPEN) {
+      this.failures = 0;
+      this.scheduleReconnect();
+      return Promise.reject(new Error(`websocket ${this.url} is not connected`));
+    }
+    return new Promise((resolve, reject) => ws.send(data, (err) => (err ? reject(err) : resolve())));
+  }
+
+  close(): void {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    const ws = this.ws;
+    this.ws = undefined;
+    if (ws) {
+      ws.removeAllListeners('close');
+      ws.close();
+      setTimeout(() => ws.terminate(), 1000).unref();
+    }
+  }
+}
+
+/** Connection check in client mode: open, send a ping frame, close. */
+export async function pingWebsocket(addr: string, path: string): Promise<void> {
+  if (!addr) throw new Error("websocket server mode can't ping connection");
+  const c = new WsClient(`ws://${addr}${path}`, 0, {});
+  await c.open(3000);
+  c.close();
+}

@@ -1,0 +1,77 @@
+/**
+ * The websocket sink (runtime.md §3.6 websocket): sends the encoded payload as a text frame. With `addr` it is a
+ * client of `ws://<addr><path>` (a send while disconnected is a recoverable failure); without `addr` it serves
+ * `path` on the HTTP data server and sends to every connected peer.
+ */
+import { randomUUID } from 'node:crypto';
+import { EddyError, ErrorCode } from '../api/errors.js';
+import type { Props, SinkConnector, SinkContext, SinkPayload } from '../runtime/contracts.js';
+import type { WsEndpoints } from './dataserver.js';
+import type { Registry } from './registry.js';
+import { propString } from './props.js';
+import { recoverable } from './sinknode.js';
+import { WsClient, pingWebsocket } from './websocket-common.js';
+
+const decoder = new TextDecoder();
+
+export class WebsocketSink implements SinkConnector {
+  private addr = '';
+  private path = '';
+  private client: WsClient | undefined;
+  private holding = false;
+  private readonly holder = 'sink-' + randomUUID();
+
+  constructor(private readonly endpoints: WsEndpoints) {}
+
+  provision(_ctx: SinkContext, props: Props): void {
+    try {
+      this.addr = propString(props, 'addr', '');
+      this.path = propString(props, 'path', '');
+    } catch (e) {
+      throw new EddyError(ErrorCode.Executor, (e as Error).message);
+    }
+    if (!this.path) throw new EddyError(ErrorCode.Executor, 'websocket sink: path is required');
+    if (!this.path.startsWith('/')) this.path = '/' + this.path;
+  }
+
+  async connect(_ctx: SinkContext): Promise<void> {
+    if (this.addr) {
+      this.client = new WsClient(`ws://${this.addr}${this.path}`, 3, {});
+      await this.client.open();
+      return;
+    }
+    await this.endpoints.acquire(this.path, this.holder);
+    this.holding = true;
+  }
+
+  async collect(_ctx: SinkContext, payload: SinkPayload): Promise<void> {
+    const text = decoder.decode(payload.bytes);
+    if (this.client) {
+      try {
+        await this.client.send(text);
+      } catch (e) {
+        throw recoverable(e);
+      }
+      return;
+    }
+    this.endpoints.broadcast(this.path, text);
+  }
+
+  async close(_ctx: SinkContext): Promise<void> {
+    this.client?.close();
+    this.client = undefined;
+    if (this.holding) {
+      this.holding = false;
+      await this.endpoints.release(this.path, this.holder);
+    }
+  }
+}
+
+export function registerWebsocketSink(registry: Registry, endpoints: WsEndpoints): void {
+  registry.registerSink('websocket', () => new WebsocketSink(endpoints));
+  registry.registerConnectionCheck('sink', 'websocket', async (props) => {
+    const addr = typeof props.addr === 'string' ? props.addr : '';
+    const path = typeof props.path === 'string' ? props.path : '';
+    await pingWebsocket(addr, path);
+  });
+}
