@@ -88,7 +88,8 @@ function formatNumber(x: number, d: number, locale: string | undefined): string 
     maximumFractionDigits: d,
     numberingSystem: 'latn',
   }).format(x);
-  return s.replace(/\u202f/g, '\u00a0').replace(/\u2212/g, '-');
+  // Normalise to the symbols of the CLDR data the reference ships (no-break space, right single quote).
+  return s.replace(/\u202f/g, '\u00a0').replace(/'/g, '\u2019').replace(/\u2212/g, '-');
 }
 
 function numberOf(v: Value): number {
