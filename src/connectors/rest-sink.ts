@@ -83,8 +83,9 @@ export class RestSink implements SinkConnector {
   async close(_ctx: SinkContext): Promise<void> {}
 }
 
+/** Tokens fill fields a row does not have (each row of a list too). */
 function mergeTokens(item: unknown, tokens: Record<string, unknown>): unknown {
-  if (Array.isArray(item)) return item;
+  if (Array.isArray(item)) return item.map((r) => ({ ...tokens, ...(r as Record<string, unknown>) }));
   return { ...tokens, ...(item as Record<string, unknown>) };
 }
 

@@ -1,0 +1,192 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { connectorsService, recordingServer, sinkNode, waitFor, freePort } from './e2-helpers.js';
+import { EddyError } from '../../src/api/errors.js';
+
+const rows = [
+  { room: 'a', temp: 31.5 },
+  { room: 'b', temp: 29 },
+];
+
+test('rest sink posts the rows of a trigger as one JSON array, to a templated url with templated headers', async () => {
+  const srv = await recordingServer();
+  const { conns, close } = await connectorsService();
+  const node = sinkNode(conns, 'rest', {
+    url: `${srv.url}/in/{{len .}}`,
+    method: 'post',
+    headers: { 'X-Count': '{{len .}}', 'X-Static': 'yes' },
+  });
+  await node.open();
+  node.push(rows);
+  await waitFor(() => srv.received.length === 1, 'one request');
+  const r = srv.received[0];
+  assert.equal(r.method, 'POST');
+  assert.equal(r.url, '/in/2');
+  assert.equal(r.headers['content-type'], 'application/json');
+  assert.equal(r.headers['x-count'], '2');
+  assert.equal(r.headers['x-static'], 'yes');
+  assert.equal(r.body, '[{"room":"a","temp":31.5},{"room":"b","temp":29}]');
+  assert.equal(node.metrics.exceptions, 0);
+  await node.close();
+  await close();
+  await srv.close();
+});
+
+test('rest sink sendSingle with dataTemplate sends one request per row with the exact template output', async () => {
+  const srv = await recordingServer();
+  const { conns, close } = await connectorsService();
+  const node = sinkNode(conns, 'rest', {
+    url: `${srv.url}/rooms/{{.room}}`,
+    method: 'PUT',
+    bodyType: 'text',
+    sendSingle: true,
+    dataTemplate: '{"r":"{{.room}}","t":{{.temp}}}',
+  });
+  await node.open();
+  node.push(rows);
+  await waitFor(() => srv.received.length === 2, 'two requests');
+  assert.deepEqual(
+    srv.received.map((r) => [r.method, r.url, r.headers['content-type'], r.body]),
+    [
+      ['PUT', '/rooms/a', 'text/plain', '{"r":"a","t":31.5}'],
+      ['PUT', '/rooms/b', 'text/plain', '{"r":"b","t":29}'],
+    ],
+  );
+  await node.close();
+  await close();
+  await srv.close();
+});
+
+test('rest sink: default method GET sends no body; form body url-encodes a row', async () => {
+  const srv = await recordingServer();
+  const { conns, close } = await connectorsService();
+  const get = sinkNode(conns, 'rest', { url: `${srv.url}/get` });
+  const form = sinkNode(conns, 'rest', { url: `${srv.url}/form`, method: 'POST', bodyType: 'form', sendSingle: true });
+  await get.open();
+  await form.open();
+  get.push([rows[0]]);
+  await waitFor(() => srv.received.length === 1, 'GET');
+  form.push([{ a: 'x y', n: 2 }]);
+  await waitFor(() => srv.received.length === 2, 'form POST');
+  assert.equal(srv.received[0].method, 'GET');
+  assert.equal(srv.received[0].body, '');
+  assert.equal(srv.received[1].headers['content-type'], 'application/x-www-form-urlencoded;param=value');
+  assert.equal(srv.received[1].body, 'a=x+y&n=2');
+  await get.close();
+  await form.close();
+  await close();
+  await srv.close();
+});
+
+test('rest sink: a 4xx answer or a failed body check is an exception and is not resent', async () => {
+  let n = 0;
+  const srv = await recordingServer((r, res) => {
+    n++;
+    if (r.url === '/bad') res.writeHead(400).end('no');
+    else res.writeHead(200).end('{"code":500,"msg":"boom"}');
+  });
+  const { conns, close } = await connectorsService();
+  const bad = sinkNode(conns, 'rest', { url: `${srv.url}/bad`, method: 'post', enableCache: true });
+  const body = sinkNode(conns, 'rest', { url: `${srv.url}/body`, method: 'post', responseType: 'body' });
+  await bad.open();
+  await body.open();
+  bad.push([rows[0]]);
+  body.push([rows[0]]);
+  await waitFor(() => bad.metrics.exceptions === 1 && body.metrics.exceptions === 1, 'two exceptions');
+  assert.match(bad.metrics.lastException, /400/);
+  assert.match(body.metrics.lastException, /500/);
+  await new Promise((r) => setTimeout(r, 1300));
+  assert.equal(n, 2, 'nothing is retried');
+  assert.equal(bad.metrics.bufferLength, 0);
+  await bad.close();
+  await body.close();
+  await close();
+  await srv.close();
+});
+
+test('rest sink with the cache: a server down at start and a 5xx are resent in order once it answers', async () => {
+  const port = await freePort();
+  const { conns, close } = await connectorsService();
+  const node = sinkNode(conns, 'rest', { url: `http://127.0.0.1:${port}/x`, method: 'post', sendSingle: true, enableCache: true, timeout: 1000 });
+  await node.open();
+  node.push([{ n: 1 }, { n: 2 }]);
+  await waitFor(() => node.metrics.exceptions >= 1, 'connection refused');
+  assert.match(node.metrics.lastException, /ECONNREFUSED|refused/i);
+  // the server comes up answering 503 once, then 200
+  let first = true;
+  const srv = await recordingServer((_r, res) => {
+    if (first) {
+      first = false;
+      res.writeHead(503).end('busy');
+    } else res.writeHead(200).end('ok');
+  }, port);
+  node.push([{ n: 3 }]);
+  await waitFor(() => srv.received.filter((r) => r.body !== '').length >= 4, 'resends', 8000);
+  const bodies = srv.received.map((r) => r.body);
+  assert.deepEqual(bodies, ['{"n":1}', '{"n":1}', '{"n":2}', '{"n":3}']);
+  await waitFor(() => node.metrics.bufferLength === 0, 'cache drained');
+  await node.close();
+  await close();
+  await srv.close();
+});
+
+test('rest sink: a request that times out is recoverable', async () => {
+  const srv = await recordingServer((r, res) => {
+    if (r.body.includes('slow')) setTimeout(() => res.writeHead(200).end('late'), 1500);
+    else res.writeHead(200).end('ok');
+  });
+  const { conns, close } = await connectorsService();
+  const node = sinkNode(conns, 'rest', { url: srv.url, method: 'post', timeout: 200, sendSingle: true });
+  await node.open();
+  node.push([{ v: 'slow' }]);
+  await waitFor(() => node.metrics.exceptions === 1, 'timeout');
+  assert.match(node.metrics.lastException, /timed out/);
+  await node.close();
+  await close();
+  await srv.close();
+});
+
+test('rest sink rejects bad properties with clear messages', async () => {
+  const { conns, close } = await connectorsService();
+  const cases: Array<[Record<string, unknown>, RegExp]> = [
+    [{ url: 'http://h', method: 'PATCH' }, /Not supported HTTP method PATCH/],
+    [{ url: 'ftp://h/x' }, /Invalid url, expect http or https scheme/],
+    [{ url: 'http://h', method: 'post', bodyType: 'yaml' }, /Not valid body type value yaml/],
+    [{ url: 'http://h', responseType: 'status' }, /Not valid response type value status/],
+    [{ url: 'http://h', timeout: '5' }, /'timeout' expected type 'int'/],
+  ];
+  for (const [props, re] of cases) {
+    assert.throws(() => sinkNode(conns, 'rest', props), (e: unknown) => e instanceof EddyError && e.code === 2201 && re.test(e.message), JSON.stringify(props));
+  }
+  await close();
+});
+
+test('rest sink oauth: the access token is fetched on open and used in headers; bad credentials fail open with the reason', async () => {
+  const srv = await recordingServer((r, res) => {
+    if (r.url === '/login') {
+      const ok = JSON.parse(r.body).pass === 'right';
+      if (ok) res.writeHead(200).end('{"token":"T1","expires_in":3600}');
+      else res.writeHead(401).end('{"error":"invalid credentials"}');
+    } else res.writeHead(200).end('ok');
+  });
+  const { conns, close } = await connectorsService();
+  const mk = (pass: string) =>
+    sinkNode(conns, 'rest', {
+      url: `${srv.url}/data`,
+      method: 'post',
+      sendSingle: true,
+      headers: { Authorization: 'Bearer {{.token}}' },
+      oauth: { access: { url: `${srv.url}/login`, body: `{"user":"u","pass":"${pass}"}`, expire: '{{.expires_in}}' } },
+    });
+  const good = mk('right');
+  await good.open();
+  good.push([{ a: 1 }]);
+  await waitFor(() => srv.received.some((r) => r.url === '/data'), 'data request');
+  assert.equal(srv.received.find((r) => r.url === '/data')!.headers.authorization, 'Bearer T1');
+  await good.close();
+  const bad = mk('wrong');
+  await assert.rejects(bad.open(), /fail to get access token: http return code error: 401.*invalid credentials/);
+  await bad.close();
+  await close();
+  await srv.close();
+});
