@@ -17,6 +17,10 @@ import { registerUploadRoutes } from './api/uploads.js';
 import { SchemaRegistry } from './bundle/schemas.js';
 import { registerSchemaRoutes } from './api/schemas.js';
 import { protobufFieldsOrUndefined, protobufFormatFactory } from './connectors/protobuf.js';
+import { BundleService } from './bundle/service.js';
+import { TaskManager } from './bundle/tasks.js';
+import { registerDataRoutes } from './api/data.js';
+import { registerRulesetRoutes } from './api/ruleset.js';
 import { Connectors } from './connectors/index.js';
 import { registerConfKeyRoutes } from './api/confkeys.js';
 import { registerConnectionRoutes } from './api/connections.js';
@@ -133,6 +137,21 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
 
   connectors.registry.registerFormat('protobuf', protobufFormatFactory(app.schemas));
   catalog.hooks.schemaFields = (schemaId) => protobufFieldsOrUndefined(app.schemas, schemaId);
+  const tasks = new TaskManager(store, logger);
+  await tasks.init();
+  closers.push(() => tasks.close());
+  const bundle = new BundleService({
+    store,
+    logger,
+    catalog,
+    rules,
+    confKeys: connectors.confKeys,
+    uploads: app.uploads,
+    schemas: app.schemas,
+    ruleDefaults: config.rule,
+    timezone: config.basic.timezone,
+    propsValidator: (kind, type) => connectors.registry.propsValidator(kind, type),
+  });
 
   if (config.basic.authentication) registerAuth(http, join(home.etc, 'mgmt'));
   registerRootRoutes(http, startedAt);
@@ -142,6 +161,8 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
   registerConfKeyRoutes(http, connectors);
   registerConnectionRoutes(http, connectors, store);
   registerRuleRoutes(http, rules);
+  registerDataRoutes(http, { bundle, tasks, requestExit: (code) => void close().finally(() => process.exit(code)) });
+  registerRulesetRoutes(http, bundle);
 
   let closed = false;
   const close = async () => {
@@ -170,6 +191,7 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
         await runtime.lookups.openTable(def).catch((err: unknown) => logger.error({ err }, 'lookup table %s cannot be opened', def.name));
       }
       await rules.restore();
+      await bundle.importInitialRuleset(home.data);
     })().catch((err: unknown) => logger.error({ err }, 'restoring the rules failed'));
     return { app, url, close };
   } catch (err) {

@@ -444,7 +444,14 @@ export class BundleService {
     const { catalog, rules, confKeys } = this.deps;
     const total = countItems(b);
     let done = 0;
+    let lastYield = Date.now();
     const step = async (key: BundleKey, name: string, fn: () => Promise<void>) => {
+      // the SQLite store answers synchronously: without a turn of the event loop now and then, a large import would
+      // keep the server from answering anything (progress, cancel) until it ends
+      if (Date.now() - lastYield >= 5) {
+        await new Promise<void>((r) => setImmediate(r));
+        lastYield = Date.now();
+      }
       if (ctl.cancelled) throw new ImportCancelled();
       try {
         await fn();

@@ -39,8 +39,8 @@ async function buildSetup(s: TestServer): Promise<Setup> {
     upload: `${uid('up')}.txt`,
     schema: uid('proto'),
   };
-  await ok(s, 'PUT', `/metadata/sources/mqtt/confKeys/${x.confKey}`, { server: 'tcp://127.0.0.1:1883', qos: 1, password: 'pw1' });
-  await ok(s, 'PUT', `/metadata/sinks/mqtt/confKeys/${x.sinkKey}`, { server: 'tcp://127.0.0.1:1883', password: 'pw2' });
+  await ok(s, 'PUT', `/metadata/sources/mqtt/confKeys/${x.confKey}`, { server: 'tcp://127.0.0.1:1883', qos: 1, username: 'eddy', password: 'pw1' });
+  await ok(s, 'PUT', `/metadata/sinks/mqtt/confKeys/${x.sinkKey}`, { server: 'tcp://127.0.0.1:1883', username: 'eddy', password: 'pw2' });
   await ok(s, 'POST', '/config/uploads', { name: x.upload, content: 'upload content' });
   await ok(s, 'POST', '/schemas/protobuf', { name: x.schema, content: PROTO });
   await ok(s, 'POST', '/streams', {
@@ -146,11 +146,11 @@ test('a full import replaces everything: what the bundle lacks is gone, upload f
   try {
     const x = await buildSetup(s);
     const bundle = await exportOf(s);
+    const before = await observe(s, x);
     const extra = uid('extra');
     await ok(s, 'POST', '/streams', { sql: `CREATE STREAM ${extra} () WITH (DATASOURCE="e/${extra}")` });
     await ok(s, 'POST', '/rules', { id: `${extra}_r`, sql: `SELECT * FROM ${extra}`, actions: [{ log: {} }] });
     await ok(s, 'PUT', `/metadata/sources/mqtt/confKeys/${extra}`, { server: 'tcp://127.0.0.1:1883' });
-    const before = await observe(s, x);
 
     const r = await importBundle(s, bundle);
     assert.equal(r.status, 200, r.text);

@@ -85,13 +85,16 @@ test('data/init.json is imported at the first start only', async () => {
   writeFileSync(join(home, 'data', 'init.json'), ruleset(st, r));
   const s = await startTestServer({ home });
   try {
+    // imported right after the stored rules are restored, once the REST API answers
+    await until('the initial ruleset', async () => (existsSync(join(home, 'data', 'initialized')) ? true : undefined));
     assert.ok((await ok(s, 'GET', '/streams')).json().includes(st));
-    assert.ok(existsSync(join(home, 'data', 'initialized')));
+    await until('the initial rule', async () => ((await ruleStates(s))[r] === 'Running' ? true : undefined));
     await ok(s, 'DELETE', `/rules/${r}`);
     await ok(s, 'DELETE', `/streams/${st}`);
     await s.stop();
     const again = await startTestServer({ home });
     try {
+      await new Promise((res) => setTimeout(res, 300));
       assert.deepEqual((await ok(again, 'GET', '/streams')).json(), []);
     } finally {
       await again.dispose();
