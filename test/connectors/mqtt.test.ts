@@ -1,0 +1,187 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { gzipSync } from 'node:zlib';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+import type { ConnectorContext, Props, SourceConnector, SourceEvent } from '../../src/runtime/contracts.js';
+import { BROKER, BrokerProxy, publisher, subscriber, uniqueTopic, until } from './helpers.js';
+
+function ctx(s: TestServer, ruleId = 'q1'): ConnectorContext {
+  return { ruleId, logger: s.app.logger, dataDir: s.app.home.data };
+}
+
+interface Opened {
+  src: SourceConnector;
+  events: SourceEvent[];
+  errors: Error[];
+  close: () => Promise<void>;
+}
+
+async function mqttSource(s: TestServer, topic: string, props: Props): Promise<Opened> {
+  const src = s.app.connectors.registry.source('mqtt')!();
+  const c = ctx(s);
+  src.provision(c, topic, props);
+  const events: SourceEvent[] = [];
+  const errors: Error[] = [];
+  await src.connect(c, (ev) => events.push(ev), (err) => errors.push(err));
+  return { src, events, errors, close: () => src.close(c) };
+}
+
+test('mqtt source delivers the raw bytes with topic, qos and messageId metadata; decompression', async () => {
+  const s = await startTestServer();
+  const topic = uniqueTopic('src');
+  const pub = await publisher();
+  try {
+    const a = await mqttSource(s, `${topic}/+`, { server: BROKER, qos: 1 });
+    const z = await mqttSource(s, `${topic}/gz`, { server: BROKER, decompression: 'gzip' });
+    await pub.publishAsync(`${topic}/x`, Buffer.from([1, 2, 255]), { qos: 1 });
+    await pub.publishAsync(`${topic}/gz`, gzipSync('{"a":1}'), { qos: 0 });
+    await until(() => a.events.length === 2 && z.events.length === 1);
+    assert.deepEqual([...(a.events[0].payload as Uint8Array)], [1, 2, 255]);
+    assert.equal(a.events[0].meta.topic, `${topic}/x`);
+    assert.equal(a.events[0].meta.qos, 1n);
+    assert.equal(typeof a.events[0].meta.messageId, 'bigint');
+    assert.notEqual(a.events[0].meta.messageId, 0n);
+    assert.equal(new TextDecoder().decode(z.events[0].payload as Uint8Array), '{"a":1}');
+    await a.close();
+    await z.close();
+  } finally {
+    await pub.endAsync();
+    await s.dispose();
+  }
+});
+
+test('mqtt sources and sinks with the same settings share one broker connection', async () => {
+  const s = await startTestServer();
+  const proxy = new BrokerProxy();
+  await proxy.start();
+  const topic = uniqueTopic('pool');
+  const sub = await subscriber(`${topic}/out`);
+  try {
+    const props = { server: proxy.url, qos: 0 };
+    const one = await mqttSource(s, `${topic}/a`, props);
+    const two = await mqttSource(s, `${topic}/b`, props);
+    const three = await mqttSource(s, `${topic}/a`, props);
+    const sinks = [0, 1].map((i) =>
+      s.app.connectors.createSinkNode({
+        ruleId: `pool${i}`, index: 0, type: 'mqtt', props: { server: proxy.url, topic: `${topic}/out`, sendSingle: true },
+        ruleOptions: s.app.config.rule, logger: s.app.logger,
+      }),
+    );
+    for (const n of sinks) await n.open();
+    assert.equal(proxy.connections, 1, 'one TCP connection to the broker');
+    assert.equal(s.app.connectors.mqtt.size, 1);
+    // a different client setting opens another connection
+    const other = await mqttSource(s, `${topic}/a`, { ...props, clientid: `eddy-other-${process.pid}` });
+    assert.equal(proxy.connections, 2);
+    await other.close();
+
+    const pub = await publisher();
+    await pub.publishAsync(`${topic}/a`, '{"x":1}');
+    await pub.publishAsync(`${topic}/b`, '{"x":2}');
+    await pub.endAsync();
+    await until(() => one.events.length === 1 && two.events.length === 1 && three.events.length === 1);
+    sinks[0].push([{ from: 0n }]);
+    sinks[1].push([{ from: 1n }]);
+    await until(() => sub.messages.length === 2);
+
+    // closing one of two subscribers of a filter keeps the other one receiving
+    await one.close();
+    const pub2 = await publisher();
+    await pub2.publishAsync(`${topic}/a`, '{"x":3}');
+    await pub2.endAsync();
+    await until(() => three.events.length === 2);
+    assert.equal(one.events.length, 1);
+
+    await two.close();
+    await three.close();
+    for (const n of sinks) await n.close();
+    await until(() => proxy.connections === 0, 5000, 'pooled connection closed after the last user');
+    assert.equal(s.app.connectors.mqtt.size, 0);
+  } finally {
+    await sub.close();
+    await proxy.stop();
+    await s.dispose();
+  }
+});
+
+test('mqtt source survives a broker outage: error reported, then reconnects and re-subscribes', async () => {
+  const s = await startTestServer();
+  const proxy = new BrokerProxy();
+  await proxy.start();
+  const topic = uniqueTopic('reconnect');
+  try {
+    const src = await mqttSource(s, topic, { server: proxy.url });
+    await proxy.stop();
+    await until(() => src.errors.length > 0, 5000, 'connection loss reported');
+    assert.match(src.errors[0].message, /lost/);
+    await proxy.start();
+    await until(() => proxy.connections === 1, 8000, 'reconnected');
+    await new Promise((r) => setTimeout(r, 300));
+    const pub = await publisher();
+    await pub.publishAsync(topic, 'after');
+    await pub.endAsync();
+    await until(() => src.events.length === 1, 8000, 'message after reconnect');
+    await src.close();
+  } finally {
+    await proxy.stop();
+    await s.dispose();
+  }
+});
+
+test('mqtt source and sink property errors; unreachable broker fails the connect', async () => {
+  const s = await startTestServer();
+  try {
+    const c = ctx(s);
+    const make = () => s.app.connectors.registry.source('mqtt')!();
+    assert.throws(() => make().provision(c, 't', { server: BROKER, protocolVersion: '5' }), /unsupported protocol version 5/);
+    assert.throws(() => make().provision(c, '', { server: BROKER }), /DATASOURCE/);
+    assert.throws(() => make().provision(c, 't', { server: BROKER, decompression: 'zip' }), /unsupported compressor: zip/);
+    assert.throws(() => make().provision(c, 't', { server: BROKER, connectionSelector: 'mqtt.nope' }), /connection selector mqtt.nope is not found/);
+    const down = make();
+    down.provision(c, 't', { server: 'tcp://127.0.0.1:1' });
+    await assert.rejects(down.connect(c, () => undefined, () => undefined), /found error when connecting for tcp:\/\/127.0.0.1:1/);
+    assert.equal(s.app.connectors.mqtt.size, 0);
+  } finally {
+    await s.dispose();
+  }
+});
+
+test('connectionSelector takes the broker settings from the connections config', async () => {
+  const s = await startTestServer();
+  const topic = uniqueTopic('selector');
+  try {
+    assert.equal((await s.req('PUT', '/metadata/connections/mqtt/confKeys/local1', { server: BROKER })).status, 200);
+    const src = await mqttSource(s, topic, { connectionSelector: 'mqtt.local1', server: 'tcp://127.0.0.1:1' });
+    const pub = await publisher();
+    await pub.publishAsync(topic, 'x');
+    await pub.endAsync();
+    await until(() => src.events.length === 1);
+    await src.close();
+  } finally {
+    await s.dispose();
+  }
+});
+
+test('mqtt sink: retained flag and qos', async () => {
+  const s = await startTestServer();
+  const topic = uniqueTopic('retained');
+  try {
+    const n = s.app.connectors.createSinkNode({
+      ruleId: 'ret', index: 0, type: 'mqtt', props: { server: BROKER, topic, retained: true, qos: 2, sendSingle: true },
+      ruleOptions: s.app.config.rule, logger: s.app.logger,
+    });
+    await n.open();
+    n.push([{ a: 1 }]);
+    await until(() => n.metrics.recordsOut === 1);
+    await n.close();
+    const late = await subscriber(topic);
+    await until(() => late.messages.length === 1);
+    assert.equal(late.messages[0].retain, true);
+    assert.equal(late.messages[0].text, '{"a":1}');
+    // clear the retained message
+    await late.client.publishAsync(topic, '', { retain: true });
+    await late.close();
+  } finally {
+    await s.dispose();
+  }
+});
