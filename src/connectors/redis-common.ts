@@ -31,17 +31,21 @@ export async function openRedis(s: RedisSettings, connectTimeoutMs = 5000): Prom
     connectTimeout: connectTimeoutMs,
     maxRetriesPerRequest: 1,
     enableOfflineQueue: false,
-    // keep reconnecting after a loss; the first connection is awaited below
-    retryStrategy: (times: number) => Math.min(times * 200, 2000),
+    // the first connection is tried once so its failure reason can be reported
+    retryStrategy: () => null,
   });
-  client.on('error', () => undefined);
+  let lastError: Error | undefined;
+  client.on('error', (e: Error) => (lastError = e));
   try {
     await client.connect();
     await client.ping();
   } catch (e) {
     client.disconnect();
-    throw new Error(`redis ${s.addr}: ${(e as Error).message}`);
+    const reason = lastError && /Connection is closed/.test((e as Error).message) ? lastError : (e as Error);
+    throw new Error(`redis ${s.addr}: ${reason.message}`);
   }
+  // once connected, keep reconnecting after a loss
+  client.options.retryStrategy = (times: number) => Math.min(times * 200, 2000);
   return client;
 }
 
