@@ -190,3 +190,81 @@ test('protobuf schemaId errors and the fields a message describes', async () => 
     await s.dispose();
   }
 });
+
+const E2E_PROTO = `syntax = "proto3";
+message Point { double x = 1; double y = 2; }
+message Reading {
+  int64 id = 1;
+  double t = 2;
+  string name = 3;
+  Point loc = 4;
+  repeated Point path = 5;
+  repeated int64 counts = 6;
+}
+`;
+
+test('a protobuf stream decodes messages from Mosquitto; a protobuf sink publishes what protobufjs reads back', async () => {
+  const { Broker, ok, uid } = await import('../bundle/helpers.js');
+  const s = await startTestServer();
+  const broker = await Broker.connect();
+  const pb = protobuf.parse(E2E_PROTO, { keepCase: true }).root.lookupType('Reading');
+  try {
+    const schema = uid('pb');
+    const stream = uid('ps');
+    const inTopic = `eddy/protobuf/${uid('in')}`;
+    const jsonOut = `eddy/protobuf/${uid('json')}`;
+    const pbOut = `eddy/protobuf/${uid('pb')}`;
+    await ok(s, 'POST', '/schemas/protobuf', { name: schema, content: E2E_PROTO });
+    await ok(s, 'POST', '/streams', {
+      sql: `CREATE STREAM ${stream} () WITH (DATASOURCE="${inTopic}", FORMAT="protobuf", SCHEMAID="${schema}.Reading")`,
+    });
+    const schemaView = (await ok(s, 'GET', `/streams/${stream}/schema`)).json();
+    assert.deepEqual(schemaView.id, { type: 'bigint' });
+    assert.deepEqual(schemaView.loc, { type: 'struct', properties: { x: { type: 'float' }, y: { type: 'float' } } });
+    assert.deepEqual(schemaView.counts, { type: 'array', items: { type: 'bigint' } });
+
+    await broker.subscribe(jsonOut);
+    await broker.subscribe(pbOut);
+    const mqttSink = (topic: string, extra: Record<string, unknown> = {}) => ({
+      mqtt: { server: 'tcp://127.0.0.1:1883', topic, sendSingle: true, ...extra },
+    });
+    await ok(s, 'POST', '/rules', { id: uid('pj'), sql: `SELECT id, t, name, loc, path, counts FROM ${stream}`, actions: [mqttSink(jsonOut)] });
+    await ok(s, 'POST', '/rules', {
+      id: uid('pp'),
+      sql: `SELECT id + 1 AS id, t * 2 AS t, upper(name) AS name, loc, path, counts FROM ${stream}`,
+      actions: [mqttSink(pbOut, { format: 'protobuf', schemaId: `${schema}.Reading` })],
+    });
+
+    const input = {
+      id: '9007199254740993',
+      t: 1.25,
+      name: 'north',
+      loc: { x: 1.5, y: -2 },
+      path: [{ x: 0, y: 0 }, { x: 2, y: 3 }],
+      counts: ['1', '-2'],
+    };
+    const bytes = pb.encode(pb.fromObject(input)).finish();
+    const json = (await broker.roundTrip(inTopic, bytes, jsonOut)).toString();
+    // int64 stays exact beyond 2^53
+    assert.match(json, /"id":9007199254740993[,}]/);
+    const parsed = JSON.parse(json);
+    assert.equal(parsed.name, 'north');
+    assert.equal(parsed.t, 1.25);
+    assert.deepEqual(parsed.loc, { x: 1.5, y: -2 });
+    assert.deepEqual(parsed.path, [{ x: 0, y: 0 }, { x: 2, y: 3 }]);
+    assert.deepEqual(parsed.counts, [1, -2]);
+
+    const out = await broker.roundTrip(inTopic, bytes, pbOut);
+    assert.deepEqual(pb.toObject(pb.decode(out), { longs: String, defaults: true }), {
+      id: '9007199254740994',
+      t: 2.5,
+      name: 'NORTH',
+      loc: { x: 1.5, y: -2 },
+      path: [{ x: 0, y: 0 }, { x: 2, y: 3 }],
+      counts: ['1', '-2'],
+    });
+  } finally {
+    await broker.close();
+    await s.dispose();
+  }
+});
