@@ -11,11 +11,43 @@ import {
   bindAggregate,
   bindAnalytic,
   bindScalar,
+  isNullish,
+  type FunctionDef,
   type FunctionRegistry,
 } from '../functions/registry.js';
+import { EvalError } from '../values/errors.js';
 import { JoinTuple, type Row } from '../runtime/contracts.js';
 import type { AnalyticStage, EvalContext, RowFn } from './plan.js';
-import { PlanError, type CallCompiler, type ExprCompiler } from './compile.js';
+import { PlanError, site, type CallCompiler, type ExprCompiler } from './compile.js';
+
+/** The failure of a function as its record error says it (`call func <f> error: …`). */
+function funcError(def: FunctionDef, e: unknown): EvalError {
+  const msg = e instanceof Error ? e.message : String(e);
+  return new EvalError(def.rawErrors ? msg : `call func ${def.name} error: ${msg}`);
+}
+
+/**
+ * A scalar call as generated code of its own: arguments evaluated inline, the null pre-check (N/F/Z, sql.md §7.0)
+ * inlined, then the definition's `exec`.
+ */
+function scalarSite(def: FunctionDef, args: readonly RowFn[], c: ExprCompiler): RowFn {
+  const exec = def.exec;
+  if (!exec) throw new PlanError(`function ${def.name} cannot be called here`);
+  const d = c.deps();
+  const vals = args.map((a) => d.ref(a));
+  const execName = d.add(exec);
+  const errName = d.add((e: unknown) => funcError(def, e));
+  const nullishName = d.add(isNullish);
+  let body = '';
+  vals.forEach((v, i) => (body += `const v${i} = ${v};\n`));
+  if (def.nullCheck !== 'none' && vals.length > 0) {
+    const onNull = def.nullCheck === 'F' ? 'false' : def.nullCheck === 'Z' ? '0n' : 'null';
+    const tests = vals.map((_v, i) => `v${i} === null || v${i} === undefined || (typeof v${i} === 'object' && ${nullishName}(v${i}))`);
+    body += `if (${tests.join(' || ')}) return ${onNull};\n`;
+  }
+  body += `try { return ${execName}([${vals.map((_v, i) => `v${i}`).join(', ')}], c); } catch (e) { throw ${errName}(e); }`;
+  return site(d.map, `(r, c) => {\n${body}\n}`);
+}
 
 /** The cached result of analytic call `k` for a row (joined rows: the first side that computed it). */
 function analyticOf(row: Row, k: number): Value {
@@ -60,41 +92,15 @@ export class RegistryCalls implements CallCompiler {
       case 'srf':
         break;
     }
-    const call = bindScalar(def);
     const args = e.args.map((a) => this.arg(a, c));
     if (def.name === 'event_time') {
+      const call = bindScalar(def);
       return (r, ctx) => {
         ctx.eventTime = ctx.aggregateRow ? ctx.windowEnd : r.timestamp;
         return call([], ctx);
       };
     }
-    switch (args.length) {
-      case 0:
-        return (_r, ctx) => call([], ctx);
-      case 1: {
-        const a0 = args[0];
-        return (r, ctx) => call([a0(r, ctx)], ctx);
-      }
-      case 2: {
-        const a0 = args[0];
-        const a1 = args[1];
-        return (r, ctx) => call([a0(r, ctx), a1(r, ctx)], ctx);
-      }
-      case 3: {
-        const a0 = args[0];
-        const a1 = args[1];
-        const a2 = args[2];
-        return (r, ctx) => call([a0(r, ctx), a1(r, ctx), a2(r, ctx)], ctx);
-      }
-      default: {
-        const n = args.length;
-        return (r, ctx) => {
-          const vs: Value[] = new Array(n);
-          for (let i = 0; i < n; i++) vs[i] = args[i](r, ctx);
-          return call(vs, ctx);
-        };
-      }
-    }
+    return scalarSite(def, args, c);
   }
 
   /** An aggregate over the current group (`ctx.group`), or over the single current row. */

@@ -175,44 +175,46 @@ function numericLiteral(e: Expr): { n: number; v: Value } | undefined {
 type CmpOp = '=' | '!=' | '<' | '<=' | '>' | '>=';
 const CMP: Record<CmpOp, (a: Value, b: Value) => boolean> = { '=': eq, '!=': neq, '<': lt, '<=': le, '>': gt, '>=': ge };
 const MIRROR: Record<CmpOp, CmpOp> = { '=': '=', '!=': '!=', '<': '>', '<=': '>=', '>': '<', '>=': '<=' };
+const JS_OP: Record<CmpOp, string> = { '=': '===', '!=': '!==', '<': '<', '<=': '<=', '>': '>', '>=': '>=' };
+
+let siteCounter = 0;
 
 /**
- * `x <op> literal` for a numeric literal: JS numbers compare directly; everything else (ints, nulls, errors) goes
- * through the general operator so the semantics stay exact.
+ * A closure with code of its own. Closures made from one function literal share their inline caches, so a rule
+ * with five different function calls would make every shared call site megamorphic; generating each hot node's
+ * code (unique per site, hence never shared through V8's compilation cache) keeps them monomorphic. `deps` are
+ * the free variables of `body`, an arrow function source taking `(r, c)`.
  */
-function cmpWithNumber(op: CmpOp, f: RowFn, n: number, lit: Value): RowFn {
-  const slow = CMP[op];
-  switch (op) {
-    case '>':
-      return (r, c) => {
-        const v = f(r, c);
-        return typeof v === 'number' ? v > n : slow(v, lit);
-      };
-    case '>=':
-      return (r, c) => {
-        const v = f(r, c);
-        return typeof v === 'number' ? v >= n : slow(v, lit);
-      };
-    case '<':
-      return (r, c) => {
-        const v = f(r, c);
-        return typeof v === 'number' ? v < n : slow(v, lit);
-      };
-    case '<=':
-      return (r, c) => {
-        const v = f(r, c);
-        return typeof v === 'number' ? v <= n : slow(v, lit);
-      };
-    case '=':
-      return (r, c) => {
-        const v = f(r, c);
-        return typeof v === 'number' ? v === n : slow(v, lit);
-      };
-    case '!=':
-      return (r, c) => {
-        const v = f(r, c);
-        return typeof v === 'number' ? v === v && v !== n : slow(v, lit);
-      };
+export function site<F>(deps: Record<string, unknown>, body: string): F {
+  const names = Object.keys(deps);
+  const src = `"use strict"; /* eddy site ${++siteCounter} */\nreturn ${body};`;
+  return new Function(...names, src)(...names.map((n) => deps[n])) as F;
+}
+
+/** JS source of a literal value, when it has one that evaluates to exactly that value. */
+function literalSource(v: Value): string | undefined {
+  if (typeof v === 'bigint') return `${v}n`;
+  if (typeof v === 'number') return Number.isFinite(v) && !Object.is(v, -0) ? String(v) : undefined;
+  if (typeof v === 'string') return JSON.stringify(v);
+  if (typeof v === 'boolean') return v ? 'true' : 'false';
+  return undefined;
+}
+
+/** Dependency collector for generated code: a child is inlined when it has inline source, else called. */
+class Deps {
+  readonly map: Record<string, unknown> = {};
+  private n = 0;
+  constructor(private readonly inline: WeakMap<object, string>) {}
+  /** source that evaluates `fn` on `(r, c)` */
+  ref(fn: RowFn): string {
+    const src = this.inline.get(fn);
+    if (src !== undefined) return `(${src})`;
+    return `${this.add(fn)}(r, c)`;
+  }
+  add(v: unknown): string {
+    const name = `d${this.n++}`;
+    this.map[name] = v;
+    return name;
   }
 }
 
@@ -227,6 +229,8 @@ export class ExprCompiler {
   readonly sources: readonly ScopeSource[];
   readonly multi: boolean;
   private readonly calls: CallCompiler;
+  /** inline JS source of cheap, pure compiled nodes (single-stream field reads, literals) */
+  readonly inline = new WeakMap<object, string>();
 
   constructor(opts: CompilerOptions) {
     this.sources = opts.sources;
@@ -250,7 +254,10 @@ export class ExprCompiler {
       case 'string':
       case 'boolean': {
         const v: Value = e.value;
-        return () => v;
+        const fn: RowFn = () => v;
+        const src = literalSource(v);
+        if (src !== undefined) this.inline.set(fn, src);
+        return fn;
       }
       case 'timeUnit':
         throw new PlanError(`invalid time unit ${e.unit.toLowerCase()} outside a window function`);
@@ -293,7 +300,15 @@ export class ExprCompiler {
     }
     if (this.multi) return (r) => readColumn(r, name);
     if (PROTO_KEYS.has(name)) return (r) => ownRead((r as Tuple).message, name);
-    return (r) => (r as Tuple).message[name];
+    const src = `r.message[${JSON.stringify(name)}]`;
+    const fn = site<RowFn>({}, `(r) => ${src}`);
+    this.inline.set(fn, src);
+    return fn;
+  }
+
+  /** A new dependency collector for generated code. */
+  deps(): Deps {
+    return new Deps(this.inline);
   }
 
   /** `*` (or `s.*`) used as a value: the row object, with EXCEPT/REPLACE applied. */
@@ -326,56 +341,39 @@ export class ExprCompiler {
     if (op === 'AND' || op === 'OR') return this.logic(e);
     if (op === '=' || op === '!=' || op === '<' || op === '<=' || op === '>' || op === '>=') {
       const litR = numericLiteral(e.right);
-      if (litR) return cmpWithNumber(op, this.compile(e.left), litR.n, litR.v);
+      if (litR && Number.isSafeInteger(Math.trunc(litR.n))) return this.cmpNumber(op, this.compile(e.left), litR.n, litR.v, false);
       const litL = numericLiteral(e.left);
-      if (litL && unparen(e.left).kind === 'float') {
-        // `50.5 < x` ≡ `x > 50.5` for floats; ints keep the general path (left-operand error texts)
-        const f = this.compile(e.right);
-        const fast = cmpWithNumber(MIRROR[op], f, litL.n, litL.v);
-        const slow = CMP[op];
-        const lv = litL.v;
-        return (r, c) => {
-          const v = f(r, c);
-          return typeof v === 'number' ? fast(r, c) : slow(lv, v);
-        };
-      }
-      const l = this.compile(e.left);
-      const rt = this.compile(e.right);
-      const f = CMP[op];
-      return (r, c) => f(l(r, c), rt(r, c));
+      if (litL && unparen(e.left).kind === 'float') return this.cmpNumber(MIRROR[op], this.compile(e.right), litL.n, litL.v, true);
+      const d = this.deps();
+      const l = d.ref(this.compile(e.left));
+      const rt = d.ref(this.compile(e.right));
+      const f = d.add(CMP[op]);
+      return site(d.map, `(r, c) => ${f}(${l}, ${rt})`);
     }
-    const l = this.compile(e.left);
-    const rt = this.compile(e.right);
-    switch (op) {
-      case '+':
-        return (r, c) => {
-          const a = l(r, c);
-          const b = rt(r, c);
-          return typeof a === 'number' && typeof b === 'number' ? a + b : add(a, b);
-        };
-      case '-':
-        return (r, c) => {
-          const a = l(r, c);
-          const b = rt(r, c);
-          return typeof a === 'number' && typeof b === 'number' ? a - b : sub(a, b);
-        };
-      case '*':
-        return (r, c) => {
-          const a = l(r, c);
-          const b = rt(r, c);
-          return typeof a === 'number' && typeof b === 'number' ? a * b : mul(a, b);
-        };
-      case '/':
-        return (r, c) => div(l(r, c), rt(r, c));
-      case '%':
-        return (r, c) => mod(l(r, c), rt(r, c));
-      case '&':
-        return (r, c) => bitAnd(l(r, c), rt(r, c));
-      case '|':
-        return (r, c) => bitOr(l(r, c), rt(r, c));
-      case '^':
-        return (r, c) => bitXor(l(r, c), rt(r, c));
-    }
+    const d = this.deps();
+    const l = d.ref(this.compile(e.left));
+    const rt = d.ref(this.compile(e.right));
+    const fast = op === '+' || op === '-' || op === '*';
+    const slow = d.add({ '+': add, '-': sub, '*': mul, '/': div, '%': mod, '&': bitAnd, '|': bitOr, '^': bitXor }[op]);
+    if (!fast) return site(d.map, `(r, c) => ${slow}(${l}, ${rt})`);
+    return site(
+      d.map,
+      `(r, c) => { const a = ${l}; const b = ${rt}; return typeof a === 'number' && typeof b === 'number' ? a ${op} b : ${slow}(a, b); }`,
+    );
+  }
+
+  /**
+   * `x <op> literal` with a numeric literal: JS numbers compare directly; everything else (ints, nulls, errors)
+   * goes through the general operator, so the semantics stay exact. `mirrored`: the literal was on the left.
+   */
+  private cmpNumber(op: CmpOp, x: RowFn, n: number, lit: Value, mirrored: boolean): RowFn {
+    const d = this.deps();
+    const v = d.ref(x);
+    const litName = d.add(lit);
+    const slow = d.add(CMP[mirrored ? MIRROR[op] : op]);
+    const slowCall = mirrored ? `${slow}(${litName}, v)` : `${slow}(v, ${litName})`;
+    const fast = op === '!=' ? `v === v && v !== ${n}` : `v ${JS_OP[op]} ${n}`;
+    return site(d.map, `(r, c) => { const v = ${v}; return typeof v === 'number' ? ${fast} : ${slowCall}; }`);
   }
 
   /**
@@ -383,42 +381,57 @@ export class ExprCompiler {
    * otherwise both sides are evaluated and a null on either side gives false (`null OR true` is false).
    */
   private logic(e: BinaryExpr): RowFn {
-    const l = this.compile(e.left);
-    const rt = this.compile(e.right);
+    const d = this.deps();
+    const l = d.ref(this.compile(e.left));
+    const rt = d.ref(this.compile(e.right));
+    const err = d.add(invalidLogic);
     if (e.op === 'AND') {
-      return (r, c) => {
-        const a = l(r, c);
-        if (a === false) return false;
-        const b = rt(r, c);
-        if (a === true && typeof b === 'boolean') return b;
-        if (isNullish(a) || isNullish(b)) return false;
-        throw invalidLogic(a, 'AND', b);
-      };
+      return site(
+        d.map,
+        `(r, c) => { const a = ${l}; if (a === false) return false; const b = ${rt};
+          if (a === true && typeof b === 'boolean') return b;
+          if (a === null || a === undefined || b === null || b === undefined) return false;
+          throw ${err}(a, 'AND', b); }`,
+      );
     }
-    return (r, c) => {
-      const a = l(r, c);
-      if (a === true) return true;
-      const b = rt(r, c);
-      if (a === false && typeof b === 'boolean') return b;
-      if (isNullish(a) || isNullish(b)) return false;
-      throw invalidLogic(a, 'OR', b);
-    };
+    return site(
+      d.map,
+      `(r, c) => { const a = ${l}; if (a === true) return true; const b = ${rt};
+        if (a === false && typeof b === 'boolean') return b;
+        if (a === null || a === undefined || b === null || b === undefined) return false;
+        throw ${err}(a, 'OR', b); }`,
+    );
   }
 
   private navigate(e: NavigateExpr): RowFn {
-    const o = this.compile(e.object);
-    const member = e.member;
-    return (r, c) => navigate(o(r, c), member, r);
+    const d = this.deps();
+    const o = d.ref(this.compile(e.object));
+    const slow = d.add(navigate);
+    const key = JSON.stringify(e.member);
+    if (PROTO_KEYS.has(e.member)) return site(d.map, `(r, c) => ${slow}(${o}, ${key}, r)`);
+    // plain JSON objects (constructor Object) read directly; everything else takes the general path
+    return site(
+      d.map,
+      `(r, c) => { const o = ${o};
+        if (typeof o === 'object' && o !== null && o.constructor === Object) { const v = o[${key}]; return v === undefined ? null : v; }
+        return ${slow}(o, ${key}, r); }`,
+    );
   }
 
   private index(e: IndexExpr): RowFn {
-    const a = this.compile(e.array);
-    const i = this.compile(e.index);
-    return (r, c) => {
-      const arr = a(r, c);
-      if (isNullish(arr)) return null;
-      return indexArray(arr, i(r, c));
-    };
+    const d = this.deps();
+    const a = d.ref(this.compile(e.array));
+    const i = d.ref(this.compile(e.index));
+    const slow = d.add(indexArray);
+    return site(
+      d.map,
+      `(r, c) => { const a = ${a}; if (a === null || a === undefined) return null; const i = ${i};
+        if (Array.isArray(a) && typeof i === 'bigint') {
+          const n = Number(i); const k = n < 0 ? a.length + n : n;
+          if (k >= 0 && k < a.length) { const v = a[k]; return v === undefined ? null : v; }
+        }
+        return ${slow}(a, i); }`,
+    );
   }
 
   private slice(e: SliceExpr): RowFn {

@@ -25,7 +25,7 @@ import {
   type RowPredicate,
   type WindowFuncStage,
 } from './plan.js';
-import { rowObject, type ExprCompiler } from './compile.js';
+import { rowObject, site, type ExprCompiler } from './compile.js';
 import { outputNameOf } from './calls.js';
 import type { BoundField } from './analyze.js';
 
@@ -43,18 +43,14 @@ function condText(v: Value): string {
  * non-bool values are errors.
  */
 export function condition(fn: RowFn, prefix: string, nullIsFalse: boolean, what = 'invalid condition that returns non-bool value'): RowPredicate {
-  return (row, ctx) => {
-    let v: Value;
-    try {
-      v = fn(row, ctx);
-    } catch (e) {
-      throw new StageError(prefix + messageOf(e));
-    }
-    if (v === true) return true;
-    if (v === false) return false;
-    if (nullIsFalse && (v === null || v === undefined)) return false;
-    throw new StageError(`${prefix}${what} ${condText(v)}`);
-  };
+  const fail = (e: unknown): StageError => new StageError(prefix + messageOf(e));
+  const nonBool = (v: Value): StageError => new StageError(`${prefix}${what} ${condText(v)}`);
+  const nullTest = nullIsFalse ? 'if (v === null || v === undefined) return false;' : '';
+  return site<RowPredicate>(
+    { fn, fail, nonBool },
+    `(r, c) => { let v; try { v = fn(r, c); } catch (e) { throw fail(e); }
+      if (v === true) return true; if (v === false) return false; ${nullTest} throw nonBool(v); }`,
+  );
 }
 
 export const wherePredicate = (fn: RowFn): RowPredicate => condition(fn, 'run Where error: ', true);
@@ -309,27 +305,25 @@ export function compileProjection(
     F.push(s.fn);
     E.push((err) => selectError(fields[i], err));
     if (s.kind === 'merge') {
-      body += `F[${i}](out, row, ctx);\n`;
+      body += `F[${i}](out, r, c);\n`;
       return;
     }
+    const inline = c.inline.get(s.fn);
+    const value = inline !== undefined ? `(${inline})` : `F[${i}](r, c)`;
     const store =
       s.key === '__proto__'
         ? `Object.defineProperty(out, "__proto__", { value: v, enumerable: true, writable: true, configurable: true });`
         : `out[${JSON.stringify(s.key)}] = v;`;
     if (s.kind === 'srf') {
-      body += `v = F[${i}](row, ctx);\n${store}\n`;
+      body += `v = ${value};\n${store}\n`;
       return;
     }
-    body += `try { v = F[${i}](row, ctx); } catch (e) { throw E[${i}](e); }\n`;
+    body += inline !== undefined ? `v = ${value};\n` : `try { v = ${value}; } catch (e) { throw E[${i}](e); }\n`;
     body += s.kind === 'column' ? `if (v !== undefined) ${store}\n` : `if (v !== null && v !== undefined) ${store}\n`;
   });
-  if (sendMeta) body += 'out.__meta = row.meta !== undefined ? row.meta : (row.tuples[0] ? row.tuples[0].meta : {});\n';
+  if (sendMeta) body += 'out.__meta = r.meta !== undefined ? r.meta : (r.tuples[0] ? r.tuples[0].meta : {});\n';
   body += 'return out;\n';
-  const make = new Function('F', 'E', `return function project(row, ctx) {\n${body}};`) as (
-    f: unknown[],
-    e: Array<(e: unknown) => StageError>,
-  ) => RowFn<ValueObject>;
-  return { project: make(F, E), srfKey };
+  return { project: site<RowFn<ValueObject>>({ F, E }, `function project(r, c) {\n${body}}`), srfKey };
 }
 
 /** changed_cols(prefix, ignoreNull, e1, …): `*` arguments expand to the row's columns at run time. */
