@@ -80,7 +80,22 @@ export class WsClient {
       this.scheduleReconnect();
       return Promise.reject(new Error(`websocket ${this.url} is not connected`));
     }
-    return new Promise((resolve, reject) => ws.send(data, (err) => (err ? reject(err) : resolve())));
+    return new Promise((resolve, reject) => {
+      let done = false;
+      const finish = (err?: Error): void => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        ws.off('close', onClose);
+        if (err) reject(err);
+        else resolve();
+      };
+      // a frame written to a socket that is going away never gets its callback: the close settles it
+      const onClose = (): void => finish(new Error(`websocket ${this.url} closed while sending`));
+      const timer = setTimeout(() => finish(new Error(`websocket ${this.url}: send timed out`)), 5000);
+      ws.once('close', onClose);
+      ws.send(data, (err) => finish(err ?? undefined));
+    });
   }
 
   close(): void {
