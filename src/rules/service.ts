@@ -243,6 +243,8 @@ export class RuleService {
   private async register(state: RuleState, planned: { topo: Topology; sources: string[] } | undefined): Promise<void> {
     const def = state.def;
     this.rules.set(def.id, { state, sources: planned?.sources ?? this.sourcesOf(def, state.options) });
+    // shutting down: keep the entry (the store has it) but start nothing
+    if (this.closed) return;
     this.cpu.track(def.id);
     if (!planned) state.markPlanFailed();
     else if (def.triggered !== false) await state.start(planned.topo);

@@ -98,7 +98,7 @@ test('lifecycle on the real runtime: texts, status objects, topology, explain, s
     r = await s.req('POST', '/rules/r1/stop');
     assert.equal(r.text, 'Rule r1 was stopped.');
     assert.deepEqual(await status(s, 'r1'), { message: 'Stopped: canceled manually.', status: 'stopped' });
-    assert.equal((await s.req('GET', '/rules/r1')).json().triggered, false, 'stop persists triggered=false');
+    assert.equal(((await s.req('GET', '/rules/r1')).json() as J).triggered, false, 'stop persists triggered=false');
     r = await s.req('GET', '/rules/r1/topo');
     assert.equal(r.status, 200, 'a stopped rule keeps its topology');
 
@@ -117,7 +117,7 @@ test('lifecycle on the real runtime: texts, status objects, topology, explain, s
 
     r = await s.req('DELETE', `/streams/${st}`);
     assert.equal(r.status, 400, 'a stream read by a rule cannot be dropped');
-    assert.match(r.json().message, /r1/);
+    assert.match((r.json() as J).message, /r1/);
     r = await s.req('DELETE', '/rules/r1');
     assert.equal(r.text, 'Rule r1 is dropped.');
     assert.equal((await s.req('DELETE', `/streams/${st}`)).status, 200);
@@ -156,7 +156,7 @@ test('planning errors reject the rule with the planner code and store nothing', 
     assert.equal(r.status, 201);
     r = await s.req('PUT', '/rules/u1', { id: 'u1', sql: 'SELECT * FROM nosuch', actions: [{ log: {} }] });
     assert.deepEqual(r.json(), { error: 2101, message: 'Update rule error: fail to get stream nosuch, please check if stream is created' });
-    assert.equal((await s.req('GET', '/rules/u1')).json().sql, `SELECT * FROM ${st}`, 'the old rule is kept');
+    assert.equal(((await s.req('GET', '/rules/u1')).json() as J).sql, `SELECT * FROM ${st}`, 'the old rule is kept');
     assert.equal((await status(s, 'u1')).status, 'running', 'and keeps running');
   } finally {
     await s.dispose();
@@ -221,7 +221,7 @@ test('restart strategy: a sink that cannot connect is retried `attempts` times, 
     );
     assert.match(final.message, /^Stopped: .*127\.0\.0\.1:1.*\.$/);
     assert.ok(starts.size >= 2, `restarted runs seen: ${starts.size}`);
-    assert.deepEqual((await s.req('GET', '/rules/bad')).json().options.restartStrategy, { attempts: 2, delay: 300, multiplier: 1.5, jitterFactor: 0.1 });
+    assert.deepEqual(((await s.req('GET', '/rules/bad')).json() as J).options.restartStrategy, { attempts: 2, delay: 300, multiplier: 1.5, jitterFactor: 0.1 });
   } finally {
     await s.dispose();
   }
@@ -301,7 +301,7 @@ test('server restart: running rules come back running, stopped rules stay stoppe
     const statuses = await poll(() => listStatus(s2), (m) => Object.keys(m).length === 3, 'rules restored');
     assert.deepEqual(statuses, { off: 'Stopped: canceled manually.', run: 'Running', stopped: 'Stopped: canceled manually.' });
     assert.equal((await status(s2, 'run')).status, 'running');
-    assert.deepEqual((await s2.req('GET', '/rules/run')).json().tags, ['keep']);
+    assert.deepEqual(((await s2.req('GET', '/rules/run')).json() as J).tags, ['keep']);
     assert.deepEqual(await getWithBody(`${s2.url}/rules/tags/match`, { keys: ['keep'] }), ['run']);
     // start of a restored stopped rule
     assert.equal((await s2.req('POST', '/rules/stopped/start')).status, 200);
