@@ -11,7 +11,7 @@ import { DateTime, type Value, type ValueObject } from '../values/value.js';
 import { defaultZone, parseAuto, parseWithFormat } from '../values/datetime.js';
 import { checkCompression, decompress, type Compression } from '../connectors/compression.js';
 import { EddyError, ErrorCode } from '../api/errors.js';
-import type { Clock } from './clock.js';
+import { systemClock, type Clock } from './clock.js';
 import { RawEvent, TableUpdate, type Item } from './items.js';
 import { QueueNode } from './node.js';
 
@@ -146,37 +146,74 @@ abstract class DecodingNode extends QueueNode {
     this.stamp = stampHere ? maker : { ...maker, timestampField: null };
   }
 
-  protected decodeAndEmit(raw: RawEvent): void {
-    let rows: ValueObject[];
-    if (raw.decoded instanceof Error) {
-      this.emitError(raw.decoded, this.sendError);
+  /** Decodes one source event (a connector's SourceEvent, or a RawEvent from a shared instance or the source). */
+  protected decodeAndEmit(raw: RawEvent | SourceEvent): void {
+    let decoded: ValueObject | ValueObject[];
+    let ev: SourceEvent;
+    if (raw instanceof RawEvent) {
+      ev = raw.ev;
+      if (raw.decoded instanceof Error) {
+        this.emitError(raw.decoded, this.sendError);
+        return;
+      }
+      if (raw.decoded !== null) decoded = raw.decoded;
+      else if (!this.decodeInto(ev)) return;
+      else decoded = this.lastDecoded;
+    } else {
+      ev = raw;
+      if (!this.decodeInto(ev)) return;
+      decoded = this.lastDecoded;
+    }
+    // processing time: the time this batch is handled (read once per drain on the wall clock)
+    const clock = this.maker.clock;
+    const now = clock === systemClock ? this.metrics.lastInvocation || Date.now() : clock.now();
+    const meta = ev.meta;
+    if (this.role === 'table') {
+      const tuples: Tuple[] = [];
+      if (Array.isArray(decoded)) for (const r of decoded) tuples.push(new Tuple(this.maker.name, r, meta, now));
+      else tuples.push(new Tuple(this.maker.name, decoded, meta, now));
+      this.emit(new TableUpdate(this.maker.name, tuples));
       return;
     }
+    if (!Array.isArray(decoded)) {
+      this.emitTuple(decoded, meta, now);
+      return;
+    }
+    for (let i = 0; i < decoded.length; i++) this.emitTuple(decoded[i], meta, now);
+  }
+
+  private lastDecoded: ValueObject | ValueObject[] = [];
+
+  private decodeInto(ev: SourceEvent): boolean {
+    const p = ev.payload;
+    if (!(p instanceof Uint8Array)) {
+      this.lastDecoded = p;
+      return true;
+    }
     try {
-      rows = raw.decoded ?? decodePayload(this.format, this.maker.def, raw.ev.payload);
+      if (!this.format) throw new Error(`unsupported format ${this.maker.def.options.FORMAT ?? 'json'}`);
+      this.lastDecoded = this.format.decode(p);
+      return true;
+    } catch (err) {
+      this.emitError(err, this.sendError);
+      return false;
+    }
+  }
+
+  private emitTuple(msg: ValueObject, meta: ValueObject, now: number): void {
+    const stamp = this.stamp;
+    if (stamp.timestampField === null) {
+      this.emit(new Tuple(stamp.name, msg, meta, now));
+      return;
+    }
+    let t: Tuple;
+    try {
+      t = makeTuple(stamp, msg, meta, now);
     } catch (err) {
       this.emitError(err, this.sendError);
       return;
     }
-    const now = this.maker.clock.now();
-    const meta = raw.ev.meta;
-    const stamp = this.stamp;
-    if (this.role === 'table') {
-      const tuples: Tuple[] = [];
-      for (const r of rows) tuples.push(new Tuple(this.maker.name, r, meta, now));
-      this.emit(new TableUpdate(this.maker.name, tuples));
-      return;
-    }
-    for (let i = 0; i < rows.length; i++) {
-      let t: Tuple;
-      try {
-        t = makeTuple(stamp, rows[i], meta, now);
-      } catch (err) {
-        this.emitError(err, this.sendError);
-        continue;
-      }
-      this.emit(t);
-    }
+    this.emit(t);
   }
 }
 
@@ -370,7 +407,8 @@ export class SourceNode extends DecodingNode implements SharedSubscriber {
     await conn.connect(
       o.connectorContext,
       (ev) => {
-        if (!this.accept(new RawEvent(ev, null))) this.metrics.error(`buffer full, drop message from ${this.name} to ${this.name}`);
+        // the event itself is queued (no wrapper): process() tells it from a RawEvent
+        if (!this.accept(ev as unknown as Item)) this.metrics.error(`buffer full, drop message from ${this.name} to ${this.name}`);
       },
       (err) => this.failed(err),
     );
@@ -390,9 +428,14 @@ export class SourceNode extends DecodingNode implements SharedSubscriber {
   }
 
   protected process(item: Item): void {
-    if (!(item instanceof RawEvent)) return;
-    if (this.opts.forwardRaw) this.emit(item);
-    else this.decodeAndEmit(item);
+    if (item instanceof RawEvent) {
+      if (this.opts.forwardRaw) this.emit(item);
+      else this.decodeAndEmit(item);
+      return;
+    }
+    const ev = item as unknown as SourceEvent;
+    if (this.opts.forwardRaw) this.emit(new RawEvent(ev, null));
+    else this.decodeAndEmit(ev);
   }
 
   override async close(): Promise<void> {
