@@ -25,6 +25,7 @@ import { Connectors } from './connectors/index.js';
 import { registerConfKeyRoutes } from './api/confkeys.js';
 import { registerConnectionRoutes } from './api/connections.js';
 import { createBuiltinRegistry, type FunctionRegistry } from './functions/index.js';
+import { setDefaultZone } from './values/index.js';
 import { createTopologyBuilder, dropCheckpoints, type RuntimeBuilder } from './runtime/topology.js';
 import { explainQuery, validateQuery } from './plan/planner.js';
 import { RuleService } from './rules/service.js';
@@ -87,6 +88,11 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
     logger.warn({ err }, 'stream or table %s is stored but cannot be parsed; it is skipped', name),
   );
   const functions = createBuiltinRegistry();
+  try {
+    setDefaultZone(config.basic.timezone); // zone of datetime parsing/formatting and clock functions
+  } catch (err) {
+    logger.warn({ err }, 'unknown basic.timezone %s; the host zone is used', config.basic.timezone);
+  }
   const runtime = createTopologyBuilder({
     catalog,
     functions,
