@@ -395,22 +395,25 @@ export class BundleService {
     const uploadSnap = await this.deps.uploads.snapshot(Object.keys(bundle.uploads).map((k) => parseUploadRecord(k, bundle.uploads[k]).name));
     const errs = emptyStatus();
     let cancelled = false;
+    let failure: unknown;
     try {
       await this.reset();
       await this.apply(bundle, 'full', errs, ctl);
     } catch (e) {
-      if (!(e instanceof ImportCancelled)) throw e;
-      cancelled = true;
+      if (e instanceof ImportCancelled) cancelled = true;
+      else failure = e;
     }
-    if (!cancelled && !hasErrors(errs)) return { status: errs, rolledBack: false, cancelled: false };
+    if (!cancelled && failure === undefined && !hasErrors(errs)) return { status: errs, rolledBack: false, cancelled: false };
 
-    this.deps.logger.warn({ cancelled, errors: errs }, 'data import failed; restoring the previous data');
+    this.deps.logger.warn({ cancelled, errors: errs, err: failure }, 'data import failed; restoring the previous data');
     await this.reset();
     await this.deps.schemas.restore(schemaSnap);
     await this.deps.uploads.restore(uploadSnap);
     const restoreErrs = emptyStatus();
     await this.apply({ ...before, Schema: {}, uploads: {} }, 'restore', restoreErrs, NO_CONTROL);
     if (hasErrors(restoreErrs)) this.deps.logger.error({ errors: restoreErrs }, 'some previous items could not be restored');
+    // an unexpected failure (the store, the file system) is reported as such once the old data is back
+    if (failure !== undefined) throw failure;
     return { status: errs, rolledBack: true, cancelled };
   }
 

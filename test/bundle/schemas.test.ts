@@ -44,11 +44,18 @@ test('protobuf schema create, list, describe, update, delete', async () => {
     assert.equal((await s.req('PUT', '/schemas/protobuf/fresh', { content: PERSON })).status, 200);
     assert.ok(existsSync(join(dir, 'fresh.proto')));
 
+    // every create and update path records the schema for export (D14)
+    const exported = (await s.req('GET', '/data/export')).json() as { Schema: Record<string, string> };
+    assert.deepEqual(Object.keys(exported.Schema).sort(), ['protobuf_another', 'protobuf_fresh', 'protobuf_people']);
+    assert.deepEqual(JSON.parse(exported.Schema.protobuf_people), { type: 'protobuf', name: 'people', content: v2, file: '', soFile: '' });
+
     const del = await s.req('DELETE', '/schemas/protobuf/people');
     assert.equal(del.status, 200);
     assert.equal(del.text, 'protobuf schema people is deleted');
     assert.equal(existsSync(join(dir, 'people.proto')), false);
     assert.deepEqual((await s.req('GET', '/schemas/protobuf')).json(), ['another', 'fresh']);
+    const afterDelete = (await s.req('GET', '/data/export')).json() as { Schema: Record<string, string> };
+    assert.equal(afterDelete.Schema.protobuf_people, undefined);
 
     const gone = await s.req('GET', '/schemas/protobuf/people');
     assert.equal(gone.status, 404);

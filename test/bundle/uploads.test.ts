@@ -47,11 +47,17 @@ test('JSON content upload: stored under data/uploads, listed by absolute path, o
     assert.equal(list.status, 200);
     assert.deepEqual(list.json(), [join(dir, 'a.json'), join(dir, 'cert.pem')]);
 
+    const records = (await s.req('GET', '/data/export')).json() as { uploads: Record<string, string> };
+    assert.deepEqual(Object.keys(records.uploads).sort(), ['a.json', 'cert.pem']);
+    assert.equal(JSON.parse(records.uploads['cert.pem']).content, 'second');
+
     const del = await s.req('DELETE', '/config/uploads/cert.pem');
     assert.equal(del.status, 200);
     assert.equal(del.text, 'ok');
     assert.equal(existsSync(join(dir, 'cert.pem')), false);
     assert.deepEqual((await s.req('GET', '/config/uploads')).json(), [join(dir, 'a.json')]);
+    const after = (await s.req('GET', '/data/export')).json() as { uploads: Record<string, string> };
+    assert.deepEqual(Object.keys(after.uploads), ['a.json']);
 
     const again = await s.req('DELETE', '/config/uploads/cert.pem');
     assert.equal(again.status, 404);
@@ -112,6 +118,14 @@ test('multipart upload with field uploadFile stores the client file name; binary
     assert.equal(res.status, 201);
     assert.equal(await res.text(), join(dir, 'blob.bin'));
     assert.deepEqual(new Uint8Array(readFileSync(join(dir, 'blob.bin'))), bytes);
+
+    // a text file uploaded by form is recorded for export too (D14); bytes that are no text cannot travel in a bundle
+    const textForm = new FormData();
+    textForm.append('uploadFile', new Blob(['a: 1\n']), 'conf.yaml');
+    assert.equal((await fetch(`${s.url}/config/uploads`, { method: 'POST', body: textForm })).status, 201);
+    const exported = (await s.req('GET', '/data/export')).json() as { uploads: Record<string, string> };
+    assert.deepEqual(Object.keys(exported.uploads), ['conf.yaml']);
+    assert.deepEqual(JSON.parse(exported.uploads['conf.yaml']), { name: 'conf.yaml', content: 'a: 1\n', file: '' });
 
     const noPart = new FormData();
     noPart.append('wrongName', new Blob(['x']), 'x.txt');
