@@ -281,12 +281,12 @@ test('secrets: describe masks them, a PUT of the masked rule keeps them', async 
   }
 });
 
-test('server restart: running rules come back running, stopped rules stay stopped', async () => {
-  const first = await startTestServer();
+async function restartScenario(redisPrefix?: string): Promise<void> {
+  const first = await startTestServer({ redisPrefix });
   const home = first.homeDir;
   let second: TestServer | undefined;
+  const st = uid('s');
   try {
-    const st = uid('s');
     await memoryStream(first, st);
     for (const id of ['run', 'stopped', 'off']) {
       const r = await first.req('POST', '/rules', { id, sql: `SELECT * FROM ${st}`, actions: [{ nop: {} }], ...(id === 'off' ? { triggered: false } : {}) });
@@ -296,21 +296,28 @@ test('server restart: running rules come back running, stopped rules stay stoppe
     await first.req('PUT', '/rules/run/tags', { tags: ['keep'] });
     await first.stop();
 
-    second = await startTestServer({ home });
+    second = await startTestServer({ home, redisPrefix });
     const s2 = second;
     const statuses = await poll(() => listStatus(s2), (m) => Object.keys(m).length === 3, 'rules restored');
     assert.deepEqual(statuses, { off: 'Stopped: canceled manually.', run: 'Running', stopped: 'Stopped: canceled manually.' });
     assert.equal((await status(s2, 'run')).status, 'running');
     assert.deepEqual(((await s2.req('GET', '/rules/run')).json() as J).tags, ['keep']);
     assert.deepEqual(await getWithBody(`${s2.url}/rules/tags/match`, { keys: ['keep'] }), ['run']);
-    // start of a restored stopped rule
+    // a restored stopped rule starts
     assert.equal((await s2.req('POST', '/rules/stopped/start')).status, 200);
     assert.equal((await status(s2, 'stopped')).status, 'running');
+    for (const id of ['run', 'stopped', 'off']) assert.equal((await s2.req('DELETE', `/rules/${id}`)).status, 200);
+    assert.equal((await s2.req('DELETE', `/streams/${st}`)).status, 200);
   } finally {
     if (second) await second.dispose();
     else await first.dispose();
   }
-});
+}
+
+test('server restart: running rules come back running, stopped rules stay stopped (SQLite)', () => restartScenario());
+
+test('server restart: running rules come back running, stopped rules stay stopped (Redis store)', () =>
+  restartScenario(`eddy-test:${uid('rules')}:`));
 
 test('a rule whose stream vanished while the server was down is kept as fail to create the topo', async () => {
   const first = await startTestServer();
