@@ -48,7 +48,9 @@ export function decodeRuleText(text: string): Record<string, unknown> {
     const msg = text.trim() === '' ? 'unexpected end of JSON input' : (e as Error).message;
     throw new RuleDefError(`Parse rule ${text} error : ${msg}.`);
   }
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) {
+  // like Go's decoder, `null` leaves the rule empty (then: Missing rule id.)
+  if (v === null) return {};
+  if (typeof v !== 'object' || Array.isArray(v)) {
     throw new RuleDefError(`Parse rule ${text} error : json: cannot unmarshal ${jsonKind(v)} into Go value of type api.Rule.`);
   }
   return v as Record<string, unknown>;

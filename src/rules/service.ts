@@ -110,6 +110,16 @@ export class RuleService {
   /** Plans a definition: resolves its streams and builds a topology (throws coded EddyErrors). */
   private plan(def: RuleDef, options: RuleOptions, logger: Logger): { topo: Topology; sources: string[] } {
     let sources: string[] = [];
+    for (const action of def.actions) {
+      for (const props of Object.values(action)) {
+        if (typeof props !== 'object' || props === null || Array.isArray(props)) {
+          throw new EddyError(
+            ErrorCode.Executor,
+            `expect map[string]interface{} type for the action properties, but found ${JSON.stringify(action)}`,
+          );
+        }
+      }
+    }
     try {
       if (def.sql !== undefined) sources = this.deps.engine.validate(def.sql, options);
       else if (def.graph) sources = graphSources(def.graph);

@@ -92,6 +92,7 @@ test('bad create bodies answer 400 with code 1000 and eKuiper messages', async (
       [rule({ options: { bufferLength: -1 } }), /^invalid rule json: Rule r1 has invalid options: .*bufferLength.*\.$/],
       [rule({ sql: 'SELECT * FROM nosuch' }), 'fail to get stream nosuch, please check if stream is created', 2101],
       [rule({ actions: [{ foo: {} }] }), 'sink foo is not defined', 2201],
+      [rule({ actions: [{ log: 5 }] }), 'expect map[string]interface{} type for the action properties, but found {"log":5}', 2201],
     ];
     for (const [body, message, code] of cases) {
       const r = await req('POST', '/rules', body);

@@ -31,6 +31,7 @@ test('bad rule bodies give eKuiper texts', () => {
   assert.match(detail('{"id": '), /^Parse rule \{"id":  error : .+\.$/);
   assert.match(detail('[1]'), /^Parse rule \[1\] error : json: cannot unmarshal array into Go value of type api\.Rule\.$/);
   assert.equal(detail({ sql: 'SELECT * FROM s1', actions: [{ log: {} }] }), 'Missing rule id.');
+  assert.equal(detail('null'), 'Missing rule id.');
   assert.equal(detail({ ...ok, id: 'a/b' }), 'ruleID:a/b contains invalidChar:/');
   assert.equal(detail({ ...ok, id: 'a#b' }), 'ruleID:a#b contains invalidChar:#');
   assert.equal(detail({ ...ok, id: 'a%b' }), 'ruleID:a%b contains invalidChar:%');
