@@ -128,12 +128,12 @@ export const datetimeFunctions: FunctionDef[] = [
     const f = fieldsOf(d);
     return `${String(f.year).padStart(4, '0')}-${String(f.month).padStart(2, '0')}-${String(daysIn(f.year, f.month)).padStart(2, '0')}`;
   }),
-  scalar('from_days', 'N', all(exactly(1), rejects(0, INT, [...NUM_LIT, 'string', ...BOOL_EXPR])), (a) => {
+  scalar('from_days', 'N', all(exactly(1), rejects(0, INT, NUM_LIT)), (a) => {
     const n = intOf(a[0]);
     if (n === 0) return null;
     return dateOnly(new DateTime((n - 1) * 86_400_000, 'UTC'));
   }),
-  scalar('from_unix_time', 'N', all(exactly(1), rejects(0, INT, [...NUM_LIT, 'string', ...BOOL_EXPR])), (a) => {
+  scalar('from_unix_time', 'N', all(exactly(1), rejects(0, INT, NUM_LIT)), (a) => {
     const n = intOf(a[0]);
     if (n === 0) return null;
     return formatSqlDateTime(new DateTime(n * 1000, defaultZone()));

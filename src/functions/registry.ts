@@ -25,7 +25,7 @@ export type FuncKind = 'scalar' | 'aggregate' | 'analytic' | 'srf' | 'multicol' 
  * `int`/`float`/`string`/`bool` literals (with `literal` set; a negative number literal is an int/float literal),
  * `boolExpr` an expression whose top operator is a comparison, AND, OR, IN, BETWEEN or LIKE, `unit` a time-unit
  * keyword (DD HH MI SS MS), `field` a column reference (`name` set to its text, e.g. `a` or `s.a`),
- * `meta` a metadata reference as accepted by meta() (`name` set), `wildcard` `*`, `other` anything else.
+ * `wildcard` `*`, `other` anything else (calls, arithmetic, navigation such as `a->b`).
  */
 export type ArgKind = 'int' | 'float' | 'string' | 'bool' | 'boolExpr' | 'unit' | 'field' | 'wildcard' | 'other';
 

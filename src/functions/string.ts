@@ -12,7 +12,6 @@ import {
   INT,
   intArg,
   mustBe,
-  rejects,
   STRING,
   stringArg,
   type Validator,
@@ -155,7 +154,7 @@ export const stringFunctions: FunctionDef[] = [
   scalar(
     'split_value',
     'N',
-    all(exactly(3), stringArg(0), stringArg(1), intArg(2), (a) =>
+    all(exactly(3), intArg(2), (a) =>
       a[2].kind === 'int' && (a[2].literal as bigint) < 0n ? 'The index should not be a nagtive integer.' : undefined,
     ),
     (a) => {
@@ -173,7 +172,7 @@ export const stringFunctions: FunctionDef[] = [
   scalar(
     'format',
     'N',
-    all(between(2, 3), rejects(0, 'number - float or int', ['string', 'bool', 'boolExpr', 'unit']), mustBe(1, INT, ['int']), mustBe(2, STRING, ['string'])),
+    all(between(2, 3), mustBe(1, INT, ['int']), mustBe(2, STRING, ['string'])),
     (a) => formatNumber(numberOf(a[0]), intArgValue(a[1]), a.length > 2 ? textOf(a[2]) : undefined),
   ),
 ];
