@@ -45,7 +45,11 @@ function scalarSite(def: FunctionDef, args: readonly RowFn[], c: ExprCompiler): 
     const tests = vals.map((_v, i) => `v${i} === null || v${i} === undefined || (typeof v${i} === 'object' && ${nullishName}(v${i}))`);
     body += `if (${tests.join(' || ')}) return ${onNull};\n`;
   }
-  body += `try { return ${execName}([${vals.map((_v, i) => `v${i}`).join(', ')}], c); } catch (e) { throw ${errName}(e); }`;
+  // One argument array per call site, refilled per call: exec reads its arguments during the call and must not
+  // keep or return the array itself (no built-in does).
+  const argv = d.add(new Array<Value>(vals.length).fill(null));
+  vals.forEach((_v, i) => (body += `${argv}[${i}] = v${i};\n`));
+  body += `try { return ${execName}(${argv}, c); } catch (e) { throw ${errName}(e); }`;
   return site(d.map, `(r, c) => {\n${body}\n}`);
 }
 
