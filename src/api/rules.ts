@@ -18,8 +18,10 @@ async function bodyText(req: FastifyRequest): Promise<string> {
   return text;
 }
 
-function idOf(req: FastifyRequest): string {
-  return (req.params as { id: string }).id;
+/** The rule addressed by the path: its id, or the name of exactly one rule (the brief: "the id or name"). */
+function idOf(req: FastifyRequest, rules: RuleService): string {
+  const key = (req.params as { id: string }).id;
+  return rules.resolve(key) ?? key;
 }
 
 /** `/rules/` and ids holding an encoded `/` address no rule (one path segment each, rest-api.md §1.2). */
@@ -108,7 +110,7 @@ export function registerRuleRoutes(http: FastifyInstance, rules: RuleService): v
   // ---------------------------------------------------------------------------------------- one rule
 
   http.get('/rules/:id', async (req, reply) => {
-    const id = idOf(req);
+    const id = idOf(req, rules);
     const bad = badPath(reply, id);
     if (bad) return bad;
     if (!rules.has(id)) return sendError(reply, new EddyError(ErrorCode.NotFound, `Describe rule error: Rule ${id} is not found.`));
@@ -116,7 +118,7 @@ export function registerRuleRoutes(http: FastifyInstance, rules: RuleService): v
   });
 
   http.put('/rules/:id', async (req, reply) => {
-    const id = idOf(req);
+    const id = idOf(req, rules);
     const bad = badPath(reply, id);
     if (bad) return bad;
     try {
@@ -128,7 +130,7 @@ export function registerRuleRoutes(http: FastifyInstance, rules: RuleService): v
   });
 
   http.delete('/rules/:id', async (req, reply) => {
-    const id = idOf(req);
+    const id = idOf(req, rules);
     const bad = badPath(reply, id);
     if (bad) return bad;
     if (!rules.has(id)) return sendError(reply, new EddyError(ErrorCode.NotFound, `Delete rule error: ${id} is not found`));
@@ -142,7 +144,7 @@ export function registerRuleRoutes(http: FastifyInstance, rules: RuleService): v
 
   for (const action of ['start', 'restart'] as const) {
     http.post(`/rules/:id/${action}`, async (req, reply) => {
-      const id = idOf(req);
+      const id = idOf(req, rules);
       const bad = badPath(reply, id);
       if (bad) return bad;
       const prefix = `${action} rule error`;
@@ -159,7 +161,7 @@ export function registerRuleRoutes(http: FastifyInstance, rules: RuleService): v
   }
 
   http.post('/rules/:id/stop', async (req, reply) => {
-    const id = idOf(req);
+    const id = idOf(req, rules);
     const bad = badPath(reply, id);
     if (bad) return bad;
     if (!rules.has(id)) return sendError(reply, new EddyError(ErrorCode.NotFound, `stop rule error: Rule ${id} was not found.`));
@@ -172,7 +174,7 @@ export function registerRuleRoutes(http: FastifyInstance, rules: RuleService): v
   });
 
   http.get('/rules/:id/status', async (req, reply) => {
-    const id = idOf(req);
+    const id = idOf(req, rules);
     const bad = badPath(reply, id);
     if (bad) return bad;
     if (!rules.has(id)) return sendError(reply, new EddyError(ErrorCode.NotFound, `get rule status error: Rule ${id} is not found`));
@@ -182,7 +184,7 @@ export function registerRuleRoutes(http: FastifyInstance, rules: RuleService): v
   });
 
   http.get('/rules/:id/topo', async (req, reply) => {
-    const id = idOf(req);
+    const id = idOf(req, rules);
     const bad = badPath(reply, id);
     if (bad) return bad;
     if (!rules.has(id)) return sendError(reply, new EddyError(ErrorCode.NotFound, `get rule topo error: Rule ${id} is not found`));
@@ -194,7 +196,7 @@ export function registerRuleRoutes(http: FastifyInstance, rules: RuleService): v
   });
 
   http.get('/rules/:id/explain', async (req, reply) => {
-    const id = idOf(req);
+    const id = idOf(req, rules);
     const bad = badPath(reply, id);
     if (bad) return bad;
     if (!rules.has(id)) return sendError(reply, new EddyError(ErrorCode.NotFound, `explain rules error: Rule ${id} is not found.`));
@@ -212,7 +214,7 @@ export function registerRuleRoutes(http: FastifyInstance, rules: RuleService): v
       method,
       url: '/rules/:id/tags',
       handler: async (req, reply) => {
-        const id = idOf(req);
+        const id = idOf(req, rules);
         const bad = badPath(reply, id);
         if (bad) return bad;
         try {

@@ -184,6 +184,18 @@ export class RuleService {
     return this.rules.has(id);
   }
 
+  /** A path key: the rule with that id, else the only rule with that display name. */
+  resolve(key: string): string | undefined {
+    if (this.rules.has(key)) return key;
+    let found: string | undefined;
+    for (const [id, e] of this.rules) {
+      if (e.state.def.name !== key) continue;
+      if (found !== undefined) return undefined;
+      found = id;
+    }
+    return found;
+  }
+
   /** Rule ids, sorted. */
   ids(): string[] {
     return [...this.rules.keys()].sort(byId);

@@ -165,6 +165,17 @@ test('start, stop, restart and status objects', async () => {
   });
 });
 
+test('a rule can be addressed by its display name when no rule has that id', async () => {
+  await withApi(async (req) => {
+    await req('POST', '/rules', rule({ id: 'r1', name: 'hot' }));
+    await req('POST', '/rules', rule({ id: 'r2', name: 'dup' }));
+    await req('POST', '/rules', rule({ id: 'r3', name: 'dup' }));
+    assert.equal((await req('GET', '/rules/hot')).json().id, 'r1');
+    assert.equal((await req('POST', '/rules/hot/stop')).text, 'Rule r1 was stopped.');
+    assert.equal((await req('GET', '/rules/dup')).status, 404, 'an ambiguous name addresses nothing');
+  });
+});
+
 test('a start whose re-plan fails answers 400 with the planner code', async () => {
   await withApi(async (req, engine) => {
     await req('POST', '/rules', rule({ sql: 'SELECT * FROM s2' }));
