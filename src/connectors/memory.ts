@@ -107,6 +107,7 @@ const ROW_KINDS = new Set(['insert', 'update', 'upsert', 'delete']);
 
 class MemorySink implements SinkConnector {
   private topic = '';
+  private resendTopic = '';
   private rowkindField: string | undefined;
   private keyField: string | undefined;
 
@@ -116,6 +117,7 @@ class MemorySink implements SinkConnector {
     this.topic = propString(props, 'topic', '');
     if (this.topic === '') throw new EddyError(ErrorCode.Executor, 'topic is required');
     if (hasWildcard(this.topic)) throw new EddyError(ErrorCode.Executor, `invalid memory topic ${this.topic}: wildcard found`);
+    this.resendTopic = propString(props, 'resendDestination', '');
     this.rowkindField = propString(props, 'rowkindField') || undefined;
     this.keyField = propString(props, 'keyField') || undefined;
     if (this.rowkindField && !this.keyField) {
@@ -131,9 +133,10 @@ class MemorySink implements SinkConnector {
     if (rows.length === 0 && data !== null && !Array.isArray(data) && !isObject(data)) {
       throw new Error(`memory sink requires map data, got ${typeof data}`);
     }
-    const dynamic = this.topic.includes('{{');
+    const target = payload.resend && this.resendTopic !== '' ? this.resendTopic : this.topic;
+    const dynamic = target.includes('{{');
     for (const row of rows) {
-      const topic = dynamic ? ctx.render(this.topic, row) : this.topic;
+      const topic = dynamic ? ctx.render(target, row) : target;
       const msg: MemoryMessage = { topic, row };
       if (this.rowkindField) {
         const kind = row[this.rowkindField];

@@ -345,7 +345,7 @@ class MqttSource implements SourceConnector {
 
 class MqttSink implements SinkConnector {
   private topic = '';
-  private dynamicTopic = false;
+  private resendTopic = '';
   private qos: QoS = 0;
   private retained = false;
   private settings!: MqttSettings;
@@ -363,7 +363,7 @@ class MqttSink implements SinkConnector {
       this.topic = propString(props, 'topic', '');
       if (this.topic === '') throw new Error('mqtt sink is missing property topic');
       if (this.topic.includes('+') || this.topic.includes('#')) throw new Error(`mqtt sink topic ${this.topic} cannot contain wildcards`);
-      this.dynamicTopic = this.topic.includes('{{');
+      this.resendTopic = propString(props, 'resendDestination', '');
       this.qos = readQos(props);
       this.retained = propBool(props, 'retained', false);
       const c = propString(props, 'compression', '');
@@ -386,10 +386,10 @@ class MqttSink implements SinkConnector {
 
   async collect(ctx: SinkContext, payload: SinkPayload): Promise<void> {
     if (!this.conn) throw recoverable(new Error('mqtt sink is not connected'));
-    let topic = this.topic;
-    if (this.dynamicTopic) {
+    let topic = payload.resend && this.resendTopic !== '' ? this.resendTopic : this.topic;
+    if (topic.includes('{{')) {
       const item = payload.rows.length === 1 ? payload.rows[0] : payload.rows;
-      topic = ctx.render(this.topic, item);
+      topic = ctx.render(topic, item);
     }
     const bytes = this.compression ? compress(this.compression, payload.bytes) : payload.bytes;
     await this.conn.publish(topic, bytes, this.qos, this.retained);

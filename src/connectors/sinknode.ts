@@ -21,7 +21,7 @@ import type { KVStore } from '../store/kv.js';
 import { isObject, type Value, type ValueObject } from '../values/value.js';
 import type { Registry } from './registry.js';
 import { SinkCache, type SinkUnit } from './sinkcache.js';
-import { prop, propBool, propInt, propKey, propString, propStringList } from './props.js';
+import { propBool, propInt, propKey, propString, propStringList } from './props.js';
 import { parseJsonExact } from './formats/jsonparse.js';
 
 /** Global `sink:` settings of kuiper.yaml: the defaults of the cache properties. */
@@ -62,6 +62,12 @@ interface CommonProps {
     bufferPageSize: number;
     resendInterval: number;
     cleanCacheAtStop: boolean;
+    /** failed items go to a separate resend queue; live items keep flowing */
+    alterQueue: boolean;
+    /** with the alternate queue: -1 live first, 0 alternate, 1 resend first */
+    priority: number;
+    /** field set to true on resent rows */
+    indicatorField: string;
   };
 }
 
@@ -97,13 +103,16 @@ function readCommon(props: Props, defaults: SinkDefaults, registry: Registry): C
         bufferPageSize: propInt(props, 'bufferPageSize', defaults.bufferPageSize ?? 256),
         resendInterval: propInt(props, 'resendInterval', defaults.resendInterval ?? 0),
         cleanCacheAtStop: propBool(props, 'cleanCacheAtStop', defaults.cleanCacheAtStop ?? false),
+        alterQueue: propBool(props, 'resendAlterQueue', false),
+        priority: propInt(props, 'resendPriority', 0),
+        indicatorField: propString(props, 'resendIndicatorField', ''),
       },
     };
   } catch (err) {
     throw executorError(`fail to parse sink configuration: ${(err as Error).message}`);
   }
   const c = common.cache;
-  const priority = prop(props, 'resendPriority');
+  const priority = c.priority;
   if (
     c.memoryCacheThreshold < 0 ||
     c.maxDiskCache < 0 ||
@@ -112,7 +121,7 @@ function readCommon(props: Props, defaults: SinkDefaults, registry: Registry): C
     c.memoryCacheThreshold < c.bufferPageSize ||
     c.memoryCacheThreshold % c.bufferPageSize !== 0 ||
     (c.maxDiskCache !== 0 && (c.maxDiskCache < c.bufferPageSize || c.maxDiskCache % c.bufferPageSize !== 0)) ||
-    (priority !== undefined && priority !== -1 && priority !== 0 && priority !== 1)
+    (priority !== -1 && priority !== 0 && priority !== 1)
   ) {
     throw executorError('invalid cache properties');
   }
@@ -145,6 +154,7 @@ class Payload implements SinkPayload {
     readonly data: ValueObject | ValueObject[] | Value,
     readonly rows: ValueObject[],
     private readonly encodeFn: () => Uint8Array,
+    readonly resend: boolean,
   ) {}
 
   get bytes(): Uint8Array {
@@ -256,7 +266,7 @@ class SinkNodeImpl implements SinkNode {
   }
 
   private enqueue(unit: SinkUnit): void {
-    if (this.cache) {
+    if (this.cache && !this.common.cache.alterQueue) {
       this.cache.push(unit);
       this.paused = false;
       return;
@@ -279,11 +289,16 @@ class SinkNodeImpl implements SinkNode {
       this.running = undefined;
       this.updateBuffer();
       // items may have arrived while the loop was finishing
-      if (!this.closed && !this.paused && (this.queue.length > 0 || (this.cache && this.cache.size > 0))) this.kick();
+      if (!this.closed && this.hasWork()) this.kick();
     });
   }
 
+  private hasWork(): boolean {
+    return this.queue.length > 0 || (!this.paused && this.cache !== undefined && this.cache.size > 0);
+  }
+
   private async drain(): Promise<void> {
+    if (this.cache && this.common.cache.alterQueue) return this.drainAlternate(this.cache);
     if (!this.cache) {
       while (!this.closed && this.queue.length > 0) {
         const unit = this.queue.shift()!;
@@ -312,6 +327,50 @@ class SinkNodeImpl implements SinkNode {
     }
   }
 
+  /** Which queue sends next under the alternate-queue priority (live items never wait for a failing target). */
+  private resendTurn = false;
+  private pick(cache: SinkCache): 'live' | 'resend' | undefined {
+    const live = this.queue.length > 0;
+    const resend = !this.paused && cache.size > 0;
+    if (!live && !resend) return undefined;
+    if (!live) return 'resend';
+    if (!resend) return 'live';
+    const p = this.common.cache.priority;
+    if (p === 1) return 'resend';
+    if (p === -1) return 'live';
+    this.resendTurn = !this.resendTurn;
+    return this.resendTurn ? 'resend' : 'live';
+  }
+
+  private async drainAlternate(cache: SinkCache): Promise<void> {
+    while (!this.closed) {
+      const which = this.pick(cache);
+      if (which === undefined) break;
+      if (which === 'live') {
+        const unit = this.queue.shift()!;
+        if ((await this.send(unit, false)) === 'retry') cache.push(unit);
+      } else {
+        const unit = await cache.head();
+        if (unit === undefined || this.closed) break;
+        if (this.common.cache.resendInterval > 0) {
+          await this.sleep(this.common.cache.resendInterval);
+          if (this.closed) break;
+        }
+        if ((await this.send(this.markResent(unit), true)) === 'retry') {
+          this.paused = true;
+          this.scheduleRetry();
+        } else cache.shift();
+      }
+      this.updateBuffer();
+    }
+  }
+
+  private markResent(unit: SinkUnit): SinkUnit {
+    const f = this.common.cache.indicatorField;
+    if (f === '') return unit;
+    return Array.isArray(unit) ? unit.map((r) => ({ ...r, [f]: true })) : { ...unit, [f]: true };
+  }
+
   /** Retries a failed head even if no new item arrives (eKuiper waits for the next item; Eddy also retries on its own). */
   private scheduleRetry(): void {
     if (this.retryTimer || this.closed) return;
@@ -334,12 +393,12 @@ class SinkNodeImpl implements SinkNode {
   }
 
   /** Transforms and sends one unit: 'ok', 'drop' (failed for good) or 'retry' (recoverable, cached). */
-  private async send(unit: SinkUnit): Promise<'ok' | 'drop' | 'retry'> {
+  private async send(unit: SinkUnit, resend = false): Promise<'ok' | 'drop' | 'retry'> {
     const start = Date.now();
     this.metrics.lastInvocation = start;
     let payload: SinkPayload;
     try {
-      payload = this.transform(unit);
+      payload = this.transform(unit, resend);
     } catch (err) {
       this.metrics.error(err);
       this.logger.warn({ err }, 'sink %s cannot transform data', this.metrics.name);
@@ -359,7 +418,7 @@ class SinkNodeImpl implements SinkNode {
     return 'ok';
   }
 
-  private transform(unit: SinkUnit): SinkPayload {
+  private transform(unit: SinkUnit, resend: boolean): SinkPayload {
     const { dataTemplate, dataField, fields } = this.common;
     const rows = Array.isArray(unit) ? unit : [unit];
     let data: Value = unit;
@@ -390,7 +449,7 @@ class SinkNodeImpl implements SinkNode {
       if (templateOnly && !isObject(data)) throw new Error(`template output must be a JSON object for format ${this.common.format}`);
       return format.encode(finalData as ValueObject | ValueObject[]);
     };
-    return new Payload(finalData, rows, encodeFn);
+    return new Payload(finalData, rows, encodeFn, resend);
   }
 
   async close(): Promise<void> {

@@ -157,6 +157,8 @@ export interface SinkPayload {
   readonly bytes: Uint8Array;
   /** the untransformed rows (for properties rendered per send, such as an mqtt topic `a/{{.room}}`) */
   readonly rows: ValueObject[];
+  /** true when this is a resend from the alternate queue: send to the `resendDestination` when there is one */
+  readonly resend?: boolean;
 }
 
 export interface SinkContext extends ConnectorContext {

@@ -237,3 +237,41 @@ test('without the cache a failing sink counts exceptions and keeps accepting dat
     await s.dispose();
   }
 });
+
+test('alternate resend queue: live data keeps flowing, failed items go to resendDestination marked by the indicator field', async () => {
+  const s = await startTestServer();
+  const proxy = new BrokerProxy();
+  await proxy.start();
+  const topic = uniqueTopic('alt');
+  const sub = await subscriber(`${topic}/#`);
+  const n = sinkNode(s, 'mqtt', {
+    server: proxy.url,
+    topic: `${topic}/live`,
+    resendDestination: `${topic}/resent`,
+    sendSingle: true,
+    enableCache: true,
+    resendAlterQueue: true,
+    resendPriority: -1,
+    resendIndicatorField: 'resent',
+  });
+  try {
+    await n.open();
+    await proxy.stop();
+    await new Promise((r) => setTimeout(r, 300));
+    for (let i = 0; i < 3; i++) n.push([{ i: BigInt(i) }]);
+    await until(() => n.metrics.exceptions >= 3, 8000, 'three failures');
+    await proxy.start();
+    await until(() => proxy.connections === 1, 8000, 'reconnect');
+    n.push([{ i: 10n }]);
+    await until(() => sub.messages.length === 4, 10000, 'live and resent messages');
+    const live = sub.messages.filter((m) => m.topic === `${topic}/live`).map((m) => m.text);
+    const resent = sub.messages.filter((m) => m.topic === `${topic}/resent`).map((m) => m.text);
+    assert.deepEqual(live, ['{"i":10}']);
+    assert.deepEqual(resent, ['{"i":0,"resent":true}', '{"i":1,"resent":true}', '{"i":2,"resent":true}']);
+  } finally {
+    await n.close();
+    await sub.close();
+    await proxy.stop();
+    await s.dispose();
+  }
+});
