@@ -2,6 +2,30 @@
 import { quoteLit, SqlSyntaxError } from './errors.js';
 import { Lexer, type Token } from './lexer.js';
 
+/** The token's type name as eKuiper prints a token (not its literal) in a few messages. */
+export function tokenName(t: Token): string {
+  switch (t.kind) {
+    case 'op':
+    case 'keyword':
+      return t.value;
+    case 'ident':
+    case 'qident':
+      return 'IDENT';
+    case 'integer':
+      return 'INTEGER';
+    case 'float':
+      return 'NUMBER';
+    case 'string':
+      return 'STRING';
+    case 'badString':
+      return 'BADSTRING';
+    case 'eof':
+      return 'EOF';
+    case 'illegal':
+      return 'ILLEGAL';
+  }
+}
+
 export class Cursor {
   private readonly lexer: Lexer;
   private readonly buf: Token[] = [];
@@ -31,12 +55,6 @@ export class Cursor {
     return t.kind === 'keyword' && t.value === kw;
   }
 
-  /** A contextual word (CREATE, STREAM, WITH, …): a plain identifier spelled so, any case. */
-  isWord(word: string, n = 0): boolean {
-    const t = this.peek(n);
-    return t.kind === 'ident' && t.value.toUpperCase() === word;
-  }
-
   /** Consumes the operator if it is next. */
   acceptOp(op: string): boolean {
     if (!this.isOp(op)) return false;
@@ -55,15 +73,14 @@ export class Cursor {
     throw new SqlSyntaxError(`found ${quoteLit(t.lit)}, ${what}`, t.line, t.column);
   }
 
+  /** Throws `message` as is, positioned at token `t`. */
+  failAt(t: Token, message: string): never {
+    throw new SqlSyntaxError(message, t.line, t.column);
+  }
+
   expectOp(op: string, what: string): Token {
     const t = this.next();
     if (t.kind !== 'op' || t.value !== op) this.fail(t, what);
-    return t;
-  }
-
-  expectKeyword(kw: string, what: string): Token {
-    const t = this.next();
-    if (t.kind !== 'keyword' || t.value !== kw) this.fail(t, what);
     return t;
   }
 
@@ -72,12 +89,5 @@ export class Cursor {
     const t = this.next();
     if (t.kind !== 'ident' && t.kind !== 'qident') this.fail(t, what);
     return t;
-  }
-
-  /** Optional `;` and then the end of the text. */
-  expectEnd(): void {
-    this.acceptOp(';');
-    const t = this.peek();
-    if (t.kind !== 'eof') this.fail(t, 'expected EOF.');
   }
 }

@@ -1,15 +1,19 @@
 /**
- * Scanner for eKuiper's SQL dialect (sql.md §1). Produces tokens on demand, so a lexical error is only reported
- * when the parser actually reaches it (as the reference does).
+ * Scanner for eKuiper's SQL dialect (sql.md §1). Produces tokens on demand and never throws: malformed input
+ * becomes a token the parser cannot accept, so the error names the position the parser reached, as the
+ * reference does (`found "invalid string: \"\\d\"", expected expression.`).
  *
- * Reproduced quirks:
- * - after `-` whitespace is skipped before looking at the next character, so `- -1` and `- >` are a line comment
- *   and an arrow; after `/` whitespace is skipped too, so `/ *` opens a block comment;
+ * Reproduced scanner behaviour:
+ * - after `-` whitespace is skipped before looking at the next character: `- -1` starts a line comment, `- >` is an
+ *   arrow, and `-` [ws] `.` [ws] digits is one negative number token (`a - .5` is therefore `a` followed by the
+ *   number `-.5`, a syntax error); after `/` whitespace is skipped too, so `/ *` opens a block comment;
  * - `! =`, `< =`, `> =` (inner whitespace) are the two-character operators; a lone `!` is scanned as `=`;
- * - `<>` is two tokens (`<`, `>`);
- * - `1.2.3` is one malformed number; `1e3` is the integer `1` followed by the identifier `e3`.
+ *   `<>` is two tokens (`<`, `>`);
+ * - a number is digits followed by any digits and dots (`1.2.3` is one token, rejected by the parser as
+ *   "invalid number value"); `1e3` is the integer `1` followed by the identifier `e3`;
+ * - keyword literals are reported upper-case, the end of input as `EOF`, and characters that start no token with
+ *   an empty literal, the way the reference's messages show them.
  */
-import { quoteLit, SqlSyntaxError } from './errors.js';
 
 export type TokenKind =
   /** plain identifier that is not a reserved keyword */
@@ -19,17 +23,23 @@ export type TokenKind =
   /** reserved keyword; `value` is upper-case */
   | 'keyword'
   | 'integer'
+  /** digits with at least one dot; may be malformed (`1.2.3`) */
   | 'float'
   | 'string'
+  /** unterminated string, or one with an invalid escape sequence */
+  | 'badString'
   /** operator or punctuation; `value` is its canonical text (`!=` also for `! =`) */
   | 'op'
   | 'eof'
-  /** a character that starts no token (`$`, `@`, `_x`, non-ASCII …) */
+  /** a character that starts no token (`$`, `@`, `_`, non-ASCII …) or an unterminated block comment */
   | 'illegal';
 
 export interface Token {
   readonly kind: TokenKind;
-  /** ident/qident: the name; keyword: upper-case word; string: the unescaped value; number: its text; op: the op */
+  /**
+   * ident/qident: the name; keyword: upper-case word; string: the unescaped value; number: its text (with a
+   * leading `-` for negative-number tokens); op: the operator; illegal: the offending character(s).
+   */
   readonly value: string;
   /** the literal as eKuiper's messages quote it */
   readonly lit: string;
@@ -70,11 +80,11 @@ export class Lexer {
 
   constructor(private readonly src: string) {}
 
-  /** Scans the next token; throws SqlSyntaxError for malformed strings, numbers and unterminated comments. */
+  /** Scans the next token (comments and whitespace skipped). */
   next(): Token {
     for (;;) {
       this.skipWs();
-      if (this.pos >= this.src.length) return this.tok('eof', '', '', this.line, this.col, this.pos);
+      if (this.pos >= this.src.length) return this.tok('eof', '', 'EOF', this.line, this.col, this.pos);
       const line = this.line;
       const column = this.col;
       const start = this.pos;
@@ -92,13 +102,23 @@ export class Lexer {
           this.advance();
           return this.tok('op', '->', '->', line, column, start);
         }
+        if (n === '.') {
+          // `-.5` / `- . 5` is one negative number; otherwise the dot is swallowed (as the reference does)
+          this.advance();
+          this.skipWs();
+          if (isDigit(this.peekChar())) {
+            const digits = this.scanDigitsAndDots();
+            const text = '-.' + digits;
+            return this.tok('float', text, text, line, column, start);
+          }
+        }
         return this.tok('op', '-', '-', line, column, start);
       }
       if (c === '/') {
         this.advance();
         this.skipWs();
         if (this.peekChar() === '*') {
-          this.skipBlockComment(line, column);
+          if (!this.skipBlockComment()) return this.tok('illegal', '/*', '', line, column, start);
           continue;
         }
         return this.tok('op', '/', '/', line, column, start);
@@ -115,11 +135,17 @@ export class Lexer {
         return this.tok('op', op, op, line, column, start);
       }
       if (c === '.') {
-        if (isDigit(this.charAt(this.pos + 1))) return this.scanNumber(line, column, start);
         this.advance();
+        if (isDigit(this.peekChar())) {
+          const text = '.' + this.scanDigitsAndDots();
+          return this.tok('float', text, text, line, column, start);
+        }
         return this.tok('op', '.', '.', line, column, start);
       }
-      if (isDigit(c)) return this.scanNumber(line, column, start);
+      if (isDigit(c)) {
+        const text = this.scanDigitsAndDots();
+        return this.tok(text.includes('.') ? 'float' : 'integer', text, text, line, column, start);
+      }
       if (isLetter(c)) {
         while (this.pos < this.src.length) {
           const d = this.src[this.pos];
@@ -128,7 +154,7 @@ export class Lexer {
         }
         const word = this.src.slice(start, this.pos);
         const upper = word.toUpperCase();
-        if (KEYWORDS.has(upper)) return this.tok('keyword', upper, word, line, column, start);
+        if (KEYWORDS.has(upper)) return this.tok('keyword', upper, upper, line, column, start);
         return this.tok('ident', word, word, line, column, start);
       }
       if (c === '`') {
@@ -147,7 +173,7 @@ export class Lexer {
       const cp = this.src.codePointAt(this.pos) ?? 0;
       const ch = String.fromCodePoint(cp);
       this.advance(ch.length);
-      return this.tok('illegal', ch, ch, line, column, start);
+      return this.tok('illegal', ch, '', line, column, start);
     }
   }
 
@@ -155,11 +181,8 @@ export class Lexer {
     return { kind, value, lit, line, column, offset };
   }
 
-  private charAt(i: number): string {
-    return i < this.src.length ? this.src[i] : '';
-  }
   private peekChar(): string {
-    return this.charAt(this.pos);
+    return this.pos < this.src.length ? this.src[this.pos] : '';
   }
 
   private advance(n = 1): void {
@@ -182,103 +205,112 @@ export class Lexer {
     while (this.pos < this.src.length && this.src[this.pos] !== '\n') this.advance();
   }
 
-  /** At the `*` of `/*` (or `/ *`). */
-  private skipBlockComment(line: number, column: number): void {
+  /** At the `*` of `/*` (or `/ *`); false when the comment is not terminated. */
+  private skipBlockComment(): boolean {
     this.advance(); // '*'
     for (;;) {
-      if (this.pos >= this.src.length) throw new SqlSyntaxError('found "/*", unterminated block comment.', line, column);
-      if (this.src[this.pos] === '*' && this.charAt(this.pos + 1) === '/') {
+      if (this.pos >= this.src.length) return false;
+      if (this.src[this.pos] === '*' && this.pos + 1 < this.src.length && this.src[this.pos + 1] === '/') {
         this.advance(2);
-        return;
+        return true;
       }
       this.advance();
     }
   }
 
-  private scanNumber(line: number, column: number, start: number): Token {
-    while (isDigit(this.peekChar())) this.advance();
-    let isFloat = false;
-    if (this.peekChar() === '.') {
-      isFloat = true;
-      this.advance();
-      while (isDigit(this.peekChar())) this.advance();
-      if (this.peekChar() === '.') {
-        while (isDigit(this.peekChar()) || this.peekChar() === '.') this.advance();
-        const text = this.src.slice(start, this.pos);
-        throw new SqlSyntaxError(`found ${quoteLit(text)}, invalid number value.`, line, column);
-      }
-    }
-    const text = this.src.slice(start, this.pos);
-    return this.tok(isFloat ? 'float' : 'integer', text, text, line, column, start);
+  private scanDigitsAndDots(): string {
+    const from = this.pos;
+    while (isDigit(this.peekChar()) || this.peekChar() === '.') this.advance();
+    return this.src.slice(from, this.pos);
   }
 
+  /**
+   * A quoted string. The reference rewrites a single-quoted literal into double-quoted form (`"` inside becomes
+   * `\"`, `\'` becomes `'`) and unescapes it with Go's rules; its error literals show that rewritten form.
+   */
   private scanString(quote: '"' | "'", line: number, column: number, start: number): Token {
     this.advance(); // opening quote
-    let out = '';
-    const bad = (): never => {
-      // name the whole offending literal: scan on to its closing quote (or the end of the text)
-      let end = this.pos;
-      while (end < this.src.length && this.src[end] !== quote) end += this.src[end] === '\\' ? 2 : 1;
-      const text = this.src.slice(start, Math.min(end + 1, this.src.length));
-      throw new SqlSyntaxError(`found ${quoteLit(text)}, invalid string.`, line, column);
-    };
+    let body = ''; // the content in double-quoted form, escapes still in place
     for (;;) {
-      if (this.pos >= this.src.length) bad();
+      if (this.pos >= this.src.length) {
+        return this.tok('badString', body, '"' + body, line, column, start);
+      }
       const c = this.src[this.pos];
       if (c === quote) {
         this.advance();
-        return { kind: 'string', value: out, lit: out, line, column, offset: start, quote };
+        break;
       }
-      if (c !== '\\') {
-        const cp = this.src.codePointAt(this.pos) ?? 0;
-        const ch = String.fromCodePoint(cp);
-        out += ch;
-        this.advance(ch.length);
+      if (c === '\\') {
+        const n = this.pos + 1 < this.src.length ? this.src[this.pos + 1] : '';
+        if (n === "'" && quote === "'") {
+          body += "'";
+          this.advance(2);
+        } else if (n === '') {
+          body += '\\';
+          this.advance();
+        } else {
+          body += '\\' + n;
+          this.advance(2);
+        }
         continue;
       }
-      this.advance(); // backslash
-      if (this.pos >= this.src.length) bad();
-      const e = this.src[this.pos];
+      body += quote === "'" && c === '"' ? '\\"' : c;
       this.advance();
-      switch (e) {
-        case 'a': out += '\x07'; break;
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
-        case 'n': out += '\n'; break;
-        case 'r': out += '\r'; break;
-        case 't': out += '\t'; break;
-        case 'v': out += '\v'; break;
-        case '\\': out += '\\'; break;
-        case '"': out += '"'; break;
-        case "'":
-          if (quote !== "'") bad();
-          out += "'";
-          break;
-        case 'x':
-        case 'u':
-        case 'U': {
-          const n = e === 'x' ? 2 : e === 'u' ? 4 : 8;
-          const hex = this.src.slice(this.pos, this.pos + n);
-          if (hex.length !== n || ![...hex].every(isHex)) bad();
-          this.advance(n);
-          const cp = parseInt(hex, 16);
-          if (e !== 'x' && (cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))) bad();
-          out += String.fromCodePoint(cp);
-          break;
-        }
-        default: {
-          if (e >= '0' && e <= '7') {
-            const oct = e + this.src.slice(this.pos, this.pos + 2);
-            if (oct.length !== 3 || ![...oct].every((d) => d >= '0' && d <= '7')) bad();
-            const v = parseInt(oct, 8);
-            if (v > 255) bad();
-            this.advance(2);
-            out += String.fromCharCode(v);
-            break;
-          }
-          bad();
-        }
+    }
+    const value = unescapeGo(body);
+    if (value === null) {
+      const lit = `invalid string: "${body}"`;
+      return this.tok('badString', lit, lit, line, column, start);
+    }
+    return { kind: 'string', value, lit: value, line, column, offset: start, quote };
+  }
+}
+
+/** Go's unquoting of the content of a double-quoted literal; null when it is not valid. */
+function unescapeGo(body: string): string | null {
+  let out = '';
+  let i = 0;
+  while (i < body.length) {
+    const c = body[i];
+    if (c === '\n' || c === '"') return null;
+    if (c !== '\\') {
+      out += c;
+      i++;
+      continue;
+    }
+    const e = body[i + 1] ?? '';
+    i += 2;
+    switch (e) {
+      case 'a': out += '\x07'; break;
+      case 'b': out += '\b'; break;
+      case 'f': out += '\f'; break;
+      case 'n': out += '\n'; break;
+      case 'r': out += '\r'; break;
+      case 't': out += '\t'; break;
+      case 'v': out += '\v'; break;
+      case '\\': out += '\\'; break;
+      case '"': out += '"'; break;
+      case 'x':
+      case 'u':
+      case 'U': {
+        const n = e === 'x' ? 2 : e === 'u' ? 4 : 8;
+        const hex = body.slice(i, i + n);
+        if (hex.length !== n || ![...hex].every(isHex)) return null;
+        const cp = parseInt(hex, 16);
+        if (e !== 'x' && (cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))) return null;
+        out += String.fromCodePoint(cp);
+        i += n;
+        break;
+      }
+      default: {
+        const oct = body.slice(i - 1, i + 2);
+        if (oct.length !== 3 || ![...oct].every((d) => d >= '0' && d <= '7')) return null;
+        const v = parseInt(oct, 8);
+        if (v > 255) return null;
+        out += String.fromCharCode(v);
+        i += 2;
       }
     }
   }
+  return out;
 }

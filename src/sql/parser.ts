@@ -1,18 +1,25 @@
 /**
- * Expression and SELECT parser for eKuiper 1.14's dialect (sql.md §2, §4.1, §5.1).
- *
- * Extensions over eKuiper: none. Everything eKuiper rejects is rejected (`<>`, `IS NULL`, prefix `NOT`, unary
- * minus on non-literals, a bare `JOIN`, `OUTER`). Known differences from the reference, all in queries that
- * could not run there anyway:
- * - a subscript in operand position (`SELECT [0] FROM s`) is a syntax error;
- * - an operator of higher precedence right after `x BETWEEN lo AND hi` or `x IN (list)` (e.g.
- *   `a BETWEEN 1 AND 5 + 1`) is a syntax error instead of an ill-formed tree;
- * - expressions nested deeper than MAX_DEPTH levels are rejected, so no later recursive pass can overflow.
+ * Expression and SELECT parser for eKuiper 1.14's dialect (sql.md §2, §4.1, §5.1), with the reference's error
+ * texts (`found "-", expected expression.`, `limit should be integer`, …).
  *
  * Precedence (higher binds tighter, all left-associative): 5 `* / % &` and the postfix `[…]`, `->`, `.`;
  * 4 `+ - | ^`; 3 comparisons, [NOT] IN/BETWEEN/LIKE; 2 AND; 1 OR. Hence `2 * arr[0]` is `(2 * arr)[0]`.
+ * BETWEEN bounds and the LIKE pattern are single operands; `IN operand` extends its operand with tighter
+ * operators (`a IN b->c` is `a IN (b->c)`), `IN (…)` is always the list form.
+ *
+ * EXTENSIONS (accepted by Eddy, rejected by eKuiper; none changes the meaning of a query eKuiper accepts):
+ * - a subscript whose index starts with an integer literal may continue with an expression (`arr[1 + i]`,
+ *   `arr[0:n - 1]`); the reference only accepts a lone literal there;
+ * - a searched CASE accepts a parenthesised bool condition (`WHEN (a > 1) THEN …`).
+ * Everything else eKuiper rejects is rejected (`<>`, `IS NULL`, prefix `NOT`, unary minus on non-literals, a bare
+ * `JOIN`, `OUTER`). Known differences, in queries the reference cannot run either:
+ * - a subscript in operand position (`SELECT [0] FROM s`) is a syntax error;
+ * - an operator of higher precedence right after `x BETWEEN lo AND hi`, `x IN (list)` or `x LIKE p` (e.g.
+ *   `a BETWEEN 1 AND 5 + 1`) is a syntax error instead of an ill-formed tree;
+ * - expressions nested deeper than MAX_DEPTH levels are rejected, so no later recursive pass can overflow.
  */
 import {
+  isBoolShaped,
   type BinaryOp,
   type CallExpr,
   type Dimension,
@@ -32,9 +39,10 @@ import {
   type WindowType,
   childExprs,
 } from './ast.js';
-import { Cursor } from './cursor.js';
+import { Cursor, tokenName } from './cursor.js';
 import { quoteLit, SqlSyntaxError } from './errors.js';
 import type { Token } from './lexer.js';
+import { exprToString } from './print.js';
 
 /** Deepest expression tree accepted; deeper input is an error rather than a stack overflow later on. */
 export const MAX_DEPTH = 1000;
@@ -47,11 +55,11 @@ const LEVEL_BY_OP: Readonly<Record<string, number>> = {
 const LEVEL_BY_KEYWORD: Readonly<Record<string, number>> = { IN: 3, BETWEEN: 3, LIKE: 3, NOT: 3, AND: 2, OR: 1 };
 
 const WINDOW_TYPES: Readonly<Record<string, WindowType>> = {
-  TUMBLINGWINDOW: 'tumbling',
-  HOPPINGWINDOW: 'hopping',
-  SLIDINGWINDOW: 'sliding',
-  SESSIONWINDOW: 'session',
-  COUNTWINDOW: 'count',
+  tumblingwindow: 'tumbling',
+  hoppingwindow: 'hopping',
+  slidingwindow: 'sliding',
+  sessionwindow: 'session',
+  countwindow: 'count',
 };
 
 const JOIN_TYPES: Readonly<Record<string, JoinType>> = {
@@ -62,64 +70,78 @@ const JOIN_TYPES: Readonly<Record<string, JoinType>> = {
   CROSS: 'cross',
 };
 
-const ORDINALS = ['1st', '2nd', '3rd'];
+const INT64_MAX = (1n << 63n) - 1n;
+const INT64_MIN = -(1n << 63n);
 
 function posOf(t: Token): SourcePos {
   return { line: t.line, column: t.column };
 }
 
+function isIdent(t: Token): boolean {
+  return t.kind === 'ident' || t.kind === 'qident';
+}
+
+function isOpTok(t: Token, op: string): boolean {
+  return t.kind === 'op' && t.value === op;
+}
+
+/** Re-throws a syntax error from `f` with `prefix` in front of its message (eKuiper's wrapped errors). */
+function wrapped<T>(prefix: string, f: () => T): T {
+  try {
+    return f();
+  } catch (e) {
+    if (e instanceof SqlSyntaxError) throw new SqlSyntaxError(prefix + e.message, e.line, e.column);
+    throw e;
+  }
+}
+
 export class SelectParser {
   private readonly c: Cursor;
   private nesting = 0;
+  /** numbers the unnamed select fields (`kuiper_field_N`), shared with REPLACE items as in the reference */
+  private unnamed = 0;
+  /** window calls seen so far, by the call node that stands for them in the expression tree */
+  private readonly windows = new Map<CallExpr, WindowExpr>();
 
   constructor(sql: string) {
     this.c = new Cursor(sql);
   }
 
-  /** Parses a whole SELECT statement up to an optional `;` and the end of the text. */
+  /** Parses a whole SELECT statement; text after a terminating `;` is ignored, as by the reference. */
   parseSelect(): SelectStatement {
     const c = this.c;
-    c.expectKeyword('SELECT', 'expected SELECT.');
-    const fields = this.parseFields();
-    c.expectKeyword('FROM', 'expected FROM.');
-    const from = this.parseSource();
-    const joins: JoinClause[] = [];
-    for (;;) {
-      const t = c.peek();
-      const type = t.kind === 'keyword' ? JOIN_TYPES[t.value] : undefined;
-      if (!type) break;
-      c.next();
-      c.expectKeyword('JOIN', 'expected JOIN.');
-      const source = this.parseSource();
-      let on: Expr | null = null;
-      const onTok = c.peek();
-      if (c.acceptKeyword('ON')) {
-        if (type === 'cross') {
-          throw new SqlSyntaxError('On expression is not required for cross join type.', onTok.line, onTok.column);
-        }
-        on = this.parseCondition();
-      }
-      joins.push({ type, source, on });
+    const first = c.next();
+    if (first.kind !== 'keyword' || first.value !== 'SELECT') {
+      c.failAt(first, `Found ${quoteLit(first.lit)}, Expected SELECT.`);
     }
+    const fields = this.parseFields();
+    const fromTok = c.next();
+    if (fromTok.kind !== 'keyword' || fromTok.value !== 'FROM') c.fail(fromTok, 'expected FROM.');
+    const from = this.parseSource();
+    const joins = this.parseJoins();
     const where = c.acceptKeyword('WHERE') ? this.parseCondition() : null;
     let dimensions: Dimension[] = [];
     if (c.acceptKeyword('GROUP')) {
-      c.expectKeyword('BY', 'expected BY.');
+      const by = c.next();
+      if (by.kind !== 'keyword' || by.value !== 'BY') c.fail(by, 'expected BY statement.');
       dimensions = this.parseDimensions();
     }
     const having = c.acceptKeyword('HAVING') ? this.parseCondition() : null;
     let sorts: SortField[] = [];
     if (c.acceptKeyword('ORDER')) {
-      c.expectKeyword('BY', 'expected BY.');
+      const by = c.next();
+      if (by.kind !== 'keyword' || by.value !== 'BY') c.fail(by, 'expected BY keyword.');
       sorts = this.parseSorts();
     }
     let limit: number | null = null;
-    if (c.acceptKeyword('LIMIT')) {
-      const t = c.next();
-      if (t.kind !== 'integer') throw new SqlSyntaxError('limit should be integer', t.line, t.column);
-      limit = Number(t.value);
+    if (c.isKeyword('LIMIT')) {
+      const kw = c.next();
+      const e = this.parseCondition();
+      if (e.kind !== 'integer') throw new SqlSyntaxError('limit should be integer', kw.line, kw.column);
+      limit = Number(e.value);
     }
-    c.expectEnd();
+    const end = c.peek();
+    if (!isOpTok(end, ';') && end.kind !== 'eof') c.fail(end, 'expected EOF.');
     const window = dimensions.find((d): d is WindowExpr => d.kind === 'window') ?? null;
     return { kind: 'select', fields, from, joins, where, dimensions, window, having, sorts, limit };
   }
@@ -136,138 +158,103 @@ export class SelectParser {
 
   private parseFields(): SelectField[] {
     const fields: SelectField[] = [];
-    let unnamed = 0;
     do {
-      const expr = this.parseCondition();
-      let alias: string | null = null;
-      const asTok = this.c.peek();
-      if (this.c.acceptKeyword('AS')) {
-        if (expr.kind === 'wildcard') {
-          throw new SqlSyntaxError('alias is not supported for *', asTok.line, asTok.column);
-        }
-        alias = this.c.expectIdent('expected alias.').value;
-      }
-      let name: string;
-      if (alias !== null) name = alias;
-      else if (expr.kind === 'wildcard') name = '*';
-      else if (expr.kind === 'field') name = expr.name;
-      else if (expr.kind === 'call') name = expr.name.toLowerCase();
-      else if (expr.kind === 'meta') name = expr.func;
-      else name = `kuiper_field_${unnamed++}`;
+      const { expr, alias, name } = this.parseNamedExpr();
       fields.push({ expr, alias, name });
     } while (this.c.acceptOp(','));
     return fields;
   }
 
-  /** `name_part { name_part } [AS alias]` where a name part is an identifier or one of `/ # +`. */
+  /** `expr [AS alias]` with its output name (sql.md §4.3), for select fields and REPLACE items. */
+  private parseNamedExpr(): SelectField {
+    const c = this.c;
+    const expr = this.parseCondition();
+    let alias: string | null = null;
+    const asTok = c.peek();
+    if (c.acceptKeyword('AS')) {
+      const a = c.next();
+      if (!isIdent(a)) c.fail(a, 'expected as alias.');
+      if (expr.kind === 'wildcard') c.failAt(asTok, 'alias is not supported for *');
+      alias = a.value;
+    }
+    let name: string;
+    if (alias !== null) name = alias;
+    else if (expr.kind === 'wildcard') name = '*';
+    else if (expr.kind === 'field') name = expr.name;
+    else if (expr.kind === 'call') name = expr.name.toLowerCase();
+    else if (expr.kind === 'meta') name = expr.func;
+    else name = `kuiper_field_${this.unnamed++}`;
+    return { expr, alias, name };
+  }
+
+  /** `name_part { name_part } [AS alias]`, a name part being an identifier or one of `/ # +`. */
   private parseSource(): SourceRef {
     const c = this.c;
     const first = c.peek();
     let name = '';
+    let alias: string | null = null;
     for (;;) {
       const t = c.peek();
-      if (t.kind === 'ident' || t.kind === 'qident') name += t.value;
-      else if (t.kind === 'op' && (t.value === '/' || t.value === '#' || t.value === '+')) name += t.value;
-      else break;
+      if (!(isIdent(t) || (t.kind === 'op' && (t.value === '/' || t.value === '#' || t.value === '+')))) break;
       c.next();
+      name += t.value;
+      if (c.acceptKeyword('AS')) {
+        const a = c.next();
+        if (!isIdent(a)) c.failAt(a, `found ${quoteLit(t.lit)}, expected JOIN key word.`);
+        alias = a.value;
+      }
     }
-    if (name === '') c.fail(first, 'expected source name.');
-    let alias: string | null = null;
-    if (c.acceptKeyword('AS')) alias = c.expectIdent('expected alias.').value;
     return { name, alias, pos: posOf(first) };
+  }
+
+  private parseJoins(): JoinClause[] {
+    const c = this.c;
+    const joins: JoinClause[] = [];
+    for (;;) {
+      const t = c.peek();
+      const type = t.kind === 'keyword' ? JOIN_TYPES[t.value] : undefined;
+      if (!type) return joins;
+      c.next();
+      const j = c.next();
+      if (j.kind !== 'keyword' || j.value !== 'JOIN') c.failAt(j, `found ${quoteLit(t.lit)}, expected JOIN key word.`);
+      const source = this.parseSource();
+      let on: Expr | null = null;
+      const onTok = c.peek();
+      if (c.acceptKeyword('ON')) {
+        if (type === 'cross') c.failAt(onTok, 'On expression is not required for cross join type.');
+        on = this.parseCondition();
+      }
+      joins.push({ type, source, on });
+    }
   }
 
   private parseDimensions(): Dimension[] {
     const dims: Dimension[] = [];
     do {
-      const start = this.c.peek();
       const e = this.parseCondition();
-      const type = e.kind === 'call' ? WINDOW_TYPES[e.name.toUpperCase()] : undefined;
-      if (e.kind === 'call' && type) dims.push(this.finishWindow(e, type, start));
-      else dims.push(e);
+      const w = e.kind === 'call' ? this.windows.get(e) : undefined;
+      dims.push(w ?? e);
     } while (this.c.acceptOp(','));
     return dims;
   }
 
-  /** Checks a window call's arguments and reads its optional `FILTER (WHERE …)` and `OVER (WHEN …)`. */
-  private finishWindow(call: CallExpr, type: WindowType, start: Token): WindowExpr {
-    const lname = call.name.toLowerCase();
-    const fail = (msg: string): never => {
-      throw new SqlSyntaxError(msg, start.line, start.column);
-    };
-    const args = call.args;
-    const arity: Record<WindowType, number[]> = {
-      tumbling: [2],
-      hopping: [3],
-      session: [3],
-      sliding: [2, 3],
-      count: [1, 2],
-    };
-    const allowed = arity[type];
-    if (!allowed.includes(args.length)) fail(`The arguments for ${lname} should be ${allowed.join(' or ')}.`);
-    let unit: TimeUnit | null = null;
-    let rest = args;
-    if (type !== 'count') {
-      const u = args[0];
-      if (u.kind !== 'timeUnit') {
-        fail(`The 1st argument for ${lname} is expecting timer literal expression. One value of [dd|hh|mi|ss|ms].`);
-      } else {
-        unit = u.unit;
-      }
-      rest = args.slice(1);
-    }
-    const lengths = rest.map((a, i) => {
-      if (a.kind !== 'integer') {
-        const n = i + (type === 'count' ? 0 : 1);
-        fail(`The ${ORDINALS[n]} argument for ${lname} is expecting integer literal expression.`);
-      }
-      return Number((a as { value: bigint }).value);
-    });
-    if (type === 'count') {
-      if (lengths[0] <= 0) fail(`The first parameter value ${lengths[0]} should be greater than 0.`);
-      if (lengths.length === 2 && lengths[1] > lengths[0]) {
-        fail(`The second parameter value ${lengths[1]} should be less than the first parameter ${lengths[0]}.`);
-      }
-    }
-    let filter: Expr | null = null;
-    let trigger: Expr | null = null;
-    if (call.over) {
-      // `OVER` written directly after the call: only `OVER (WHEN …)` is meaningful for a window
-      if (call.over.partitionBy.length > 0 || call.over.orderBy.length > 0 || !call.over.when) {
-        fail(`${lname} only supports OVER (WHEN condition).`);
-      }
-      trigger = call.over.when;
-    } else {
-      const c = this.c;
-      if (c.acceptKeyword('FILTER')) {
-        c.expectOp('(', 'expected (.');
-        c.expectKeyword('WHERE', 'expected WHERE.');
-        filter = this.parseCondition();
-        c.expectOp(')', 'expected ).');
-      }
-      if (c.acceptKeyword('OVER')) {
-        c.expectOp('(', 'expected (.');
-        c.expectKeyword('WHEN', 'expected WHEN.');
-        trigger = this.parseCondition();
-        c.expectOp(')', 'expected ).');
-      }
-    }
-    return { kind: 'window', type, name: call.name, unit, lengths, filter, trigger, pos: posOf(start) };
-  }
-
-  /** `sort { , sort }`; each sort starts with an identifier (a column, alias or call). */
+  /** ORDER BY items: each starts with an identifier; commas between them are optional, as in the reference. */
   private parseSorts(): SortField[] {
+    const c = this.c;
     const sorts: SortField[] = [];
-    do {
-      const t = this.c.peek();
-      if (t.kind !== 'ident' && t.kind !== 'qident') this.c.fail(t, 'expected field name.');
+    for (;;) {
+      const t = c.peek();
+      if (isOpTok(t, ',')) {
+        c.next();
+        continue;
+      }
+      if (!isIdent(t)) return sorts;
       const expr = this.parseCondition();
       let ascending = true;
-      if (this.c.acceptKeyword('DESC')) ascending = false;
-      else this.c.acceptKeyword('ASC');
+      if (c.acceptKeyword('DESC')) ascending = false;
+      else c.acceptKeyword('ASC');
       sorts.push({ expr, ascending });
-    } while (this.c.acceptOp(','));
-    return sorts;
+    }
   }
 
   // -------------------------------------------------------------------------------------------- expressions
@@ -279,25 +266,42 @@ export class SelectParser {
     return e;
   }
 
-  /** Precedence climbing: operators of level ≥ minLevel are folded left-associatively. */
-  private parseExpr(minLevel: number): Expr {
-    const c = this.c;
+  private enter(): void {
     if (++this.nesting > MAX_DEPTH) {
-      const t = c.peek();
-      throw new SqlSyntaxError(`expression nested too deeply (more than ${MAX_DEPTH} levels).`, t.line, t.column);
+      this.c.failAt(this.c.peek(), `expression nested too deeply (more than ${MAX_DEPTH} levels).`);
     }
-    let left = this.parseOperand();
+  }
+
+  private parseExpr(minLevel: number): Expr {
+    this.enter();
+    const e = this.continueExpr(this.parseOperand(), minLevel);
+    this.nesting--;
+    return e;
+  }
+
+  private parseSingleOperand(): Expr {
+    this.enter();
+    const e = this.parseOperand();
+    this.nesting--;
+    return e;
+  }
+
+  /** Precedence climbing from an already parsed operand: operators of level ≥ minLevel fold left. */
+  private continueExpr(first: Expr, minLevel: number): Expr {
+    const c = this.c;
+    let left = first;
     for (;;) {
       const t = c.peek();
       const level =
         t.kind === 'op' ? LEVEL_BY_OP[t.value] : t.kind === 'keyword' ? LEVEL_BY_KEYWORD[t.value] : undefined;
-      if (level === undefined || level < minLevel) break;
+      if (level === undefined || level < minLevel) return left;
       c.next();
       const pos = posOf(t);
-      if (t.kind === 'op' && t.value === '[') {
+      if (isOpTok(t, '[')) {
         left = this.parseSubscript(left, pos);
-      } else if (t.kind === 'op' && (t.value === '->' || t.value === '.')) {
-        const m = c.expectIdent('expected field name.');
+      } else if (isOpTok(t, '->') || isOpTok(t, '.')) {
+        const m = c.next();
+        if (!isIdent(m)) c.fail(m, 'expected expression.');
         left = { kind: 'navigate', object: left, member: m.value, dot: t.value === '.', pos };
       } else if (t.kind === 'keyword' && (t.value === 'NOT' || t.value === 'IN' || t.value === 'BETWEEN' || t.value === 'LIKE')) {
         let word = t.value;
@@ -305,49 +309,54 @@ export class SelectParser {
         if (negated) {
           const w = c.next();
           if (w.kind !== 'keyword' || (w.value !== 'IN' && w.value !== 'BETWEEN' && w.value !== 'LIKE')) {
-            c.fail(w, 'expected IN, BETWEEN or LIKE after NOT.');
+            c.fail(w, 'expected expression');
           }
           word = w.value;
         }
         if (word === 'LIKE') {
-          left = { kind: 'like', negated, value: left, pattern: this.parseExpr(4), pos };
+          left = { kind: 'like', negated, value: left, pattern: this.parseSingleOperand(), pos };
+          this.rejectTighterOperator('LIKE');
         } else if (word === 'BETWEEN') {
-          const low = this.parseOperandWithDepth();
-          c.expectKeyword('AND', 'expected AND.');
-          const high = this.parseOperandWithDepth();
+          const low = this.parseSingleOperand();
+          const and = c.next();
+          if (and.kind !== 'keyword' || and.value !== 'AND') {
+            c.failAt(and, `expect AND expression after between but found ${tokenName(and)}`);
+          }
+          const high = this.parseSingleOperand();
           left = { kind: 'between', negated, value: left, low, high, pos };
           this.rejectTighterOperator('BETWEEN');
-        } else if (c.isOp('(')) {
-          c.next();
-          const list: Expr[] = [this.parseExpr(1)];
-          while (c.acceptOp(',')) list.push(this.parseExpr(1));
-          c.expectOp(')', 'expected ).');
-          left = { kind: 'in', negated, value: left, list, array: null, pos };
-          this.rejectTighterOperator('IN');
         } else {
-          left = { kind: 'in', negated, value: left, list: null, array: this.parseExpr(4), pos };
+          left = this.parseInRhs(left, negated, pos);
         }
       } else {
-        const op = t.value as BinaryOp;
         const right = this.parseExpr(level + 1);
-        left = { kind: 'binary', op, left, right, pos };
+        left = { kind: 'binary', op: t.value as BinaryOp, left, right, pos };
       }
     }
-    this.nesting--;
-    return left;
   }
 
-  private parseOperandWithDepth(): Expr {
-    if (++this.nesting > MAX_DEPTH) {
-      const t = this.c.peek();
-      throw new SqlSyntaxError(`expression nested too deeply (more than ${MAX_DEPTH} levels).`, t.line, t.column);
+  /** After `IN` / `NOT IN`: a parenthesised list, or an operand extended by tighter operators. */
+  private parseInRhs(value: Expr, negated: boolean, pos: SourcePos): Expr {
+    const c = this.c;
+    if (c.acceptOp('(')) {
+      const list: Expr[] = [];
+      for (;;) {
+        list.push(wrapped('expect elements for IN expression, but ', () => this.parseExpr(1)));
+        if (!c.acceptOp(',')) break;
+      }
+      const close = c.next();
+      if (!isOpTok(close, ')')) c.failAt(close, `expect ) for IN expression, but got ${quoteLit(close.lit)}`);
+      this.rejectTighterOperator('IN');
+      return { kind: 'in', negated, value, list, array: null, pos };
     }
-    const e = this.parseOperand();
+    const operand = wrapped('expect expression after IN, but got error ', () => this.parseSingleOperand());
+    this.enter();
+    const array = this.continueExpr(operand, 4);
     this.nesting--;
-    return e;
+    return { kind: 'in', negated, value, list: null, array, pos };
   }
 
-  /** After `x BETWEEN lo AND hi` / `x IN (…)` nothing of higher precedence may follow. */
+  /** After `x BETWEEN lo AND hi`, `x IN (…)` or `x LIKE p` nothing of higher precedence may follow. */
   private rejectTighterOperator(after: string): void {
     const t = this.c.peek();
     const level = t.kind === 'op' ? LEVEL_BY_OP[t.value] : undefined;
@@ -357,16 +366,36 @@ export class SelectParser {
   /** After `[`: index, slice with optional bounds, or `[]`. */
   private parseSubscript(array: Expr, pos: SourcePos): Expr {
     const c = this.c;
+    const first = c.peek();
+    // the reference names a negative literal by its full text
+    const firstLit =
+      isOpTok(first, '-') && (c.peek(1).kind === 'integer' || c.peek(1).kind === 'float') ? '-' + c.peek(1).lit : first.lit;
     if (c.acceptOp(']')) return { kind: 'slice', array, start: null, end: null, colon: false, pos };
     let start: Expr | null = null;
-    if (!c.isOp(':')) {
-      start = this.parseExpr(1);
+    if (!isOpTok(first, ':')) {
+      start = this.bracketPart(`The start index ${firstLit} is invalid in bracket expression.`);
       if (c.acceptOp(']')) return { kind: 'index', array, index: start, pos };
+      if (!isOpTok(c.peek(), ':')) c.failAt(c.peek(), `Unexpected token ${quoteLit(firstLit)}. when parsing bracket expressions.`);
     }
-    c.expectOp(':', 'expected ].');
-    const end = c.isOp(']') ? null : this.parseExpr(1);
-    c.expectOp(']', 'expected ].');
+    c.next(); // ':'
+    const endTok = c.peek();
+    if (c.acceptOp(']')) return { kind: 'slice', array, start, end: null, colon: true, pos };
+    const end = this.bracketPart(`The end index ${endTok.lit} is invalid in bracket expression.`);
+    const close = c.next();
+    if (!isOpTok(close, ']')) c.failAt(close, `Found ${quoteLit(close.lit)}, expected right bracket.`);
     return { kind: 'slice', array, start, end, colon: true, pos };
+  }
+
+  /** An index or bound; a syntax error inside is reported as the reference does, with `message`. */
+  private bracketPart(message: string): Expr {
+    try {
+      return this.parseExpr(1);
+    } catch (e) {
+      if (e instanceof SqlSyntaxError && !e.message.startsWith('expression nested too deeply')) {
+        throw new SqlSyntaxError(message, e.line, e.column);
+      }
+      throw e;
+    }
   }
 
   private parseOperand(): Expr {
@@ -375,9 +404,9 @@ export class SelectParser {
     const pos = posOf(t);
     switch (t.kind) {
       case 'integer':
-        return { kind: 'integer', value: parseInt64(t, false), pos };
+        return { kind: 'integer', value: toInt64(t.value), pos };
       case 'float':
-        return { kind: 'float', value: Number(t.value), pos };
+        return { kind: 'float', value: toFloat(t), pos };
       case 'string':
         return { kind: 'string', value: t.value, pos };
       case 'ident':
@@ -401,20 +430,21 @@ export class SelectParser {
       case 'op':
         if (t.value === '(') {
           const inner = this.parseExpr(1);
-          c.expectOp(')', 'expected ).');
+          const close = c.next();
+          if (!isOpTok(close, ')')) c.fail(close, 'expected right paren.');
           return { kind: 'paren', expr: inner, pos };
         }
-        if (t.value === '*') return this.parseWildcard(null, pos, true);
+        if (t.value === '*') return this.parseWildcard(pos);
         if (t.value === '-') {
           // a negative number literal: only a number may follow
           const n = c.peek();
           if (n.kind === 'integer') {
             c.next();
-            return { kind: 'integer', value: parseInt64(n, true), pos };
+            return { kind: 'integer', value: toInt64('-' + n.value), pos };
           }
           if (n.kind === 'float') {
             c.next();
-            return { kind: 'float', value: -Number(n.value), pos };
+            return { kind: 'float', value: -toFloat(n), pos };
           }
         }
         return c.fail(t, 'expected expression.');
@@ -427,18 +457,15 @@ export class SelectParser {
   private parseNamed(t: Token): Expr {
     const c = this.c;
     const pos = posOf(t);
-    if (c.isOp('(')) {
-      c.next();
-      return this.parseCall(t, pos);
-    }
+    if (c.acceptOp('(')) return this.parseCall(t, pos);
     if (c.isOp('.')) {
       const n = c.peek(1);
-      if (n.kind === 'op' && n.value === '*') {
+      if (isOpTok(n, '*')) {
         c.next();
         c.next();
         return { kind: 'wildcard', stream: t.value, except: [], replace: [], pos };
       }
-      if (n.kind === 'ident' || n.kind === 'qident') {
+      if (isIdent(n)) {
         c.next();
         c.next();
         return { kind: 'field', stream: t.value, name: n.value, pos };
@@ -447,77 +474,154 @@ export class SelectParser {
     return { kind: 'field', stream: null, name: t.value, pos };
   }
 
-  /** `*` [EXCEPT (names)] [REPLACE (expr AS name, …)], in either order, each at most once. */
-  private parseWildcard(stream: string | null, pos: SourcePos, allowModifiers: boolean): Expr {
+  /** After `*`: EXCEPT (names) and REPLACE (expr AS name, …) in any order; a repeated one replaces the earlier. */
+  private parseWildcard(pos: SourcePos): Expr {
     const c = this.c;
     let except: string[] = [];
     let replace: ReplaceItem[] = [];
-    let seenExcept = false;
-    let seenReplace = false;
-    while (allowModifiers) {
-      if (!seenExcept && c.acceptKeyword('EXCEPT')) {
-        seenExcept = true;
-        c.expectOp('(', 'expected (.');
-        except = [c.expectIdent('expected field name.').value];
-        while (c.acceptOp(',')) except.push(c.expectIdent('expected field name.').value);
-        c.expectOp(')', 'expected ).');
-      } else if (!seenReplace && c.acceptKeyword('REPLACE')) {
-        seenReplace = true;
-        c.expectOp('(', 'expected (.');
+    for (;;) {
+      if (c.acceptKeyword('EXCEPT')) {
+        const lp = c.next();
+        if (!isOpTok(lp, '(')) c.failAt(lp, `Found ${quoteLit(lp.lit)} after EXCEPT, expect left parentheses.`);
+        except = [];
+        for (;;) {
+          const t = c.next();
+          if (isIdent(t)) except.push(t.value);
+          else if (isOpTok(t, ',')) continue;
+          else if (isOpTok(t, ')')) break;
+          else c.failAt(t, `Found ${quoteLit(t.lit)} in EXCEPT`);
+        }
+      } else if (c.acceptKeyword('REPLACE')) {
+        const lp = c.next();
+        if (!isOpTok(lp, '(')) c.failAt(lp, `Found ${quoteLit(lp.lit)} after REPLACE, expect left parentheses.`);
         replace = [];
-        do {
-          const expr = this.parseExpr(1);
-          c.expectKeyword('AS', 'expected AS.');
-          replace.push({ expr, name: c.expectIdent('expected field name.').value });
-        } while (c.acceptOp(','));
-        c.expectOp(')', 'expected ).');
+        for (;;) {
+          const f = this.parseNamedExpr();
+          replace.push({ expr: f.expr, name: f.name });
+          const t = c.next();
+          if (isOpTok(t, ')')) break;
+          if (!isOpTok(t, ',')) c.failAt(t, `Found ${quoteLit(t.lit)} in REPLACE`);
+        }
       } else {
-        break;
+        return { kind: 'wildcard', stream: null, except, replace, pos };
       }
     }
-    return { kind: 'wildcard', stream, except, replace, pos };
   }
 
-  /** After `name (`: arguments, `)`, optional OVER clause; meta()/mqtt() get their own node. */
+  /** After `name (`: arguments (a trailing comma is accepted), `)`, then OVER, or FILTER/OVER for windows. */
   private parseCall(nameTok: Token, pos: SourcePos): Expr {
     const c = this.c;
     const name = nameTok.value;
     const lower = name.toLowerCase();
-    if (nameTok.kind === 'ident' && (lower === 'meta' || lower === 'mqtt')) return this.parseMeta(nameTok, pos);
+    if (lower === 'meta' || lower === 'mqtt') return this.parseMeta(nameTok, pos);
     const args: Expr[] = [];
-    if (!c.acceptOp(')')) {
+    for (;;) {
+      if (c.acceptOp(')')) break;
       args.push(this.parseExpr(1));
-      while (c.acceptOp(',')) args.push(this.parseExpr(1));
-      c.expectOp(')', 'expected ).');
+      const t = c.next();
+      if (isOpTok(t, ',')) continue;
+      if (isOpTok(t, ')')) break;
+      c.failAt(t, `found function call ${quoteLit(lower)}, expected ), but with ${quoteLit(t.lit)}.`);
     }
-    let over: OverClause | null = null;
-    if (c.isKeyword('OVER')) over = this.parseOver();
+    const windowType = WINDOW_TYPES[lower];
+    if (windowType) {
+      const call: CallExpr = { kind: 'call', name, args, over: null, pos };
+      this.windows.set(call, this.finishWindow(call, windowType, lower, nameTok));
+      return call;
+    }
+    const over = c.isKeyword('OVER') ? this.parseOver() : null;
     return { kind: 'call', name, args, over, pos };
+  }
+
+  /** Checks a window call's arguments (messages of the reference) and reads `FILTER (WHERE …)`, `OVER (WHEN …)`. */
+  private finishWindow(call: CallExpr, type: WindowType, lname: string, start: Token): WindowExpr {
+    const c = this.c;
+    const fail = (msg: string): never => c.failAt(start, msg);
+    const args = call.args;
+    let unit: TimeUnit | null = null;
+    let lengths: number[];
+    if (type === 'count') {
+      const ints = args.map((a) => (a.kind === 'integer' ? Number(a.value) : null));
+      if (args.length === 1) {
+        if (ints[0] === null || ints[0] <= 0) fail(`Invalid parameter value ${exprToString(args[0])}.`);
+      } else if (args.length === 2) {
+        if (ints[0] === null || ints[1] === null) {
+          fail(`Invalid parameter value ${exprToString(args[0])}, ${exprToString(args[1])}.`);
+        } else if (ints[0] < ints[1]) {
+          fail(`The second parameter value ${ints[1]} should be less than the first parameter ${ints[0]}.`);
+        }
+      } else {
+        fail('Invalid parameter count.');
+      }
+      lengths = ints as number[];
+    } else {
+      if (type === 'sliding') {
+        if (args.length !== 2 && args.length !== 3) fail(`The arguments for ${lname} should be 2 or 3.`);
+      } else {
+        const n = type === 'tumbling' ? 2 : 3;
+        if (args.length !== n) fail(`The arguments for ${lname} should be ${n}.`);
+      }
+      const u = args[0];
+      if (u.kind !== 'timeUnit') {
+        return fail(
+          `The 1st argument for ${lname} is expecting timer literal expression. One value of [dd|hh|mi|ss|ms].`,
+        );
+      }
+      unit = u.unit;
+      lengths = args.slice(1).map((a, i) => {
+        if (a.kind !== 'integer') return fail(`The ${i + 1} argument for ${lname} is expecting interger literal expression.`);
+        return Number(a.value);
+      });
+    }
+    let filter: Expr | null = null;
+    let trigger: Expr | null = null;
+    if (c.acceptKeyword('FILTER')) {
+      const lp = c.next();
+      if (!isOpTok(lp, '(')) c.failAt(lp, `Found ${quoteLit(lp.lit)} after FILTER, expect parentheses.`);
+      const w = c.next();
+      if (w.kind !== 'keyword' || w.value !== 'WHERE') c.failAt(w, `Found ${quoteLit(w.lit)} after FILTER(, expect WHERE.`);
+      filter = this.parseExpr(1);
+      const rp = c.next();
+      if (!isOpTok(rp, ')')) c.failAt(rp, `Found ${quoteLit(rp.lit)} after FILTER, expect right parentheses.`);
+    }
+    if (c.acceptKeyword('OVER')) {
+      const lp = c.next();
+      if (!isOpTok(lp, '(')) c.failAt(lp, `Found ${quoteLit(lp.lit)} after OVER, expect parentheses.`);
+      const w = c.next();
+      if (w.kind !== 'keyword' || w.value !== 'WHEN') c.failAt(w, `Found ${quoteLit(w.lit)} after OVER(, expect WHEN.`);
+      trigger = this.parseExpr(1);
+      const rp = c.next();
+      if (!isOpTok(rp, ')')) c.failAt(rp, `Found ${quoteLit(rp.lit)} after OVER, expect right parentheses.`);
+    }
+    return { kind: 'window', type, name: call.name, unit, lengths, filter, trigger, pos: posOf(start) };
   }
 
   /** `OVER ( [PARTITION BY …] [ORDER BY …] [WHEN …] )`, not empty. */
   private parseOver(): OverClause {
     const c = this.c;
     c.next(); // OVER
-    c.expectOp('(', 'expected (.');
+    const lp = c.next();
+    if (!isOpTok(lp, '(')) c.failAt(lp, `Found ${quoteLit(tokenName(lp))} after OVER, expect parentheses.`);
     const partitionBy: Expr[] = [];
     let orderBy: SortField[] = [];
     let when: Expr | null = null;
     if (c.acceptKeyword('PARTITION')) {
-      c.expectKeyword('BY', 'expected BY.');
-      partitionBy.push(this.parseExpr(1));
-      while (c.acceptOp(',')) partitionBy.push(this.parseExpr(1));
+      const by = c.next();
+      if (by.kind !== 'keyword' || by.value !== 'BY') c.fail(by, 'expected by after partition.');
+      do partitionBy.push(this.parseExpr(1));
+      while (c.acceptOp(','));
     }
     if (c.acceptKeyword('ORDER')) {
-      c.expectKeyword('BY', 'expected BY.');
+      const by = c.next();
+      if (by.kind !== 'keyword' || by.value !== 'BY') c.fail(by, 'expected BY keyword.');
       orderBy = this.parseSorts();
     }
     if (c.acceptKeyword('WHEN')) when = this.parseExpr(1);
-    const close = c.peek();
+    const close = c.next();
     if (partitionBy.length === 0 && orderBy.length === 0 && when === null) {
-      c.fail(close, 'expected PARTITION BY, ORDER BY or WHEN in OVER clause.');
+      c.failAt(close, `Found ${quoteLit(tokenName(close))} after OVER (, expect partition by or when.`);
     }
-    c.expectOp(')', 'expected ).');
+    if (!isOpTok(close, ')')) c.failAt(close, `Found ${quoteLit(tokenName(close))}, expect right parentheses after OVER`);
     return { partitionBy, orderBy, when };
   }
 
@@ -527,37 +631,55 @@ export class SelectParser {
     const func = nameTok.value.toLowerCase() === 'meta' ? 'meta' : 'mqtt';
     const first = c.peek();
     let arg: Expr;
-    if (func === 'meta' && first.kind === 'op' && first.value === '*') {
+    if (isOpTok(first, '*')) {
       c.next();
+      const after = c.peek();
+      if (after.kind === 'keyword' && (after.value === 'EXCEPT' || after.value === 'REPLACE')) {
+        c.failAt(after, `"${after.value}" is not supported in meta function`);
+      }
+      if (func === 'mqtt') c.fail(first, 'expected topic or messageid.');
       arg = { kind: 'wildcard', stream: null, except: [], replace: [], pos: posOf(first) };
     } else if (func === 'mqtt') {
       const key = c.next();
-      const k = key.kind === 'ident' || key.kind === 'qident' ? key.value.toLowerCase() : '';
+      const k = isIdent(key) ? key.value.toLowerCase() : '';
       if (k !== 'topic' && k !== 'messageid') c.fail(key, 'expected topic or messageid.');
       arg = { kind: 'field', stream: null, name: key.value, pos: posOf(key) };
     } else {
-      if (first.kind !== 'ident' && first.kind !== 'qident') c.fail(first, 'expected meta key.');
+      if (!isIdent(first)) c.fail(first, 'expected meta key.');
       arg = this.parseExpr(1);
       if (!isMetaPath(arg)) c.fail(first, 'expected meta key.');
     }
-    c.expectOp(')', 'expected ).');
+    const t = c.next();
+    if (!isOpTok(t, ')')) c.failAt(t, `found function call ${quoteLit(func)}, expected ), but with ${quoteLit(t.lit)}.`);
     return { kind: 'meta', func, name: nameTok.value, arg, pos };
   }
 
-  /** After `CASE`. */
+  /** After `CASE`: WHEN/ELSE/END clauses with the reference's messages; a later ELSE replaces an earlier one. */
   private parseCase(pos: SourcePos): Expr {
     const c = this.c;
     const value = c.isKeyword('WHEN') ? null : this.parseExpr(1);
     const whens: WhenClause[] = [];
-    while (c.acceptKeyword('WHEN')) {
-      const when = this.parseExpr(1);
-      c.expectKeyword('THEN', 'expected THEN.');
-      whens.push({ when, then: this.parseExpr(1) });
+    let elseExpr: Expr | null = null;
+    for (;;) {
+      const t = c.next();
+      if (t.kind === 'keyword' && t.value === 'WHEN') {
+        const when = this.parseExpr(1);
+        if (value === null && !isBoolShaped(when)) {
+          c.failAt(t, 'invalid CASE expression, WHEN expression must be a bool condition');
+        }
+        const then = c.next();
+        if (then.kind !== 'keyword' || then.value !== 'THEN') c.failAt(then, 'invalid CASE expression, THEN expected after WHEN');
+        whens.push({ when, then: this.parseExpr(1) });
+      } else if (t.kind === 'keyword' && t.value === 'ELSE') {
+        if (whens.length === 0) c.failAt(t, 'invalid CASE expression, WHEN expected before ELSE');
+        elseExpr = this.parseExpr(1);
+      } else if (t.kind === 'keyword' && t.value === 'END') {
+        if (whens.length === 0) c.failAt(t, 'invalid CASE expression, WHEN expected before END');
+        return { kind: 'case', value, whens, elseExpr, pos };
+      } else {
+        c.failAt(t, 'invalid CASE expression, END expected');
+      }
     }
-    if (whens.length === 0) c.fail(c.peek(), 'expected WHEN.');
-    const elseExpr = c.acceptKeyword('ELSE') ? this.parseExpr(1) : null;
-    c.expectKeyword('END', 'expected END.');
-    return { kind: 'case', value, whens, elseExpr, pos };
   }
 }
 
@@ -567,14 +689,20 @@ function isMetaPath(e: Expr): boolean {
   return cur.kind === 'field';
 }
 
-const INT64_MAX = (1n << 63n) - 1n;
+/** An integer literal's value; out-of-range literals saturate at the int64 bounds, as Go's Atoi leaves them. */
+function toInt64(text: string): bigint {
+  const v = BigInt(text);
+  if (v > INT64_MAX) return INT64_MAX;
+  if (v < INT64_MIN) return INT64_MIN;
+  return v;
+}
 
-function parseInt64(t: Token, negative: boolean): bigint {
-  const v = BigInt(t.value);
-  if (v > (negative ? INT64_MAX + 1n : INT64_MAX)) {
-    throw new SqlSyntaxError(`found ${quoteLit(t.value)}, invalid number value.`, t.line, t.column);
+function toFloat(t: Token): number {
+  // digits with more than one dot (`1.2.3`) are one malformed token
+  if (t.value.indexOf('.') !== t.value.lastIndexOf('.')) {
+    throw new SqlSyntaxError(`found ${quoteLit(t.lit)}, invalid number value.`, t.line, t.column);
   }
-  return negative ? -v : v;
+  return Number(t.value);
 }
 
 /** Rejects trees deeper than MAX_DEPTH (left-deep operator chains are built iteratively, so check here). */

@@ -144,7 +144,7 @@ export function exprToString(e: Expr): string {
     case 'between':
       return `${sub(e.value, 3)} ${e.negated ? 'NOT BETWEEN' : 'BETWEEN'} ${operand(e.low)} AND ${operand(e.high)}`;
     case 'like':
-      return `${sub(e.value, 3)} ${e.negated ? 'NOT LIKE' : 'LIKE'} ${sub(e.pattern, 4)}`;
+      return `${sub(e.value, 3)} ${e.negated ? 'NOT LIKE' : 'LIKE'} ${operand(e.pattern)}`;
     case 'case': {
       let s = 'CASE';
       if (e.value) s += ` ${exprToString(e.value)}`;

@@ -62,6 +62,7 @@ describe('CREATE STREAM / TABLE', () => {
 
   test('trailing comma after the last field', () => {
     assert.deepEqual(fieldsText('CREATE STREAM s (a BIGINT, b STRING,) WITH ()'), ['a bigint', 'b string']);
+    assert.deepEqual(fieldsText('CREATE STREAM s (a STRUCT(x BIGINT,), b STRING) WITH ()'), ['a struct(x bigint)', 'b string']);
   });
 
   test('backquoted stream and field names, keywords allowed when quoted', () => {
@@ -115,43 +116,67 @@ describe('CREATE STREAM / TABLE', () => {
     rejects('CREATE STREAM s (a DOUBLE) WITH ()', msg('DOUBLE'));
     rejects('CREATE STREAM s (a TEXT) WITH ()', msg('TEXT'));
     rejects('CREATE STREAM s (a TIMESTAMP) WITH ()', msg('TIMESTAMP'));
-    rejects('CREATE STREAM s (a ARRAY(INT)) WITH ()', msg('INT'));
+    rejects('CREATE STREAM s (a ARRAY(INT)) WITH ()', 'found "INT", expect stream data types.');
+    rejects('CREATE STREAM s (a ss) WITH ()', msg('SS'));
     rejects('CREATE STREAM s (a) WITH ()', msg(')'));
   });
 
   test('option values must be double-quoted strings', () => {
-    rejects("CREATE STREAM s () WITH (DATASOURCE='x')", 'found "x", expect string value in option DATASOURCE.');
-    rejects('CREATE STREAM s () WITH (RETAIN_SIZE=3)', 'found "3", expect string value in option RETAIN_SIZE.');
-    rejects('CREATE STREAM s () WITH (SHARED=true)', 'found "true", expect string value in option SHARED.');
+    rejects("CREATE STREAM s () WITH (DATASOURCE='x')", 'found "x", expect string value in option.');
+    rejects('CREATE STREAM s () WITH (RETAIN_SIZE=3)', 'found "3", expect string value in option.');
+    rejects('CREATE STREAM s () WITH (SHARED=true)', 'found "TRUE", expect string value in option.');
   });
 
-  test('unknown option keys', () => {
-    rejects(
-      'CREATE STREAM s (a BIGINT) WITH (DATASOURCE="t", NOSUCHOPTION="1")',
-      'found "NOSUCHOPTION", unknown option keys(DATASOURCE|FORMAT|KEY|CONF_KEY|SHARED|STRICT_VALIDATION|TYPE|TIMESTAMP|TIMESTAMP_FORMAT|RETAIN_SIZE|SCHEMAID).',
-    );
+  test('unknown option keys, named upper-case', () => {
+    const keys =
+      'unknown option keys(DATASOURCE|FORMAT|KEY|CONF_KEY|SHARED|STRICT_VALIDATION|TYPE|TIMESTAMP|TIMESTAMP_FORMAT|RETAIN_SIZE|SCHEMAID).';
+    rejects('CREATE STREAM s (a BIGINT) WITH (DATASOURCE="t", NOSUCHOPTION="1")', `found "NOSUCHOPTION", ${keys}`);
+    rejects('CREATE STREAM s (a BIGINT) WITH (sources="users")', `found "SOURCES", ${keys}`);
+  });
+
+  test('commas between options are optional and may repeat, as in the reference', () => {
+    const s = parseDdl('CREATE STREAM s () WITH (, FORMAT="json" TYPE="mqtt",, DATASOURCE="t",)');
+    assert.deepEqual(s.kind === 'createStream' && s.options, { FORMAT: 'json', TYPE: 'mqtt', DATASOURCE: 't' });
+  });
+
+  test('text after a terminating ; is ignored', () => {
+    assert.equal(parseDdl('CREATE STREAM s () WITH (TYPE="mqtt"); whatever ( ').kind, 'createStream');
+    assert.equal(parseDdl('SHOW STREAMS; x').kind, 'showStreams');
   });
 
   test('typed option values are checked', () => {
-    rejects('CREATE STREAM s () WITH (SHARED="yes")', 'found "yes", expect bool value in option SHARED.');
-    rejects('CREATE STREAM s () WITH (STRICT_VALIDATION="1")', 'found "1", expect bool value in option STRICT_VALIDATION.');
-    rejects('CREATE TABLE t () WITH (RETAIN_SIZE="3.5")', 'found "3.5", expect int value in option RETAIN_SIZE.');
-    rejects('CREATE TABLE t () WITH (KIND="cache")', 'found "cache", expect scan or lookup value in option KIND.');
+    rejects('CREATE STREAM s () WITH (SHARED="yes")', 'found "yes", expect TRUE/FALSE value in SHARED option.');
+    rejects(
+      'CREATE STREAM demo (NAME string) WITH (STRICT_VALIDATION="true1")',
+      'found "true1", expect TRUE/FALSE value in STRICT_VALIDATION option.',
+    );
+    rejects('CREATE TABLE t () WITH (RETAIN_SIZE="3.5")', 'found "3.5", expect number value in RETAIN_SIZE option.');
+    rejects('CREATE TABLE t () WITH (KIND="cache")', 'found "cache", expect scan or lookup value in KIND option.');
+    const s = parseDdl('CREATE TABLE t () WITH (RETAIN_SIZE="-2", SHARED="FaLsE")');
+    assert.deepEqual(s.kind === 'createStream' && s.options, { RETAIN_SIZE: -2, SHARED: false });
   });
 
   test('structural errors name the offending token', () => {
-    rejects('CREATE s', 'found "s", expected keyword stream or table.');
-    rejects('CREATE STREAM', 'found "", expected stream name.');
+    rejects('CREATE s', 'found "S", expected keyword stream or table.');
+    rejects('CREATE STREAM', 'found "EOF", expected stream name.');
+    rejects('CREATE TABLE ss () WITH ()', 'found "SS", expected stream name.');
     rejects('CREATE STREAM s WITH ()', 'found "WITH", expected lparen after stream name.');
-    rejects('CREATE STREAM s (a BIGINT b STRING) WITH ()', 'found "b", expected comma or rparen.');
-    rejects('CREATE STREAM s (a BIGINT)', 'found "", expected WITH.');
-    rejects('CREATE STREAM s (a BIGINT) WITH', 'found "", expected lparen after WITH.');
-    rejects('CREATE STREAM s (a BIGINT) WITH (FORMAT "json")', 'found "json", expected equal token.');
-    rejects('CREATE STREAM s (a BIGINT) WITH (FORMAT="json" TYPE="mqtt")', 'found "TYPE", expected comma or rparen.');
-    rejects('CREATE STREAM s (a BIGINT) WITH () extra', 'found "extra", expected EOF.');
-    rejects('CREATE STREAM s (ss BIGINT) WITH ()', 'found "ss", expect stream field name.');
-    rejects('CREATE STREAM s (a STRUCT()) WITH ()', 'found ")", expect stream field name.');
-    rejects('CREATE STREAM s (a ARRAY(BIGINT) WITH ()', 'found "WITH", expected comma or rparen.');
+    rejects('CREATE STREAM s (a BIGINT b STRING) WITH ()', 'found "b", expect comma or rparen.');
+    rejects('CREATE STREAM s (a BIGINT)', 'found "EOF", expected is with.');
+    rejects('CREATE STREAM s ()', 'found "EOF", expected is with.');
+    rejects('CREATE STREAM demo (NAME string) WITHs (DATASOURCE="users")', 'found "WITHS", expected is with.');
+    rejects('CREATE STREAM demo (NAME string)) WITH (DATASOURCE="users")', 'found ")", expect stream options.');
+    rejects('CREATE STREAM s (a BIGINT) WITH', 'found "EOF", expect stream options.');
+    rejects('CREATE STREAM demo (USERID BIGINT,) WITH DATASOURCE="users")', 'found "DATASOURCE", expect stream options.');
+    rejects('CREATE STREAM s (a BIGINT) WITH (FORMAT "json")', 'found "json", expect equals(=) in options.');
+    rejects('CREATE STREAM s (a BIGINT) WITH () extra', 'found "extra", expected semicolon or EOF.');
+    rejects('CREATE STREAM demo (USERID BIGINT,) WITH ());', 'found ")", expected semicolon or EOF.');
+    rejects('CREATE STREAM s (ss BIGINT) WITH ()', 'found "SS", expect stream field name.');
+    rejects('CREATE STREAM demo ((NAME string) WITH ()', 'found "(", expect stream field name.');
+    rejects('CREATE STREAM s (a STRUCT()) WITH ()', 'found ")", expected is with.');
+    rejects('CREATE STREAM s (a ARRAY(BIGINT) WITH ()', 'found "WITH", expect comma or rparen.');
+    rejects('CREATE STREAM s (a ARRAY(BIGINT x)) WITH ()', 'found "x", expect rparen in array type definition.');
+    rejects('CREATE STREAM s (a ARRAY(STRUCT(x BIGINT) y)) WITH ()', 'found "Y", expected is with.');
   });
 
   test('hostile nesting is an error, not a stack overflow', () => {
@@ -170,10 +195,14 @@ describe('SHOW / DESCRIBE / EXPLAIN / DROP', () => {
 
   test('errors', () => {
     rejects('SHOW STREAM', 'found "STREAM", expected keyword streams or tables.');
-    rejects('DESCRIBE s1', 'found "s1", expected keyword stream or table.');
-    rejects('DROP TABLE', 'found "", expected table name.');
-    rejects('DROP STREAM a b', 'found "b", expected EOF.');
-    rejects('DROP STREAM a; DROP STREAM b', 'found "DROP", expected EOF.');
+    rejects('SHOW STREAMS x', 'found "x", expected semecolon or EOF.');
+    rejects('DESCRIBE s1', 'found "S1", expected keyword stream or table.');
+    rejects('DROP TABLE', 'found "EOF", expected table name.');
+    rejects('EXPLAIN STREAM 1', 'found "1", expected stream name.');
+  });
+
+  test('DESCRIBE, EXPLAIN and DROP do not look past the name, as in the reference', () => {
+    assert.deepEqual(parseDdl('DROP STREAM a b'), { kind: 'dropStream', streamKind: 'stream', name: 'a' });
   });
 
   test('anything that is not a stream statement is NotDdlStatementError with eKuiper\'s text', () => {

@@ -51,9 +51,19 @@ describe('literals', () => {
     rejects('1 + -a', 'found "-", expected expression.');
   });
 
-  test('integers beyond int64 and malformed numbers are errors', () => {
-    rejects('9223372036854775808', 'found "9223372036854775808", invalid number value.');
+  test('integers beyond int64 saturate (Go Atoi); malformed numbers are errors', () => {
+    assert.equal(p('9223372036854775808'), '9223372036854775807');
+    assert.equal(p('-99999999999999999999'), '-9223372036854775808');
     rejects('1.2.3', 'found "1.2.3", invalid number value.');
+    rejects('a + .5.5', 'found ".5.5", invalid number value.');
+  });
+
+  test('a minus, optional spaces, a dot and digits is one negative number token', () => {
+    assert.equal(p('-.5'), '-0.5f');
+    assert.equal(p('- . 5'), '-0.5f');
+    rejects('a - .5', 'found "-.5", expected EOF.');
+    rejects('a-.5', 'found "-.5", expected EOF.');
+    assert.equal(p('a -. b'), '(- a b)');
   });
 
   test('1e3 is the integer 1 followed by the identifier e3', () => {
@@ -71,15 +81,20 @@ describe('literals', () => {
     assert.equal(p(`"\\\\d+"`), JSON.stringify('\\d+'));
   });
 
-  test('invalid escapes and unterminated strings are "invalid string" errors', () => {
-    rejects(`"\\d+"`, 'found "\\"\\\\d+\\"", invalid string.');
-    rejects(`'\\.'`, /invalid string\.$/);
-    rejects(`"\\1"`, /invalid string\.$/);
-    rejects(`"\\'"`, /invalid string\.$/);
-    rejects(`"\\x4"`, /invalid string\.$/);
-    rejects(`"\\ud800"`, /invalid string\.$/);
-    rejects(`"\\400"`, /invalid string\.$/);
-    rejects(`"abc`, 'found "\\"abc", invalid string.');
+  test('invalid escapes are "invalid string" tokens the parser cannot accept', () => {
+    rejects(`"\\d+"`, 'found "invalid string: \\"\\\\d+\\"", expected expression.');
+    rejects(`'\\.'`, 'found "invalid string: \\"\\\\.\\"", expected expression.');
+    rejects(`a = "\\1"`, /^found "invalid string: .*", expected expression\.$/);
+    rejects(`"\\'"`, /^found "invalid string: /);
+    rejects(`"\\x4"`, /^found "invalid string: /);
+    rejects(`"\\ud800"`, /^found "invalid string: /);
+    rejects(`"\\400"`, /^found "invalid string: /);
+    rejects('"line\nbreak"', /^found "invalid string: /);
+  });
+
+  test('an unterminated string is reported with its text', () => {
+    rejects(`"abc' + 1`, 'found "\\"abc\' + 1", expected expression.');
+    rejects(`'abc`, 'found "\\"abc", expected expression.');
   });
 
   test('booleans in any case, time units as keywords', () => {
@@ -100,7 +115,7 @@ describe('lexical quirks', () => {
   test('comments: block, line, and runs of stars', () => {
     assert.equal(p('a /* c */ + /*** x ***/ 1 -- tail'), '(+ a 1)');
     assert.equal(p('a -- comment\n + 1'), '(+ a 1)');
-    rejects('a /* open', 'found "/*", unterminated block comment.');
+    rejects('a /* open', 'found "", expected EOF.');
   });
 
   test('"- -" starts a line comment and "/ *" a block comment', () => {
@@ -142,13 +157,13 @@ describe('lexical quirks', () => {
     assert.equal(p('Abc_1'), 'Abc_1');
   });
 
-  test('illegal characters and reserved words are not operands', () => {
-    rejects('_a', 'found "_", expected expression.');
-    rejects('$a', 'found "$", expected expression.');
-    rejects('温度', 'found "温", expected expression.');
-    rejects('a + from', 'found "from", expected expression.');
-    rejects('end', 'found "end", expected expression.');
-    rejects('', 'found "", expected expression.');
+  test('illegal characters (reported with an empty literal) and reserved words are not operands', () => {
+    rejects('_a', 'found "", expected expression.');
+    rejects('$a', 'found "", expected expression.');
+    rejects('温度', 'found "", expected expression.');
+    rejects('a + from', 'found "FROM", expected expression.');
+    rejects('end', 'found "END", expected expression.');
+    rejects('', 'found "EOF", expected expression.');
   });
 
   test('errors carry line and column', () => {
@@ -221,11 +236,19 @@ describe('navigation and subscripts', () => {
   });
 
   test('malformed subscripts and navigation', () => {
-    rejects('arr[1', 'found "", expected ].');
-    rejects('arr[1:2:3]', 'found ":", expected ].');
-    rejects('a->1', 'found "1", expected field name.');
-    rejects('a->ss', 'found "ss", expected field name.');
+    rejects('arr[1', 'Unexpected token "1". when parsing bracket expressions.');
+    rejects('arr[-1 b]', 'Unexpected token "-1". when parsing bracket expressions.');
+    rejects('arr[1:2:3]', 'Found ":", expected right bracket.');
+    rejects('arr[)]', 'The start index ) is invalid in bracket expression.');
+    rejects('arr[1:)]', 'The end index ) is invalid in bracket expression.');
+    rejects('a->1', 'found "1", expected expression.');
+    rejects('a->ss', 'found "SS", expected expression.');
     rejects('[0]', 'found "[", expected expression.');
+  });
+
+  test('extension: an index starting with a literal may continue with an expression', () => {
+    assert.equal(p('arr[1 + i]'), '([] arr (+ 1 i))');
+    assert.equal(p('arr[0:n - 1]'), '([:] arr 0 (- n 1))');
   });
 });
 
@@ -243,18 +266,28 @@ describe('IN, BETWEEN, LIKE', () => {
     assert.equal(p('a NOT BETWEEN -1 AND b'), '(notbetween a -1 b)');
     assert.equal(p('a BETWEEN (1+1) AND f(x) AND c'), '(AND (between a (paren (+ 1 1)) (f x)) c)');
     assert.equal(p('a BETWEEN s.lo AND s.hi OR d'), '(OR (between a s.lo s.hi) d)');
-    rejects('a BETWEEN 1+1 AND 5', 'found "+", expected AND.');
+    rejects('a BETWEEN 1+1 AND 5', 'expect AND expression after between but found +');
     rejects('a BETWEEN 1 AND 5 + 1', 'found "+", operator not allowed after BETWEEN expression.');
-    rejects('a BETWEEN 1 OR 5', 'found "OR", expected AND.');
+    rejects('a BETWEEN 1 OR 5', 'expect AND expression after between but found OR');
+    rejects('a BETWEEN 1 b', 'expect AND expression after between but found IDENT');
   });
 
-  test('LIKE and NOT LIKE', () => {
+  test('LIKE and NOT LIKE take a single operand', () => {
     assert.equal(p('a LIKE "x%"'), '(like a "x%")');
     assert.equal(p('a NOT LIKE b AND c'), '(AND (notlike a b) c)');
+    assert.equal(p('a LIKE f(x) OR c'), '(OR (like a (f x)) c)');
+    rejects('a LIKE "x" + b', 'found "+", operator not allowed after LIKE expression.');
+  });
+
+  test('IN errors', () => {
+    rejects('a IN ()', 'expect elements for IN expression, but found ")", expected expression.');
+    rejects('a IN (1, 2', 'expect ) for IN expression, but got "EOF"');
+    rejects('a IN )', 'expect expression after IN, but got error found ")", expected expression.');
+    rejects('a IN (1) + 1', 'found "+", operator not allowed after IN expression.');
   });
 
   test('NOT must be followed by IN, BETWEEN or LIKE', () => {
-    rejects('a NOT = 1', 'found "=", expected IN, BETWEEN or LIKE after NOT.');
+    rejects('a NOT = 1', 'found "=", expected expression');
   });
 });
 
@@ -264,10 +297,23 @@ describe('CASE', () => {
     assert.equal(p('case when a > 1 then b end'), '(case _ (when (> a 1) b))');
   });
 
-  test('WHEN and END are mandatory', () => {
-    rejects('CASE a ELSE 1 END', 'found "ELSE", expected WHEN.');
-    rejects('CASE WHEN a THEN b', 'found "", expected END.');
-    rejects('CASE WHEN a b END', 'found "b", expected THEN.');
+  test('a later ELSE replaces an earlier one; WHEN may follow ELSE', () => {
+    assert.equal(p('CASE a WHEN 1 THEN 2 ELSE 3 WHEN 4 THEN 5 ELSE 6 END'), '(case a (when 1 2) (when 4 5) (else 6))');
+  });
+
+  test('CASE errors', () => {
+    rejects('CASE a ELSE 1 END', 'invalid CASE expression, WHEN expected before ELSE');
+    rejects('CASE a END', 'invalid CASE expression, WHEN expected before END');
+    rejects('CASE WHEN a > 1 THEN b', 'invalid CASE expression, END expected');
+    rejects('CASE WHEN a > 1 b END', 'invalid CASE expression, THEN expected after WHEN');
+  });
+
+  test('a searched CASE needs bool-shaped conditions (parenthesised ones are an Eddy extension)', () => {
+    rejects('CASE WHEN 30 THEN "high" END', 'invalid CASE expression, WHEN expression must be a bool condition');
+    rejects('CASE WHEN isNull(a) THEN 1 END', 'invalid CASE expression, WHEN expression must be a bool condition');
+    assert.equal(p('CASE WHEN (a > 1) THEN 1 END'), '(case _ (when (paren (> a 1)) 1))');
+    assert.equal(p('CASE WHEN isNull(a) = true THEN 1 END'), '(case _ (when (= (isNull a) true) 1))');
+    assert.equal(p('CASE x WHEN 30 THEN 1 END'), '(case x (when 30 1))');
   });
 });
 
@@ -280,10 +326,19 @@ describe('wildcards', () => {
     assert.equal(p('* REPLACE(1 AS b) EXCEPT(a)'), '(* except[a] replace[1 as b])');
   });
 
+  test('lenient forms the reference accepts: empty EXCEPT, REPLACE without alias, repeated clauses', () => {
+    assert.equal(p('* EXCEPT()'), '*');
+    assert.equal(p('* EXCEPT(a,,b,)'), '(* except[a b])');
+    assert.equal(p('* REPLACE(a)'), '(* replace[a as a])');
+    assert.equal(p('* EXCEPT(a) EXCEPT(b)'), '(* except[b])');
+  });
+
   test('malformed EXCEPT / REPLACE', () => {
-    rejects('* EXCEPT()', 'found ")", expected field name.');
-    rejects('* REPLACE(a)', 'found ")", expected AS.');
-    rejects('* EXCEPT(a) EXCEPT(b)', 'found "EXCEPT", expected EOF.');
+    rejects('* EXCEPT a', 'Found "a" after EXCEPT, expect left parentheses.');
+    rejects('* EXCEPT(1)', 'Found "1" in EXCEPT');
+    rejects('* REPLACE a', 'Found "a" after REPLACE, expect left parentheses.');
+    rejects('* REPLACE(a AS b c)', 'Found "c" in REPLACE');
+    rejects('* REPLACE(* AS b)', 'alias is not supported for *');
   });
 });
 
@@ -303,10 +358,18 @@ describe('calls', () => {
   });
 
   test('empty or malformed OVER', () => {
-    rejects('lag(a) OVER ()', 'found ")", expected PARTITION BY, ORDER BY or WHEN in OVER clause.');
-    rejects('lag(a) OVER (WHEN a', 'found "", expected ).');
-    rejects('f(a', 'found "", expected ).');
-    rejects('f(a,)', 'found ")", expected expression.');
+    rejects('lag(a) OVER ()', 'Found ")" after OVER (, expect partition by or when.');
+    rejects('lag(a) OVER (WHEN a > 1', 'Found "EOF", expect right parentheses after OVER');
+    rejects('lag(a) OVER a', 'Found "IDENT" after OVER, expect parentheses.');
+    rejects('lag(a) OVER (PARTITION a)', 'found "a", expected by after partition.');
+    rejects('row_number() OVER (ORDER a)', 'found "a", expected BY keyword.');
+  });
+
+  test('argument lists: a trailing comma is accepted, anything else is an error', () => {
+    assert.equal(p('f(a,)'), '(f a)');
+    rejects('f(a', 'found function call "f", expected ), but with "EOF".');
+    rejects('Concat(a b)', 'found function call "concat", expected ), but with "b".');
+    rejects('f(,)', 'found ",", expected expression.');
   });
 
   test('meta() and mqtt()', () => {
@@ -319,8 +382,8 @@ describe('calls', () => {
     assert.equal(p('MQTT(messageId)'), '(mqtt messageId)');
     rejects('meta(1)', 'found "1", expected meta key.');
     rejects('meta(a + 1)', 'found "a", expected meta key.');
-    rejects('meta(* EXCEPT(a))', 'found "EXCEPT", expected ).');
-    rejects('meta(a, b)', 'found ",", expected ).');
+    rejects('meta(* EXCEPT(a))', '"EXCEPT" is not supported in meta function');
+    rejects('meta(a, b)', 'found function call "meta", expected ), but with ",".');
     rejects('mqtt(qos)', 'found "qos", expected topic or messageid.');
   });
 });

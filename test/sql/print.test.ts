@@ -54,7 +54,7 @@ describe('exprToString', () => {
     assert.equal(show('count( * )'), 'count(*)');
     assert.equal(show('x not in (1,2)'), 'x NOT IN (1, 2)');
     assert.equal(show('x between 1 and 2'), 'x BETWEEN 1 AND 2');
-    assert.equal(show('case when a then 1 else 2 end'), 'CASE WHEN a THEN 1 ELSE 2 END');
+    assert.equal(show('case when a > 0 then 1 else 2 end'), 'CASE WHEN a > 0 THEN 1 ELSE 2 END');
     assert.equal(show('lag(a) over (partition by b order by c desc when d)'), 'lag(a) OVER (PARTITION BY b ORDER BY c DESC WHEN d)');
     assert.equal(show('arr[1:] + arr[] + arr[:2] + arr[0]'), 'arr[1:] + arr[] + arr[:2] + arr[0]');
     assert.equal(show('a->b.c'), 'a->b.c');
@@ -128,12 +128,19 @@ const { expr } = fc.letrec<{ expr: Expr }>((tie) => {
       fc.record({ kind: fc.constant('in' as const), negated: fc.boolean(), value: sub, list: fc.constant(null), array: field }),
       fc.record({ kind: fc.constant('between' as const), negated: fc.boolean(), value: sub, low: sub, high: sub }),
       fc.record({ kind: fc.constant('like' as const), negated: fc.boolean(), value: sub, pattern: sub }),
-      fc.record({
-        kind: fc.constant('case' as const),
-        value: fc.option(sub, { nil: null }),
-        whens: fc.array(fc.record({ when: sub, then: sub }), { minLength: 1, maxLength: 2 }),
-        elseExpr: fc.option(sub, { nil: null }),
-      }),
+      fc
+        .record({
+          kind: fc.constant('case' as const),
+          value: fc.option(sub, { nil: null }),
+          whens: fc.array(fc.record({ when: sub, then: sub }), { minLength: 1, maxLength: 2 }),
+          elseExpr: fc.option(sub, { nil: null }),
+        })
+        // a searched CASE needs bool-shaped WHEN conditions
+        .map((e): Expr =>
+          e.value !== null
+            ? e
+            : { ...e, whens: e.whens.map((w) => ({ when: { kind: 'binary', op: '=', left: w.when, right: w.then }, then: w.then })) },
+        ),
       fc.record({ kind: fc.constant('call' as const), name: fc.constantFrom('abs', 'f', 'Concat'), args: fc.array(sub, { maxLength: 3 }), over: fc.constant(null) }),
     ),
   };

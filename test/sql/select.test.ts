@@ -42,7 +42,8 @@ describe('select list', () => {
 
   test('aliases need AS and an identifier', () => {
     rejects('SELECT a b FROM s', 'found "b", expected FROM.');
-    rejects('SELECT a AS FROM s', 'found "FROM", expected alias.');
+    rejects('SELECT a AS FROM s', 'found "FROM", expected as alias.');
+    rejects('SELECT a AS 1 FROM s', 'found "1", expected as alias.');
     const s = parseSelect('SELECT a AS `my col` FROM s');
     assert.equal(s.fields[0].name, 'my col');
   });
@@ -62,6 +63,7 @@ describe('select list', () => {
   test('no DISTINCT, no empty list', () => {
     rejects('SELECT DISTINCT a FROM s', 'found "a", expected FROM.');
     rejects('SELECT FROM s', 'found "FROM", expected expression.');
+    rejects('SELECT `half FROM tb', 'found "EOF", expected FROM.');
   });
 });
 
@@ -91,13 +93,17 @@ describe('FROM and JOIN', () => {
     );
   });
 
-  test('join errors: ON with CROSS, bare JOIN, OUTER, comma joins', () => {
+  test('join errors: ON with CROSS, bare JOIN, OUTER, comma joins, bad alias', () => {
     rejects('SELECT * FROM a CROSS JOIN b ON a.x = b.x', 'On expression is not required for cross join type.');
     rejects('SELECT * FROM a JOIN b ON a.x = b.x', 'found "JOIN", expected EOF.');
-    rejects('SELECT * FROM a LEFT OUTER JOIN b ON a.x = b.x', 'found "OUTER", expected JOIN.');
+    rejects('SELECT * FROM a LEFT OUTER JOIN b ON a.x = b.x', 'found "LEFT", expected JOIN key word.');
     rejects('SELECT * FROM a, b', 'found ",", expected EOF.');
-    rejects('SELECT * FROM', 'found "", expected source name.');
-    rejects('SELECT * FROM a INNER JOIN ON x', 'found "ON", expected source name.');
+    rejects('SELECT * FROM s AS 1', 'found "s", expected JOIN key word.');
+  });
+
+  test('a missing source name parses as the empty name, for the planner to reject as an unknown stream', () => {
+    assert.equal(parseSelect('SELECT * FROM').from.name, '');
+    assert.equal(parseSelect('SELECT * FROM a INNER JOIN ON x = 1').joins[0].source.name, '');
   });
 });
 
@@ -118,29 +124,34 @@ describe('WHERE, GROUP BY, HAVING, ORDER BY, LIMIT', () => {
   test('clauses out of order are rejected', () => {
     rejects('SELECT a FROM s GROUP BY a WHERE a > 1', 'found "WHERE", expected EOF.');
     rejects('SELECT a FROM s LIMIT 1 ORDER BY a', 'found "ORDER", expected EOF.');
-    rejects('SELECT a FROM s GROUP a', 'found "a", expected BY.');
+    rejects('SELECT a FROM s GROUP a', 'found "a", expected BY statement.');
+    rejects('SELECT a FROM s ORDER a', 'found "a", expected BY keyword.');
   });
 
-  test('ORDER BY items must start with an identifier; ASC/DESC', () => {
+  test('ORDER BY items must start with an identifier; ASC/DESC; commas optional as in the reference', () => {
     const s = parseSelect('SELECT a FROM s ORDER BY abs(a) ASC, `b` DESC, c->d');
     assert.deepEqual(s.sorts.map((x) => [sexp(x.expr), x.ascending]), [['(abs a)', true], ['b', false], ['(-> c d)', true]]);
-    rejects('SELECT a FROM s ORDER BY 1', 'found "1", expected field name.');
-    rejects('SELECT a FROM s ORDER BY (a)', 'found "(", expected field name.');
+    assert.deepEqual(parseSelect('SELECT a FROM s ORDER BY a b,, c').sorts.map((x) => sexp(x.expr)), ['a', 'b', 'c']);
+    assert.deepEqual(parseSelect('SELECT a FROM s ORDER BY').sorts, []);
+    rejects('SELECT a FROM s ORDER BY 1', 'found "1", expected EOF.');
+    rejects('SELECT a FROM s ORDER BY (a)', 'found "(", expected EOF.');
   });
 
   test('LIMIT takes only an integer literal', () => {
     assert.equal(parseSelect('SELECT a FROM s LIMIT 0').limit, 0);
     rejects('SELECT a FROM s LIMIT a', 'limit should be integer');
     rejects('SELECT a FROM s LIMIT 1.5', 'limit should be integer');
-    rejects('SELECT a FROM s LIMIT -1', 'limit should be integer');
-    rejects('SELECT a FROM s LIMIT', 'limit should be integer');
+    rejects('SELECT a FROM s LIMIT (5)', 'limit should be integer');
+    rejects('SELECT a FROM s LIMIT', 'found "EOF", expected expression.');
+    assert.equal(parseSelect('SELECT a FROM s LIMIT -1').limit, -1);
   });
 
-  test('statement ends at ; or end of text', () => {
+  test('statement ends at ; (the rest is ignored, as by the reference) or at the end of text', () => {
     assert.equal(parseSelect('SELECT a FROM s;').limit, null);
-    rejects('SELECT a FROM s; SELECT b FROM s', 'found "SELECT", expected EOF.');
-    rejects('SELECT a FROM s WHERE', 'found "", expected expression.');
-    rejects('a FROM s', 'found "a", expected SELECT.');
+    assert.equal(parseSelect('SELECT a FROM s; SELECT b FROM t').from.name, 's');
+    rejects('SELECT a FROM s WHERE', 'found "EOF", expected expression.');
+    rejects('a FROM s', 'Found "a", Expected SELECT.');
+    rejects('', 'Found "EOF", Expected SELECT.');
   });
 });
 
@@ -163,8 +174,13 @@ describe('windows', () => {
     assert.equal(q('SLIDINGWINDOW(ss, 5) OVER (WHEN size = 1)'), 'sliding(SS,5) trigger (= size 1)');
     assert.equal(q('countwindow(3) FILTER (WHERE a > 1)'), 'count(-,3) filter (> a 1)');
     rejects('SELECT * FROM s GROUP BY SLIDINGWINDOW(ss, 5) OVER (WHEN a) FILTER (WHERE b)', 'found "FILTER", expected EOF.');
-    rejects('SELECT * FROM s GROUP BY SLIDINGWINDOW(ss, 5) FILTER (a > 1)', 'found "a", expected WHERE.');
-    rejects('SELECT * FROM s GROUP BY SLIDINGWINDOW(ss, 5) OVER (PARTITION BY a)', 'slidingwindow only supports OVER (WHEN condition).');
+    rejects('SELECT * FROM s GROUP BY SLIDINGWINDOW(ss, 5) FILTER (a > 1)', 'Found "a" after FILTER(, expect WHERE.');
+    rejects('SELECT * FROM s GROUP BY COUNTWINDOW(3,1) FILTER where a > 1', 'Found "WHERE" after FILTER, expect parentheses.');
+    rejects('SELECT * FROM s GROUP BY COUNTWINDOW(3,1) FILTER (where a > 1', 'Found "EOF" after FILTER, expect right parentheses.');
+    rejects('SELECT * FROM s GROUP BY SLIDINGWINDOW(ss, 5) OVER (PARTITION BY a)', 'Found "PARTITION" after OVER(, expect WHEN.');
+    rejects('SELECT * FROM s GROUP BY SLIDINGWINDOW(ss, 5) OVER WHEN a', 'Found "WHEN" after OVER, expect parentheses.');
+    rejects('SELECT * FROM s GROUP BY SLIDINGWINDOW(ss, 5) OVER (WHEN a', 'Found "EOF" after OVER, expect right parentheses.');
+    rejects('SELECT sum(f1) FILTER(WHERE a > 1) FROM s', 'found "FILTER", expected FROM.');
   });
 
   test('window with other dimensions; the first window counts', () => {
@@ -179,25 +195,24 @@ describe('windows', () => {
     rejects('SELECT * FROM s GROUP BY HoppingWindow(ss, 1)', 'The arguments for hoppingwindow should be 3.');
     rejects('SELECT * FROM s GROUP BY sessionwindow(ss, 1, 2, 3)', 'The arguments for sessionwindow should be 3.');
     rejects('SELECT * FROM s GROUP BY slidingwindow(ss)', 'The arguments for slidingwindow should be 2 or 3.');
-    rejects('SELECT * FROM s GROUP BY countwindow()', 'The arguments for countwindow should be 1 or 2.');
+    rejects('SELECT * FROM s GROUP BY countwindow()', 'Invalid parameter count.');
+    rejects('SELECT tumblingwindow(ss) FROM s', 'The arguments for tumblingwindow should be 2.');
     rejects(
       'SELECT * FROM s GROUP BY slidingwindow("mi", 5)',
       'The 1st argument for slidingwindow is expecting timer literal expression. One value of [dd|hh|mi|ss|ms].',
     );
     rejects(
       'SELECT * FROM s GROUP BY tumblingwindow(ss, a)',
-      'The 2nd argument for tumblingwindow is expecting integer literal expression.',
+      'The 1 argument for tumblingwindow is expecting interger literal expression.',
     );
     rejects(
       'SELECT * FROM s GROUP BY hoppingwindow(ss, 5, 1.5)',
-      'The 3rd argument for hoppingwindow is expecting integer literal expression.',
+      'The 2 argument for hoppingwindow is expecting interger literal expression.',
     );
-    rejects(
-      'SELECT * FROM s GROUP BY countwindow(ss)',
-      'The 1st argument for countwindow is expecting integer literal expression.',
-    );
+    rejects('SELECT * FROM s GROUP BY countwindow(ss)', 'Invalid parameter value ss.');
+    rejects('SELECT * FROM s GROUP BY countwindow(a, 1)', 'Invalid parameter value a, 1.');
     rejects('SELECT * FROM s GROUP BY countwindow(3, 5)', 'The second parameter value 5 should be less than the first parameter 3.');
-    rejects('SELECT * FROM s GROUP BY countwindow(0)', 'The first parameter value 0 should be greater than 0.');
+    rejects('SELECT * FROM s GROUP BY countwindow(0)', 'Invalid parameter value 0.');
   });
 
   test('a window call outside GROUP BY is an ordinary call for the planner to reject', () => {
@@ -212,7 +227,7 @@ describe('parseStatement', () => {
     assert.equal(parseStatement('/* x */ SHOW STREAMS').kind, 'showStreams');
     assert.equal(parseStatement('DROP TABLE t').kind, 'dropStream');
     assert.throws(() => parseStatement('UPDATE t'), (e: unknown) =>
-      e instanceof SqlSyntaxError && e.message === 'found "UPDATE", expected SELECT.');
+      e instanceof SqlSyntaxError && e.message === 'Found "UPDATE", Expected SELECT.');
   });
 });
 
