@@ -133,3 +133,28 @@ test('env overrides apply to the shipped defaults', async () => {
     await s.dispose();
   }
 });
+
+test('cfgStorageType kv keeps the user layer in the store (confKVStorage), not in files', async () => {
+  const env = { KUIPER__BASIC__CFGSTORAGETYPE: 'kv' };
+  const s = await startTestServer({ env });
+  const home = s.homeDir;
+  try {
+    assert.equal((await s.req('PUT', '/metadata/sources/mqtt/confKeys/kv1', { server: 'tcp://k:1883', password: 'p' })).status, 200);
+    assert.equal((await s.req('PUT', '/metadata/sinks/rest/confKeys/r1', { url: 'http://x' })).status, 200);
+    assert.equal(await s.app.store.get('confKVStorage', 'sources.mqtt.kv1'), '{"server":"tcp://k:1883","password":"p"}');
+    assert.throws(() => readFileSync(join(home, 'data', 'sources', 'mqtt.yaml'), 'utf8'));
+    await s.stop();
+    const again = await startTestServer({ home, env });
+    try {
+      const got = (await again.req('GET', '/metadata/sources/yaml/mqtt')).json() as Record<string, unknown>;
+      assert.deepEqual(got.kv1, { password: '******', server: 'tcp://k:1883' });
+      assert.equal((await again.req('DELETE', '/metadata/sources/mqtt/confKeys/kv1')).status, 200);
+      assert.equal(await again.app.store.get('confKVStorage', 'sources.mqtt.kv1'), undefined);
+      assert.deepEqual(again.app.connectors.registry.sinkProps('rest', 'r1'), { url: 'http://x' });
+    } finally {
+      await again.dispose();
+    }
+  } finally {
+    await s.dispose();
+  }
+});
