@@ -385,3 +385,34 @@ test('POST /data/export exports only what the named rules need', async () => {
     await s.dispose();
   }
 });
+
+test('on the Redis metadata store: a refused import changes nothing, a full import round-trips', async () => {
+  const redisPrefix = `eddy-test:${uid('bundle')}:`;
+  const s = await startTestServer({ redisPrefix });
+  try {
+    const x = await buildSetup(s);
+    const good = await exportOf(s);
+    await refusedWithoutChange(
+      s,
+      x,
+      { ...good, rules: { ...good.rules, orphan: JSON.stringify({ id: 'orphan', sql: 'SELECT * FROM nowhere', actions: [{ log: {} }] }) } },
+      [['rules', 'orphan', /nowhere/]],
+    );
+    const r = await importBundle(s, good);
+    assert.equal(r.status, 200, r.text);
+    assert.deepEqual(await exportOf(s), good);
+    await s.stop();
+    const again = await startTestServer({ home: s.homeDir, redisPrefix });
+    try {
+      // stored rules are restored in the background once the REST API answers
+      await until('the rules to be restored', async () => (Object.keys((await exportOf(again)).rules).length === 2 ? true : undefined));
+      assert.deepEqual(await exportOf(again), good);
+      // leave the prefix empty: a full import of an empty bundle resets everything
+      assert.equal((await importBundle(again, {})).status, 200);
+    } finally {
+      await again.stop();
+    }
+  } finally {
+    await s.dispose();
+  }
+});
