@@ -88,6 +88,8 @@ export interface Analysis {
   readonly schemas: readonly ReadSchema[];
   /** referenced column names per source (lookup tables: the fields to fetch; empty = all) */
   readonly columns: readonly string[][];
+  /** per source: the rule reads it whole (`*`, `s.*`) */
+  readonly wildcard: readonly boolean[];
 }
 
 export interface AnalyzeDeps {
@@ -216,6 +218,8 @@ const CLAUSE_NAME: Record<Clause, string> = {
 };
 
 interface FieldUse {
+  /** the column name as written */
+  name: string;
   /** index of the source, or -1 for unresolved (schemaless FROM fallback handled by the caller) */
   source: number;
   /** navigation path below the column (struct narrowing); null = read whole */
@@ -289,12 +293,12 @@ export function analyze(stmt: SelectStatement, deps: AnalyzeDeps): Analysis {
       if (idx >= 0) {
         const s = sources[idx];
         if (s.def.fields === null) {
-          uses.push({ source: idx, path, declared: null });
+          uses.push({ name: ref.name, source: idx, path, declared: null });
           return;
         }
         const decl = findDecl(s.def.fields, ref.name);
         if (!decl) throw planError(`unknown field ${ref.stream}.${ref.name}`);
-        uses.push({ source: idx, path, declared: decl });
+        uses.push({ name: ref.name, source: idx, path, declared: decl });
         return;
       }
       // `q.c` with q not a source: navigation into column q
@@ -317,8 +321,8 @@ export function analyze(stmt: SelectStatement, deps: AnalyzeDeps): Analysis {
         decl = d;
       }
     }
-    if (found >= 0) uses.push({ source: found, path, declared: decl });
-    else if (schemaless >= 0) uses.push({ source: schemaless, path, declared: null });
+    if (found >= 0) uses.push({ name: ref.name, source: found, path, declared: decl });
+    else if (schemaless >= 0) uses.push({ name: ref.name, source: schemaless, path, declared: null });
     else throw planError(`unknown field ${ref.name}`);
   };
 
@@ -463,10 +467,13 @@ export function analyze(stmt: SelectStatement, deps: AnalyzeDeps): Analysis {
   // ---- decode schemas (sql.md §3.4)
   const schemas: ReadSchema[] = [];
   const columns: string[][] = [];
+  const wildcard: boolean[] = [];
   for (let i = 0; i < sources.length; i++) {
     const s = sources[i];
-    const cols = [...new Set(uses.filter((u) => u.source === i).map((u) => u.declared?.name ?? ''))].filter(Boolean);
-    columns.push(wildcardAll.value || wildcardSources.has(i) ? [] : cols);
+    const cols = [...new Set(uses.filter((u) => u.source === i).map((u) => u.declared?.name ?? u.name))];
+    const wild = wildcardAll.value || wildcardSources.has(i);
+    wildcard.push(wild);
+    columns.push(wild ? [] : cols);
     if (s.def.fields === null || wildcardAll.value || wildcardSources.has(i)) {
       schemas.push(null);
       continue;
@@ -490,6 +497,7 @@ export function analyze(stmt: SelectStatement, deps: AnalyzeDeps): Analysis {
     usesAggHits,
     schemas,
     columns,
+    wildcard,
   };
 }
 

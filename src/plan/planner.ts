@@ -202,7 +202,8 @@ function build(sql: string, a: Analysis, deps: PlanDeps, placement?: Placement):
         table: j.source.name,
         def: j.source.def,
         kind: j.clause.type === 'left' ? 'left' : 'inner',
-        fields: a.columns[idx],
+        // a schemaless table's columns cannot be told from the stream's: fetch every column
+        fields: j.source.def.fields === null ? [] : a.columns[idx],
         keys: keys.map((k) => k.key),
         values: keys.map((k) => compiler.compile(k.value)),
         on: rest.length ? joinPredicate(compiler.compile(andAll(rest) as Expr)) : null,
@@ -411,10 +412,9 @@ const WINDOW_TYPE: Record<string, string> = {
 function explainTree(a: Analysis, plan: QueryPlan, placement: Placement): ExplainNode {
   const leaf = (s: BoundSource, i: number): ExplainNode => {
     const schema = a.schemas[i];
-    const info =
-      schema === null
-        ? `StreamName: ${s.name} wildcard:true`
-        : `StreamName: ${s.name}, StreamFields:${fieldsText(schema.map((f) => f.name))}`;
+    const info = a.wildcard[i]
+      ? `StreamName: ${s.name} wildcard:true`
+      : `StreamName: ${s.name}, Fields:${fieldsText(a.columns[i])}, StreamFields:${fieldsText((schema ?? []).map((f) => f.name))}`;
     let node: ExplainNode = { type: 'DataSourcePlan', info, children: [] };
     const pushed = andAll(placement.pushed[i] ?? []);
     if (pushed) node = { type: 'FilterPlan', info: `Condition:{ ${exprToString(pushed)} }, `, children: [node] };

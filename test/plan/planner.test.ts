@@ -166,3 +166,33 @@ test('EXPLAIN prints one JSON line per plan node with the documented indentation
   assert.deepEqual(parsed[0].node.children, [1]);
   assert.equal(parsed[4].node.children, null);
 });
+
+test('lookup joins: keys from the equi-join predicates, the rest of ON on the combined row', () => {
+  const c = catalogOf(
+    SCHEMALESS,
+    'CREATE TABLE lk (id BIGINT, name STRING, grade BIGINT) WITH (DATASOURCE="lk", TYPE="memory", KIND="lookup", KEY="id")',
+  );
+  const p = plan('SELECT s.a, lk.name FROM s LEFT JOIN lk ON s.id = lk.id AND lk.grade > 2', c);
+  assert.deepEqual(p.nodes.map((n) => n.name), ['source_s', 'op_lk', 'op_3_project']);
+  assert.equal(p.joins.length, 0);
+  const l = p.lookupJoins[0];
+  assert.equal(l.kind, 'left');
+  assert.deepEqual(l.keys, ['id']);
+  assert.deepEqual([...l.fields].sort(), ['grade', 'id', 'name']);
+  const ctx = p.newContext('r', 0);
+  ctx.bindRow();
+  assert.equal(l.values[0](tuple({ id: 7 }), ctx), 7);
+  assert.equal(l.on!(joined(tuple({ id: 7 }), tuple({ id: 7n, grade: 3n }, 'lk')), ctx), true);
+  assert.equal(l.on!(joined(tuple({ id: 7 }), tuple({ id: 7n, grade: 1n }, 'lk')), ctx), false);
+  assert.equal(p.sources.find((s) => s.name === 'lk')?.role, 'lookup');
+});
+
+test('EXPLAIN of a join lists both sources under the join', () => {
+  const lines = explainQuery('SELECT s.a FROM s INNER JOIN s2 ON s.id = s2.id GROUP BY COUNTWINDOW(2)', deps(cat)).split('\n\n').filter(Boolean);
+  assert.deepEqual(
+    lines.map((l) => JSON.parse(l).type),
+    ['ProjectPlan', 'JoinPlan', 'WindowPlan', 'DataSourcePlan', 'DataSourcePlan'],
+  );
+  assert.deepEqual(JSON.parse(lines[2]).children, [3, 4]);
+  assert.match(JSON.parse(lines[3]).info, /^StreamName: s, Fields:\[ (a, id|id, a) \], StreamFields:\[  \]$/);
+});
