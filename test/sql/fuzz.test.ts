@@ -128,7 +128,7 @@ describe('fuzzing the parsers', () => {
           onlySyntaxErrors('CREATE STREAM s (' + s);
         },
       ),
-      { numRuns: 600 },
+      { numRuns: 300 },
     );
   });
 
