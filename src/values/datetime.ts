@@ -215,9 +215,10 @@ function utcYearStart(year: number): number {
 
 /** Epoch ms of a wall-clock date in UTC, valid for any year (Date.UTC maps 0..99 to 19xx). */
 export function utcMs(year: number, month: number, day: number, h = 0, mi = 0, s = 0, ms = 0): number {
-  const d = new Date(0);
-  d.setUTCFullYear(year, month - 1, day);
-  d.setUTCHours(h, mi, s, ms);
+  const t = Date.UTC(year, month - 1, day, h, mi, s, ms);
+  if (year >= 100 || year < 0) return t;
+  const d = new Date(t);
+  d.setUTCFullYear(year);
   return d.getTime();
 }
 
@@ -700,45 +701,63 @@ export function daysIn(year: number, month: number): number {
   return [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1];
 }
 
-function parseTokens(s: string, layout: Layout): Parsed {
-  const p: Parsed = { hour: 0, minute: 0, second: 0, nanos: 0 };
-  let i = 0;
-  const fail = (): never => {
-    throw new ParseFail();
-  };
-  const num = (fixed: boolean, min: number, max: number): number => {
-    if (!isDigit(s[i])) fail();
+/** Thrown (preallocated, no stack capture) when a layout does not match. */
+const PARSE_FAIL = new ParseFail();
+
+/** Reads one string against one layout; every method advances `i` or throws PARSE_FAIL. */
+class Scanner {
+  i = 0;
+  readonly p: Parsed = { hour: 0, minute: 0, second: 0, nanos: 0 };
+  constructor(readonly s: string) {}
+
+  fail(): never {
+    throw PARSE_FAIL;
+  }
+
+  num(fixed: boolean, min: number, max: number): number {
+    const s = this.s;
+    const i = this.i;
+    if (!isDigit(s[i])) this.fail();
     let n: number;
     if (isDigit(s[i + 1])) {
       n = (s.charCodeAt(i) - 48) * 10 + (s.charCodeAt(i + 1) - 48);
-      i += 2;
+      this.i += 2;
     } else {
-      if (fixed) fail();
+      if (fixed) this.fail();
       n = s.charCodeAt(i) - 48;
-      i += 1;
+      this.i += 1;
     }
-    if (n < min || n > max) fail();
+    if (n < min || n > max) this.fail();
     return n;
-  };
-  const lookup = (names: string[], short: boolean): number => {
+  }
+
+  lookup(names: string[], short: boolean): number {
     for (let k = 0; k < names.length; k++) {
       const n = short ? names[k].slice(0, 3) : names[k];
-      if (s.slice(i, i + n.length).toLowerCase() === n) {
-        i += n.length;
+      if (this.s.slice(this.i, this.i + n.length).toLowerCase() === n) {
+        this.i += n.length;
         return k;
       }
     }
-    return fail();
-  };
-  const fraction = (): void => {
-    // Only digits after the separator: as many as there are (up to 9 kept).
+    return this.fail();
+  }
+
+  /** Digits after a `.`/`,` separator: as many as there are (up to 9 kept). */
+  fraction(): void {
+    const s = this.s;
+    const i = this.i;
     const sep = s[i];
     if ((sep !== '.' && sep !== ',') || !isDigit(s[i + 1])) return;
     let j = i + 1;
     while (isDigit(s[j])) j++;
-    p.nanos = Number(s.slice(i + 1, Math.min(j, i + 10)).padEnd(9, '0'));
-    i = j;
-  };
+    this.p.nanos = Number(s.slice(i + 1, Math.min(j, i + 10)).padEnd(9, '0'));
+    this.i = j;
+  }
+}
+
+function parseTokens(s: string, layout: Layout): Parsed {
+  const sc = new Scanner(s);
+  const p = sc.p;
   for (let t = 0; t < layout.length; t++) {
     const tok = layout[t];
     switch (tok.k) {
@@ -748,147 +767,147 @@ function parseTokens(s: string, layout: Layout): Parsed {
         let k = 0;
         while (k < lit.length) {
           if (lit[k] === ' ') {
-            if (s[i] !== ' ') fail();
+            if (s[sc.i] !== ' ') sc.fail();
             while (lit[k] === ' ') k++;
-            while (s[i] === ' ') i++;
+            while (s[sc.i] === ' ') sc.i++;
             continue;
           }
-          if (s[i] !== lit[k]) fail();
-          i++;
+          if (s[sc.i] !== lit[k]) sc.fail();
+          sc.i++;
           k++;
         }
         break;
       }
       case 'year4': {
-        if (!(isDigit(s[i]) && isDigit(s[i + 1]) && isDigit(s[i + 2]) && isDigit(s[i + 3]))) fail();
-        p.year = Number(s.slice(i, i + 4));
-        i += 4;
+        if (!(isDigit(s[sc.i]) && isDigit(s[sc.i + 1]) && isDigit(s[sc.i + 2]) && isDigit(s[sc.i + 3]))) sc.fail();
+        p.year = Number(s.slice(sc.i, sc.i + 4));
+        sc.i += 4;
         break;
       }
       case 'year2': {
-        const y = num(true, 0, 99);
+        const y = sc.num(true, 0, 99);
         p.year = y >= 69 ? 1900 + y : 2000 + y;
         break;
       }
       case 'month':
-        if (tok.w >= 3) p.month = lookup(LOWER_MONTHS, tok.w === 3) + 1;
-        else p.month = num(tok.w === 2, 1, 12);
+        if (tok.w >= 3) p.month = sc.lookup(LOWER_MONTHS, tok.w === 3) + 1;
+        else p.month = sc.num(tok.w === 2, 1, 12);
         break;
       case 'day':
-        if (tok.pad === '_' && s[i] === ' ') i++;
-        p.day = num(tok.pad === '0', 1, 31);
+        if (tok.pad === '_' && s[sc.i] === ' ') sc.i++;
+        p.day = sc.num(tok.pad === '0', 1, 31);
         break;
       case 'yday': {
-        let j = i;
-        while (isDigit(s[j]) && j - i < 3) j++;
-        if (j === i || (tok.pad === '0' && j - i !== 3)) fail();
-        p.yday = Number(s.slice(i, j));
-        i = j;
-        if (p.yday < 1 || p.yday > 366) fail();
+        let j = sc.i;
+        while (isDigit(s[j]) && j - sc.i < 3) j++;
+        if (j === sc.i || (tok.pad === '0' && j - sc.i !== 3)) sc.fail();
+        p.yday = Number(s.slice(sc.i, j));
+        sc.i = j;
+        if (p.yday < 1 || p.yday > 366) sc.fail();
         break;
       }
       case 'wday':
-        lookup(LOWER_DAYS, !tok.long);
+        sc.lookup(LOWER_DAYS, !tok.long);
         break;
       case 'hour':
-        p.hour = num(false, 0, 23);
+        p.hour = sc.num(false, 0, 23);
         break;
       case 'hour12':
-        p.hour = num(tok.pad === '0', 0, 12);
+        p.hour = sc.num(tok.pad === '0', 0, 12);
         break;
       case 'min':
-        p.minute = num(tok.pad === '0', 0, 59);
+        p.minute = sc.num(tok.pad === '0', 0, 59);
         break;
       case 'sec': {
-        p.second = num(tok.pad === '0', 0, 59);
+        p.second = sc.num(tok.pad === '0', 0, 59);
         // Go accepts a fractional second here unless the layout itself continues with one.
         const next = layout[t + 1];
-        if (!(next && next.k === 'frac')) fraction();
+        if (!(next && next.k === 'frac')) sc.fraction();
         break;
       }
       case 'frac': {
         if (tok.nines) {
-          if (s[i] === tok.sep || s[i] === '.' || s[i] === ',') fraction();
+          if (s[sc.i] === tok.sep || s[sc.i] === '.' || s[sc.i] === ',') sc.fraction();
         } else {
-          if (s[i] !== tok.sep) fail();
-          let j = i + 1;
-          for (let k = 0; k < tok.n; k++) if (!isDigit(s[j++])) fail();
-          p.nanos = Number(s.slice(i + 1, i + 1 + Math.min(tok.n, 9)).padEnd(9, '0'));
-          i = j;
+          if (s[sc.i] !== tok.sep) sc.fail();
+          let j = sc.i + 1;
+          for (let k = 0; k < tok.n; k++) if (!isDigit(s[j++])) sc.fail();
+          p.nanos = Number(s.slice(sc.i + 1, sc.i + 1 + Math.min(tok.n, 9)).padEnd(9, '0'));
+          sc.i = j;
         }
         break;
       }
       case 'ampm': {
-        const a = s.slice(i, i + 2).toUpperCase();
-        if (a !== 'AM' && a !== 'PM') fail();
+        const a = s.slice(sc.i, sc.i + 2).toUpperCase();
+        if (a !== 'AM' && a !== 'PM') sc.fail();
         p.pm = a === 'PM';
-        i += 2;
+        sc.i += 2;
         break;
       }
       case 'tzname': {
-        if (s.startsWith('UTC', i)) {
+        if (s.startsWith('UTC', sc.i)) {
           p.zoneName = 'UTC';
-          i += 3;
+          sc.i += 3;
           break;
         }
-        let j = i;
+        let j = sc.i;
         while (j < s.length && ((s[j] >= 'A' && s[j] <= 'Z') || (s[j] >= 'a' && s[j] <= 'z'))) j++;
-        if (j - i < 3) {
+        if (j - sc.i < 3) {
           // Go also accepts numeric abbreviations such as `+08` / `-0530`.
-          const m = /^[+-]\d\d?(?!\d)/.exec(s.slice(i));
-          if (!m) fail();
+          const m = /^[+-]\d\d?(?!\d)/.exec(s.slice(sc.i));
+          if (!m) sc.fail();
           p.zoneName = m![0];
-          i += m![0].length;
+          sc.i += m![0].length;
           break;
         }
-        p.zoneName = s.slice(i, j);
-        i = j;
+        p.zoneName = s.slice(sc.i, j);
+        sc.i = j;
         if (p.zoneName.startsWith('GMT')) {
-          const m = /^[+-]\d{1,2}/.exec(s.slice(i));
+          const m = /^[+-]\d{1,2}/.exec(s.slice(sc.i));
           if (m) {
             p.offset ??= Number(m[0]) * 3600;
-            i += m[0].length;
+            sc.i += m[0].length;
           }
         }
         break;
       }
       case 'tzoff': {
-        if (tok.z && s[i] === 'Z') {
-          i++;
+        if (tok.z && s[sc.i] === 'Z') {
+          sc.i++;
           p.offset = 0;
           p.zoneName = 'UTC';
           break;
         }
-        const sign = s[i];
-        if (sign !== '+' && sign !== '-') fail();
-        i++;
-        const h = num(true, 0, 99);
+        const sign = s[sc.i];
+        if (sign !== '+' && sign !== '-') sc.fail();
+        sc.i++;
+        const h = sc.num(true, 0, 99);
         let m = 0;
         let sec = 0;
         if (tok.style !== 'hh') {
           if (tok.style.includes(':')) {
-            if (s[i] !== ':') fail();
-            i++;
+            if (s[sc.i] !== ':') sc.fail();
+            sc.i++;
           }
-          m = num(true, 0, 99);
+          m = sc.num(true, 0, 99);
           if (tok.style === 'hhmmss' || tok.style === 'hh:mm:ss') {
             if (tok.style === 'hh:mm:ss') {
-              if (s[i] !== ':') fail();
-              i++;
+              if (s[sc.i] !== ':') sc.fail();
+              sc.i++;
             }
-            sec = num(true, 0, 99);
+            sec = sc.num(true, 0, 99);
           }
         }
         p.offset = (h * 3600 + m * 60 + sec) * (sign === '-' ? -1 : 1);
         break;
       }
       case 'era':
-        if (s.startsWith('AD', i)) i += 2;
-        else fail();
+        if (s.startsWith('AD', sc.i)) sc.i += 2;
+        else sc.fail();
         break;
     }
   }
-  if (i !== s.length) fail();
+  if (sc.i !== s.length) sc.fail();
   return p;
 }
 
@@ -939,12 +958,30 @@ const AUTO: Layout[] = [
 
 /** Parses a datetime string by trying every auto-detected layout; throws `Can't parse string as time: …`. */
 export function parseAuto(s: string, zone: string): DateTime {
-  for (const l of AUTO) {
-    const dt = parseLayout(s, l, zone);
+  // Streams repeat one format: remember which layout matched strings of the same shape and try it first.
+  let shape = '';
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    shape += c >= 48 && c <= 57 ? '9' : s[i];
+  }
+  const hit = shapeCache.get(shape);
+  if (hit !== undefined) {
+    const dt = parseLayout(s, AUTO[hit], zone);
     if (dt) return dt;
+  }
+  for (let i = 0; i < AUTO.length; i++) {
+    if (i === hit) continue;
+    const dt = parseLayout(s, AUTO[i], zone);
+    if (dt) {
+      if (shapeCache.size > 1000) shapeCache.clear();
+      shapeCache.set(shape, i);
+      return dt;
+    }
   }
   throw new EvalError(`Can't parse string as time: ${s}`);
 }
+
+const shapeCache = new Map<string, number>();
 
 /** Parses with an eKuiper format (`yyyy-MM-dd HH:mm:ss`); throws when the text does not match. */
 export function parseWithFormat(s: string, format: string, zone: string): DateTime {
