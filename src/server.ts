@@ -191,14 +191,18 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
     const url = `http://127.0.0.1:${port}`;
     logger.info('REST API listening on %s', address);
     // runtime.md §10.3: lookup tables, then rules, restored once the REST API answers (not awaited)
-    void (async () => {
+    const booting = (async () => {
       for (const def of catalog.list('table')) {
         if (def.options.KIND !== 'lookup') continue;
         await runtime.lookups.openTable(def).catch((err: unknown) => logger.error({ err }, 'lookup table %s cannot be opened', def.name));
       }
       await rules.restore();
-      await bundle.importInitialRuleset(home.data);
     })().catch((err: unknown) => logger.error({ err }, 'restoring the rules failed'));
+    // imports wait for the restore: a reset racing it would see rules come back
+    bundle.waitFor(booting);
+    void booting
+      .then(() => bundle.importInitialRuleset(home.data))
+      .catch((err: unknown) => logger.error({ err }, 'importing the initial ruleset failed'));
     return { app, url, close };
   } catch (err) {
     await close();

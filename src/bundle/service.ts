@@ -144,6 +144,12 @@ export class BundleService {
 
   constructor(private readonly deps: BundleDeps) {}
 
+  /** Holds every import back until `p` settles (the rules being restored at start). */
+  waitFor(p: Promise<unknown>): void {
+    const next = this.queue.then(() => p);
+    this.queue = next.catch(() => undefined);
+  }
+
   // ------------------------------------------------------------------------------------------ export
 
   /** Every section (rest-api.md §7.1), all twelve keys present. */
