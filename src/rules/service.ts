@@ -134,40 +134,41 @@ export class RuleService {
 
   /**
    * The rule's child logger (`debug` lowers its level); with `logFilename` and a log folder the rule logs into its
-   * own file there instead.
+   * own file there instead (`dest`, to be kept by {@link keepRuleLog}).
    */
-  private ruleLogger(def: RuleDef, options: RuleOptions): Logger {
-    const level = options.debug ? 'debug' : this.deps.logger.level;
+  private ruleLogger(def: RuleDef, options: RuleOptions): { logger: Logger; dest?: LogDestination } {
     if (options.logFilename && this.deps.logDir) {
-      this.closeRuleLog(def.id);
+      const level = options.debug ? 'debug' : this.deps.logger.level;
       const dest = pino.destination({ dest: join(this.deps.logDir, basename(options.logFilename)), mkdir: true, sync: false });
-      this.ruleLogs.set(def.id, dest);
-      return pino({ level: level === 'silent' ? 'info' : level, base: { rule: def.id } }, dest);
+      return { logger: pino({ level: level === 'silent' ? 'info' : level, base: { rule: def.id } }, dest), dest };
     }
-    const child = this.deps.logger.child({ rule: def.id });
-    if (options.debug) child.level = 'debug';
-    return child;
+    const logger = this.deps.logger.child({ rule: def.id });
+    if (options.debug) logger.level = 'debug';
+    return { logger };
+  }
+
+  /** Makes `dest` the rule's log file, closing the previous one. */
+  private keepRuleLog(id: string, dest: LogDestination | undefined): void {
+    this.closeRuleLog(id);
+    if (dest) this.ruleLogs.set(id, dest);
   }
 
   private closeRuleLog(id: string): void {
     const dest = this.ruleLogs.get(id);
-    if (!dest) return;
     this.ruleLogs.delete(id);
-    try {
-      dest.end();
-    } catch {
-      // a log file that cannot be flushed must not fail the rule operation
-    }
+    endLog(dest);
   }
 
-  private newState(def: RuleDef, options: RuleOptions): RuleState {
-    const logger = this.ruleLogger(def, options);
-    return new RuleState(def, options, {
+  /** A state for a new registry entry; `dest` is its log file, if any, until the entry is registered. */
+  private newState(def: RuleDef, options: RuleOptions): { state: RuleState; dest?: LogDestination } {
+    const { logger, dest } = this.ruleLogger(def, options);
+    const state = new RuleState(def, options, {
       logger,
       timezone: this.deps.timezone,
       closeTimeoutMs: this.deps.closeTimeoutMs,
       build: (d, o, l) => this.deps.engine.builder.build(d, o, l),
     });
+    return { state, dest };
   }
 
   private async save(def: RuleDef): Promise<void> {
@@ -243,8 +244,11 @@ export class RuleService {
     const id = def.id;
     if (this.rules.has(id) || this.reserved.has(id)) throw new EddyError(ErrorCode.Undefined, `rule ${id} already exists`);
     this.reserved.add(id);
+    let dest: LogDestination | undefined;
     try {
-      const state = this.newState(def, options);
+      const made = this.newState(def, options);
+      const state = made.state;
+      dest = made.dest;
       let planned: { topo: Topology; sources: string[] } | undefined;
       try {
         planned = this.plan(def, options, state.logger);
@@ -254,8 +258,12 @@ export class RuleService {
       }
       const stored = await this.deps.store.setIfAbsent(RULE_NS, id, JSON.stringify(ruleObject(def)));
       if (!stored) throw new EddyError(ErrorCode.Undefined, `rule ${id} already exists`);
+      this.keepRuleLog(id, dest);
       await this.register(state, planned);
       return id;
+    } catch (err) {
+      if (!this.rules.has(id)) endLog(dest);
+      throw err;
     } finally {
       this.reserved.delete(id);
     }
@@ -312,14 +320,21 @@ export class RuleService {
     }
     const { def, options } = parsed;
     if (def.tags === undefined && e.state.def.tags !== undefined) def.tags = e.state.def.tags;
+    const old = e.state.options;
+    const fresh = old.debug !== options.debug || old.logFilename !== options.logFilename ? this.ruleLogger(def, options) : undefined;
     let planned: { topo: Topology; sources: string[] };
     try {
-      planned = this.plan(def, options, e.state.logger);
+      planned = this.plan(def, options, fresh?.logger ?? e.state.logger);
     } catch (err) {
+      endLog(fresh?.dest);
       throw planError(err).withPrefix('Update rule error');
     }
     await this.save(def);
     e.sources = planned.sources;
+    if (fresh) {
+      e.state.logger = fresh.logger;
+      this.keepRuleLog(id, fresh.dest);
+    }
     await e.state.replace(def, options, planned.topo, def.triggered !== false);
   }
 
@@ -517,7 +532,8 @@ export class RuleService {
       } catch (err) {
         this.deps.logger.error({ rule: key, err: (err as Error).message }, 'stored rule is invalid');
         parsed = { def: fallbackDef(key, text), options: mergeOptions(this.deps.defaults, {}) };
-        const state = this.newState(parsed.def, parsed.options);
+        const { state, dest } = this.newState(parsed.def, parsed.options);
+        this.keepRuleLog(key, dest);
         this.rules.set(key, { state, sources: [] });
         this.cpu.track(key);
         state.markPlanFailed();
@@ -525,7 +541,8 @@ export class RuleService {
       }
       const { def, options } = parsed;
       if (def.id !== key) def.id = key;
-      const state = this.newState(def, options);
+      const { state, dest } = this.newState(def, options);
+      this.keepRuleLog(key, dest);
       let planned: { topo: Topology; sources: string[] } | undefined;
       try {
         planned = this.plan(def, options, state.logger);
@@ -543,6 +560,14 @@ export class RuleService {
     this.cpu.close();
     await Promise.all([...this.rules.values()].map((e) => e.state.stop()));
     for (const id of [...this.ruleLogs.keys()]) this.closeRuleLog(id);
+  }
+}
+
+function endLog(dest: LogDestination | undefined): void {
+  try {
+    dest?.end();
+  } catch {
+    // a log file that cannot be flushed must not fail the rule operation
   }
 }
 

@@ -69,6 +69,11 @@ export class RuleState {
     return this.deps.logger;
   }
 
+  /** An update may change `debug` or `logFilename`. */
+  set logger(logger: Logger) {
+    this.deps.logger = logger;
+  }
+
   // ------------------------------------------------------------------------------------------ queries
 
   statusText(): string {
