@@ -70,6 +70,7 @@ export interface Wildcard {
 
 export interface ReplaceItem {
   readonly expr: Expr;
+  /** the `AS` name; written without AS (the reference allows it) it is the derived output name, as for fields */
   readonly name: string;
 }
 
@@ -281,7 +282,10 @@ export interface SelectField {
 }
 
 export interface SourceRef {
-  /** identifier parts and `/ # +` concatenated: `topic/sensor1` */
+  /**
+   * identifier parts and `/ # +` concatenated: `topic/sensor1`. Empty when the text names no source (`FROM`
+   * followed by a keyword): the reference parses that too and fails later as an unknown stream.
+   */
   readonly name: string;
   readonly alias: string | null;
   readonly pos?: SourcePos;
@@ -333,7 +337,7 @@ export interface SelectStatement {
   readonly window: WindowExpr | null;
   readonly having: Expr | null;
   readonly sorts: readonly SortField[];
-  /** LIMIT n, or null */
+  /** LIMIT n as written (an integer literal, possibly negative), or null */
   readonly limit: number | null;
 }
 
