@@ -6,7 +6,7 @@ import type { CallExpr, Expr, SelectStatement } from '../sql/ast.js';
 import { TIME_UNIT_MS, unparen } from '../sql/ast.js';
 import { parseSelect, SqlSyntaxError } from '../sql/index.js';
 import { exprToString, windowToString } from '../sql/print.js';
-import type { StreamCatalog } from '../catalog/types.js';
+import type { StreamCatalog, StreamDef } from '../catalog/types.js';
 import type { FunctionRegistry } from '../functions/registry.js';
 import type { RuleOptions } from '../runtime/contracts.js';
 import { EddyError, ErrorCode } from '../api/errors.js';
@@ -42,6 +42,11 @@ export interface PlanDeps {
   readonly catalog: StreamCatalog;
   readonly functions: FunctionRegistry;
   readonly options: Pick<RuleOptions, 'isEventTime' | 'sendMetaToSink'>;
+  /**
+   * Whether an MQTT stream's source configuration sets `decompression` (then an `op_<N>_decompress` node precedes
+   * its decoder, runtime.md §1.6). Absent: no decompress nodes.
+   */
+  readonly decompresses?: (def: StreamDef) => boolean;
 }
 
 /** Planning failed because a stream/table in FROM/JOIN does not exist (code 2101). */
@@ -287,6 +292,7 @@ function build(sql: string, a: Analysis, deps: PlanDeps, placement?: Placement):
   const projectSet = projection.srfKey !== null ? projectSetStage(projection.srfKey) : null;
 
   const nodes = buildNodes(a, {
+    decompresses: deps.decompresses ?? (() => false),
     isEventTime,
     analytic: analytic !== null,
     pushed: pushed.map((p) => p.length > 0),
@@ -325,6 +331,7 @@ function build(sql: string, a: Analysis, deps: PlanDeps, placement?: Placement):
 // ------------------------------------------------------------------------------------------------ nodes
 
 interface NodeFlags {
+  decompresses: (def: StreamDef) => boolean;
   isEventTime: boolean;
   analytic: boolean;
   pushed: boolean[];
@@ -348,6 +355,7 @@ function buildNodes(a: Analysis, f: NodeFlags): PlanNode[] {
     if (isMqtt(s)) {
       const shared = s.def.options.SHARED === true;
       const opName = (kind: NodeKind): string => (shared ? `op_${s.name}_${n + 1}_${kind}` : `op_${n + 1}_${kind}`);
+      if (f.decompresses(s.def)) tail = add('decompress', [tail], s.name, opName('decompress'));
       tail = add('decoder', [tail], s.name, opName('decoder'));
       const fmt = (s.def.options.FORMAT ?? 'json').toLowerCase();
       if (f.isEventTime || s.def.options.STRICT_VALIDATION === true || fmt === 'binary') {

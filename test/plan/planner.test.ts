@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { catalogOf, deps, plan, tuple, joined, SCHEMALESS } from './helpers.js';
-import { explainQuery } from '../../src/plan/planner.js';
+import { explainQuery, planQuery } from '../../src/plan/planner.js';
 
 const MQTT = 'CREATE STREAM m (a BIGINT, b BIGINT) WITH (DATASOURCE="m", FORMAT="json")';
 const TYPED =
@@ -195,4 +195,11 @@ test('EXPLAIN of a join lists both sources under the join', () => {
   );
   assert.deepEqual(JSON.parse(lines[2]).children, [3, 4]);
   assert.match(JSON.parse(lines[3]).info, /^StreamName: s, Fields:\[ (a, id|id, a) \], StreamFields:\[  \]$/);
+});
+
+test('an MQTT source with decompression gets a decompress node before its decoder', () => {
+  const d = { ...deps(cat), decompresses: (def: { name: string }) => def.name === 'm' };
+  assert.deepEqual(planQuery('SELECT a FROM m', d).nodes.map((n) => n.name), ['source_m', 'op_2_decompress', 'op_3_decoder', 'op_4_project']);
+  const shared = catalogOf('CREATE STREAM sh () WITH (DATASOURCE="x", SHARED="true")');
+  assert.deepEqual(plan('SELECT a FROM sh', shared).nodes.map((n) => n.name), ['source_sh', 'op_sh_2_decoder', 'op_3_project']);
 });
