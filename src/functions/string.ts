@@ -72,21 +72,33 @@ function byteSlice(s: string, start: number, end: number | undefined): string {
   return utf8Text(b.subarray(start, end === undefined ? b.length : Math.min(end, b.length)));
 }
 
+const formatters = new Map<string, Intl.NumberFormat>();
+
+/** One formatter per (locale, decimals): building an Intl.NumberFormat costs far more than using one. */
+function formatter(locale: string | undefined, d: number): Intl.NumberFormat {
+  const key = `${locale ?? ''}|${d}`;
+  let f = formatters.get(key);
+  if (f) return f;
+  if (locale === undefined) {
+    f = new Intl.NumberFormat('en-US', { minimumFractionDigits: d, maximumFractionDigits: d, useGrouping: false });
+  } else {
+    const m = /^([a-zA-Z]{2,3})[_-]([a-zA-Z]{2}|\d{3})$/.exec(locale);
+    if (!m || Intl.NumberFormat.supportedLocalesOf([`${m[1]}-${m[2]}`]).length === 0) {
+      throw new EvalError(`not support for the specific locale:${locale}`);
+    }
+    f = new Intl.NumberFormat(`${m[1]}-${m[2]}`, { minimumFractionDigits: d, maximumFractionDigits: d, numberingSystem: 'latn' });
+  }
+  if (formatters.size > 256) formatters.clear();
+  formatters.set(key, f);
+  return f;
+}
+
 /** Format with locale (§7.2 `format`). Locales are `lang_REGION`. */
 function formatNumber(x: number, d: number, locale: string | undefined): string {
   if (d < 0) throw new EvalError('the decimal places must greater or equal than 0');
-  if (locale === undefined) {
-    return new Intl.NumberFormat('en-US', { minimumFractionDigits: d, maximumFractionDigits: d, useGrouping: false }).format(x);
-  }
-  const m = /^([a-zA-Z]{2,3})[_-]([a-zA-Z]{2}|\d{3})$/.exec(locale);
-  if (!m || Intl.NumberFormat.supportedLocalesOf([`${m[1]}-${m[2]}`]).length === 0) {
-    throw new EvalError(`not support for the specific locale:${locale}`);
-  }
-  const s = new Intl.NumberFormat(`${m[1]}-${m[2]}`, {
-    minimumFractionDigits: d,
-    maximumFractionDigits: d,
-    numberingSystem: 'latn',
-  }).format(x);
+  if (d > 100) throw new EvalError('the decimal places must be at most 100');
+  const s = formatter(locale, d).format(x);
+  if (locale === undefined) return s;
   // Normalise to the symbols of the CLDR data the reference ships (no-break space, right single quote).
   return s.replace(/\u202f/g, '\u00a0').replace(/'/g, '\u2019').replace(/\u2212/g, '-');
 }

@@ -22,6 +22,17 @@ test('json_path_query: definite paths give one value, wildcards and filters give
   assert.equal(call('json_path_query', equipment, '$.rings[-1].name'), 'ring of strength');
   assert.equal(call('json_path_query', JSON.stringify({ 'arm.left': 'Shield of faith' }), '$["arm.left"]'), 'Shield of faith');
   assert.deepEqual(call('json_path_query', [1, 2, 3], '$[0,2]'), [1, 3]);
+  assert.deepEqual(call('json_path_query', { rings: [0.1, 2.4] }, '$.rings[*]'), [0.1, 2.4]);
+  const arr = [{ rings: [0.1, 2.4], 'arm.left': 'Shield of faith' }];
+  assert.equal(call('json_path_query', arr, '$[0]["arm.left"]'), 'Shield of faith');
+  assert.equal(call('json_path_query', JSON.stringify(arr), '$[0]["arm.left"]'), 'Shield of faith');
+  const samplers = [
+    { name: 'page1', result: { throughput: 25, rt: 20 } },
+    { name: 'page2', result: { throughput: 30, rt: 20 } },
+  ];
+  assert.equal(call('json_path_exists', samplers, '$[? @.result.throughput<20]'), false);
+  assert.deepEqual(call('json_path_query', samplers, '$[? @.result.throughput<28 && @.rt != 1].name'), ['page1']);
+  assert.deepEqual(call('json_path_query', samplers, "$[? @.name =~ 'page2'].result.rt"), [20]);
 });
 
 test('json_path_query errors', () => {
