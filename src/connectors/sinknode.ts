@@ -394,8 +394,8 @@ class SinkNodeImpl implements SinkNode {
 
   /** Transforms and sends one unit: 'ok', 'drop' (failed for good) or 'retry' (recoverable, cached). */
   private async send(unit: SinkUnit, resend = false): Promise<'ok' | 'drop' | 'retry'> {
-    const start = Date.now();
-    this.metrics.lastInvocation = start;
+    const start = performance.now();
+    this.metrics.lastInvocation = Date.now();
     let payload: SinkPayload;
     try {
       payload = this.transform(unit, resend);
@@ -413,8 +413,7 @@ class SinkNodeImpl implements SinkNode {
     }
     this.metrics.recordsOut++;
     this.metrics.messagesProcessed += Array.isArray(unit) ? unit.length : 1;
-    const us = (Date.now() - start) * 1000;
-    this.metrics.processLatencyUs = us;
+    this.metrics.processLatencyUs = Math.round((performance.now() - start) * 1000);
     return 'ok';
   }
 
