@@ -4,7 +4,7 @@
  * `protobuf_<name>` (the bundle's `Schema` items). Parsed schemas are cached until the next change.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import { basename, dirname, extname, isAbsolute, join } from 'node:path';
 import protobuf from 'protobufjs';
 import type { KVStore } from '../store/kv.js';
@@ -152,7 +152,10 @@ export class SchemaRegistry {
       const keep = new Set(snap.files.filter(([t]) => t === type).map(([, f]) => f));
       if (existsSync(dir)) for (const f of readdirSync(dir)) if (!keep.has(f)) await rm(join(dir, f), { force: true });
     }
-    for (const [type, f, content] of snap.files) await writeAtomic(this.typeDir(type), f, content);
+    for (const [type, f, content] of snap.files) {
+      await mkdir(this.typeDir(type), { recursive: true });
+      await writeAtomic(this.typeDir(type), f, content);
+    }
     await this.store.clear(SCHEMA_NS);
     await this.store.batch(snap.records.map(([key, value]) => ({ ns: SCHEMA_NS, key, value })));
     this.roots.clear();
@@ -160,6 +163,7 @@ export class SchemaRegistry {
 
   private async write(type: SchemaType, rec: SchemaRecord): Promise<void> {
     const dir = this.typeDir(type);
+    await mkdir(dir, { recursive: true });
     const data = rec.content !== '' ? rec.content : await readUrl(rec.file);
     await writeAtomic(dir, `${rec.name}.proto`, data, (tmp) => {
       try {

@@ -3,7 +3,7 @@
  * `{name, content, file}` per upload in store namespace `uploads` so that data export can carry it (§7.1).
  */
 import { createWriteStream } from 'node:fs';
-import { readdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
@@ -44,6 +44,7 @@ export class UploadsService {
   async install(rec: UploadRecord): Promise<string> {
     this.pathOf(rec.name);
     const data = rec.content !== '' ? rec.content : await readUrl(rec.file);
+    await mkdir(this.dir, { recursive: true });
     const path = await writeAtomic(this.dir, rec.name, data);
     await this.store.set(UPLOADS_NS, rec.name, JSON.stringify({ name: rec.name, content: rec.content, file: rec.file }));
     return path;
@@ -55,6 +56,7 @@ export class UploadsService {
    */
   async installStream(name: string, body: Readable): Promise<string> {
     const target = this.pathOf(name);
+    await mkdir(this.dir, { recursive: true });
     const tmp = tempPath(this.dir);
     try {
       await pipeline(body, createWriteStream(tmp));
