@@ -433,9 +433,9 @@ export class SourceNode extends DecodingNode implements SharedSubscriber {
       else this.decodeAndEmit(item);
       return;
     }
-    const ev = item as unknown as SourceEvent;
-    if (this.opts.forwardRaw) this.emit(new RawEvent(ev, null));
-    else this.decodeAndEmit(ev);
+    // a connector's event, queued as is; a decoder downstream receives it as is too
+    if (this.opts.forwardRaw) this.emit(item);
+    else this.decodeAndEmit(item as unknown as SourceEvent);
   }
 
   override async close(): Promise<void> {
@@ -451,6 +451,10 @@ export class SourceNode extends DecodingNode implements SharedSubscriber {
   }
 }
 
+function isSourceEvent(item: unknown): item is SourceEvent {
+  return typeof item === 'object' && item !== null && 'payload' in item && 'meta' in item;
+}
+
 /** MQTT decoder node (`op_<N>_decoder`): bytes → tuples with the stream's FORMAT. */
 export class DecoderNode extends DecodingNode {
   constructor(name: string, capacity: number, maker: TupleMaker, role: 'stream' | 'table', schema: readonly StreamField[] | null, registry: ConnectorRegistry, sendError: boolean, preprocessor: boolean) {
@@ -458,8 +462,9 @@ export class DecoderNode extends DecodingNode {
     this.format = createFormat(registry, maker.def, schema);
   }
   protected process(item: Item): void {
-    if (item instanceof RawEvent) this.decodeAndEmit(item);
-    else if (item instanceof ErrorRecord) this.emit(item);
+    if (item instanceof ErrorRecord) this.emit(item);
+    else if (item instanceof RawEvent) this.decodeAndEmit(item);
+    else if (isSourceEvent(item)) this.decodeAndEmit(item);
   }
 }
 
@@ -480,11 +485,12 @@ export class DecompressNode extends QueueNode {
     this.algorithm = algorithm ? checkCompression(algorithm) : null;
   }
   protected process(item: Item): void {
-    if (!(item instanceof RawEvent) || this.algorithm === null || item.ev.meta.$compressed !== true) {
+    const ev = item instanceof RawEvent ? item.ev : isSourceEvent(item) ? item : null;
+    if (ev === null || this.algorithm === null || ev.meta.$compressed !== true || (item instanceof RawEvent && item.decoded !== null)) {
       this.emit(item);
       return;
     }
-    const p = item.ev.payload;
+    const p = ev.payload;
     if (!(p instanceof Uint8Array)) {
       this.emit(item);
       return;
@@ -496,8 +502,8 @@ export class DecompressNode extends QueueNode {
       this.emitError(err, this.sendError);
       return;
     }
-    const { $compressed: _drop, ...meta } = item.ev.meta;
-    this.emit(new RawEvent({ payload: out, meta, timestamp: item.ev.timestamp }, null));
+    const { $compressed: _drop, ...meta } = ev.meta;
+    this.emit(new RawEvent({ payload: out, meta, timestamp: ev.timestamp }, null));
   }
 }
 
