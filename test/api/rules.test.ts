@@ -250,6 +250,27 @@ test('periodic rule: runs for `duration` on each cron firing and waits in betwee
   }
 });
 
+test('range-only rule: the patrol opens it inside its datetime range and terminates it after', async () => {
+  const s = await startTestServer({ env: { KUIPER__BASIC__RULEPATROLINTERVAL: '100ms' } });
+  try {
+    const st = uid('s');
+    await memoryStream(s, st);
+    const begin = Date.now() + 1500;
+    const r = await s.req('POST', '/rules', {
+      id: 'range1',
+      sql: `SELECT * FROM ${st}`,
+      actions: [{ nop: {} }],
+      options: { cronDatetimeRange: [{ beginTimestamp: begin, endTimestamp: begin + 1500 }] },
+    });
+    assert.equal(r.status, 201);
+    assert.deepEqual(await status(s, 'range1'), { message: 'Stopped: waiting for next schedule.', status: 'stopped' });
+    await poll(() => status(s, 'range1'), (x) => x.status === 'running', 'the range to open');
+    await poll(() => status(s, 'range1'), (x) => x.message === 'Stopped: schedule terminated.', 'the range to end');
+  } finally {
+    await s.dispose();
+  }
+});
+
 test('secrets: describe masks them, a PUT of the masked rule keeps them', async () => {
   const s = await startTestServer();
   try {
