@@ -38,7 +38,7 @@ if (files.length === 0) {
 const args = [
   '--import', 'tsx',
   '--test',
-  '--test-concurrency=2',
+  '--test-concurrency=4',
   '--test-timeout=120000',
   '--test-force-exit',
   ...passthrough,

@@ -267,10 +267,8 @@ function parseStatementOrInvalid(sql: string): ReturnType<typeof parseDdl> {
   try {
     return parseDdl(sql);
   } catch (err) {
-    const msg = err instanceof Error ? err.message : String(err);
-    // A statement that is no stream/table statement at all (SELECT ...) gets eKuiper's "Invalid" text.
-    if (/^\s*select\b/i.test(sql)) throw new EddyError(ErrorCode.Stream, `Invalid stream statement: ${sql}`);
-    throw new EddyError(ErrorCode.Stream, msg);
+    // includes `Invalid stream statement: <sql>` for text that is no stream/table statement at all
+    throw new EddyError(ErrorCode.Stream, err instanceof Error ? err.message : String(err));
   }
 }
 
