@@ -52,6 +52,13 @@ function lookupKey(map: ConfMap, key: string): Props | undefined {
   return undefined;
 }
 
+/** A type name becomes a file name in the data folder: no path separators, NUL, `.` or `..`. */
+function checkTypeName(kind: ConfKind, type: string): void {
+  if (type === '' || type === '.' || type === '..' || /[/\\\u0000]/.test(type)) {
+    throw new EddyError(ErrorCode.ConfKey, `invalid name:${kind}.${type}`);
+  }
+}
+
 export class ConfKeys {
   private readonly home: Home;
   private readonly env: NodeJS.ProcessEnv;
@@ -228,26 +235,40 @@ export class ConfKeys {
 
   /** Adds or replaces a user key and persists it. */
   async put(kind: ConfKind, type: string, key: string, props: Props): Promise<void> {
-    const map = this.userLayer[kind].get(type) ?? {};
-    map[key] = clone(props);
-    this.userLayer[kind].set(type, map);
-    await this.persist(kind, type, [key]);
+    const next = { ...(this.userLayer[kind].get(type) ?? {}), [key]: clone(props) };
+    await this.apply(kind, type, next, [key]);
   }
 
   /** Removes a user key (no-op when absent) and persists. */
   async delete(kind: ConfKind, type: string, key: string): Promise<void> {
     const map = this.userLayer[kind].get(type);
     if (!map || !(key in map)) return;
-    delete map[key];
-    await this.persist(kind, type, [key]);
+    const next = { ...map };
+    delete next[key];
+    await this.apply(kind, type, next, [key]);
   }
 
   /** Replaces (or, with `merge`, extends) the whole user layer of a type: used by data import. */
   async setUser(kind: ConfKind, type: string, map: ConfMap, merge = false): Promise<void> {
     const old = this.userLayer[kind].get(type) ?? {};
     const next = merge ? { ...old, ...clone(map) } : clone(map);
-    this.userLayer[kind].set(type, next);
-    await this.persist(kind, type, [...new Set([...Object.keys(old), ...Object.keys(next)])]);
+    await this.apply(kind, type, next, [...new Set([...Object.keys(old), ...Object.keys(next)])]);
+  }
+
+  /** Installs the new user map of a type and persists it; the previous map comes back if writing fails. */
+  private async apply(kind: ConfKind, type: string, next: ConfMap, touched: string[]): Promise<void> {
+    checkTypeName(kind, type);
+    const layer = this.userLayer[kind];
+    const had = layer.has(type);
+    const previous = layer.get(type);
+    layer.set(type, next);
+    try {
+      await this.persist(kind, type, touched);
+    } catch (err) {
+      if (had) layer.set(type, previous!);
+      else layer.delete(type);
+      throw err;
+    }
   }
 
   /** Drops every user key of every type of a kind: used by a full data import. */
