@@ -123,6 +123,8 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
   });
   closers.push(() => rules.close());
   catalog.hooks.rulesUsing = (name) => rules.rulesUsing(name);
+  // FORMAT must be registered (plugins add formats); `custom` needs a format plugin, checked when a rule starts
+  catalog.hooks.formatExists = (name) => name === 'custom' || connectors.registry.format(name) !== undefined;
   catalog.hooks.openLookup = (def) => runtime.lookups.openTable(def);
   catalog.hooks.closeLookup = (name) => runtime.lookups.closeTable(name);
   const app: App = {
