@@ -206,16 +206,6 @@ class AliasExpander {
 
 type Clause = 'select' | 'where' | 'groupby' | 'having' | 'order' | 'join' | 'windowFilter' | 'trigger';
 
-const CLAUSE_NAME: Record<Clause, string> = {
-  select: 'SELECT',
-  where: 'WHERE',
-  groupby: 'GROUP BY',
-  having: 'HAVING',
-  order: 'ORDER BY',
-  join: 'JOIN',
-  windowFilter: 'WHERE',
-  trigger: 'OVER',
-};
 
 interface FieldUse {
   /** the column name as written */
@@ -381,9 +371,7 @@ export function analyze(stmt: SelectStatement, deps: AnalyzeDeps): Analysis {
       default:
         break;
     }
-    // plain operators: children read whole values
-    const sub: Ctx = cx;
-    forEachChild(e, (c) => check(c, sub));
+    forEachChild(e, (c) => check(c, cx));
   };
 
   const checkCall = (e: CallExpr, cx: Ctx): void => {
@@ -424,9 +412,6 @@ export function analyze(stmt: SelectStatement, deps: AnalyzeDeps): Analysis {
         break;
       default:
         break;
-    }
-    if (cx.clause === 'having' && kind !== 'aggregate' && e.args.length > 0 && cx.agg === null) {
-      // a scalar wrapping aggregates is fine; its non-aggregate column arguments fail below
     }
     for (const a of e.args) check(a, inner);
     if (e.over) {
@@ -609,4 +594,4 @@ export function walk(e: Expr, f: (x: Expr) => void): void {
   forEachChild(e, (c) => walk(c, f));
 }
 
-export { PlanError, CLAUSE_NAME };
+export { PlanError };

@@ -583,24 +583,4 @@ export class ExprCompiler {
   }
 }
 
-/** Deep type-sensitive value equality (changed_col/had_changed, sql.md §7.10), exported for call compilers. */
-export function sameValue(a: Value, b: Value): boolean {
-  if (a === b) return true;
-  if (isNullish(a) || isNullish(b)) return isNullish(a) && isNullish(b);
-  if (typeof a !== typeof b) return false;
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!sameValue(a[i], b[i])) return false;
-    return true;
-  }
-  if (isObject(a)) {
-    if (!isObject(b)) return false;
-    const ka = Object.keys(a);
-    if (ka.length !== Object.keys(b).length) return false;
-    for (const k of ka) if (!sameValue(a[k], b[k])) return false;
-    return true;
-  }
-  return false;
-}
-
 export type { EvalContext };

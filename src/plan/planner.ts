@@ -5,7 +5,7 @@
 import type { CallExpr, Expr, SelectStatement } from '../sql/ast.js';
 import { TIME_UNIT_MS, unparen } from '../sql/ast.js';
 import { parseSelect, SqlSyntaxError } from '../sql/index.js';
-import { exprToString, windowToString } from '../sql/print.js';
+import { exprToString } from '../sql/print.js';
 import type { StreamCatalog, StreamDef } from '../catalog/types.js';
 import type { FunctionRegistry } from '../functions/registry.js';
 import type { RuleOptions } from '../runtime/contracts.js';
@@ -437,7 +437,6 @@ function explainTree(a: Analysis, plan: QueryPlan, placement: Placement): Explai
   if (a.window) {
     const w = plan.window as WindowSpec;
     wrap('WindowPlan', `{ length:${w.type === 'count' ? w.length : a.window.lengths[0]}, windowType:${WINDOW_TYPE[w.type]}, limit: 0 }`);
-    void windowToString;
   }
   for (const j of a.joins) {
     if (j.source.role === 'lookup') wrap('LookupPlan', `Join:{ joinType:${j.clause.type}, table:${j.source.name} }`);
@@ -487,11 +486,6 @@ export function explainQuery(sql: string, deps: PlanDeps): string {
   };
   print(root, 0);
   return out;
-}
-
-/** The window spec's text as written, for logs. */
-export function windowText(a: Analysis): string | null {
-  return a.window ? windowToString(a.window) : null;
 }
 
 export type { RowPredicate };

@@ -3,7 +3,7 @@
  * grouping into units, HAVING, row_number(), ORDER BY, the projection (generated once as straight-line JS per
  * rule) and the unnest expansion.
  */
-import type { CallExpr, Expr, SortField } from '../sql/ast.js';
+import type { CallExpr, SortField } from '../sql/ast.js';
 import { unparen } from '../sql/ast.js';
 import { exprToString } from '../sql/print.js';
 import type { Value, ValueObject } from '../values/value.js';
@@ -398,4 +398,3 @@ export const hitTracker: HitTracker = {
   },
 };
 
-export type { Expr };
