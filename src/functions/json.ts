@@ -81,11 +81,19 @@ function query(a: Value[]): Value {
 const pathValidate = all(exactly(2), mustBe(1, STRING, ['string']));
 
 export const jsonFunctions: FunctionDef[] = [
-  scalar('to_json', 'N', exactly(1), (a) => toJson(a[0], { sortKeys: true, escapeHtml: true })),
+  scalar('to_json', 'N', exactly(1), (a) => {
+    try {
+      return toJson(a[0], { sortKeys: true, escapeHtml: true });
+    } catch {
+      throw new EvalError(`fail to convert ${textOf(a[0])} to json`);
+    }
+  }),
   scalar('parse_json', 'none', all(exactly(1), rejects(0, STRING, [...NUM_LIT, ...BOOL_EXPR])), (a) => {
     const v = a[0];
-    if (v === null || v === undefined) return null;
-    return parseJsonText(v instanceof Uint8Array ? utf8Text(v) : textOf(v));
+    if (v === null || v === undefined || v === 'null') return null;
+    if (typeof v === 'string') return parseJsonText(v);
+    if (v instanceof Uint8Array) return parseJsonText(utf8Text(v));
+    throw new EvalError(`fail to convert ${textOf(v)} to string`);
   }),
   scalar('json_path_query', 'none', pathValidate, (a) => query(a)),
   scalar('json_path_query_first', 'none', pathValidate, (a) => {

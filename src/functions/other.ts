@@ -40,13 +40,19 @@ const metaValidate: Validator = (a: readonly ArgInfo[]) => {
 
 const mqttValidate: Validator = (a: readonly ArgInfo[]) => {
   if (a.length !== 1) return `Expect 1 arguments but found ${a.length}.`;
-  const n = a[0].kind === 'field' ? a[0].name?.toLowerCase() : undefined;
-  return n === 'topic' || n === 'messageid' ? undefined : 'Expect meta reference type for parameter 1';
+  const k = a[0].kind;
+  if (k === 'int' || k === 'float' || k === 'string' || k === 'bool' || k === 'boolExpr' || k === 'unit') {
+    return 'Expect meta reference type for parameter 1';
+  }
+  const n = k === 'field' ? a[0].name?.toLowerCase() : undefined;
+  return n === 'topic' || n === 'messageid' ? undefined : 'Parameter of mqtt function can be only topic or messageid.';
 };
 
 const keyedStateValidate: Validator = all(exactly(3), (a) => {
   const t = a[1];
-  if (t.kind === 'string' && !(CAST_TYPES as readonly string[]).includes(t.literal as string) || t.literal === 'bytea') {
+  // ⚠ the reference names parameter 1 when the *type* argument is a number or boolean literal
+  if (['int', 'float', 'bool', 'boolExpr', 'unit'].includes(t.kind)) return 'Expect string type for parameter 1';
+  if ((t.kind === 'string' && !(CAST_TYPES as readonly string[]).includes(t.literal as string)) || t.literal === 'bytea') {
     return 'expect one of following value for the 2nd parameter: bigint, float, string, boolean, datetime';
   }
   return undefined;
@@ -64,7 +70,7 @@ function optionalInt(v: number | undefined): Value {
 
 export const otherFunctions: FunctionDef[] = [
   scalar('isnull', 'none', exactly(1), (a) => a[0] === null || a[0] === undefined),
-  scalar('coalesce', 'none', atLeast(1), (a) => {
+  scalar('coalesce', 'none', (a) => (a.length === 0 ? 'The arguments should be at least one.' : undefined), (a) => {
     for (const v of a) if (v !== null && v !== undefined) return v;
     return null;
   }),
@@ -101,7 +107,8 @@ export const otherFunctions: FunctionDef[] = [
   }),
   scalar('get_keyed_state', 'N', keyedStateValidate, (a, ctx) => {
     if (!ctx.keyedState) throw new EvalError('keyed state store is not available');
-    const stored = ctx.keyedState(textOf(a[0]));
+    if (typeof a[0] !== 'string') throw new EvalError(`key ${textOf(a[0])} is not a string`);
+    const stored = ctx.keyedState(a[0]);
     if (stored === undefined || stored === null) return a[2];
     return cast(stored, textOf(a[1]), defaultZone());
   }),

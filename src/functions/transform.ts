@@ -18,15 +18,20 @@ import { scalar } from './define.js';
 import { roundHalfAway } from './math.js';
 import { all, exactly, expect, INT, intArg, mustBe, numberArg, rejects, STRING, stringArg, type Validator } from './validate.js';
 
-const castValidate: Validator = all(exactly(2), rejects(1, STRING, ['int', 'float', 'bool', 'boolExpr']), (a: readonly ArgInfo[]) => {
-  if (a[1].kind === 'string' && !(CAST_TYPES as readonly string[]).includes(a[1].literal as string)) {
-    return `Expect one of following value for the 2nd parameter: ${CAST_TYPES.join(', ')}`;
-  }
-  return undefined;
-});
+const castValidate: Validator = all(
+  exactly(2),
+  // ⚠ the reference names parameter 1 when the *type* argument is a number or boolean literal
+  (a: readonly ArgInfo[]) => (['int', 'float', 'bool', 'boolExpr', 'unit'].includes(a[1].kind) ? expect(STRING, 0) : undefined),
+  (a: readonly ArgInfo[]) => {
+    if (a[1].kind === 'string' && !(CAST_TYPES as readonly string[]).includes(a[1].literal as string)) {
+      return `Expect one of following value for the 2nd parameter: ${CAST_TYPES.join(', ')}.`;
+    }
+    return undefined;
+  },
+);
 
-const base64Validate: Validator = all(exactly(2), mustBe(1, STRING, ['string']), (a: readonly ArgInfo[]) =>
-  a[1].literal !== 'base64' ? 'Only base64 encoding is supported' : undefined,
+const base64Validate: Validator = all(exactly(2), stringArg(0), mustBe(1, STRING, ['string']), (a: readonly ArgInfo[]) =>
+  a[1].literal !== 'base64' ? 'Only base64 is supported for the 2nd parameter.' : undefined,
 );
 
 type Codec = { compress(b: Uint8Array): Uint8Array; decompress(b: Uint8Array): Uint8Array };
@@ -94,14 +99,15 @@ export const transformFunctions: FunctionDef[] = [
       if (b.length === 0) throw new EvalError('Parameter length cannot be empty.');
       return BigInt(b[0]);
     }
-    throw new EvalError(`cannot convert ${typedText(v)} to int`);
+    throw new EvalError('Only bigint, float and string type can be convert to char type.');
   }),
   scalar('encode', 'N', base64Validate, (a) => {
     if (typeof a[0] !== 'string') throw new EvalError('Only string type can be encoded.');
     return Buffer.from(a[0], 'utf8').toString('base64');
   }),
   scalar('decode', 'N', base64Validate, (a) => {
-    const s = textOf(a[0]);
+    if (typeof a[0] !== 'string') throw new EvalError('Only string type can be decoded.');
+    const s = a[0];
     const b = decodeBase64Strict(s);
     if (!b) throw new EvalError(`fail to decode base64 string: illegal base64 data at input byte ${badOffset(s)}`);
     return b;
@@ -121,28 +127,22 @@ export const transformFunctions: FunctionDef[] = [
     if (typeof x !== 'number' && typeof x !== 'bigint') throw new EvalError(`cannot convert ${typedText(x)} to float64`);
     const n = a[1];
     if (typeof n !== 'bigint' && !(typeof n === 'number' && Number.isInteger(n))) {
-      throw new EvalError(`cannot convert ${typedText(n)} to int`);
+      throw new EvalError('The 2nd parameter must be int value.');
     }
     const p = Math.pow(10, Number(n));
     return roundHalfAway(Number(x) * p) / p;
   }),
-  scalar('hex2dec', 'N', all(exactly(1), rejects(0, STRING, ['int', 'float', 'bool', 'boolExpr'])), (a) => {
+  scalar('hex2dec', 'N', all(exactly(1), stringArg(0)), (a) => {
     const v = a[0];
-    if (typeof v !== 'string') throw new EvalError(`invalid hex string: ${textOf(v)}`);
-    let s = v;
-    if (s.startsWith('0x') || s.startsWith('0X')) s = s.slice(2);
-    let neg = false;
-    if (s[0] === '-' || s[0] === '+') {
-      neg = s[0] === '-';
-      s = s.slice(1);
-    }
-    if (!/^[0-9a-fA-F]+$/.test(s)) throw new EvalError(`strconv.ParseInt: parsing ${JSON.stringify(v)}: invalid syntax`);
-    let n = BigInt('0x' + s);
-    if (neg) n = -n;
-    if (n !== BigInt.asIntN(64, n)) throw new EvalError(`strconv.ParseInt: parsing ${JSON.stringify(v)}: value out of range`);
+    if (typeof v !== 'string') throw new EvalError(`invalid input type: ${textOf(v)} please input hex string`);
+    const hex = v.startsWith('0x') ? v.slice(2) : v;
+    const m = /^([+-]?)([0-9a-fA-F]+)$/.exec(hex);
+    let n = m ? BigInt('0x' + m[2]) : undefined;
+    if (n !== undefined && m![1] === '-') n = -n;
+    if (n === undefined || n !== BigInt.asIntN(64, n)) throw new EvalError(`invalid hexadecimal value: ${hex}`);
     return n;
   }),
-  scalar('dec2hex', 'N', all(exactly(1), rejects(0, INT, ['int', 'float', 'string', 'bool', 'boolExpr'])), (a) => {
+  scalar('dec2hex', 'N', all(exactly(1), stringArg(0)), (a) => {
     const v = a[0];
     let n: bigint;
     if (typeof v === 'bigint') n = v;

@@ -54,7 +54,9 @@ test('meta and mqtt take the metadata value the compiler resolved', () => {
   assert.equal(callError('mqtt', 5n), 'call func mqtt error: <nil>');
   assert.equal(validate('mqtt', lit.field('messageid')), undefined);
   assert.equal(validate('mqtt', lit.field('TOPIC')), undefined);
-  assert.match(validate('mqtt', lit.field('qos'))!, /^validate function mqtt error: /);
+  assert.equal(validate('mqtt', lit.field('qos')), 'validate function mqtt error: Parameter of mqtt function can be only topic or messageid.');
+  assert.equal(validate('mqtt', lit.str('topic')), 'validate function mqtt error: Expect meta reference type for parameter 1');
+  assert.equal(validate('coalesce'), 'validate function coalesce error: The arguments should be at least one.');
   assert.match(validate('meta', lit.str('x'))!, /^validate function meta error: /);
   assert.equal(validate('meta', lit.star()), undefined);
 });
