@@ -2,7 +2,7 @@
  * Configuration-file uploads (rest-api.md §12): files in `<data>/uploads`, each write atomic, and an install record
  * `{name, content, file}` per upload in store namespace `uploads` so that data export can carry it (§7.1).
  */
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, mkdirSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -56,7 +56,10 @@ export class UploadsService {
    */
   async installStream(name: string, body: Readable): Promise<string> {
     const target = this.pathOf(name);
-    await mkdir(this.dir, { recursive: true });
+    // nothing may be awaited before the pipeline is attached: a request body that fails meanwhile (truncated form)
+    // would be destroyed unobserved, and a pipeline from a destroyed stream never settles
+    mkdirSync(this.dir, { recursive: true });
+    if (body.destroyed) throw new Error('the upload ended early');
     const tmp = tempPath(this.dir);
     try {
       await pipeline(body, createWriteStream(tmp));

@@ -133,6 +133,13 @@ test('multipart upload with field uploadFile stores the client file name; binary
     assert.equal(missing.status, 400);
     assert.deepEqual(await missing.json(), { error: 1000, message: 'Error Retrieving the File: http: no such file' });
 
+    // broken multipart bodies are refused, never crash or hang the request
+    const noBoundary = await postJson(s, 'garbage', 'multipart/form-data');
+    assert.equal(noBoundary.status, 400);
+    const truncated = await postJson(s, '--xyz\r\nContent-Disposition: form-data; name="uploadFile"; filename="t.txt"\r\n\r\nabc', 'multipart/form-data; boundary=xyz');
+    assert.equal(truncated.status, 400);
+    assert.equal(existsSync(join(dir, 't.txt')), false);
+
     const plain = await postJson(s, 'hello', 'text/plain');
     assert.equal(plain.status, 400);
     assert.match(JSON.parse(plain.text).message, /^Error parse the multi part form: /);
