@@ -129,6 +129,36 @@ function readCommon(props: Props, defaults: SinkDefaults, registry: Registry): C
   return common;
 }
 
+/** A FIFO with O(1) shift (`Array#shift` copies large arrays). */
+class Fifo<T> {
+  private items: (T | undefined)[] = [];
+  private head = 0;
+
+  get length(): number {
+    return this.items.length - this.head;
+  }
+
+  push(v: T): void {
+    this.items.push(v);
+  }
+
+  shift(): T | undefined {
+    if (this.head >= this.items.length) return undefined;
+    const v = this.items[this.head];
+    this.items[this.head++] = undefined;
+    if (this.head > 1024 && this.head * 2 > this.items.length) {
+      this.items = this.items.slice(this.head);
+      this.head = 0;
+    }
+    return v;
+  }
+
+  clear(): void {
+    this.items = [];
+    this.head = 0;
+  }
+}
+
 /** An error a connector may throw from `collect` to have the item cached and resent. */
 export function recoverable(err: unknown): Error & { recoverable: true } {
   const e = (err instanceof Error ? err : new Error(String(err))) as Error & { recoverable: true };
@@ -169,7 +199,7 @@ class SinkNodeImpl implements SinkNode {
   private readonly ctx: SinkContext;
   private readonly common: CommonProps;
   private readonly format: Format;
-  private readonly queue: SinkUnit[] = [];
+  private readonly queue = new Fifo<SinkUnit>();
   private readonly cache: SinkCache | undefined;
   private readonly fatalCbs: Array<(err: Error) => void> = [];
   private readonly logger: Logger;
@@ -461,7 +491,7 @@ class SinkNodeImpl implements SinkNode {
       this.sleepTimer.resolve();
     }
     if (this.running) await this.running.catch(() => undefined);
-    this.queue.length = 0;
+    this.queue.clear();
     if (this.cache) {
       try {
         if (this.common.cache.cleanCacheAtStop) await this.cache.drop();
