@@ -1,5 +1,5 @@
 /** String functions (sql.md §7.2). Positions and lengths marked "bytes" are UTF-8 byte offsets. */
-import { EvalError, textOf, toInt64, typedText, utf8Bytes, utf8Text, type Value } from '../values/index.js';
+import { EvalError, textOf, typedText, utf8Bytes, utf8Text, type Value } from '../values/index.js';
 import type { FunctionDef } from './registry.js';
 import { scalar } from './define.js';
 import { regexFirst, regexReplace, regexTest } from './regex.js';
@@ -110,7 +110,7 @@ function numberOf(v: Value): number {
 }
 
 export const stringFunctions: FunctionDef[] = [
-  scalar('concat', 'none', all(atLeast(1), each(0, stringArg)), (a) => {
+  scalar('concat', 'none', all((a) => (a.length === 0 ? 'The arguments should be at least one.' : undefined), each(0, stringArg)), (a) => {
     let s = '';
     for (let i = 0; i < a.length; i++) s += textOf(a[i]);
     return s;
@@ -144,21 +144,27 @@ export const stringFunctions: FunctionDef[] = [
   scalar(
     'substring',
     'N',
-    all(between(2, 3), stringArg(0), intArg(1), intArg(2), (a) => {
+    all(
+      (a) => (a.length === 2 || a.length === 3 ? undefined : 'the arguments for substring should be 2 or 3'),
+      stringArg(0),
+      intArg(1),
+      intArg(2),
+      (a) => {
       const s = a[1].kind === 'int' ? (a[1].literal as bigint) : undefined;
       if (s !== undefined && s < 0n) return 'The start index should not be a nagtive integer.';
       const e = a.length === 3 && a[2].kind === 'int' ? (a[2].literal as bigint) : undefined;
       if (s !== undefined && e !== undefined && e < s) return 'The end index should be larger than start index.';
       return undefined;
-    }),
+      },
+    ),
     (a) => {
       const s = textOf(a[0]);
-      const start = Number(toInt64(a[1]));
-      const end = a.length > 2 ? Number(toInt64(a[2])) : undefined;
-      if (start < 0) throw new EvalError(`start index ${start} should not be negative`);
+      const start = intArgValue(a[1]);
+      if (start < 0) throw new EvalError('start index must be a positive number');
+      const end = a.length > 2 ? intArgValue(a[2]) : undefined;
       if (end !== undefined) {
-        if (end < 0) throw new EvalError(`end index ${end} should not be negative`);
-        if (end < start) throw new EvalError(`start index ${start} should not be larger than end index ${end}`);
+        if (end < 0) throw new EvalError('end index must be a positive number');
+        if (start > end) throw new EvalError('start index must be smaller than end index');
       }
       return byteSlice(s, start, end);
     },
@@ -166,12 +172,14 @@ export const stringFunctions: FunctionDef[] = [
   scalar(
     'split_value',
     'N',
-    all(exactly(3), intArg(2), (a) =>
+    all((a) => (a.length === 3 ? undefined : 'the arguments for split_value should be 3'), stringArg(0), stringArg(1), intArg(2), (a) =>
       a[2].kind === 'int' && (a[2].literal as bigint) < 0n ? 'The index should not be a nagtive integer.' : undefined,
     ),
     (a) => {
       const parts = textOf(a[0]).split(textOf(a[1]));
-      let i = intArgValue(a[2]);
+      // The reference ignores a non-integer index and reads part 0.
+      const iv = a[2];
+      let i = typeof iv === 'bigint' ? Number(iv) : typeof iv === 'number' && Number.isInteger(iv) ? iv : 0;
       const orig = i;
       if (i < 0) i += parts.length;
       if (i < 0 || i >= parts.length) throw new EvalError(`${orig} out of index array (size = ${parts.length})`);
@@ -184,7 +192,7 @@ export const stringFunctions: FunctionDef[] = [
   scalar(
     'format',
     'N',
-    all(between(2, 3), mustBe(1, INT, ['int']), mustBe(2, STRING, ['string'])),
+    all(atLeast(2), mustBe(1, 'integer', ['int']), mustBe(2, STRING, ['string'])),
     (a) => formatNumber(numberOf(a[0]), intArgValue(a[1]), a.length > 2 ? textOf(a[2]) : undefined),
   ),
 ];
