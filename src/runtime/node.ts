@@ -12,6 +12,9 @@ export interface Receiver {
   accept(item: Item): boolean;
 }
 
+/** Unix ms of `performance.now()` = 0: wall time from the monotonic clock without a second clock read */
+const TIME_ORIGIN = performance.timeOrigin;
+
 /** Items handled per drain before yielding, so that downstream queues drain in between (bounded growth). */
 const MAX_DRAIN_BATCH = 256;
 
@@ -136,7 +139,7 @@ export abstract class QueueNode implements Receiver {
     if (n > MAX_DRAIN_BATCH) n = MAX_DRAIN_BATCH;
     const m = this.metrics;
     const t0 = performance.now();
-    m.lastInvocation = Date.now();
+    m.lastInvocation = Math.round(TIME_ORIGIN + t0);
     for (let i = 0; i < n; i++) {
       const item = q.shift() as Item;
       if (!(item instanceof Watermark) && !(item instanceof ErrorRecord)) m.recordsIn++;
@@ -161,7 +164,7 @@ export abstract class QueueNode implements Receiver {
   private runDirect(item: Item): void {
     const m = this.metrics;
     const t0 = performance.now();
-    m.lastInvocation = Date.now();
+    m.lastInvocation = Math.round(TIME_ORIGIN + t0);
     if (!(item instanceof Watermark) && !(item instanceof ErrorRecord)) m.recordsIn++;
     try {
       this.process(item);
