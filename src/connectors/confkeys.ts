@@ -33,10 +33,10 @@ function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-function toConfMap(v: unknown): ConfMap {
+function toConfMap(v: unknown, lowerKeys = false): ConfMap {
   const out: ConfMap = {};
   if (!isObject(v)) return out;
-  for (const [k, p] of Object.entries(v)) out[k] = isObject(p) ? (p as Props) : {};
+  for (const [k, p] of Object.entries(v)) out[lowerKeys ? k.toLowerCase() : k] = isObject(p) ? (p as Props) : {};
   return out;
 }
 
@@ -161,14 +161,15 @@ export class ConfKeys {
       if (!this.connectionDefaults) {
         const tree = this.readEtc(join('connections', 'connection.yaml'));
         this.connectionDefaults = {};
-        for (const [t, m] of Object.entries(tree)) this.connectionDefaults[t] = toConfMap(m);
+        // like eKuiper's loader, config-key names of the etc files are lower-cased
+        for (const [t, m] of Object.entries(tree)) this.connectionDefaults[t] = toConfMap(m, true);
       }
       return this.connectionDefaults[type] ?? {};
     }
     let cached = this.defaultsCache.get(type);
     if (!cached) {
       const rel = type === 'mqtt' ? 'mqtt_source.yaml' : join('sources', `${type}.yaml`);
-      cached = toConfMap(this.readEtc(rel));
+      cached = toConfMap(this.readEtc(rel), true);
       this.defaultsCache.set(type, cached);
     }
     return cached;

@@ -91,7 +91,8 @@ test('sink and connection config keys; a sink action resolves its resourceId', a
     });
     assert.equal(s.app.connectors.registry.sinkProps('mqtt', 'out1').password, 'x');
     const conns = (await s.req('GET', '/metadata/connections/yaml/mqtt')).json() as Record<string, unknown>;
-    assert.ok('localConnection' in conns);
+    assert.ok('localconnection' in conns, 'etc key names are lower-cased');
+    assert.equal(s.app.connectors.confKeys.connectionProps('mqtt', 'localConnection')?.server, 'tcp://127.0.0.1:1883');
     assert.equal((await s.req('PUT', '/metadata/connections/mqtt/confKeys/c1', { server: 'tcp://127.0.0.1:1883' })).status, 200);
     assert.deepEqual(s.app.connectors.confKeys.connectionProps('mqtt', 'c1'), { server: 'tcp://127.0.0.1:1883' });
     assert.match(readFileSync(join(s.homeDir, 'data', 'connections', 'connection.yaml'), 'utf8'), /c1:/);
