@@ -185,3 +185,19 @@ test('mqtt sink: retained flag and qos', async () => {
     await s.dispose();
   }
 });
+
+test('mqtt protocol version 3.1 connects with the old protocol name', async () => {
+  const s = await startTestServer();
+  const topic = uniqueTopic('v31');
+  try {
+    const src = await mqttSource(s, topic, { server: BROKER, protocolVersion: '3.1' });
+    const pub = await publisher();
+    await pub.publishAsync(topic, 'old');
+    await pub.endAsync();
+    await until(() => src.events.length === 1);
+    assert.equal(new TextDecoder().decode(src.events[0].payload as Uint8Array), 'old');
+    await src.close();
+  } finally {
+    await s.dispose();
+  }
+});
