@@ -151,6 +151,8 @@ test('a full import replaces everything: what the bundle lacks is gone, upload f
     await ok(s, 'POST', '/streams', { sql: `CREATE STREAM ${extra} () WITH (DATASOURCE="e/${extra}")` });
     await ok(s, 'POST', '/rules', { id: `${extra}_r`, sql: `SELECT * FROM ${extra}`, actions: [{ log: {} }] });
     await ok(s, 'PUT', `/metadata/sources/mqtt/confKeys/${extra}`, { server: 'tcp://127.0.0.1:1883' });
+    await ok(s, 'POST', '/schemas/protobuf', { name: extra, content: PROTO });
+    await ok(s, 'POST', '/config/uploads', { name: `${extra}.txt`, content: 'extra upload' });
 
     const r = await importBundle(s, bundle);
     assert.equal(r.status, 200, r.text);
@@ -158,6 +160,9 @@ test('a full import replaces everything: what the bundle lacks is gone, upload f
     assert.equal((await call(s, 'GET', `/streams/${extra}`)).status, 404);
     assert.equal((await call(s, 'GET', `/rules/${extra}_r`)).status, 404);
     assert.equal((await ok(s, 'GET', '/metadata/sources/yaml/mqtt')).json()[extra], undefined);
+    assert.equal((await call(s, 'GET', `/schemas/protobuf/${extra}`)).status, 404);
+    // the upload record is forgotten (not exported any more) but the file itself stays
+    assert.ok(readFileSync(join(s.homeDir, 'data', 'uploads', `${extra}.txt`), 'utf8') === 'extra upload');
     await until('the rule to run again', async () => ((await ruleStates(s))[x.running] === 'Running' ? true : undefined));
     assert.deepEqual(await observe(s, x), before);
   } finally {
