@@ -13,13 +13,13 @@ function isNull(v: Value): boolean {
   return v === null || v === undefined;
 }
 
-const lagValidate: Validator = all(between(1, 4), (a) => {
+const lagValidate: Validator = all((a) => (a.length >= 1 && a.length <= 4 ? undefined : `expect one two or three args but got ${a.length}`), (a) => {
   if (a.length >= 2) {
     const k = a[1];
     if (k.kind === 'field' || k.kind === 'float' || k.kind === 'string' || k.kind === 'bool' || k.kind === 'boolExpr') {
       return expect(INT, 1);
     }
-    if (k.kind === 'int' && (k.literal as bigint) < 0n) return 'The index should not be a nagtive integer.';
+    if (k.kind === 'int' && (k.literal as bigint) < 0n) return 'the index should not be a nagtive integer';
   }
   return undefined;
 }, rejects(3, BOOL, ['int', 'float', 'string', 'unit']));

@@ -262,7 +262,7 @@ export function arrayFunctions(lookup: (name: string) => FunctionDef | undefined
       if (n > MAX_GENERATED) throw new EvalError(`too many elements: ${n}`);
       return new Array<Value>(n).fill(a[0]);
     }),
-    scalar('sequence', 'N', between(2, 3), (a) => {
+    scalar('sequence', 'N', (a) => (a.length === 2 || a.length === 3 ? undefined : `Expect two or three arguments but found ${a.length}.`), (a) => {
       const start = intCount(a[0], 'first');
       const stop = intCount(a[1], 'second');
       let step = start <= stop ? 1 : -1;

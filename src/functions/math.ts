@@ -136,7 +136,12 @@ export const mathFunctions: FunctionDef[] = [
   bitwise('bitand', (x, y) => x & y),
   bitwise('bitor', (x, y) => x | y),
   bitwise('bitxor', (x, y) => x ^ y),
-  scalar('bitnot', 'N', all(exactly(1), intArg(0)), (a) => ~bitOperand(a[0], 'first')),
+  scalar('bitnot', 'N', all(exactly(1), intArg(0)), (a) => {
+    const v = a[0];
+    if (typeof v === 'bigint') return ~v;
+    if (typeof v === 'number' && Number.isInteger(v)) return ~BigInt(v);
+    throw new EvalError(`Expect int type for operand but got ${textOf(v)}`);
+  }),
   scalar('conv', 'N', all(exactly(3), mustBe(1, INT, ['int']), mustBe(2, INT, ['int'])), (a) =>
     conv(textOf(a[0]), intValue(a[1], 1), intValue(a[2], 2)),
   ),

@@ -109,6 +109,12 @@ export interface FunctionDef {
   readonly appendRows?: boolean;
   /** errors are reported without the `call func <f> error: ` prefix (unnest). */
   readonly rawErrors?: boolean;
+  /**
+   * Stateful functions (JavaScript functions: one engine per call site): a fresh definition for one call site,
+   * asked for once when a rule is compiled; that call site then runs the returned definition. May throw (the rule
+   * then fails to plan with the message).
+   */
+  instantiate?(): FunctionDef;
 }
 
 /** True for null, undefined, `[]` and `{}`: what the null pre-check treats as null. */
