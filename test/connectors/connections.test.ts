@@ -149,3 +149,26 @@ test('data server routes: handlers get the whole body; unknown paths 404, other 
     await s.dispose();
   }
 });
+
+test('sink connection check restores a masked password from a stored rule action (ruleId + index)', async () => {
+  const s = await startTestServer();
+  try {
+    assert.equal((await s.req('POST', '/streams', { sql: 'CREATE STREAM cs1 () WITH (TYPE="memory", DATASOURCE="cs1")' })).status, 201);
+    const rule = {
+      id: 'rcheck',
+      sql: 'SELECT * FROM cs1',
+      triggered: false,
+      actions: [{ log: {} }, { mqtt: { server: BROKER, topic: 'x', password: 'secret' } }],
+    };
+    assert.equal((await s.req('POST', '/rules', rule)).status, 201);
+    let seen: unknown;
+    s.app.connectors.registry.registerConnectionCheck('sink', 'mqtt', async (props) => {
+      seen = props.password;
+    });
+    const res = await s.req('POST', '/metadata/sinks/connection/mqtt', { server: BROKER, password: '******', ruleId: 'rcheck', index: 1 });
+    assert.equal(res.status, 200);
+    assert.equal(seen, 'secret');
+  } finally {
+    await s.dispose();
+  }
+});
