@@ -116,7 +116,7 @@ export function registerDataRoutes(http: FastifyInstance, deps: DataRouteDeps): 
 
   http.post('/async/data/import', async (req, reply) => {
     const body = readJsonObject(req, 'Invalid body: Error decoding json: ');
-    const { partial } = flags(req);
+    const { partial, stop } = flags(req);
     const id = await tasks.start(async (ctl): Promise<TaskOutcome> => {
       const src = importSource(body);
       if ('problem' in src) {
@@ -126,7 +126,13 @@ export function registerDataRoutes(http: FastifyInstance, deps: DataRouteDeps): 
         };
       }
       const out = await runImport(bundle, src, partial, ctl);
-      if (out.ok) return { status: 'finish', message: JSON.stringify(out.body) };
+      if (out.ok) {
+        if (stop && deps.requestExit) {
+          const exit = deps.requestExit;
+          setTimeout(() => exit(100), 1000).unref();
+        }
+        return { status: 'finish', message: JSON.stringify(out.body) };
+      }
       return { status: out.cancelled ? 'cancel' : 'error', message: out.message };
     });
     return sendJson(reply, 200, { id });
