@@ -84,6 +84,11 @@ export interface Analysis {
   readonly analyticCalls: readonly CallExpr[];
   readonly usesHits: boolean;
   readonly usesAggHits: boolean;
+  /**
+   * Alias expressions that other clauses or fields reference: evaluated once per row and context, their value
+   * reused (sql.md §4.3). Plain columns and literals are left out (nothing to save).
+   */
+  readonly cachedExprs: ReadonlySet<Expr>;
   /** decode schema per source, same order as `sources` */
   readonly schemas: readonly ReadSchema[];
   /** referenced column names per source (lookup tables: the fields to fetch; empty = all) */
@@ -173,6 +178,8 @@ class AliasExpander {
   private readonly defs = new Map<string, Expr>();
   private readonly done = new Map<string, Expr>();
   private readonly visiting = new Set<string>();
+  /** alias expressions referenced from somewhere else than their own field */
+  readonly referenced = new Set<Expr>();
 
   constructor(fields: readonly SelectField[]) {
     for (const f of fields) if (f.alias !== null && f.expr.kind !== 'wildcard') this.defs.set(f.alias, f.expr);
@@ -196,7 +203,11 @@ class AliasExpander {
 
   /** Expands `e`; `self` is the alias being defined (a reference to it inside its own definition is a column). */
   expand(e: Expr, self: string | null): Expr {
-    if (e.kind === 'field' && e.stream === null && e.name !== self && this.defs.has(e.name)) return this.alias(e.name);
+    if (e.kind === 'field' && e.stream === null && e.name !== self && this.defs.has(e.name)) {
+      const x = this.alias(e.name);
+      this.referenced.add(x);
+      return x;
+    }
     if (e.kind === 'meta') return e;
     return mapChildren(e, (c) => this.expand(c, self));
   }
@@ -483,6 +494,7 @@ export function analyze(stmt: SelectStatement, deps: AnalyzeDeps): Analysis {
     schemas,
     columns,
     wildcard,
+    cachedExprs: new Set([...aliases.referenced].filter((x) => !['field', 'integer', 'float', 'string', 'boolean'].includes(unparen(x).kind))),
   };
 }
 

@@ -104,13 +104,13 @@ export class RegistryCalls implements CallCompiler {
         return call([], ctx);
       };
     }
-    return scalarSite(def, args, c);
+    return scalarSite(def.instantiate?.() ?? def, args, c);
   }
 
   /** An aggregate over the current group (`ctx.group`), or over the single current row. */
   private aggregate(e: CallExpr, c: ExprCompiler): RowFn {
     const def = this.registry.get(e.name);
-    const call = bindAggregate(def!);
+    const call = bindAggregate(def!.instantiate?.() ?? def!);
     const args = e.args.map((a) => this.arg(a, c));
     const n = args.length;
     return (r, ctx) => {

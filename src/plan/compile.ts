@@ -218,11 +218,29 @@ class Deps {
   }
 }
 
+/**
+ * One value per (row, group, context epoch): an alias referenced elsewhere is evaluated once per row (sql.md §4.3).
+ * The epoch changes whenever the runtime rebinds the context, so a value never leaks into another evaluation.
+ */
+function cachedValue(f: RowFn): RowFn {
+  return site(
+    { f, slot: { row: null as Row | null, group: null as Row[] | null, epoch: -1, value: null as Value } },
+    `(r, c) => {
+      if (slot.row === r && slot.epoch === c.epoch && slot.group === c.group) return slot.value;
+      const v = f(r, c);
+      slot.row = r; slot.group = c.group; slot.epoch = c.epoch; slot.value = v;
+      return v;
+    }`,
+  );
+}
+
 export interface CompilerOptions {
   readonly sources: readonly ScopeSource[];
   /** rows may be joined rows (joins, lookup or table joins): field reads search the tuples */
   readonly multi: boolean;
   readonly calls: CallCompiler;
+  /** expressions whose value is computed once per row and evaluation context and then reused (aliases) */
+  readonly cached?: ReadonlySet<object>;
 }
 
 export class ExprCompiler {
@@ -231,11 +249,14 @@ export class ExprCompiler {
   private readonly calls: CallCompiler;
   /** inline JS source of cheap, pure compiled nodes (single-stream field reads, literals) */
   readonly inline = new WeakMap<object, string>();
+  private readonly cached: ReadonlySet<object>;
+  private readonly cachedFns = new Map<object, RowFn>();
 
   constructor(opts: CompilerOptions) {
     this.sources = opts.sources;
     this.multi = opts.multi;
     this.calls = opts.calls;
+    this.cached = opts.cached ?? new Set();
   }
 
   /** The stream name a qualifier (name or alias) designates, or undefined when it is not a source. */
@@ -246,6 +267,18 @@ export class ExprCompiler {
   }
 
   compile(e: Expr): RowFn {
+    if (this.cached.has(e)) {
+      let fn = this.cachedFns.get(e);
+      if (!fn) {
+        fn = cachedValue(this.compileNode(e));
+        this.cachedFns.set(e, fn);
+      }
+      return fn;
+    }
+    return this.compileNode(e);
+  }
+
+  private compileNode(e: Expr): RowFn {
     switch (e.kind) {
       case 'paren':
         return this.compile(e.expr);

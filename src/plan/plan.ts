@@ -59,6 +59,8 @@ export class EvalContext implements FuncContext {
   /** last_agg_hit_count()/last_agg_hit_time(): emissions that passed HAVING before the current one */
   lastAggHitCount = 0;
   lastAggHitTime = 0;
+  /** changes on every bind: cached alias values are valid within one epoch only */
+  epoch = 0;
   /** the external keyed-state store for get_keyed_state(), when the runtime has one */
   keyedState?: KeyedStateReader;
 
@@ -71,6 +73,7 @@ export class EvalContext implements FuncContext {
 
   /** Point at a single event (windowless rules, analytic stage, pushed-down filters, window filter/trigger). */
   bindRow(): void {
+    this.epoch++;
     this.group = null;
     this.rowNumber = 1;
     this.aggregateRow = false;
@@ -78,6 +81,7 @@ export class EvalContext implements FuncContext {
 
   /** Point at one unit of an emission before calling a compiled function with `unit.row`. */
   bindUnit(unit: EvalUnit): void {
+    this.epoch++;
     this.group = unit.group;
     this.rowNumber = unit.rowNumber;
     this.aggregateRow = unit.group !== null;
@@ -85,6 +89,7 @@ export class EvalContext implements FuncContext {
 
   /** Set the bounds of the emission being processed (undefined for windowless rules and plain joins). */
   setWindow(start: number | undefined, end: number | undefined): void {
+    this.epoch++;
     this.windowStart = start;
     this.windowEnd = end;
   }

@@ -158,6 +158,7 @@ function build(sql: string, a: Analysis, deps: PlanDeps, placement?: Placement):
     sources: a.sources.map((s) => ({ name: s.name, alias: s.alias })),
     multi: a.sources.length > 1,
     calls,
+    cached: a.cachedExprs,
   });
   const analytic = calls.analyticStage(a.analyticCalls, compiler);
 

@@ -59,3 +59,16 @@ test('fields named like Object.prototype members read the payload only', () => {
   assert.deepEqual(run(plan('SELECT constructor, toString FROM s'), {}), {});
   assert.deepEqual(run(plan('SELECT constructor FROM s'), { constructor: 'x' }), { constructor: 'x' });
 });
+
+test('an alias referenced elsewhere is evaluated once per row (rand(), newuuid())', () => {
+  const p = plan('SELECT rand() AS r, r * 2 AS r2, newuuid() AS id, concat(id, "") AS copy FROM s WHERE r >= 0');
+  for (let i = 0; i < 5; i++) {
+    const out = run(p, {})!;
+    assert.equal(out.r2, (out.r as number) * 2);
+    assert.equal(out.copy, out.id);
+  }
+  // a new event gets new values
+  const a = run(p, {})!;
+  const b = run(p, {})!;
+  assert.notEqual(a.id, b.id);
+});
