@@ -101,7 +101,11 @@ export async function run(): Promise<Record<string, string | number>> {
     const t = m.temperature;
     if (typeof t === 'number') o.t = Math.abs(t);
     const h = m.humidity;
-    if (typeof h === 'number') o.h = Math.round(h);
+    if (typeof h === 'number') {
+      // SQL round() rounds half away from zero
+      const t = Math.trunc(h);
+      o.h = Math.abs(h - t) >= 0.5 ? t + Math.sign(h) : t;
+    }
     const n = m.name;
     if (typeof n === 'string') {
       o.n = n.toUpperCase();
