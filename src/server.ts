@@ -31,6 +31,8 @@ import { explainQuery, validateQuery } from './plan/planner.js';
 import { RuleService } from './rules/service.js';
 import { createRuleEngine } from './rules/engine.js';
 import { registerRuleRoutes } from './api/rules.js';
+import { ScriptService } from './extensions/scripts.js';
+import { registerUdfRoutes } from './api/udf.js';
 
 /** Everything a service or route module may need; built once per server. */
 export interface App {
@@ -49,6 +51,8 @@ export interface App {
   readonly connectors: Connectors;
   /** SQL functions: built-ins and plugins */
   readonly functions: FunctionRegistry;
+  /** JavaScript functions, registered in `functions` (engineer G) */
+  readonly scripts: ScriptService;
   /** topology builder with the shared sources and lookup tables (engineer C2) */
   readonly runtime: RuntimeBuilder;
   /** rule registry (engineer D) */
@@ -88,6 +92,9 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
     logger.warn({ err }, 'stream or table %s is stored but cannot be parsed; it is skipped', name),
   );
   const functions = createBuiltinRegistry();
+  // scripts are SQL functions: registered before any rule is planned (rules are restored later)
+  const scripts = new ScriptService({ store, functions, logger });
+  await scripts.load();
   try {
     setDefaultZone(config.basic.timezone); // zone of datetime parsing/formatting and clock functions
   } catch (err) {
@@ -138,6 +145,7 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
     schemas: new SchemaRegistry(join(home.data, 'schemas'), join(home.etc, 'schemas', 'protobuf'), store),
     connectors,
     functions,
+    scripts,
     runtime,
     rules,
     onClose: (fn) => closers.push(fn),
@@ -156,6 +164,7 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
     confKeys: connectors.confKeys,
     uploads: app.uploads,
     schemas: app.schemas,
+    scripts,
     ruleDefaults: config.rule,
     timezone: config.basic.timezone,
     propsValidator: (kind, type) => connectors.registry.propsValidator(kind, type),
@@ -169,6 +178,7 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
   registerConfKeyRoutes(http, connectors);
   registerConnectionRoutes(http, connectors, store);
   registerRuleRoutes(http, rules);
+  registerUdfRoutes(http, scripts);
   registerDataRoutes(http, { bundle, tasks, requestExit: (code) => void close().finally(() => process.exit(code)) });
   registerRulesetRoutes(http, bundle);
 

@@ -2,14 +2,14 @@
  * Data import and export (rest-api.md §7, runtime.md §9).
  *
  * Export gathers every section from the services that own the data. Import applies a bundle through those same
- * services, in runtime.md §9's order (uploads, schemas, config keys, streams, tables, rules):
+ * services, in runtime.md §9's order (uploads, schemas, JavaScript functions, config keys, streams, tables, rules):
  * - a **full** import is all or nothing: the whole bundle is parsed and every item checked before anything changes
  *   (D4); then the old data is reset and the bundle applied; if any item fails (a download, a rule that cannot be
  *   planned...) or the import is cancelled, the previous state is put back from a snapshot taken just before;
  * - a **partial** import merges item by item (existing streams, tables and rules are replaced, schemas that exist are
  *   kept) and reports the items that failed; the others stay applied.
  * Every failing item is named in the status document, including the sections Eddy cannot install (native and
- * portable plugins, external services, JavaScript functions), which are never silently dropped.
+ * portable plugins, external services), which are never silently dropped.
  * Imports run one at a time.
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -58,6 +58,15 @@ export interface ConfKeysPort {
   clearUser(kind: ConfKind): Promise<void>;
 }
 
+/** What import/export needs of the JavaScript functions service (`scripts` items: JSON text of the function). */
+export interface ScriptsPort {
+  records(): Record<string, string>;
+  /** throws what is wrong with an item, changing nothing */
+  check(key: string, text: string): void;
+  upsertText(key: string, text: string): Promise<void>;
+  removeAll(): Promise<void>;
+}
+
 export type CatalogPort = Pick<Catalog, 'get' | 'list' | 'validate' | 'create' | 'replace' | 'clear' | 'statements'>;
 
 export interface BundleDeps {
@@ -68,6 +77,7 @@ export interface BundleDeps {
   confKeys: ConfKeysPort;
   uploads: UploadsService;
   schemas: SchemaRegistry;
+  scripts: ScriptsPort;
   /** the server's rule option defaults, to check rule items before a full import */
   ruleDefaults: RuleOptions;
   timezone?: string;
@@ -109,7 +119,6 @@ const UNSUPPORTED: ReadonlyArray<[BundleKey, string]> = [
   ['nativePlugins', 'native plugins are not supported by Eddy'],
   ['portablePlugins', 'portable plugins are not supported by Eddy'],
   ['Service', 'external services are not supported by Eddy'],
-  ['scripts', 'JavaScript functions are not supported by Eddy'],
 ];
 
 const NO_CONTROL: ImportControl = { cancelled: false, progress: () => undefined };
@@ -167,6 +176,7 @@ export class BundleService {
     }
     b.Schema = await this.deps.schemas.records();
     b.uploads = await this.deps.uploads.records();
+    b.scripts = this.deps.scripts.records();
     return b;
   }
 
@@ -346,6 +356,13 @@ export class BundleService {
         errs.Schema[name] = message(e);
       }
     }
+    for (const [name, text] of Object.entries(bundle.scripts)) {
+      try {
+        this.deps.scripts.check(name, text);
+      } catch (e) {
+        errs.scripts[name] = message(e);
+      }
+    }
     for (const [key] of CONFIG_SECTIONS) {
       for (const [type, text] of Object.entries(bundle[key])) {
         try {
@@ -441,6 +458,7 @@ export class BundleService {
     for (const id of rules.ids()) await rules.delete(id);
     await catalog.clear();
     await this.deps.schemas.removeAll();
+    await this.deps.scripts.removeAll();
     for (const [, kind] of CONFIG_SECTIONS) await confKeys.clearUser(kind);
     await this.deps.uploads.clearRecords();
   }
@@ -483,6 +501,9 @@ export class BundleService {
         if (mode !== 'partial') await this.deps.schemas.upsert(rec.type, rec);
         else if (!this.deps.schemas.exists(rec.type, rec.name)) await this.deps.schemas.create(rec.type, rec);
       });
+    }
+    for (const [name, text] of Object.entries(b.scripts)) {
+      await step('scripts', name, () => this.deps.scripts.upsertText(name, text));
     }
     for (const [key, kind] of CONFIG_SECTIONS) {
       for (const [type, text] of Object.entries(b[key])) {

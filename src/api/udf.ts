@@ -1,0 +1,61 @@
+/**
+ * `/udf/javascript` and `/udf/javascript/{id}` (rest-api.md §16.17): JavaScript functions. eKuiper's texts; a
+ * missing function is 404 with code 1002 (D1). As in eKuiper, PUT creates or replaces the function named by the
+ * body's `id`.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { EddyError, ErrorCode, toEddyError } from './errors.js';
+import { readJson, sendJson, sendText } from './http.js';
+import { decodeScript, type ScriptRecord, type ScriptService } from '../extensions/scripts.js';
+
+type IdParams = { Params: { id: string } };
+
+export function registerUdfRoutes(http: FastifyInstance, scripts: ScriptService): void {
+  http.get('/udf/javascript', async (_req, reply) => sendJson(reply, 200, scripts.ids()));
+
+  http.post('/udf/javascript', async (req, reply) => {
+    const rec = readScript(req, 'Invalid body: Error decoding the new javascript function json: ');
+    try {
+      await scripts.create(rec);
+    } catch (e) {
+      throw toEddyError(e, ErrorCode.Undefined, 'javascript function create command error');
+    }
+    return sendText(reply, 201, `javascript function ${rec.id} is created`);
+  });
+
+  http.get<IdParams>('/udf/javascript/:id', async (req, reply) => {
+    const { id } = req.params;
+    const rec = scripts.get(id);
+    if (rec === undefined) throw new EddyError(ErrorCode.NotFound, `describe javascript function ${id} error: not found`);
+    return sendJson(reply, 200, rec);
+  });
+
+  http.put<IdParams>('/udf/javascript/:id', async (req, reply) => {
+    const rec = readScript(req, 'Invalid body: Error decoding the javascript function json: ');
+    try {
+      await scripts.upsert(rec);
+    } catch (e) {
+      throw toEddyError(e, ErrorCode.Undefined, 'javascript function update command error');
+    }
+    return sendText(reply, 200, `javascript function ${rec.id} is updated`);
+  });
+
+  http.delete<IdParams>('/udf/javascript/:id', async (req, reply) => {
+    const { id } = req.params;
+    try {
+      await scripts.delete(id);
+    } catch (e) {
+      throw toEddyError(e, ErrorCode.Undefined, `delete javascript function ${id} error`);
+    }
+    return sendText(reply, 200, `javascript function ${id} is deleted`);
+  });
+}
+
+function readScript(req: FastifyRequest, prefix: string): ScriptRecord {
+  const body = readJson(req, prefix);
+  try {
+    return decodeScript(body);
+  } catch (e) {
+    throw new EddyError(ErrorCode.Undefined, `${prefix}${(e as Error).message}`);
+  }
+}
