@@ -275,7 +275,7 @@ class SinkNodeImpl implements SinkNode {
     await this.connector.connect(this.ctx);
     this.opened = true;
     this.updateBuffer();
-    if (this.cache && this.cache.size > 0) this.kick();
+    if (this.hasWork()) this.kick();
   }
 
   push(input: SinkInput): void {
