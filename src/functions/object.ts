@@ -11,6 +11,11 @@ function objectArg(v: Value): ValueObject {
   return v;
 }
 
+function firstMap(v: Value): ValueObject {
+  if (!isObject(v)) throw new EvalError(`the first argument should be map[string]interface{}, got ${textOf(v)}`);
+  return v;
+}
+
 function isNull(v: Value): boolean {
   return v === null || v === undefined;
 }
@@ -76,14 +81,16 @@ export const objectFunctions: FunctionDef[] = [
     return out;
   }),
   scalar('items', 'N', exactly(1), (a) => {
-    const o = objectArg(a[0]);
+    if (!isObject(a[0])) throw new EvalError('first argument should be map[string]interface{}');
+    const o = a[0];
     return Object.keys(o).map((k) => [k, o[k] === undefined ? null : o[k]]);
   }),
   scalar('object_concat', 'none', atLeast(2), (a) => {
     const out: ValueObject = {};
     for (const v of a) {
       if (isNull(v)) continue;
-      Object.assign(out, objectArg(v));
+      if (!isObject(v)) throw new EvalError(`the argument should be map[string]interface{}, got ${textOf(v)}`);
+      Object.assign(out, v);
     }
     return out;
   }),
@@ -100,16 +107,13 @@ export const objectFunctions: FunctionDef[] = [
   }),
   scalar('erase', 'N', atLeast(2), (a) => {
     if (a.length !== 2) throw new EvalError(`the argument number should be 2, got ${a.length}`);
-    const o = objectArg(a[0]);
+    const o = firstMap(a[0]);
     const out: ValueObject = { ...o };
     const k = a[1];
     if (typeof k === 'string') delete out[k];
     else if (Array.isArray(k)) {
-      for (const x of k) {
-        if (typeof x !== 'string') throw new EvalError('erase should have string type key');
-        delete out[x];
-      }
-    } else throw new EvalError('erase should have string type key');
+      for (const x of k) delete out[textOf(x)];
+    } else throw new EvalError('the argument should be slice or string');
     return out;
   }),
   scalar('object_size', 'Z', exactly(1), (a) => BigInt(Object.keys(objectArg(a[0])).length)),
@@ -125,7 +129,7 @@ export const objectFunctions: FunctionDef[] = [
     return out;
   }),
   scalar('obj_to_kvpair_array', 'N', exactly(1), (a) => {
-    const o = objectArg(a[0]);
+    const o = firstMap(a[0]);
     return Object.keys(o).map((k) => ({ key: k, value: o[k] === undefined ? null : o[k] }));
   }),
 ];

@@ -48,6 +48,10 @@ test('erase, object_size, object_pick', () => {
   assert.equal(callError('erase', o, ['a', 'b'], 'c'), 'call func erase error: the argument number should be 2, got 3');
   assert.equal(call('object_size', { a: 1n, b: ['foo', 'bar'] }), 2n);
   assert.equal(call('object_size', null), 0n);
+  assert.equal(callError('erase', o, 1n), 'call func erase error: the argument should be slice or string');
+  assert.equal(callError('erase', 'x', 'a'), 'call func erase error: the first argument should be map[string]interface{}, got x');
+  assert.equal(callError('object_concat', { a: 1n }, 2n), 'call func object_concat error: the argument should be map[string]interface{}, got 2');
+  assert.equal(callError('items', 2n), 'call func items error: first argument should be map[string]interface{}');
   assert.deepEqual(call('object_pick', o, ['a', 'c']), { a: 1n, c: 3n });
   assert.deepEqual(call('object_pick', o, 'a'), { a: 1n });
   assert.deepEqual(call('object_pick', o, 'd'), {});
