@@ -22,10 +22,21 @@ interface OpenFile {
   handle: FileHandle;
   count: number;
   openedAt: number;
-  /** queued writes, so one file's items stay in order */
-  chain: Promise<void>;
+  /** bytes not yet written; one write loop per file keeps them in order */
   chunks: Buffer[];
+  pendingBytes: number;
+  writing: Promise<void> | undefined;
+  /** a failed write, reported by the next send */
+  error: Error | undefined;
+  /** a csv header line precedes the rows */
+  csvHeader: boolean;
 }
+
+/** Pending bytes above which a send waits for the disk (backpressure). */
+const HIGH_WATER = 1 << 20;
+
+const COMMA = Buffer.from(',');
+const NEWLINE = Buffer.from('\n');
 
 export class FileSink implements SinkConnector {
   private path = 'cache';
@@ -95,15 +106,16 @@ export class FileSink implements SinkConnector {
     const name = this.fileName(rendered);
     await mkdir(dirname(name), { recursive: true });
     const handle = await open(name, 'w');
-    const f: OpenFile = { name, handle, count: 0, openedAt: Date.now(), chain: Promise.resolve(), chunks: [] };
+    const f: OpenFile = { name, handle, count: 0, openedAt: Date.now(), chunks: [], pendingBytes: 0, writing: undefined, error: undefined, csvHeader: false };
     let header = '';
     if (this.fileType === 'json') header = '[';
     else if (this.fileType === 'csv' && this.hasHeader) {
       const row = Array.isArray(first) ? first[0] : first;
       const cols = this.fields ?? (isObject(row) ? Object.keys(row).sort() : []);
       header = cols.join(this.delimiter);
+      f.csvHeader = true;
     }
-    if (header) f.chunks.push(Buffer.from(header));
+    if (header) this.append(f, Buffer.from(header));
     this.files.set(rendered, f);
     return f;
   }
@@ -113,25 +125,45 @@ export class FileSink implements SinkConnector {
     const rendered = this.path.includes('{{') ? ctx.render(this.path, item) : this.path;
     let f = this.files.get(rendered);
     if (!f) f = await this.openFile(rendered, payload.data as Value);
-    const sep = this.fileType === 'json' ? ',' : '\n';
-    if (f.count > 0 || (this.fileType === 'csv' && f.chunks.length > 0)) f.chunks.push(Buffer.from(sep));
-    f.chunks.push(Buffer.from(payload.bytes));
+    if (f.error) {
+      const err = f.error;
+      f.error = undefined;
+      throw err;
+    }
+    if (f.count > 0 || f.csvHeader) this.append(f, this.fileType === 'json' ? COMMA : NEWLINE);
+    this.append(f, payload.bytes);
     f.count++;
-    const file = f;
-    const write = async (): Promise<void> => {
-      if (file.chunks.length === 0) return;
-      const data = Buffer.concat(file.chunks);
-      file.chunks = [];
-      await file.handle.write(data);
-    };
-    file.chain = file.chain.then(write);
-    await file.chain;
-    if (this.rollingCount > 0 && file.count >= this.rollingCount) await this.closeFile(rendered, file);
+    this.flushSoon(f);
+    if (f.pendingBytes > HIGH_WATER) await f.writing;
+    if (this.rollingCount > 0 && f.count >= this.rollingCount) await this.closeFile(rendered, f);
+  }
+
+  private append(f: OpenFile, bytes: Uint8Array): void {
+    f.chunks.push(Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+    f.pendingBytes += bytes.byteLength;
+  }
+
+  /** Starts the file's write loop unless it runs; the loop writes everything pending, coalesced. */
+  private flushSoon(f: OpenFile): void {
+    if (f.writing || f.chunks.length === 0) return;
+    f.writing = (async () => {
+      while (f.chunks.length > 0) {
+        const data = f.chunks.length === 1 ? f.chunks[0] : Buffer.concat(f.chunks);
+        f.chunks = [];
+        f.pendingBytes = 0;
+        try {
+          await f.handle.write(data);
+        } catch (e) {
+          f.error = e as Error;
+        }
+      }
+      f.writing = undefined;
+    })();
   }
 
   private async closeFile(key: string, f: OpenFile): Promise<void> {
     if (this.files.get(key) === f) this.files.delete(key);
-    await f.chain.catch(() => undefined);
+    while (f.writing) await f.writing;
     const tail = this.fileType === 'json' ? Buffer.from(']') : Buffer.alloc(0);
     const rest = Buffer.concat([...f.chunks, tail]);
     if (rest.length) await f.handle.write(rest);
