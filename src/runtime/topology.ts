@@ -81,7 +81,21 @@ export function createTopologyBuilder(deps: TopologyDeps): RuntimeBuilder {
   const shared = new SharedSources(deps.connectors, deps.logger, deps.dataDir);
   const lookups = new LookupTables(deps.connectors, deps.logger, deps.dataDir);
   const planner =
-    deps.planner ?? ((sql: string, options: RuleOptions) => planQuery(sql, { catalog: deps.catalog, functions: deps.functions, options }));
+    deps.planner ??
+    ((sql: string, options: RuleOptions) =>
+      planQuery(sql, {
+        catalog: deps.catalog,
+        functions: deps.functions,
+        options,
+        // an MQTT source whose config sets `decompression` gets an op_<N>_decompress node (runtime.md §1.6)
+        decompresses: (def) => {
+          try {
+            return Boolean(resolveSource(deps.connectors, def).props.decompression);
+          } catch {
+            return false;
+          }
+        },
+      }));
   return {
     shared,
     lookups,
