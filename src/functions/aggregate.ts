@@ -91,7 +91,7 @@ function percentileArg(list: Value[]): number {
   const p = firstNonNull(list);
   if (typeof p === 'number') return p;
   if (typeof p === 'bigint') return Number(p);
-  throw new EvalError(`percentile should be a number but got ${typedText(p)}`);
+  throw new EvalError(`the second parameter requires float64 but found ${typedText(list)}`);
 }
 
 function sortedFloats(values: Value[]): number[] {
@@ -185,7 +185,8 @@ export const aggregateFunctions: FunctionDef[] = [
     const p = percentileArg(a[1]);
     const n = c.length;
     if (n === 0) return null;
-    if (!(p > 0 && p <= 1)) throw new EvalError(`percentile should be in range (0, 1], got ${p}`);
+    const outside = 'percentile exec with error: Input is outside of range.';
+    if (!(p > 0 && p <= 1)) throw new EvalError(outside);
     if (n === 1) return c[0];
     const idx = p * n;
     if (Number.isInteger(idx)) return c[idx - 1];
@@ -193,14 +194,15 @@ export const aggregateFunctions: FunctionDef[] = [
       const f = Math.floor(idx);
       return (c[f - 1] + c[f]) / 2;
     }
-    throw new EvalError(`cannot compute percentile_cont of ${n} values at ${p}`);
+    throw new EvalError(outside);
   }),
   aggregate('percentile_disc', 'N', all(exactly(2), numberArg(0), numberArg(1)), (a) => {
     const c = sortedFloats(a[0]);
     const p = percentileArg(a[1]);
     const n = c.length;
     if (n === 0) return null;
-    if (!(p > 0 && p <= 1)) throw new EvalError(`percentile should be in range (0, 1], got ${p}`);
+    // (sic) the reference reports this failure under the variance name
+    if (!(p >= 0 && p <= 1)) throw new EvalError('PopulationVariance exec with error: Input is outside of range.');
     const rank = Math.ceil(n * p);
     return c[rank <= 0 ? 0 : rank - 1];
   }),

@@ -39,6 +39,9 @@ test('statistical aggregates', () => {
   assert.equal(agg('percentile_cont', [100n, 150n, 200n, 250n], [0.5, 0.5, 0.5, 0.5]), 150);
   assert.equal(agg('percentile_disc', [3n, 1n, 2n], [1.0, 1.0, 1.0]), 3);
   assert.equal(agg('percentile_cont', [7n], [0.3]), 7);
+  assert.equal(aggError('percentile_cont', [1n, 2n, 3n], [0.1, 0.1, 0.1]), 'call func percentile_cont error: percentile exec with error: Input is outside of range.');
+  assert.equal(aggError('percentile_cont', [1n, 2n], [1.5, 1.5]), 'call func percentile_cont error: percentile exec with error: Input is outside of range.');
+  assert.equal(agg('percentile_disc', [3n, 1n, 2n], [0.0, 0.0, 0.0]), 1);
 });
 
 test('collect keeps nulls; merge_agg merges objects', () => {
