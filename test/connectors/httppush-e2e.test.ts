@@ -1,0 +1,56 @@
+/**
+ * End to end over the REST API: an httppush stream feeds a rule whose rest sink posts templated rows; a redis
+ * lookup table enriches them; connection checks answer over HTTP.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Redis } from 'ioredis';
+import { startTestServer } from '../helpers/server.js';
+import { recordingServer, waitFor } from './e2-helpers.js';
+
+test('httppush stream → SQL rule with a redis lookup join → rest sink, over the REST API', async () => {
+  const s = await startTestServer();
+  const srv = await recordingServer();
+  const redis = new Redis({ host: '127.0.0.1', port: 6379, db: 5, lazyConnect: true });
+  await redis.connect();
+  const key = 'eddy-e2e-' + Math.random().toString(36).slice(2);
+  await redis.set(key, JSON.stringify({ id: key, label: 'kitchen' }));
+  try {
+    let r = await s.req('POST', '/streams', { sql: 'CREATE STREAM e2epush () WITH (TYPE="httppush", DATASOURCE="/e2e/in")' });
+    assert.equal(r.status, 201, r.text);
+    r = await s.req('POST', '/tables', { sql: 'CREATE TABLE e2erooms () WITH (TYPE="redis", DATASOURCE="5", KIND="lookup", KEY="id")' });
+    assert.equal(r.status, 201, r.text);
+    r = await s.req('POST', '/rules', {
+      id: 'e2e_push_rest',
+      sql: 'SELECT e2epush.room, temp * 2 AS t2, e2erooms.label FROM e2epush INNER JOIN e2erooms ON e2epush.room = e2erooms.id WHERE temp > 10',
+      actions: [{ rest: { url: `${srv.url}/out/{{.label}}`, method: 'post', sendSingle: true, dataTemplate: '{"label":"{{.label}}","t2":{{.t2}}}' } }],
+    });
+    assert.equal(r.status, 201, r.text);
+    await waitFor(() => s.app.connectors.dataServer.port !== undefined, 'data server');
+    const url = `http://127.0.0.1:${s.app.connectors.dataServer.port}/e2e/in`;
+    for (const body of [`{"room":"${key}","temp":21}`, `{"room":"${key}","temp":5}`, `{"room":"${key}","temp":1e6}`, `{"room":"other","temp":50}`]) {
+      const res = await fetch(url, { method: 'POST', body });
+      assert.equal(res.status, 200);
+    }
+    await waitFor(() => srv.received.length >= 2, 'two posts');
+    assert.deepEqual(
+      srv.received.map((x) => [x.url, x.body]),
+      [
+        ['/out/kitchen', '{"label":"kitchen","t2":42}'],
+        // a float of 2 million prints in Go's %v form inside a template
+        ['/out/kitchen', '{"label":"kitchen","t2":2e+06}'],
+      ],
+    );
+    r = await s.req('POST', '/metadata/sinks/connection/redis', { addr: '127.0.0.1:6379' });
+    assert.equal(r.status, 200);
+    r = await s.req('POST', '/metadata/sinks/connection/rest', { url: srv.url });
+    assert.equal(r.status, 400);
+    assert.match(r.text, /sink rest doesn't support ping connection/);
+  } finally {
+    await s.req('DELETE', '/rules/e2e_push_rest');
+    await redis.del(key);
+    redis.disconnect();
+    await srv.close();
+    await s.dispose();
+  }
+});
