@@ -254,6 +254,12 @@ export function analyze(stmt: SelectStatement, deps: AnalyzeDeps): Analysis {
   if (window && streamCount === 0) throw planError('cannot run window for TABLE sources');
   if (window && window.type === 'count' && options.isEventTime) throw planError('unsupported window type');
   if (streamCount > 1 && !window) throw planError('a time window or count window is required to join multiple streams');
+  if (options.isEventTime) {
+    for (const s of sources) {
+      const ts = s.def.options.TIMESTAMP;
+      if (ts && s.def.fields !== null && !findDecl(s.def.fields, ts)) throw planError(`timestamp field ${ts} not found`);
+    }
+  }
   if (options.sendMetaToSink && (sources.length > 1 || stmt.dimensions.length > 0)) {
     throw planError('Invalid option sendMetaToSink, it can not be applied to window');
   }

@@ -93,3 +93,12 @@ test('validateQuery lists the sources in FROM/JOIN order', () => {
   assert.deepEqual(validateQuery('SELECT * FROM s INNER JOIN tb ON s.k = tb.k', deps(cat)), { sources: ['s', 'tb'] });
   assert.throws(() => validateQuery('SELECT * FROM s9', deps(cat)), UnknownStreamError);
 });
+
+test('event time: a typed stream must declare its TIMESTAMP field', () => {
+  const c = catalogOf('CREATE STREAM et (a BIGINT) WITH (DATASOURCE="et", TYPE="memory", TIMESTAMP="ts")');
+  assert.throws(
+    () => planQuery('SELECT a FROM et', deps(c, { isEventTime: true })),
+    (e: unknown) => e instanceof EddyError && e.code === 2101 && e.message === 'timestamp field ts not found',
+  );
+  planQuery('SELECT a FROM et', deps(c));
+});
