@@ -152,8 +152,8 @@ export interface AnalyticStage {
   /**
    * Evaluate every analytic call of the statement (lag, latest, changed_col, had_changed, acc_*) on one event, in
    * arrival order, and store the results in `row.analytic` (index = call id). Call once per tuple before any
-   * filter/window, with `ctx.bindRow()`. Throws StageError (`run Select error`-style prefix of the clause where the
-   * call appears is not known at this stage: the message is `call func <f> error: …`).
+   * filter/window, with `ctx.bindRow()`. A failure throws an error whose message is the record text
+   * (`call func <f> error: …`, or an operator error of an argument).
    */
   compute(row: Row, ctx: EvalContext): void;
   /** number of analytic calls */
