@@ -174,3 +174,23 @@ test('static checks on aggregates, window functions, srf and multi-column functi
   planQuery('SELECT collect(*) AS c FROM s GROUP BY TUMBLINGWINDOW(ss, 1) HAVING c[2]->temp > 20', deps(cat));
   planQuery('SELECT a FROM s GROUP BY SLIDINGWINDOW(ss, 1) OVER (WHEN a - last_hit_time() > 400)', deps(cat));
 });
+
+test('HAVING on a non-aggregate window query keeps the whole emission or nothing', () => {
+  const p = plan('SELECT a FROM s GROUP BY COUNTWINDOW(3) HAVING count(*) > 2');
+  assert.deepEqual(runWindow(p, [{ a: 1 }, { a: 2 }, { a: 3 }]), [{ a: 1 }, { a: 2 }, { a: 3 }]);
+  const q = plan('SELECT a FROM s GROUP BY COUNTWINDOW(3) HAVING count(*) > 5');
+  assert.deepEqual(runWindow(q, [{ a: 1 }, { a: 2 }, { a: 3 }]), []);
+});
+
+test('aliases inside aggregates and ORDER BY over aggregates', () => {
+  const p = plan('SELECT color, size * 2 AS d, sum(d) AS total FROM demo GROUP BY color, COUNTWINDOW(5) ORDER BY total DESC', demo);
+  const out = runWindow(p, EVENTS);
+  // d of a group row comes from its first row; sum(d) runs over every row of the group
+  assert.deepEqual(out[0], { color: 'blue', d: 12n, total: 16n });
+  assert.deepEqual(out.map((o) => o.total), [16n, 8n, 8n]);
+});
+
+test('GROUP BY errors carry their prefix', () => {
+  const p = plan('SELECT count(*) AS c FROM s GROUP BY a / 0, COUNTWINDOW(1)');
+  assert.throws(() => runWindow(p, [{ a: 1 }]), /^StageError: run Group By error: divided by zero$/);
+});
