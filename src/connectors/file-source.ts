@@ -100,6 +100,7 @@ export class FileSource implements SourceConnector {
   private delimiter = ',';
   private decompression: 'gzip' | undefined;
   private isTable = false;
+  private batchable = true;
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
   private reading: Promise<void> | undefined;
@@ -130,6 +131,8 @@ export class FileSource implements SourceConnector {
       if (dc && dc !== 'gzip') throw bad(`decompression ${dc} is not supported`);
       this.decompression = dc ? 'gzip' : undefined;
       this.isTable = propBool(props, 'isTable', false);
+      // a table gets whole reads as one batch; lines in a non-JSON format go row by row through their decoder
+      this.batchable = this.fileType !== 'lines' || propString(props, 'format', 'json').toLowerCase() === 'json';
     } catch (e) {
       throw e instanceof EddyError ? e : bad((e as Error).message);
     }
@@ -174,8 +177,11 @@ export class FileSource implements SourceConnector {
     for (const file of files) {
       if (this.closed) return;
       const rows = await this.readFile(file);
-      if (this.isTable) {
-        for (const r of rows) if (!(r instanceof Uint8Array)) batch.push(r);
+      if (this.isTable && this.batchable) {
+        for (const r of rows) {
+          if (!(r instanceof Uint8Array)) batch.push(r);
+          else for (const o of jsonRows(r)) batch.push(o);
+        }
       } else {
         for (let i = 0; i < rows.length; i++) {
           if (this.closed) return;
@@ -185,7 +191,7 @@ export class FileSource implements SourceConnector {
       }
       await this.afterRead(file);
     }
-    if (this.isTable && !this.closed) emit({ payload: batch, meta: { file: this.target }, timestamp: Date.now() });
+    if (this.isTable && this.batchable && !this.closed) emit({ payload: batch, meta: { file: this.target }, timestamp: Date.now() });
   }
 
   private async readFile(file: string): Promise<Array<ValueObject | Uint8Array>> {
@@ -235,6 +241,13 @@ export class FileSource implements SourceConnector {
       }
     }
   }
+}
+
+/** A JSON line as rows: an object is one row, an array of objects one row each. */
+function jsonRows(line: Uint8Array): ValueObject[] {
+  const v = parseJsonExact(Buffer.from(line).toString('utf8'));
+  const list = Array.isArray(v) ? v : [v];
+  return list.filter((o): o is ValueObject => !!o && typeof o === 'object' && !Array.isArray(o));
 }
 
 /** A relative `path` is looked up from the working directory, then from the home (parent of the data dir). */
