@@ -112,6 +112,8 @@ export class RegistryCalls implements CallCompiler {
     const def = this.registry.get(e.name);
     const call = bindAggregate(def!.instantiate?.() ?? def!);
     const args = e.args.map((a) => this.arg(a, c));
+    // deduplicate returns whole rows: the def asks for the group's row objects as one more argument
+    if (def!.appendRows) args.push(c.wildcardValue({ kind: 'wildcard', stream: null, except: [], replace: [] }));
     const n = args.length;
     return (r, ctx) => {
       const g = ctx.group;
