@@ -228,11 +228,16 @@ export class Executor {
 
   private evalFieldChain(dot: unknown, receiver: unknown, node: ArgNode, idents: string[], args: ArgNode[], final: Final): unknown {
     let r = receiver;
-    for (let i = 0; i < idents.length - 1; i++) r = this.evalField(dot, idents[i], node, [], MISSING, r);
-    return this.evalField(dot, idents[idents.length - 1], node, args, final, r);
+    // Go names the static type in errors: the data's own type first, `interface {}` for values read from a map
+    let typed = receiver === dot || node.t === 'var';
+    for (let i = 0; i < idents.length - 1; i++) {
+      r = this.evalField(dot, idents[i], node, [], MISSING, r, typed);
+      typed = false;
+    }
+    return this.evalField(dot, idents[idents.length - 1], node, args, final, r, typed);
   }
 
-  private evalField(dot: unknown, name: string, node: ArgNode, args: ArgNode[], final: Final, receiver: unknown): unknown {
+  private evalField(dot: unknown, name: string, node: ArgNode, args: ArgNode[], final: Final, receiver: unknown, typed = true): unknown {
     if (receiver === undefined) return undefined;
     if (receiver === null) this.fail(`nil pointer evaluating interface {}.${name}`);
     const hasArgs = args.length > 1 || final !== MISSING;
@@ -253,7 +258,7 @@ export class Executor {
       return Object.hasOwn(receiver, name) ? receiver[name] : undefined;
     }
     void node;
-    return this.fail(`can't evaluate field ${name} in type ${goType(receiver)}`);
+    return this.fail(`can't evaluate field ${name} in type ${typed ? dataType(receiver) : 'interface {}'}`);
   }
 
   /** Evaluates an argument node to its value (no type conversion). */
@@ -364,6 +369,12 @@ export class Executor {
     }
     return v;
   }
+}
+
+/** Go type of template data as eKuiper passes it (rows are `map[string]interface {}`, lists of rows typed too). */
+function dataType(v: unknown): string {
+  if (Array.isArray(v) && v.length > 0 && v.every(isMap)) return '[]map[string]interface {}';
+  return goType(v);
 }
 
 function goKind(k: ParamKind): string {

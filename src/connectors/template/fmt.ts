@@ -17,7 +17,8 @@ export function goType(v: unknown): string {
   if (v === null || v === undefined) return '<nil>';
   switch (typeof v) {
     case 'bigint':
-      return 'int';
+      // Eddy's integers are int64 (SQL results and decoded data); template literals are Go ints but rarely printed
+      return 'int64';
     case 'number':
       return 'float64';
     case 'string':

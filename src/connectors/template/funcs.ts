@@ -1175,7 +1175,7 @@ function kindOf(v: unknown): string {
   if (v === null || v === undefined) return 'invalid';
   switch (typeof v) {
     case 'bigint':
-      return 'int';
+      return 'int64';
     case 'number':
       return 'float64';
     case 'string':

@@ -102,11 +102,11 @@ test('printf verbs, flags, width and precision as Go formats them', () => {
     ['%t %v', [true, false], 'true false'],
     ['%c %U', [65n, 65n], 'A U+0041'],
     ['%5s|%-5s|%.2s', ['ab', 'ab', 'abc'], '   ab|ab   |ab'],
-    ['%T %T %T %T', [1n, 1.5, 'a', [1n]], 'int float64 string []interface {}'],
+    ['%T %T %T %T', [1n, 1.5, 'a', [1n]], 'int64 float64 string []interface {}'],
     ['%d', ['x'], '%!d(string=x)'],
-    ['%s', [5n], '%!s(int=5)'],
+    ['%s', [5n], '%!s(int64=5)'],
     ['%d %d', [1n], '1 %!d(MISSING)'],
-    ['%d', [1n, 2n], '1%!(EXTRA int=2)'],
+    ['%d', [1n, 2n], '1%!(EXTRA int64=2)'],
     ['100%%', [], '100%'],
     ['%v', [{ b: 1n, a: [1.5, 'x'] }], 'map[a:[1.5 x] b:1]'],
     ['%d', [[1n, 2n]], '[1 2]'],
@@ -122,6 +122,13 @@ test('printf verbs, flags, width and precision as Go formats them', () => {
   }
   assert.equal(run('{{print 1 2 "a" "b" 3}}'), '1 2ab3');
   assert.equal(run('{{println 1 "a"}}'), '1 a\n');
+});
+
+test('html, js and urlquery escape as Go does', () => {
+  assert.equal(run('{{html .}}', `<a href="x">'&'</a>`), '&lt;a href=&#34;x&#34;&gt;&#39;&amp;&#39;&lt;/a&gt;');
+  assert.equal(run('{{js .}}', `it's "q" <b>=`), 'it\\\'s \\"q\\" \\u003Cb\\u003E\\u003D');
+  assert.equal(run('{{urlquery .}}', 'a b&c=d/é'), 'a+b%26c%3Dd%2F%C3%A9');
+  assert.equal(run('{{html .missing}}', {}), '&lt;no value&gt;');
 });
 
 test('json and base64 (eKuiper functions) follow Go encoding rules', () => {
@@ -185,10 +192,11 @@ test('compile errors are clear and name the template', () => {
 
 test('runtime errors name the failing action', () => {
   assert.throws(() => run('{{.a.b}}', { a: null }), /executing "sink" at <\.a\.b>: nil pointer evaluating interface \{\}\.b/);
-  assert.throws(() => run('{{.room}}', rows), /can't evaluate field room/);
+  assert.throws(() => run('{{.room}}', rows), /can't evaluate field room in type \[\]map\[string\]interface \{\}/);
+  assert.throws(() => run('{{.a.b}}', { a: 'x' }), /can't evaluate field b in type interface \{\}/);
   assert.throws(() => run('{{index .a 5}}', { a: [1n] }), /error calling index: index out of range: 5/);
   assert.throws(() => run('{{upper .a}}', { a: 1 }), /wrong type for value; expected string; got float64/);
-  assert.throws(() => run('{{len 3}}'), /error calling len: len of type int/);
+  assert.throws(() => run('{{len 3}}'), /error calling len: len of type int64/);
   assert.throws(() => run('{{fail "boom"}}'), /error calling fail: boom/);
   assert.throws(() => run('{{template "nope"}}'), /no such template "nope"/);
 });
