@@ -4,9 +4,14 @@
  *
  * Isolation: the context is created over a null-prototype object, so the script sees only the ECMAScript built-ins
  * (no `require`, `process`, timers, `Buffer`), and `this.constructor.constructor` leads to the context's own
- * `Function`, not to the host's. Every evaluation runs under vm's `timeout` with microtasks drained inside it, so
- * neither a `while (true)` nor a looping promise can hang a rule. node:vm is not a security boundary against a
- * hostile author; it keeps honest mistakes from reaching the host.
+ * `Function`, not to the host's. Every evaluation runs under vm's `timeout`, so a `while (true)` cannot hang a rule.
+ *
+ * A function is called synchronously, once per record: nothing may run after the call returns. Work queued for later
+ * would run outside the time limit (or, when a time-out interrupts the context's own microtask queue, corrupt Node's
+ * async-hooks stack and abort the process). So the script realm has no way to queue any: code generation from
+ * strings is off (the script's text is all the code there is), the text may not use `async`, `await` or `import`,
+ * and `Promise`, `Atomics`, `WebAssembly` and `FinalizationRegistry` are removed before the script runs.
+ * node:vm is not a security boundary against a hostile author; it keeps honest mistakes from reaching the host.
  *
  * Everything that could run script code — argument conversion (prototype setters), the call itself, reading the
  * result (getters, proxies), describing a thrown value (`toString`) — happens inside the timed evaluation, in a
@@ -28,10 +33,11 @@ const HELPER = '__eddy_call__';
 
 /** The helper's shared state; a null-prototype object, so writing it from the host triggers no script code. */
 interface HelperState {
-  mode: 'load' | 'call';
-  source: string;
+  mode: 'find' | 'describe' | 'call';
   id: string;
   args: readonly Value[];
+  /** a value the script's top level threw, for `describe` */
+  thrown: unknown;
   /** text of the value the script threw, when the last evaluation failed */
   error: string | undefined;
   /** prototypes of the helper's result markers */
@@ -40,17 +46,19 @@ interface HelperState {
 }
 
 // Runs inside the context before the script. Plain ES5+ with captured built-ins; its own code, never the user's.
+// Values are written with defineProperty, so setters a script puts on Object.prototype or Array.prototype never run.
 const PRELUDE = `(function (dateTimeProto, maxDepth, helperName) {
   'use strict';
   var G = globalThis, isArray = Array.isArray, keys = Object.keys, getProto = Object.getPrototypeOf,
     create = Object.create, define = Object.defineProperty, isView = ArrayBuffer.isView, apply = Reflect.apply,
     objToString = Object.prototype.toString, getTime = Date.prototype.getTime, U8 = Uint8Array, D = Date,
-    Arr = Array, Str = String, Num = Number, Err = Error, MAX = 9007199254740991, indirectEval = eval;
+    Str = String, Num = Number, Err = Error, MAX = 9007199254740991;
+  delete G.Promise; delete G.Atomics; delete G.WebAssembly; delete G.FinalizationRegistry;
   function call(f, self, a) { return apply(f, self, a); }
   function DateMark(ms) { this.ms = ms; }
   function BytesMark(b, n) { this.b = b; this.n = n; }
   var state = create(null);
-  state.mode = 'call'; state.source = ''; state.id = ''; state.args = null; state.error = undefined;
+  state.mode = 'call'; state.id = ''; state.args = null; state.thrown = undefined; state.error = undefined;
   state.dateMark = DateMark.prototype; state.bytesMark = BytesMark.prototype;
   var fn;
 
@@ -61,19 +69,24 @@ const PRELUDE = `(function (dateTimeProto, maxDepth, helperName) {
     if (t !== 'object') return v;
     if (d > maxDepth) throw new Err('argument is nested too deeply');
     if (isArray(v)) {
-      var n = v.length, a = new Arr(n);
-      for (var i = 0; i < n; i++) a[i] = toJs(v[i], d + 1);
+      var n = v.length, a = [];
+      for (var i = 0; i < n; i++) put(a, i, toJs(v[i], d + 1));
       return a;
     }
     if (isView(v)) return new U8(v);
     if (getProto(v) === dateTimeProto) return new D(v.ms);
     var o = {}, ks = keys(v);
-    for (var j = 0; j < ks.length; j++) o[ks[j]] = toJs(v[ks[j]], d + 1);
+    for (var j = 0; j < ks.length; j++) put(o, ks[j], toJs(v[ks[j]], d + 1));
     return o;
   }
 
+  // one null-prototype descriptor, reused: no property of it can be inherited from a tampered Object.prototype
+  var desc = create(null);
+  desc.writable = true; desc.enumerable = true; desc.configurable = true;
   function put(target, key, value) {
-    define(target, key, { value: value, writable: true, enumerable: true, configurable: true });
+    desc.value = value;
+    define(target, key, desc);
+    desc.value = undefined;
   }
 
   function fromJs(v, d) {
@@ -109,13 +122,13 @@ const PRELUDE = `(function (dateTimeProto, maxDepth, helperName) {
   function run() {
     state.error = undefined;
     try {
-      if (state.mode === 'load') {
-        indirectEval(state.source);
+      if (state.mode === 'describe') return describe(state.thrown);
+      if (state.mode === 'find') {
         fn = G[state.id];
         return typeof fn === 'function';
       }
-      var src = state.args, n = src.length, args = new Arr(n);
-      for (var i = 0; i < n; i++) args[i] = toJs(src[i], 0);
+      var src = state.args, n = src.length, args = [];
+      for (var i = 0; i < n; i++) put(args, i, toJs(src[i], 0));
       return fromJs(call(fn, undefined, args), 0);
     } catch (e) {
       state.error = describe(e);
@@ -129,6 +142,9 @@ const PRELUDE = `(function (dateTimeProto, maxDepth, helperName) {
 
 const preludeScript = new vm.Script(PRELUDE, { filename: 'eddy-script-prelude.js' });
 const callScript = new vm.Script(`${HELPER}()`, { filename: 'eddy-script-call.js' });
+
+/** Syntax that would queue work to run after a call (see the file comment). */
+const ASYNC_SYNTAX = /\b(?:async|await|import)\b/;
 
 /** Why a script cannot be used; the texts eKuiper reports on create/update. */
 export class ScriptLoadError extends Error {
@@ -156,29 +172,43 @@ export class ScriptEngine {
    * when the evaluation fails (or runs out of time), `cannot find function "<id>" in script` when the script does
    * not define a global function named `id`.
    */
-  static load(id: string, source: string, timeoutMs: number = DEFAULT_SCRIPT_TIMEOUT_MS): ScriptEngine {
+  static load(id: string, source: string | CompiledScript, timeoutMs: number = DEFAULT_SCRIPT_TIMEOUT_MS): ScriptEngine {
+    const script = typeof source === 'string' ? compileScript(id, source) : source;
     const context = vm.createContext(Object.create(null) as object, {
       name: `script ${id}`,
+      codeGeneration: { strings: false, wasm: false },
+      // anything that slips past the checks above still runs inside the time limit
       microtaskMode: 'afterEvaluate',
     });
     const factory = preludeScript.runInContext(context) as (proto: object, depth: number, name: string) => HelperState;
     const state = factory(DateTime.prototype, MAX_DEPTH, HELPER);
     const engine = new ScriptEngine(context, state, timeoutMs);
-    state.mode = 'load';
-    state.source = source;
-    state.id = id;
-    let found: unknown;
     try {
-      found = engine.run();
+      script.vm.runInContext(context, { timeout: timeoutMs });
     } catch (e) {
-      throw new ScriptLoadError(`failed to interprete script: ${(e as Error).message}`);
+      if (isTimeout(e)) throw new ScriptLoadError(`failed to interprete script: script execution timed out after ${timeoutMs}ms`);
+      throw new ScriptLoadError(`failed to interprete script: ${engine.helper('describe', e)}`);
+    }
+    if (engine.helper('find', id) !== true) throw new ScriptLoadError(`cannot find function "${id}" in script`);
+    return engine;
+  }
+
+  /** Runs the helper in mode `find` (of a function named `arg`) or `describe` (of thrown value `arg`). */
+  private helper(mode: 'find' | 'describe', arg: unknown): unknown {
+    const state = this.state;
+    state.mode = mode;
+    if (mode === 'find') state.id = arg as string;
+    else state.thrown = arg;
+    try {
+      const out = this.run();
+      if (state.error !== undefined) return mode === 'describe' ? state.error : false;
+      return out;
+    } catch (e) {
+      return mode === 'describe' ? (e as Error).message : false;
     } finally {
       state.mode = 'call';
-      state.source = '';
+      state.thrown = undefined;
     }
-    if (state.error !== undefined) throw new ScriptLoadError(`failed to interprete script: ${state.error}`);
-    if (found !== true) throw new ScriptLoadError(`cannot find function "${id}" in script`);
-    return engine;
   }
 
   /**
@@ -256,3 +286,20 @@ export class ScriptEngine {
 }
 
 const EMPTY: readonly Value[] = [];
+
+/** A script's text checked and compiled once; every engine of the script runs it. */
+export interface CompiledScript {
+  readonly vm: vm.Script;
+}
+
+/** Compiles a script's text (throws {@link ScriptLoadError} for a syntax error or async syntax). */
+export function compileScript(id: string, source: string): CompiledScript {
+  if (ASYNC_SYNTAX.test(source)) {
+    throw new ScriptLoadError('failed to interprete script: async functions, await and import are not supported in javascript functions');
+  }
+  try {
+    return { vm: new vm.Script(source, { filename: `${id}.js` }) };
+  } catch (e) {
+    throw new ScriptLoadError(`failed to interprete script: ${String(e)}`);
+  }
+}

@@ -14,7 +14,7 @@ import type { FunctionDef, FunctionRegistry } from '../functions/registry.js';
 import type { Logger } from '../log.js';
 import type { KVStore } from '../store/kv.js';
 import { EvalError } from '../values/index.js';
-import { DEFAULT_SCRIPT_TIMEOUT_MS, ScriptEngine, ScriptLoadError } from './scripts-engine.js';
+import { compileScript, DEFAULT_SCRIPT_TIMEOUT_MS, ScriptEngine, ScriptLoadError, type CompiledScript } from './scripts-engine.js';
 
 export { DEFAULT_SCRIPT_TIMEOUT_MS } from './scripts-engine.js';
 
@@ -85,18 +85,20 @@ function boundDef(r: ScriptRecord, engine: ScriptEngine): FunctionDef {
  * and (for any caller that skips `instantiate`) one shared engine created on first use.
  */
 function registeredDef(r: ScriptRecord, timeoutMs: number): FunctionDef {
+  let compiled: CompiledScript | undefined;
+  const load = () => ScriptEngine.load(r.id, (compiled ??= compileScript(r.id, r.script)), timeoutMs);
   let shared: ScriptEngine | undefined;
   const engine = (): ScriptEngine => {
     if (shared === undefined) {
       try {
-        shared = ScriptEngine.load(r.id, r.script, timeoutMs);
+        shared = load();
       } catch (e) {
         throw new EvalError((e as Error).message);
       }
     }
     return shared;
   };
-  const instantiate = (): FunctionDef => boundDef(r, ScriptEngine.load(r.id, r.script, timeoutMs));
+  const instantiate = (): FunctionDef => boundDef(r, load());
   return r.isAgg
     ? { name: r.id, kind: 'aggregate', nullCheck: 'none', aggregate: (args) => engine().call(args), instantiate }
     : { name: r.id, kind: 'scalar', nullCheck: 'none', exec: (args) => engine().call(args), instantiate };
