@@ -65,7 +65,8 @@ export function httpSettings(props: Props, defaults: { url: string; method: stri
   const method = propString(props, 'method', defaults.method).toUpperCase();
   if (!(METHODS as readonly string[]).includes(method)) throw bad(`Not supported HTTP method ${propString(props, 'method', defaults.method)}`);
   const bodyType = propString(props, 'bodyType', method === 'GET' || method === 'HEAD' ? 'none' : 'json').toLowerCase();
-  if (!(bodyType in BODY_TYPES)) throw bad(`Not valid body type value ${bodyType}.`);
+  // a templated body type (rest sink) is checked once rendered
+  if (!(bodyType in BODY_TYPES) && !bodyType.includes('{{')) throw bad(`Not valid body type value ${bodyType}.`);
   const rt = propString(props, 'responseType', 'code');
   if (rt !== 'code' && rt !== 'body') throw bad(`Not valid response type value ${rt}.`);
   const timeout = propInt(props, 'timeout', 5000);

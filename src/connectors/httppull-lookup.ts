@@ -28,8 +28,8 @@ export class HttpPullLookup implements LookupConnector {
     await this.puller.start();
   }
 
-  async lookup(_ctx: ConnectorContext, _fields: readonly string[], keys: readonly string[], values: readonly Value[]): Promise<ValueObject[]> {
-    const text = await this.puller.pull();
+  async lookup(ctx: ConnectorContext, _fields: readonly string[], keys: readonly string[], values: readonly Value[]): Promise<ValueObject[]> {
+    const text = await this.puller.pull(ctx.logger);
     if (text === null || text.trim() === '') return [];
     const parsed = parseJsonExact(text);
     const rows = (Array.isArray(parsed) ? parsed : [parsed]).filter((r): r is ValueObject => isObject(r as Value));

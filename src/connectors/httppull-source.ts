@@ -44,7 +44,7 @@ export class HttpPuller {
    * One request: the checked body text, or null when `incremental` found it unchanged. Throws on transport errors,
    * non-2xx statuses and failed body checks.
    */
-  async pull(): Promise<string | null> {
+  async pull(logger?: ConnectorContext['logger']): Promise<string | null> {
     if (this.tokens) await this.tokens.ensureFresh();
     const now = Date.now();
     const data = { ...(this.tokens?.tokens ?? {}), LastPullTime: BigInt(this.lastPullTime), PullTime: BigInt(now) };
@@ -58,6 +58,7 @@ export class HttpPuller {
       if (enc.contentType && !Object.keys(headers).some((k) => k.toLowerCase() === 'content-type')) headers['Content-Type'] = enc.contentType;
     }
     const res = await httpSend(this.s.method, url, headers, body, this.s.timeout, this.s.compression);
+    if (this.s.debugResp) logger?.info('httppull %s response: status %d, body %s', url, res.status, res.body.toString('utf8'));
     const text = checkResponse(res, this.s.responseType);
     this.lastPullTime = now;
     if (this.incremental) {
@@ -89,7 +90,7 @@ export class HttpPullSource implements SourceConnector {
       if (this.busy || this.closed) return;
       this.busy = true;
       try {
-        const text = await this.puller.pull();
+        const text = await this.puller.pull(ctx.logger);
         if (text !== null && !this.closed && text.trim() !== '') emit({ payload: encoder.encode(text), meta: {}, timestamp: Date.now() });
       } catch (e) {
         if (!this.closed) {

@@ -78,6 +78,26 @@ test('rest sink: default method GET sends no body; form body url-encodes a row',
   await srv.close();
 });
 
+test('rest sink renders a templated body type per row', async () => {
+  const srv = await recordingServer();
+  const { conns, close } = await connectorsService();
+  const node = sinkNode(conns, 'rest', { url: srv.url, method: 'post', sendSingle: true, bodyType: '{{.kind}}' });
+  await node.open();
+  node.push([{ kind: 'text', v: 1 }, { kind: 'form', v: 2 }, { kind: 'yaml', v: 3 }]);
+  await waitFor(() => srv.received.length === 2 && node.metrics.exceptions === 1, 'two sends and one failure');
+  assert.deepEqual(
+    srv.received.map((r) => [r.headers['content-type'], r.body]),
+    [
+      ['text/plain', '{"kind":"text","v":1}'],
+      ['application/x-www-form-urlencoded;param=value', 'kind=form&v=2'],
+    ],
+  );
+  assert.match(node.metrics.lastException, /Not valid body type value yaml/);
+  await node.close();
+  await close();
+  await srv.close();
+});
+
 test('rest sink: a 4xx answer or a failed body check is an exception and is not resent', async () => {
   let n = 0;
   const srv = await recordingServer((r, res) => {
