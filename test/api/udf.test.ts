@@ -202,7 +202,8 @@ test('deleting a script: running rules keep it, new rules fail to plan with "fun
   const st = uid('s');
   const io = await memoryStream(s, st);
   try {
-    assert.equal((await s.req('POST', '/rules', { id: uid('early'), sql: `SELECT plus1(a) FROM ${st}`, actions: [{ nop: {} }] })).json().message, 'function plus1 not found');
+    const early = await s.req('POST', '/rules', { id: uid('early'), sql: `SELECT plus1(a) FROM ${st}`, actions: [{ nop: {} }] });
+    assert.deepEqual(early.json(), { error: 2101, message: 'function plus1 not found' }, 'a rule cannot use a script before it exists');
     assert.equal((await s.req('POST', '/udf/javascript', { id: 'plus1', script: 'function plus1(a) { return a + 1; }' })).status, 201);
     await createRule(s, uid('keeps'), `SELECT plus1(a) AS b FROM ${st}`, st);
     assert.equal((await s.req('DELETE', '/udf/javascript/plus1')).status, 200);
