@@ -13,6 +13,7 @@ import { checkCompression, decompress, type Compression } from '../connectors/co
 import { EddyError, ErrorCode } from '../api/errors.js';
 import { systemClock, type Clock } from './clock.js';
 import { RawEvent, TableUpdate, type Item } from './items.js';
+import { strictValidate } from './strict.js';
 import { QueueNode } from './node.js';
 
 /** Default capacity of the queue between a source and a rule (runtime.md §2.1). */
@@ -119,9 +120,21 @@ export interface TupleMaker {
   /** event-time rules: the TIMESTAMP field (null: processing time) */
   readonly timestampField: string | null;
   readonly clock: Clock;
+  /** the rule's decode schema of this stream (null: whole payload) */
+  readonly schema: readonly StreamField[] | null;
 }
 
-function makeTuple(m: TupleMaker, msg: ValueObject, meta: ValueObject, now: number): Tuple {
+/**
+ * STRICT_VALIDATION of a typed stream: the fields to check — those the rule reads (its decode schema), or every
+ * declared field when the rule keeps the whole payload — else null.
+ */
+export function strictFields(m: TupleMaker): readonly StreamField[] | null {
+  if (m.def.options.STRICT_VALIDATION !== true || !m.def.fields) return null;
+  return m.schema ?? m.def.fields;
+}
+
+function makeTuple(m: TupleMaker, msg: ValueObject, meta: ValueObject, now: number, strict: readonly StreamField[] | null): Tuple {
+  if (strict) msg = strictValidate(msg, strict);
   const ts = m.timestampField ? eventTimeOf(msg, m.timestampField, m.def.options.TIMESTAMP_FORMAT) : now;
   return new Tuple(m.name, msg, meta, ts);
 }
@@ -133,6 +146,8 @@ function makeTuple(m: TupleMaker, msg: ValueObject, meta: ValueObject, now: numb
 abstract class DecodingNode extends QueueNode {
   protected format: Format | null = null;
   private readonly stamp: TupleMaker;
+  /** declared fields checked here (STRICT_VALIDATION, when no preprocessor node follows) */
+  private readonly strict: readonly StreamField[] | null;
   protected constructor(
     name: string,
     capacity: number,
@@ -144,6 +159,7 @@ abstract class DecodingNode extends QueueNode {
   ) {
     super(name, capacity);
     this.stamp = stampHere ? maker : { ...maker, timestampField: null };
+    this.strict = stampHere ? strictFields(maker) : null;
   }
 
   /** Decodes one source event (a connector's SourceEvent, or a RawEvent from a shared instance or the source). */
@@ -202,13 +218,13 @@ abstract class DecodingNode extends QueueNode {
 
   private emitTuple(msg: ValueObject, meta: ValueObject, now: number): void {
     const stamp = this.stamp;
-    if (stamp.timestampField === null) {
+    if (stamp.timestampField === null && this.strict === null) {
       this.emit(new Tuple(stamp.name, msg, meta, now));
       return;
     }
     let t: Tuple;
     try {
-      t = makeTuple(stamp, msg, meta, now);
+      t = makeTuple(stamp, msg, meta, now, this.strict);
     } catch (err) {
       this.emitError(err, this.sendError);
       return;
@@ -507,8 +523,9 @@ export class DecompressNode extends QueueNode {
   }
 }
 
-/** MQTT preprocessor node (`op_<N>_preprocessor`): event-time extraction after decoding. */
+/** MQTT preprocessor node (`op_<N>_preprocessor`): STRICT_VALIDATION and event-time extraction after decoding. */
 export class PreprocessorNode extends QueueNode {
+  private readonly strict: readonly StreamField[] | null;
   constructor(
     name: string,
     capacity: number,
@@ -516,13 +533,15 @@ export class PreprocessorNode extends QueueNode {
     private readonly sendError: boolean,
   ) {
     super(name, capacity);
+    this.strict = strictFields(maker);
   }
   protected process(item: Item): void {
-    if (item instanceof Tuple && this.maker.timestampField) {
+    if (item instanceof Tuple) {
       try {
-        item.timestamp = eventTimeOf(item.message, this.maker.timestampField, this.maker.def.options.TIMESTAMP_FORMAT);
+        if (this.strict) item.message = strictValidate(item.message, this.strict);
+        if (this.maker.timestampField) item.timestamp = eventTimeOf(item.message, this.maker.timestampField, this.maker.def.options.TIMESTAMP_FORMAT);
       } catch (err) {
-        this.emitError(new Error(`error in preprocessor: ${err instanceof Error ? err.message : String(err)}`), this.sendError);
+        this.emitError(err, this.sendError);
         return;
       }
     }

@@ -182,7 +182,7 @@ export class RuleTopology implements Topology {
     const makerOf = (sp: SourcePlan): TupleMaker => {
       let m = makers.get(sp.name);
       if (!m) {
-        m = { name: sp.name, def: sp.def, timestampField: plan.isEventTime && sp.role === 'stream' ? sp.timestampField : null, clock: env.clock };
+        m = { name: sp.name, def: sp.def, timestampField: plan.isEventTime && sp.role === 'stream' ? sp.timestampField : null, clock: env.clock, schema: sp.schema };
         makers.set(sp.name, m);
       }
       return m;

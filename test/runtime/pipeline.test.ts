@@ -199,3 +199,38 @@ test('event-time windowless rule: events are released in timestamp order once th
     await h.close();
   }
 });
+
+test('STRICT_VALIDATION: declared fields are converted, a mistyped or missing one becomes a preprocessor error row', async () => {
+  const h = await createHarness();
+  try {
+    h.ddl('CREATE STREAM sv (color STRING, size BIGINT) WITH (DATASOURCE="t/sv", TYPE="memory", STRICT_VALIDATION="true")');
+    const { out } = await h.rule('sv', 'SELECT * FROM sv');
+    h.publish('t/sv', { color: 2, size: 3 });
+    h.publish('t/sv', { color: 'red' });
+    h.publish('t/sv', { color: 'red', size: 3 });
+    await settle();
+    const rows = plainOut(out) as Array<Array<Record<string, unknown>>>;
+    assert.equal(rows[0][0].error, 'error in preprocessor: field color type mismatch: cannot convert float64(2) to string');
+    assert.equal(rows[1][0].error, 'error in preprocessor: field size is not found');
+    assert.deepEqual(rows[2], [{ color: 'red', size: 3 }]);
+    assert.equal(typeof (out[2] as Array<Record<string, unknown>>)[0].size, 'bigint', 'size converted to an int');
+  } finally {
+    await h.close();
+  }
+});
+
+test('STRICT_VALIDATION checks only the fields the rule reads when it does not use *', async () => {
+  const h = await createHarness();
+  try {
+    h.ddl('CREATE STREAM sv2 (color STRING, size BIGINT) WITH (DATASOURCE="t/sv2", TYPE="memory", STRICT_VALIDATION="true")');
+    const { out } = await h.rule('sv2', 'SELECT size FROM sv2 WHERE size > 3');
+    h.publish('t/sv2', { color: 7, size: 4 });
+    h.publish('t/sv2', { color: 'x', size: 'big' });
+    await settle();
+    const rows = plainOut(out) as Array<Array<Record<string, unknown>>>;
+    assert.deepEqual(rows[0], [{ size: 4 }]);
+    assert.match(String(rows[1][0].error), /^error in preprocessor: field size type mismatch/);
+  } finally {
+    await h.close();
+  }
+});
