@@ -71,6 +71,11 @@ test('create, list, describe, update, delete with eKuiper texts; missing functio
     assert.equal(r.status, 200, 'PUT creates a missing function');
     assert.deepEqual((await s.req('GET', '/udf/javascript/newone')).json(), { id: 'newone', description: '', script: 'function newone() { return 1; }', isAgg: false });
 
+    r = await s.req('PUT', '/udf/javascript/other', { id: 'newone', script: 'function newone() { return 2; }' });
+    assert.equal(r.text, 'javascript function newone is updated', 'as in eKuiper, the body names the function a PUT writes');
+    assert.equal(((await s.req('GET', '/udf/javascript/newone')).json() as J).script, 'function newone() { return 2; }');
+    assert.equal((await s.req('GET', '/udf/javascript/other')).status, 404);
+
     r = await s.req('DELETE', '/udf/javascript/newone');
     assert.equal(r.status, 200);
     assert.equal(r.text, 'javascript function newone is deleted');
