@@ -294,9 +294,8 @@ export function analyze(stmt: SelectStatement, deps: AnalyzeDeps): Analysis {
 
   const resolveField = (ref: FieldRef, path: string[] | null): void => {
     if (ref.stream !== null) {
-      const idx = sources.findIndex((s) => s.alias === ref.stream) >= 0
-        ? sources.findIndex((s) => s.alias === ref.stream)
-        : sources.findIndex((s) => s.name === ref.stream);
+      const byAlias = sources.findIndex((s) => s.alias === ref.stream);
+      const idx = byAlias >= 0 ? byAlias : sources.findIndex((s) => s.name === ref.stream);
       if (idx >= 0) {
         const s = sources[idx];
         if (s.def.fields === null) {
