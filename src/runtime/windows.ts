@@ -132,6 +132,9 @@ class TumblingWindow extends WindowNode {
     if (this.nextEnd === 0) {
       this.nextStart = now;
       this.nextEnd = alignBoundary(now, this.spec.alignParam, this.unit);
+    } else if (this.nextEnd < now) {
+      // restored from a checkpoint after a pause: the restored rows go into the next boundary still ahead
+      this.nextEnd += Math.ceil((now - this.nextEnd) / this.lengthMs) * this.lengthMs;
     }
     this.schedule(this.nextEnd, () => this.tick());
   }
@@ -198,6 +201,8 @@ class HoppingWindow extends WindowNode {
     if (this.nextEnd === 0) {
       this.prevEmit = now;
       this.nextEnd = alignBoundary(now, this.spec.alignParam, this.unit);
+    } else if (this.nextEnd < now) {
+      this.nextEnd += Math.ceil((now - this.nextEnd) / this.hopMs) * this.hopMs;
     }
     this.schedule(this.nextEnd, () => this.tick());
   }
@@ -361,7 +366,9 @@ class SessionWindow extends WindowNode {
   // processing time ----------------------------------------------------------------------------------
 
   protected override start(): void {
-    if (this.nextTick === 0) this.nextTick = alignBoundary(this.clock.now(), this.spec.alignParam, this.unit);
+    const now = this.clock.now();
+    if (this.nextTick === 0) this.nextTick = alignBoundary(now, this.spec.alignParam, this.unit);
+    else if (this.nextTick < now) this.nextTick += Math.ceil((now - this.nextTick) / this.maxMs) * this.maxMs;
     this.armTicker();
     if (this.rows.length > 0) this.schedule(this.clock.now() + this.timeoutMs, () => this.timeout());
   }

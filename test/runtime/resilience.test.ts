@@ -125,3 +125,23 @@ test('qos 1: window contents are checkpointed and restored by the next run; dele
     await h.close();
   }
 });
+
+test('shared mqtt stream: one subscription decoded once for both rules, each reading its own typed fields', async () => {
+  const h = await createHarness();
+  const client = await mqttClient();
+  const topic = `eddy/rt/${Date.now()}/${Math.random().toString(36).slice(2)}`;
+  try {
+    h.ddl(`CREATE STREAM smq (a BIGINT, b STRING) WITH (DATASOURCE="${topic}", FORMAT="json", SHARED="true")`);
+    const r1 = await h.rule('smq1', 'SELECT a FROM smq');
+    const r2 = await h.rule('smq2', 'SELECT b FROM smq');
+    assert.equal(h.builder.shared.size(), 1);
+    assert.ok(r1.topo.nodes().some((n) => /^op_smq_\d+_decoder$/.test(n.name)), 'shared sub-topology nodes carry the stream name');
+    await client.publishAsync(topic, '{"a": 5, "b": "x"}');
+    for (let i = 0; i < 50 && (r1.out.length < 1 || r2.out.length < 1); i++) await new Promise((r) => setTimeout(r, 20));
+    assert.deepEqual(r1.out, [[{ a: 5n }]], 'a decoded as an int through the merged schema');
+    assert.deepEqual(r2.out, [[{ b: 'x' }]]);
+  } finally {
+    await client.endAsync();
+    await h.close();
+  }
+});
