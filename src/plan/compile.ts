@@ -406,7 +406,12 @@ export class ExprCompiler {
     const slow = d.add(CMP[mirrored ? MIRROR[op] : op]);
     const slowCall = mirrored ? `${slow}(${litName}, v)` : `${slow}(v, ${litName})`;
     const fast = op === '!=' ? `v === v && v !== ${n}` : `v ${JS_OP[op]} ${n}`;
-    return site(d.map, `(r, c) => { const v = ${v}; return typeof v === 'number' ? ${fast} : ${slowCall}; }`);
+    // JS compares a bigint with a number exactly (loose equality for = and !=)
+    const big = op === '=' ? `v == ${n}` : op === '!=' ? `v != ${n}` : `v ${JS_OP[op]} ${n}`;
+    return site(
+      d.map,
+      `(r, c) => { const v = ${v}; return typeof v === 'number' ? ${fast} : typeof v === 'bigint' ? ${big} : ${slowCall}; }`,
+    );
   }
 
   /**

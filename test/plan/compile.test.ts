@@ -190,3 +190,15 @@ test('joined rows read the first side that has a column; qualified refs read the
   assert.equal(p.joins[0].on?.(j, ctx), true);
   assert.deepEqual(p.project.project(j, ctx), { a: 'left', b: 'right', c: 'only2', id: 1 });
 });
+
+test('comparisons with numeric literals on ints (typed BIGINT columns) are exact', () => {
+  const cat = catalogOf('CREATE STREAM t (a BIGINT) WITH (DATASOURCE="t", TYPE="memory")');
+  const v = (expr: string, a: bigint): unknown => run(plan(`SELECT ${expr} AS r FROM t`, cat), { a })?.r;
+  assert.equal(v('a > 50', 51n), true);
+  assert.equal(v('a > 50.5', 50n), false);
+  assert.equal(v('a = 50', 50n), true);
+  assert.equal(v('a != 50', 50n), false);
+  assert.equal(v('a <= 9007199254740993', 9007199254740993n), true);
+  assert.equal(v('a < 9007199254740993', 9007199254740992n), true);
+  assert.equal(v('1.5 < a', 2n), true);
+});
