@@ -24,7 +24,8 @@ export class BoundedQueue<T> {
   private head = 0;
   size = 0;
   constructor(readonly capacity: number) {
-    this.buf = new Array<T | undefined>(Math.max(1, Math.min(capacity, 1024)));
+    // start small: most queues stay nearly empty, and a thousand rules must stay cheap
+    this.buf = new Array<T | undefined>(Math.max(1, Math.min(capacity, 16)));
   }
   push(v: T): boolean {
     if (this.size >= this.capacity) return false;
