@@ -8,6 +8,9 @@ import type { Props } from '../runtime/contracts.js';
 import { checkCompression, compress, decompress, type Compression } from './compression.js';
 import { prop, propBool, propInt, propObject, propString } from './props.js';
 import { renderTemplate } from './template/index.js';
+import { tlsSettings, type TlsSettings } from './tls.js';
+import { request as httpsRequest } from 'node:https';
+import { gunzipSync, inflateSync, inflateRawSync } from 'node:zlib';
 
 export const METHODS = ['GET', 'POST', 'PUT', 'DELETE'] as const;
 
@@ -40,6 +43,8 @@ export interface HttpSettings {
   compression: Compression | undefined;
   debugResp: boolean;
   oauth: OAuthSettings | undefined;
+  /** TLS options for https URLs (runtime.md §2.4), undefined for the platform defaults */
+  tls: TlsSettings | undefined;
 }
 
 function bad(msg: string): EddyError {
@@ -88,7 +93,14 @@ export function httpSettings(props: Props, defaults: { url: string; method: stri
     }
   }
   checkUrl(url);
+  let tls: TlsSettings | undefined;
+  try {
+    tls = tlsSettings(props);
+  } catch (e) {
+    throw bad((e as Error).message);
+  }
   return {
+    tls,
     url,
     method,
     bodyType,
@@ -159,6 +171,7 @@ export async function httpSend(
   body: Uint8Array | string | undefined,
   timeoutMs: number,
   compression?: Compression,
+  tls?: TlsSettings,
 ): Promise<HttpResponse> {
   const h: Record<string, string> = { ...headers };
   let payload: Uint8Array | string | undefined = body;
@@ -170,6 +183,7 @@ export async function httpSend(
       h['Content-Encoding'] = enc;
     }
   }
+  if (tls && url.startsWith('https:')) return httpsSend(method, url, h, payload, timeoutMs, tls);
   let res: Response;
   try {
     res = await fetch(url, {
@@ -195,6 +209,63 @@ export async function httpSend(
     if (alg && buf[0] === 0x1f && buf[1] === 0x8b) buf = Buffer.from(decompress(alg, buf));
   }
   return { status: res.status, body: buf };
+}
+
+/** https with explicit TLS options (fetch offers no way to pass them). */
+function httpsSend(
+  method: string,
+  url: string,
+  headers: Record<string, string>,
+  body: Uint8Array | string | undefined,
+  timeoutMs: number,
+  tls: TlsSettings,
+): Promise<HttpResponse> {
+  return new Promise((resolve, reject) => {
+    let timer: NodeJS.Timeout | undefined;
+    const fail = (msg: string): void => {
+      if (timer) clearTimeout(timer);
+      reject(new TransportError(`${method} ${url}: ${msg}`));
+    };
+    const req = httpsRequest(
+      url,
+      { method, headers, rejectUnauthorized: tls.rejectUnauthorized, cert: tls.cert, key: tls.key, ca: tls.ca, minVersion: tls.minVersion },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('error', (e) => fail(e.message));
+        res.on('end', () => {
+          if (timer) clearTimeout(timer);
+          let buf: Buffer = Buffer.concat(chunks);
+          try {
+            const ce = res.headers['content-encoding'];
+            if (ce === 'gzip') buf = gunzipSync(buf);
+            else if (ce === 'deflate') buf = inflateSafe(buf);
+          } catch (e) {
+            reject(new Error(`${method} ${url}: cannot decode the response: ${(e as Error).message}`));
+            return;
+          }
+          resolve({ status: res.statusCode ?? 0, body: buf });
+        });
+      },
+    );
+    req.on('error', (e) => fail(e.message));
+    if (timeoutMs > 0)
+      timer = setTimeout(() => {
+        req.destroy();
+        fail('request timed out');
+      }, timeoutMs);
+    if (body !== undefined && method !== 'GET' && method !== 'HEAD') req.write(body);
+    req.end();
+  });
+}
+
+/** `deflate` bodies come zlib-wrapped or raw depending on the server. */
+function inflateSafe(buf: Buffer): Buffer {
+  try {
+    return inflateSync(buf);
+  } catch {
+    return inflateRawSync(buf);
+  }
 }
 
 function describeFetchError(e: unknown, url: string, method: string): string {
@@ -254,13 +325,14 @@ export class TokenManager {
   constructor(
     private readonly oauth: OAuthSettings,
     private readonly timeoutMs: number,
+    private readonly tls?: TlsSettings,
   ) {}
 
   /** Runs the access request; rejects with the reason (bad credentials give the server's answer). */
   async access(): Promise<void> {
     const a = this.oauth.access;
     const body = renderTemplate(a.body, this.tokens);
-    const res = await httpSend('POST', renderTemplate(a.url, this.tokens), { 'Content-Type': 'application/json' }, body, this.timeoutMs);
+    const res = await httpSend('POST', renderTemplate(a.url, this.tokens), { 'Content-Type': 'application/json' }, body, this.timeoutMs, undefined, this.tls);
     this.merge(this.parse(res, 'access'), true);
   }
 
@@ -294,7 +366,7 @@ export class TokenManager {
     if (!r) return this.access();
     const headers: Record<string, string> = { 'Content-Type': 'application/json' };
     for (const [k, v] of Object.entries(r.headers)) headers[k] = renderTemplate(v, this.tokens);
-    const res = await httpSend('POST', renderTemplate(r.url, this.tokens), headers, renderTemplate(r.body, this.tokens), this.timeoutMs);
+    const res = await httpSend('POST', renderTemplate(r.url, this.tokens), headers, renderTemplate(r.body, this.tokens), this.timeoutMs, undefined, this.tls);
     this.merge(this.parse(res, 'refresh'), false);
   }
 }

@@ -33,7 +33,7 @@ export class HttpPuller {
     } catch (e) {
       throw e instanceof EddyError ? e : new EddyError(ErrorCode.Executor, (e as Error).message);
     }
-    this.tokens = this.s.oauth ? new TokenManager(this.s.oauth, this.s.timeout) : undefined;
+    this.tokens = this.s.oauth ? new TokenManager(this.s.oauth, this.s.timeout, this.s.tls) : undefined;
   }
 
   async start(): Promise<void> {
@@ -57,7 +57,7 @@ export class HttpPuller {
       body = enc.body;
       if (enc.contentType && !Object.keys(headers).some((k) => k.toLowerCase() === 'content-type')) headers['Content-Type'] = enc.contentType;
     }
-    const res = await httpSend(this.s.method, url, headers, body, this.s.timeout, this.s.compression);
+    const res = await httpSend(this.s.method, url, headers, body, this.s.timeout, this.s.compression, this.s.tls);
     if (this.s.debugResp) logger?.info('httppull %s response: status %d, body %s', url, res.status, res.body.toString('utf8'));
     const text = checkResponse(res, this.s.responseType);
     this.lastPullTime = now;

@@ -35,7 +35,7 @@ export class RestSink implements SinkConnector {
     } catch (e) {
       throw e instanceof EddyError ? e : new EddyError(ErrorCode.Executor, (e as Error).message);
     }
-    if (this.s.oauth) this.tokens = new TokenManager(this.s.oauth, this.s.timeout);
+    if (this.s.oauth) this.tokens = new TokenManager(this.s.oauth, this.s.timeout, this.s.tls);
   }
 
   async connect(_ctx: SinkContext): Promise<void> {
@@ -67,7 +67,7 @@ export class RestSink implements SinkConnector {
     }
     let res;
     try {
-      res = await httpSend(this.s.method, url, headers, body, this.s.timeout, this.s.compression);
+      res = await httpSend(this.s.method, url, headers, body, this.s.timeout, this.s.compression, this.s.tls);
     } catch (e) {
       throw recoverable(e);
     }
