@@ -97,6 +97,17 @@ export function validateQuery(sql: string, deps: PlanDeps): { sources: string[] 
   return { sources: a.sources.map((s) => s.name) };
 }
 
+/**
+ * Only what eKuiper's own `POST /rules/validate` checks (rest-api.md §4.8): the SQL parses and every stream/table
+ * in FROM/JOIN exists. Returns their names in FROM/JOIN order. Throws EddyError 2001 or UnknownStreamError.
+ */
+export function querySources(sql: string, catalog: StreamCatalog): string[] {
+  const stmt = parse(sql);
+  const names = [stmt.from.name, ...stmt.joins.map((j) => j.source.name)];
+  for (const n of names) if (!catalog.get(n)) throw new UnknownStreamError(n);
+  return names.map((n) => (catalog.get(n) as StreamDef).name);
+}
+
 /** Plan a rule's SELECT into its executable plan. Throws EddyError with eKuiper's code (2001, 2101). */
 export function planQuery(sql: string, deps: PlanDeps): QueryPlan {
   const a = analyzeSql(sql, deps);

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { catalogOf, deps, SCHEMALESS } from './helpers.js';
-import { planQuery, validateQuery, UnknownStreamError } from '../../src/plan/planner.js';
+import { planQuery, querySources, validateQuery, UnknownStreamError } from '../../src/plan/planner.js';
 import { EddyError } from '../../src/api/errors.js';
 
 const TYPED = 'CREATE STREAM t (a BIGINT, b STRING, rec STRUCT(x BIGINT, y STRING)) WITH (DATASOURCE="t", TYPE="memory")';
@@ -101,4 +101,10 @@ test('event time: a typed stream must declare its TIMESTAMP field', () => {
     (e: unknown) => e instanceof EddyError && e.code === 2101 && e.message === 'timestamp field ts not found',
   );
   planQuery('SELECT a FROM et', deps(c));
+});
+
+test('querySources checks only syntax and stream existence, like eKuiper\'s validate', () => {
+  assert.deepEqual(querySources('SELECT nosuchfield FROM t INNER JOIN u ON t.a = u.a', cat), ['t', 'u']);
+  assert.throws(() => querySources('SELECT * FROM s9', cat), UnknownStreamError);
+  assert.throws(() => querySources('SELECT * FROMM s', cat), (e: unknown) => e instanceof EddyError && e.code === 2001);
 });
