@@ -64,12 +64,21 @@ export function isTemplate(text: string): boolean {
 import { funcMap } from './funcs.js';
 import type { ArgNode, Pipe } from './parse.js';
 
+/** sprig functions Eddy does not provide (certificates, bcrypt, DNS): named as such instead of "not defined". */
+const UNSUPPORTED = new Set([
+  'bcrypt', 'htpasswd', 'genPrivateKey', 'derivePassword', 'buildCustomCert', 'genCA', 'genCAWithKey',
+  'genSelfSignedCert', 'genSelfSignedCertWithKey', 'genSignedCert', 'genSignedCertWithKey', 'getHostByName',
+  'semver', 'semverCompare',
+]);
+
 /** Go rejects calls of unknown functions at parse time. */
 function checkFunctions(trees: Map<string, Node[]>, name: string, parser: Parser): void {
   const funcs = funcMap();
   const checkArg = (a: ArgNode): void => {
-    if (a.t === 'ident' && a.name !== 'and' && a.name !== 'or' && !Object.hasOwn(funcs, a.name))
-      throw new TemplateError(`template: ${name}:${parser.lineOf(a.pos)}: function "${a.name}" not defined`);
+    if (a.t === 'ident' && a.name !== 'and' && a.name !== 'or' && !Object.hasOwn(funcs, a.name)) {
+      const why = UNSUPPORTED.has(a.name) ? 'is not supported by Eddy' : 'not defined';
+      throw new TemplateError(`template: ${name}:${parser.lineOf(a.pos)}: function "${a.name}" ${why}`);
+    }
     if (a.t === 'pipe') checkPipe(a.pipe);
     if (a.t === 'chain') checkArg(a.node);
   };

@@ -177,6 +177,7 @@ test('compile errors are clear and name the template', () => {
   const bad: Array<[string, RegExp]> = [
     ['{{.a', /^template: sink:1: unclosed action/],
     ['{{foo 1}}', /^template: sink:1: function "foo" not defined/],
+    ['{{bcrypt "x"}}', /^template: sink:1: function "bcrypt" is not supported by Eddy/],
     ['{{if .a}}x', /^template: sink:1: unexpected EOF/],
     ['x\n{{end}}', /^template: sink:2: unexpected \{\{end\}\}/],
     ['{{$x}}', /undefined variable "\$x"/],
