@@ -24,7 +24,7 @@ import type {
 import { unparen } from '../sql/ast.js';
 import { isObject, type Value, type ValueObject } from '../values/value.js';
 import { EvalError } from '../values/errors.js';
-import { typedText } from '../values/text.js';
+import { goTypeName, typedText } from '../values/text.js';
 import { add, bitAnd, bitOr, bitXor, div, eq, ge, gt, le, lt, mod, mul, neq, sub } from '../values/ops.js';
 import { like, likeToRegExp } from '../values/like.js';
 import { JoinTuple, Tuple, type Row } from '../runtime/contracts.js';
@@ -161,6 +161,8 @@ function sliceArray(a: Value, sv: Value | undefined, ev: Value | undefined): Val
 }
 
 function invalidLogic(a: Value, op: string, b: Value): EvalError {
+  // arrays and objects on the left are rejected whatever the right side is (sql.md §6.4)
+  if (Array.isArray(a) || isObject(a)) return new EvalError(`${op} is an invalid operation for ${goTypeName(a)}`);
   return new EvalError(`invalid operation ${typedText(a)} ${op} ${typedText(b)}`);
 }
 

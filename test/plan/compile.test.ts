@@ -202,3 +202,8 @@ test('comparisons with numeric literals on ints (typed BIGINT columns) are exact
   assert.equal(v('a < 9007199254740993', 9007199254740992n), true);
   assert.equal(v('1.5 < a', 2n), true);
 });
+
+test('arrays and objects as the left operand of AND/OR are invalid operations', () => {
+  assert.match(err('a AND true', { a: [1] }), /AND is an invalid operation for \[\]interface \{\}/);
+  assert.match(err('a OR false', { a: { k: 1 } }), /OR is an invalid operation for map\[string\]interface \{\}/);
+});
