@@ -14,6 +14,7 @@ import type { ValueObject } from '../values/value.js';
 import { parseJsonExact } from './formats/jsonparse.js';
 import type { Registry } from './registry.js';
 import { propBool, propInt, propString, propStringList } from './props.js';
+import { transientError } from './mqtt.js';
 
 const FILE_TYPES = ['json', 'csv', 'lines'] as const;
 type FileType = (typeof FILE_TYPES)[number];
@@ -146,7 +147,8 @@ export class FileSource implements SourceConnector {
       } catch (e) {
         if (!this.closed) {
           ctx.logger.warn('file source %s: %s', this.target, (e as Error).message);
-          onError(e as Error);
+          // a periodic reader tries again at the next interval; a one-time read ends with the error
+          onError(this.interval > 0 ? transientError(e as Error) : (e as Error));
         }
       }
     };

@@ -12,6 +12,7 @@ import { propBool, propInt } from './props.js';
 import { renderTemplate } from './template/index.js';
 import { TokenManager, checkResponse, checkUrl, encodeBody, httpSend, httpSettings, renderHeaders, type HttpSettings } from './httppull-client.js';
 import { HttpPullLookup } from './httppull-lookup.js';
+import { transientError } from './mqtt.js';
 
 /** Settings and request logic shared by the httppull source and lookup. */
 export class HttpPuller {
@@ -95,7 +96,8 @@ export class HttpPullSource implements SourceConnector {
       } catch (e) {
         if (!this.closed) {
           ctx.logger.warn('httppull %s: %s', this.puller.s.url, (e as Error).message);
-          onError(e as Error);
+          // a failed pull is reported and the next interval tries again
+          onError(transientError(e as Error));
         }
       } finally {
         this.busy = false;

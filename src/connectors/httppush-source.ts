@@ -8,6 +8,7 @@ import type { ConnectorContext, Props, SourceConnector, SourceEvent } from '../r
 import type { DataServer } from './dataserver.js';
 import type { Registry } from './registry.js';
 import { propString } from './props.js';
+import { transientError } from './mqtt.js';
 
 interface Consumer {
   emit: (ev: SourceEvent) => void;
@@ -34,7 +35,8 @@ export class HttpPushHub {
         const text = body.toString('utf8');
         const problem = checkBody(text);
         if (problem) {
-          const err = new Error(`Fail to decode data: ${problem}`);
+          // a bad body is an error row for the rule, not the end of it
+          const err = transientError(new Error(`Fail to decode data: ${problem}`));
           for (const c of consumers) c.onError(err);
           res.writeHead(400, { 'Content-Type': 'text/plain; charset=utf-8' }).end(err.message + '\n');
           return;
@@ -66,7 +68,10 @@ function checkBody(text: string): string | undefined {
   try {
     v = JSON.parse(text);
   } catch (e) {
-    return text.trim() === '' ? 'EOF' : `invalid character in JSON: ${(e as Error).message}`;
+    if (text.trim() === '') return 'EOF';
+    const m = /Unexpected token '?(.)'?/.exec((e as Error).message);
+    if (m) return `invalid character '${m[1]}' looking for beginning of value`;
+    return 'unexpected end of JSON input';
   }
   if (Array.isArray(v)) return 'json: cannot unmarshal array into Go value of type map[string]interface {}';
   if (v === null || typeof v !== 'object') return `json: cannot unmarshal ${v === null ? 'null' : typeof v === 'string' ? 'string' : typeof v === 'boolean' ? 'bool' : 'number'} into Go value of type map[string]interface {}`;

@@ -10,6 +10,7 @@ import type { WsEndpoints } from './dataserver.js';
 import type { Registry } from './registry.js';
 import { propInt, propString } from './props.js';
 import { WsClient, pingWebsocket } from './websocket-common.js';
+import { transientError } from './mqtt.js';
 
 export class WebsocketSource implements SourceConnector {
   private addr = '';
@@ -47,11 +48,11 @@ export class WebsocketSource implements SourceConnector {
       try {
         v = JSON.parse(buf.toString('utf8'));
       } catch (e) {
-        onError(new Error(`websocket ${this.path}: invalid JSON message: ${(e as Error).message}`));
+        onError(transientError(new Error(`websocket ${this.path}: invalid JSON message: ${(e as Error).message}`)));
         return;
       }
       if (!v || typeof v !== 'object' || Array.isArray(v)) {
-        onError(new Error(`websocket ${this.path}: message is not a JSON object`));
+        onError(transientError(new Error(`websocket ${this.path}: message is not a JSON object`)));
         return;
       }
       emit({ payload: new Uint8Array(buf), meta: {}, timestamp: Date.now() });

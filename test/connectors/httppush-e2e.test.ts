@@ -41,6 +41,33 @@ test('httppush stream → SQL rule with a redis lookup join → rest sink, over 
         ['/out/kitchen', '{"label":"kitchen","t2":2e+06}'],
       ],
     );
+    // malformed bodies are answered 400 and counted as source exceptions; the rule keeps running
+    for (const body of ['[{"room":"x"}]', '{"room":']) assert.equal((await fetch(url, { method: 'POST', body })).status, 400);
+    const st = (await s.req('GET', '/rules/e2e_push_rest/status')).json() as Record<string, unknown>;
+    assert.equal(st.status, 'running');
+    assert.equal(st.source_e2epush_0_exceptions_total, 2);
+    assert.equal(st.source_e2epush_0_last_exception, 'Fail to decode data: unexpected end of JSON input');
+    // bad credentials: the rule stops with Redis' reason; a lookup table is refused with it
+    r = await s.req('POST', '/rules', {
+      id: 'e2e_bad_redis',
+      sql: 'SELECT * FROM e2epush',
+      actions: [{ redis: { addr: '127.0.0.1:6379', key: 'k', username: 'nobody', password: 'wrong' } }],
+    });
+    assert.equal(r.status, 201, r.text);
+    let bad: Record<string, unknown> = {};
+    const end = Date.now() + 5000;
+    while (Date.now() < end) {
+      bad = (await s.req('GET', '/rules/e2e_bad_redis/status')).json() as Record<string, unknown>;
+      if (bad.status === 'stopped') break;
+      await new Promise((res) => setTimeout(res, 100));
+    }
+    assert.equal(bad.status, 'stopped');
+    assert.match(String(bad.message), /WRONGPASS/);
+    r = await s.req('PUT', '/metadata/sources/redis/confKeys/e2ebadauth', { addr: '127.0.0.1:6379', dataType: 'string', username: 'x', password: 'y' });
+    assert.equal(r.status, 200, r.text);
+    r = await s.req('POST', '/tables', { sql: 'CREATE TABLE e2ebad () WITH (TYPE="redis", DATASOURCE="0", KIND="lookup", KEY="id", CONF_KEY="e2ebadauth")' });
+    assert.equal(r.status, 400);
+    assert.match(r.text, /Create table fails: redis 127\.0\.0\.1:6379: WRONGPASS/);
     r = await s.req('POST', '/metadata/sinks/connection/redis', { addr: '127.0.0.1:6379' });
     assert.equal(r.status, 200);
     r = await s.req('POST', '/metadata/sinks/connection/rest', { url: srv.url });
@@ -48,6 +75,7 @@ test('httppush stream → SQL rule with a redis lookup join → rest sink, over 
     assert.match(r.text, /sink rest doesn't support ping connection/);
   } finally {
     await s.req('DELETE', '/rules/e2e_push_rest');
+    await s.req('DELETE', '/rules/e2e_bad_redis');
     await redis.del(key);
     redis.disconnect();
     await srv.close();
