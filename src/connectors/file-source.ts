@@ -161,6 +161,8 @@ export class FileSource implements SourceConnector {
     };
     run();
     if (this.interval > 0) this.timer = setInterval(run, this.interval);
+    // a table starts with its content loaded, so the first events already join against it
+    if (this.isTable) await this.reading;
   }
 
   async close(_ctx: ConnectorContext): Promise<void> {
