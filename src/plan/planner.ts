@@ -176,8 +176,11 @@ function build(sql: string, a: Analysis, deps: PlanDeps, placement?: Placement):
   // ---- WHERE placement (sql.md §4.2)
   const w = a.window;
   const hasTable = a.sources.some((s) => s.role !== 'stream');
-  const canPush =
-    w !== null && !isEventTime && (w.type === 'tumbling' || w.type === 'hopping' || w.type === 'session') && !hasTable && analytic === null;
+  const timeWindowBelow =
+    w !== null && !isEventTime && (w.type === 'tumbling' || w.type === 'hopping' || w.type === 'session');
+  // a windowless event-time rule filters each stream before its watermark (events failing WHERE never reach it)
+  const watermarkBelow = w === null && isEventTime && a.sources.length === 1;
+  const canPush = (timeWindowBelow || watermarkBelow) && !hasTable && analytic === null;
   const pushed: Expr[][] = a.sources.map(() => []);
   let remaining: Expr[] = [];
   if (a.where) {
