@@ -2,6 +2,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connectorsService, recordingServer, sinkNode, waitFor, freePort } from './e2-helpers.js';
 import { EddyError } from '../../src/api/errors.js';
+import { gunzipSync, gzipSync } from 'node:zlib';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 
 const rows = [
   { room: 'a', temp: 31.5 },
@@ -209,4 +212,34 @@ test('rest sink oauth: the access token is fetched on open and used in headers; 
   await bad.close();
   await close();
   await srv.close();
+});
+
+test('rest sink compression gzips the body and announces it', async () => {
+  const got: Array<{ enc: string | undefined; accept: string | undefined; body: string }> = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      got.push({ enc: req.headers['content-encoding'], accept: req.headers['accept-encoding'], body: gunzipSync(Buffer.concat(chunks)).toString() });
+      res.writeHead(200, { 'Content-Encoding': 'gzip' }).end(gzipSync('{"code":200}'));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { conns, close } = await connectorsService();
+  const node = sinkNode(conns, 'rest', {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    method: 'post',
+    compression: 'gzip',
+    responseType: 'body',
+  });
+  await node.open();
+  node.push(rows);
+  await waitFor(() => node.metrics.recordsOut === 1, 'sent');
+  assert.deepEqual(got, [{ enc: 'gzip', accept: 'gzip', body: '[{"room":"a","temp":31.5},{"room":"b","temp":29}]' }]);
+  assert.equal(node.metrics.exceptions, 0, 'the gzip answer was decoded for the body check');
+  assert.throws(() => sinkNode(conns, 'rest', { url: 'http://h', compression: 'zstd' }), /unsupported compressor: zstd/);
+  await node.close();
+  await close();
+  server.closeAllConnections();
+  await new Promise<void>((r) => server.close(() => r()));
 });
