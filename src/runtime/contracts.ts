@@ -255,6 +255,11 @@ export interface Topology {
   close(): Promise<void>;
   /** Called once with the error that ends this run (a source lost for good, a sink that cannot connect...). */
   onFatal(cb: (err: Error) => void): void;
+  /**
+   * Called once when the run ends without error: every stream source is bounded and has delivered all its data
+   * (a file read once). The rules service then closes the topology without restarting it.
+   */
+  onEnd?(cb: () => void): void;
   /** Nodes in metric order: sources, operators in topology order, sinks. */
   nodes(): readonly NodeMetrics[];
   printable(): PrintableTopo;

@@ -152,7 +152,7 @@ abstract class DecodingNode extends QueueNode {
     name: string,
     capacity: number,
     protected readonly maker: TupleMaker,
-    protected readonly role: 'stream' | 'table',
+    readonly role: 'stream' | 'table',
     protected readonly sendError: boolean,
     /** false when a preprocessor node downstream sets the event time */
     protected readonly stampHere: boolean,
@@ -394,6 +394,10 @@ export class SourceNode extends DecodingNode implements SharedSubscriber {
   private attached = false;
   /** called when the connector reports a failure (the topology may end the run) */
   onConnectorError: (err: Error) => void = () => {};
+  /** called once when a bounded source (a file read once) has delivered everything */
+  onSourceEnd: () => void = () => {};
+  /** the connector reported the end of its data */
+  ended = false;
 
   constructor(opts: SourceNodeOptions) {
     const resolved = resolveSource(opts.registry, opts.maker.def);
@@ -427,7 +431,17 @@ export class SourceNode extends DecodingNode implements SharedSubscriber {
         if (!this.accept(ev as unknown as Item)) this.metrics.error(`buffer full, drop message from ${this.name} to ${this.name}`);
       },
       (err) => this.failed(err),
+      () => {
+        if (this.ended) return;
+        this.ended = true;
+        this.onSourceEnd();
+      },
     );
+  }
+
+  /** whether the events already received are still queued here */
+  get idle(): boolean {
+    return this.queue.size === 0;
   }
 
   deliver(raw: RawEvent): boolean {

@@ -129,6 +129,8 @@ export class RuleTopology implements Topology {
   private readonly edges = new Map<string, string[]>();
   private fatalCb: ((err: Error) => void) | null = null;
   private fatalErr: Error | null = null;
+  private endCb: (() => void) | null = null;
+  private endPending = false;
   private checkpointTimer: TimerHandle | undefined;
   private opened = false;
   private closed = false;
@@ -316,7 +318,10 @@ export class RuleTopology implements Topology {
         this.connect(from, node);
       }
     }
-    for (const src of this.sources) src.onConnectorError = (err) => this.fail(err);
+    for (const src of this.sources) {
+      src.onConnectorError = (err) => this.fail(err);
+      src.onSourceEnd = () => this.sourceEnded();
+    }
   }
 
   // ---------------------------------------------------------------------------------------------- lifecycle
@@ -364,6 +369,40 @@ export class RuleTopology implements Topology {
       this.fatalErr = null;
       cb(e);
     }
+  }
+
+  onEnd(cb: () => void): void {
+    this.endCb = cb;
+    if (this.endPending) {
+      this.endPending = false;
+      this.endCb = null;
+      cb();
+    }
+  }
+
+  /** A bounded source finished: when every stream source has, let the queued events drain, then report the end. */
+  private sourceEnded(): void {
+    const streams = this.sources.filter((s) => s.role === 'stream');
+    if (streams.length === 0 || !streams.every((s) => s.ended)) return;
+    const wait = () => {
+      if (this.closed) return;
+      if (!this.ordered.every((n) => !(n instanceof SourceNode) || n.idle)) {
+        setImmediate(wait);
+        return;
+      }
+      // one more turn so that the operators downstream finish the last batch
+      setImmediate(() => {
+        if (this.closed) return;
+        if (this.endCb) {
+          const cb = this.endCb;
+          this.endCb = null;
+          cb();
+        } else {
+          this.endPending = true;
+        }
+      });
+    };
+    setImmediate(wait);
   }
 
   private fail(err: Error): void {

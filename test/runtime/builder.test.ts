@@ -67,3 +67,29 @@ test('a source failure that is not transient ends the run through onFatal, once;
     await h.close();
   }
 });
+
+test('a bounded stream source that delivered everything ends the run through onEnd', async () => {
+  const h = await createHarness();
+  h.connectors.registry.registerSource('once', () => ({
+    provision() {},
+    async connect(_ctx, emit, _onError, onEnd) {
+      setImmediate(() => {
+        emit({ payload: [{ a: 1n }, { a: 2n }], meta: {}, timestamp: Date.now() });
+        onEnd?.();
+      });
+    },
+    async close() {},
+  }));
+  try {
+    h.ddl('CREATE STREAM once1 (a BIGINT) WITH (DATASOURCE="x", TYPE="once")');
+    const { topo, out } = await h.rule('once', 'SELECT a FROM once1');
+    const ended = await new Promise<boolean>((resolve) => {
+      topo.onEnd(() => resolve(true));
+      setTimeout(() => resolve(false), 2000);
+    });
+    assert.equal(ended, true);
+    assert.deepEqual(out, [[{ a: 1n }], [{ a: 2n }]], 'every event was processed before the end was reported');
+  } finally {
+    await h.close();
+  }
+});
