@@ -202,3 +202,17 @@ test('file sink gzip compresses the file on close; csv requires the delimited fo
   await close();
   t.remove();
 });
+
+test('file sink rollingInterval closes an old file on the check timer (json gets its closing bracket)', async () => {
+  const t = tempDir();
+  const { conns, close } = await connectorsService();
+  const path = join(t.dir, 'timed.json');
+  const node = sinkNode(conns, 'file', { path, fileType: 'json', rollingInterval: 100, checkInterval: 50, rollingCount: 0, sendSingle: true });
+  await node.open();
+  node.push([{ a: 1 }, { a: 2 }]);
+  await waitFor(() => existsSync(path) && readFileSync(path, 'utf8').endsWith(']'), 'closed by the timer');
+  assert.equal(readFileSync(path, 'utf8'), '[{"a":1},{"a":2}]');
+  await node.close();
+  await close();
+  t.remove();
+});
