@@ -299,7 +299,7 @@ const median = (xs: number[]) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.
 async function mqttToMqtt(): Promise<Record<string, string | number>> {
   const rate = 10_000;
   const seconds = 3;
-  const rounds = 3;
+  const rounds = 5;
   const id = `${process.pid}_${Date.now()}`;
   const inTopic = `bench/in/${id}`;
   const outTopic = `bench/out/${id}`;
