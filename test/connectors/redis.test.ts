@@ -178,3 +178,31 @@ test('redis sink with the cache: writes made while the connection is lost are re
   await proxy.close();
   await close();
 });
+
+test('redis lookup: lookups fail while the connection is lost and work again once it is back', async () => {
+  const proxy = await cuttableProxy();
+  const r = await redisDb(6);
+  const k = uid();
+  await r.set(k, '{"id":"x","v":1}');
+  const { conns, close } = await connectorsService();
+  const lk = conns.registry.lookup('redis')!();
+  lk.provision(ctx(), '6', { addr: `127.0.0.1:${proxy.port}`, dataType: 'string' });
+  await lk.connect(ctx());
+  assert.deepEqual(await lk.lookup(ctx(), ['v'], ['id'], [k]), [{ id: 'x', v: 1 }]);
+  proxy.cut();
+  await new Promise((res) => setTimeout(res, 100));
+  await assert.rejects(lk.lookup(ctx(), ['v'], ['id'], [k]));
+  await proxy.restore();
+  let rows: unknown[] = [];
+  const end = Date.now() + 10000;
+  while (rows.length === 0 && Date.now() < end) {
+    rows = await lk.lookup(ctx(), ['v'], ['id'], [k]).catch(() => []);
+    if (rows.length === 0) await new Promise((res) => setTimeout(res, 100));
+  }
+  assert.deepEqual(rows, [{ id: 'x', v: 1 }]);
+  await lk.close(ctx());
+  await r.del(k);
+  r.disconnect();
+  await proxy.close();
+  await close();
+});
