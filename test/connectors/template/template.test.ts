@@ -41,6 +41,8 @@ test('Go value printing: ints, floats in %v form, maps sorted, lists, nil', () =
 
 test('trim markers, comments, raw and escaped strings', () => {
   assert.equal(run('a  {{- 1 -}}  b'), 'a1b');
+  // the documentation's example
+  assert.equal(run('{{23 -}} < {{- 45}}'), '23<45');
   assert.equal(run('a {{- /* note */ -}} b'), 'ab');
   assert.equal(run('a{{/* multi\nline */}}b'), 'ab');
   assert.equal(run('{{`raw\\n`}}|{{"tab\\tq\\"x\\u00e9"}}'), 'raw\\n|tab\tq"xé');
@@ -84,6 +86,23 @@ test('pipelines, parentheses, define/template/block', () => {
   assert.equal(run('{{(index . 0).room}}', rows), 'a');
   assert.equal(run('{{define "T"}}<{{.}}>{{end}}{{template "T" .a}}{{template "T"}}', { a: 1n }), '<1><<no value>>');
   assert.equal(run('{{block "B" .b}}[{{.}}]{{end}}', { b: 'z' }), '[z]');
+});
+
+test('the pipeline examples of the text/template documentation all print "output" quoted', () => {
+  const examples = [
+    '{{"\\"output\\""}}',
+    '{{`"output"`}}',
+    '{{printf "%q" "output"}}',
+    '{{"output" | printf "%q"}}',
+    '{{printf "%q" (print "out" "put")}}',
+    '{{"put" | printf "%s%s" "out" | printf "%q"}}',
+    '{{"output" | printf "%s" | printf "%q"}}',
+    '{{with "output"}}{{printf "%q" .}}{{end}}',
+    '{{with $x := "output" | printf "%q"}}{{$x}}{{end}}',
+    '{{with $x := "output"}}{{printf "%q" $x}}{{end}}',
+    '{{with $x := "output"}}{{$x | printf "%q"}}{{end}}',
+  ];
+  for (const e of examples) assert.equal(run(e), '"output"', e);
 });
 
 test('printf verbs, flags, width and precision as Go formats them', () => {
