@@ -352,9 +352,9 @@ export class Executor {
     try {
       return (fn.fn as (...a: unknown[]) => unknown)(...argv);
     } catch (e) {
-      if (e instanceof FuncError || e instanceof RangeError || e instanceof TypeError || e instanceof SyntaxError)
-        this.fail(`error calling ${name}: ${e.message}`);
-      throw e;
+      // Go recovers a function's panic as the error of the call
+      if (e instanceof ExecError || e instanceof TemplateError) throw e;
+      this.fail(`error calling ${name}: ${e instanceof Error ? e.message : String(e)}`);
     }
   }
 
