@@ -3,8 +3,7 @@
  */
 import { parseDdl } from '../../src/sql/index.js';
 import type { StreamCatalog, StreamDef, StreamKind } from '../../src/catalog/types.js';
-import { FunctionRegistry, type FunctionDef } from '../../src/functions/registry.js';
-import * as builtins from './builtins.js';
+import { createBuiltinRegistry, type FunctionDef, type FunctionRegistry } from '../../src/functions/index.js';
 import { Tuple, JoinTuple } from '../../src/runtime/contracts.js';
 import type { ValueObject } from '../../src/values/value.js';
 import { planQuery, type PlanDeps } from '../../src/plan/planner.js';
@@ -23,8 +22,9 @@ export function catalogOf(...ddl: string[]): StreamCatalog {
   };
 }
 
+/** The registry with every built-in function (the real one the server uses). */
 export function registry(): FunctionRegistry {
-  return builtins.registry();
+  return createBuiltinRegistry();
 }
 
 export function deps(catalog: StreamCatalog, opts: Partial<PlanDeps['options']> = {}): PlanDeps {
