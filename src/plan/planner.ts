@@ -1,6 +1,11 @@
 /**
- * The planner: SQL text → {@link QueryPlan} (planQuery), the checks of `POST /rules/validate` (validateQuery)
- * and the text of `GET /rules/{id}/explain` (explainQuery).
+ * The planner, the plan layer's public surface:
+ * - {@link planQuery}: SQL text → executable {@link QueryPlan} (the runtime builds a topology from it);
+ * - {@link validateQuery}: parse + every static check of sql.md §4.15, returning the sources;
+ * - {@link querySources}: only syntax and stream existence (what eKuiper's `POST /rules/validate` checks);
+ * - {@link explainQuery}: the text of `GET /rules/{id}/explain` (rest-api.md §4.14).
+ * Failures are EddyErrors: 2001 for syntax errors, {@link UnknownStreamError} (2101) for a missing stream,
+ * 2101 for every other planning error, with eKuiper's message texts.
  */
 import type { CallExpr, Expr, SelectStatement } from '../sql/ast.js';
 import { TIME_UNIT_MS, unparen } from '../sql/ast.js';
