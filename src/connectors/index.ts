@@ -22,6 +22,8 @@ import { registerFileSource } from './file-source.js';
 import { registerFileSink } from './file-sink.js';
 import { registerRedisLookup } from './redis-lookup.js';
 import { registerRedisSink } from './redis-sink.js';
+import { registerRedisSub } from './redis-sub-source.js';
+import { registerRedisPub } from './redis-pub-sink.js';
 import { registerWebsocketSource } from './websocket-source.js';
 import { registerWebsocketSink } from './websocket-sink.js';
 import { registerRest } from './rest-sink.js';
@@ -85,6 +87,8 @@ export class Connectors {
     registerFileSink(this.registry);
     registerRedisLookup(this.registry);
     registerRedisSink(this.registry);
+    registerRedisSub(this.registry);
+    registerRedisPub(this.registry);
     registerWebsocketSource(this.registry, this.wsEndpoints);
     registerWebsocketSink(this.registry, this.wsEndpoints);
     registerRest(this.registry);
