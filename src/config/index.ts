@@ -57,6 +57,24 @@ export interface EddyConfig {
   raw: ConfigTree;
 }
 
+/** eKuiper's built-in rule option defaults (runtime.md §1.2), under the `rule:` section of kuiper.yaml. */
+export const DEFAULT_RULE_OPTIONS: Readonly<RuleOptions> = Object.freeze({
+  debug: false,
+  logFilename: '',
+  isEventTime: false,
+  lateTolerance: 1000,
+  concurrency: 1,
+  bufferLength: 1024,
+  sendMetaToSink: false,
+  sendError: true,
+  qos: 0,
+  checkpointInterval: 300000,
+  cron: '',
+  duration: '',
+  cronDatetimeRange: [],
+  restartStrategy: Object.freeze({ attempts: 0, delay: 1000, multiplier: 2, maxDelay: 30000, jitterFactor: 0.1 }),
+});
+
 /** Folder holding the `etc/` defaults shipped with Eddy (the repository root, or the package root when installed). */
 export function packageRoot(): string {
   // src/config/index.ts → two levels up; dist/src/config/index.js → three levels up
@@ -140,28 +158,9 @@ export function loadConfig(home: Home, env: NodeJS.ProcessEnv = process.env): Ed
   return {
     basic,
     rule: {
-      debug: false,
-      logFilename: '',
-      isEventTime: false,
-      lateTolerance: 1000,
-      concurrency: 1,
-      bufferLength: 1024,
-      sendMetaToSink: false,
-      sendError: true,
-      qos: 0,
-      checkpointInterval: 300000,
-      cron: '',
-      duration: '',
-      cronDatetimeRange: [],
+      ...DEFAULT_RULE_OPTIONS,
       ...rule,
-      restartStrategy: {
-        attempts: 0,
-        delay: 1000,
-        multiplier: 2,
-        maxDelay: 30000,
-        jitterFactor: 0.1,
-        ...(rule.restartStrategy ?? {}),
-      },
+      restartStrategy: { ...DEFAULT_RULE_OPTIONS.restartStrategy, ...(rule.restartStrategy ?? {}) },
     },
     sink: tree.sink as EddyConfig['sink'],
     source,

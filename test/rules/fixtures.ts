@@ -8,25 +8,11 @@ import { mergeOptions } from '../../src/rules/definition.js';
 import { sqlStatementKind } from '../../src/rules/engine.js';
 import { parseSelect } from '../../src/sql/index.js';
 import { EddyError } from '../../src/api/errors.js';
+import { DEFAULT_RULE_OPTIONS } from '../../src/config/index.js';
 
 export const silent = pino({ level: 'silent' });
 
-export const DEFAULTS: RuleOptions = {
-  debug: false,
-  logFilename: '',
-  isEventTime: false,
-  lateTolerance: 1000,
-  concurrency: 1,
-  bufferLength: 1024,
-  sendMetaToSink: false,
-  sendError: true,
-  qos: 0,
-  checkpointInterval: 300000,
-  cron: '',
-  duration: '',
-  cronDatetimeRange: [],
-  restartStrategy: { attempts: 0, delay: 1000, multiplier: 2, maxDelay: 30000, jitterFactor: 0.1 },
-};
+export const DEFAULTS: RuleOptions = { ...DEFAULT_RULE_OPTIONS, cronDatetimeRange: [] };
 
 export function options(partial: Partial<RuleOptions> = {}): RuleOptions {
   return mergeOptions(DEFAULTS, partial);
