@@ -64,8 +64,5 @@ export class Output {
 
 export type Item = Tuple | JoinTuple | RowBatch | UnitBatch | TableUpdate | RawEvent | Output | ErrorRecord | Watermark;
 
-export function isRow(item: Item): item is Tuple | JoinTuple {
-  return item instanceof Tuple || item instanceof JoinTuple;
-}
 
 export { ErrorRecord, JoinTuple, Tuple };

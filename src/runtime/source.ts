@@ -334,11 +334,8 @@ export class SharedSources {
       decoded = err instanceof Error ? err : new Error(String(err));
     }
     const raw = new RawEvent(ev, decoded);
-    for (const s of inst.subs) {
-      if (!s.deliver(raw)) {
-        // the rule's own queue is full: counted on its source node
-      }
-    }
+    // a rule whose queue is full drops the event and counts it on its own source node
+    for (const s of inst.subs) s.deliver(raw);
   }
 
   async detach(def: StreamDef, sub: SharedSubscriber): Promise<void> {

@@ -131,3 +131,37 @@ test('last_hit_count() in WHERE counts earlier projected events even when events
     await h.close();
   }
 });
+
+test('processing-time session and hopping windows through SQL under a manual clock', async () => {
+  const clock = new ManualClock(T0);
+  const h = await createHarness({ clock });
+  try {
+    h.ddl('CREATE STREAM sw (n BIGINT) WITH (DATASOURCE="t/ss", TYPE="memory")');
+    const session = await h.rule('sess', 'SELECT collect(n) AS ns, window_start() AS ws, window_end() AS we FROM sw GROUP BY SESSIONWINDOW(ss, 2, 1)');
+    const hop = await h.rule('hop', 'SELECT count(*) AS c, window_end() AS we FROM sw GROUP BY HOPPINGWINDOW(ss, 2, 1)');
+    const at = async (t: number, n: bigint) => {
+      clock.set(T0 + t);
+      await settle(1);
+      h.publish('t/ss', { n });
+      await settle(1);
+    };
+    await at(100, 1n);
+    await at(600, 2n);
+    await at(2500, 3n);
+    clock.set(T0 + 5000);
+    await settle();
+    assert.deepEqual(plainOut(session.out), [
+      [{ ns: [1, 2], ws: T0 + 100, we: T0 + 1600 }],
+      [{ ns: [3], ws: T0 + 2500, we: T0 + 3500 }],
+    ]);
+    assert.deepEqual(plainOut(hop.out), [
+      [{ c: 2, we: T0 + 1000 }],
+      [{ c: 2, we: T0 + 2000 }],
+      [{ c: 1, we: T0 + 3000 }],
+      [{ c: 1, we: T0 + 4000 }],
+      [{ we: T0 + 5000 }],
+    ]);
+  } finally {
+    await h.close();
+  }
+});
