@@ -81,6 +81,25 @@ test('rest sink: default method GET sends no body; form body url-encodes a row',
   await srv.close();
 });
 
+test('rest sink headers given as one template rendering a JSON object', async () => {
+  const srv = await recordingServer();
+  const { conns, close } = await connectorsService();
+  const node = sinkNode(conns, 'rest', { url: srv.url, method: 'post', sendSingle: true, headers: '{"X-Room":"{{.room}}","X-Temp":"{{.temp}}"}' });
+  const bad = sinkNode(conns, 'rest', { url: srv.url, method: 'post', sendSingle: true, headers: '[{{.room}}]' });
+  await node.open();
+  await bad.open();
+  node.push([rows[0]]);
+  bad.push([rows[0]]);
+  await waitFor(() => srv.received.length === 1 && bad.metrics.exceptions === 1, 'one request, one failure');
+  assert.equal(srv.received[0].headers['x-room'], 'a');
+  assert.equal(srv.received[0].headers['x-temp'], '31.5');
+  assert.match(bad.metrics.lastException, /not a JSON object/);
+  await node.close();
+  await bad.close();
+  await close();
+  await srv.close();
+});
+
 test('rest sink renders a templated body type per row', async () => {
   const srv = await recordingServer();
   const { conns, close } = await connectorsService();

@@ -657,13 +657,15 @@ function mergeInto(dst: Record<string, unknown>, src: unknown, overwrite: boolea
   }
 }
 
-function goSlice(list: unknown, idx: unknown[]): unknown[] {
+/** sprig's `slice` (it replaces Go's builtin): lists only; an empty list gives nil. */
+function goSlice(list: unknown, idx: unknown[]): unknown[] | null {
+  if (!Array.isArray(list) && !(list instanceof Uint8Array)) return fail(`list should be type of slice or array but ${kindOf(list)}`);
   const l = listOf(list, 'slice');
   const len = l.length;
-  if (idx.length === 0) return l.slice();
-  const a = Number(toInt64(idx[0]));
+  if (len === 0) return null;
+  const a = idx.length > 0 ? Number(toInt64(idx[0])) : 0;
   const b = idx.length > 1 ? Number(toInt64(idx[1])) : len;
-  if (a < 0 || b > len || a > b) return fail(`slice bounds out of range [${a}:${b}]`);
+  if (a < 0 || b > len || a > b) return fail('reflect: slice index out of range');
   return l.slice(a, b);
 }
 

@@ -218,6 +218,9 @@ test('runtime errors name the failing action', () => {
   assert.throws(() => run('{{upper .a}}', { a: 1 }), /wrong type for value; expected string; got float64/);
   assert.throws(() => run('{{len 3}}'), /error calling len: len of type int64/);
   assert.throws(() => run('{{fail "boom"}}'), /error calling fail: boom/);
+  // sprig's slice replaces Go's builtin and only takes lists
+  assert.throws(() => run('{{slice "abc" 1 2}}'), /error calling slice: list should be type of slice or array but string/);
+  assert.throws(() => run('{{slice .l 1 5}}', { l: [1n] }), /error calling slice: reflect: slice index out of range/);
   assert.throws(() => run('{{template "nope"}}'), /no such template "nope"/);
 });
 
