@@ -7,7 +7,7 @@ import { compareKeys, formatV, goType, isMap } from './fmt.js';
 import { FuncError, funcMap, timeMethod, truth, type ParamKind, type TemplateFunc } from './funcs.js';
 import { TemplateError, nodeString, type ArgNode, type Command, type Node, type Pipe } from './parse.js';
 
-const MAX_DEPTH = 10000;
+const MAX_DEPTH = 100000;
 
 /** Marks "no final argument" in a pipeline stage (distinct from an undefined value). */
 const MISSING: unique symbol = Symbol('missing');
@@ -50,6 +50,8 @@ export class Executor {
         const where = this.at ? ` at <${nodeString(this.at)}>` : '';
         throw new TemplateError(`template: ${this.location(this.atPos)}: executing "${this.name}"${where}: ${e.message}`);
       }
+      // deep recursion (a template calling itself) ends on the JS stack before Go's depth limit
+      if (e instanceof RangeError) throw new TemplateError(`template: ${this.location(this.atPos)}: executing "${this.name}": exceeded maximum template depth (${MAX_DEPTH})`);
       throw e;
     }
     return this.out;

@@ -42,7 +42,13 @@ export function compileTemplate(text: string, name = 'sink'): Template {
   let t = cache.get(key);
   if (t) return t;
   const parser = new Parser(name, text);
-  const { trees } = parser.parse();
+  let trees: Map<string, Node[]>;
+  try {
+    trees = parser.parse().trees;
+  } catch (e) {
+    if (e instanceof RangeError) throw new TemplateError(`template: ${name}: max expression depth exceeded`);
+    throw e;
+  }
   checkFunctions(trees, name, parser);
   t = new CompiledTemplate(text, name, trees, (pos) => parser.location(pos));
   if (cache.size >= CACHE_LIMIT) cache.clear();

@@ -222,6 +222,9 @@ test('runtime errors name the failing action', () => {
   assert.throws(() => run('{{slice "abc" 1 2}}'), /error calling slice: list should be type of slice or array but string/);
   assert.throws(() => run('{{slice .l 1 5}}', { l: [1n] }), /error calling slice: reflect: slice index out of range/);
   assert.throws(() => run('{{template "nope"}}'), /no such template "nope"/);
+  // endless recursion and absurd nesting end in a template error, not a crash
+  assert.throws(() => run('{{define "a"}}x{{template "a" .}}{{end}}{{template "a" .}}'), (e: unknown) => e instanceof TemplateError && /exceeded maximum template depth/.test(e.message));
+  assert.throws(() => compileTemplate('{{' + '('.repeat(20000) + '1' + ')'.repeat(20000) + '}}'), (e: unknown) => e instanceof TemplateError && /max expression depth exceeded/.test(e.message));
 });
 
 test('compiled templates are cached by text and renderTemplate passes plain text through', () => {
