@@ -2,7 +2,7 @@
  * End-to-end harness for runtime tests: a temporary home, the real connectors service (memory/mqtt/log/nop and
  * the real sink pipeline), the planner, and a `collect` sink type that records what each trigger delivers.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
@@ -56,10 +56,12 @@ export function functions(): FunctionRegistry {
   return fnModules.registry();
 }
 
-export async function createHarness(opts: { clock?: Clock; store?: KVStore; home?: string } = {}): Promise<Harness> {
+export async function createHarness(opts: { clock?: Clock; store?: KVStore; home?: string; sourceYaml?: Record<string, string> } = {}): Promise<Harness> {
   const homeDir = opts.home ?? mkdtempSync(join(tmpdir(), 'eddy-rt-'));
   const home = resolveHome(homeDir);
   prepareHome(home);
+  // user config keys of source types (data/sources/<type>.yaml)
+  for (const [type, text] of Object.entries(opts.sourceYaml ?? {})) writeFileSync(join(home.data, 'sources', `${type}.yaml`), text);
   const config = loadConfig(home, {});
   const store = opts.store ?? (await openStore(config, home));
   const logger = pino({ level: 'silent' });

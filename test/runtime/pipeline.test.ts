@@ -234,3 +234,24 @@ test('STRICT_VALIDATION checks only the fields the rule reads when it does not u
     await h.close();
   }
 });
+
+test('lookup cache (lookup.cache in the config key): a cached key is not fetched again', async () => {
+  const h = await createHarness({ sourceYaml: { memory: 'cached:\n  lookup:\n    cache: true\n    cacheTtl: 0\n' } });
+  try {
+    h.ddl('CREATE STREAM cs (id BIGINT) WITH (DATASOURCE="t/cs", TYPE="memory")');
+    h.ddl('CREATE TABLE ct (id BIGINT, name STRING) WITH (DATASOURCE="t/ct", TYPE="memory", KIND="lookup", KEY="id", CONF_KEY="cached")');
+    h.ddl('CREATE TABLE ut (id BIGINT, name STRING) WITH (DATASOURCE="t/ct", TYPE="memory", KIND="lookup", KEY="id")');
+    const cached = await h.rule('lc1', 'SELECT name FROM cs INNER JOIN ct ON cs.id = ct.id');
+    const plain = await h.rule('lc2', 'SELECT name FROM cs INNER JOIN ut ON cs.id = ut.id');
+    h.publish('t/ct', { id: 1n, name: 'one' });
+    h.publish('t/cs', { id: 1n });
+    await settle(6);
+    h.publish('t/ct', { id: 1n, name: 'uno' });
+    h.publish('t/cs', { id: 1n });
+    await settle(6);
+    assert.deepEqual(plainOut(cached.out), [[{ name: 'one' }], [{ name: 'one' }]]);
+    assert.deepEqual(plainOut(plain.out), [[{ name: 'one' }], [{ name: 'uno' }]]);
+  } finally {
+    await h.close();
+  }
+});
