@@ -283,6 +283,7 @@ export class RuleState {
     };
     try {
       topo.onFatal(fail);
+      topo.onEnd?.(() => void this.enqueue(() => this.onRunEnd(gen)));
       topo.open().catch(fail);
     } catch (err) {
       fail(err);
@@ -315,6 +316,21 @@ export class RuleState {
       return;
     }
     this.runFailed(err);
+  }
+
+  /** A run whose bounded sources delivered everything: it ends without a restart (runtime.md §1.3). */
+  private async onRunEnd(gen: number): Promise<void> {
+    if (gen !== this.runGen) return;
+    this.runGen++;
+    this.logger.info('rule finished: its sources delivered everything');
+    await this.closeTopo();
+    this.lastStop = Date.now();
+    if (this.scheduled) {
+      this.phase = rangesEnded(this.options.cronDatetimeRange, Date.now(), this.deps.timezone) ? 'terminated' : 'waiting';
+      return;
+    }
+    this.phase = 'stopped';
+    this.stopText = 'canceled manually.';
   }
 
   /** A run ended by an error with no restart left. */

@@ -36,6 +36,14 @@ export class TestTopology implements Topology {
   onFatal(cb: (err: Error) => void): void {
     this.fatal = cb;
   }
+  private ended: (() => void) | undefined;
+  onEnd(cb: () => void): void {
+    this.ended = cb;
+  }
+  /** simulates bounded sources that delivered everything */
+  endNow(): void {
+    this.ended?.();
+  }
   /** simulates a run-time failure (source lost...) */
   failNow(err: Error): void {
     this.fatal?.(err);

@@ -36,6 +36,21 @@ test('an open failure with no restart attempts stops the rule with the error tex
   assert.equal(b.built.length, 1);
 });
 
+test('a run whose bounded sources finished stops without a restart', async () => {
+  const b = new ScriptedBuilder();
+  const o = options({ restartStrategy: { attempts: 3, delay: 10, multiplier: 2, maxDelay: 40, jitterFactor: 0.1 } });
+  const s = stateWith(o, b);
+  const topo = b.build(def, o);
+  await s.start(topo);
+  await until(() => topo.opened, 1000, 'open');
+  topo.endNow();
+  await until(() => s.phase === 'stopped', 2000, 'stopped');
+  assert.equal(topo.closed, true);
+  assert.equal(s.statusText(), 'Stopped: canceled manually.');
+  await new Promise((r) => setTimeout(r, 50));
+  assert.equal(b.built.length, 1, 'no restart after a clean end');
+});
+
 test('the restart strategy retries `attempts` times with fresh topologies, then stops with the last error', async () => {
   const b = new ScriptedBuilder([new Error('boom')]);
   const o = options({ restartStrategy: { attempts: 2, delay: 10, multiplier: 2, maxDelay: 40, jitterFactor: 0.1 } });
