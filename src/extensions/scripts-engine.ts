@@ -20,6 +20,7 @@
  * for dates and bytes.
  */
 import vm from 'node:vm';
+import { types } from 'node:util';
 import { DateTime, EvalError, type Value, type ValueObject } from '../values/index.js';
 
 /** Default time limit of one evaluation (the script's load, or one call). */
@@ -153,10 +154,11 @@ export class ScriptLoadError extends Error {
 
 /**
  * The time-out error is created in the context's realm: read its own `code` through a descriptor, which runs no
- * script code even if the script put getters on its `Error.prototype`.
+ * script code even if the script put getters on its `Error.prototype` (a thrown proxy, whose traps would, is never
+ * the time-out).
  */
 function isTimeout(e: unknown): boolean {
-  if (typeof e !== 'object' || e === null) return false;
+  if (typeof e !== 'object' || e === null || types.isProxy(e)) return false;
   return Object.getOwnPropertyDescriptor(e, 'code')?.value === 'ERR_SCRIPT_EXECUTION_TIMEOUT';
 }
 
@@ -180,11 +182,13 @@ export class ScriptEngine {
       // anything that slips past the checks above still runs inside the time limit
       microtaskMode: 'afterEvaluate',
     });
-    const factory = preludeScript.runInContext(context) as (proto: object, depth: number, name: string) => HelperState;
+    const factory = preludeScript.runInContext(context, { displayErrors: false }) as (proto: object, depth: number, name: string) => HelperState;
     const state = factory(DateTime.prototype, MAX_DEPTH, HELPER);
     const engine = new ScriptEngine(context, state, timeoutMs);
     try {
-      script.vm.runInContext(context, { timeout: timeoutMs });
+      // displayErrors off: Node would otherwise read properties of the thrown value (its getters, a proxy's traps)
+      // after the time limit has ended
+      script.vm.runInContext(context, { timeout: timeoutMs, displayErrors: false });
     } catch (e) {
       if (isTimeout(e)) throw new ScriptLoadError(`failed to interprete script: script execution timed out after ${timeoutMs}ms`);
       throw new ScriptLoadError(`failed to interprete script: ${engine.helper('describe', e)}`);
@@ -235,7 +239,7 @@ export class ScriptEngine {
 
   private run(): unknown {
     try {
-      return callScript.runInContext(this.context, { timeout: this.timeoutMs });
+      return callScript.runInContext(this.context, { timeout: this.timeoutMs, displayErrors: false });
     } catch (e) {
       // the helper catches whatever the script throws: only a time-out (or a broken engine) gets here
       throw new EvalError(isTimeout(e) ? `script execution timed out after ${this.timeoutMs}ms` : 'the script engine failed');

@@ -134,6 +134,11 @@ test('time limit: loops, looping getters and looping promises are cut off; the e
     100,
   );
   for (const k of [1n, 2n, 3n]) assert.equal(evalError(e, [k]), 'script execution timed out after 100ms', `case ${k}`);
+  assert.equal(
+    loadError('p', 'throw new Proxy({}, { getOwnPropertyDescriptor: function () { for (;;) {} }, get: function () { for (;;) {} } });', 100),
+    'failed to interprete script: script execution timed out after 100ms',
+    'a thrown proxy is described inside the time limit',
+  );
   const thrower = ScriptEngine.load('t', 'function t() { throw { toString: function () { while (true) {} } }; }', 100);
   assert.equal(evalError(thrower, []), 'script execution timed out after 100ms', 'describing the thrown value is timed too');
   assert.equal(e.call([5n]), 4n, 'state survives an interrupted call');
