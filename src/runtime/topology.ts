@@ -41,7 +41,9 @@ import { createWindowNode, WindowNode } from './windows.js';
 import { WatermarkNode } from './watermark.js';
 import { DecoderNode, DecompressNode, PreprocessorNode, resolveSource, SharedSources, SourceNode, type TupleMaker } from './source.js';
 import { LookupNode, LookupTables } from './lookup.js';
-import { decodeRow, encodeRow, loadCheckpoint, saveCheckpoint } from './checkpoint.js';
+import { decodeRow, decodeValue, encodeRow, encodeValue, loadCheckpoint, saveCheckpoint } from './checkpoint.js';
+import { BatchNode, batchSettings } from './batch.js';
+import type { ValueObject } from '../values/value.js';
 import type { Row, Tuple } from './contracts.js';
 
 export { dropCheckpoints } from './checkpoint.js';
@@ -126,6 +128,8 @@ export class RuleTopology implements Topology {
   private readonly ordered: AnyNode[] = [];
   private readonly sources: SourceNode[] = [];
   private readonly sinks: SinkNode[] = [];
+  /** sink batch nodes (`op_<type>_<i>_0_batch`), in action order */
+  private readonly batches: BatchNode[] = [];
   private readonly edges = new Map<string, string[]>();
   private fatalCb: ((err: Error) => void) | null = null;
   private fatalErr: Error | null = null;
@@ -156,11 +160,34 @@ export class RuleTopology implements Topology {
       const sink = env.createSinkNode({ ruleId: rule.id, index: s.index, type: s.type, props: s.props, ruleOptions: options, logger });
       sink.onFatal((err) => this.fail(err));
       this.sinks.push(sink);
-      if (last) this.connect(last, new SinkReceiver(sink));
+      if (!last) continue;
+      const batch = batchSettings(this.sinkProps(s.type, s.props));
+      if (batch) {
+        const node = new BatchNode(`op_${s.type}_${s.index}_0_batch`, Math.max(1, options.bufferLength), batch, env.clock);
+        node.fatal = (err) => this.fail(err);
+        this.batches.push(node);
+        this.nodesByName.set(node.name, node);
+        this.connect(last, node);
+        this.connect(node, new SinkReceiver(sink));
+      } else {
+        this.connect(last, new SinkReceiver(sink));
+      }
     }
   }
 
   // ---------------------------------------------------------------------------------------------- building
+
+  /** an action's properties over those of its `resourceId` config key */
+  private sinkProps(type: string, props: Record<string, unknown>): Record<string, unknown> {
+    const key = Object.keys(props).find((k) => k.toLowerCase() === 'resourceid');
+    const rid = key === undefined ? undefined : props[key];
+    if (typeof rid !== 'string') return props;
+    try {
+      return { ...this.env.connectors.sinkProps(type, rid), ...props };
+    } catch {
+      return props;
+    }
+  }
 
   private connect(from: AnyNode, to: Receiver): void {
     from.outputs.push(to);
@@ -333,6 +360,7 @@ export class RuleTopology implements Topology {
     if (this.options.qos >= 1) await this.restore();
     try {
       await Promise.all(this.sinks.map((s) => s.open()));
+      for (const b of this.batches) await b.open();
       for (const n of this.ordered) if (!(n instanceof SourceNode)) await n.open();
       for (const s of this.sources) await s.open();
     } catch (err) {
@@ -358,6 +386,7 @@ export class RuleTopology implements Topology {
     for (const s of this.sources) await run(() => s.close());
     if (this.options.qos >= 1 && this.opened) await run(() => this.checkpoint());
     for (const n of this.ordered) if (!(n instanceof SourceNode)) await run(() => n.close());
+    for (const b of this.batches) await run(() => b.close());
     for (const s of this.sinks) await run(() => s.close());
     if (errors.length > 0) this.logger.warn({ err: errors[0] }, 'error while closing the rule');
   }
@@ -419,6 +448,7 @@ export class RuleTopology implements Topology {
   nodes(): readonly NodeMetrics[] {
     const out: NodeMetrics[] = [];
     for (const n of this.ordered) out.push(n.metrics);
+    for (const b of this.batches) out.push(b.metrics);
     for (const s of this.sinks) out.push(s.metrics);
     return out;
   }
@@ -465,6 +495,10 @@ export class RuleTopology implements Topology {
         states[n.name] = Object.fromEntries(Object.entries(s).map(([k, rows]) => [k, rows.map(encodeRow)]));
       }
     }
+    for (const b of this.batches) {
+      const s = b.snapshot();
+      states[b.name] = { rows: s.rows.map(encodeValue), count: s.count };
+    }
     await saveCheckpoint(this.env.store, this.rule.id, { id: this.env.clock.now(), states });
   }
 
@@ -481,6 +515,8 @@ export class RuleTopology implements Topology {
           n.restore({ maxTs: s.maxTs as Record<string, number>, watermark: s.watermark as number, rows: (s.rows as unknown[]).map((r) => decodeRow(r) as Tuple) });
         } else if (n instanceof JoinAlignerNode) {
           n.restore(Object.fromEntries(Object.entries(s).map(([k, rows]) => [k, (rows as unknown[]).map((r) => decodeRow(r) as Tuple)])));
+        } else if (n instanceof BatchNode) {
+          n.restore({ rows: (s.rows as unknown[]).map((r) => decodeValue(r) as ValueObject), count: Number(s.count) || 0 });
         }
       } catch (err) {
         this.logger.warn({ err, node: name }, 'cannot restore checkpoint state');
