@@ -199,7 +199,14 @@ class SinkNodeImpl implements SinkNode {
   private readonly ctx: SinkContext;
   private readonly common: CommonProps;
   private readonly format: Format;
+  /**
+   * Pushed items waiting to be sent. One entry per push, as eKuiper's input channel holds one item per upstream
+   * result: with `sendSingle` a collection of any size takes one slot and is expanded row by row as it is sent.
+   */
   private readonly queue = new Fifo<SinkUnit>();
+  /** with `sendSingle`: the collection being sent row by row and the position of its next row */
+  private current: ValueObject[] | undefined;
+  private currentPos = 0;
   private readonly cache: SinkCache | undefined;
   private readonly fatalCbs: Array<(err: Error) => void> = [];
   private readonly logger: Logger;
@@ -283,34 +290,53 @@ class SinkNodeImpl implements SinkNode {
     this.metrics.recordsIn++;
     const rows: ValueObject[] = input instanceof ErrorRecord ? [{ error: input.message }] : input;
     if (this.common.omitIfEmpty && rows.length === 0) return;
-    if (this.common.sendSingle) {
-      for (const row of rows) {
-        if (this.common.omitIfEmpty && Object.keys(row).length === 0) continue;
-        this.enqueue(row);
-      }
+    if (this.cache && !this.common.cache.alterQueue) {
+      // the cache holds send units: one per row with sendSingle
+      if (this.common.sendSingle) {
+        for (const row of rows) if (!this.skipRow(row)) this.cache.push(row);
+      } else this.cache.push(rows);
+      this.paused = false;
+    } else if (this.queue.length >= this.common.bufferLength) {
+      this.metrics.error(new Error(`buffer full, drop message from ${this.metrics.name}`));
+      this.logger.warn('sink %s buffer full, drop message', this.metrics.name);
     } else {
-      this.enqueue(rows);
+      this.queue.push(rows);
     }
     this.updateBuffer();
     if (this.opened) this.kick();
   }
 
-  private enqueue(unit: SinkUnit): void {
-    if (this.cache && !this.common.cache.alterQueue) {
-      this.cache.push(unit);
-      this.paused = false;
-      return;
-    }
-    if (this.queue.length >= this.common.bufferLength) {
-      this.metrics.error(new Error(`buffer full, drop message from ${this.metrics.name}`));
-      this.logger.warn('sink %s buffer full, drop message', this.metrics.name);
-      return;
-    }
-    this.queue.push(unit);
+  private skipRow(row: ValueObject): boolean {
+    if (!this.common.omitIfEmpty) return false;
+    for (const _ in row) return false;
+    return true;
   }
 
+  /** The next live unit to send: a whole list, or with sendSingle the next (non-skipped) row of the queued lists. */
+  private nextLive(): SinkUnit | undefined {
+    if (!this.common.sendSingle) return this.queue.shift();
+    for (;;) {
+      const cur = this.current;
+      if (cur !== undefined && this.currentPos < cur.length) {
+        const row = cur[this.currentPos++];
+        if (!this.skipRow(row)) return row;
+        continue;
+      }
+      const next = this.queue.shift() as ValueObject[] | undefined;
+      this.current = next;
+      this.currentPos = 0;
+      if (next === undefined) return undefined;
+    }
+  }
+
+  private hasLive(): boolean {
+    return this.queue.length > 0 || (this.current !== undefined && this.currentPos < this.current.length);
+  }
+
+  /** Rows (sendSingle) or lists waiting, including cached ones. */
   private updateBuffer(): void {
-    this.metrics.bufferLength = this.queue.length + (this.cache ? this.cache.size : 0);
+    const pendingRows = this.current === undefined ? 0 : this.current.length - this.currentPos;
+    this.metrics.bufferLength = this.queue.length + pendingRows + (this.cache ? this.cache.size : 0);
   }
 
   private kick(): void {
@@ -324,15 +350,18 @@ class SinkNodeImpl implements SinkNode {
   }
 
   private hasWork(): boolean {
-    return this.queue.length > 0 || (!this.paused && this.cache !== undefined && this.cache.size > 0);
+    return this.hasLive() || (!this.paused && this.cache !== undefined && this.cache.size > 0);
   }
 
   private async drain(): Promise<void> {
     if (this.cache && this.common.cache.alterQueue) return this.drainAlternate(this.cache);
     if (!this.cache) {
-      while (!this.closed && this.queue.length > 0) {
-        const unit = this.queue.shift()!;
-        this.updateBuffer();
+      let sent = 0;
+      while (!this.closed) {
+        const unit = this.nextLive();
+        if (unit === undefined) break;
+        // the metric is refreshed now and then, not per row of a large burst
+        if ((sent++ & 63) === 0) this.updateBuffer();
         await this.send(unit);
       }
       return;
@@ -360,7 +389,7 @@ class SinkNodeImpl implements SinkNode {
   /** Which queue sends next under the alternate-queue priority (live items never wait for a failing target). */
   private resendTurn = false;
   private pick(cache: SinkCache): 'live' | 'resend' | undefined {
-    const live = this.queue.length > 0;
+    const live = this.hasLive();
     const resend = !this.paused && cache.size > 0;
     if (!live && !resend) return undefined;
     if (!live) return 'resend';
@@ -377,7 +406,8 @@ class SinkNodeImpl implements SinkNode {
       const which = this.pick(cache);
       if (which === undefined) break;
       if (which === 'live') {
-        const unit = this.queue.shift()!;
+        const unit = this.nextLive();
+        if (unit === undefined) continue;
         if ((await this.send(unit, false)) === 'retry') cache.push(unit);
       } else {
         const unit = await cache.head();
@@ -492,6 +522,7 @@ class SinkNodeImpl implements SinkNode {
     }
     if (this.running) await this.running.catch(() => undefined);
     this.queue.clear();
+    this.current = undefined;
     if (this.cache) {
       try {
         if (this.common.cache.cleanCacheAtStop) await this.cache.drop();

@@ -275,3 +275,30 @@ test('alternate resend queue: live data keeps flowing, failed items go to resend
     await s.dispose();
   }
 });
+
+test('sendSingle: one collection far larger than bufferLength is delivered row by row, none dropped', async () => {
+  const s = await startTestServer();
+  const topic = uniqueTopic('burst');
+  const sub = await subscriber(topic);
+  const n = sinkNode(s, 'mqtt', { server: BROKER, topic, sendSingle: true, bufferLength: 8, omitIfEmpty: true });
+  try {
+    await n.open();
+    const rows: ValueObject[] = [];
+    for (let i = 0; i < 5000; i++) rows.push(i === 10 ? {} : { i: BigInt(i) });
+    n.push(rows);
+    await until(() => sub.messages.length === 4999, 20000, 'every row of the burst');
+    assert.equal(n.metrics.exceptions, 0);
+    assert.equal(n.metrics.recordsIn, 1);
+    assert.equal(n.metrics.recordsOut, 4999);
+    assert.equal(sub.messages[0].text, '{"i":0}');
+    assert.equal(sub.messages[10].text, '{"i":11}');
+    assert.equal(sub.messages[4998].text, '{"i":4999}');
+    // the queue still holds at most bufferLength pushed items
+    for (let i = 0; i < 50; i++) n.push([{ j: BigInt(i) }]);
+    await until(() => n.metrics.recordsOut + n.metrics.exceptions >= 4999 + 50, 20000, 'small pushes');
+  } finally {
+    await n.close();
+    await sub.close();
+    await s.dispose();
+  }
+});
