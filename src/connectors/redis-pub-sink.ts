@@ -26,6 +26,8 @@ function pubSettings(props: Props): RedisSettings {
 export class RedisPubSink implements SinkConnector {
   private settings!: RedisSettings;
   private channel = '';
+  /** channel of resent items (alternate resend queue); the channel when empty */
+  private resendChannel = '';
   private compression: Compression | undefined;
   private client: Redis | undefined;
 
@@ -34,6 +36,7 @@ export class RedisPubSink implements SinkConnector {
       this.settings = pubSettings(props);
       this.channel = propString(props, 'channel', '');
       if (!this.channel) throw bad('redisPub channel is required');
+      this.resendChannel = propString(props, 'resendDestination', '');
       const c = propString(props, 'compression', '');
       this.compression = c ? checkCompression(c) : undefined;
     } catch (e) {
@@ -50,7 +53,8 @@ export class RedisPubSink implements SinkConnector {
     if (!client) throw recoverable(new Error('redisPub sink is not connected'));
     const data = this.compression ? compress(this.compression, payload.bytes) : payload.bytes;
     try {
-      await client.publish(this.channel, Buffer.from(data.buffer, data.byteOffset, data.byteLength));
+      const channel = payload.resend && this.resendChannel !== '' ? this.resendChannel : this.channel;
+      await client.publish(channel, Buffer.from(data.buffer, data.byteOffset, data.byteLength));
     } catch (e) {
       throw recoverable(e);
     }

@@ -1,12 +1,13 @@
 /**
  * The rest sink (runtime.md §3.6 rest): sends each payload as an HTTP request. url, method, body type and header
  * values may be templates rendered against the item sent (the row with sendSingle, else the list). Transport
- * failures (refused, timeout) and 5xx answers are recoverable so the failure cache resends them.
+ * failures (refused, timeout) are recoverable so the failure cache resends them; any answer that is not a success
+ * (4xx, 5xx, or a body without a 2xx code) is a plain error: the item is dropped, as in eKuiper 1.14.
  */
 import { EddyError, ErrorCode } from '../api/errors.js';
 import type { Props, SinkConnector, SinkContext, SinkPayload } from '../runtime/contracts.js';
 import type { Registry } from './registry.js';
-import { propBool } from './props.js';
+import { propBool, propString } from './props.js';
 import { recoverable } from './sinknode.js';
 import {
   BODY_TYPES,
@@ -26,12 +27,15 @@ const textDecoder = new TextDecoder();
 export class RestSink implements SinkConnector {
   private s!: HttpSettings;
   private sendSingle = false;
+  /** target of resent items (alternate resend queue); the url when empty */
+  private resendUrl = '';
   private tokens: TokenManager | undefined;
 
   provision(_ctx: SinkContext, props: Props): void {
     try {
       this.s = httpSettings(props, { url: 'http://localhost', method: 'GET' });
       this.sendSingle = propBool(props, 'sendSingle', false);
+      this.resendUrl = propString(props, 'resendDestination', '');
     } catch (e) {
       throw e instanceof EddyError ? e : new EddyError(ErrorCode.Executor, (e as Error).message);
     }
@@ -53,7 +57,8 @@ export class RestSink implements SinkConnector {
     const item: unknown = this.sendSingle ? payload.rows[0] : payload.rows;
     // tokens are offered to url/header templates next to the row's own fields
     const renderData = this.tokens ? mergeTokens(item, this.tokens.tokens) : item;
-    const url = ctx.render(this.s.url, renderData);
+    const target = payload.resend && this.resendUrl !== '' ? this.resendUrl : this.s.url;
+    const url = ctx.render(target, renderData);
     checkUrl(url);
     const bodyType = this.s.bodyType.includes('{{') ? ctx.render(this.s.bodyType, item) : this.s.bodyType;
     if (!(bodyType in BODY_TYPES)) throw new Error(`Not valid body type value ${bodyType}.`);
@@ -72,12 +77,7 @@ export class RestSink implements SinkConnector {
       throw recoverable(e);
     }
     if (this.s.debugResp) ctx.logger.info('rest sink response: status %d, body %s', res.status, res.body.toString('utf8'));
-    try {
-      checkResponse(res, this.s.responseType);
-    } catch (e) {
-      // a server error may pass; a client error (4xx) will not
-      throw res.status >= 500 ? recoverable(e) : e;
-    }
+    checkResponse(res, this.s.responseType);
   }
 
   async close(_ctx: SinkContext): Promise<void> {}

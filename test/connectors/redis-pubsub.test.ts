@@ -79,3 +79,27 @@ test('redisSub/redisPub validate properties and check connections', async () => 
   await assert.rejects(conns.registry.connectionCheck('sink', 'redisPub')!({ address: `127.0.0.1:${await freePort()}` }), /ECONNREFUSED/);
   await close();
 });
+
+test('redisPub resendDestination: resent items are published to that channel, live ones to the channel', async () => {
+  const sub = await client();
+  const ch = uid();
+  const got: Array<[string, string]> = [];
+  sub.on('message', (c: string, m: string) => got.push([c, m]));
+  await sub.subscribe(ch, ch + '-again');
+  const { conns, close } = await connectorsService();
+  const sink = conns.registry.sink('redisPub')!();
+  const c = ctx();
+  sink.provision(c, { address: '127.0.0.1:6379', channel: ch, resendDestination: ch + '-again' });
+  await sink.connect(c);
+  const bytes = new TextEncoder().encode('{"a":1}');
+  await sink.collect(c, { data: { a: 1 }, rows: [{ a: 1 }], bytes, resend: false });
+  await sink.collect(c, { data: { a: 1 }, rows: [{ a: 1 }], bytes, resend: true });
+  await waitFor(() => got.length === 2, 'two messages');
+  assert.deepEqual(got, [
+    [ch, '{"a":1}'],
+    [ch + '-again', '{"a":1}'],
+  ]);
+  await sink.close(c);
+  sub.disconnect();
+  await close();
+});
