@@ -166,6 +166,15 @@ export function recoverable(err: unknown): Error & { recoverable: true } {
   return e;
 }
 
+/** A connector that wants to hear about items the pipeline could not transform (websocket `sendError`). */
+export interface TransformFailureListener {
+  transformFailed(ctx: SinkContext, err: Error): Promise<void>;
+}
+
+function listensToTransformFailures(c: SinkConnector): c is SinkConnector & TransformFailureListener {
+  return typeof (c as Partial<TransformFailureListener>).transformFailed === 'function';
+}
+
 function isRecoverable(err: unknown): boolean {
   return typeof err === 'object' && err !== null && (err as { recoverable?: unknown }).recoverable === true;
 }
@@ -462,6 +471,9 @@ class SinkNodeImpl implements SinkNode {
     } catch (err) {
       this.metrics.error(err);
       this.logger.warn({ err }, 'sink %s cannot transform data', this.metrics.name);
+      if (listensToTransformFailures(this.connector)) {
+        await this.connector.transformFailed(this.ctx, err instanceof Error ? err : new Error(String(err))).catch(() => undefined);
+      }
       return 'drop';
     }
     try {

@@ -8,15 +8,17 @@ import { EddyError, ErrorCode } from '../api/errors.js';
 import type { Props, SinkConnector, SinkContext, SinkPayload } from '../runtime/contracts.js';
 import type { WsEndpoints } from './dataserver.js';
 import type { Registry } from './registry.js';
-import { propString } from './props.js';
-import { recoverable } from './sinknode.js';
+import { propBool, propString } from './props.js';
+import { recoverable, type TransformFailureListener } from './sinknode.js';
 import { WsClient, pingWebsocket } from './websocket-common.js';
 
 const decoder = new TextDecoder();
 
-export class WebsocketSink implements SinkConnector {
+export class WebsocketSink implements SinkConnector, TransformFailureListener {
   private addr = '';
   private path = '';
+  /** also send `{"error":"<message>"}` to the peers when an item cannot be transformed or sent */
+  private sendError = false;
   private client: WsClient | undefined;
   private holding = false;
   private readonly holder = 'sink-' + randomUUID();
@@ -27,6 +29,7 @@ export class WebsocketSink implements SinkConnector {
     try {
       this.addr = propString(props, 'addr', '');
       this.path = propString(props, 'path', '');
+      this.sendError = propBool(props, 'sendError', false);
     } catch (e) {
       throw new EddyError(ErrorCode.Executor, (e as Error).message);
     }
@@ -45,16 +48,30 @@ export class WebsocketSink implements SinkConnector {
   }
 
   async collect(_ctx: SinkContext, payload: SinkPayload): Promise<void> {
-    const text = decoder.decode(payload.bytes);
-    if (this.client) {
-      try {
-        await this.client.send(text);
-      } catch (e) {
-        throw recoverable(e);
-      }
-      return;
+    let text: string;
+    try {
+      text = decoder.decode(payload.bytes);
+    } catch (e) {
+      await this.transformFailed(_ctx, e as Error);
+      throw e;
     }
-    this.endpoints.broadcast(this.path, text);
+    try {
+      await this.deliver(text);
+    } catch (e) {
+      await this.transformFailed(_ctx, e as Error);
+      throw recoverable(e);
+    }
+  }
+
+  private async deliver(text: string): Promise<void> {
+    if (this.client) await this.client.send(text);
+    else this.endpoints.broadcast(this.path, text);
+  }
+
+  /** eKuiper formats the message into the JSON text as is, without escaping it. */
+  async transformFailed(_ctx: SinkContext, err: Error): Promise<void> {
+    if (!this.sendError) return;
+    await this.deliver(`{"error":"${err.message}"}`).catch(() => undefined);
   }
 
   async close(_ctx: SinkContext): Promise<void> {

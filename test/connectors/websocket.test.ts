@@ -140,3 +140,33 @@ test('websocket connection checks: client mode connects, server mode cannot ping
   await srv.close();
   await close();
 });
+
+test('websocket sink sendError: an item that cannot be transformed is reported to the peers as {"error":...}', async () => {
+  const { conns, close } = await connectorsService();
+  const props = { sendSingle: true, dataTemplate: 'x={{index .xs 1}}' };
+  const withErr = sinkNode(conns, 'websocket', { ...props, path: '/e2/ws/err', sendError: true });
+  const without = sinkNode(conns, 'websocket', { ...props, path: '/e2/ws/noerr' });
+  await withErr.open();
+  await without.open();
+  const p1 = await openClient(`ws://127.0.0.1:${conns.dataServer.port}/e2/ws/err`);
+  const p2 = await openClient(`ws://127.0.0.1:${conns.dataServer.port}/e2/ws/noerr`);
+  const got1: string[] = [];
+  const got2: string[] = [];
+  p1.on('message', (d) => got1.push(d.toString()));
+  p2.on('message', (d) => got2.push(d.toString()));
+  const rows = [{ xs: [1n, 2n] }, { xs: [1n] }, { xs: [3n, 4n] }];
+  withErr.push(rows);
+  without.push(rows);
+  await waitFor(() => got1.length === 3 && got2.length === 2, 'frames');
+  assert.equal(got1[0], 'x=2');
+  assert.match(got1[1], /^\{"error":".*index out of range.*"\}$/);
+  assert.equal(got1[2], 'x=4');
+  assert.deepEqual(got2, ['x=2', 'x=4']);
+  assert.equal(withErr.metrics.exceptions, 1);
+  assert.equal(without.metrics.exceptions, 1);
+  p1.close();
+  p2.close();
+  await withErr.close();
+  await without.close();
+  await close();
+});
