@@ -25,14 +25,6 @@ function indexOf(arr: Value[], v: Value): number {
 }
 
 /** A counted argument: an int, or a float without fraction. `which` names it in the error. */
-function intCount(v: Value, which: string): number {
-  if (typeof v === 'bigint') return Number(v);
-  if (typeof v === 'number' && Number.isInteger(v)) return v;
-  throw new EvalError(`${which} argument should be int`);
-}
-
-const MAX_GENERATED = 10_000_000;
-
 /** array_max/array_min: the first non-null element decides the kind (§7.6). */
 function extreme(arr: Value[], wantMax: boolean): Value {
   let kind: 'int' | 'float' | 'string' | undefined;
@@ -256,25 +248,14 @@ export function arrayFunctions(lookup: (name: string) => FunctionDef | undefined
       }
       return out;
     }),
-    scalar('repeat', 'N', exactly(2), (a) => {
-      const n = intCount(a[1], 'second');
-      if (n < 0) throw new EvalError('second argument should be a non-negative int');
-      if (n > MAX_GENERATED) throw new EvalError(`too many elements: ${n}`);
-      return new Array<Value>(n).fill(a[0]);
+    // ⚠ eKuiper quirk (sql.md §7.6): repeat and sequence accept only a native machine int, which no SQL value is
+    // (integer literals and bigint columns are 64-bit ints, JSON numbers floats), so every call that passes the null
+    // pre-check fails with the reference's message: `repeat` checks its count, `sequence` its start first.
+    scalar('repeat', 'N', exactly(2), () => {
+      throw new EvalError('second argument should be int');
     }),
-    scalar('sequence', 'N', (a) => (a.length === 2 || a.length === 3 ? undefined : `Expect two or three arguments but found ${a.length}.`), (a) => {
-      const start = intCount(a[0], 'first');
-      const stop = intCount(a[1], 'second');
-      let step = start <= stop ? 1 : -1;
-      if (a.length > 2) {
-        step = intCount(a[2], 'third');
-        if (step === 0) throw new EvalError('invalid step: should not be zero');
-      }
-      const count = Math.floor((stop - start) / step) + 1;
-      if (count > MAX_GENERATED) throw new EvalError(`too many elements: ${count}`);
-      const out: Value[] = [];
-      for (let i = start; step > 0 ? i <= stop : i >= stop; i += step) out.push(BigInt(i));
-      return out;
+    scalar('sequence', 'N', (a) => (a.length === 2 || a.length === 3 ? undefined : `Expect two or three arguments but found ${a.length}.`), () => {
+      throw new EvalError('first argument should be int');
     }),
     scalar('kvpair_array_to_obj', 'N', exactly(1), (a) => {
       const out: ValueObject = {};

@@ -343,9 +343,6 @@ export function analyze(stmt: SelectStatement, deps: AnalyzeDeps): Analysis {
   const check = (e: Expr, cx: Ctx, path: string[] | null = null): void => {
     switch (e.kind) {
       case 'field':
-        if (cx.clause === 'having' && cx.agg === null) {
-          throw planError(`Not allowed to call non-aggregate functions in HAVING clause.`);
-        }
         resolveField(e, path);
         return;
       case 'wildcard':
@@ -354,9 +351,6 @@ export function analyze(stmt: SelectStatement, deps: AnalyzeDeps): Analysis {
           const idx = sources.findIndex((s) => s.alias === e.stream || s.name === e.stream);
           if (idx < 0) throw planError(`unknown stream ${e.stream}`);
           wildcardSources.add(idx);
-        }
-        if (cx.clause === 'having' && cx.agg === null) {
-          throw planError(`Not allowed to call non-aggregate functions in HAVING clause.`);
         }
         for (const r of e.replace) check(r.expr, cx);
         return;
@@ -395,7 +389,7 @@ export function analyze(stmt: SelectStatement, deps: AnalyzeDeps): Analysis {
     if (WINDOW_NAMES.has(name)) throw planError(`window function ${name} can only be used in GROUP BY clause`);
     const kind = functions.kindOf(name);
     if (kind === undefined) throw planError(`function ${e.name} not found`);
-    if (e.over && kind !== 'analytic' && kind !== 'window') throw planError('Found OVER after non analytic function');
+    if (e.over && kind !== 'analytic' && kind !== 'window') throw planError(`Found OVER after non analytic function ${name}`);
     const err = functions.validateCall(e.name, e.args.map(argInfo));
     if (err !== undefined) throw planError(err);
     if (HIT_FUNCS.has(name)) {
@@ -442,6 +436,43 @@ export function analyze(stmt: SelectStatement, deps: AnalyzeDeps): Analysis {
     }
   };
 
+  /** Contains an aggregate call, directly or through an alias (aliases already expanded). */
+  const containsAggregate = (e: Expr): boolean => {
+    let hit = false;
+    walk(e, (x) => {
+      if (x.kind === 'call' && functions.kindOf(x.name) === 'aggregate') hit = true;
+    });
+    return hit;
+  };
+  /**
+   * The HAVING check as eKuiper performs it (sql.md §4.8), on the condition as written: the operands of
+   * arithmetic, comparison and logical operators are checked recursively; a column reference or a function call
+   * must be (or contain) an aggregate; anything else passes as a whole — a parenthesised expression, CASE, a
+   * literal, an index, a slice or `->` navigation (so `c[2]->temp > 20` with `c` an alias of `collect(*)` passes).
+   * The BETWEEN bounds and an IN list are not looked at.
+   */
+  const allAggregate = (e: Expr): boolean => {
+    switch (e.kind) {
+      case 'binary':
+        return allAggregate(e.left) && allAggregate(e.right);
+      case 'in':
+        return allAggregate(e.value) && (e.array === null || allAggregate(e.array));
+      case 'between':
+        return allAggregate(e.value);
+      case 'like':
+        return allAggregate(e.value) && allAggregate(e.pattern);
+      case 'field':
+        if (e.stream !== null) return !sources.some((x) => x.alias === e.stream || x.name === e.stream); // `x.y` navigation
+        return aliases.has(e.name) && containsAggregate(aliases.alias(e.name));
+      case 'call':
+        return containsAggregate(aliases.expand(e, null));
+      case 'meta':
+        return false;
+      default:
+        return true;
+    }
+  };
+
   const top = (clause: Clause): Ctx => ({ clause, agg: null, inCall: false });
   for (const f of fields) {
     if (f.field.expr.kind === 'wildcard' && f.field.alias !== null) throw planError('alias is not supported for *');
@@ -452,6 +483,7 @@ export function analyze(stmt: SelectStatement, deps: AnalyzeDeps): Analysis {
   for (const d of dims) check(d, top('groupby'));
   if (windowFilter) check(windowFilter, top('windowFilter'));
   if (trigger) check(trigger, top('trigger'));
+  if (stmt.having && !allAggregate(stmt.having)) throw planError('Not allowed to call non-aggregate functions in HAVING clause.');
   if (having) check(having, top('having'));
   for (const s of sorts) check(s.expr, top('order'));
 

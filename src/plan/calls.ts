@@ -69,6 +69,8 @@ function analyticOf(row: Row, k: number): Value {
 export class RegistryCalls implements CallCompiler {
   /** analytic call → index into `row.analytic` */
   readonly analyticIndex = new Map<CallExpr, number>();
+  /** row_number() call → index into the unit's `rowNumbers` (set by the planner before compiling the fields) */
+  readonly windowIndex = new Map<CallExpr, number>();
 
   constructor(readonly registry: FunctionRegistry) {}
 
@@ -86,8 +88,10 @@ export class RegistryCalls implements CallCompiler {
         if (k === undefined) throw new PlanError(`analytic function ${def.name} was not planned`);
         return (r) => analyticOf(r, k);
       }
-      case 'window':
-        return (_r, ctx) => BigInt(ctx.rowNumber);
+      case 'window': {
+        const k = this.windowIndex.get(e) ?? 0;
+        return (_r, ctx) => BigInt(ctx.rowNumbers?.[k] ?? 1);
+      }
       case 'aggregate':
         return this.aggregate(e, c);
       case 'multicol':

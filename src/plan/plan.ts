@@ -49,8 +49,8 @@ export class EvalContext implements FuncContext {
   windowEnd: number | undefined = undefined;
   /** event_time() of the row being evaluated (maintained by the compiled call of event_time()) */
   eventTime: number | undefined = undefined;
-  /** row_number() of the current unit (set by bindUnit / bindRow) */
-  rowNumber = 1;
+  /** row_number() values of the current unit, one per call (set by bindUnit / bindRow); null = every call is 1 */
+  rowNumbers: readonly number[] | null = null;
   /** whether the current unit is an aggregate row (event_time() then reads the window end) */
   aggregateRow = false;
   /** last_hit_count()/last_hit_time(): hits before the current event (see {@link QueryPlan.hits}) */
@@ -75,7 +75,7 @@ export class EvalContext implements FuncContext {
   bindRow(): void {
     this.epoch++;
     this.group = null;
-    this.rowNumber = 1;
+    this.rowNumbers = null;
     this.aggregateRow = false;
   }
 
@@ -83,7 +83,7 @@ export class EvalContext implements FuncContext {
   bindUnit(unit: EvalUnit): void {
     this.epoch++;
     this.group = unit.group;
-    this.rowNumber = unit.rowNumber;
+    this.rowNumbers = unit.rowNumbers;
     this.aggregateRow = unit.group !== null;
   }
 
@@ -100,7 +100,8 @@ export class EvalContext implements FuncContext {
  * Compiled functions are called with `unit.row` after `ctx.bindUnit(unit)`.
  */
 export class EvalUnit {
-  rowNumber = 1;
+  /** row_number() per call, set by the window-function stage; null before it ran */
+  rowNumbers: number[] | null = null;
   constructor(
     /** the row, or the group's first row ({@link EMPTY_ROW} for a group of zero rows) */
     readonly row: Row,
@@ -256,7 +257,7 @@ export interface HavingStage {
 
 export interface WindowFuncStage {
   /**
-   * row_number(): reorders the units (PARTITION BY / ORDER BY of the OVER clause) and sets `unit.rowNumber`.
+   * row_number(): reorders the units (PARTITION BY / ORDER BY of each OVER clause) and sets `unit.rowNumbers`.
    * Throws StageError.
    */
   apply(units: EvalUnit[], ctx: EvalContext): EvalUnit[];

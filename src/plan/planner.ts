@@ -303,10 +303,13 @@ function build(sql: string, a: Analysis, deps: PlanDeps, placement?: Placement):
   const rowNumberCalls: CallExpr[] = [];
   for (const f of a.fields) {
     walk(f.expr, (x) => {
-      if (x.kind === 'call' && functions.kindOf(x.name) === 'window') rowNumberCalls.push(x);
+      if (x.kind === 'call' && functions.kindOf(x.name) === 'window' && !calls.windowIndex.has(x)) {
+        calls.windowIndex.set(x, rowNumberCalls.length);
+        rowNumberCalls.push(x);
+      }
     });
   }
-  const windowFuncs = rowNumberCalls.length ? windowFuncStage(rowNumberCalls[0], compiler) : null;
+  const windowFuncs = rowNumberCalls.length ? windowFuncStage(rowNumberCalls, compiler) : null;
   const order = a.sorts.length ? orderStage(a.sorts, compiler) : null;
   const projection = compileProjection(a.fields, compiler, functions, deps.options.sendMetaToSink);
   const projectSet = projection.srfKey !== null ? projectSetStage(projection.srfKey) : null;

@@ -159,44 +159,56 @@ export function orderStage(sorts: readonly SortField[], c: ExprCompiler): OrderS
 }
 
 /**
- * row_number() (sql.md §4.12): `OVER (ORDER BY …)` sorts the emission first; `OVER (PARTITION BY …)` numbers each
- * partition separately and concatenates the partitions in ascending order of their key text. The OVER clause of
- * the first row_number() call decides the order; every row_number() call reads the same number.
+ * row_number() (sql.md §4.12), one step per call in select-list order, each working on the order the previous
+ * step left (as eKuiper chains one operator per call): `OVER (PARTITION BY …)` splits the units by the key text
+ * (every value followed by `,`), sorts each partition by the OVER's ORDER BY and numbers it, then concatenates the
+ * partitions in ascending key order; `OVER (ORDER BY …)` alone sorts the whole emission then numbers it; no OVER
+ * numbers the units in their current order. Call `k` stores its numbers in `unit.rowNumbers[k]`.
  */
-export function windowFuncStage(call: CallExpr, c: ExprCompiler): WindowFuncStage {
-  const parts = (call.over?.partitionBy ?? []).map((p) => c.compile(p));
-  const keys = (call.over?.orderBy ?? []).map((s) => c.compile(s.expr));
-  const asc = (call.over?.orderBy ?? []).map((s) => s.ascending);
-  const prefix = 'run Window Function error: ';
+export function windowFuncStage(calls: readonly CallExpr[], c: ExprCompiler): WindowFuncStage {
+  const steps = calls.map((call) => ({
+    parts: (call.over?.partitionBy ?? []).map((p) => c.compile(p)),
+    keys: (call.over?.orderBy ?? []).map((s) => c.compile(s.expr)),
+    asc: (call.over?.orderBy ?? []).map((s) => s.ascending),
+  }));
+  const n = steps.length;
   return {
-    apply(units, ctx) {
-      let groups: EvalUnit[][];
-      if (parts.length === 0) groups = [units.slice()];
-      else {
-        const m = new Map<string, EvalUnit[]>();
-        try {
-          for (const u of units) {
-            ctx.bindUnit(u);
-            let k = '';
-            for (let i = 0; i < parts.length; i++) k += (i ? ',' : '') + keyText(parts[i](u.row, ctx));
-            const g = m.get(k);
-            if (g) g.push(u);
-            else m.set(k, [u]);
+    apply(input, ctx) {
+      let units = input;
+      for (const u of units) if (u.rowNumbers === null || u.rowNumbers.length !== n) u.rowNumbers = new Array<number>(n).fill(1);
+      for (let k = 0; k < n; k++) {
+        const { parts, keys, asc } = steps[k];
+        let groups: EvalUnit[][];
+        if (parts.length === 0) {
+          if (keys.length) sortUnits(units, ctx, keys, asc, 'run Order By error: ');
+          groups = [units];
+        } else {
+          const m = new Map<string, EvalUnit[]>();
+          try {
+            for (const u of units) {
+              ctx.bindUnit(u);
+              let key = '';
+              for (let i = 0; i < parts.length; i++) key += keyText(parts[i](u.row, ctx)) + ',';
+              const g = m.get(key);
+              if (g) g.push(u);
+              else m.set(key, [u]);
+            }
+          } catch (e) {
+            throw new StageError('run partition By error: ' + messageOf(e));
           }
-        } catch (e) {
-          throw new StageError(prefix + messageOf(e));
+          groups = [...m.entries()].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).map((e) => e[1]);
+          for (const g of groups) if (keys.length) sortUnits(g, ctx, keys, asc, 'run Order By error: ');
         }
-        groups = [...m.entries()].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).map((e) => e[1]);
-      }
-      const out: EvalUnit[] = [];
-      for (const g of groups) {
-        if (keys.length) sortUnits(g, ctx, keys, asc, prefix);
-        for (let i = 0; i < g.length; i++) {
-          g[i].rowNumber = i + 1;
-          out.push(g[i]);
+        const out: EvalUnit[] = [];
+        for (const g of groups) {
+          for (let i = 0; i < g.length; i++) {
+            (g[i].rowNumbers as number[])[k] = i + 1;
+            out.push(g[i]);
+          }
         }
+        units = out;
       }
-      return out;
+      return units;
     },
   };
 }

@@ -117,15 +117,13 @@ test('shuffle, sort by text form, concat', () => {
   assert.equal(callError('array_concat', [1n], 2n), 'call func array_concat error: array elements should be array');
 });
 
-test('repeat and sequence accept 64-bit ints (Eddy returns the intended values)', () => {
-  assert.deepEqual(call('repeat', 'hello', 3n), ['hello', 'hello', 'hello']);
-  assert.deepEqual(call('repeat', 'rockset', 0n), []);
-  assert.equal(callError('repeat', 'x', 'a'), 'call func repeat error: second argument should be int');
-  assert.deepEqual(call('sequence', 1n, 5n), [1n, 2n, 3n, 4n, 5n]);
-  assert.deepEqual(call('sequence', 1n, 10n, 2n), [1n, 3n, 5n, 7n, 9n]);
-  assert.deepEqual(call('sequence', 10n, 1n, -3n), [10n, 7n, 4n, 1n]);
-  assert.equal(callError('sequence', 1n, 5n, 0n), 'call func sequence error: invalid step: should not be zero');
-  assert.equal(callError('sequence', 'a', 5n), 'call func sequence error: first argument should be int');
+test('repeat and sequence fail for every SQL value, as the reference does (sql.md §7.6 quirk)', () => {
+  assert.equal(callError('repeat', 'hello', 3n), 'call func repeat error: second argument should be int');
+  assert.equal(callError('repeat', 'rockset', 0n), 'call func repeat error: second argument should be int');
+  assert.equal(callError('repeat', 'x', 2.0), 'call func repeat error: second argument should be int');
+  assert.equal(callError('sequence', 1n, 5n), 'call func sequence error: first argument should be int');
+  assert.equal(callError('sequence', 10n, 1n, -3n), 'call func sequence error: first argument should be int');
+  assert.equal(callError('sequence', 1n, 5n, 0n), 'call func sequence error: first argument should be int');
 });
 
 test('kvpair_array_to_obj', () => {

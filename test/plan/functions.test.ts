@@ -168,11 +168,71 @@ test('static checks on aggregates, window functions, srf and multi-column functi
   rejects('SELECT abs(unnest(a)) FROM s', /nested \/ multi set-returning-functions/);
   rejects('SELECT a FROM s WHERE changed_cols("", true, a) = 1', 'function changed_cols can only be used inside the select clause');
   rejects('SELECT last_hit_count() FROM s GROUP BY TUMBLINGWINDOW(ss, 1)', 'function last_hit_count is not allowed in an aggregate query');
-  rejects('SELECT abs(a) OVER (PARTITION BY b) FROM s', 'Found OVER after non analytic function');
+  rejects('SELECT abs(a) OVER (PARTITION BY b) FROM s', 'Found OVER after non analytic function abs');
+  rejects('SELECT AVG(a) OVER (PARTITION BY b) FROM s', 'Found OVER after non analytic function avg');
   // fine: scalars around aggregates in HAVING, aliases of aggregates, last_hit_time in a sliding OVER (WHEN)
   planQuery('SELECT count(*) AS c FROM s GROUP BY TUMBLINGWINDOW(ss, 1) HAVING sin(c) > 0.3', deps(cat));
   planQuery('SELECT collect(*) AS c FROM s GROUP BY TUMBLINGWINDOW(ss, 1) HAVING c[2]->temp > 20', deps(cat));
   planQuery('SELECT a FROM s GROUP BY SLIDINGWINDOW(ss, 1) OVER (WHEN a - last_hit_time() > 400)', deps(cat));
+});
+
+test('the HAVING check looks at the condition as eKuiper does: operands of operators, calls and columns (sql.md §4.8)', () => {
+  const cat = catalogOf(SCHEMALESS);
+  const rejected = (sql: string): void => {
+    assert.throws(
+      () => planQuery(sql, deps(cat)),
+      (e: unknown) => e instanceof EddyError && /^Not allowed to call non-aggregate functions in HAVING clause/.test(e.message),
+      sql,
+    );
+  };
+  const W = 'SELECT count(*) AS c FROM s GROUP BY TUMBLINGWINDOW(ss, 1) HAVING ';
+  rejected(W + 'a > 1');
+  rejected(W + 'abs(a) > 1');
+  rejected(W + 'c > 1 AND b = 2');
+  rejected(W + 'a BETWEEN 1 AND 2');
+  rejected(W + 'a IN (1, 2)');
+  rejected(W + 'sum(a) > 0.3 OR sin(temp) > 3');
+  // accepted: aggregates anywhere inside a call, aliases of aggregates, and whatever the reference does not look
+  // into (parenthesised conditions, CASE, index/slice/-> navigation, IN lists, BETWEEN bounds)
+  for (const h of ['c > 1', 'sin(count(*)) > 0.3', 'count(*) IN (1, 2)', 'count(*) BETWEEN a AND 3', '(a > 1)', 'b[0] > 1', 'b->x > 1', 'CASE WHEN a > 1 THEN true ELSE false END', 'true']) {
+    planQuery(W + h, deps(cat));
+  }
+  // a column in a parenthesised HAVING reads the group's first row
+  const p = plan(W + '(a > 1)');
+  assert.deepEqual(runWindow(p, [{ a: 2 }, { a: 0 }]), [{ c: 2n }]);
+  assert.deepEqual(runWindow(p, [{ a: 0 }, { a: 2 }]), []);
+});
+
+test('several row_number() calls: each numbers the order the previous one left (sql.md §4.12)', () => {
+  const rows = [{ a: 1, b: 'x' }, { a: 3, b: 'y' }, { a: 2, b: 'x' }];
+  const p = plan('SELECT a, row_number() AS r1, row_number() OVER (ORDER BY a DESC) AS r2 FROM s GROUP BY TUMBLINGWINDOW(ss, 1)');
+  assert.deepEqual(runWindow(p, rows), [
+    { a: 3, r1: 2n, r2: 1n },
+    { a: 2, r1: 3n, r2: 2n },
+    { a: 1, r1: 1n, r2: 3n },
+  ]);
+  const q = plan('SELECT a, row_number() OVER (PARTITION BY b) AS r1, row_number() OVER (ORDER BY a) AS r2 FROM s GROUP BY TUMBLINGWINDOW(ss, 1)');
+  assert.deepEqual(runWindow(q, rows), [
+    { a: 1, r1: 1n, r2: 1n },
+    { a: 2, r1: 2n, r2: 2n },
+    { a: 3, r1: 1n, r2: 3n },
+  ]);
+  // an alias of row_number() reads the same number
+  const r = plan('SELECT row_number() AS r, r + 10 AS q FROM s GROUP BY TUMBLINGWINDOW(ss, 1)');
+  assert.deepEqual(runWindow(r, rows.slice(0, 2)), [{ r: 1n, q: 11n }, { r: 2n, q: 12n }]);
+});
+
+test('row_number() partitions: every key value followed by a comma, keys in text order', () => {
+  // "a b," sorts before "a," (space < comma); without the separator "a" would come first
+  const p = plan('SELECT k, row_number() OVER (PARTITION BY k) AS n FROM s GROUP BY COUNTWINDOW(3)');
+  assert.deepEqual(runWindow(p, [{ k: 'a' }, { k: 'a b' }, { k: 'a' }]), [
+    { k: 'a b', n: 1n },
+    { k: 'a', n: 1n },
+    { k: 'a', n: 2n },
+  ]);
+  // (1, 23) and (12, 3) are different partitions here, unlike analytic PARTITION BY
+  const q = plan('SELECT row_number() OVER (PARTITION BY x, y) AS n FROM s GROUP BY COUNTWINDOW(2)');
+  assert.deepEqual(runWindow(q, [{ x: 1, y: 23 }, { x: 12, y: 3 }]), [{ n: 1n }, { n: 1n }]);
 });
 
 test('HAVING on a non-aggregate window query keeps the whole emission or nothing', () => {
