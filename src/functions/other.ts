@@ -106,9 +106,9 @@ export const otherFunctions: FunctionDef[] = [
     return a[1];
   }),
   scalar('get_keyed_state', 'N', keyedStateValidate, (a, ctx) => {
-    if (!ctx.keyedState) throw new EvalError('keyed state store is not available');
     if (typeof a[0] !== 'string') throw new EvalError(`key ${textOf(a[0])} is not a string`);
-    const stored = ctx.keyedState(a[0]);
+    // Without a keyed-state store nothing was ever stored: every key is absent and the default applies.
+    const stored = ctx.keyedState ? ctx.keyedState(a[0]) : undefined;
     if (stored === undefined || stored === null) return a[2];
     return cast(stored, textOf(a[1]), defaultZone());
   }),

@@ -61,7 +61,7 @@ export interface FuncContext {
   /** `last_agg_hit_count()` / `last_agg_hit_time()`: previous successful aggregate emissions. */
   lastAggHitCount: number;
   lastAggHitTime: number;
-  /** the external keyed-state store; `get_keyed_state` fails when absent. */
+  /** the external keyed-state store; when absent every key reads as not stored (`get_keyed_state` → default). */
   keyedState?: KeyedStateReader;
 }
 
