@@ -48,7 +48,8 @@ export function mqttSettings(props: Props, confKeys: ConfKeys): MqttSettings {
     const key = dot < 0 ? '' : selector.slice(dot + 1);
     const conn = type === 'mqtt' ? confKeys.connectionProps('mqtt', key) : undefined;
     if (!conn) throw new Error(`connection selector ${selector} is not found`);
-    p = { ...props, ...conn };
+    // the shared connection is defined by the connection config alone: the user's own broker keys do not apply
+    p = conn;
   }
   const server = propString(p, 'server', '');
   if (server === '') throw new Error('missing server property');
@@ -82,7 +83,8 @@ function clientOptions(s: MqttSettings): IClientOptions {
     queueQoSZero: false,
   };
   if (s.username) o.username = s.username;
-  if (s.password) o.password = s.password;
+  // MQTT 3.1.1 forbids a password without a user name (the broker drops such a connection); eKuiper's client leaves it out
+  if (s.username && s.password) o.password = s.password;
   if (s.tls) {
     o.rejectUnauthorized = s.tls.rejectUnauthorized;
     if (s.tls.cert) o.cert = s.tls.cert;

@@ -201,3 +201,37 @@ test('mqtt protocol version 3.1 connects with the old protocol name', async () =
     await s.dispose();
   }
 });
+
+test('connectionSelector: sources and sinks naming one connection share its client, whatever their own broker keys', async () => {
+  const s = await startTestServer();
+  const proxy = new BrokerProxy();
+  await proxy.start();
+  const topic = uniqueTopic('selshare');
+  const sub = await subscriber(`${topic}/out`);
+  try {
+    const put = await s.req('PUT', '/metadata/connections/mqtt/confKeys/shared1', { server: proxy.url, protocolVersion: '3.1.1' });
+    assert.equal(put.status, 200);
+    const src = await mqttSource(s, `${topic}/in`, { connectionSelector: 'mqtt.shared1', clientid: 'own-a', server: 'tcp://127.0.0.1:1' });
+    const sink = s.app.connectors.createSinkNode({
+      ruleId: 'selshare', index: 0, type: 'mqtt',
+      props: { connectionSelector: 'mqtt.shared1', clientid: 'own-b', server: 'tcp://127.0.0.1:1', topic: `${topic}/out` },
+      ruleOptions: s.app.config.rule, logger: s.app.logger,
+    });
+    await sink.open();
+    assert.equal(proxy.connections, 1, 'one client for the selector');
+    const pub = await publisher();
+    await pub.publishAsync(`${topic}/in`, '{"x":1}');
+    await pub.endAsync();
+    await until(() => src.events.length === 1);
+    sink.push([{ y: 2n }]);
+    await until(() => sub.messages.length === 1);
+    assert.equal(sub.messages[0].text, '[{"y":2}]');
+    await src.close();
+    await sink.close();
+    await until(() => proxy.connections === 0, 5000, 'shared client closed after its last user');
+  } finally {
+    await sub.close();
+    await proxy.stop();
+    await s.dispose();
+  }
+});
