@@ -33,6 +33,9 @@ import { createRuleEngine } from './rules/engine.js';
 import { registerRuleRoutes } from './api/rules.js';
 import { ScriptService } from './extensions/scripts.js';
 import { registerUdfRoutes } from './api/udf.js';
+import { ServiceManager } from './extensions/services.js';
+import { registerServiceRoutes } from './api/services.js';
+import { registerPluginRoutes } from './api/plugins.js';
 
 /** Everything a service or route module may need; built once per server. */
 export interface App {
@@ -95,6 +98,10 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
   // scripts are SQL functions: registered before any rule is planned (rules are restored later)
   const scripts = new ScriptService({ store, functions, logger });
   await scripts.load();
+  // external-service functions come after built-ins and scripts (runtime.md §5.1), also before rules are restored
+  const services = new ServiceManager({ store, functions, dir: join(home.data, 'services'), logger });
+  await services.load();
+  closers.push(() => services.close());
   try {
     setDefaultZone(config.basic.timezone); // zone of datetime parsing/formatting and clock functions
   } catch (err) {
@@ -179,6 +186,8 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
   registerConnectionRoutes(http, connectors, store);
   registerRuleRoutes(http, rules);
   registerUdfRoutes(http, scripts);
+  registerServiceRoutes(http, services);
+  registerPluginRoutes(http, { pluginHosts: config.basic.pluginHosts });
   registerDataRoutes(http, { bundle, tasks, requestExit: (code) => void close().finally(() => process.exit(code)) });
   registerRulesetRoutes(http, bundle);
 

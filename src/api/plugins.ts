@@ -1,0 +1,114 @@
+/**
+ * `/plugins/...` (rest-api.md §10): native and portable plugin management with eKuiper's statuses and texts. Eddy
+ * installs no plugin (see extensions/plugins.ts): create bodies are decoded and checked, then refused with a 400
+ * saying why; lists are empty; look-ups of a named plugin or UDF are 404 with code 1002 (D1).
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { EddyError, ErrorCode } from './errors.js';
+import { field, readJson, sendJson } from './http.js';
+import { EDDY_VERSION } from './root.js';
+import { NATIVE_TYPES, prebuiltPlugins, refuseInstall, type PluginRequest, type PluginType } from '../extensions/plugins.js';
+
+type NameParams = { Params: { name: string } };
+
+function jsonKind(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'array';
+  if (typeof v === 'boolean') return 'bool';
+  return typeof v;
+}
+
+/** The plugin body decoded the way Go fills eKuiper's struct: case-insensitive keys, typed fields. */
+function readPluginRequest(req: FastifyRequest, prefix: string, struct: string): PluginRequest {
+  const body = readJson(req, prefix);
+  const out: PluginRequest = { name: '', file: '', shellParas: [], functions: [] };
+  if (body === null) return out;
+  const fail = (v: unknown, key: string, goType: string) =>
+    new EddyError(ErrorCode.Undefined, `${prefix}json: cannot unmarshal ${jsonKind(v)} into Go struct field ${struct}.${key} of type ${goType}`);
+  if (typeof body !== 'object' || Array.isArray(body)) {
+    throw new EddyError(ErrorCode.Undefined, `${prefix}json: cannot unmarshal ${jsonKind(body)} into Go value of type ${struct}`);
+  }
+  const obj = body as Record<string, unknown>;
+  for (const key of ['name', 'file'] as const) {
+    const v = field(obj, key);
+    if (v === undefined || v === null) continue;
+    if (typeof v !== 'string') throw fail(v, key, 'string');
+    out[key] = v;
+  }
+  for (const key of ['shellParas', 'functions'] as const) {
+    const v = field(obj, key);
+    if (v === undefined || v === null) continue;
+    if (!Array.isArray(v)) throw fail(v, key, '[]string');
+    for (const x of v) if (typeof x !== 'string') throw fail(x, key, 'string');
+    out[key] = v as string[];
+  }
+  return out;
+}
+
+export function registerPluginRoutes(http: FastifyInstance, opts: { pluginHosts: string }): void {
+  const version = EDDY_VERSION.split('-')[0];
+
+  for (const type of NATIVE_TYPES) {
+    const bodyPrefix = `Invalid body: Error decoding the ${type} plugin json: `;
+    http.get(`/plugins/${type}`, async (_req, reply) => sendJson(reply, 200, []));
+
+    http.post(`/plugins/${type}`, async (req) => {
+      const body = readPluginRequest(req, bodyPrefix, 'plugin.IOPlugin');
+      refuseInstall(type, body, `${type} plugins create command error`);
+    });
+
+    http.get(`/plugins/${type}/prebuild`, async (_req, reply) =>
+      sendJson(reply, 200, prebuiltPlugins(type, opts.pluginHosts, version)),
+    );
+
+    http.get<NameParams>(`/plugins/${type}/:name`, async (req) => {
+      throw new EddyError(ErrorCode.NotFound, `describe ${type} plugin ${req.params.name} error: not found`);
+    });
+
+    http.delete<NameParams>(`/plugins/${type}/:name`, async (req) => {
+      const { name } = req.params;
+      throw new EddyError(ErrorCode.NotFound, `delete ${type} plugin ${name} error: invalid name ${name}: not exist`);
+    });
+
+    http.put<NameParams>(`/plugins/${type}/:name`, async (req) => {
+      readPluginRequest(req, bodyPrefix, 'plugin.IOPlugin');
+      const { name } = req.params;
+      throw new EddyError(
+        ErrorCode.NotFound,
+        `update ${type} plugin ${name} error, cannot delete old version: invalid name ${name}: not exist`,
+      );
+    });
+  }
+
+  http.post<NameParams>('/plugins/functions/:name/register', async (req) => {
+    const { name } = req.params;
+    const body = readPluginRequest(req, `Invalid body: Error decoding the function list json: `, 'server.fileContent');
+    if (body.functions.length === 0) {
+      throw new EddyError(ErrorCode.Undefined, `function plugins ${name} regiser functions error: property 'functions' must not be empty`);
+    }
+    throw new EddyError(ErrorCode.NotFound, `register functions plugin ${name} error: not found`);
+  });
+
+  http.get('/plugins/udfs', async (_req, reply) => sendJson(reply, 200, []));
+  http.get<NameParams>('/plugins/udfs/:name', async (req) => {
+    throw new EddyError(ErrorCode.NotFound, `describe function ${req.params.name} error: not found`);
+  });
+
+  const portable: PluginType = 'portables';
+  const portablePrefix = 'Invalid body: Error decoding the portable plugin json: ';
+  http.get('/plugins/portables', async (_req, reply) => sendJson(reply, 200, []));
+  http.post('/plugins/portables', async (req) => {
+    refuseInstall(portable, readPluginRequest(req, portablePrefix, 'plugin.IOPlugin'), 'portable plugin create command error');
+  });
+  http.get<NameParams>('/plugins/portables/:name', async (req) => {
+    throw new EddyError(ErrorCode.NotFound, `describe portable plugin ${req.params.name} error: not found`);
+  });
+  http.delete<NameParams>('/plugins/portables/:name', async (req) => {
+    const { name } = req.params;
+    throw new EddyError(ErrorCode.NotFound, `delete portable plugin ${name} error: portable plugin ${name} is not found`);
+  });
+  // eKuiper ignores the failure to delete the old version, so PUT is a create
+  http.put<NameParams>('/plugins/portables/:name', async (req) => {
+    refuseInstall(portable, readPluginRequest(req, portablePrefix, 'plugin.IOPlugin'), 'portable plugin update command error');
+  });
+}
