@@ -4,17 +4,95 @@ import type { EddyConfig, Home } from './config/index.js';
 
 export type { Logger } from 'pino';
 
+/** The server's log outputs, switchable at run time (`PATCH /configs`, rest-api.md §16.5). */
+export interface LogSettings {
+  logLevel?: string;
+  debug?: boolean;
+  consoleLog?: boolean;
+  fileLog?: boolean;
+}
+
+/** Console and/or file output; each destination is opened on first use and kept for later switches. */
+class SwitchableOutput implements DestinationStream {
+  consoleOn = false;
+  fileOn = false;
+  private console?: DestinationStream;
+  private file?: DestinationStream;
+
+  constructor(private readonly filePath: string) {}
+
+  write(msg: string): void {
+    if (this.consoleOn) (this.console ??= pino.destination(1)).write(msg);
+    if (this.fileOn) (this.file ??= pino.destination({ dest: this.filePath, mkdir: true, sync: false })).write(msg);
+  }
+
+  /** at shutdown: the file's pending lines are written out */
+  flush(): void {
+    try {
+      (this.file as { flushSync?: () => void } | undefined)?.flushSync?.();
+    } catch {
+      // nothing written yet: nothing to flush
+    }
+  }
+
+  get any(): boolean {
+    return this.consoleOn || this.fileOn;
+  }
+}
+
+interface LogControl {
+  output: SwitchableOutput;
+  level: string;
+  debug: boolean;
+}
+
+const controls = new WeakMap<Logger, LogControl>();
+
+function effectiveLevel(c: LogControl): string {
+  if (!c.output.any) return 'silent';
+  return c.debug ? 'debug' : c.level;
+}
+
 /**
  * The server logger: to the console and/or `log/stream.log` per `basic.consoleLog` / `basic.fileLog`.
  * Rules log through child loggers (`logger.child({rule: id})`).
  */
 export function createLogger(config: EddyConfig, home: Home): Logger {
-  const level = config.basic.debug ? 'debug' : (config.basic.logLevel || 'info').toLowerCase();
-  const streams: Array<{ stream: DestinationStream; level: string }> = [];
-  if (config.basic.consoleLog) streams.push({ stream: pino.destination(1), level });
-  if (config.basic.fileLog) {
-    streams.push({ stream: pino.destination({ dest: join(home.log, 'stream.log'), mkdir: true, sync: false }), level });
+  const output = new SwitchableOutput(join(home.log, 'stream.log'));
+  output.consoleOn = Boolean(config.basic.consoleLog);
+  output.fileOn = Boolean(config.basic.fileLog);
+  let level = 'info';
+  try {
+    level = checkLogLevel(config.basic.logLevel || 'info');
+  } catch {
+    // an unknown configured level logs at info
   }
-  if (streams.length === 0) return pino({ level: 'silent' });
-  return pino({ level, base: undefined }, pino.multistream(streams));
+  const control: LogControl = { output, level, debug: Boolean(config.basic.debug) };
+  const logger = pino({ level: effectiveLevel(control), base: undefined }, output);
+  controls.set(logger, control);
+  return logger;
+}
+
+/** eKuiper's (logrus) level names that pino spells differently */
+const LEVEL_ALIASES: Record<string, string> = { warning: 'warn', panic: 'fatal' };
+
+/** The pino level of a configured level name; throws `invalid log level X` for an unknown one. */
+export function checkLogLevel(level: string): string {
+  const l = LEVEL_ALIASES[level.toLowerCase()] ?? level.toLowerCase();
+  if (!Object.hasOwn(pino.levels.values, l)) throw new Error(`invalid log level ${level}`);
+  return l;
+}
+
+/**
+ * Applies run-time log settings to a logger made by {@link createLogger} (child loggers created before keep their
+ * level). Unknown loggers are left alone.
+ */
+export function applyLogSettings(logger: Logger, s: LogSettings): void {
+  const c = controls.get(logger);
+  if (!c) return;
+  if (s.logLevel !== undefined) c.level = checkLogLevel(s.logLevel);
+  if (s.debug !== undefined) c.debug = s.debug;
+  if (s.consoleLog !== undefined) c.output.consoleOn = s.consoleLog;
+  if (s.fileLog !== undefined) c.output.fileOn = s.fileLog;
+  logger.level = effectiveLevel(c);
 }

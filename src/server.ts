@@ -36,6 +36,7 @@ import { registerUdfRoutes } from './api/udf.js';
 import { ServiceManager } from './extensions/services.js';
 import { registerServiceRoutes } from './api/services.js';
 import { registerPluginRoutes } from './api/plugins.js';
+import { registerConfigRoutes } from './api/configs.js';
 
 /** Everything a service or route module may need; built once per server. */
 export interface App {
@@ -190,6 +191,7 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
   registerPluginRoutes(http, { pluginHosts: config.basic.pluginHosts });
   registerDataRoutes(http, { bundle, tasks, requestExit: (code) => void close().finally(() => process.exit(code)) });
   registerRulesetRoutes(http, bundle);
+  registerConfigRoutes(http, { config, logger, onTimezone: (zone) => rules.setTimezone(zone) });
 
   let closed = false;
   const close = async () => {

@@ -2,13 +2,66 @@
  * The fastify instance with eKuiper's transport conventions (rest-api.md §1): every body read as text, errors as
  * `{"error", "message"}`, `404 page not found` for unknown paths, 405 for known paths with another method, CORS.
  */
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { EddyError, ErrorCode } from './errors.js';
 import { sendError } from './http.js';
 import type { Logger } from '../log.js';
 
 const CORS_METHODS = new Set(['POST', 'GET', 'PUT', 'DELETE', 'HEAD', 'PATCH']);
 const CORS_HEADERS = new Set(['accept', 'accept-language', 'content-type', 'content-language', 'origin', 'authorization']);
+
+/** A dot segment, also percent-encoded (`%2e`), as Go's router sees it after decoding. */
+function dotSegment(seg: string): 0 | 1 | 2 {
+  const s = seg.replace(/%2e/gi, '.');
+  return s === '.' ? 1 : s === '..' ? 2 : 0;
+}
+
+/**
+ * The path with double slashes and `.`/`..` segments resolved, keeping a trailing slash (Go's `path.Clean` as
+ * eKuiper's router applies it). Returns its argument unchanged when already clean.
+ */
+export function cleanPath(path: string): string {
+  if (path === '') return '/';
+  const out: string[] = [];
+  const segs = path.split('/');
+  let changed = !path.startsWith('/');
+  for (let i = 0; i < segs.length; i++) {
+    const seg = segs[i];
+    const last = i === segs.length - 1;
+    if (seg === '') {
+      // the leading '' and a trailing slash are legitimate; any other empty segment is a double slash
+      if (i !== 0 && !last) changed = true;
+      continue;
+    }
+    const dots = dotSegment(seg);
+    if (dots === 1) changed = true;
+    else if (dots === 2) {
+      changed = true;
+      out.pop();
+    } else out.push(seg);
+  }
+  if (!changed) return path;
+  const trailing = path.endsWith('/') && out.length > 0;
+  return `/${out.join('/')}${trailing ? '/' : ''}`;
+}
+
+/** A CORS pre-flight (`OPTIONS` with `Origin`), rest-api.md §1.6. */
+function preflight(req: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const method = req.headers['access-control-request-method'];
+  if (!method) return reply.code(400).send();
+  if (!CORS_METHODS.has(String(method).toUpperCase())) return reply.code(405).send();
+  const asked = String(req.headers['access-control-request-headers'] ?? '')
+    .split(',')
+    .map((h) => h.trim())
+    .filter((h) => h !== '');
+  if (asked.some((h) => !CORS_HEADERS.has(h.toLowerCase()))) return reply.code(403).send();
+  const nonSimple = asked.filter((h) => !['accept', 'accept-language', 'content-language'].includes(h.toLowerCase()));
+  if (nonSimple.length > 0) reply.header('Access-Control-Allow-Headers', nonSimple.join(', '));
+  if (!['GET', 'HEAD', 'POST'].includes(String(method).toUpperCase())) {
+    reply.header('Access-Control-Allow-Methods', String(method).toUpperCase());
+  }
+  return reply.code(200).send();
+}
 
 export function createHttp(logger: Logger): FastifyInstance {
   const http = Fastify({
@@ -32,23 +85,16 @@ export function createHttp(logger: Logger): FastifyInstance {
 
   http.addHook('onRequest', async (req, reply) => {
     const origin = req.headers.origin;
-    if (!origin) return;
-    reply.header('Access-Control-Allow-Origin', '*');
-    if (req.method !== 'OPTIONS') return;
-    const method = req.headers['access-control-request-method'];
-    if (!method) return reply.code(400).send();
-    if (!CORS_METHODS.has(String(method).toUpperCase())) return reply.code(405).send();
-    const asked = String(req.headers['access-control-request-headers'] ?? '')
-      .split(',')
-      .map((h) => h.trim())
-      .filter((h) => h !== '');
-    if (asked.some((h) => !CORS_HEADERS.has(h.toLowerCase()))) return reply.code(403).send();
-    const nonSimple = asked.filter((h) => !['accept', 'accept-language', 'content-language'].includes(h.toLowerCase()));
-    if (nonSimple.length > 0) reply.header('Access-Control-Allow-Headers', nonSimple.join(', '));
-    if (!['GET', 'HEAD', 'POST'].includes(String(method).toUpperCase())) {
-      reply.header('Access-Control-Allow-Methods', String(method).toUpperCase());
+    if (origin) {
+      reply.header('Access-Control-Allow-Origin', '*');
+      // the CORS layer wraps the router: a pre-flight never reaches it
+      if (req.method === 'OPTIONS') return preflight(req, reply);
     }
-    return reply.code(200).send();
+    // eKuiper's router answers an unclean path (`//rules`, `/rules/./x`) with a redirect to its clean form
+    const q = req.url.indexOf('?');
+    const path = q < 0 ? req.url : req.url.slice(0, q);
+    const clean = cleanPath(path);
+    if (clean !== path) return reply.code(301).header('Location', clean + (q < 0 ? '' : req.url.slice(q))).send();
   });
 
   http.setNotFoundHandler((req, reply) => {

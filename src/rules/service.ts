@@ -95,6 +95,11 @@ export class RuleService {
     this.patrolTimer.unref();
   }
 
+  /** `PATCH /configs` changed the zone: rules planned from now on (and status texts) use it. */
+  setTimezone(zone: string): void {
+    this.deps.timezone = zone;
+  }
+
   // ------------------------------------------------------------------------------------------ definitions
 
   private parse(text: string, body: Record<string, unknown>, defaultId?: string, requireSameId = false): ParsedRule {
