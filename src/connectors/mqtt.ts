@@ -90,7 +90,8 @@ function clientOptions(s: MqttSettings): IClientOptions {
     if (s.tls.cert) o.cert = s.tls.cert;
     if (s.tls.key) o.key = s.tls.key;
     if (s.tls.ca) o.ca = s.tls.ca;
-    if (s.tls.minVersion) o.minVersion = s.tls.minVersion;
+    // MQTT.js hands its options on to tls.connect, which reads minVersion
+    if (s.tls.minVersion) (o as IClientOptions & { minVersion?: string }).minVersion = s.tls.minVersion;
   }
   return o;
 }
