@@ -6,8 +6,6 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { EddyError, ErrorCode } from './errors.js';
 import { readJson, readJsonObject, sendJson, sendText } from './http.js';
 import {
-  emptyStatus,
-  hasErrors,
   importSource,
   parseBundle,
   sourceText,
@@ -49,8 +47,9 @@ async function runImport(bundle: BundleService, src: ImportSource, partial: bool
       message: partial ? 'the import was cancelled; the items imported before stay' : 'the import was cancelled; the previous data was restored',
     };
   }
-  if (hasErrors(res.status)) return { ok: false, message: JSON.stringify(res.status) };
-  return { ok: true, body: { ErrorMsg: '', ConfigResponse: emptyStatus() } };
+  if (res.failed) return { ok: false, message: JSON.stringify(res.status) };
+  // the items Eddy could not install (and rules kept stopped for want of them) are named; all empty otherwise
+  return { ok: true, body: { ErrorMsg: '', ConfigResponse: res.status } };
 }
 
 function flags(req: FastifyRequest): { partial: boolean; stop: boolean } {

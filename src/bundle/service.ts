@@ -8,8 +8,10 @@
  *   planned...) or the import is cancelled, the previous state is put back from a snapshot taken just before;
  * - a **partial** import merges item by item (existing streams, tables and rules are replaced, schemas that exist are
  *   kept) and reports the items that failed; the others stay applied.
- * Every failing item is named in the status document, including the sections Eddy cannot install (native and
- * portable plugins, external services), which are never silently dropped.
+ * Every failing item is named in the status document. So are, without failing the import, the items Eddy has nothing
+ * to install with (native and portable plugins, external services: an eKuiper bundle that lists them still imports)
+ * and the rules that need what Eddy lacks (a plugin's function or sink, a graph rule), which are kept stopped like
+ * eKuiper keeps a rule it cannot plan. A rule reading a stream the bundle does not define is a malformed bundle.
  * Imports run one at a time.
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -24,7 +26,6 @@ import { RuleDefError, decodeRuleText, parseRule } from '../rules/definition.js'
 import { sqlStatementKind } from '../rules/engine.js';
 import {
   BUNDLE_KEYS,
-  countItems,
   emptyBundle,
   emptyStatus,
   hasErrors,
@@ -85,10 +86,9 @@ export interface BundleDeps {
   propsValidator?(kind: ConfKind, type: string): ((props: Record<string, unknown>) => void) | undefined;
 }
 
-/** Cooperative control of one import: cancellation between items, and progress. */
+/** Cooperative control of one import: cancellation between items. */
 export interface ImportControl {
   readonly cancelled: boolean;
-  progress(done: number, total: number): void;
 }
 
 export class ImportCancelled extends Error {
@@ -98,8 +98,10 @@ export class ImportCancelled extends Error {
 }
 
 export interface ImportResult {
-  /** per-item errors; all empty on success */
+  /** per-item errors and notes (items not installed, rules kept stopped); all empty on a complete success */
   status: StatusDoc;
+  /** some item failed: a full import was refused or rolled back, a partial import kept the other items */
+  failed: boolean;
   /** a full import that failed was rolled back (or a check failed before anything changed) */
   rolledBack: boolean;
   cancelled: boolean;
@@ -121,7 +123,31 @@ const UNSUPPORTED: ReadonlyArray<[BundleKey, string]> = [
   ['Service', 'external services are not supported by Eddy'],
 ];
 
-const NO_CONTROL: ImportControl = { cancelled: false, progress: () => undefined };
+/**
+ * Planning errors of a rule that is well formed but needs something Eddy does not provide; such a rule is imported
+ * stopped (`fail to create the topo`), as eKuiper imports a rule whose plugin is not installed yet.
+ */
+const MISSING_EXTENSION = [/^function \S+ not found$/, /^sink \S+ is not defined$/, /^graph rules are not supported/];
+
+function needsMissingExtension(err: unknown): boolean {
+  const text = err instanceof Error ? err.message.replace(/^Update rule error: /, '') : '';
+  return MISSING_EXTENSION.some((re) => re.test(text));
+}
+
+/** The items of the sections Eddy cannot install, each named with why (reported, never fatal). */
+function notInstalled(bundle: Bundle): StatusDoc {
+  const notes = emptyStatus();
+  for (const [key, why] of UNSUPPORTED) for (const name of Object.keys(bundle[key])) notes[key][name] = `${why}: ${name} was not installed`;
+  return notes;
+}
+
+/** `a` with the entries of `b` added (a is changed). */
+function mergeInto(a: StatusDoc, b: StatusDoc): StatusDoc {
+  for (const k of BUNDLE_KEYS) Object.assign(a[k], b[k]);
+  return a;
+}
+
+const NO_CONTROL: ImportControl = { cancelled: false };
 
 function message(err: unknown): string {
   return err instanceof RuleDefError ? err.detail : err instanceof Error ? err.message : String(err);
@@ -339,7 +365,6 @@ export class BundleService {
   /** Item checks that need no change of state: every problem a full import can know before it starts. */
   check(bundle: Bundle): StatusDoc {
     const errs = emptyStatus();
-    for (const [key, why] of UNSUPPORTED) for (const name of Object.keys(bundle[key])) errs[key][name] = `${why}: ${name} was not installed`;
     for (const [name, text] of Object.entries(bundle.uploads)) {
       try {
         parseUploadRecord(name, text);
@@ -409,9 +434,10 @@ export class BundleService {
   }
 
   private async importFull(bundle: Bundle, ctl: ImportControl): Promise<ImportResult> {
+    const notes = notInstalled(bundle);
     const checked = this.check(bundle);
-    if (hasErrors(checked)) return { status: checked, rolledBack: true, cancelled: false };
-    if (ctl.cancelled) return { status: checked, rolledBack: true, cancelled: true };
+    if (hasErrors(checked)) return { status: mergeInto(notes, checked), failed: true, rolledBack: true, cancelled: false };
+    if (ctl.cancelled) return { status: notes, failed: false, rolledBack: true, cancelled: true };
 
     const before = await this.exportAll();
     const schemaSnap = await this.deps.schemas.snapshot();
@@ -421,12 +447,12 @@ export class BundleService {
     let failure: unknown;
     try {
       await this.reset();
-      await this.apply(bundle, 'full', errs, ctl);
+      await this.apply(bundle, 'full', errs, ctl, notes);
     } catch (e) {
       if (e instanceof ImportCancelled) cancelled = true;
       else failure = e;
     }
-    if (!cancelled && failure === undefined && !hasErrors(errs)) return { status: errs, rolledBack: false, cancelled: false };
+    if (!cancelled && failure === undefined && !hasErrors(errs)) return { status: notes, failed: false, rolledBack: false, cancelled: false };
 
     this.deps.logger.warn({ cancelled, errors: errs, err: failure }, 'data import failed; restoring the previous data');
     await this.reset();
@@ -437,19 +463,23 @@ export class BundleService {
     if (hasErrors(restoreErrs)) this.deps.logger.error({ errors: restoreErrs }, 'some previous items could not be restored');
     // an unexpected failure (the store, the file system) is reported as such once the old data is back
     if (failure !== undefined) throw failure;
-    return { status: errs, rolledBack: true, cancelled };
+    return { status: mergeInto(notes, errs), failed: hasErrors(errs), rolledBack: true, cancelled };
   }
 
   private async importPartial(bundle: Bundle, ctl: ImportControl): Promise<ImportResult> {
     const errs = emptyStatus();
-    for (const [key, why] of UNSUPPORTED) for (const name of Object.keys(bundle[key])) errs[key][name] = `${why}: ${name} was not installed`;
+    const notes = notInstalled(bundle);
+    // eKuiper installs the bundle's plugins before it creates the rules; when Eddy could not, rules needing them
+    // are kept stopped instead of refused
+    const keepUnplannable = hasErrors(notes);
+    let cancelled = false;
     try {
-      await this.apply(bundle, 'partial', errs, ctl);
+      await this.apply(bundle, 'partial', errs, ctl, keepUnplannable ? notes : undefined);
     } catch (e) {
       if (!(e instanceof ImportCancelled)) throw e;
-      return { status: errs, rolledBack: false, cancelled: true };
+      cancelled = true;
     }
-    return { status: errs, rolledBack: false, cancelled: false };
+    return { status: mergeInto(notes, errs), failed: hasErrors(errs), rolledBack: false, cancelled };
   }
 
   /** Full-import reset (runtime.md §9.2 step 1): rules, streams, tables, recorded schemas, user config keys, upload records. */
@@ -465,16 +495,21 @@ export class BundleService {
 
   /**
    * Applies the sections in order, recording each failing item. `restore` re-creates a snapshot: rules that cannot
-   * be planned are kept stopped, as they were.
+   * be planned are kept stopped, as they were. With `notes`, a new rule that needs a missing extension is created
+   * stopped and noted there instead of failing.
    */
-  private async apply(b: Bundle, mode: 'full' | 'partial' | 'restore', errs: StatusDoc, ctl: ImportControl): Promise<void> {
+  private async apply(
+    b: Bundle,
+    mode: 'full' | 'partial' | 'restore',
+    errs: StatusDoc,
+    ctl: ImportControl,
+    notes?: StatusDoc,
+  ): Promise<void> {
     const { catalog, rules, confKeys } = this.deps;
-    const total = countItems(b);
-    let done = 0;
     let lastYield = Date.now();
     const step = async (key: BundleKey, name: string, fn: () => Promise<void>) => {
       // the SQLite store answers synchronously: without a turn of the event loop now and then, a large import would
-      // keep the server from answering anything (progress, cancel) until it ends
+      // keep the server from answering anything (task status, cancel) until it ends
       if (Date.now() - lastYield >= 5) {
         await new Promise<void>((r) => setImmediate(r));
         lastYield = Date.now();
@@ -485,9 +520,7 @@ export class BundleService {
       } catch (e) {
         errs[key][name] = message(e);
       }
-      ctl.progress(++done, total);
     };
-    done += UNSUPPORTED.reduce((n, [key]) => n + Object.keys(b[key]).length, 0);
 
     for (const [name, text] of Object.entries(b.uploads)) {
       await step('uploads', name, async () => {
@@ -533,8 +566,21 @@ export class BundleService {
     for (const [key, text] of Object.entries(b.rules)) {
       await step('rules', key, async () => {
         if (mode !== 'restore') this.checkRule(key, text);
-        if (mode === 'partial' && rules.has(key)) await rules.update(key, text);
-        else await rules.create(text, { defaultId: key, keepUnplannable: mode === 'restore' });
+        if (mode === 'restore') {
+          await rules.create(text, { defaultId: key, keepUnplannable: true });
+          return;
+        }
+        const exists = mode === 'partial' && rules.has(key);
+        try {
+          if (exists) await rules.update(key, text);
+          else await rules.create(text, { defaultId: key });
+        } catch (e) {
+          if (!notes || !needsMissingExtension(e)) throw e;
+          // the bundle's definition is what is kept (and exported), stopped until Eddy has what it needs
+          if (exists) await rules.delete(key);
+          await rules.create(text, { defaultId: key, keepUnplannable: true });
+          notes.rules[key] = `${message(e).replace(/^Update rule error: /, '')}: the rule was imported stopped`;
+        }
       });
     }
   }

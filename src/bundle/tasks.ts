@@ -1,6 +1,6 @@
 /**
  * Asynchronous imports (rest-api.md §7.5–7.6, D12): tasks with unique ids `dataImport-<ms>-<n>`, persisted in store
- * namespace `asyncManager` so that their outcome survives restarts, with progress while running and cooperative
+ * namespace `asyncManager` so that their outcome survives restarts, with eKuiper's record shape and cooperative
  * cancellation. Tasks found unfinished at start (the server stopped under them) are marked `cancel`.
  */
 import type { Logger } from 'pino';
@@ -19,8 +19,6 @@ export interface TaskRecord {
   createdTimestamp: number;
   /** Unix seconds, changed on every transition */
   updatedTimestamp: number;
-  /** items handled so far and in all (beyond eKuiper's shape) */
-  progress: { done: number; total: number };
 }
 
 /** What a task's work reports when it ends. */
@@ -76,16 +74,13 @@ export class TaskManager {
     const ms = Date.now();
     const id = `dataImport-${ms}-${++this.counter}`;
     const t = Math.floor(ms / 1000);
-    const record: TaskRecord = { id, status: 'register', message: '', createdTimestamp: t, updatedTimestamp: t, progress: { done: 0, total: 0 } };
+    const record: TaskRecord = { id, status: 'register', message: '', createdTimestamp: t, updatedTimestamp: t };
     await this.store.set(TASK_NS, id, JSON.stringify(record));
     const live: Live = { record, cancelled: false, done: Promise.resolve() };
     this.live.set(id, live);
     const ctl: ImportControl = {
       get cancelled() {
         return live.cancelled;
-      },
-      progress: (done, total) => {
-        live.record.progress = { done, total };
       },
     };
     live.done = (async () => {
@@ -114,7 +109,7 @@ export class TaskManager {
 
   async get(id: string): Promise<TaskRecord> {
     const live = this.live.get(id);
-    if (live) return { ...live.record, progress: { ...live.record.progress } };
+    if (live) return { ...live.record };
     const text = await this.store.get(TASK_NS, id);
     if (text === undefined) throw new TaskNotFound(id);
     return JSON.parse(text) as TaskRecord;

@@ -12,7 +12,6 @@ interface Task {
   message: string;
   createdTimestamp: number;
   updatedTimestamp: number;
-  progress: { done: number; total: number };
 }
 
 function bundleOf(n: number, prefix: string): string {
@@ -41,7 +40,14 @@ test('async import: unique ids, task status finish with the import result, error
     assert.deepEqual(JSON.parse(done.message).ErrorMsg, '');
     assert.equal(typeof done.createdTimestamp, 'number');
     assert.ok(done.updatedTimestamp >= done.createdTimestamp);
-    assert.deepEqual(done.progress, { done: 3, total: 3 });
+    // exactly eKuiper's record (rest-api.md §7.6)
+    assert.deepEqual(Object.keys(done), ['id', 'status', 'message', 'createdTimestamp', 'updatedTimestamp']);
+    assert.deepEqual(JSON.parse(done.message), {
+      ErrorMsg: '',
+      ConfigResponse: Object.fromEntries(
+        ['streams', 'tables', 'rules', 'nativePlugins', 'portablePlugins', 'sourceConfig', 'sinkConfig', 'connectionConfig', 'Service', 'Schema', 'uploads', 'scripts'].map((k) => [k, {}]),
+      ),
+    });
     const streams = (await ok(s, 'GET', '/streams')).json() as string[];
     for (let i = 0; i < 3; i++) assert.ok(streams.includes(`${prefix}${i}`));
 
