@@ -27,6 +27,7 @@ import { registerRedisPub } from './redis-pub-sink.js';
 import { registerWebsocketSource } from './websocket-source.js';
 import { registerWebsocketSink } from './websocket-sink.js';
 import { registerRest } from './rest-sink.js';
+import { registerSql } from './sql-register.js';
 
 export { Registry } from './registry.js';
 export { ConfKeys, type ConfKind, type ConfMap } from './confkeys.js';
@@ -92,9 +93,7 @@ export class Connectors {
     registerWebsocketSource(this.registry, this.wsEndpoints);
     registerWebsocketSink(this.registry, this.wsEndpoints);
     registerRest(this.registry);
-    this.registry.registerConnectionCheck('source', 'memory', async () => {});
-    this.registry.registerConnectionCheck('sink', 'memory', async () => {});
-    this.registry.registerConnectionCheck('lookup', 'memory', async () => {});
+    registerSql(this.registry);
   }
 
   /** Creates the service and loads the user config keys. */

@@ -50,7 +50,17 @@ test('connection checks: mqtt broker up → 200 empty, closed port → clear err
       error: 1000,
       message: "sink log doesn't support ping connection",
     });
-    assert.equal((await s.req('POST', '/metadata/sinks/connection/memory', {})).status, 200);
+    // memory has no probe in eKuiper 1.14 (runtime.md §4), as source, sink or lookup
+    for (const [seg, kind] of [['sinks', 'sink'], ['sources', 'source'], ['lookups', 'lookup']]) {
+      assert.deepEqual((await s.req('POST', `/metadata/${seg}/connection/memory`, {})).json(), {
+        error: 1000,
+        message: `${kind} memory doesn't support ping connection`,
+      });
+    }
+    assert.deepEqual((await s.req('POST', '/metadata/lookups/connection/httppull', {})).json(), {
+      error: 1000,
+      message: "lookup httppull doesn't support ping connection",
+    });
     const unknown = await s.req('POST', '/metadata/sinks/connection/nosuch', {});
     assert.equal(unknown.status, 400);
     assert.match((unknown.json() as { message: string }).message, /nosuch not found/);
