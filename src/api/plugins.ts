@@ -24,7 +24,7 @@ function readPluginRequest(req: FastifyRequest, prefix: string, struct: string):
   const out: PluginRequest = { name: '', file: '', shellParas: [], functions: [] };
   if (body === null) return out;
   const fail = (v: unknown, key: string, goType: string) =>
-    new EddyError(ErrorCode.Undefined, `${prefix}json: cannot unmarshal ${jsonKind(v)} into Go struct field ${struct}.${key} of type ${goType}`);
+    new EddyError(ErrorCode.Undefined, `${prefix}json: cannot unmarshal ${jsonKind(v)} into Go struct field ${struct.split('.').pop()}.${key} of type ${goType}`);
   if (typeof body !== 'object' || Array.isArray(body)) {
     throw new EddyError(ErrorCode.Undefined, `${prefix}json: cannot unmarshal ${jsonKind(body)} into Go value of type ${struct}`);
   }
