@@ -57,6 +57,8 @@ export interface App {
   readonly functions: FunctionRegistry;
   /** JavaScript functions, registered in `functions` (engineer G) */
   readonly scripts: ScriptService;
+  /** external services, their functions registered in `functions` (W6) */
+  readonly services: ServiceManager;
   /** topology builder with the shared sources and lookup tables (engineer C2) */
   readonly runtime: RuntimeBuilder;
   /** rule registry (engineer D) */
@@ -154,6 +156,7 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
     connectors,
     functions,
     scripts,
+    services,
     runtime,
     rules,
     onClose: (fn) => closers.push(fn),

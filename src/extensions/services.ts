@@ -118,6 +118,22 @@ export class ServiceManager {
     return out;
   }
 
+  /**
+   * Installs a bundle item (`Service` section: name → `{"name","file"}` text). An existing service is kept as it is
+   * (rest-api.md §15 D15); errors carry the create texts.
+   */
+  async importRecord(name: string, text: string): Promise<void> {
+    let file: unknown;
+    try {
+      file = (JSON.parse(text) as { file?: unknown } | null)?.file;
+    } catch (e) {
+      throw bad(`invalid service install record ${name}: ${(e as Error).message}`);
+    }
+    if (typeof file !== 'string') throw bad(`invalid service install record ${name}: file must be a string`);
+    if (this.services.has(name)) return;
+    await this.create(name, file);
+  }
+
   create(name: string, file: string): Promise<void> {
     return this.serial(async () => {
       try {

@@ -294,3 +294,22 @@ test('services and their functions survive a restart; a built-in keeps its name'
     await again.dispose();
   }
 });
+
+test('bundle items: install records export as {name, file} and import again; an existing service is kept', async () => {
+  const s = await startTestServer();
+  try {
+    const name = uid('bundled');
+    const file = archive(name, restDef());
+    const manager = s.app.services;
+    await manager.importRecord(name, JSON.stringify({ name, file }));
+    assert.deepEqual(manager.installRecords(), { [name]: JSON.stringify({ name, file }) });
+    await manager.importRecord(name, JSON.stringify({ name, file: 'file:///elsewhere.zip' }));
+    assert.deepEqual(manager.installRecords(), { [name]: JSON.stringify({ name, file }) }, 'the existing service is untouched');
+    await assert.rejects(manager.importRecord('x', '{'), /invalid service install record x/);
+    await assert.rejects(manager.importRecord('y', JSON.stringify({ name: 'y', file: 'ftp://h/y.zip' })), /service create command error: invalid file path ftp:\/\/h\/y.zip/);
+    await manager.removeAll();
+    assert.deepEqual((await s.req('GET', '/services/functions')).json(), []);
+  } finally {
+    await s.dispose();
+  }
+});
