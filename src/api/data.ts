@@ -2,9 +2,10 @@
  * Data bundle endpoints (rest-api.md §7): export, import (full / `partial=1` / `stop=1`), import status, and the
  * asynchronous import with its task endpoints.
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { EddyError, ErrorCode } from './errors.js';
 import { readJson, readJsonObject, sendJson, sendText } from './http.js';
+import { sendDownload } from './download.js';
 import {
   importSource,
   parseBundle,
@@ -69,15 +70,6 @@ function checkedSource(body: Record<string, unknown>): ImportSource {
   return src;
 }
 
-function download(reply: FastifyReply, body: unknown): FastifyReply {
-  return reply
-    .code(200)
-    .header('Content-Type', 'application/octet-stream')
-    .header('Content-Disposition', 'Attachment; filename="ekuiper_export.json"')
-    .header('Last-Modified', new Date().toUTCString())
-    .send(JSON.stringify(body));
-}
-
 function taskError(e: unknown): unknown {
   return e instanceof TaskNotFound ? new EddyError(ErrorCode.NotFound, e.message) : e;
 }
@@ -85,7 +77,7 @@ function taskError(e: unknown): unknown {
 export function registerDataRoutes(http: FastifyInstance, deps: DataRouteDeps): void {
   const { bundle, tasks } = deps;
 
-  http.get('/data/export', async (_req, reply) => download(reply, await bundle.exportAll()));
+  http.get('/data/export', async (req, reply) => sendDownload(req, reply, JSON.stringify(await bundle.exportAll())));
 
   http.post('/data/export', async (req, reply) => {
     let ids: string[] = [];
@@ -95,7 +87,7 @@ export function registerDataRoutes(http: FastifyInstance, deps: DataRouteDeps): 
     } catch {
       // a body that is not a JSON array exports for no rule (eKuiper)
     }
-    return download(reply, await bundle.exportRules(ids));
+    return sendDownload(req, reply, JSON.stringify(await bundle.exportRules(ids)));
   });
 
   http.post('/data/import', async (req, reply) => {

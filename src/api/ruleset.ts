@@ -4,6 +4,7 @@
 import type { FastifyInstance } from 'fastify';
 import { EddyError, ErrorCode } from './errors.js';
 import { readJsonObject, sendText } from './http.js';
+import { sendDownload } from './download.js';
 import { RULESET_KEYS, importSource, parseSections, sourceText } from '../bundle/bundle.js';
 import type { BundleService } from '../bundle/service.js';
 
@@ -36,12 +37,5 @@ export function registerRulesetRoutes(http: FastifyInstance, bundle: BundleServi
     return sendText(reply, 200, `imported ${n.streams} streams, ${n.tables} tables and ${n.rules} rules`);
   });
 
-  http.post('/ruleset/export', async (_req, reply) =>
-    reply
-      .code(200)
-      .header('Content-Type', 'application/octet-stream')
-      .header('Content-Disposition', 'Attachment; filename="ekuiper_export.json"')
-      .header('Last-Modified', new Date().toUTCString())
-      .send(JSON.stringify(bundle.exportRuleset())),
-  );
+  http.post('/ruleset/export', async (req, reply) => sendDownload(req, reply, JSON.stringify(bundle.exportRuleset())));
 }
