@@ -72,6 +72,17 @@ function byteSlice(s: string, start: number, end: number | undefined): string {
   return utf8Text(b.subarray(start, end === undefined ? b.length : Math.min(end, b.length)));
 }
 
+/**
+ * Locales where the CLDR data of the reference's formatter differs from the platform's (checked against the
+ * reference's locale table): Arabic (India) writes Arabic-Indic digits, Norwegian `no` is unknown there and
+ * falls back to the root symbols (those of en), Romansh (Switzerland) uses the Swiss German symbols.
+ */
+const LOCALE_QUIRKS: Record<string, { as?: string; numbering?: string }> = {
+  'ar-in': { numbering: 'arab' },
+  'no-no': { as: 'en-US' },
+  'rm-ch': { as: 'de-CH' },
+};
+
 const formatters = new Map<string, Intl.NumberFormat>();
 
 /** One formatter per (locale, decimals): building an Intl.NumberFormat costs far more than using one. */
@@ -86,7 +97,13 @@ function formatter(locale: string | undefined, d: number): Intl.NumberFormat {
     if (!m || Intl.NumberFormat.supportedLocalesOf([`${m[1]}-${m[2]}`]).length === 0) {
       throw new EvalError(`not support for the specific locale:${locale}`);
     }
-    f = new Intl.NumberFormat(`${m[1]}-${m[2]}`, { minimumFractionDigits: d, maximumFractionDigits: d, numberingSystem: 'latn' });
+    const tag = `${m[1]}-${m[2]}`;
+    const quirk = LOCALE_QUIRKS[tag.toLowerCase()];
+    f = new Intl.NumberFormat(quirk?.as ?? tag, {
+      minimumFractionDigits: d,
+      maximumFractionDigits: d,
+      numberingSystem: quirk?.numbering ?? 'latn',
+    });
   }
   if (formatters.size > 256) formatters.clear();
   formatters.set(key, f);

@@ -393,7 +393,7 @@ export function analyze(stmt: SelectStatement, deps: AnalyzeDeps): Analysis {
     const err = functions.validateCall(e.name, e.args.map(argInfo));
     if (err !== undefined) throw planError(err);
     if (HIT_FUNCS.has(name)) {
-      if (aggQuery && cx.clause !== 'trigger') throw planError(`function ${name} is not allowed in an aggregate query`);
+      if (aggQuery && cx.clause !== 'trigger' && cx.clause !== 'windowFilter') throw planError(`function ${name} is not allowed in an aggregate query`);
       usesHits = true;
     }
     if (AGG_HIT_FUNCS.has(name)) usesAggHits = true;

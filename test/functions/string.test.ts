@@ -91,6 +91,14 @@ test('format rounds to decimals with optional locale symbols', () => {
   assert.equal(call('format', -123456.7899, 2n, 'de_CH'), '-123’456.79');
   assert.equal(call('format', 12332.2, 2n, 'fr_FR'), '12\u00a0332,20');
   assert.equal(callError('format', 98765.4321, 2n, 'ff'), 'call func format error: not support for the specific locale:ff');
+  // locales whose symbols differ between the reference's CLDR data and the platform's
+  assert.equal(call('format', 12332.12341111, 4n, 'ar_IN'), '\u0661\u0662\u066c\u0663\u0663\u0662\u066b\u0661\u0662\u0663\u0664');
+  assert.equal(call('format', 12332.2, 2n, 'no_NO'), '12,332.20');
+  assert.equal(call('format', 12332.2, 2n, 'rm_CH'), '12’332.20');
+  assert.equal(call('format', 12332.2, 2n, 'ar_EG'), '12,332.20');
+  assert.equal(call('format', 12332.2, 0n, 'ar_DZ'), '12.332');
+  assert.equal(call('format', 12332.2, 2n, 'it_CH'), '12’332.20');
+  assert.equal(call('format', 12332.2, 2n, 'sv_SE'), '12\u00a0332,20');
   assert.equal(callError('format', 1.5, -1n), 'call func format error: the decimal places must greater or equal than 0');
   assert.equal(validate('format', lit.field(), lit.field()), 'validate function format error: Expect integer type for parameter 2');
   assert.equal(validate('format', lit.field(), lit.int(2n), lit.field()), 'validate function format error: Expect string type for parameter 3');

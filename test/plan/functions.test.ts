@@ -174,6 +174,8 @@ test('static checks on aggregates, window functions, srf and multi-column functi
   planQuery('SELECT count(*) AS c FROM s GROUP BY TUMBLINGWINDOW(ss, 1) HAVING sin(c) > 0.3', deps(cat));
   planQuery('SELECT collect(*) AS c FROM s GROUP BY TUMBLINGWINDOW(ss, 1) HAVING c[2]->temp > 20', deps(cat));
   planQuery('SELECT a FROM s GROUP BY SLIDINGWINDOW(ss, 1) OVER (WHEN a - last_hit_time() > 400)', deps(cat));
+  // the reference skips the whole window call (FILTER included) when it looks for last_hit_* in aggregate queries
+  planQuery('SELECT a FROM s GROUP BY COUNTWINDOW(2) FILTER (WHERE last_hit_count() < 3)', deps(cat));
 });
 
 test('the HAVING check looks at the condition as eKuiper does: operands of operators, calls and columns (sql.md §4.8)', () => {
