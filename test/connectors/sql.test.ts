@@ -315,3 +315,35 @@ test('sql source (mysql): a poll failing while the database is unreachable is re
     await close();
   }
 });
+
+test('sql lookup (postgres): probes fail while the database is unreachable and work again once it is back', async () => {
+  const proxy = await cuttableProxy(5432);
+  const db = await admin('postgres');
+  const t = uniqueTable('lkout');
+  await db.run(`CREATE TABLE ${t} (id INT, label TEXT)`);
+  await db.run(`INSERT INTO ${t} VALUES (1, 'kitchen')`);
+  const { conns, close } = await connectorsService();
+  const lk = conns.registry.lookup('sql')!();
+  try {
+    lk.provision(ctx(), t, { url: `postgres://postgres@127.0.0.1:${proxy.port}/test` });
+    await lk.connect(ctx());
+    assert.deepEqual(await lk.lookup(ctx(), ['label'], ['id'], [1n]), [{ label: 'kitchen' }]);
+    proxy.cut();
+    await new Promise((r) => setTimeout(r, 100));
+    await assert.rejects(lk.lookup(ctx(), ['label'], ['id'], [1n]), /terminated|ECONNREFUSED/);
+    await proxy.restore();
+    let rows: unknown[] = [];
+    const end = Date.now() + 10000;
+    while (rows.length === 0 && Date.now() < end) {
+      rows = await lk.lookup(ctx(), ['label'], ['id'], [1n]).catch(() => []);
+      if (rows.length === 0) await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.deepEqual(rows, [{ label: 'kitchen' }]);
+  } finally {
+    await lk.close(ctx());
+    await db.run(`DROP TABLE ${t}`);
+    await db.close();
+    await proxy.close();
+    await close();
+  }
+});
