@@ -1,7 +1,9 @@
 /**
  * Config-key endpoints (rest-api.md §5, §16.11, §16.12): `GET /metadata/{sources|sinks|connections}/yaml/{name}`,
  * `PUT` and `DELETE /metadata/{sources|sinks|connections}/{name}/confKeys/{confKey}`. Secrets are masked on read and
- * restored when a masked value is written back.
+ * restored when a masked value is written back. Also the UI metadata (§16.13: `/metadata/sources[?kind=]`,
+ * `/metadata/sinks`, `/metadata/connections` and their `/{name}`) and the config-key overviews
+ * `/metadata/resources` and `/metadata/resource?sourceType=` (§16.14, §16.15; masked, rest-api.md §15 D23).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { EddyError, ErrorCode } from './errors.js';
@@ -10,6 +12,7 @@ import type { Connectors } from '../connectors/index.js';
 import type { ConfKind } from '../connectors/confkeys.js';
 import type { Props } from '../runtime/contracts.js';
 import { maskSecrets, restoreSecrets, sortKeysDeep } from '../connectors/secrets.js';
+import { connectionMeta, connectionPlugins, sinkMeta, sinkPlugins, sourceMeta, sourcePlugins } from '../connectors/uimeta.js';
 
 const KINDS: readonly ConfKind[] = ['sources', 'sinks', 'connections'];
 
@@ -50,7 +53,67 @@ function bodyProps(req: FastifyRequest, name: string, confKey: string): Props {
   return v as Props;
 }
 
+function sortedNames(names: Iterable<string>): string[] {
+  return [...new Set(names)].sort();
+}
+
+function registerMetadataRoutes(http: FastifyInstance, c: Connectors): void {
+  const pluginNotFound = (name: string): EddyError => new EddyError(ErrorCode.NotFound, `This plugin was not found:${name}`);
+  const installedSource = (type: string, lookup: boolean): boolean => (lookup ? !!c.registry.lookup(type) : !!c.registry.source(type));
+
+  http.get<{ Querystring: { kind?: string } }>('/metadata/sources', async (req, reply) => {
+    return sendJson(reply, 200, sourcePlugins(installedSource, (req.query.kind ?? '').toLowerCase()));
+  });
+  http.get<{ Params: { name: string } }>('/metadata/sources/:name', async (req, reply) => {
+    const { name } = req.params;
+    const m = installedSource(name, false) || installedSource(name, true) ? sourceMeta(name) : undefined;
+    if (!m) throw pluginNotFound(name);
+    return sendJson(reply, 200, m);
+  });
+  http.get('/metadata/sinks', async (_req, reply) => sendJson(reply, 200, sinkPlugins((t) => !!c.registry.sink(t))));
+  http.get<{ Params: { name: string } }>('/metadata/sinks/:name', async (req, reply) => {
+    const { name } = req.params;
+    const m = c.registry.sink(name) ? sinkMeta(name) : undefined;
+    if (!m) throw pluginNotFound(name);
+    return sendJson(reply, 200, m);
+  });
+  http.get('/metadata/connections', async (_req, reply) => sendJson(reply, 200, connectionPlugins()));
+  http.get<{ Params: { name: string } }>('/metadata/connections/:name', async (req, reply) => {
+    const m = connectionMeta(req.params.name);
+    if (!m) throw pluginNotFound(req.params.name);
+    return sendJson(reply, 200, m);
+  });
+
+  // the user-layer config keys: {"sources":[{"<confKey>":"<type>"}],"sinks":[...]}
+  http.get('/metadata/resources', async (_req, reply) => {
+    const of = (kind: ConfKind): Array<Record<string, string>> => {
+      const out: Array<Record<string, string>> = [];
+      for (const type of sortedNames(c.confKeys.userTypes(kind))) {
+        for (const key of Object.keys(c.confKeys.user(kind, type)).sort()) out.push({ [key]: type });
+      }
+      return out;
+    };
+    return sendJson(reply, 200, { sources: of('sources'), sinks: of('sinks') });
+  });
+
+  // source config keys by type, narrowed to those whose `sourceType` property names the given type
+  http.get<{ Querystring: { sourceType?: string } }>('/metadata/resource', async (req, reply) => {
+    const wanted = req.query.sourceType ?? '';
+    const out: Record<string, Record<string, unknown>> = {};
+    for (const type of sortedNames([...c.registry.sourceTypes(), ...c.confKeys.userTypes('sources')])) {
+      const merged = c.confKeys.merged('sources', type);
+      const keys: Record<string, unknown> = {};
+      for (const [key, props] of Object.entries(merged)) {
+        if (wanted === '' || props.sourceType === wanted) keys[key] = props;
+      }
+      if (Object.keys(keys).length > 0) out[type] = keys;
+    }
+    return sendJson(reply, 200, sortKeysDeep(maskSecrets(out)));
+  });
+}
+
 export function registerConfKeyRoutes(http: FastifyInstance, connectors: Connectors): void {
+  registerMetadataRoutes(http, connectors);
   for (const kind of KINDS) {
     http.get<{ Params: { name: string } }>(`/metadata/${kind}/yaml/:name`, async (req, reply) => {
       const { name } = req.params;
