@@ -135,25 +135,31 @@ function parseOptions(v: unknown, where: string): ServiceOptions {
   return o;
 }
 
-/** Parses a proto file with imports resolved in `schemaDir` (and the built-in google.api files). */
-export function loadProto(schemaDir: string, file: string): protobuf.Root {
+/**
+ * Parses a proto file; the file and its imports are looked up in `schemaDirs` in order (the archive being installed,
+ * then the installed schemas), then among the built-in google.api files.
+ */
+export function loadProto(schemaDirs: readonly string[], file: string): protobuf.Root {
   const root = new protobuf.Root();
+  const find = (target: string) => schemaDirs.map((d) => join(d, target)).find((p) => existsSync(p));
   root.resolvePath = (origin, target) => {
     if (isAbsolute(target)) return target;
-    const inDir = join(schemaDir, target);
-    if (existsSync(inDir)) return inDir;
+    const found = find(target);
+    if (found) return found;
     if (target in BUILTIN_PROTOS) return target;
     return origin ? join(dirname(origin), target) : target;
   };
   // the google.api files come from memory when the archive does not ship them; a file listed in
   // `root.files` is not loaded again, so the import statements naming them are satisfied
   for (const [name, text] of Object.entries(BUILTIN_PROTOS)) {
-    if (!existsSync(join(schemaDir, name))) {
+    if (!find(name)) {
       protobuf.parse(text, root, { keepCase: true });
       root.files.push(name);
     }
   }
-  root.loadSync(join(schemaDir, file), { keepCase: true });
+  const main = find(file);
+  if (!main) throw new Error(`open ${file}: no such file or directory`);
+  root.loadSync(main, { keepCase: true });
   root.resolveAll();
   return root;
 }
@@ -167,10 +173,10 @@ function servicesOf(ns: protobuf.NamespaceBase, out: protobuf.Service[] = []): p
 }
 
 /**
- * Parses and checks the definition file of service `name`; `schemaDir` is where its proto files live.
+ * Parses and checks the definition file of service `name`; `schemaDirs` are where its proto files may live.
  * Throws ServiceDefError with a message fit for `service create command error: …`.
  */
-export function parseServiceDef(name: string, text: string, schemaDir: string): ServiceDef {
+export function parseServiceDef(name: string, text: string, schemaDirs: readonly string[]): ServiceDef {
   let doc: unknown;
   try {
     doc = JSON.parse(text);
@@ -214,7 +220,11 @@ export function parseServiceDef(name: string, text: string, schemaDir: string): 
     } else {
       if (schemaType !== 'protobuf') throw new ServiceDefError(`${where}: unsupported schema type ${schemaType}`);
       if (schemaFile === '') throw new ServiceDefError(`${where}: schemaFile is required`);
-      iface.methods = methodsOf(schemaDir, schemaFile, raw.functions, where);
+      // a schema file is a name inside the schema folder, never a path out of it
+      if (isAbsolute(schemaFile) || schemaFile.split(/[\\/]/).includes('..') || schemaFile.includes('\0')) {
+        throw new ServiceDefError(`${where}: invalid schemaFile ${schemaFile}`);
+      }
+      iface.methods = methodsOf(schemaDirs, schemaFile, raw.functions, where);
       for (const m of iface.methods) iface.functions.push(m.funcName);
     }
     def.interfaces.push(iface);
@@ -237,10 +247,10 @@ function checkAddress(addr: string, protocol: Protocol, where: string): void {
   }
 }
 
-function methodsOf(schemaDir: string, schemaFile: string, mapping: unknown, where: string): SchemaMethod[] {
+function methodsOf(schemaDirs: readonly string[], schemaFile: string, mapping: unknown, where: string): SchemaMethod[] {
   let root: protobuf.Root;
   try {
-    root = loadProto(schemaDir, schemaFile);
+    root = loadProto(schemaDirs, schemaFile);
   } catch (e) {
     throw new ServiceDefError(`Fail to parse schema file ${schemaFile}: ${(e as Error).message}`);
   }

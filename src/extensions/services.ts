@@ -6,7 +6,7 @@
  * Persistence (runtime.md §10.1): `services` (name → parsed definition), `serviceFuncs` (function → owner record),
  * `serviceInstall` (name → `{"name","file"}`). At start every definition file in `<data>/services/` is parsed again.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { EddyError, ErrorCode } from '../api/errors.js';
@@ -74,7 +74,7 @@ export class ServiceManager {
     const ops: KVOp[] = [];
     for (const name of names) {
       try {
-        const def = parseServiceDef(name, readFileSync(join(this.opts.dir, `${name}.json`), 'utf8'), this.schemaDir);
+        const def = parseServiceDef(name, readFileSync(join(this.opts.dir, `${name}.json`), 'utf8'), [this.schemaDir]);
         this.services.set(name, { def, file: installs.get(name) ?? '' });
         this.register(def);
         ops.push({ ns: NS_SERVICES, key: name, value: JSON.stringify(describeService(def)) });
@@ -220,7 +220,7 @@ export class ServiceManager {
     let def: ServiceDef;
     try {
       await writeEntries(tmp, staged);
-      def = parseServiceDef(name, descriptor.data.toString('utf8'), existsSync(join(tmp, 'schemas')) ? join(tmp, 'schemas') : this.schemaDir);
+      def = parseServiceDef(name, descriptor.data.toString('utf8'), [join(tmp, 'schemas'), this.schemaDir]);
     } catch (e) {
       await rm(tmp, { recursive: true, force: true });
       throw bad((e as Error).message);

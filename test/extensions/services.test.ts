@@ -197,6 +197,9 @@ test('bad requests and archives are refused with eKuiper texts; nothing is insta
     const missingSchema = restDef();
     missingSchema.interfaces.greeter.schemaFile = 'nosuch.proto';
     assert.match(err(await post({ name, file: zips.zip({ [`${name}.json`]: JSON.stringify(missingSchema) }) }), 400).message, /Fail to parse schema file nosuch\.proto/);
+    const escape = restDef();
+    escape.interfaces.greeter.schemaFile = '../../etc/kuiper.yaml';
+    assert.match(err(await post({ name, file: archive(name, escape) }), 400).message, /invalid schemaFile \.\.\/\.\.\/etc\/kuiper\.yaml/);
     const msgpack = { interfaces: { m: { address: 'tcp://127.0.0.1:1', protocol: 'msgpack-rpc', schemaType: 'protobuf', schemaFile: 'hello.proto' } } };
     assert.match(err(await post({ name, file: archive(name, msgpack) }), 400).message, /msgpack-rpc protocol is not supported/);
 
@@ -309,6 +312,25 @@ test('bundle items: install records export as {name, file} and import again; an 
     await assert.rejects(manager.importRecord('y', JSON.stringify({ name: 'y', file: 'ftp://h/y.zip' })), /service create command error: invalid file path ftp:\/\/h\/y.zip/);
     await manager.removeAll();
     assert.deepEqual((await s.req('GET', '/services/functions')).json(), []);
+  } finally {
+    await s.dispose();
+  }
+});
+
+test('a schema may import a proto file installed by an earlier service', async () => {
+  const s = await startTestServer();
+  try {
+    const first = uid('common');
+    const common = 'syntax = "proto3";\npackage shared;\nmessage Name { string name = 1; }\nmessage Greeting { string message = 1; }\n';
+    const firstDef = { interfaces: { c: { address: svc.restUrl, protocol: 'rest', schemaType: 'protobuf', schemaFile: 'hello.proto' } } };
+    let r = await s.req('POST', '/services', { name: first, file: zips.zip({ [`${first}.json`]: JSON.stringify(firstDef), 'schemas/hello.proto': HELLO_PROTO, 'schemas/shared.proto': common }) });
+    assert.equal(r.status, 201, r.text);
+    const second = uid('user');
+    const proto = 'syntax = "proto3";\nimport "shared.proto";\nservice Other { rpc SayHello (shared.Name) returns (shared.Greeting) { option (google.api.http) = { post: "/v1/greet/{name}" body: "*" }; } }\n';
+    const secondDef = { interfaces: { o: { address: svc.restUrl, protocol: 'rest', schemaType: 'protobuf', schemaFile: 'other.proto', functions: [{ name: 'other_hello', serviceName: 'SayHello' }] } } };
+    r = await s.req('POST', '/services', { name: second, file: zips.zip({ [`${second.toUpperCase()}.json`]: JSON.stringify(secondDef), 'schemas/other.proto': proto }) });
+    assert.equal(r.status, 201, r.text);
+    assert.deepEqual(await runOnce(s, 'other_hello(n) AS g', { n: 'zed' }), { g: { message: 'POST zed xundefined keys=' } });
   } finally {
     await s.dispose();
   }
