@@ -68,10 +68,16 @@ export class SqlSink implements SinkConnector {
     return [...keys].sort().map((k) => checkIdent(k, 'column'));
   }
 
-  /** The statements of one send. */
-  statements(ctx: SinkContext, rows: readonly ValueObject[], first: ValueObject = rows[0]): string[] {
+  /**
+   * The statements of one send. `originals` are the rows before dataTemplate/fields: the table is rendered on the
+   * first, and a row kind or key that `fields` left out is read from the row's original.
+   */
+  statements(ctx: SinkContext, rows: readonly ValueObject[], originals: readonly ValueObject[] = rows): string[] {
     const db = this.db!;
+    const first = originals[0] ?? rows[0];
     const table = this.s.table.includes('{{') ? checkIdent(ctx.render(this.s.table, first), 'table') : this.s.table;
+    const paired = originals.length === rows.length;
+    const field = (i: number, name: string): Value => rows[i][name] ?? (paired ? originals[i][name] : undefined);
     const out: string[] = [];
     let inserts: ValueObject[] = [];
     const flush = () => {
@@ -81,15 +87,16 @@ export class SqlSink implements SinkConnector {
       out.push(`INSERT INTO ${table} (${cols.join(',')}) values ${tuples.join(',')}`);
       inserts = [];
     };
-    for (const row of rows) {
-      const kind = this.kindOf(row);
+    for (let i = 0; i < rows.length; i++) {
+      const row = rows[i];
+      const kind = this.kindOf(this.s.rowkindField ? field(i, this.s.rowkindField) : undefined);
       if (kind === 'insert') {
         inserts.push(row);
         continue;
       }
       flush();
       const key = this.s.keyField;
-      const kv = row[key];
+      const kv = field(i, key);
       if (kv === undefined || kv === null) throw new Error(`field ${key} does not exist in the row`);
       const where = `${key} = ${db.literal(kv)}`;
       if (kind === 'delete') {
@@ -103,9 +110,7 @@ export class SqlSink implements SinkConnector {
     return out;
   }
 
-  private kindOf(row: ValueObject): string {
-    if (!this.s.rowkindField) return 'insert';
-    const k = row[this.s.rowkindField];
+  private kindOf(k: Value): string {
     if (k === undefined || k === null) return 'insert';
     const kind = typeof k === 'string' ? k.toLowerCase() : '';
     if (!ROW_KINDS.has(kind)) throw new Error(`invalid rowkind ${textOf(k)}`);
@@ -118,8 +123,7 @@ export class SqlSink implements SinkConnector {
     const data = payload.data as Value;
     const rows: ValueObject[] = Array.isArray(data) ? data.filter(isObject) : isObject(data) ? [data] : [];
     if (rows.length === 0) return;
-    // the table is rendered on the row before dataTemplate/fields, like other per-send properties
-    const statements = this.statements(ctx, rows, payload.rows[0] ?? rows[0]);
+    const statements = this.statements(ctx, rows, payload.rows);
     try {
       await db.transaction(statements);
     } catch (e) {

@@ -146,6 +146,13 @@ for (const d of DRIVERS) {
           [5, 'no kind is an insert', 2, null],
         ],
       );
+      // with `fields`, only those columns are written; the row kind and key are still read from the row
+      const narrow = sinkNode(conns, 'sql', { url: d.url, table: t, rowkindField: 'action', keyField: 'id', fields: ['name'] });
+      await narrow.open();
+      narrow.push([{ action: 'update', id: 3, name: 'C', temp: 99 }]);
+      await waitFor(() => narrow.metrics.recordsOut >= 1, 'narrow update');
+      await narrow.close();
+      assert.deepEqual(await db.run(`SELECT id, name, temp FROM ${t} WHERE id = 3`), [{ id: 3, name: 'C', temp: null }]);
       // an unknown row kind and a statement the database rejects are exceptions, not retried
       kinds.push([{ action: 'merge', id: 9 }]);
       await waitFor(() => kinds.metrics.exceptions >= 1, 'bad row kind');
