@@ -21,7 +21,7 @@ interface StoredEntry {
 
 /** Hooks other services plug in; each is optional so the catalog works on its own. */
 export interface CatalogHooks {
-  /** ids of the rules whose SQL reads `name`; a stream or table in use cannot be dropped */
+  /** ids of the running rules whose SQL reads `name`; a lookup table they use cannot be dropped */
   rulesUsing?(name: string): string[];
   /** whether FORMAT `name` is registered (json, binary, delimited, protobuf, custom and plugin formats) */
   formatExists?(name: string): boolean;
@@ -116,7 +116,12 @@ export class Catalog implements StreamCatalog {
       }
       case 'dropStream': {
         this.lookupForStatement(stmt.streamKind, stmt.name, (c) => `Drop ${stmt.streamKind} fails: ${c}.`);
-        await this.drop(stmt.streamKind, stmt.name);
+        try {
+          await this.drop(stmt.streamKind, stmt.name);
+        } catch (err) {
+          const msg = err instanceof Error ? err.message : String(err);
+          throw new EddyError(ErrorCode.Stream, `Drop ${stmt.streamKind} fails: ${msg}.`);
+        }
         return `${word(stmt.streamKind)} ${stmt.name} is dropped.`;
       }
     }
@@ -202,22 +207,21 @@ export class Catalog implements StreamCatalog {
     }
   }
 
-  /** Removes a definition; refused while a rule reads it. */
+  /**
+   * Removes a definition. Rules reading a stream keep running and fail on their next re-plan (rest-api.md §3.7);
+   * only a lookup table used by a running rule is kept.
+   */
   async drop(kind: StreamKind, name: string): Promise<void> {
     const def = this.defs.get(name);
     if (!def || def.kind !== kind) {
       throw new EddyError(ErrorCode.NotFound, def ? `${kind} ${name} is not found` : `${name} is not found`);
     }
-    const users = this.hooks.rulesUsing?.(name) ?? [];
-    if (users.length > 0) {
-      throw new EddyError(
-        ErrorCode.Stream,
-        `${kind} ${name} is still in use by rule${users.length > 1 ? 's' : ''} ${users.join(', ')}; delete ${
-          users.length > 1 ? 'them' : 'it'
-        } first`,
-      );
+    if (isLookup(def)) {
+      if ((this.hooks.rulesUsing?.(name) ?? []).length > 0) {
+        throw new EddyError(ErrorCode.Stream, `lookup table ${name} is still in use, stop all using rules before dropping it`);
+      }
+      await this.hooks.closeLookup?.(name);
     }
-    if (isLookup(def)) await this.hooks.closeLookup?.(name);
     await this.store.delete(NS, name);
     this.defs.delete(name);
   }

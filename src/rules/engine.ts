@@ -2,9 +2,10 @@
  * What the rules service needs from the layers below it (SQL, planner, runtime), as one narrow interface. The
  * composition root builds it from the real modules; tests of the state machine may pass their own topologies.
  */
-import type { RuleDef, RuleOptions, TopologyBuilder } from '../runtime/contracts.js';
+import type { RuleDef, RuleOptions, Topology, TopologyBuilder } from '../runtime/contracts.js';
 import type { SqlChecker } from './definition.js';
 import { parseStatement } from '../sql/index.js';
+import { RuleTopology } from '../runtime/topology.js';
 
 export interface RuleEngine extends SqlChecker {
   /** plans and builds topologies (throws coded EddyErrors: 2101 unknown stream, 2201 unknown sink...) */
@@ -15,6 +16,11 @@ export interface RuleEngine extends SqlChecker {
    * `fail to get stream s9, please check if stream is created`).
    */
   validate(sql: string, options: RuleOptions): string[];
+  /**
+   * The streams/tables a topology built by {@link builder} reads, in FROM/JOIN order, taken from its plan so that a
+   * rule is planned once; undefined when the topology does not tell (then {@link validate} is asked).
+   */
+  sourcesOf?(topo: Topology): string[] | undefined;
   /** the EXPLAIN text of a rule's SQL (rest-api.md §4.14); throws coded EddyErrors */
   explain(sql: string, options: RuleOptions): string;
   /** drops what the runtime keeps for a deleted rule (checkpoints, sink caches) */
@@ -29,9 +35,14 @@ export function createRuleEngine(parts: EngineParts): RuleEngine {
     statementKind: sqlStatementKind,
     builder: parts.builder,
     validate: (sql, options) => parts.validate(sql, options),
+    sourcesOf: parts.sourcesOf ?? plannedSources,
     explain: (sql, options) => parts.explain(sql, options),
     cleanup: (rule) => parts.cleanup(rule),
   };
+}
+
+function plannedSources(topo: Topology): string[] | undefined {
+  return topo instanceof RuleTopology ? topo.plan.sources.map((s) => s.name) : undefined;
 }
 
 /** SELECT or another statement kind; throws the SQL front end's parser error when the text does not parse. */

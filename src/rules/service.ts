@@ -1,7 +1,7 @@
 /**
  * The rule registry (rest-api.md §4, runtime.md §1.3): create/update/delete with planning before anything is stored,
  * start/stop/restart persisting `triggered`, restore at boot, status objects, tags, CPU usage, and the
- * `rulesUsing` look-up the stream catalog calls before dropping a stream.
+ * `runningRulesUsing` look-up the stream catalog calls before dropping a lookup table.
  *
  * Methods throw EddyErrors whose messages carry no endpoint prefix; the REST layer adds eKuiper's prefixes.
  */
@@ -126,9 +126,13 @@ export class RuleService {
       }
     }
     try {
-      if (def.sql !== undefined) sources = this.deps.engine.validate(def.sql, options);
+      // building plans the SQL (2001/2101 errors first, then 2201 sink errors): the plan gives the stream names
+      const topo = this.deps.engine.builder.build(def, options, logger);
+      const planned = this.deps.engine.sourcesOf?.(topo);
+      if (planned) sources = planned;
+      else if (def.sql !== undefined) sources = this.deps.engine.validate(def.sql, options);
       else if (def.graph) sources = graphSources(def.graph);
-      return { topo: this.deps.engine.builder.build(def, options, logger), sources };
+      return { topo, sources };
     } catch (err) {
       if (def.graph && !(err instanceof EddyError)) {
         throw new EddyError(ErrorCode.Rule, `graph rule ${def.id} cannot be planned: graph rules are not supported`);
@@ -223,11 +227,16 @@ export class RuleService {
     return maskSecrets(ruleObject(this.entry(id).state.def));
   }
 
-  /** Ids of the rules whose SQL reads stream or table `name` (the catalog refuses to drop it while non-empty). */
+  /** Ids of the rules whose SQL reads stream or table `name` (export collects their dependencies). */
   rulesUsing(name: string): string[] {
     const out: string[] = [];
     for (const [id, e] of this.rules) if (e.sources.includes(name)) out.push(id);
     return out.sort(byId);
+  }
+
+  /** Ids of the running rules reading `name`: the catalog refuses to drop a lookup table while non-empty. */
+  runningRulesUsing(name: string): string[] {
+    return this.rulesUsing(name).filter((id) => this.rules.get(id)!.state.phase === 'running');
   }
 
   /**

@@ -247,3 +247,31 @@ test('GET /streamdetails and /tabledetails list names with lower-cased type and 
   await s.req('DELETE', '/streams/det1');
   await s.req('DELETE', '/tables/det2');
 });
+
+test('a stream read by a rule can be dropped; a lookup table used by a running rule cannot', async () => {
+  const u = randomUUID().slice(0, 8);
+  const st = `drop_s_${u}`;
+  const lt = `drop_t_${u}`;
+  const rule = `drop_r_${u}`;
+  assert.equal((await s.req('POST', '/streams', { sql: `CREATE STREAM ${st} (id BIGINT) WITH (DATASOURCE="m/${u}", TYPE="memory")` })).status, 201);
+  const t = await s.req('POST', '/tables', { sql: `CREATE TABLE ${lt} (id BIGINT, v STRING) WITH (DATASOURCE="l/${u}", TYPE="memory", KIND="lookup", KEY="id")` });
+  assert.equal(t.status, 201, t.text);
+  const r = await s.req('POST', '/rules', { id: rule, sql: `SELECT * FROM ${st} INNER JOIN ${lt} ON ${st}.id = ${lt}.id`, actions: [{ nop: {} }] });
+  assert.equal(r.status, 201, r.text);
+
+  await expectError('DELETE', `/tables/${lt}`, undefined, 400, 3000,
+    `delete table error: lookup table ${lt} is still in use, stop all using rules before dropping it`);
+  await expectError('POST', '/tables', { sql: `DROP TABLE ${lt}` }, 400, 3000,
+    `Table command error: Drop table fails: lookup table ${lt} is still in use, stop all using rules before dropping it.`);
+  assert.equal((await s.req('POST', `/rules/${rule}/stop`)).status, 200);
+  const dropped = await s.req('DELETE', `/tables/${lt}`);
+  assert.equal(dropped.status, 200, dropped.text);
+  assert.equal(dropped.text, `Table ${lt} is dropped.`);
+
+  // a plain stream is dropped even while a rule reads it
+  assert.equal((await s.req('POST', `/rules/${rule}/start`)).status, 400, 'the table is gone: the re-plan fails');
+  const ds = await s.req('POST', '/streams', { sql: `DROP STREAM ${st}` });
+  assert.equal(ds.status, 201, ds.text);
+  assert.equal(ds.text, `Stream ${st} is dropped.`);
+  assert.equal((await s.req('DELETE', `/rules/${rule}`)).status, 200);
+});

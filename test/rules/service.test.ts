@@ -243,3 +243,49 @@ test('a rule with logFilename logs into its own file in the log folder', async (
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('a rule is planned once per create, start and update: the stream names come from the built topology', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'eddy-rules-once-'));
+  const store = new SqliteStore(join(dir, 'kv.db'));
+  const engine = new TestEngine();
+  let builds = 0;
+  let validations = 0;
+  let building = false;
+  const build = engine.builder.build;
+  engine.builder = {
+    build: (def, o) => {
+      builds++;
+      building = true;
+      try {
+        return build(def, o);
+      } finally {
+        building = false;
+      }
+    },
+  };
+  const validate = engine.validate;
+  const counted = Object.assign(engine, {
+    // the test builder checks the SQL itself; only checks outside a build are a second planning pass
+    validate: (sql: string) => {
+      if (!building) validations++;
+      return validate(sql);
+    },
+    // what the real engine reads from the plan of a RuleTopology
+    sourcesOf: () => ['s1'],
+  });
+  const svc = new RuleService({ store, logger: silent, defaults: DEFAULTS, engine: counted });
+  try {
+    await svc.create(body({ id: 'r1' }));
+    assert.equal(builds, 1);
+    await svc.start('r1');
+    assert.equal(builds, 2);
+    await svc.update('r1', body({ id: 'r1', triggered: false }));
+    assert.equal(builds, 3);
+    assert.equal(validations, 0, 'no second planning pass for the stream names');
+    assert.deepEqual(svc.rulesUsing('s1'), ['r1']);
+  } finally {
+    await svc.close();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
