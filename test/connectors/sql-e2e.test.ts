@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer } from '../helpers/server.js';
-import { admin, MY_URL, PG_URL, uniqueTable } from './sql-helpers.js';
+import { admin, cuttableProxy, MY_URL, PG_URL, uniqueTable } from './sql-helpers.js';
 
 async function until<T>(probe: () => Promise<T>, ok: (v: T) => boolean, what: string, timeoutMs = 10000): Promise<T> {
   const end = Date.now() + timeoutMs;
@@ -112,5 +112,62 @@ test('sql connection checks over the REST API: {url} for sources and lookups, {u
     assert.match((r.json() as { message: string }).message, /table is required/);
   } finally {
     await s.dispose();
+  }
+});
+
+test('a sql rule survives outages of its databases: the source polls again, the sink cache resends', async () => {
+  const s = await startTestServer();
+  const srcProxy = await cuttableProxy(3306);
+  const sinkProxy = await cuttableProxy(5432);
+  const mydb = await admin('mysql');
+  const pgdb = await admin('postgres');
+  const input = uniqueTable('in');
+  const output = uniqueTable('out');
+  const id = Math.random().toString(36).slice(2, 8);
+  const [stream, rule] = [`sqlout_${id}`, `sqloutrule_${id}`];
+  await mydb.run(`CREATE TABLE ${input} (id INT, v VARCHAR(10))`);
+  await pgdb.run(`CREATE TABLE ${output} (id INT, v VARCHAR(10))`);
+  try {
+    let r = await s.req('PUT', `/metadata/sources/sql/confKeys/in_${id}`, {
+      url: `mysql://root@127.0.0.1:${srcProxy.port}/test`,
+      interval: 100,
+      internalSqlQueryCfg: { table: input, indexField: 'id', indexValue: 0 },
+    });
+    assert.equal(r.status, 200, r.text);
+    r = await s.req('POST', '/streams', { sql: `CREATE STREAM ${stream} () WITH (TYPE="sql", CONF_KEY="in_${id}")` });
+    assert.equal(r.status, 201, r.text);
+    r = await s.req('POST', '/rules', {
+      id: rule,
+      sql: `SELECT id, v FROM ${stream}`,
+      actions: [{ sql: { url: `postgres://postgres@127.0.0.1:${sinkProxy.port}/test`, table: output, enableCache: true } }],
+    });
+    assert.equal(r.status, 201, r.text);
+    const rows = () => pgdb.run(`SELECT id, v FROM ${output} ORDER BY id`);
+    const status = async () => (await s.req('GET', `/rules/${rule}/status`)).json() as Record<string, unknown>;
+    await mydb.run(`INSERT INTO ${input} VALUES (1, 'before')`);
+    await until(rows, (v) => v.length === 1, 'first row');
+    srcProxy.cut();
+    sinkProxy.cut();
+    await mydb.run(`INSERT INTO ${input} VALUES (2, 'during')`);
+    const st = await until(status, (v) => Number(v[`source_${stream}_0_exceptions_total`]) >= 1, 'source failure');
+    assert.equal(st.status, 'running');
+    assert.match(String(st[`source_${stream}_0_last_exception`]), /^sql source query failed: /);
+    await srcProxy.restore();
+    await until(status, (v) => Number(v.sink_sql_0_0_exceptions_total) >= 1, 'sink failure while its database is down');
+    await sinkProxy.restore();
+    assert.deepEqual(await until(rows, (v) => v.length === 2, 'row resent after the outage', 20000), [
+      { id: 1, v: 'before' },
+      { id: 2, v: 'during' },
+    ]);
+    assert.equal((await status()).status, 'running');
+  } finally {
+    await s.req('DELETE', `/rules/${rule}`);
+    await s.dispose();
+    await srcProxy.close();
+    await sinkProxy.close();
+    await mydb.run(`DROP TABLE IF EXISTS ${input}`);
+    await pgdb.run(`DROP TABLE IF EXISTS ${output}`);
+    await mydb.close();
+    await pgdb.close();
   }
 });
