@@ -1,6 +1,6 @@
 /**
  * How a SQL call of a service function becomes a remote call (runtime.md §6.3): the arguments are mapped onto the
- * method's input message, sent over REST or gRPC through the blocking {@link SyncTransport}, and the reply is
+ * method's input message, sent over REST, gRPC or msgpack-rpc through the blocking {@link SyncTransport}, and the reply is
  * converted back into Eddy values (int → bigint, float → number, wrapper messages → their bare value).
  */
 import protobuf from 'protobufjs';
@@ -378,6 +378,64 @@ function grpcCall(transport: SyncTransport, iface: InterfaceDef, m: SchemaMethod
   return decodeBinary(m.output, reply.body);
 }
 
+/** A message object (proto names, 64-bit ints as text) → plain msgpack data (64-bit ints as bigint). */
+function messageToPlain(type: protobuf.Type, obj: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const f of type.fieldsArray) {
+    const v = obj[f.name];
+    if (v === undefined) continue;
+    out[f.name] = fieldToPlain(f, v);
+  }
+  return out;
+}
+
+function fieldToPlain(f: protobuf.Field, v: unknown): unknown {
+  const one = (x: unknown): unknown => {
+    const rt = f.resolvedType;
+    if (rt instanceof protobuf.Type) {
+      const o = x as Record<string, unknown>;
+      return isWrapper(rt) ? fieldToPlain(rt.fields.value, o.value) : messageToPlain(rt, o);
+    }
+    return INT64.has(f.type) && typeof x === 'string' ? BigInt(x) : x;
+  };
+  if (f.map) return Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([k, x]) => [k, one(x)]));
+  if (f.repeated) return (v as unknown[]).map(one);
+  return one(v);
+}
+
+/** msgpack data → the protobuf JSON shape `jsonToMessageObject` reads (bigints as text). */
+function plainToJson(v: unknown): unknown {
+  if (typeof v === 'bigint') return v.toString();
+  if (Array.isArray(v)) return v.map(plainToJson);
+  if (v instanceof Uint8Array) return Buffer.from(v).toString('base64');
+  if (v instanceof Map) return Object.fromEntries([...v].map(([k, x]) => [String(k), plainToJson(x)]));
+  if (typeof v === 'object' && v !== null) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, plainToJson(x)]));
+  return v;
+}
+
+/**
+ * msgpack-rpc: the arguments are converted through the input message; no argument → no params, one → that value
+ * (the whole message for an object argument), n → one param per field.
+ */
+function msgpackCall(transport: SyncTransport, iface: InterfaceDef, m: SchemaMethod, args: Value[]): Value {
+  const msg = argsToMessage(m.input, args);
+  const fields = m.input.fieldsArray;
+  let params: unknown[];
+  if (args.length === 0) params = [];
+  else if (args.length === 1 && isObject(args[0]) && !(fields.length === 1 && !(fields[0].resolvedType instanceof protobuf.Type))) {
+    params = [messageToPlain(m.input, msg)];
+  } else params = fields.map((f) => (msg[f.name] === undefined ? null : fieldToPlain(f, msg[f.name])));
+  const reply = callWithRetry(transport, iface, {
+    kind: 'msgpack',
+    target: new URL(iface.addr).host,
+    method: m.methodName,
+    params,
+    timeoutMs: CALL_TIMEOUT_MS,
+  });
+  if (reply.status !== 0) throw new EvalError(`msgpack-rpc call ${m.methodName} failed: ${utf8Text(reply.body)}`);
+  return decodeJsonReply(m.output, plainToJson(reply.value));
+}
+
 /** Schemaless REST: `iface(method, uri, body…)`. */
 function restSchemalessCall(transport: SyncTransport, iface: InterfaceDef, args: Value[]): Value {
   if (args.length < 2) throw new EvalError('expect at least 2 arguments: the http method and the uri');
@@ -412,7 +470,9 @@ export function interfaceFunctions(iface: InterfaceDef, transport: SyncTransport
     const exec =
       iface.protocol === 'grpc'
         ? (args: Value[]) => grpcCall(transport, iface, m, args)
-        : (args: Value[]) => restSchemaCall(transport, iface, m, args);
+        : iface.protocol === 'msgpack-rpc'
+          ? (args: Value[]) => msgpackCall(transport, iface, m, args)
+          : (args: Value[]) => restSchemaCall(transport, iface, m, args);
     return { name: m.funcName, kind: 'scalar', nullCheck: 'none', exec };
   });
 }

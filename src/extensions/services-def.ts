@@ -194,7 +194,6 @@ export function parseServiceDef(name: string, text: string, schemaDirs: readonly
     if (!isObj(raw)) throw new ServiceDefError(`${where}: expect a JSON object`);
     const protocol = str(raw, 'protocol', where);
     if (!PROTOCOLS.has(protocol)) throw new ServiceDefError(`${where}: unsupported protocol ${protocol}`);
-    if (protocol === 'msgpack-rpc') throw new ServiceDefError(`${where}: the msgpack-rpc protocol is not supported by Eddy`);
     const addr = str(raw, 'address', where);
     checkAddress(addr, protocol as Protocol, where);
     const schemaless = raw.schemaless === true;
@@ -242,8 +241,8 @@ function checkAddress(addr: string, protocol: Protocol, where: string): void {
   if (protocol === 'rest' && url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new ServiceDefError(`${where}: invalid address ${addr}: the rest protocol needs an http or https url`);
   }
-  if (protocol === 'grpc' && (url.protocol !== 'tcp:' || url.host === '')) {
-    throw new ServiceDefError(`${where}: invalid address ${addr}: the grpc protocol needs tcp://host:port`);
+  if (protocol !== 'rest' && (url.protocol !== 'tcp:' || url.host === '' || url.port === '')) {
+    throw new ServiceDefError(`${where}: invalid address ${addr}: the ${protocol} protocol needs tcp://host:port`);
   }
 }
 

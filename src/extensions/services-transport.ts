@@ -1,5 +1,5 @@
 /**
- * Blocking remote calls for external-service functions.
+ * Blocking remote calls (HTTP, gRPC, msgpack-rpc) for external-service functions.
  *
  * SQL functions are synchronous (the per-record path has no promises), while HTTP and gRPC are asynchronous in Node.
  * A worker thread does the network I/O; the calling thread posts the request, sleeps on a shared cell with
@@ -32,13 +32,24 @@ export interface GrpcCall {
   timeoutMs: number;
 }
 
-export type RemoteCall = HttpCall | GrpcCall;
+export interface MsgpackCall {
+  kind: 'msgpack';
+  /** host:port */
+  target: string;
+  method: string;
+  params: unknown[];
+  timeoutMs: number;
+}
+
+export type RemoteCall = HttpCall | GrpcCall | MsgpackCall;
 
 export interface RemoteReply {
-  /** HTTP status; for gRPC 0 on success, otherwise the gRPC status code */
+  /** HTTP status; for gRPC 0 on success, otherwise the gRPC status code; for msgpack-rpc 0 or 1 (error reply) */
   status: number;
   contentType: string;
   body: Uint8Array;
+  /** msgpack-rpc: the decoded result */
+  value?: unknown;
 }
 
 /** A transport failure (connection refused, time-out…): the call may be retried. */
@@ -49,7 +60,8 @@ const WORKER_SOURCE = String.raw`
 const { workerData } = require('node:worker_threads');
 const http = require('node:http');
 const https = require('node:https');
-const { port, cell, grpcPath } = workerData;
+const net = require('node:net');
+const { port, cell, grpcPath, msgpackPath } = workerData;
 const flag = new Int32Array(cell);
 let grpc;
 const grpcClients = new Map();
@@ -100,9 +112,58 @@ function doGrpc(id, c) {
   }
 }
 
+// msgpack-rpc: one connection per target, replies matched by msgid; a closed connection fails its pending calls
+// and the next call dials again
+let msgpack;
+const mpConns = new Map();
+let nextMsgId = 1;
+function mpConn(target) {
+  const old = mpConns.get(target);
+  if (old && !old.closed) return old;
+  msgpack ??= require(msgpackPath);
+  const i = target.lastIndexOf(':');
+  const socket = net.connect({ host: target.slice(0, i).replace(/^\[|\]$/g, ''), port: Number(target.slice(i + 1)) });
+  const c = { socket, pending: new Map(), closed: false };
+  const fail = (msg) => {
+    if (c.closed) return;
+    c.closed = true;
+    if (mpConns.get(target) === c) mpConns.delete(target);
+    for (const p of c.pending.values()) p({ error: msg });
+    c.pending.clear();
+    socket.destroy();
+  };
+  socket.on('error', (e) => fail(e.message));
+  socket.on('close', () => fail('connection closed'));
+  (async () => {
+    try {
+      for await (const m of msgpack.decodeMultiStream(socket, { useBigInt64: true })) {
+        if (!Array.isArray(m) || m[0] !== 1) continue;
+        const p = c.pending.get(m[1]);
+        if (!p) continue;
+        c.pending.delete(m[1]);
+        if (m[2] !== null && m[2] !== undefined) p({ status: 1, contentType: '', body: Buffer.from(typeof m[2] === 'string' ? m[2] : String(m[2])) });
+        else p({ status: 0, contentType: '', body: Buffer.alloc(0), value: m[3] });
+      }
+    } catch (e) {
+      fail('invalid msgpack-rpc reply: ' + (e && e.message ? e.message : String(e)));
+    }
+  })();
+  mpConns.set(target, c);
+  return c;
+}
+function doMsgpack(id, c) {
+  const conn = mpConn(c.target);
+  const msgid = nextMsgId++ & 0x7fffffff;
+  const timer = setTimeout(() => {
+    if (conn.pending.delete(msgid)) answer(id, { error: 'timeout after ' + c.timeoutMs + 'ms' });
+  }, c.timeoutMs);
+  conn.pending.set(msgid, (r) => { clearTimeout(timer); answer(id, r); });
+  conn.socket.write(msgpack.encode([0, msgid, c.method, c.params], { useBigInt64: true }));
+}
+
 port.on('message', ({ id, call }) => {
   try {
-    if (call.kind === 'grpc') doGrpc(id, call); else doHttp(id, call);
+    if (call.kind === 'grpc') doGrpc(id, call); else if (call.kind === 'msgpack') doMsgpack(id, call); else doHttp(id, call);
   } catch (e) {
     answer(id, { error: e && e.message ? e.message : String(e) });
   }
@@ -115,6 +176,7 @@ interface WorkerAnswer {
   status?: number;
   contentType?: string;
   body?: Uint8Array;
+  value?: unknown;
 }
 
 /** Extra wait beyond a call's own time limit before the caller gives up on the worker. */
@@ -138,7 +200,7 @@ export class SyncTransport {
       if (msg !== undefined) {
         if (msg.id !== id) continue; // the late answer of a call that already gave up
         if (msg.error !== undefined) throw new TransportError(msg.error);
-        return { status: msg.status ?? 0, contentType: msg.contentType ?? '', body: msg.body ?? new Uint8Array(0) };
+        return { status: msg.status ?? 0, contentType: msg.contentType ?? '', body: msg.body ?? new Uint8Array(0), value: msg.value };
       }
       const left = deadline - Date.now();
       if (left <= 0) throw new TransportError(`no reply within ${call.timeoutMs}ms`);
@@ -159,10 +221,12 @@ export class SyncTransport {
     if (this.worker && this.port && this.flag) return { port: this.port, flag: this.flag };
     const cell = new SharedArrayBuffer(4);
     const { port1, port2 } = new MessageChannel();
-    const grpcPath = createRequire(import.meta.url).resolve('@grpc/grpc-js');
+    const req = createRequire(import.meta.url);
+    const grpcPath = req.resolve('@grpc/grpc-js');
+    const msgpackPath = req.resolve('@msgpack/msgpack');
     const worker = new Worker(WORKER_SOURCE, {
       eval: true,
-      workerData: { port: port2, cell, grpcPath },
+      workerData: { port: port2, cell, grpcPath, msgpackPath },
       transferList: [port2],
       // the worker needs no TypeScript loader: do not pass the parent's --import flags
       execArgv: [],

@@ -1,5 +1,5 @@
 /**
- * Test fixture for external services: a REST service and a gRPC service, both run in a worker thread (a service
+ * Test fixture for external services: a REST, a gRPC and a msgpack-rpc service, all run in a worker thread (a service
  * function call blocks the main thread until the reply, so the services must not live on it), and service archives
  * built with adm-zip.
  */
@@ -36,6 +36,8 @@ const http = require('node:http');
 const { parentPort, workerData } = require('node:worker_threads');
 const grpc = require(workerData.grpcPath);
 const protobuf = require(workerData.protobufPath);
+const msgpack = require(workerData.msgpackPath);
+const net = require('node:net');
 const root = new protobuf.Root();
 protobuf.parse(workerData.proto, root, { keepCase: true });
 root.addJSON(protobuf.common.get('google/protobuf/wrappers.proto').nested);
@@ -76,18 +78,41 @@ const defs = {
 const impl = {};
 for (const [k, d] of Object.entries(defs)) impl[k] = (call, cb) => { try { cb(null, d.fn(call.request)); } catch (e) { cb({ code: e.code, details: e.message }); } };
 server.addService(Object.fromEntries(Object.entries(defs).map(([k, d]) => [k, d])), impl);
+// msgpack-rpc: [0, msgid, method, params] → [1, msgid, error, result]
+const mpSockets = new Set();
+const mp = net.createServer((socket) => {
+  mpSockets.add(socket);
+  socket.on('close', () => mpSockets.delete(socket));
+  socket.on('error', () => {});
+  (async () => {
+    for await (const m of msgpack.decodeMultiStream(socket, { useBigInt64: true })) {
+      const [, msgid, method, params] = m;
+      let error = null, result = null;
+      if (method === 'SayHello') result = { message: 'msgpack hello ' + params[0] + ' x' + params[1] };
+      else if (method === 'Echo') result = { ...params[0], count: params[0].tags.length };
+      else if (method === 'Upper') result = String(params[0]).toUpperCase();
+      else error = 'no luck with ' + method + ' ' + JSON.stringify(params);
+      socket.write(msgpack.encode([1, msgid, error, result], { useBigInt64: true }));
+    }
+  })().catch(() => {});
+});
 rest.listen(0, '127.0.0.1', () => {
-  server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, grpcPort) => {
-    if (err) throw err;
-    parentPort.postMessage({ restPort: rest.address().port, grpcPort });
+  mp.listen(0, '127.0.0.1', () => {
+    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, grpcPort) => {
+      if (err) throw err;
+      parentPort.postMessage({ restPort: rest.address().port, grpcPort, msgpackPort: mp.address().port });
+    });
   });
 });
-parentPort.on('message', (m) => { if (m === 'stop') { rest.close(); server.forceShutdown(); parentPort.close(); } });
+parentPort.on('message', (m) => {
+  if (m === 'stop') { rest.close(); mp.close(); for (const s of mpSockets) s.destroy(); server.forceShutdown(); parentPort.close(); }
+});
 `;
 
 export interface Services {
   restUrl: string;
   grpcAddr: string;
+  msgpackAddr: string;
   stop(): Promise<void>;
 }
 
@@ -96,15 +121,16 @@ export async function startServices(): Promise<Services> {
   const worker = new Worker(SERVICES_SOURCE, {
     eval: true,
     execArgv: [],
-    workerData: { grpcPath: req.resolve('@grpc/grpc-js'), protobufPath: req.resolve('protobufjs'), proto: HELLO_PROTO },
+    workerData: { grpcPath: req.resolve('@grpc/grpc-js'), protobufPath: req.resolve('protobufjs'), msgpackPath: req.resolve('@msgpack/msgpack'), proto: HELLO_PROTO },
   });
-  const ports = await new Promise<{ restPort: number; grpcPort: number }>((resolve, reject) => {
+  const ports = await new Promise<{ restPort: number; grpcPort: number; msgpackPort: number }>((resolve, reject) => {
     worker.once('message', resolve);
     worker.once('error', reject);
   });
   return {
     restUrl: `http://127.0.0.1:${ports.restPort}`,
     grpcAddr: `tcp://127.0.0.1:${ports.grpcPort}`,
+    msgpackAddr: `tcp://127.0.0.1:${ports.msgpackPort}`,
     async stop() {
       worker.postMessage('stop');
       await new Promise((r) => setTimeout(r, 50));

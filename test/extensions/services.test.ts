@@ -200,8 +200,8 @@ test('bad requests and archives are refused with eKuiper texts; nothing is insta
     const escape = restDef();
     escape.interfaces.greeter.schemaFile = '../../etc/kuiper.yaml';
     assert.match(err(await post({ name, file: archive(name, escape) }), 400).message, /invalid schemaFile \.\.\/\.\.\/etc\/kuiper\.yaml/);
-    const msgpack = { interfaces: { m: { address: 'tcp://127.0.0.1:1', protocol: 'msgpack-rpc', schemaType: 'protobuf', schemaFile: 'hello.proto' } } };
-    assert.match(err(await post({ name, file: archive(name, msgpack) }), 400).message, /msgpack-rpc protocol is not supported/);
+    const noPort = { interfaces: { m: { address: 'tcp://127.0.0.1', protocol: 'msgpack-rpc', schemaType: 'protobuf', schemaFile: 'hello.proto' } } };
+    assert.match(err(await post({ name, file: archive(name, noPort) }), 400).message, /the msgpack-rpc protocol needs tcp:\/\/host:port/);
 
     // zip-slip: an entry leading outside the services folder refuses the whole archive
     const slip = archive(name, restDef()).replace(/^file:\/\//, '');
@@ -331,6 +331,32 @@ test('a schema may import a proto file installed by an earlier service', async (
     r = await s.req('POST', '/services', { name: second, file: zips.zip({ [`${second.toUpperCase()}.json`]: JSON.stringify(secondDef), 'schemas/other.proto': proto }) });
     assert.equal(r.status, 201, r.text);
     assert.deepEqual(await runOnce(s, 'other_hello(n) AS g', { n: 'zed' }), { g: { message: 'POST zed xundefined keys=' } });
+  } finally {
+    await s.dispose();
+  }
+});
+
+test('service functions are callable from SQL over msgpack-rpc', async () => {
+  const s = await startTestServer();
+  try {
+    const name = uid('mpsvc');
+    const def = {
+      interfaces: {
+        m: { address: svc.msgpackAddr, protocol: 'msgpack-rpc', schemaType: 'protobuf', schemaFile: 'hello.proto', functions: [{ name: 'mhello', serviceName: 'SayHello' }, { name: 'mecho', serviceName: 'Echo' }, { name: 'mupper', serviceName: 'Upper' }, { name: 'mfail', serviceName: 'Fail' }] },
+      },
+    };
+    const r = await s.req('POST', '/services', { name, file: archive(name, def) });
+    assert.equal(r.status, 201, r.text);
+    // n arguments → n params in field order
+    assert.deepEqual(await runOnce(s, 'mhello(who, 2) AS g', { who: 'kim' }), { g: { message: 'msgpack hello kim x2' } });
+    // one object argument → one param, the message as a map; 64-bit ints travel exactly
+    assert.deepEqual(await runOnce(s, 'mecho(obj) AS e', { obj: { user_name: 'lu', big: 9007199254740993n, ratio: 2.5, tags: ['p'] } }), {
+      e: { user_name: 'lu', big: 9007199254740993n, ratio: 2.5, tags: ['p'], count: 1n },
+    });
+    // wrapper types: the bare value goes out and comes back
+    assert.deepEqual(await runOnce(s, 'mupper(t) AS u', { t: 'quiet' }), { u: 'QUIET' });
+    const failed = await runOnce(s, 'mfail(a, 3) AS f', { a: 'x' });
+    assert.match(String(failed.error), /call func mfail error: msgpack-rpc call Fail failed: no luck with Fail \["x",3\]/);
   } finally {
     await s.dispose();
   }
