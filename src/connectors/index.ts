@@ -28,6 +28,7 @@ import { registerWebsocketSource } from './websocket-source.js';
 import { registerWebsocketSink } from './websocket-sink.js';
 import { registerRest } from './rest-sink.js';
 import { registerSql } from './sql-register.js';
+import { registerSimulator } from './simulator.js';
 
 export { Registry } from './registry.js';
 export { ConfKeys, type ConfKind, type ConfMap } from './confkeys.js';
@@ -94,6 +95,7 @@ export class Connectors {
     registerWebsocketSink(this.registry, this.wsEndpoints);
     registerRest(this.registry);
     registerSql(this.registry);
+    registerSimulator(this.registry);
   }
 
   /** Creates the service and loads the user config keys. */

@@ -235,6 +235,20 @@ const SOURCES: Record<string, SourceMeta & { stream: boolean; lookup: boolean }>
       ],
     },
   },
+  simulator: {
+    stream: true,
+    lookup: false,
+    about: about({ en_US: 'Replays a fixed list of rows at an interval, for trials.', zh_CN: '按间隔重放固定数据，用于试运行。' }, 'sources/builtin/simulator'),
+    libs: [],
+    node: { category: 'source', icon: 'iconPath', label: same('Simulator') },
+    properties: {
+      default: [
+        f('data', 'list_object', [{ temperature: 22.5, humidity: 50 }], 'Data', 'Rows replayed in order.', { optional: false }),
+        f('interval', 'int', 1000, 'Interval', 'Milliseconds between two rows.'),
+        f('loop', 'bool', true, 'Loop', 'Start over after the last row.'),
+      ],
+    },
+  },
   sql: {
     stream: true,
     lookup: true,
