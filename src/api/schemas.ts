@@ -1,5 +1,6 @@
 /**
- * `/schemas/{type}` and `/schemas/{type}/{name}` (rest-api.md §9). Only `protobuf` is a known type.
+ * `/schemas/{type}` and `/schemas/{type}/{name}` (rest-api.md §9). `protobuf` is the type Eddy keeps; eKuiper's other
+ * type, `custom` (Go codec plugins), is known but empty: it lists nothing and refuses every registration.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { EddyError, ErrorCode } from './errors.js';
@@ -16,8 +17,12 @@ import {
 
 type Params = { type: string; name: string };
 
+const CUSTOM = 'custom';
+const NO_CUSTOM = 'custom schemas are Go plugins, which Eddy cannot load';
+
 export function registerSchemaRoutes(http: FastifyInstance, schemas: SchemaRegistry): void {
   http.post<{ Params: { type: string } }>('/schemas/:type', async (req, reply) => {
+    if (req.params.type === CUSTOM) throw new EddyError(ErrorCode.Undefined, `schema create command error: ${NO_CUSTOM}`);
     const type = knownType(req.params.type);
     const rec = readRecord(req, type);
     checkBody(rec);
@@ -30,10 +35,12 @@ export function registerSchemaRoutes(http: FastifyInstance, schemas: SchemaRegis
   });
 
   http.get<{ Params: { type: string } }>('/schemas/:type', async (req, reply) => {
+    if (req.params.type === CUSTOM) return sendJson(reply, 200, []);
     return sendJson(reply, 200, schemas.list(knownType(req.params.type)));
   });
 
   http.get<{ Params: Params }>('/schemas/:type/:name', async (req, reply) => {
+    if (req.params.type === CUSTOM) throw new EddyError(ErrorCode.NotFound, `schema type ${CUSTOM}, file ${req.params.name} not found`);
     const type = knownType(req.params.type);
     try {
       return sendJson(reply, 200, schemas.describe(type, req.params.name));
@@ -44,6 +51,7 @@ export function registerSchemaRoutes(http: FastifyInstance, schemas: SchemaRegis
   });
 
   http.put<{ Params: Params }>('/schemas/:type/:name', async (req, reply) => {
+    if (req.params.type === CUSTOM) throw new EddyError(ErrorCode.Undefined, `schema update command error: ${NO_CUSTOM}`);
     const type = knownType(req.params.type);
     const rec = readRecord(req, type);
     if (rec.name !== '' && rec.name !== req.params.name) {
@@ -60,8 +68,9 @@ export function registerSchemaRoutes(http: FastifyInstance, schemas: SchemaRegis
   });
 
   http.delete<{ Params: Params }>('/schemas/:type/:name', async (req, reply) => {
-    const type = knownType(req.params.type);
     const { name } = req.params;
+    if (req.params.type === CUSTOM) throw new EddyError(ErrorCode.NotFound, `delete ${CUSTOM} schema ${name} error: schema ${CUSTOM}.${name} not found`);
+    const type = knownType(req.params.type);
     try {
       await schemas.remove(type, name);
     } catch (e) {

@@ -95,7 +95,7 @@ export class SchemaRegistry {
     return this.storedFile(type, name) !== undefined;
   }
 
-  /** Registers a new schema; throws when the name is taken, the download fails or the schema does not parse. */
+  /** Registers a new schema; throws when the name is taken or the download fails. */
   async create(type: SchemaType, rec: SchemaRecord): Promise<void> {
     validateSchemaRecord(rec);
     if (this.exists(type, rec.name)) throw new Error(`schema ${type}.${rec.name} already registered`);
@@ -165,13 +165,8 @@ export class SchemaRegistry {
     const dir = this.typeDir(type);
     await mkdir(dir, { recursive: true });
     const data = rec.content !== '' ? rec.content : await readUrl(rec.file);
-    await writeAtomic(dir, `${rec.name}.proto`, data, (tmp) => {
-      try {
-        this.load(tmp);
-      } catch (e) {
-        throw new Error((e as Error).message.split(tmp).join(`${rec.name}.proto`));
-      }
-    });
+    // not parsed here, as in eKuiper: a proto may import one registered after it; a broken one fails the rules using it
+    await writeAtomic(dir, `${rec.name}.proto`, data);
     // a schema stored earlier under another extension would shadow or duplicate this one
     for (const f of readdirSync(dir)) {
       if (stem(f) === rec.name && f !== `${rec.name}.proto` && !f.startsWith(TEMP_PREFIX)) await rm(join(dir, f), { force: true });

@@ -134,11 +134,28 @@ function needsMissingExtension(err: unknown): boolean {
   return MISSING_EXTENSION.some((re) => re.test(text));
 }
 
-/** The items of the sections Eddy cannot install, each named with why (reported, never fatal). */
-function notInstalled(bundle: Bundle): StatusDoc {
+/**
+ * Splits off the items Eddy cannot install (the sections above, and schemas of eKuiper's `custom` type, which are Go
+ * plugins): `notes` names each with why (reported, never fatal), `installable` is the rest of the bundle.
+ */
+function notInstalled(bundle: Bundle): { notes: StatusDoc; installable: Bundle } {
   const notes = emptyStatus();
-  for (const [key, why] of UNSUPPORTED) for (const name of Object.keys(bundle[key])) notes[key][name] = `${why}: ${name} was not installed`;
-  return notes;
+  const installable: Bundle = { ...bundle, Schema: {} };
+  for (const [key, why] of UNSUPPORTED) {
+    for (const name of Object.keys(bundle[key])) notes[key][name] = `${why}: ${name} was not installed`;
+    installable[key] = {};
+  }
+  for (const [name, text] of Object.entries(bundle.Schema)) {
+    let type = '';
+    try {
+      type = parseSchemaRecord(name, text).type;
+    } catch {
+      // a broken record is reported by the checks
+    }
+    if (type === 'custom') notes.Schema[name] = `custom schemas (Go plugins) are not supported by Eddy: ${name} was not installed`;
+    else installable.Schema[name] = text;
+  }
+  return { notes, installable };
 }
 
 /** `a` with the entries of `b` added (a is changed). */
@@ -433,8 +450,8 @@ export class BundleService {
     });
   }
 
-  private async importFull(bundle: Bundle, ctl: ImportControl): Promise<ImportResult> {
-    const notes = notInstalled(bundle);
+  private async importFull(all: Bundle, ctl: ImportControl): Promise<ImportResult> {
+    const { notes, installable: bundle } = notInstalled(all);
     const checked = this.check(bundle);
     if (hasErrors(checked)) return { status: mergeInto(notes, checked), failed: true, rolledBack: true, cancelled: false };
     if (ctl.cancelled) return { status: notes, failed: false, rolledBack: true, cancelled: true };
@@ -466,9 +483,9 @@ export class BundleService {
     return { status: mergeInto(notes, errs), failed: hasErrors(errs), rolledBack: true, cancelled };
   }
 
-  private async importPartial(bundle: Bundle, ctl: ImportControl): Promise<ImportResult> {
+  private async importPartial(all: Bundle, ctl: ImportControl): Promise<ImportResult> {
     const errs = emptyStatus();
-    const notes = notInstalled(bundle);
+    const { notes, installable: bundle } = notInstalled(all);
     // eKuiper installs the bundle's plugins before it creates the rules; when Eddy could not, rules needing them
     // are kept stopped instead of refused
     const keepUnplannable = hasErrors(notes);

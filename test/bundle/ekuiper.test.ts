@@ -92,6 +92,8 @@ function ekuiperBundle(n: Names): Record<string, Record<string, string>> {
     Service: { [`${p}vision`]: J({ name: `${p}vision`, file: 'https://packages.example.com/vision.zip' }) },
     Schema: {
       [`protobuf_${p}proto`]: J({ type: 'protobuf', name: `${p}proto`, content: 'syntax = "proto3";message Reading { int64 id = 1; double t = 2; }', file: '', soFile: '' }),
+      // a Go codec plugin
+      [`custom_${p}codec`]: J({ type: 'custom', name: `${p}codec`, content: '', file: '', soFile: 'https://packages.example.com/codec.so' }),
     },
     uploads: { [`${p}cert.pem`]: J({ name: `${p}cert.pem`, content: '-----BEGIN CERTIFICATE-----\nabc\n-----END CERTIFICATE-----\n', file: '' }) },
     // eKuiper's default build has no scripts section at all
@@ -113,6 +115,7 @@ function expectedNotes(p: string): Record<string, Record<string, RegExp>> {
     nativePlugins: { [`functions_${p}fn`]: /not supported/, [`sinks_${p}influx`]: /not supported/ },
     portablePlugins: { [`${p}mirror`]: /not supported/ },
     Service: { [`${p}vision`]: /not supported/ },
+    Schema: { [`custom_${p}codec`]: /^custom schemas \(Go plugins\) are not supported by Eddy/ },
     rules: { [`${p}r5`]: new RegExp(`^function ${p}fn not found`), [`${p}r6`]: new RegExp(`^sink ${p}influx is not defined`) },
   };
 }

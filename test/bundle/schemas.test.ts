@@ -119,16 +119,6 @@ test('bad schema requests answer 400 and leave no file behind', async () => {
     assert.equal(traversal.status, 400);
     assert.match((traversal.json() as { message: string }).message, /^Invalid body: invalid name/);
 
-    const notProto = await s.req('POST', '/schemas/protobuf', { name: 'broken', content: 'message { nope' });
-    assert.equal(notProto.status, 400);
-    const msg = (notProto.json() as { message: string }).message;
-    assert.match(msg, /^schema create command error: /);
-    assert.match(msg, /broken\.proto/);
-
-    const missingType = await s.req('POST', '/schemas/protobuf', { name: 'm', content: 'syntax = "proto3"; message A { Nope n = 1; }' });
-    assert.equal(missingType.status, 400);
-    assert.match((missingType.json() as { message: string }).message, /Nope/);
-
     const download = await s.req('POST', '/schemas/protobuf', { name: 'dl', file: 'file:///nonexistent/eddy.proto' });
     assert.equal(download.status, 400);
     assert.deepEqual(download.json(), {
@@ -150,6 +140,48 @@ test('bad schema requests answer 400 and leave no file behind', async () => {
 
     assert.deepEqual(readdirSync(dir), []);
     assert.deepEqual((await s.req('GET', '/schemas/protobuf')).json(), []);
+  } finally {
+    await s.dispose();
+  }
+});
+
+test('schema content is not parsed at registration: a proto may import one registered later; a broken one fails its rules', async () => {
+  const s = await startTestServer();
+  try {
+    // registered before the proto it imports, as a bundle may list them
+    const outer = 'syntax = "proto3";\nimport "inner_dep.proto";\nmessage Outer { Inner inner = 1; int64 id = 2; }\n';
+    assert.equal((await s.req('POST', '/schemas/protobuf', { name: 'outer_dep', content: outer })).status, 201);
+    assert.equal((await s.req('POST', '/schemas/protobuf', { name: 'inner_dep', content: 'syntax = "proto3";\nmessage Inner { string v = 1; }\n' })).status, 201);
+    assert.equal((await s.req('POST', '/streams', { sql: 'CREATE STREAM sdep () WITH (DATASOURCE="t/dep", FORMAT="protobuf", SCHEMAID="outer_dep.Outer")' })).status, 201);
+    assert.equal((await s.req('POST', '/rules', { id: 'rdep', sql: 'SELECT id FROM sdep', actions: [{ log: {} }] })).status, 201);
+
+    const broken = await s.req('POST', '/schemas/protobuf', { name: 'broken', content: 'message { nope' });
+    assert.equal(broken.status, 201);
+    assert.equal(broken.text, 'protobuf schema broken is created');
+    assert.equal(((await s.req('GET', '/schemas/protobuf/broken')).json() as { content: string }).content, 'message { nope');
+    const missingType = await s.req('POST', '/schemas/protobuf', { name: 'm', content: 'syntax = "proto3"; message A { Nope n = 1; }' });
+    assert.equal(missingType.status, 201);
+
+    await s.req('POST', '/streams', { sql: 'CREATE STREAM sbroken () WITH (DATASOURCE="t/b", FORMAT="protobuf", SCHEMAID="broken.A")' });
+    const rule = await s.req('POST', '/rules', { id: 'rbroken', sql: 'SELECT * FROM sbroken', actions: [{ log: {} }] });
+    assert.equal(rule.status, 400);
+    assert.match((rule.json() as { message: string }).message, /broken/);
+  } finally {
+    await s.dispose();
+  }
+});
+
+test('the custom schema type (Go codec plugins) is known and empty: lists nothing, refuses registrations', async () => {
+  const s = await startTestServer();
+  try {
+    assert.deepEqual((await s.req('GET', '/schemas/custom')).json(), []);
+    const create = await s.req('POST', '/schemas/custom', { name: 'c1', soFile: 'file:///tmp/c1.so' });
+    assert.equal(create.status, 400);
+    assert.match((create.json() as { message: string }).message, /^schema create command error: custom schemas are Go plugins/);
+    assert.equal((await s.req('PUT', '/schemas/custom/c1', { soFile: 'file:///tmp/c1.so' })).status, 400);
+    assert.deepEqual((await s.req('GET', '/schemas/custom/c1')).json(), { error: 1002, message: 'schema type custom, file c1 not found' });
+    assert.deepEqual((await s.req('DELETE', '/schemas/custom/c1')).json(), { error: 1002, message: 'delete custom schema c1 error: schema custom.c1 not found' });
+    assert.deepEqual((await s.req('GET', '/schemas/other')).json(), { error: 1000, message: 'schema type other not found' });
   } finally {
     await s.dispose();
   }
