@@ -338,6 +338,8 @@ export function analyze(stmt: SelectStatement, deps: AnalyzeDeps): Analysis {
     agg: string | null;
     /** inside any function call's arguments */
     inCall: boolean;
+    /** the clause's expression as written (named by the reference's aggregate-placement messages) */
+    root: Expr | null;
   }
 
   const check = (e: Expr, cx: Ctx, path: string[] | null = null): void => {
@@ -401,9 +403,11 @@ export function analyze(stmt: SelectStatement, deps: AnalyzeDeps): Analysis {
     switch (kind) {
       case 'aggregate':
         if (cx.clause === 'where' || cx.clause === 'windowFilter') {
-          throw planError(`Not allowed to call aggregate functions in WHERE clause.`);
+          throw planError(`Not allowed to call aggregate functions in WHERE clause: ${cx.root ? exprText(cx.root) : ''}.`);
         }
-        if (cx.clause === 'groupby') throw planError(`Not allowed to call aggregate functions in GROUP BY clause.`);
+        if (cx.clause === 'groupby') {
+          throw planError(`Not allowed to call aggregate functions in GROUP BY clause: ${cx.root ? exprText(cx.root) : ''}.`);
+        }
         if (cx.agg !== null) throw planError(`invalid argument for func ${cx.agg}: aggregate argument is not allowed`);
         if (cx.clause === 'select') hasAggInSelect = true;
         inner = { ...inner, agg: name };
@@ -473,17 +477,19 @@ export function analyze(stmt: SelectStatement, deps: AnalyzeDeps): Analysis {
     }
   };
 
-  const top = (clause: Clause): Ctx => ({ clause, agg: null, inCall: false });
+  const top = (clause: Clause, root: Expr | null = null): Ctx => ({ clause, agg: null, inCall: false, root });
   for (const f of fields) {
     if (f.field.expr.kind === 'wildcard' && f.field.alias !== null) throw planError('alias is not supported for *');
     check(f.expr, top('select'));
   }
   for (const j of joins) if (j.on) check(j.on, top('join'));
-  if (where) check(where, top('where'));
-  for (const d of dims) check(d, top('groupby'));
-  if (windowFilter) check(windowFilter, top('windowFilter'));
+  if (where) check(where, top('where', stmt.where));
+  dims.forEach((d, i) => check(d, top('groupby', dimsRaw[i])));
+  if (windowFilter) check(windowFilter, top('windowFilter', windowFilter));
   if (trigger) check(trigger, top('trigger'));
-  if (stmt.having && !allAggregate(stmt.having)) throw planError('Not allowed to call non-aggregate functions in HAVING clause.');
+  if (stmt.having && !allAggregate(stmt.having)) {
+    throw planError(`Not allowed to call non-aggregate functions in HAVING clause: ${exprText(stmt.having)}.`);
+  }
   if (having) check(having, top('having'));
   for (const s of sorts) check(s.expr, top('order'));
 

@@ -157,11 +157,12 @@ test('static checks on aggregates, window functions, srf and multi-column functi
       sql,
     );
   };
-  rejects('SELECT a FROM s WHERE count(*) > 1', /^Not allowed to call aggregate functions in WHERE clause/);
-  rejects('SELECT a FROM s GROUP BY count(*), TUMBLINGWINDOW(ss, 1)', /^Not allowed to call aggregate functions in GROUP BY clause/);
+  // the reference names the clause's expression after a colon (its own rendering of it, ours differs)
+  rejects('SELECT a FROM s WHERE count(*) > 1', 'Not allowed to call aggregate functions in WHERE clause: count(*) > 1.');
+  rejects('SELECT a FROM s GROUP BY count(*), TUMBLINGWINDOW(ss, 1)', 'Not allowed to call aggregate functions in GROUP BY clause: count(*).');
   rejects('SELECT sum(max(a)) FROM s GROUP BY TUMBLINGWINDOW(ss, 1)', 'invalid argument for func sum: aggregate argument is not allowed');
   rejects('SELECT max(a) AS m, sum(m) FROM s GROUP BY TUMBLINGWINDOW(ss, 1)', 'invalid argument for func sum: aggregate argument is not allowed');
-  rejects('SELECT count(*) FROM s GROUP BY TUMBLINGWINDOW(ss, 1) HAVING a > 1', /^Not allowed to call non-aggregate functions in HAVING clause/);
+  rejects('SELECT count(*) FROM s GROUP BY TUMBLINGWINDOW(ss, 1) HAVING a > 1', 'Not allowed to call non-aggregate functions in HAVING clause: a > 1.');
   rejects('SELECT a FROM s WHERE row_number() > 1', 'window functions can only be in select fields');
   rejects('SELECT a FROM s WHERE unnest(a) = 1', /shouldn't has srf except fields/);
   rejects('SELECT unnest(a), unnest(b) FROM s', /nested \/ multi set-returning-functions/);
@@ -183,7 +184,7 @@ test('the HAVING check looks at the condition as eKuiper does: operands of opera
   const rejected = (sql: string): void => {
     assert.throws(
       () => planQuery(sql, deps(cat)),
-      (e: unknown) => e instanceof EddyError && /^Not allowed to call non-aggregate functions in HAVING clause/.test(e.message),
+      (e: unknown) => e instanceof EddyError && /^Not allowed to call non-aggregate functions in HAVING clause: /.test(e.message),
       sql,
     );
   };
