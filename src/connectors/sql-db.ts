@@ -10,6 +10,7 @@ import mysql from 'mysql2/promise';
 import type { FieldPacket, Pool as MysqlPool, PoolOptions, RowDataPacket } from 'mysql2/promise';
 import { DateTime, type Value, type ValueObject } from '../values/value.js';
 import { toJson } from '../values/json.js';
+import { maskUrl } from './secrets.js';
 
 export type SqlDriver = 'postgres' | 'mysql';
 
@@ -43,6 +44,14 @@ const SCHEMES: Record<string, SqlDriver> = {
 
 const DEFAULT_PORTS: Record<SqlDriver, number> = { postgres: 5432, mysql: 3306 };
 
+function decoded(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+}
+
 /** Parses an eKuiper sql URL; throws a clear Error for a malformed URL or a driver Eddy does not have. */
 export function parseSqlUrl(url: string): SqlTarget {
   if (typeof url !== 'string' || url === '') throw new Error('sql url is required');
@@ -73,17 +82,12 @@ export function parseSqlUrl(url: string): SqlTarget {
     driver,
     host: (u.hostname || '127.0.0.1').replace(/^\[|\]$/g, ''),
     port,
-    user: decodeURIComponent(u.username) || (driver === 'postgres' ? 'postgres' : 'root'),
-    password: decodeURIComponent(u.password),
-    database: decodeURIComponent(u.pathname.replace(/^\//, '')),
+    user: decoded(u.username) || (driver === 'postgres' ? 'postgres' : 'root'),
+    password: decoded(u.password),
+    database: decoded(u.pathname.replace(/^\//, '')),
     tls,
-    display: maskUrl(url),
+    display: u.password ? `${scheme}://${u.username}:******@${u.host}${u.pathname}${u.search}` : url,
   };
-}
-
-/** The URL with the password replaced by `******`. */
-export function maskUrl(url: string): string {
-  return url.replace(/^([^:/]+:\/\/[^:@/]*:)[^@/]*@/, '$1******@');
 }
 
 // ------------------------------------------------------------------------------------------------ identifiers

@@ -104,6 +104,19 @@ test('sql connection checks over the REST API: {url} for sources and lookups, {u
     const body = r.json() as { error: number; message: string };
     assert.equal(body.error, 1000);
     assert.match(body.message, /^cannot connect to mysql:\/\/root:\*\*\*\*\*\*@127\.0\.0\.1:3306\/test: Access denied for user 'root'@'127\.0\.0\.1'/);
+    // a url shown masked by the config-key API is checked with the stored password (resourceId)
+    r = await s.req('PUT', '/metadata/sources/sql/confKeys/masked', { url: 'mysql://root:@127.0.0.1:3306/test' });
+    assert.equal(r.status, 200, r.text);
+    const shown = ((await s.req('GET', '/metadata/sources/yaml/sql')).json() as Record<string, { url: string }>).masked.url;
+    assert.equal(shown, 'mysql://root:******@127.0.0.1:3306/test');
+    // the shipped config keys of etc/sources/sql.yaml are listed next to the user's, passwords masked
+    const keys = (await s.req('GET', '/metadata/sources/yaml/sql')).json() as Record<string, { url: string }>;
+    assert.deepEqual(Object.keys(keys), ['default', 'masked', 'mysql_config', 'oracle_config', 'postgresql_config', 'sqlite_config', 'sqlserver_config']);
+    assert.equal(keys.postgresql_config.url, 'postgres://username:******@127.0.0.1:5432/testdb?sslmode=disable');
+    r = await s.req('POST', '/metadata/sources/connection/sql', { url: shown, resourceId: 'masked' });
+    assert.deepEqual([r.status, r.text], [200, '']);
+    r = await s.req('POST', '/metadata/sources/connection/sql', { url: shown });
+    assert.equal(r.status, 400);
     r = await s.req('POST', '/metadata/sources/connection/sql', { url: 'sqlserver://sa:pw@127.0.0.1:1433/db' });
     assert.equal(r.status, 400);
     assert.match((r.json() as { message: string }).message, /unsupported driver sqlserver/);

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { connectorsService, ctx, sinkNode, waitFor, freePort } from './e2-helpers.js';
 import { EddyError } from '../../src/api/errors.js';
 import { DateTime, type ValueObject } from '../../src/values/value.js';
-import { maskUrl, parseSqlUrl } from '../../src/connectors/sql-db.js';
+import { parseSqlUrl } from '../../src/connectors/sql-db.js';
 import type { SourceEvent } from '../../src/runtime/contracts.js';
 import type { SqlSource } from '../../src/connectors/sql-source.js';
 import { admin, cuttableProxy, MY_URL, PG_URL, uniqueTable } from './sql-helpers.js';
@@ -30,7 +30,8 @@ test('sql urls: drivers by scheme with aliases, default ports, masked passwords,
   assert.throws(() => parseSqlUrl('sqlite:/tmp/test.db'), /unsupported driver sqlite/);
   assert.throws(() => parseSqlUrl('127.0.0.1:3306/db'), /invalid sql url.*missing the driver scheme/);
   assert.throws(() => parseSqlUrl(''), /sql url is required/);
-  assert.equal(maskUrl('mysql://root:topsecret@h:1/d'), 'mysql://root:******@h:1/d');
+  const at = parseSqlUrl('mysql://root:top@secret@h:1/d');
+  assert.deepEqual([at.password, at.host, at.display], ['top@secret', 'h', 'mysql://root:******@h:1/d']);
 });
 
 for (const d of DRIVERS) {
