@@ -372,6 +372,8 @@ class SinkNodeImpl implements SinkNode {
         // the metric is refreshed now and then, not per row of a large burst
         if ((sent++ & 63) === 0) this.updateBuffer();
         await this.send(unit);
+        // a connector that settles at once (memory, nop) would otherwise hold the event loop for a whole burst
+        if ((sent & 1023) === 0) await new Promise<void>((resolve) => setImmediate(resolve));
       }
       return;
     }
