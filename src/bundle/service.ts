@@ -349,13 +349,19 @@ export class BundleService {
   }
 
   /**
-   * The initial ruleset (runtime.md §9.6): `<data>/init.json` is imported once, at the first start that finds it;
-   * the marker `<data>/initialized` is created even when the import fails.
+   * The initial ruleset (runtime.md §9.6): at the first start (no `<data>/initialized` marker), `<data>/init.json` is
+   * imported when present; the marker is created in any case, even when the import fails or there is no file (as
+   * eKuiper does: an init.json added after the first start is never read).
    */
   async importInitialRuleset(dataDir: string): Promise<void> {
     const file = join(dataDir, 'init.json');
     const marker = join(dataDir, 'initialized');
-    if (!existsSync(file) || existsSync(marker)) return;
+    if (existsSync(marker)) return;
+    if (!existsSync(file)) {
+      this.deps.logger.info('no initial ruleset %s', file);
+      writeFileSync(marker, '');
+      return;
+    }
     try {
       const rs = parseSections(readFileSync(file, 'utf8'), RULESET_KEYS, 'Ruleset');
       const n = await this.importRuleset(rs);

@@ -103,3 +103,23 @@ test('data/init.json is imported at the first start only', async () => {
     await s.dispose();
   }
 });
+
+test('the first start creates the initialized marker even without init.json; one added later is never read', async () => {
+  const home = mkdtempSync(join(tmpdir(), 'eddy-init-'));
+  const s = await startTestServer({ home });
+  try {
+    await until('the marker', async () => (existsSync(join(home, 'data', 'initialized')) ? true : undefined));
+    await s.stop();
+    const st = uid('late_s');
+    writeFileSync(join(home, 'data', 'init.json'), ruleset(st, uid('late_r')));
+    const again = await startTestServer({ home });
+    try {
+      await new Promise((res) => setTimeout(res, 300));
+      assert.deepEqual((await ok(again, 'GET', '/streams')).json(), []);
+    } finally {
+      await again.stop();
+    }
+  } finally {
+    await s.dispose();
+  }
+});
