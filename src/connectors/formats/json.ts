@@ -15,7 +15,6 @@ import { encodeJson } from './jsonenc.js';
 const MAX_INT64 = 9223372036854775807n;
 const MIN_INT64 = -9223372036854775808n;
 const textDecoder = new TextDecoder();
-const textEncoder = new TextEncoder();
 
 /** Schema as a lookup structure built once per format instance. */
 interface Node {
@@ -200,6 +199,7 @@ export class JsonFormat implements Format {
   }
 
   encode(data: ValueObject | ValueObject[]): Uint8Array {
-    return textEncoder.encode(encodeJson(data));
+    // Buffer.from takes small strings from a pooled slab: several times cheaper than TextEncoder per message
+    return Buffer.from(encodeJson(data), 'utf8');
   }
 }
