@@ -1,7 +1,7 @@
 /**
  * Database access of the sql source, lookup table and sink (runtime.md §2.5, §3.6 sql): eKuiper's DSN URLs
- * (`postgres://user:pass@host:port/db?sslmode=disable`, `mysql://user:pass@host:port/db`), a small connection pool
- * per connector, and the conversion between database values and Eddy values (integers as bigint, DECIMAL as
+ * (`postgres://user:pass@host:port/db?sslmode=disable`, `mysql://user:pass@host:port/db`), one connection pool
+ * per database shared by the connectors using it (as eKuiper shares them per driver + DSN), and the conversion between database values and Eddy values (integers as bigint, DECIMAL as
  * float, DATE/DATETIME/TIMESTAMP as datetime, binary as bytes). Only PostgreSQL and MySQL/MariaDB are available;
  * any other scheme is refused with a clear "unsupported driver" error.
  */
@@ -240,51 +240,84 @@ function reason(e: unknown): string {
 
 const CONNECT_TIMEOUT_MS = 5000;
 
-/** A pool of connections to one database, with statements written for its dialect. */
+/** Connections per database (driver + DSN), shared by every source, lookup table and sink that use it. */
+const MAX_CONNECTIONS = 8;
+
+interface SharedPool {
+  key: string;
+  pg?: pg.Pool;
+  my?: MysqlPool;
+  refs: number;
+}
+
+const pools = new Map<string, SharedPool>();
+
+function createPool(t: SqlTarget, key: string): SharedPool {
+  if (t.driver === 'postgres') {
+    const p = new pg.Pool({
+      host: t.host,
+      port: t.port,
+      user: t.user,
+      password: t.password,
+      database: t.database || undefined,
+      ssl: t.tls ? { rejectUnauthorized: t.tls.verify } : false,
+      max: MAX_CONNECTIONS,
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      idleTimeoutMillis: 10000,
+      types: pgTypes,
+    });
+    // an idle connection dropped by the server must not crash the process; the next query reconnects
+    p.on('error', () => {});
+    return { key, pg: p, refs: 0 };
+  }
+  const p = mysql.createPool({
+    host: t.host,
+    port: t.port,
+    user: t.user,
+    password: t.password,
+    database: t.database || undefined,
+    ssl: t.tls ? { rejectUnauthorized: t.tls.verify } : undefined,
+    connectionLimit: MAX_CONNECTIONS,
+    maxIdle: MAX_CONNECTIONS,
+    idleTimeout: 10000,
+    connectTimeout: CONNECT_TIMEOUT_MS,
+    timezone: 'Z',
+    supportBigNumbers: true,
+    bigNumberStrings: true,
+    typeCast: mysqlTypeCast,
+  });
+  p.on('connection', (c) => c.on('error', () => {}));
+  return { key, my: p, refs: 0 };
+}
+
+function acquirePool(t: SqlTarget): SharedPool {
+  const key = JSON.stringify([t.driver, t.host, t.port, t.user, t.password, t.database, t.tls]);
+  let p = pools.get(key);
+  if (!p) {
+    p = createPool(t, key);
+    pools.set(key, p);
+  }
+  p.refs++;
+  return p;
+}
+
+async function releasePool(p: SharedPool): Promise<void> {
+  if (--p.refs > 0) return;
+  if (pools.get(p.key) === p) pools.delete(p.key);
+  await (p.pg?.end() ?? p.my?.end())?.catch(() => {});
+}
+
+/** One user's handle on the shared pool of a database, with statements written for its dialect. */
 export class SqlDb {
+  private readonly pool: SharedPool;
   private readonly pgPool: pg.Pool | undefined;
   private readonly myPool: MysqlPool | undefined;
   private closed = false;
 
-  constructor(
-    readonly target: SqlTarget,
-    maxConnections = 4,
-  ) {
-    const t = target;
-    if (t.driver === 'postgres') {
-      this.pgPool = new pg.Pool({
-        host: t.host,
-        port: t.port,
-        user: t.user,
-        password: t.password,
-        database: t.database || undefined,
-        ssl: t.tls ? { rejectUnauthorized: t.tls.verify } : false,
-        max: maxConnections,
-        connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
-        idleTimeoutMillis: 10000,
-        types: pgTypes,
-      });
-      // an idle connection dropped by the server must not crash the process; the next query reconnects
-      this.pgPool.on('error', () => {});
-    } else {
-      this.myPool = mysql.createPool({
-        host: t.host,
-        port: t.port,
-        user: t.user,
-        password: t.password,
-        database: t.database || undefined,
-        ssl: t.tls ? { rejectUnauthorized: t.tls.verify } : undefined,
-        connectionLimit: maxConnections,
-        maxIdle: maxConnections,
-        idleTimeout: 10000,
-        connectTimeout: CONNECT_TIMEOUT_MS,
-        timezone: 'Z',
-        supportBigNumbers: true,
-        bigNumberStrings: true,
-        typeCast: mysqlTypeCast,
-      });
-      this.myPool.on('connection', (c) => c.on('error', () => {}));
-    }
+  constructor(readonly target: SqlTarget) {
+    this.pool = acquirePool(target);
+    this.pgPool = this.pool.pg;
+    this.myPool = this.pool.my;
   }
 
   get driver(): SqlDriver {
@@ -363,7 +396,7 @@ export class SqlDb {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await (this.pgPool?.end() ?? this.myPool?.end())?.catch(() => {});
+    await releasePool(this.pool);
   }
 }
 
@@ -389,7 +422,7 @@ export class SqlError extends Error {
 
 /** Connection check: open, ping, close. */
 export async function pingSql(url: string): Promise<void> {
-  const db = new SqlDb(parseSqlUrl(url), 1);
+  const db = new SqlDb(parseSqlUrl(url));
   try {
     await db.ping();
   } finally {

@@ -174,7 +174,7 @@ export class SqlSource implements SourceConnector {
 
   async connect(ctx: ConnectorContext, emit: (ev: SourceEvent) => void, onError: (err: Error) => void): Promise<void> {
     this.closed = false;
-    const db = new SqlDb(this.s.target, 1);
+    const db = new SqlDb(this.s.target);
     try {
       await db.ping();
     } catch (e) {

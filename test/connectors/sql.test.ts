@@ -98,6 +98,12 @@ for (const d of DRIVERS) {
       assert.deepEqual(await lk.lookup(ctx(), [], ['id'], [99n]), []);
       // an unknown column is the database's error
       await assert.rejects(lk.lookup(ctx(), [], ['nosuch'], [1n]), /nosuch/);
+      // connectors of one database share its pool: closing one leaves the other working
+      const other = conns.registry.lookup('sql')!();
+      other.provision(ctx(), t, { url: d.url });
+      await other.connect(ctx());
+      await other.close(ctx());
+      assert.deepEqual(await lk.lookup(ctx(), ['label'], ['id', 'zone'], [2n, 'n']), [{ label: "it's" }]);
     } finally {
       await lk.close(ctx());
       await db.run(`DROP TABLE ${t}`);
