@@ -294,3 +294,18 @@ test('rest sink resendDestination: with the alternate queue, items the url refus
   await close();
   await srv.close();
 });
+
+test('rest sink: a form body of a whole list is the JSON array under the single key result', async () => {
+  const srv = await recordingServer();
+  const { conns, close } = await connectorsService();
+  const node = sinkNode(conns, 'rest', { url: `${srv.url}/form`, method: 'post', bodyType: 'form' });
+  await node.open();
+  node.push(rows);
+  await waitFor(() => srv.received.length === 1, 'one request');
+  const body = new URLSearchParams(srv.received[0].body);
+  assert.deepEqual([...body.keys()], ['result']);
+  assert.equal(body.get('result'), '[{"room":"a","temp":31.5},{"room":"b","temp":29}]');
+  await node.close();
+  await close();
+  await srv.close();
+});
