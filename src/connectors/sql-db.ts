@@ -144,8 +144,8 @@ function pad(n: number, w = 2): string {
   return String(n).padStart(w, '0');
 }
 
-/** `YYYY-MM-DD HH:MM:SS.ffffff` in UTC. */
-function utcText(dt: DateTime): string {
+/** `YYYY-MM-DD HH:MM:SS.ffffff` in UTC: a time as both databases read it, to the microsecond. */
+export function utcText(dt: DateTime): string {
   const d = new Date(dt.ms);
   const micros = d.getUTCMilliseconds() * 1000 + Math.floor(dt.nanos / 1000);
   return `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())} ${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}.${pad(micros, 6)}`;

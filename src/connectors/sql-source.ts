@@ -15,7 +15,7 @@ import { ekuiperLayout, formatLayout, type Layout } from '../values/datetime.js'
 import { prop, propInt, propObject, propString } from './props.js';
 import { compileTemplate, renderTemplate } from './template/index.js';
 import { transientError } from './mqtt.js';
-import { checkIdent, parseSqlUrl, SqlDb, type SqlTarget } from './sql-db.js';
+import { checkIdent, parseSqlUrl, SqlDb, utcText, type SqlTarget } from './sql-db.js';
 
 /** One incremental index column. */
 interface IndexCol {
@@ -110,10 +110,13 @@ export function sqlSourceSettings(props: Props): SqlSourceSettings {
   }
 }
 
-/** An index value as the query needs it: times in `dateTimeFormat` when given. */
+/**
+ * An index value as the query needs it: a time in `dateTimeFormat` when given, else to the microsecond (so that a
+ * template never reads the last row again because its time was rounded).
+ */
 function indexText(i: IndexCol): Value {
   const v = i.value;
-  if (v instanceof DateTime && i.layout) return formatLayout(v, i.layout);
+  if (v instanceof DateTime) return i.layout ? formatLayout(v, i.layout) : utcText(v);
   return v;
 }
 
@@ -139,7 +142,9 @@ export class SqlSource implements SourceConnector {
     const db = this.db!;
     const idx = this.s.indexes;
     let sql = `select * from ${q.table}`;
-    const conds = idx.filter((i) => i.value !== null && i.value !== undefined).map((i) => `${i.field} > ${db.literal(indexText(i))}`);
+    // a time without dateTimeFormat stays a time, written as the dialect's timestamp literal
+    const bound = (i: IndexCol): Value => (i.value instanceof DateTime && !i.layout ? i.value : indexText(i));
+    const conds = idx.filter((i) => i.value !== null && i.value !== undefined).map((i) => `${i.field} > ${db.literal(bound(i))}`);
     if (conds.length > 0) sql += ` where ${conds.join(' AND ')}`;
     if (idx.length > 0) sql += ` order by ${idx.map((i) => `${i.field} ASC`).join(', ')}`;
     if (q.limit > 0) sql += ` limit ${q.limit}`;

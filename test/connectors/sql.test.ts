@@ -211,6 +211,21 @@ test('sql source (postgres): template query with a DATETIME index in dateTimeFor
     await waitFor(() => got.length >= 2, 'two rows, one per poll');
     assert.deepEqual(got.map((r) => r.id), [2n, 3n]);
     assert.equal(src.statement(), `select id, ts from ${t} where ts > '2024-01-01 00:00:03' order by ts limit 1`);
+    // without dateTimeFormat a time index keeps its microseconds: rows apart by 1 µs are each read once
+    await db.run(`INSERT INTO ${t} VALUES (4, 4, '2024-01-01 00:00:04.000001'), (5, 5, '2024-01-01 00:00:04.000002')`);
+    const fine = conns.registry.source('sql')!() as SqlSource;
+    fine.provision(ctx(), '', {
+      url: PG_URL,
+      interval: 50,
+      templateSqlQueryCfg: { templateSql: `select id, ts from ${t} where ts > '{{.ts}}' order by ts limit 1`, indexField: 'ts', indexValue: '2024-01-01 00:00:03', indexFieldType: 'DATETIME' },
+    });
+    const fineRows: ValueObject[] = [];
+    await fine.connect(ctx(), (ev) => fineRows.push(ev.payload as ValueObject), () => {});
+    await waitFor(() => fineRows.length >= 2, 'two rows 1 µs apart');
+    await new Promise((r) => setTimeout(r, 200));
+    await fine.close(ctx());
+    assert.deepEqual(fineRows.map((r) => r.id), [4n, 5n]);
+    assert.deepEqual(fineRows[1].ts, new DateTime(Date.UTC(2024, 0, 1, 0, 0, 4), 'UTC', 2000));
     await multi.connect(ctx(), () => {}, () => {});
     assert.match(multi.statement(), new RegExp(`^select \\* from ${t} where id > \\d AND seq > \\d order by id ASC, seq ASC$`));
   } finally {
