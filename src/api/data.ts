@@ -37,8 +37,7 @@ async function runImport(bundle: BundleService, src: ImportSource, partial: bool
   try {
     parsed = parseBundle(text);
   } catch (e) {
-    const msg = text.trim() === '' ? 'unexpected end of JSON input' : (e as Error).message;
-    return { ok: false, message: `configuration unmarshal with error ${msg}` };
+    return { ok: false, message: `configuration unmarshal with error ${(e as Error).message}` };
   }
   const res = await bundle.import(parsed, partial, ctl);
   if (res.cancelled) {

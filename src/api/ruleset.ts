@@ -30,8 +30,7 @@ export function registerRulesetRoutes(http: FastifyInstance, bundle: BundleServi
     try {
       rs = parseSections(text, RULESET_KEYS, 'Ruleset');
     } catch (e) {
-      const msg = text.trim() === '' ? 'unexpected end of JSON input' : (e as Error).message;
-      throw new EddyError(ErrorCode.Undefined, `Import ruleset error: invalid import file: ${msg}`);
+      throw new EddyError(ErrorCode.Undefined, `Import ruleset error: invalid import file: ${(e as Error).message}`);
     }
     const n = await bundle.importRuleset(rs);
     return sendText(reply, 200, `imported ${n.streams} streams, ${n.tables} tables and ${n.rules} rules`);

@@ -5,6 +5,7 @@
  */
 import { field } from '../api/http.js';
 import { readUrl } from './files.js';
+import { goJsonSyntaxError } from './gojson.js';
 
 export const BUNDLE_KEYS = [
   'streams',
@@ -59,7 +60,12 @@ function jsonKind(v: unknown): string {
  * worded like Go's (`json: cannot unmarshal number into Go struct field Configuration.streams of type ...`).
  */
 export function parseSections<K extends string>(text: string, keys: readonly K[], structName: string): Record<K, Section> {
-  const v: unknown = JSON.parse(text);
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch (e) {
+    throw new Error(goJsonSyntaxError(text) ?? (e as Error).message);
+  }
   if (typeof v !== 'object' || v === null || Array.isArray(v)) {
     throw new Error(`json: cannot unmarshal ${jsonKind(v)} into Go value of type ${structName}`);
   }
