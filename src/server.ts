@@ -211,18 +211,24 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
     logger.flush?.();
   };
 
+  // requests addressing rules wait for the stored rules to be registered (restored below, after listening)
+  rules.expectRestore();
   try {
     const address = await http.listen({ host: config.basic.restIp, port: config.basic.restPort });
     const port = new URL(address).port;
     const url = `http://127.0.0.1:${port}`;
     logger.info('REST API listening on %s', address);
-    // runtime.md §10.3: lookup tables, then rules, restored once the REST API answers (not awaited)
+    // runtime.md §10.3: lookup tables, then rules, restored once the REST API answers (not awaited). The tables are
+    // registered at once and connect in the background: rule requests wait for the restore, not for connections.
     const booting = (async () => {
-      for (const def of catalog.list('table')) {
-        if (def.options.KIND !== 'lookup') continue;
-        await runtime.lookups.openTable(def).catch((err: unknown) => logger.error({ err }, 'lookup table %s cannot be opened', def.name));
-      }
+      const opening = catalog
+        .list('table')
+        .filter((def) => def.options.KIND === 'lookup')
+        .map((def) =>
+          runtime.lookups.openTable(def).catch((err: unknown) => logger.error({ err }, 'lookup table %s cannot be opened', def.name)),
+        );
       await rules.restore();
+      await Promise.all(opening);
     })().catch((err: unknown) => logger.error({ err }, 'restoring the rules failed'));
     // imports wait for the restore: a reset racing it would see rules come back
     bundle.waitFor(booting);

@@ -18,8 +18,12 @@ async function bodyText(req: FastifyRequest): Promise<string> {
   return text;
 }
 
-/** The rule addressed by the path: its id, or the name of exactly one rule (the brief: "the id or name"). */
-function idOf(req: FastifyRequest, rules: RuleService): string {
+/**
+ * The rule addressed by the path: its id, or the name of exactly one rule (the brief: "the id or name"). Waits for
+ * the stored rules to be restored at boot.
+ */
+async function idOf(req: FastifyRequest, rules: RuleService): Promise<string> {
+  await rules.whenRestored();
   const key = (req.params as { id: string }).id;
   return rules.resolve(key) ?? key;
 }
@@ -63,6 +67,7 @@ export function registerRuleRoutes(http: FastifyInstance, rules: RuleService): v
   // ---------------------------------------------------------------------------------------- fixed routes
 
   http.post('/rules', async (req, reply) => {
+    await rules.whenRestored();
     try {
       const id = await rules.create(rawBody(req));
       return sendText(reply, 201, `Rule ${id} was created successfully.`);
@@ -71,7 +76,10 @@ export function registerRuleRoutes(http: FastifyInstance, rules: RuleService): v
     }
   });
 
-  http.get('/rules', async (_req, reply) => sendJson(reply, 200, rules.list()));
+  http.get('/rules', async (_req, reply) => {
+    await rules.whenRestored();
+    return sendJson(reply, 200, rules.list());
+  });
 
   http.post('/rules/validate', async (req, reply) => {
     const text = rawBody(req);
@@ -94,11 +102,18 @@ export function registerRuleRoutes(http: FastifyInstance, rules: RuleService): v
     }
   });
 
-  http.get('/rules/status/all', async (_req, reply) => sendJson(reply, 200, rules.statusAll()));
+  http.get('/rules/status/all', async (_req, reply) => {
+    await rules.whenRestored();
+    return sendJson(reply, 200, rules.statusAll());
+  });
 
-  http.get('/rules/usage/cpu', async (_req, reply) => sendJson(reply, 200, rules.cpuUsage()));
+  http.get('/rules/usage/cpu', async (_req, reply) => {
+    await rules.whenRestored();
+    return sendJson(reply, 200, rules.cpuUsage());
+  });
 
   http.get('/rules/tags/match', async (req, reply) => {
+    await rules.whenRestored();
     try {
       const tags = decodeTags(await bodyText(req), true);
       return sendJson(reply, 200, rules.matchTags(tags));
@@ -110,7 +125,7 @@ export function registerRuleRoutes(http: FastifyInstance, rules: RuleService): v
   // ---------------------------------------------------------------------------------------- one rule
 
   http.get('/rules/:id', async (req, reply) => {
-    const id = idOf(req, rules);
+    const id = await idOf(req, rules);
     const bad = badPath(reply, id);
     if (bad) return bad;
     if (!rules.has(id)) return sendError(reply, new EddyError(ErrorCode.NotFound, `Describe rule error: Rule ${id} is not found.`));
@@ -118,7 +133,7 @@ export function registerRuleRoutes(http: FastifyInstance, rules: RuleService): v
   });
 
   http.put('/rules/:id', async (req, reply) => {
-    const id = idOf(req, rules);
+    const id = await idOf(req, rules);
     const bad = badPath(reply, id);
     if (bad) return bad;
     try {
@@ -130,7 +145,7 @@ export function registerRuleRoutes(http: FastifyInstance, rules: RuleService): v
   });
 
   http.delete('/rules/:id', async (req, reply) => {
-    const id = idOf(req, rules);
+    const id = await idOf(req, rules);
     const bad = badPath(reply, id);
     if (bad) return bad;
     if (!rules.has(id)) return sendError(reply, new EddyError(ErrorCode.NotFound, `Delete rule error: ${id} is not found`));
@@ -144,7 +159,7 @@ export function registerRuleRoutes(http: FastifyInstance, rules: RuleService): v
 
   for (const action of ['start', 'restart'] as const) {
     http.post(`/rules/:id/${action}`, async (req, reply) => {
-      const id = idOf(req, rules);
+      const id = await idOf(req, rules);
       const bad = badPath(reply, id);
       if (bad) return bad;
       const prefix = `${action} rule error`;
@@ -161,7 +176,7 @@ export function registerRuleRoutes(http: FastifyInstance, rules: RuleService): v
   }
 
   http.post('/rules/:id/stop', async (req, reply) => {
-    const id = idOf(req, rules);
+    const id = await idOf(req, rules);
     const bad = badPath(reply, id);
     if (bad) return bad;
     if (!rules.has(id)) return sendError(reply, new EddyError(ErrorCode.NotFound, `stop rule error: Rule ${id} was not found.`));
@@ -174,7 +189,7 @@ export function registerRuleRoutes(http: FastifyInstance, rules: RuleService): v
   });
 
   http.get('/rules/:id/status', async (req, reply) => {
-    const id = idOf(req, rules);
+    const id = await idOf(req, rules);
     const bad = badPath(reply, id);
     if (bad) return bad;
     if (!rules.has(id)) return sendError(reply, new EddyError(ErrorCode.NotFound, `get rule status error: Rule ${id} is not found`));
@@ -184,7 +199,7 @@ export function registerRuleRoutes(http: FastifyInstance, rules: RuleService): v
   });
 
   http.get('/rules/:id/topo', async (req, reply) => {
-    const id = idOf(req, rules);
+    const id = await idOf(req, rules);
     const bad = badPath(reply, id);
     if (bad) return bad;
     if (!rules.has(id)) return sendError(reply, new EddyError(ErrorCode.NotFound, `get rule topo error: Rule ${id} is not found`));
@@ -196,7 +211,7 @@ export function registerRuleRoutes(http: FastifyInstance, rules: RuleService): v
   });
 
   http.get('/rules/:id/explain', async (req, reply) => {
-    const id = idOf(req, rules);
+    const id = await idOf(req, rules);
     const bad = badPath(reply, id);
     if (bad) return bad;
     if (!rules.has(id)) return sendError(reply, new EddyError(ErrorCode.NotFound, `explain rules error: Rule ${id} is not found.`));
@@ -214,7 +229,7 @@ export function registerRuleRoutes(http: FastifyInstance, rules: RuleService): v
       method,
       url: '/rules/:id/tags',
       handler: async (req, reply) => {
-        const id = idOf(req, rules);
+        const id = await idOf(req, rules);
         const bad = badPath(reply, id);
         if (bad) return bad;
         try {

@@ -85,6 +85,9 @@ export class RuleService {
   private readonly cpu: CpuMeter;
   private readonly patrolTimer: NodeJS.Timeout;
   private closed = false;
+  /** pending from {@link expectRestore} until {@link restore} has registered every stored rule */
+  private restoring: Promise<void> | undefined;
+  private restored: (() => void) | undefined;
 
   constructor(private readonly deps: RuleServiceDeps) {
     this.cpu = new CpuMeter(deps.cpuSampleMs ?? 5000, 30000, () => this.busySnapshot());
@@ -532,10 +535,38 @@ export class RuleService {
   // ------------------------------------------------------------------------------------------ boot and shutdown
 
   /**
+   * Announces a {@link restore} to come (the server calls it before the REST API listens): until the stored rules
+   * are registered, {@link whenRestored} holds requests that address rules, so none sees a stored rule missing.
+   */
+  expectRestore(): void {
+    if (this.restoring || this.closed) return;
+    this.restoring = new Promise((resolve) => (this.restored = resolve));
+  }
+
+  /** Resolves once the announced restore is done (at once when none is pending). */
+  whenRestored(): Promise<void> {
+    return this.restoring ?? Promise.resolve();
+  }
+
+  private restoreDone(): void {
+    this.restored?.();
+    this.restored = undefined;
+    this.restoring = undefined;
+  }
+
+  /**
    * Restores every stored rule (runtime.md §10.3 step 6): triggered rules start, the others stay stopped, and rules
    * that cannot be planned are kept as `Stopped: fail to create the topo.`.
    */
   async restore(): Promise<void> {
+    try {
+      await this.restoreAll();
+    } finally {
+      this.restoreDone();
+    }
+  }
+
+  private async restoreAll(): Promise<void> {
     const entries = await this.deps.store.entries(RULE_NS);
     for (const [key, text] of entries) {
       if (this.closed) return;
@@ -570,6 +601,7 @@ export class RuleService {
   /** Shutdown: closes every run without touching the stored `triggered` flags. */
   async close(): Promise<void> {
     this.closed = true;
+    this.restoreDone();
     clearInterval(this.patrolTimer);
     this.cpu.close();
     await Promise.all([...this.rules.values()].map((e) => e.state.stop()));

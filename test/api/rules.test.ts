@@ -358,3 +358,37 @@ test('a rule whose stream vanished while the server was down is kept as fail to 
     else await first.dispose();
   }
 });
+
+test('right after a restart every stored rule answers: requests wait for the restore instead of a 404 (Redis store)', async () => {
+  // with Redis the restore waits on the network, so requests can arrive while it runs
+  const redisPrefix = `eddy-test:${uid('boot')}:`;
+  const first = await startTestServer({ redisPrefix });
+  let second: TestServer | undefined;
+  try {
+    const st = uid('s');
+    await memoryStream(first, st);
+    // many stored rules make the restore take a while; written straight to the store to keep the test quick
+    const ids = Array.from({ length: 300 }, (_, i) => `boot_${String(i).padStart(3, '0')}`);
+    for (const id of ids) {
+      await first.app.store.set('rule', id, JSON.stringify({ id, sql: `SELECT * FROM ${st} WHERE a > 1`, actions: [{ nop: {} }] }));
+    }
+    await first.stop();
+    second = await startTestServer({ home: first.homeDir, redisPrefix });
+    // no polling: the very first requests must see the stored rules
+    const last = ids[ids.length - 1];
+    const [desc, list, st2] = await Promise.all([
+      second.req('GET', `/rules/${last}`),
+      second.req('GET', '/rules'),
+      second.req('GET', `/rules/${last}/status`),
+    ]);
+    assert.equal(desc.status, 200, desc.text);
+    assert.equal((desc.json() as J).sql, `SELECT * FROM ${st} WHERE a > 1`);
+    assert.deepEqual((list.json() as J[]).map((r) => r.id), ids);
+    assert.equal((st2.json() as J).status, 'running');
+    for (const id of ids) await second.app.store.delete('rule', id);
+    await second.app.store.delete('stream', st);
+  } finally {
+    if (second) await second.dispose();
+    else await first.dispose();
+  }
+});
