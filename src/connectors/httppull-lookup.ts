@@ -29,8 +29,9 @@ export class HttpPullLookup implements LookupConnector {
   }
 
   async lookup(ctx: ConnectorContext, _fields: readonly string[], keys: readonly string[], values: readonly Value[]): Promise<ValueObject[]> {
-    const text = await this.puller.pull(ctx.logger);
-    if (text === null || text.trim() === '') return [];
+    const body = await this.puller.pull(ctx.logger);
+    const text = body === null ? '' : body.toString('utf8');
+    if (text.trim() === '') return [];
     const parsed = parseJsonExact(text);
     const rows = (Array.isArray(parsed) ? parsed : [parsed]).filter((r): r is ValueObject => isObject(r as Value));
     return rows.filter((r) => keys.every((k, i) => sameValue(r[k], values[i])));

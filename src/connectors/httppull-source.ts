@@ -2,13 +2,16 @@
  * The httppull source (runtime.md §2.5 httppull): requests `url + DATASOURCE` immediately and then every
  * `interval` ms. url, body and header values are templates over the OAuth tokens plus `LastPullTime` and
  * `PullTime`. With `incremental`, a body whose MD5 equals the previous one is skipped. The body is handed to the
- * stream's format decoder (JSON by default: an object is one row, an array one row per element).
+ * stream's format decoder (JSON by default: an object is one row, an array one row per element). As in eKuiper, a
+ * body the stream's format cannot decode (say a JSON error answer on a protobuf stream) is taken as plain JSON.
  */
 import { createHash } from 'node:crypto';
 import { EddyError, ErrorCode } from '../api/errors.js';
-import type { ConnectorContext, Props, SourceConnector, SourceEvent } from '../runtime/contracts.js';
+import type { ConnectorContext, Format, Props, SourceConnector, SourceEvent } from '../runtime/contracts.js';
+import type { ValueObject } from '../values/value.js';
+import { JsonFormat } from './formats/json.js';
 import type { Registry } from './registry.js';
-import { propBool, propInt } from './props.js';
+import { propBool, propInt, propString } from './props.js';
 import { renderTemplate } from './template/index.js';
 import { TokenManager, checkResponse, checkUrl, encodeBody, httpSend, httpSettings, renderHeaders, type HttpSettings } from './httppull-client.js';
 import { HttpPullLookup } from './httppull-lookup.js';
@@ -42,10 +45,10 @@ export class HttpPuller {
   }
 
   /**
-   * One request: the checked body text, or null when `incremental` found it unchanged. Throws on transport errors,
-   * non-2xx statuses and failed body checks.
+   * One request: the checked body (raw bytes: a protobuf answer is not text), or null when `incremental` found it
+   * unchanged. Throws on transport errors, non-2xx statuses and failed body checks.
    */
-  async pull(logger?: ConnectorContext['logger']): Promise<string | null> {
+  async pull(logger?: ConnectorContext['logger']): Promise<Buffer | null> {
     if (this.tokens) await this.tokens.ensureFresh();
     const now = Date.now();
     const data = { ...(this.tokens?.tokens ?? {}), LastPullTime: BigInt(this.lastPullTime), PullTime: BigInt(now) };
@@ -60,28 +63,64 @@ export class HttpPuller {
     }
     const res = await httpSend(this.s.method, url, headers, body, this.s.timeout, this.s.compression, this.s.tls);
     if (this.s.debugResp) logger?.info('httppull %s response: status %d, body %s', url, res.status, res.body.toString('utf8'));
-    const text = checkResponse(res, this.s.responseType);
+    checkResponse(res, this.s.responseType);
     this.lastPullTime = now;
     if (this.incremental) {
       const md5 = createHash('md5').update(res.body).digest('hex');
       if (md5 === this.lastMd5) return null;
       this.lastMd5 = md5;
     }
-    return text;
+    return res.body;
   }
 }
 
-const encoder = new TextEncoder();
+/** Formats that accept any bytes: JSON is the fallback itself, binary and delimited never fail. */
+const NEVER_FALLS_BACK = new Set(['json', 'binary', 'delimited']);
 
 export class HttpPullSource implements SourceConnector {
   private puller!: HttpPuller;
   private timer: NodeJS.Timeout | undefined;
   private busy = false;
   private closed = false;
+  /** the stream's decoder when a body it rejects should be read as plain JSON instead */
+  private decoder: Format | undefined;
+  private readonly plainJson = new JsonFormat({ schema: null });
+
+  constructor(private readonly registry: Registry) {}
 
   provision(_ctx: ConnectorContext, datasource: string, props: Props): void {
     this.puller = new HttpPuller(datasource, props);
     if (this.puller.interval <= 0) throw new EddyError(ErrorCode.Executor, 'interval must be greater than 0');
+    const format = propString(props, 'format', 'json').toLowerCase();
+    const factory = NEVER_FALLS_BACK.has(format) ? undefined : this.registry.format(format);
+    if (factory) {
+      try {
+        this.decoder = factory({ schemaId: propString(props, 'schemaId'), delimiter: propString(props, 'delimiter') });
+      } catch {
+        // a bad schema id is reported by the rule's own decoder
+        this.decoder = undefined;
+      }
+    }
+  }
+
+  /** The event of one body: decoded here when the stream's format fails on it and plain JSON does not. */
+  private event(body: Buffer): SourceEvent {
+    const payload = new Uint8Array(body.buffer, body.byteOffset, body.byteLength);
+    if (this.decoder) {
+      try {
+        return { payload: this.decoder.decode(payload), meta: {}, timestamp: Date.now() };
+      } catch {
+        try {
+          const rows = this.plainJson.decode(payload);
+          if (!Array.isArray(rows) || rows.every((r) => typeof r === 'object' && r !== null && !Array.isArray(r))) {
+            return { payload: rows as ValueObject | ValueObject[], meta: {}, timestamp: Date.now() };
+          }
+        } catch {
+          // neither: the rule's decoder reports the format's own error
+        }
+      }
+    }
+    return { payload, meta: {}, timestamp: Date.now() };
   }
 
   async connect(ctx: ConnectorContext, emit: (ev: SourceEvent) => void, onError: (err: Error) => void): Promise<void> {
@@ -91,8 +130,8 @@ export class HttpPullSource implements SourceConnector {
       if (this.busy || this.closed) return;
       this.busy = true;
       try {
-        const text = await this.puller.pull(ctx.logger);
-        if (text !== null && !this.closed && text.trim() !== '') emit({ payload: encoder.encode(text), meta: {}, timestamp: Date.now() });
+        const body = await this.puller.pull(ctx.logger);
+        if (body !== null && !this.closed && body.toString('utf8').trim() !== '') emit(this.event(body));
       } catch (e) {
         if (!this.closed) {
           ctx.logger.warn('httppull %s: %s', this.puller.s.url, (e as Error).message);
@@ -115,6 +154,6 @@ export class HttpPullSource implements SourceConnector {
 }
 
 export function registerHttpPull(registry: Registry): void {
-  registry.registerSource('httppull', () => new HttpPullSource());
+  registry.registerSource('httppull', () => new HttpPullSource(registry));
   registry.registerLookup('httppull', () => new HttpPullLookup());
 }

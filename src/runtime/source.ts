@@ -38,6 +38,8 @@ export function resolveSource(registry: ConnectorRegistry, def: StreamDef): Reso
   const props: Props = { ...registry.sourceProps(type, o.CONF_KEY) };
   props.format = (o.FORMAT ?? 'json').toLowerCase();
   if (o.KEY !== undefined) props.key = o.KEY;
+  // sources that decode by themselves (httppull's fallback to plain JSON) need the schema of FORMAT
+  if (o.SCHEMAID !== undefined) props.schemaId = o.SCHEMAID;
   if (type !== 'mqtt') {
     if (o.DELIMITER !== undefined) props.delimiter = o.DELIMITER;
     if (def.kind === 'table') props.isTable = true;

@@ -155,3 +155,40 @@ test('httppull lookup returns the rows whose key columns equal the probe values'
   await close();
   await srv.close();
 });
+
+test('httppull on a protobuf stream: protobuf bodies decode with the schema, a JSON body falls back to plain JSON', async () => {
+  const protobufjs = (await import('protobufjs')).default;
+  const { startTestServer } = await import('../helpers/server.js');
+  const PROTO = 'syntax = "proto3";\nmessage Reading { int64 id = 1; string name = 2; }\n';
+  const Reading = protobufjs.parse(PROTO, { keepCase: true }).root.lookupType('Reading');
+  let n = 0;
+  const srv = await recordingServer((_r, res) => {
+    n++;
+    if (n === 1) res.writeHead(200).end(Buffer.from(Reading.encode(Reading.create({ id: 300, name: 'pé' })).finish()));
+    else res.writeHead(200).end('{"id":8,"name":"json"}');
+  });
+  const s = await startTestServer();
+  const out: Array<Record<string, unknown>> = [];
+  const stop = s.app.connectors.memory.subscribe('pullpb/out', (m) => out.push(m.row));
+  try {
+    assert.equal((await s.req('POST', '/schemas/protobuf', { name: 'pullpb', content: PROTO })).status, 201);
+    assert.equal((await s.req('PUT', '/metadata/sources/httppull/confKeys/pb', { url: srv.url, method: 'get', interval: 100 })).status, 200);
+    const create = await s.req('POST', '/streams', {
+      sql: 'CREATE STREAM pullpb () WITH (TYPE="httppull", CONF_KEY="pb", DATASOURCE="/r", FORMAT="protobuf", SCHEMAID="pullpb.Reading")',
+    });
+    assert.equal(create.status, 201);
+    const rule = await s.req('POST', '/rules', { id: 'pullpb', sql: 'SELECT id, name FROM pullpb', actions: [{ memory: { topic: 'pullpb/out', sendSingle: true } }] });
+    assert.equal(rule.status, 201);
+    await waitFor(() => out.length >= 2, 'two rows', 8000);
+    // 300 is a varint with a byte above 0x7f: the body is kept as bytes, never taken for text
+    assert.deepEqual(out[0], { id: 300n, name: 'pé' });
+    // plain JSON numbers are floats, as in any schemaless decode
+    assert.deepEqual(out[1], { id: 8, name: 'json' });
+    const status = (await s.req('GET', '/rules/pullpb/status')).json() as Record<string, unknown>;
+    assert.equal(status.source_pullpb_0_exceptions_total, 0);
+  } finally {
+    stop();
+    await s.dispose();
+    await srv.close();
+  }
+});
