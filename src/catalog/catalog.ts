@@ -197,8 +197,15 @@ export class Catalog implements StreamCatalog {
       if (existing && existing.kind !== kind) throw new EddyError(ErrorCode.NotFound, `${kind} ${id} is not found`);
       const def = this.validate(sql, kind);
       if (isLookup(def) && this.hooks.openLookup) {
-        if (existing && isLookup(existing)) await this.hooks.closeLookup?.(id);
-        await this.hooks.openLookup(def);
+        const old = existing && isLookup(existing) ? existing : undefined;
+        if (old) await this.hooks.closeLookup?.(id);
+        try {
+          await this.hooks.openLookup(def);
+        } catch (err) {
+          // the definition stays as it was: so does its lookup source
+          if (old) await this.hooks.openLookup(old).catch(() => undefined);
+          throw new EddyError(ErrorCode.Stream, `Replace ${kind} fails: ${err instanceof Error ? err.message : String(err)}.`);
+        }
       }
       await this.store.set(NS, id, JSON.stringify(toEntry(def)));
       this.defs.set(id, def);

@@ -275,3 +275,21 @@ test('a stream read by a rule can be dropped; a lookup table used by a running r
   assert.equal(ds.text, `Stream ${st} is dropped.`);
   assert.equal((await s.req('DELETE', `/rules/${rule}`)).status, 200);
 });
+
+test('PUT of a lookup table whose new source cannot open: 400 code 3000, the old definition and source stay', async () => {
+  const u = randomUUID().slice(0, 8);
+  const lt = `put_t_${u}`;
+  const st = `put_s_${u}`;
+  assert.equal((await s.req('POST', '/tables', { sql: `CREATE TABLE ${lt} (id BIGINT) WITH (DATASOURCE="l/${u}", TYPE="memory", KIND="lookup", KEY="id")` })).status, 201);
+  await expectError('PUT', `/tables/${lt}`, { sql: `CREATE TABLE ${lt} (id BIGINT) WITH (DATASOURCE="nodb", TYPE="redis", KIND="lookup")` },
+    400, 3000, /^Table command error: Replace table fails: .+\.$/);
+  const desc = (await s.req('GET', `/tables/${lt}`)).json() as { Options: Record<string, string> };
+  assert.equal(desc.Options.TYPE, 'memory');
+  // the memory lookup still answers: a rule joining it plans and runs
+  assert.equal((await s.req('POST', '/streams', { sql: `CREATE STREAM ${st} (id BIGINT) WITH (DATASOURCE="m/${u}", TYPE="memory")` })).status, 201);
+  const r = await s.req('POST', '/rules', { id: `put_r_${u}`, sql: `SELECT * FROM ${st} INNER JOIN ${lt} ON ${st}.id = ${lt}.id`, actions: [{ nop: {} }] });
+  assert.equal(r.status, 201, r.text);
+  assert.equal((await s.req('DELETE', `/rules/put_r_${u}`)).status, 200);
+  assert.equal((await s.req('DELETE', `/tables/${lt}`)).status, 200);
+  assert.equal((await s.req('DELETE', `/streams/${st}`)).status, 200);
+});
