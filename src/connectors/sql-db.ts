@@ -415,7 +415,7 @@ export class SqlError extends Error {
     this.connection =
       /^(E[A-Z]+|PROTOCOL_CONNECTION_LOST|08...|57P0[1-3])$/.test(code) ||
       c?.fatal === true ||
-      /timeout|terminat|Connection terminated|closed|ECONN|EPIPE/i.test(message) ||
+      /timeout|terminat|closed|connection|ECONN|EPIPE|socket/i.test(message) ||
       cause instanceof AggregateError;
   }
 }
