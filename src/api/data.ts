@@ -4,16 +4,18 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { EddyError, ErrorCode } from './errors.js';
-import { readJson, readJsonObject, sendJson, sendText } from './http.js';
+import { rawBody, readJson, sendJson, sendText } from './http.js';
 import { sendDownload } from './download.js';
 import {
   importSource,
   parseBundle,
+  sourceTypeProblem,
   sourceText,
   type Bundle,
   type ImportSource,
 } from '../bundle/bundle.js';
 import type { BundleService, ImportControl } from '../bundle/service.js';
+import { firstJsonValue } from '../bundle/gojson.js';
 import { TaskNotFound, type TaskManager, type TaskOutcome } from '../bundle/tasks.js';
 
 export interface DataRouteDeps {
@@ -50,6 +52,32 @@ async function runImport(bundle: BundleService, src: ImportSource, partial: bool
   if (res.failed) return { ok: false, message: JSON.stringify(res.status) };
   // the items Eddy could not install (and rules kept stopped for want of them) are named; all empty otherwise
   return { ok: true, body: { ErrorMsg: '', ConfigResponse: res.status } };
+}
+
+/**
+ * The `{content, file}` body of an import, decoded as eKuiper's Go decoder does (errors `<prefix>EOF`,
+ * `<prefix>unexpected EOF`, `<prefix>invalid character ...`, `<prefix>json: cannot unmarshal ...`); a JSON `null`
+ * decodes to an empty body. `structName` is the Go type eKuiper decodes into.
+ */
+export function readImportBody(req: FastifyRequest, prefix: string, structName: string): Record<string, unknown> {
+  const text = rawBody(req);
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch {
+    const first = firstJsonValue(text);
+    if ('error' in first) throw new EddyError(ErrorCode.Undefined, `${prefix}${first.error}`);
+    v = JSON.parse(first.value);
+  }
+  if (v === null) return {};
+  if (typeof v !== 'object' || Array.isArray(v)) {
+    const kind = Array.isArray(v) ? 'array' : typeof v === 'boolean' ? 'bool' : typeof v;
+    throw new EddyError(ErrorCode.Undefined, `${prefix}json: cannot unmarshal ${kind} into Go value of type server.${structName}`);
+  }
+  const body = v as Record<string, unknown>;
+  const problem = sourceTypeProblem(body, structName);
+  if (problem !== undefined) throw new EddyError(ErrorCode.Undefined, `${prefix}${problem}`);
+  return body;
 }
 
 function flags(req: FastifyRequest): { partial: boolean; stop: boolean } {
@@ -90,7 +118,7 @@ export function registerDataRoutes(http: FastifyInstance, deps: DataRouteDeps): 
   });
 
   http.post('/data/import', async (req, reply) => {
-    const body = readJsonObject(req, 'Invalid body: Error decoding json: ');
+    const body = readImportBody(req, 'Invalid body: Error decoding json: ', 'configurationInfo');
     const src = checkedSource(body);
     const { partial, stop } = flags(req);
     const out = await runImport(bundle, src, partial);
@@ -105,7 +133,7 @@ export function registerDataRoutes(http: FastifyInstance, deps: DataRouteDeps): 
   http.get('/data/import/status', async (_req, reply) => sendJson(reply, 200, await bundle.lastStatus()));
 
   http.post('/async/data/import', async (req, reply) => {
-    const body = readJsonObject(req, 'Invalid body: Error decoding json: ');
+    const body = readImportBody(req, 'Invalid body: Error decoding json: ', 'configurationInfo');
     const { partial, stop } = flags(req);
     const id = await tasks.start(async (ctl): Promise<TaskOutcome> => {
       const src = importSource(body);

@@ -3,14 +3,15 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { EddyError, ErrorCode } from './errors.js';
-import { readJsonObject, sendText } from './http.js';
+import { sendText } from './http.js';
+import { readImportBody } from './data.js';
 import { sendDownload } from './download.js';
 import { RULESET_KEYS, importSource, parseSections, sourceText } from '../bundle/bundle.js';
 import type { BundleService } from '../bundle/service.js';
 
 export function registerRulesetRoutes(http: FastifyInstance, bundle: BundleService): void {
   http.post('/ruleset/import', async (req, reply) => {
-    const body = readJsonObject(req, 'Invalid body: Error decoding json: ');
+    const body = readImportBody(req, 'Invalid body: Error decoding json: ', 'rulesetInfo');
     const src = importSource(body);
     if ('problem' in src) {
       throw new EddyError(

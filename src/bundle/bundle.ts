@@ -94,6 +94,20 @@ export function parseBundle(text: string): Bundle {
   return parseSections(text, BUNDLE_KEYS, 'Configuration');
 }
 
+/**
+ * Go's decoding error for an import body whose `content` or `file` is not a string (null is fine), e.g.
+ * `json: cannot unmarshal object into Go struct field configurationInfo.content of type string`.
+ */
+export function sourceTypeProblem(body: Record<string, unknown>, structName: string): string | undefined {
+  for (const [k, v] of Object.entries(body)) {
+    const name = ['content', 'file'].find((f) => f === k.toLowerCase());
+    if (name !== undefined && v !== null && typeof v !== 'string') {
+      return `json: cannot unmarshal ${jsonKind(v)} into Go struct field ${structName}.${name} of type string`;
+    }
+  }
+  return undefined;
+}
+
 /** `{content}` or `{file}` of an import request, already checked for exclusivity. */
 export type ImportSource = { content: string } | { file: string };
 

@@ -22,6 +22,21 @@ const WS = new Set([' ', '\t', '\n', '\r']);
 
 /** Undefined when `text` is valid JSON; otherwise Go's message for the first error. */
 export function goJsonSyntaxError(text: string): string | undefined {
+  return scan(text).error;
+}
+
+/**
+ * What a stream decoder reads of `text`: the text of its first JSON value, or Go's message for why it has none
+ * (`EOF` when empty, `unexpected EOF` when cut short); what follows the value is never looked at.
+ */
+export function firstJsonValue(text: string): { value: string } | { error: string } {
+  const r = scan(text);
+  if (r.error === undefined || r.error.endsWith('after top-level value')) return { value: r.head };
+  if (text.trim() === '') return { error: 'EOF' };
+  return { error: r.error === 'unexpected end of JSON input' ? 'unexpected EOF' : r.error };
+}
+
+function scan(text: string): { error?: string; head: string } {
   const chars = [...text];
   let i = 0;
   const fail = (what: string): never => {
@@ -141,13 +156,17 @@ export function goJsonSyntaxError(text: string): string | undefined {
     if (c === '-' || (c >= '0' && c <= '9')) return number();
     fail('looking for beginning of value');
   };
+  let head = '';
   try {
     value();
+    head = chars.slice(0, i).join('');
     skip();
     if (i < chars.length) fail('after top-level value');
-    return undefined;
+    return { head };
   } catch (e) {
-    if (e instanceof Syntax) return e.message;
+    if (e instanceof Syntax) return { error: e.message, head };
+    // nesting deeper than the stack allows (Go stops at 10000 levels)
+    if (e instanceof RangeError) return { error: 'exceeded max depth', head };
     throw e;
   }
 }

@@ -48,3 +48,33 @@ test('import endpoints use the Go texts', async () => {
     await s.dispose();
   }
 });
+
+test("import request bodies decode like Go's stream decoder", async () => {
+  const s = await startTestServer();
+  try {
+    const prefix = 'Invalid body: Error decoding json: ';
+    const cases: Array<[string, string, string]> = [
+      ['/data/import', '', `${prefix}EOF`],
+      ['/data/import', '{"content":', `${prefix}unexpected EOF`],
+      ['/data/import', 'zz', `${prefix}invalid character 'z' looking for beginning of value`],
+      ['/data/import', '[1]', `${prefix}json: cannot unmarshal array into Go value of type server.configurationInfo`],
+      ['/data/import', '{"content":{"streams":{}}}', `${prefix}json: cannot unmarshal object into Go struct field configurationInfo.content of type string`],
+      ['/data/import?partial=1', '{"FILE":12}', `${prefix}json: cannot unmarshal number into Go struct field configurationInfo.file of type string`],
+      ['/async/data/import', '{"content":true}', `${prefix}json: cannot unmarshal bool into Go struct field configurationInfo.content of type string`],
+      ['/ruleset/import', '{"content":["x"]}', `${prefix}json: cannot unmarshal array into Go struct field rulesetInfo.content of type string`],
+      ['/ruleset/import', '{"content":', `${prefix}unexpected EOF`],
+      ['/data/import', '['.repeat(100000), `${prefix}exceeded max depth`],
+    ];
+    for (const [path, body, message] of cases) {
+      const r = await call(s, 'POST', path, body);
+      assert.equal(r.status, 400, `${path} ${body.slice(0, 40)}`);
+      assert.deepEqual(r.json(), { error: 1000, message }, `${path} ${body.slice(0, 40)}`);
+    }
+    // null is an empty body; what follows the first value is not read
+    assert.deepEqual((await call(s, 'POST', '/data/import', 'null')).json(), { error: 1000, message: 'Invalid body: must specify content or file' });
+    const trailing = await call(s, 'POST', '/data/import?partial=1', '{"content":"{}"} trailing');
+    assert.equal(trailing.status, 200);
+  } finally {
+    await s.dispose();
+  }
+});
