@@ -36,6 +36,7 @@ import { registerUdfRoutes } from './api/udf.js';
 import { ServiceManager } from './extensions/services.js';
 import { registerServiceRoutes } from './api/services.js';
 import { registerPluginRoutes } from './api/plugins.js';
+import { PortableManager } from './extensions/plugins-portable.js';
 import { registerConfigRoutes } from './api/configs.js';
 
 /** Everything a service or route module may need; built once per server. */
@@ -59,6 +60,8 @@ export interface App {
   readonly scripts: ScriptService;
   /** external services, their functions registered in `functions` (W6) */
   readonly services: ServiceManager;
+  /** portable plugins: sources, sinks and functions run by child processes (W6) */
+  readonly portables: PortableManager;
   /** topology builder with the shared sources and lookup tables (engineer C2) */
   readonly runtime: RuntimeBuilder;
   /** rule registry (engineer D) */
@@ -105,6 +108,20 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
   const services = new ServiceManager({ store, functions, dir: join(home.data, 'services'), logger });
   await services.load();
   closers.push(() => services.close());
+  // portable plugins register source/sink types and functions, before rules are restored
+  const portables = new PortableManager({
+    store,
+    functions,
+    connectors: connectors.registry,
+    confKeys: connectors.confKeys,
+    dir: join(home.plugins, 'portable'),
+    dataDir: home.data,
+    pythonBin: config.portable?.pythonBin || 'python',
+    initTimeoutMs: config.portable?.initTimeout || 5000,
+    logger,
+  });
+  await portables.load();
+  closers.push(() => portables.close());
   try {
     setDefaultZone(config.basic.timezone); // zone of datetime parsing/formatting and clock functions
   } catch (err) {
@@ -157,6 +174,7 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
     functions,
     scripts,
     services,
+    portables,
     runtime,
     rules,
     onClose: (fn) => closers.push(fn),
@@ -191,7 +209,7 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
   registerRuleRoutes(http, rules);
   registerUdfRoutes(http, scripts);
   registerServiceRoutes(http, services);
-  registerPluginRoutes(http, { pluginHosts: config.basic.pluginHosts });
+  registerPluginRoutes(http, { pluginHosts: config.basic.pluginHosts, portables });
   registerDataRoutes(http, { bundle, tasks, requestExit: (code) => void close().finally(() => process.exit(code)) });
   registerRulesetRoutes(http, bundle);
   registerConfigRoutes(http, { config, logger, onTimezone: (zone) => rules.setTimezone(zone) });

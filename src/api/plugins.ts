@@ -1,13 +1,15 @@
 /**
- * `/plugins/...` (rest-api.md §10): native and portable plugin management with eKuiper's statuses and texts. Eddy
- * installs no plugin (see extensions/plugins.ts): create bodies are decoded and checked, then refused with a 400
- * saying why; lists are empty; look-ups of a named plugin or UDF are 404 with code 1002 (D1).
+ * `/plugins/...` (rest-api.md §10): plugin management with eKuiper's statuses and texts. Native plugins cannot be
+ * installed (extensions/plugins.ts): create bodies are decoded and checked, then refused with a 400 saying why; their
+ * lists are empty and look-ups 404 with code 1002 (D1). Portable plugins are installed and run
+ * (extensions/plugins-portable.ts).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { EddyError, ErrorCode } from './errors.js';
-import { field, readJson, sendJson } from './http.js';
+import { EddyError, ErrorCode, toEddyError } from './errors.js';
+import { field, readJson, sendJson, sendText } from './http.js';
 import { EDDY_VERSION } from './root.js';
-import { NATIVE_TYPES, prebuiltPlugins, refuseInstall, type PluginRequest, type PluginType } from '../extensions/plugins.js';
+import { NATIVE_TYPES, prebuiltPlugins, refuseInstall, type PluginRequest } from '../extensions/plugins.js';
+import type { PortableManager } from '../extensions/plugins-portable.js';
 
 type NameParams = { Params: { name: string } };
 
@@ -45,7 +47,7 @@ function readPluginRequest(req: FastifyRequest, prefix: string, struct: string):
   return out;
 }
 
-export function registerPluginRoutes(http: FastifyInstance, opts: { pluginHosts: string }): void {
+export function registerPluginRoutes(http: FastifyInstance, opts: { pluginHosts: string; portables: PortableManager }): void {
   const version = EDDY_VERSION.split('-')[0];
 
   for (const type of NATIVE_TYPES) {
@@ -54,7 +56,7 @@ export function registerPluginRoutes(http: FastifyInstance, opts: { pluginHosts:
 
     http.post(`/plugins/${type}`, async (req) => {
       const body = readPluginRequest(req, bodyPrefix, 'plugin.IOPlugin');
-      refuseInstall(type, body, `${type} plugins create command error`);
+      refuseInstall(body, `${type} plugins create command error`);
     });
 
     http.get(`/plugins/${type}/prebuild`, async (_req, reply) =>
@@ -94,21 +96,41 @@ export function registerPluginRoutes(http: FastifyInstance, opts: { pluginHosts:
     throw new EddyError(ErrorCode.NotFound, `describe function ${req.params.name} error: not found`);
   });
 
-  const portable: PluginType = 'portables';
+  const portables = opts.portables;
   const portablePrefix = 'Invalid body: Error decoding the portable plugin json: ';
-  http.get('/plugins/portables', async (_req, reply) => sendJson(reply, 200, []));
-  http.post('/plugins/portables', async (req) => {
-    refuseInstall(portable, readPluginRequest(req, portablePrefix, 'plugin.IOPlugin'), 'portable plugin create command error');
+  // list: names (K18); describe: the descriptor object (K19)
+  http.get('/plugins/portables', async (_req, reply) => sendJson(reply, 200, portables.names()));
+  http.post('/plugins/portables', async (req, reply) => {
+    const body = readPluginRequest(req, portablePrefix, 'plugin.IOPlugin');
+    try {
+      await portables.create(body);
+    } catch (e) {
+      throw toEddyError(e, ErrorCode.Undefined, 'portable plugin create command error');
+    }
+    return sendText(reply, 201, `portable plugin ${body.name.trim()} is created`);
   });
-  http.get<NameParams>('/plugins/portables/:name', async (req) => {
-    throw new EddyError(ErrorCode.NotFound, `describe portable plugin ${req.params.name} error: not found`);
+  http.get<NameParams>('/plugins/portables/:name', async (req, reply) => {
+    const info = portables.describe(req.params.name);
+    if (!info) throw new EddyError(ErrorCode.NotFound, `describe portable plugin ${req.params.name} error: not found`);
+    return sendJson(reply, 200, info);
   });
-  http.delete<NameParams>('/plugins/portables/:name', async (req) => {
+  http.delete<NameParams>('/plugins/portables/:name', async (req, reply) => {
     const { name } = req.params;
-    throw new EddyError(ErrorCode.NotFound, `delete portable plugin ${name} error: portable plugin ${name} is not found`);
+    try {
+      await portables.delete(name);
+    } catch (e) {
+      throw toEddyError(e, ErrorCode.Undefined, `delete portable plugin ${name} error`);
+    }
+    return sendText(reply, 200, `portable plugin ${name} is deleted`);
   });
-  // eKuiper ignores the failure to delete the old version, so PUT is a create
-  http.put<NameParams>('/plugins/portables/:name', async (req) => {
-    refuseInstall(portable, readPluginRequest(req, portablePrefix, 'plugin.IOPlugin'), 'portable plugin update command error');
+  // eKuiper ignores the failure to delete the old version, so PUT also creates
+  http.put<NameParams>('/plugins/portables/:name', async (req, reply) => {
+    const body = readPluginRequest(req, portablePrefix, 'plugin.IOPlugin');
+    try {
+      await portables.update(req.params.name, body);
+    } catch (e) {
+      throw toEddyError(e, ErrorCode.Undefined, 'portable plugin update command error');
+    }
+    return sendText(reply, 200, `portable plugin ${body.name.trim()} is updated`);
   });
 }

@@ -1,15 +1,12 @@
 /**
- * Plugins (runtime.md §5, rest-api.md §10). Native plugins are Go shared objects that a Node.js process cannot load,
- * and portable plugins (child processes speaking NNG over IPC) are not implemented by Eddy; so no plugin is ever
- * installed: create requests are checked like eKuiper checks them and then refused with a 400 that says why, lists
- * are empty and look-ups answer 404 (D1) with eKuiper's texts. The prebuilt-plugin catalogue is computed as eKuiper
- * computes it.
+ * Native plugins (runtime.md §5.2, rest-api.md §10) are Go shared objects that a Node.js process cannot load, so
+ * none is ever installed: create requests are checked like eKuiper checks them and then refused with a 400 that says
+ * why. The prebuilt-plugin catalogue is computed as eKuiper computes it. Portable plugins: plugins-portable.ts.
  */
 import { readFileSync } from 'node:fs';
 import { EddyError, ErrorCode } from '../api/errors.js';
 
 export type NativeType = 'sources' | 'sinks' | 'functions';
-export type PluginType = NativeType | 'portables';
 
 export const NATIVE_TYPES: readonly NativeType[] = ['sources', 'sinks', 'functions'];
 
@@ -36,18 +33,16 @@ function checkUri(uri: string): boolean {
 }
 
 const WHY_NATIVE = 'native plugins are Go shared libraries, which Eddy (a Node.js process) cannot load';
-const WHY_PORTABLE = 'portable plugins are not supported by Eddy';
 
 /**
  * Checks a create request as eKuiper does (name, then URL) and refuses it. `prefix` is the error prefix of the
  * endpoint, e.g. `sources plugins create command error`.
  */
-export function refuseInstall(type: PluginType, req: PluginRequest, prefix: string): never {
+export function refuseInstall(req: PluginRequest, prefix: string): never {
   const name = req.name.trim();
   if (name === '') throw bad(`${prefix}: invalid name : should not be empty`);
   if (name === '.' || name === '..' || !/^[A-Za-z0-9_.-]+$/.test(name)) throw bad(`${prefix}: invalid name ${name}: only letters, digits, '_', '.' and '-' are allowed`);
   if (!checkUri(req.file)) throw bad(`${prefix}: invalid uri ${req.file}`);
-  if (type === 'portables') throw bad(`${prefix}: ${WHY_PORTABLE}`);
   throw bad(`${prefix}: fail to install plugin: ${WHY_NATIVE}`);
 }
 

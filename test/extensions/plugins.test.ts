@@ -1,7 +1,8 @@
 /**
- * Plugin endpoints on a real server: lists, look-ups and deletes with eKuiper's statuses and texts (404 code 1002 for
- * missing plugins, D1), create bodies checked like eKuiper's before the install is refused with a reason, the
- * function-list registration call, and the computed prebuilt-plugin catalogue.
+ * Native plugin endpoints on a real server: lists, look-ups and deletes with eKuiper's statuses and texts (404 code
+ * 1002 for missing plugins, D1), create bodies checked like eKuiper's before the install is refused with a reason,
+ * the function-list registration call, the computed prebuilt-plugin catalogue, and the portable create's body
+ * checks (portable plugins themselves: plugins-portable.test.ts).
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -69,11 +70,14 @@ test('create bodies are decoded and checked like eKuiper, then the install is re
   assert.match(String(e.message), /^sources plugins create command error: invalid name \.\.\/etc/);
   e = err(await post('/plugins/functions', { name: 'geo', file: 'file:///opt/geo.zip', functions: ['f1'] }), 400);
   assert.equal(e.message, 'functions plugins create command error: fail to install plugin: native plugins are Go shared libraries, which Eddy (a Node.js process) cannot load');
-  e = err(await post('/plugins/portables', { name: 'mirror', file: 'https://h/mirror.zip' }), 400);
-  assert.equal(e.message, 'portable plugin create command error: portable plugins are not supported by Eddy');
-  e = err(await s.req('PUT', '/plugins/portables/mirror', { name: 'mirror', file: 'https://h/mirror.zip' }), 400);
-  assert.equal(e.message, 'portable plugin update command error: portable plugins are not supported by Eddy');
+  e = err(await post('/plugins/portables', { name: 'mirror', file: 'file:///no/such/mirror.zip' }), 400);
+  assert.equal(e.message, 'portable plugin create command error: fail to download file file:///no/such/mirror.zip: stat /no/such/mirror.zip: no such file or directory');
+  e = err(await s.req('PUT', '/plugins/portables/mirror', { name: 'mirror', file: 'ftp://h/mirror.zip' }), 400);
+  assert.equal(e.message, 'portable plugin update command error: invalid uri ftp://h/mirror.zip');
+  e = err(await post('/plugins/portables', '[1]'), 400);
+  assert.equal(e.message, 'Invalid body: Error decoding the portable plugin json: json: cannot unmarshal array into Go value of type plugin.IOPlugin');
   assert.deepEqual((await s.req('GET', '/plugins/functions')).json(), [], 'nothing was installed');
+  assert.deepEqual((await s.req('GET', '/plugins/portables')).json(), []);
 });
 
 test('function-list registration: empty list 400, unknown plugin 404', async () => {

@@ -159,8 +159,10 @@ test('create, list, describe, functions, update and delete with eKuiper texts', 
     assert.deepEqual((await s.req('GET', '/services')).json(), []);
     assert.deepEqual((await s.req('GET', '/services/functions')).json(), [], 'its functions are deleted with it');
     assert.ok(!existsSync(join(s.homeDir, 'data', 'services', `${name}.json`)));
-    r = await s.req('POST', '/rules/validate', { id: uid('v'), sql: 'SELECT greet(a, 1) FROM nosuch', actions: [{ log: {} }] });
-    assert.notEqual(r.status, 200, 'the SQL function is gone');
+    const stream = uid('gone');
+    assert.equal((await s.req('POST', '/streams', { sql: `CREATE STREAM ${stream} () WITH (TYPE="memory", DATASOURCE="${stream}", FORMAT="json")` })).status, 201);
+    r = await s.req('POST', '/rules', { id: uid('v'), sql: `SELECT greet(a, 1) FROM ${stream}`, actions: [{ log: {} }] });
+    assert.deepEqual(err(r, 400), { error: 2101, message: 'function greet not found' }, 'the SQL function is gone');
   } finally {
     await s.dispose();
   }

@@ -1,0 +1,297 @@
+/**
+ * The portable-plugin host (runtime.md §5.3 Process model): one worker thread owns every plugin process and the REP
+ * sockets of their control and function channels. Control commands (start/stop of sources and sinks) are sent
+ * asynchronously; function calls are synchronous for the SQL runtime: the caller waits on `Atomics.wait` while the
+ * worker starts the process if needed, sends the call and reads the reply (as for external services).
+ *
+ * Because the engine is the REP side, every command or call is the *reply* to the plugin's pending request, and the
+ * plugin's next request carries the answer (and becomes the new pending request).
+ */
+import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
+import { NNG_SOURCE } from './plugins-nng.js';
+
+/** How to start one plugin's process. */
+export interface PluginSpec {
+  name: string;
+  command: string;
+  args: string[];
+  cwd: string;
+  initTimeoutMs: number;
+}
+
+const HOST_SOURCE =
+  NNG_SOURCE +
+  String.raw`
+const { workerData } = require('node:worker_threads');
+const net = require('node:net');
+const fs = require('node:fs');
+const { spawn } = require('node:child_process');
+const { syncPort, asyncPort, cell } = workerData;
+const flag = new Int32Array(cell);
+const REQ = 0x30, REP = 0x31;
+const COMMAND_TIMEOUT_MS = 10000;
+
+function answerSync(id, r) {
+  syncPort.postMessage({ id, ...r });
+  Atomics.store(flag, 0, 1);
+  Atomics.notify(flag, 0);
+}
+const log = (plugin, line) => asyncPort.postMessage({ op: 'log', plugin, line });
+const errText = (e) => (e && e.message ? e.message : String(e));
+
+// A listening REP socket: keeps the latest request (its connection and header) as the slot for the next reply.
+class RepChannel {
+  constructor(path) { this.path = path; this.pending = null; this.inbox = []; this.waiters = []; this.conns = new Set(); }
+  async listen() {
+    try { fs.unlinkSync(this.path); } catch {}
+    this.server = net.createServer((s) => {
+      const c = new NngConn(s, REP, REQ, (conn, msg) => this.onRequest(conn, msg), (conn) => this.conns.delete(conn));
+      this.conns.add(c);
+    });
+    await new Promise((res, rej) => { this.server.once('error', rej); this.server.listen(this.path, res); });
+  }
+  onRequest(conn, msg) {
+    if (msg.length < 4) return;
+    this.pending = { conn, header: msg.subarray(0, 4) };
+    const body = msg.subarray(4).toString('utf8');
+    const w = this.waiters.shift();
+    if (w) w.resolve(body); else this.inbox.push(body);
+  }
+  next(timeoutMs) {
+    if (this.inbox.length) return Promise.resolve(this.inbox.shift());
+    return new Promise((resolve, reject) => {
+      const w = { resolve: (v) => { clearTimeout(t); resolve(v); } };
+      const t = setTimeout(() => { this.waiters.splice(this.waiters.indexOf(w), 1); reject(new Error('no answer from the plugin within ' + timeoutMs + 'ms')); }, timeoutMs);
+      this.waiters.push(w);
+    });
+  }
+  reply(text) {
+    const p = this.pending;
+    if (!p || p.conn.closed) throw new Error('the plugin is not connected');
+    this.pending = null;
+    p.conn.send(Buffer.concat([p.header, Buffer.from(text)]));
+  }
+  fail(reason) { for (const w of this.waiters.splice(0)) w.resolve('\u0000' + reason); }
+  close() {
+    for (const c of this.conns) c.close();
+    if (this.server) this.server.close();
+    try { fs.unlinkSync(this.path); } catch {}
+  }
+}
+
+// name → { proc, control, ready, queue, funcs: Map<fname, {channel, ready}> }
+const plugins = new Map();
+
+function startPlugin(spec) {
+  const existing = plugins.get(spec.name);
+  if (existing) return existing;
+  const p = { spec, control: new RepChannel('/tmp/plugin_' + spec.name + '.ipc'), funcs: new Map(), queue: Promise.resolve(), dead: false };
+  plugins.set(spec.name, p);
+  p.ready = (async () => {
+    await p.control.listen();
+    const proc = spawn(spec.command, spec.args, { cwd: spec.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    p.proc = proc;
+    asyncPort.postMessage({ op: 'pid', plugin: spec.name, pid: proc.pid || 0 });
+    proc.on('exit', () => asyncPort.postMessage({ op: 'pid', plugin: spec.name, pid: 0 }));
+    const forward = (stream) => {
+      let rest = '';
+      stream.on('data', (d) => {
+        const lines = (rest + d.toString('utf8')).split('\n');
+        rest = lines.pop();
+        for (const l of lines) if (l) log(spec.name, l);
+      });
+    };
+    forward(proc.stdout); forward(proc.stderr);
+    const exited = new Promise((_, reject) => {
+      proc.on('error', (e) => reject(new Error('cannot start plugin ' + spec.name + ': ' + errText(e))));
+      proc.on('exit', (code, signal) => reject(new Error('plugin ' + spec.name + ' exited with ' + (signal || code))));
+    });
+    exited.catch(() => {});
+    proc.on('exit', () => stopPlugin(spec.name, 'the plugin process exited'));
+    proc.on('error', () => stopPlugin(spec.name, 'the plugin process failed'));
+    const first = await Promise.race([p.control.next(spec.initTimeoutMs), exited]);
+    if (first !== 'handshake') throw new Error('plugin ' + spec.name + ' sent ' + JSON.stringify(first) + ' instead of handshake');
+  })();
+  p.ready.catch(() => stopPlugin(spec.name, 'the plugin did not start'));
+  return p;
+}
+
+function stopPlugin(name, reason) {
+  const p = plugins.get(name);
+  if (!p) return;
+  plugins.delete(name);
+  p.dead = true;
+  p.control.fail(reason);
+  p.control.close();
+  for (const f of p.funcs.values()) { f.channel.fail(reason); f.channel.close(); }
+  if (p.proc && p.proc.exitCode === null) p.proc.kill('SIGKILL');
+}
+
+// Commands of one plugin run one at a time; the answer is 'ok' or an error text.
+function command(spec, cmd) {
+  const p = startPlugin(spec);
+  const run = p.queue.then(async () => {
+    await p.ready;
+    p.control.reply(JSON.stringify(cmd));
+    const answer = await p.control.next(COMMAND_TIMEOUT_MS);
+    if (answer !== 'ok') throw new Error(answer.startsWith('\u0000') ? answer.slice(1) : answer);
+  });
+  p.queue = run.catch(() => {});
+  return run;
+}
+
+async function funcChannel(spec, fname) {
+  const p = startPlugin(spec);
+  let f = p.funcs.get(fname);
+  if (!f) {
+    f = { channel: new RepChannel('/tmp/func_' + fname + '.ipc') };
+    p.funcs.set(fname, f);
+    f.ready = (async () => {
+      await f.channel.listen();
+      const control = { symbolName: fname, pluginType: 'func', meta: { ruleId: '', opId: '', instanceId: 0 } };
+      await command(spec, { cmd: 'start', arg: JSON.stringify(control) });
+    })();
+    f.ready.catch(() => p.funcs.delete(fname));
+  }
+  await f.ready;
+  return f.channel;
+}
+
+async function callFunction(spec, fname, payload, timeoutMs) {
+  const ch = await funcChannel(spec, fname);
+  // wait for the function runtime's handshake (or the answer left pending by the previous call)
+  while (!ch.pending) {
+    const m = await ch.next(timeoutMs);
+    if (m.startsWith('\u0000')) throw new Error(m.slice(1));
+  }
+  ch.reply(payload);
+  for (;;) {
+    const m = await ch.next(timeoutMs);
+    if (m.startsWith('\u0000')) throw new Error(m.slice(1));
+    if (m.startsWith('h')) continue; // a (re)started function runtime says handshake
+    return m;
+  }
+}
+
+asyncPort.on('message', (m) => {
+  if (m.op === 'command') {
+    command(m.spec, m.cmd).then(() => asyncPort.postMessage({ op: 'result', reqId: m.reqId }), (e) => asyncPort.postMessage({ op: 'result', reqId: m.reqId, error: errText(e) }));
+  } else if (m.op === 'stop') {
+    stopPlugin(m.name, 'the plugin was removed');
+  }
+});
+syncPort.on('message', ({ id, spec, fname, payload, timeoutMs }) => {
+  callFunction(spec, fname, payload, timeoutMs).then((result) => answerSync(id, { result }), (e) => answerSync(id, { error: errText(e) }));
+});
+`;
+
+const GRACE_MS = 1000;
+
+export class PluginHost {
+  private worker: Worker | undefined;
+  private syncPort: MessagePort | undefined;
+  private asyncPort: MessagePort | undefined;
+  private flag: Int32Array | undefined;
+  private nextId = 1;
+  private readonly waiting = new Map<number, { resolve: () => void; reject: (e: Error) => void }>();
+  /** live plugin processes by plugin name */
+  private readonly pids = new Map<string, number>();
+
+  constructor(private readonly log: (plugin: string, line: string) => void) {}
+
+  /** Sends a control command (`start`/`stop` of a source or sink), starting the process if needed. */
+  command(spec: PluginSpec, cmd: { cmd: 'start' | 'stop'; arg: string }): Promise<void> {
+    const { asyncPort } = this.start();
+    const reqId = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.waiting.set(reqId, { resolve, reject });
+      asyncPort.postMessage({ op: 'command', reqId, spec, cmd });
+    });
+  }
+
+  /** One synchronous function call; returns the plugin's reply text. */
+  call(spec: PluginSpec, fname: string, payload: string, timeoutMs: number): string {
+    const { syncPort, flag } = this.start();
+    const id = this.nextId++;
+    Atomics.store(flag, 0, 0);
+    syncPort.postMessage({ id, spec, fname, payload, timeoutMs });
+    // the first call may have to start the process
+    const deadline = Date.now() + timeoutMs + spec.initTimeoutMs + GRACE_MS;
+    for (;;) {
+      const msg = receiveMessageOnPort(syncPort)?.message as { id: number; result?: string; error?: string } | undefined;
+      if (msg !== undefined) {
+        if (msg.id !== id) continue;
+        if (msg.error !== undefined) throw new Error(msg.error);
+        return msg.result ?? '';
+      }
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`no reply from plugin ${spec.name} within ${timeoutMs}ms`);
+      if (Atomics.wait(flag, 0, 0, Math.min(left, 50)) !== 'timed-out') Atomics.store(flag, 0, 0);
+    }
+  }
+
+  /** Kills a plugin's process (delete, update). */
+  stopPlugin(name: string): void {
+    this.asyncPort?.postMessage({ op: 'stop', name });
+  }
+
+  async close(): Promise<void> {
+    const w = this.worker;
+    this.worker = undefined;
+    this.syncPort?.close();
+    this.asyncPort?.close();
+    for (const w2 of this.waiting.values()) w2.reject(new Error('the plugin host is closed'));
+    this.waiting.clear();
+    // terminating the worker closes its sockets; the plugin processes would outlive it
+    for (const pid of this.pids.values()) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+    this.pids.clear();
+    if (w) await w.terminate();
+  }
+
+  private start(): { syncPort: MessagePort; asyncPort: MessagePort; flag: Int32Array } {
+    if (this.worker && this.syncPort && this.asyncPort && this.flag) return { syncPort: this.syncPort, asyncPort: this.asyncPort, flag: this.flag };
+    const cell = new SharedArrayBuffer(4);
+    const sync = new MessageChannel();
+    const async = new MessageChannel();
+    const worker = new Worker(HOST_SOURCE, {
+      eval: true,
+      workerData: { syncPort: sync.port2, asyncPort: async.port2, cell },
+      transferList: [sync.port2, async.port2],
+      execArgv: [],
+    });
+    worker.unref();
+    sync.port1.unref();
+    async.port1.on('message', (m: { op: string; reqId?: number; error?: string; plugin?: string; line?: string; pid?: number }) => {
+      if (m.op === 'log') this.log(m.plugin ?? '', m.line ?? '');
+      else if (m.op === 'pid') {
+        if (m.pid) this.pids.set(m.plugin ?? '', m.pid);
+        else this.pids.delete(m.plugin ?? '');
+      }
+      else if (m.op === 'result' && m.reqId !== undefined) {
+        const w = this.waiting.get(m.reqId);
+        this.waiting.delete(m.reqId);
+        if (m.error !== undefined) w?.reject(new Error(m.error));
+        else w?.resolve();
+      }
+    });
+    async.port1.unref();
+    worker.on('error', () => {
+      if (this.worker === worker) {
+        this.worker = undefined;
+        this.syncPort = undefined;
+        this.asyncPort = undefined;
+      }
+    });
+    this.worker = worker;
+    this.syncPort = sync.port1;
+    this.asyncPort = async.port1;
+    this.flag = new Int32Array(cell);
+    return { syncPort: sync.port1, asyncPort: async.port1, flag: this.flag };
+  }
+}
