@@ -25,6 +25,9 @@ import { checkCompression, compress, decompress, type Compression } from './comp
 import { topicMatches } from './memory.js';
 import { recoverable } from './sinknode.js';
 
+const RESOLVED: Promise<void> = Promise.resolve();
+/** metadata `qos` values (ints are bigint), made once */
+const QOS_INT: readonly bigint[] = [0n, 1n, 2n];
 const CONNECT_TIMEOUT_MS = 5000;
 const PUBLISH_TIMEOUT_MS = 5000;
 const RECONNECT_PERIOD_MS = 1000;
@@ -219,15 +222,28 @@ export class MqttConn {
     if (!this.client.connected) {
       return Promise.reject(recoverable(new Error(`mqtt client to ${this.settings.server} is not connected`)));
     }
+    // MQTT.js answers a QoS 0 publish synchronously once written: that common case needs no timeout bookkeeping
+    let settled = false;
+    let failure: Error | undefined;
+    let later: ((err?: Error) => void) | undefined;
+    const buf = Buffer.isBuffer(payload) ? payload : Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
+    this.client.publish(topic, buf, { qos, retain }, (err) => {
+      if (later) later(err);
+      else {
+        settled = true;
+        failure = err;
+      }
+    });
+    if (settled) return failure ? Promise.reject(recoverable(failure)) : RESOLVED;
     return new Promise((resolve, reject) => {
       const pending: PendingPublish = { deadline: Date.now() + PUBLISH_TIMEOUT_MS, reject };
       this.pending.add(pending);
       this.armSweep();
-      this.client.publish(topic, Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength), { qos, retain }, (err) => {
+      later = (err) => {
         if (!this.pending.delete(pending)) return; // already timed out
         if (err) reject(recoverable(err));
         else resolve();
-      });
+      };
     });
   }
 
@@ -352,7 +368,7 @@ class MqttSource implements SourceConnector {
             return;
           }
         }
-        emit({ payload: bytes, meta: { topic, qos: BigInt(qos), messageId: BigInt(messageId) }, timestamp: Date.now() });
+        emit({ payload: bytes, meta: { topic, qos: QOS_INT[qos] ?? BigInt(qos), messageId: messageId === 0 ? 0n : BigInt(messageId) }, timestamp: Date.now() });
       });
       this.cleanup.push(unsubscribe);
       let wasConnected = true;
