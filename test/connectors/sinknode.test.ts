@@ -262,6 +262,8 @@ test('alternate resend queue: live data keeps flowing, failed items go to resend
     await until(() => n.metrics.exceptions >= 3, 8000, 'three failures');
     await proxy.start();
     await until(() => proxy.connections === 1, 8000, 'reconnect');
+    // the resends (retried on a timer) show the client is connected again before live data is sent
+    await until(() => sub.messages.length === 3, 10000, 'resent messages');
     n.push([{ i: 10n }]);
     await until(() => sub.messages.length === 4, 10000, 'live and resent messages');
     const live = sub.messages.filter((m) => m.topic === `${topic}/live`).map((m) => m.text);
