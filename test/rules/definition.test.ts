@@ -35,7 +35,7 @@ test('bad rule bodies give eKuiper texts', () => {
   assert.equal(detail({ ...ok, id: 'a/b' }), 'ruleID:a/b contains invalidChar:/');
   assert.equal(detail({ ...ok, id: 'a#b' }), 'ruleID:a#b contains invalidChar:#');
   assert.equal(detail({ ...ok, id: 'a%b' }), 'ruleID:a%b contains invalidChar:%');
-  assert.equal(detail({ ...ok, id: ' x' }), 'ruleID: x should be trimed');
+  assert.equal(detail({ ...ok, id: ' x' }), 'ruleID:  x should be trimed');
   assert.equal(detail({ ...ok, graph: { nodes: {}, topo: {} } }), 'Rule r1 has both sql and graph.');
   assert.equal(detail({ id: 'r1', actions: [{ log: {} }] }), 'Rule r1 has neither sql nor graph.');
   assert.equal(detail({ id: 'r1', sql: 'SELECT * FROM s1' }), 'Missing rule actions.');
