@@ -184,6 +184,23 @@ export class PortableManager {
     return out;
   }
 
+  /**
+   * Installs a bundle item (`portablePlugins` section: name → `{"name","file","shellParas"}` text); an existing
+   * plugin is kept as it is.
+   */
+  async importRecord(name: string, text: string): Promise<void> {
+    let v: { file?: unknown; shellParas?: unknown } | null;
+    try {
+      v = JSON.parse(text) as typeof v;
+    } catch (e) {
+      throw bad(`invalid portable plugin install record ${name}: ${(e as Error).message}`);
+    }
+    if (typeof v?.file !== 'string') throw bad(`invalid portable plugin install record ${name}: file must be a string`);
+    const paras = Array.isArray(v.shellParas) ? v.shellParas.filter((x): x is string => typeof x === 'string') : [];
+    if (this.plugins.has(name)) return;
+    await this.create({ name, file: v.file, shellParas: paras, functions: [] });
+  }
+
   create(req: PluginRequest): Promise<void> {
     return this.serial(() => this.install(req));
   }

@@ -139,6 +139,15 @@ test('archive and descriptor checks; duplicates and symbol clashes; missing plug
     assert.equal(r.text, `portable plugin ${name} is updated`);
     assert.deepEqual(((await s.req('GET', `/plugins/portables/${name}`)).json() as J).functions, [f2]);
 
+    // bundle items: the install record exports and imports again; an existing plugin is kept
+    const records = s.app.portables.installRecords();
+    assert.deepEqual(JSON.parse(records[name]), { name, file: (JSON.parse(records[name]) as J).file, shellParas: [] });
+    const other = uid('imp');
+    await s.app.portables.importRecord(other, JSON.stringify({ name: other, file: zipUrl({ name: other, functions: [uid('f')] }) }));
+    await s.app.portables.importRecord(other, JSON.stringify({ name: other, file: 'file:///elsewhere.zip' }));
+    assert.deepEqual((await s.req('GET', '/plugins/portables')).json(), [name, other]);
+    await assert.rejects(s.app.portables.importRecord('x', '{'), /invalid portable plugin install record x/);
+
     assert.deepEqual(err(await s.req('DELETE', '/plugins/portables/nosuch'), 404), {
       error: 1002, message: 'delete portable plugin nosuch error: portable plugin nosuch is not found',
     });
