@@ -149,6 +149,21 @@ export async function run(): Promise<Record<string, string | number>> {
   out['file sink output equals plain output'] = same ? 'yes' : 'no';
   out['file sink exceptions'] = file.metrics.exceptions;
 
+  // ---------------------------------------------------------------------------------------------- burst
+  // one collection of FILE_ROWS rows pushed at once into a sendSingle sink (a window closing on a large backlog):
+  // it takes one queue slot and is sent row by row; nothing may be dropped
+  const burstPath = join(root, 'burst.txt');
+  const burst = node('file', { path: burstPath, sendSingle: true, rollingCount: FILE_ROWS * 2 });
+  await burst.open();
+  t0 = performance.now();
+  burst.push(fileRows);
+  await waitUntil(() => burst.metrics.recordsOut + burst.metrics.exceptions >= FILE_ROWS);
+  const burstMs = performance.now() - t0;
+  await burst.close();
+  out['file sink rows/s (one burst of all rows)'] = rate(FILE_ROWS, burstMs);
+  out['burst rows written'] = burst.metrics.recordsOut;
+  out['burst exceptions'] = burst.metrics.exceptions;
+
   await conns.close();
   await store.close();
   rmSync(root, { recursive: true, force: true });
