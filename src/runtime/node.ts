@@ -77,6 +77,11 @@ export abstract class QueueNode implements Receiver {
    * every event or emission passes the whole chain before the next one starts.
    */
   direct = false;
+  /**
+   * `performance.now()` when the oldest queued item arrived, for nodes that report receive-to-emission latency
+   * (sources, runtime.md §1.7); -1 elsewhere: those report the average processing time of their last batch.
+   */
+  protected arrival = -1;
 
   constructor(
     readonly name: string,
@@ -152,9 +157,16 @@ export abstract class QueueNode implements Receiver {
       m.messagesProcessed++;
       if (this.closed) return;
     }
-    const us = (performance.now() - t0) * 1000;
+    const t1 = performance.now();
+    const us = (t1 - t0) * 1000;
     m.busyUs += us;
-    m.processLatencyUs = Math.round(us / n);
+    if (this.arrival >= 0) {
+      m.processLatencyUs = Math.round((t1 - this.arrival) * 1000);
+      // what is still queued arrived before this drain started
+      this.arrival = q.size > 0 ? t0 : -1;
+    } else {
+      m.processLatencyUs = Math.round(us / n);
+    }
     m.bufferLength = q.size;
     if (q.size > 0 && !this.scheduled) {
       this.scheduled = true;

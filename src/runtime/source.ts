@@ -3,6 +3,7 @@
  * decompress/decoder/preprocessor nodes, decoding with the stream's FORMAT, event-time extraction, and shared
  * source instances (one connector and one decode per SHARED stream for all rules, reference-counted).
  */
+import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import { ErrorRecord, Tuple, type ConnectorContext, type ConnectorRegistry, type Format, type Props, type SourceConnector, type SourceEvent } from './contracts.js';
 import type { StreamDef } from '../catalog/types.js';
@@ -427,6 +428,7 @@ export class SourceNode extends DecodingNode implements SharedSubscriber {
       o.connectorContext,
       (ev) => {
         // the event itself is queued (no wrapper): process() tells it from a RawEvent
+        if (this.queue.size === 0) this.arrival = performance.now();
         if (!this.accept(ev as unknown as Item)) this.metrics.error(`buffer full, drop message from ${this.name} to ${this.name}`);
       },
       (err) => this.failed(err),
@@ -444,6 +446,7 @@ export class SourceNode extends DecodingNode implements SharedSubscriber {
   }
 
   deliver(raw: RawEvent): boolean {
+    if (this.queue.size === 0) this.arrival = performance.now();
     if (this.accept(raw)) return true;
     this.metrics.error(`buffer full, drop message from ${this.name} to ${this.name}`);
     return false;
