@@ -413,7 +413,8 @@ class MqttSink implements SinkConnector {
 
   provision(_ctx: SinkContext, props: Props): void {
     try {
-      this.settings = mqttSettings(props, this.confKeys);
+      // protocolVersion is validated, but eKuiper 1.14's sink always speaks MQTT 3.1.1
+      this.settings = { ...mqttSettings(props, this.confKeys), protocolVersion: 4 };
       this.topic = propString(props, 'topic', '');
       if (this.topic === '') throw new Error('mqtt sink is missing property topic');
       if (this.topic.includes('+') || this.topic.includes('#')) throw new Error(`mqtt sink topic ${this.topic} cannot contain wildcards`);

@@ -47,12 +47,15 @@ export class BrokerProxy {
   private server: Server | undefined;
   private readonly sockets = new Set<Socket>();
   port = 0;
+  /** the first bytes each client sent (its CONNECT packet) */
+  readonly firstPackets: Buffer[] = [];
 
   async start(): Promise<void> {
     const server = createServer((client) => {
       const upstream = connect(1883, '127.0.0.1');
       this.sockets.add(client);
       this.sockets.add(upstream);
+      client.once('data', (d: Buffer) => this.firstPackets.push(d));
       client.pipe(upstream);
       upstream.pipe(client);
       const drop = () => {

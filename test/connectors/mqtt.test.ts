@@ -235,3 +235,26 @@ test('connectionSelector: sources and sinks naming one connection share its clie
     await s.dispose();
   }
 });
+
+test('mqtt sink: protocolVersion 3.1 is accepted but the sink connects with MQTT 3.1.1, as eKuiper 1.14 does', async () => {
+  const s = await startTestServer();
+  const proxy = new BrokerProxy();
+  await proxy.start();
+  try {
+    const sink = s.app.connectors.createSinkNode({
+      ruleId: 'v31sink', index: 0, type: 'mqtt',
+      props: { server: proxy.url, topic: uniqueTopic('v31sink'), protocolVersion: '3.1' },
+      ruleOptions: s.app.config.rule, logger: s.app.logger,
+    });
+    await sink.open();
+    const src = await mqttSource(s, uniqueTopic('v31src'), { server: proxy.url, protocolVersion: '3.1' });
+    await until(() => proxy.firstPackets.length === 2);
+    const names = proxy.firstPackets.map((p) => (p.includes('MQIsdp') ? '3.1' : p.includes('MQTT') ? '3.1.1' : '?')).sort();
+    assert.deepEqual(names, ['3.1', '3.1.1'], 'the source speaks 3.1, the sink 3.1.1');
+    await src.close();
+    await sink.close();
+  } finally {
+    await proxy.stop();
+    await s.dispose();
+  }
+});
