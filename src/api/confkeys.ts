@@ -84,14 +84,17 @@ function registerMetadataRoutes(http: FastifyInstance, c: Connectors): void {
     return sendJson(reply, 200, m);
   });
 
-  // the user-layer config keys: {"sources":[{"<confKey>":"<type>"}],"sinks":[...]}
+  // the user-layer config keys, one object per type: {"sources":[{"<confKey>":"<type>",...}],"sinks":[...]};
+  // eKuiper answers null rather than [] for a kind without any
   http.get('/metadata/resources', async (_req, reply) => {
-    const of = (kind: ConfKind): Array<Record<string, string>> => {
+    const of = (kind: ConfKind): Array<Record<string, string>> | null => {
       const out: Array<Record<string, string>> = [];
       for (const type of sortedNames(c.confKeys.userTypes(kind))) {
-        for (const key of Object.keys(c.confKeys.user(kind, type)).sort()) out.push({ [key]: type });
+        const item: Record<string, string> = {};
+        for (const key of Object.keys(c.confKeys.user(kind, type)).sort()) item[key] = type;
+        if (Object.keys(item).length > 0) out.push(item);
       }
-      return out;
+      return out.length > 0 ? out : null;
     };
     return sendJson(reply, 200, { sources: of('sources'), sinks: of('sinks') });
   });

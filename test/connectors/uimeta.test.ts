@@ -63,11 +63,13 @@ test('UI metadata: source, sink and connection lists sorted by name; per-type pr
 test('config-key overviews: /metadata/resources lists user keys by kind; /metadata/resource filters by sourceType, masked', async () => {
   const s = await startTestServer();
   try {
+    assert.deepEqual((await s.req('GET', '/metadata/resources')).json(), { sources: null, sinks: null });
     assert.equal((await s.req('PUT', '/metadata/sources/mqtt/confKeys/plant2', { server: 'tcp://10.0.0.7:1883', password: 'pw' })).status, 200);
+    assert.equal((await s.req('PUT', '/metadata/sources/mqtt/confKeys/plant1', { server: 'tcp://10.0.0.6:1883' })).status, 200);
     assert.equal((await s.req('PUT', '/metadata/sources/httppull/confKeys/w1', { url: 'http://x', sourceType: 'weather' })).status, 200);
     assert.equal((await s.req('PUT', '/metadata/sinks/rest/confKeys/out1', { url: 'http://y' })).status, 200);
     assert.deepEqual((await s.req('GET', '/metadata/resources')).json(), {
-      sources: [{ w1: 'httppull' }, { plant2: 'mqtt' }],
+      sources: [{ w1: 'httppull' }, { plant1: 'mqtt', plant2: 'mqtt' }],
       sinks: [{ out1: 'rest' }],
     });
     assert.deepEqual((await s.req('GET', '/metadata/resource?sourceType=weather')).json(), {
