@@ -34,7 +34,9 @@ export function registerConfigRoutes(http: FastifyInstance, deps: ConfigsDeps): 
       consoleLog: optional<boolean>(body, 'consoleLog', 'boolean'),
       fileLog: optional<boolean>(body, 'fileLog', 'boolean'),
     };
-    const timezone = optional<string>(body, 'timezone', 'string');
+    let timezone = optional<string>(body, 'timezone', 'string');
+    // Go loads the empty zone name as UTC
+    if (timezone === '') timezone = 'UTC';
     if (settings.logLevel !== undefined) {
       try {
         checkLogLevel(settings.logLevel);

@@ -373,7 +373,7 @@ export class RuleService {
   /** start = restart: persist `triggered: true`, re-plan, (re)start. A failed re-plan leaves the old run alone. */
   async start(id: string): Promise<void> {
     const e = this.entry(id);
-    const def = { ...e.state.def, triggered: true };
+    const def = { ...e.state.def, triggered: true, options: fullOptions(e.state.options) };
     e.state.def = def;
     await this.save(def);
     const planned = this.plan(def, e.state.options, e.state.logger);
@@ -389,7 +389,7 @@ export class RuleService {
   async stop(id: string): Promise<void> {
     const e = this.entry(id);
     await e.state.stop();
-    const def = { ...e.state.def, triggered: false };
+    const def = { ...e.state.def, triggered: false, options: fullOptions(e.state.options) };
     e.state.def = def;
     await this.save(def);
   }
@@ -607,6 +607,30 @@ export class RuleService {
     await Promise.all([...this.rules.values()].map((e) => e.state.stop()));
     for (const id of [...this.ruleLogs.keys()]) this.closeRuleLog(id);
   }
+}
+
+/**
+ * Start and stop re-serialise the rule with every option filled in, as eKuiper does (rest-api.md §4.4): from then
+ * on the stored and described rule carries the effective options.
+ */
+function fullOptions(o: RuleOptions): Partial<RuleOptions> {
+  // the key order of a decoded `options` object, so that stored text survives export and import unchanged
+  return {
+    debug: o.debug,
+    logFilename: o.logFilename,
+    isEventTime: o.isEventTime,
+    lateTolerance: o.lateTolerance,
+    concurrency: o.concurrency,
+    bufferLength: o.bufferLength,
+    sendMetaToSink: o.sendMetaToSink,
+    sendError: o.sendError,
+    qos: o.qos,
+    checkpointInterval: o.checkpointInterval,
+    cron: o.cron,
+    duration: o.duration,
+    restartStrategy: { ...o.restartStrategy },
+    cronDatetimeRange: [...(o.cronDatetimeRange ?? [])],
+  };
 }
 
 function endLog(dest: LogDestination | undefined): void {

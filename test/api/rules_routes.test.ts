@@ -249,3 +249,34 @@ test('update texts: bad body, id mismatch, plan failure keeps the old definition
     assert.equal(r.status, 200, 'the body id may be left out');
   });
 });
+
+test('describe: the body as given after create; every effective option once the rule was stopped or started', async () => {
+  await withApi(async (req) => {
+    await req('POST', '/rules', rule({ options: { qos: 1, restartStrategy: { attempts: 3 } } }));
+    assert.deepEqual((await req('GET', '/rules/r1')).json().options, { qos: 1, restartStrategy: { attempts: 3 } });
+    assert.equal((await req('POST', '/rules/r1/stop')).status, 200);
+    let d = (await req('GET', '/rules/r1')).json();
+    assert.equal(d.triggered, false);
+    assert.deepEqual(d.options, {
+      debug: false,
+      logFilename: '',
+      isEventTime: false,
+      lateTolerance: 1000,
+      concurrency: 1,
+      bufferLength: 1024,
+      sendMetaToSink: false,
+      sendError: true,
+      qos: 1,
+      checkpointInterval: 300000,
+      cron: '',
+      duration: '',
+      restartStrategy: { attempts: 3, delay: 1000, multiplier: 2, maxDelay: 30000, jitterFactor: 0.1 },
+      cronDatetimeRange: [],
+    });
+    assert.equal((await req('POST', '/rules/r1/start')).status, 200);
+    d = (await req('GET', '/rules/r1')).json();
+    assert.equal(d.triggered, true);
+    assert.equal(d.options.bufferLength, 1024);
+    assert.equal(d.options.restartStrategy.attempts, 3);
+  });
+});

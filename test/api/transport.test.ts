@@ -134,6 +134,15 @@ test('PATCH /configs changes the time zone (204) and rejects an unknown zone or 
     assert.equal(defaultZone(), 'Asia/Shanghai');
     assert.equal(s.app.config.basic.timezone, 'Asia/Shanghai');
 
+    // eKuiper's own test: an empty zone is accepted (UTC), an empty body is not
+    r = await s.req('PATCH', '/configs', { debug: true, timezone: '' });
+    assert.equal(r.status, 204);
+    assert.equal(defaultZone(), 'UTC');
+    r = await s.req('PATCH', '/configs', { debug: false, timezone: 'Asia/Shanghai' });
+    assert.equal(r.status, 204);
+    r = await s.req('PATCH', '/configs', '');
+    assert.equal(r.status, 400);
+
     r = await s.req('PATCH', '/configs', { timezone: 'Mars/Olympus' });
     assert.equal(r.status, 400);
     const e = r.json() as { error: number; message: string };
