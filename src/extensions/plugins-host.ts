@@ -81,6 +81,43 @@ class RepChannel {
 
 // name → { proc, control, ready, queue, funcs: Map<fname, {channel, ready}> }
 const plugins = new Map();
+// name → Map<source/sink instance key, start command>: replayed whenever the plugin's process starts again (after a
+// crash or a reinstall), so running rules get their data back
+const remembered = new Map();
+// name → { spec, delay } of plugins restarted automatically after an unexpected exit
+const restarts = new Map();
+const RESTART_MIN_MS = 1000, RESTART_MAX_MS = 30000;
+
+function instanceKey(cmd) {
+  try {
+    const c = JSON.parse(cmd.arg);
+    if (!c || c.pluginType === 'func') return undefined;
+    const m = c.meta || {};
+    return c.pluginType + ':' + c.symbolName + ':' + m.ruleId + '_' + m.opId + '_' + m.instanceId;
+  } catch { return undefined; }
+}
+function remember(name, cmd) {
+  const key = instanceKey(cmd);
+  if (key === undefined) return;
+  let m = remembered.get(name);
+  if (!m) remembered.set(name, (m = new Map()));
+  if (cmd.cmd === 'start') m.set(key, cmd); else m.delete(key);
+  if (m.size === 0) remembered.delete(name);
+}
+
+// After an unexpected exit, a plugin with running sources or sinks is started again (with growing delays).
+function scheduleRestart(spec) {
+  if (!remembered.has(spec.name)) return;
+  const r = restarts.get(spec.name) || { delay: RESTART_MIN_MS };
+  r.spec = spec;
+  restarts.set(spec.name, r);
+  clearTimeout(r.timer);
+  r.timer = setTimeout(() => {
+    if (plugins.has(spec.name) || !remembered.has(spec.name)) return;
+    r.delay = Math.min(r.delay * 2, RESTART_MAX_MS);
+    startPlugin(spec).ready.then(() => { r.delay = RESTART_MIN_MS; }, () => {});
+  }, r.delay);
+}
 
 function startPlugin(spec) {
   const existing = plugins.get(spec.name);
@@ -107,19 +144,33 @@ function startPlugin(spec) {
       proc.on('exit', (code, signal) => reject(new Error('plugin ' + spec.name + ' exited with ' + (signal || code))));
     });
     exited.catch(() => {});
-    proc.on('exit', () => stopPlugin(spec.name, 'the plugin process exited'));
-    proc.on('error', () => stopPlugin(spec.name, 'the plugin process failed'));
+    proc.on('exit', () => {
+      const unexpected = !p.dead;
+      stopEntry(p, 'the plugin process exited');
+      if (unexpected) scheduleRestart(spec);
+    });
+    proc.on('error', () => stopEntry(p, 'the plugin process failed'));
     const first = await Promise.race([p.control.next(spec.initTimeoutMs), exited]);
     if (first !== 'handshake') throw new Error('plugin ' + spec.name + ' sent ' + JSON.stringify(first) + ' instead of handshake');
+    // the starts of the sources and sinks that were running on the previous process
+    for (const cmd of [...(remembered.get(spec.name) || new Map()).values()]) {
+      p.control.reply(JSON.stringify(cmd));
+      const answer = await Promise.race([p.control.next(COMMAND_TIMEOUT_MS), exited]);
+      if (answer !== 'ok') log(spec.name, 'replaying a start command failed: ' + answer);
+    }
   })();
-  p.ready.catch(() => stopPlugin(spec.name, 'the plugin did not start'));
+  p.ready.catch(() => stopEntry(p, 'the plugin did not start'));
   return p;
 }
 
 function stopPlugin(name, reason) {
   const p = plugins.get(name);
-  if (!p) return;
-  plugins.delete(name);
+  if (p) stopEntry(p, reason);
+}
+
+function stopEntry(p, reason) {
+  if (p.dead) return;
+  if (plugins.get(p.spec.name) === p) plugins.delete(p.spec.name);
   p.dead = true;
   p.control.fail(reason);
   p.control.close();
@@ -129,12 +180,19 @@ function stopPlugin(name, reason) {
 
 // Commands of one plugin run one at a time; the answer is 'ok' or an error text.
 function command(spec, cmd) {
+  // a stop is forgotten even when the plugin cannot take it (a stopped process is not started for it); a start is
+  // remembered once it succeeded
+  if (cmd.cmd === 'stop') {
+    remember(spec.name, cmd);
+    if (!plugins.has(spec.name)) return Promise.resolve();
+  }
   const p = startPlugin(spec);
   const run = p.queue.then(async () => {
     await p.ready;
     p.control.reply(JSON.stringify(cmd));
     const answer = await p.control.next(COMMAND_TIMEOUT_MS);
     if (answer !== 'ok') throw new Error(answer.startsWith('\u0000') ? answer.slice(1) : answer);
+    if (cmd.cmd === 'start') remember(spec.name, cmd);
   });
   p.queue = run.catch(() => {});
   return run;
@@ -178,6 +236,9 @@ asyncPort.on('message', (m) => {
     command(m.spec, m.cmd).then(() => asyncPort.postMessage({ op: 'result', reqId: m.reqId }), (e) => asyncPort.postMessage({ op: 'result', reqId: m.reqId, error: errText(e) }));
   } else if (m.op === 'stop') {
     stopPlugin(m.name, 'the plugin was removed');
+  } else if (m.op === 'installed') {
+    // a reinstalled plugin resumes the sources and sinks of rules that kept running
+    if (remembered.has(m.spec.name) && !plugins.has(m.spec.name)) startPlugin(m.spec).ready.catch(() => {});
   }
 });
 syncPort.on('message', ({ id, spec, fname, payload, timeoutMs }) => {
@@ -233,6 +294,11 @@ export class PluginHost {
   /** Kills a plugin's process (delete, update). */
   stopPlugin(name: string): void {
     this.asyncPort?.postMessage({ op: 'stop', name });
+  }
+
+  /** A plugin was (re)installed: sources and sinks that were running on its previous process start again. */
+  installed(spec: PluginSpec): void {
+    this.asyncPort?.postMessage({ op: 'installed', spec });
   }
 
   async close(): Promise<void> {

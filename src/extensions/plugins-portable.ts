@@ -39,6 +39,7 @@ const NS = 'portablePlugin';
 const FUNC_TIMEOUT_MS = 5000;
 const ACK_TIMEOUT_MS = 1000;
 const DIAL_TIMEOUT_MS = 5000;
+const REDIAL_TIMEOUT_MS = 200;
 
 /** The descriptor, as `GET /plugins/portables/{name}` shows it. */
 export interface PortableInfo {
@@ -300,6 +301,7 @@ export class PortableManager {
     const record = { name, file: req.file, shellParas: req.shellParas };
     await this.opts.store.set(NS, name, JSON.stringify(record));
     this.register(info, record);
+    this.host.installed(this.plugins.get(name)!.spec);
   }
 
   private async remove(name: string): Promise<void> {
@@ -553,6 +555,7 @@ class PortableSink implements SinkConnector {
   private props: Props = {};
   private requiredAcks = 0;
   private push: PushDialer | undefined;
+  private dataPath: string | undefined;
   private ackListener: PullListener | undefined;
   private readonly ackWaiters: Array<(v: string) => void> = [];
   private started: { spec: PluginSpec; arg: string } | undefined;
@@ -578,7 +581,8 @@ class PortableSink implements SinkConnector {
     try {
       await this.manager.host.command(spec, { cmd: 'start', arg });
       this.started = { spec, arg };
-      this.push = await PushDialer.dial(`${base}.ipc`, DIAL_TIMEOUT_MS);
+      this.dataPath = `${base}.ipc`;
+      this.push = await PushDialer.dial(this.dataPath, DIAL_TIMEOUT_MS);
     } catch (e) {
       await this.close();
       throw new Error(`cannot start portable sink ${this.symbol}: ${(e as Error).message}`);
@@ -586,7 +590,17 @@ class PortableSink implements SinkConnector {
   }
 
   async collect(_ctx: SinkContext, payload: SinkPayload): Promise<void> {
-    if (!this.push || this.push.closed) throw Object.assign(new Error(`portable sink ${this.symbol} is not connected`), { recoverable: true });
+    if (!this.push || this.push.closed) {
+      // the plugin process was restarted: its sink listens again once the remembered start was replayed
+      this.push?.close();
+      this.push = undefined;
+      if (this.dataPath === undefined) throw Object.assign(new Error(`portable sink ${this.symbol} is not connected`), { recoverable: true });
+      try {
+        this.push = await PushDialer.dial(this.dataPath, REDIAL_TIMEOUT_MS);
+      } catch (e) {
+        throw Object.assign(new Error(`portable sink ${this.symbol} is not connected: ${(e as Error).message}`), { recoverable: true });
+      }
+    }
     const ack = this.requiredAcks > 0 ? this.nextAck() : undefined;
     this.push.send(payload.bytes);
     if (!ack) return;
@@ -618,6 +632,7 @@ class PortableSink implements SinkConnector {
   async close(): Promise<void> {
     this.push?.close();
     this.push = undefined;
+    this.dataPath = undefined;
     await this.ackListener?.close();
     this.ackListener = undefined;
     const s = this.started;

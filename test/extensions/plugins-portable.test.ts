@@ -74,12 +74,11 @@ test('a portable plugin is installed, described, used by a rule (source, functio
     const rule = uid('pr');
     r = await s.req('POST', '/rules', {
       id: rule,
-      sql: `SELECT n, ds, greeting, ${fn}(ds) AS rev FROM ${stream}`,
+      sql: `SELECT n, ds, greeting, pid, ${fn}(ds) AS rev FROM ${stream}`,
       actions: [{ memory: { topic } }, { [sink]: { path: out, requiredACKs: 1 } }],
     });
     assert.equal(r.status, 201, r.text);
     await until(() => rows.length, (n) => n >= 3, 'rows from the plugin source');
-    close();
     assert.equal(rows[0].ds, 'abc', 'the source got its datasource: ' + JSON.stringify(rows.slice(0, 3)));
     assert.equal(rows[0].rev, 'cba', 'the function ran in the plugin: ' + JSON.stringify(rows.slice(0, 3)));
     assert.equal(rows[0].greeting, 'hello', "the source got the default config key of the plugin's yaml");
@@ -90,6 +89,16 @@ test('a portable plugin is installed, described, used by a rule (source, functio
     const status = (await s.req('GET', `/rules/${rule}/status`)).json() as J;
     assert.equal(status.status, 'running');
 
+    // the plugin process crashes: it is started again and the running source and sink resume
+    const pid = Number(rows[rows.length - 1].pid);
+    const sunk = lines.length;
+    process.kill(pid, 'SIGKILL');
+    const after = rows.length;
+    await until(() => rows.slice(after).filter((x) => x.pid !== undefined && Number(x.pid) !== pid).length, (n) => n >= 2, 'rows from the restarted plugin');
+    await until(() => readFileSync(out, 'utf8').trim().split('\n').length, (n) => n > sunk + 1, 'the sink writing again');
+    assert.equal(((await s.req('GET', `/rules/${rule}/status`)).json() as J).status, 'running');
+
+    close();
     assert.equal((await s.req('DELETE', `/rules/${rule}`)).status, 200);
     r = await s.req('DELETE', `/plugins/portables/${name}`);
     assert.equal(r.status, 200);

@@ -46,7 +46,7 @@ function start(c, done) {
   if (c.pluginType === 'source') {
     dialPush('/tmp/' + key(c) + '.ipc', (push, sock) => {
       let n = 0;
-      const timer = setInterval(() => push(Buffer.from(JSON.stringify({ message: { n: n++, ds: c.dataSource || '', greeting: (c.config || {}).greeting || '' }, meta: { from: pluginName } }))), 30);
+      const timer = setInterval(() => push(Buffer.from(JSON.stringify({ message: { n: n++, ds: c.dataSource || '', greeting: (c.config || {}).greeting || '', pid: process.pid }, meta: { from: pluginName } }))), 30);
       running.set(key(c), () => { clearInterval(timer); sock.destroy(); });
       done('ok');
     });
