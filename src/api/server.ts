@@ -93,6 +93,8 @@ export function createHttp(logger: Logger): FastifyInstance {
     // eKuiper's router answers an unclean path (`//rules`, `/rules/./x`) with a redirect to its clean form
     const q = req.url.indexOf('?');
     const path = q < 0 ? req.url : req.url.slice(0, q);
+    // (absolute-form targets such as `http://host/x` and `*` are not paths: left to the router)
+    if (!path.startsWith('/')) return;
     const clean = cleanPath(path);
     if (clean !== path) return reply.code(301).header('Location', clean + (q < 0 ? '' : req.url.slice(q))).send();
   });
