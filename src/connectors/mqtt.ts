@@ -397,6 +397,21 @@ class MqttSource implements SourceConnector {
   }
 }
 
+/** The sink's topic, checked: required, without wildcards. */
+function sinkTopic(props: Props): string {
+  const topic = propString(props, 'topic', '');
+  if (topic === '') throw new Error('mqtt sink is missing property topic');
+  if (topic.includes('+') || topic.includes('#')) throw new Error("mqtt sink topic shouldn't contain # or +");
+  return topic;
+}
+
+/** The sink's qos, with eKuiper's sink message. */
+function sinkQos(props: Props): QoS {
+  const qos = propInt(props, 'qos', 0);
+  if (qos !== 0 && qos !== 1 && qos !== 2) throw new Error(`invalid qos value ${qos}, the value could be only int 0 or 1 or 2`);
+  return qos;
+}
+
 class MqttSink implements SinkConnector {
   private topic = '';
   private resendTopic = '';
@@ -415,14 +430,18 @@ class MqttSink implements SinkConnector {
     try {
       // protocolVersion is validated, but eKuiper 1.14's sink always speaks MQTT 3.1.1
       this.settings = { ...mqttSettings(props, this.confKeys), protocolVersion: 4 };
-      this.topic = propString(props, 'topic', '');
-      if (this.topic === '') throw new Error('mqtt sink is missing property topic');
-      if (this.topic.includes('+') || this.topic.includes('#')) throw new Error(`mqtt sink topic ${this.topic} cannot contain wildcards`);
+      this.topic = sinkTopic(props);
       this.resendTopic = propString(props, 'resendDestination', '');
-      this.qos = readQos(props);
+      this.qos = sinkQos(props);
       this.retained = propBool(props, 'retained', false);
       const c = propString(props, 'compression', '');
-      if (c) this.compression = checkCompression(c);
+      if (c) {
+        try {
+          this.compression = checkCompression(c);
+        } catch {
+          throw new Error(`invalid compression method ${c}`);
+        }
+      }
     } catch (err) {
       throw new EddyError(ErrorCode.Executor, (err as Error).message);
     }
@@ -474,5 +493,10 @@ export function registerMqtt(registry: Registry, pool: MqttPool, confKeys: ConfK
   registry.registerSource('mqtt', () => new MqttSource(pool, confKeys));
   registry.registerSink('mqtt', () => new MqttSink(pool, confKeys));
   registry.registerConnectionCheck('source', 'mqtt', (props) => checkMqtt(props, confKeys));
-  registry.registerConnectionCheck('sink', 'mqtt', (props) => checkMqtt(props, confKeys));
+  // the sink check configures the sink first, so its own properties are checked too
+  registry.registerConnectionCheck('sink', 'mqtt', async (props) => {
+    sinkTopic(props);
+    sinkQos(props);
+    await checkMqtt(props, confKeys);
+  });
 }

@@ -38,6 +38,15 @@ test('connection checks: mqtt broker up → 200 empty, closed port → clear err
     assert.equal(up.status, 200);
     assert.equal(up.text, '');
     assert.equal((await s.req('POST', '/metadata/sources/connection/mqtt', { server: BROKER, DATASOURCE: 'a/b' })).status, 200);
+    // the sink check configures the sink: its topic is required
+    assert.deepEqual((await s.req('POST', '/metadata/sinks/connection/mqtt', { server: BROKER })).json(), {
+      error: 1000,
+      message: 'mqtt sink is missing property topic',
+    });
+    const sinkError = async (props: Record<string, unknown>) =>
+      ((await s.req('POST', '/metadata/sinks/connection/mqtt', { server: BROKER, ...props })).json() as { message: string }).message;
+    assert.equal(await sinkError({ topic: 'a/#' }), "mqtt sink topic shouldn't contain # or +");
+    assert.equal(await sinkError({ topic: 'a', qos: 3 }), 'invalid qos value 3, the value could be only int 0 or 1 or 2');
 
     const port = await closedPort();
     const down = await s.req('POST', '/metadata/sources/connection/mqtt', { server: `tcp://127.0.0.1:${port}` });

@@ -141,6 +141,10 @@ test('mqtt source and sink property errors; unreachable broker fails the connect
     down.provision(c, 't', { server: 'tcp://127.0.0.1:1' });
     await assert.rejects(down.connect(c, () => undefined, () => undefined), /found error when connecting for tcp:\/\/127.0.0.1:1/);
     assert.equal(s.app.connectors.mqtt.size, 0);
+    const sink = (props: Props) =>
+      s.app.connectors.createSinkNode({ ruleId: 'perr', index: 0, type: 'mqtt', props: { server: BROKER, ...props }, ruleOptions: s.app.config.rule, logger: s.app.logger });
+    assert.throws(() => sink({ topic: 't', compression: 'zip' }), /invalid compression method zip/);
+    assert.throws(() => sink({ topic: 't/+' }), /mqtt sink topic shouldn't contain # or \+/);
   } finally {
     await s.dispose();
   }
