@@ -196,6 +196,7 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
     scripts,
     ruleDefaults: config.rule,
     timezone: config.basic.timezone,
+    extensions: { Service: services },
     propsValidator: (kind, type) => connectors.registry.propsValidator(kind, type),
   });
 

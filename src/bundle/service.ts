@@ -68,6 +68,21 @@ export interface ScriptsPort {
   removeAll(): Promise<void>;
 }
 
+/**
+ * What import/export needs of an extension manager whose items a bundle carries (external services, portable
+ * plugins): the install records `{name, file, ...}` by item name, installing one item (an existing one is kept), and
+ * removing everything (full import).
+ */
+export interface InstallerPort {
+  installRecords(): Record<string, string>;
+  importRecord(name: string, text: string): Promise<void>;
+  removeAll(): Promise<void>;
+}
+
+/** The bundle sections an {@link InstallerPort} can serve, in the order eKuiper installs them. */
+export const EXTENSION_SECTIONS = ['portablePlugins', 'Service'] as const;
+export type ExtensionSection = (typeof EXTENSION_SECTIONS)[number];
+
 export type CatalogPort = Pick<Catalog, 'get' | 'list' | 'validate' | 'create' | 'replace' | 'clear' | 'statements'>;
 
 export interface BundleDeps {
@@ -82,6 +97,8 @@ export interface BundleDeps {
   /** the server's rule option defaults, to check rule items before a full import */
   ruleDefaults: RuleOptions;
   timezone?: string;
+  /** managers of the extension sections Eddy can install; the items of the others are reported as not installed */
+  extensions?: Partial<Record<ExtensionSection, InstallerPort>>;
   /** validation of config-key properties per kind and type, when the connector offers one */
   propsValidator?(kind: ConfKind, type: string): ((props: Record<string, unknown>) => void) | undefined;
 }
@@ -138,10 +155,11 @@ function needsMissingExtension(err: unknown): boolean {
  * Splits off the items Eddy cannot install (the sections above, and schemas of eKuiper's `custom` type, which are Go
  * plugins): `notes` names each with why (reported, never fatal), `installable` is the rest of the bundle.
  */
-function notInstalled(bundle: Bundle): { notes: StatusDoc; installable: Bundle } {
+function notInstalled(bundle: Bundle, installers: BundleDeps['extensions'] = {}): { notes: StatusDoc; installable: Bundle } {
   const notes = emptyStatus();
   const installable: Bundle = { ...bundle, Schema: {} };
   for (const [key, why] of UNSUPPORTED) {
+    if (key in installers) continue;
     for (const name of Object.keys(bundle[key])) notes[key][name] = `${why}: ${name} was not installed`;
     installable[key] = {};
   }
@@ -216,6 +234,10 @@ export class BundleService {
         const map = confKeys.user(kind, type);
         if (Object.keys(map).length > 0) b[key][type] = JSON.stringify(map);
       }
+    }
+    for (const key of EXTENSION_SECTIONS) {
+      const installer = this.deps.extensions?.[key];
+      if (installer) b[key] = installer.installRecords();
     }
     b.Schema = await this.deps.schemas.records();
     b.uploads = await this.deps.uploads.records();
@@ -457,7 +479,7 @@ export class BundleService {
   }
 
   private async importFull(all: Bundle, ctl: ImportControl): Promise<ImportResult> {
-    const { notes, installable: bundle } = notInstalled(all);
+    const { notes, installable: bundle } = notInstalled(all, this.deps.extensions);
     const checked = this.check(bundle);
     if (hasErrors(checked)) return { status: mergeInto(notes, checked), failed: true, rolledBack: true, cancelled: false };
     if (ctl.cancelled) return { status: notes, failed: false, rolledBack: true, cancelled: true };
@@ -491,13 +513,10 @@ export class BundleService {
 
   private async importPartial(all: Bundle, ctl: ImportControl): Promise<ImportResult> {
     const errs = emptyStatus();
-    const { notes, installable: bundle } = notInstalled(all);
-    // eKuiper installs the bundle's plugins before it creates the rules; when Eddy could not, rules needing them
-    // are kept stopped instead of refused
-    const keepUnplannable = hasErrors(notes);
+    const { notes, installable: bundle } = notInstalled(all, this.deps.extensions);
     let cancelled = false;
     try {
-      await this.apply(bundle, 'partial', errs, ctl, keepUnplannable ? notes : undefined);
+      await this.apply(bundle, 'partial', errs, ctl, notes);
     } catch (e) {
       if (!(e instanceof ImportCancelled)) throw e;
       cancelled = true;
@@ -512,21 +531,24 @@ export class BundleService {
     await catalog.clear();
     await this.deps.schemas.removeAll();
     await this.deps.scripts.removeAll();
+    for (const key of EXTENSION_SECTIONS) await this.deps.extensions?.[key]?.removeAll();
     for (const [, kind] of CONFIG_SECTIONS) await confKeys.clearUser(kind);
     await this.deps.uploads.clearRecords();
   }
 
   /**
    * Applies the sections in order, recording each failing item. `restore` re-creates a snapshot: rules that cannot
-   * be planned are kept stopped, as they were. With `notes`, a new rule that needs a missing extension is created
-   * stopped and noted there instead of failing.
+   * be planned are kept stopped, as they were. Extension items that fail to install are noted in `notes`, never
+   * fatal. A rule that needs a missing extension is created stopped and noted there instead of failing: always in a
+   * full import (eKuiper keeps the rules it cannot plan), in a partial one when some extension item was not installed
+   * (eKuiper would have installed the bundle's plugins before creating its rules).
    */
   private async apply(
     b: Bundle,
     mode: 'full' | 'partial' | 'restore',
     errs: StatusDoc,
     ctl: ImportControl,
-    notes?: StatusDoc,
+    notes: StatusDoc = emptyStatus(),
   ): Promise<void> {
     const { catalog, rules, confKeys } = this.deps;
     let lastYield = Date.now();
@@ -557,6 +579,21 @@ export class BundleService {
         if (mode !== 'partial') await this.deps.schemas.upsert(rec.type, rec);
         else if (!this.deps.schemas.exists(rec.type, rec.name)) await this.deps.schemas.create(rec.type, rec);
       });
+    }
+    for (const key of EXTENSION_SECTIONS) {
+      const installer = this.deps.extensions?.[key];
+      if (!installer) continue;
+      for (const [name, text] of Object.entries(b[key])) {
+        await step(key, name, async () => {
+          try {
+            await installer.importRecord(name, text);
+          } catch (e) {
+            // eKuiper bundles name plugin and service archives at the site that exported them: not being able to
+            // fetch one does not stop the import
+            notes[key][name] = message(e);
+          }
+        });
+      }
     }
     for (const [name, text] of Object.entries(b.scripts)) {
       await step('scripts', name, () => this.deps.scripts.upsertText(name, text));
@@ -598,7 +635,8 @@ export class BundleService {
           if (exists) await rules.update(key, text);
           else await rules.create(text, { defaultId: key });
         } catch (e) {
-          if (!notes || !needsMissingExtension(e)) throw e;
+          const keepStopped = mode === 'full' || EXTENSION_SECTIONS.some((k) => Object.keys(notes[k]).length > 0) || Object.keys(notes.nativePlugins).length > 0;
+          if (!keepStopped || !needsMissingExtension(e)) throw e;
           // the bundle's definition is what is kept (and exported), stopped until Eddy has what it needs
           if (exists) await rules.delete(key);
           await rules.create(text, { defaultId: key, keepUnplannable: true });

@@ -267,7 +267,6 @@ test('malformed bundles leave the previous state intact and name every failing i
         ['streams', 'dropper', /Invalid stream statement/],
         ['rules', 'noact', /^Missing rule actions\.$/],
         ['nativePlugins', 'sinks_influx', /not supported/],
-        ['Service', 'vision', /not supported/],
       ],
     );
 
