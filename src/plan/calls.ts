@@ -170,6 +170,13 @@ export class RegistryCalls implements CallCompiler {
     const size = sites.length;
     return {
       size,
+      snapshot: () => sites.map((s) => [...s.states.entries()]),
+      restore(states) {
+        states.forEach((entries, k) => {
+          const site = sites[k];
+          if (site) site.states = new Map(entries.map(([key, v]) => [key, v]));
+        });
+      },
       compute(row: Row, ctx: EvalContext): void {
         let out = row.analytic;
         if (out === undefined) {

@@ -159,6 +159,13 @@ export interface AnalyticStage {
   compute(row: Row, ctx: EvalContext): void;
   /** number of analytic calls */
   readonly size: number;
+  /**
+   * The state of every call site as `[partition key, state]` pairs (qos ≥ 1 checkpoints, runtime.md §1.9). States
+   * are plain objects, arrays and values, so that the runtime's checkpoint codec can store them.
+   */
+  snapshot(): Array<Array<[string, unknown]>>;
+  /** Replaces the states with a snapshot taken by {@link snapshot} of the same statement. */
+  restore(states: ReadonlyArray<ReadonlyArray<readonly [string, unknown]>>): void;
 }
 
 // ------------------------------------------------------------------------------------------------ window

@@ -70,6 +70,13 @@ export class AnalyticNode extends Operator {
   ) {
     super(name, env);
   }
+  /** analytic states per call site and partition (checkpoints) */
+  snapshot(): Array<Array<[string, unknown]>> {
+    return this.stage.snapshot();
+  }
+  restore(states: ReadonlyArray<ReadonlyArray<readonly [string, unknown]>>): void {
+    this.stage.restore(states);
+  }
   protected process(item: Item): void {
     if (item instanceof Tuple || item instanceof JoinTuple) {
       this.bindEvent();

@@ -43,7 +43,7 @@ import { DecoderNode, DecompressNode, PreprocessorNode, resolveSource, SharedSou
 import { LookupNode, LookupTables } from './lookup.js';
 import { decodeRow, decodeValue, encodeRow, encodeValue, loadCheckpoint, saveCheckpoint } from './checkpoint.js';
 import { BatchNode, batchSettings } from './batch.js';
-import type { ValueObject } from '../values/value.js';
+import type { Value, ValueObject } from '../values/value.js';
 import type { Row, Tuple } from './contracts.js';
 
 export { dropCheckpoints } from './checkpoint.js';
@@ -499,6 +499,13 @@ export class RuleTopology implements Topology {
       const s = b.snapshot();
       states[b.name] = { rows: s.rows.map(encodeValue), count: s.count };
     }
+    for (const n of this.ordered) {
+      if (n instanceof AnalyticNode) {
+        states[n.name] = n.snapshot().map((site) => site.map(([key, st]) => [key, encodeValue(st as Value)]));
+      }
+    }
+    // Node queues drain in microtasks, so at a checkpoint (a timer, or close after the sources stopped) they are
+    // empty: there are no in-flight events to save.
     await saveCheckpoint(this.env.store, this.rule.id, { id: this.env.clock.now(), states });
   }
 
@@ -515,6 +522,8 @@ export class RuleTopology implements Topology {
           n.restore({ maxTs: s.maxTs as Record<string, number>, watermark: s.watermark as number, rows: (s.rows as unknown[]).map((r) => decodeRow(r) as Tuple) });
         } else if (n instanceof JoinAlignerNode) {
           n.restore(Object.fromEntries(Object.entries(s).map(([k, rows]) => [k, (rows as unknown[]).map((r) => decodeRow(r) as Tuple)])));
+        } else if (n instanceof AnalyticNode) {
+          n.restore((s as unknown as Array<Array<[string, unknown]>>).map((site) => site.map(([key, st]) => [key, decodeValue(st)] as const)));
         } else if (n instanceof BatchNode) {
           n.restore({ rows: (s.rows as unknown[]).map((r) => decodeValue(r) as ValueObject), count: Number(s.count) || 0 });
         }
