@@ -137,6 +137,8 @@ export class PortableManager {
   /** symbol → plugin name, per kind */
   private readonly owners = { source: new Map<string, string>(), sink: new Map<string, string>(), func: new Map<string, string>() };
   private readonly registeredFuncs = new Map<string, FunctionDef>();
+  /** source/sink types whose registry factory this manager installed (they stay across delete and re-create) */
+  private readonly factories = { source: new Set<string>(), sink: new Set<string>() };
   readonly host: PluginHost;
   private queue: Promise<unknown> = Promise.resolve();
   private opCounter = 0;
@@ -349,8 +351,6 @@ export class PortableManager {
     }
   }
 
-  /** Whether a registry entry was put there by this manager (kept across delete/re-create). */
-  private readonly factories = { source: new Set<string>(), sink: new Set<string>() };
   private owns(kind: 'source' | 'sink', symbol: string): boolean {
     return this.factories[kind].has(symbol);
   }
