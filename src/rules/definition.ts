@@ -220,7 +220,8 @@ function fitsKind(v: unknown, kind: OptionKind): boolean {
     case 'string':
       return typeof v === 'string';
     case 'int':
-      return typeof v === 'number' && Number.isInteger(v);
+      // Go's int is 64 bits: a larger number does not decode
+      return typeof v === 'number' && Number.isInteger(v) && Math.abs(v) < 2 ** 63;
     case 'float':
       return typeof v === 'number' && Number.isFinite(v);
   }

@@ -71,6 +71,8 @@ test('bad options are rejected with `Rule <id> has invalid options: `', () => {
   }
   assert.match(bad({ qos: '1' }), /cannot unmarshal string into Go struct field RuleOption\.options\.qos of type int/);
   assert.match(bad({ bufferLength: 1.5 }), /cannot unmarshal number 1\.5/);
+  // beyond a 64-bit int: a decoding error too
+  assert.match(bad({ bufferLength: 1e20 }), /cannot unmarshal number 100000000000000000000 into Go struct field RuleOption\.options\.bufferLength of type int/);
 });
 
 test('options merge field-wise over the defaults, restartStrategy per sub-field; fields match case-insensitively', () => {
