@@ -77,6 +77,15 @@ export interface InstallerPort {
   installRecords(): Record<string, string>;
   importRecord(name: string, text: string): Promise<void>;
   removeAll(): Promise<void>;
+  /** the SQL function `name` as the manager describes it (throws when it has none); names its item in `serviceName` */
+  describeFunction?(name: string): Record<string, string>;
+}
+
+/** Names written as calls in a rule's SQL (a superset of the functions it calls: only known ones count). */
+function calledNames(sql: string): Set<string> {
+  const out = new Set<string>();
+  for (const m of sql.matchAll(/([A-Za-z_][A-Za-z0-9_]*)\s*\(/g)) out.add(m[1]);
+  return out;
 }
 
 /** The bundle sections an {@link InstallerPort} can serve, in the order eKuiper installs them. */
@@ -300,6 +309,24 @@ export class BundleService {
     for (const type of confKeys.userTypes('connections')) {
       const map = confKeys.user('connections', type);
       if (Object.keys(map).length > 0) b.connectionConfig[type] = JSON.stringify(map);
+    }
+    // the extension items providing the functions the rules call
+    for (const key of EXTENSION_SECTIONS) {
+      const installer = this.deps.extensions?.[key];
+      if (!installer?.describeFunction) continue;
+      const records = installer.installRecords();
+      for (const id of wanted) {
+        for (const fn of calledNames(rules.get(id)?.sql ?? '')) {
+          let owner: string | undefined;
+          try {
+            const d = installer.describeFunction(fn);
+            owner = d.serviceName ?? d.ServiceName;
+          } catch {
+            continue;
+          }
+          if (owner !== undefined && owner in records) b[key][owner] = records[owner];
+        }
+      }
     }
     const schemaRecords = await this.deps.schemas.records();
     for (const key of schemaIds) if (key in schemaRecords) b.Schema[key] = schemaRecords[key];

@@ -265,6 +265,13 @@ test('bundle Service items install through the services manager: export, full im
     const exported = JSON.parse((await ok(s, 'GET', '/data/export')).text);
     assert.deepEqual(exported.Service, { [`${p}hello`]: J({ name: `${p}hello`, file }) });
 
+    // a rule's export carries the service its functions come from; another rule's does not
+    await ok(s, 'POST', '/rules', { id: `${p}plain`, sql: `SELECT name FROM ${p}s`, actions: [{ log: {} }] }, 201);
+    const forRule = JSON.parse((await call(s, 'POST', '/data/export', [`${p}r`])).text);
+    assert.deepEqual(forRule.Service, exported.Service);
+    assert.deepEqual(JSON.parse((await call(s, 'POST', '/data/export', [`${p}plain`])).text).Service, {});
+    await ok(s, 'DELETE', `/rules/${p}plain`);
+
     // a full import that fails is rolled back: the service is there again
     const broken = { ...bundle, rules: { ...bundle.rules, bad: J({ id: 'bad', sql: `SELECT * FROM ${p}nowhere`, actions: [{ log: {} }] }) } };
     assert.equal((await call(s, 'POST', '/data/import', { content: J(broken) })).status, 400);
