@@ -96,6 +96,24 @@ export class Connectors {
     registerRest(this.registry);
     registerSql(this.registry);
     registerSimulator(this.registry);
+    this.registerSinkKeyValidation(opts.logger, opts.home.data);
+  }
+
+  /**
+   * `PUT /metadata/sinks/{type}/confKeys/{key}` of rest, websocket, redisPub and redis is checked the way eKuiper's
+   * Validate does: by configuring a fresh connector with the properties (no connection is made). A redis key may be
+   * left to the actions that use the config key.
+   */
+  private registerSinkKeyValidation(logger: Logger, dataDir: string): void {
+    const ctx = { ruleId: '', logger, dataDir, render: renderTemplate };
+    for (const type of ['rest', 'websocket', 'redisPub', 'redis']) {
+      this.registry.registerPropsValidator('sinks', type, (props) => {
+        const connector = this.registry.sink(type)?.();
+        if (!connector) return;
+        const checked = type === 'redis' && props.key === undefined && props.field === undefined ? { ...props, key: 'key' } : props;
+        connector.provision(ctx, checked);
+      });
+    }
   }
 
   /** Creates the service and loads the user config keys. */

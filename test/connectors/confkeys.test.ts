@@ -163,3 +163,31 @@ test('cfgStorageType kv keeps the user layer in the store (confKVStorage), not i
     await s.dispose();
   }
 });
+
+test('sink config keys of rest, websocket, redisPub and redis are validated on PUT (400 code 5000); others accept anything', async () => {
+  const s = await startTestServer();
+  try {
+    const put = (type: string, props: Record<string, unknown>) => s.req('PUT', `/metadata/sinks/${type}/confKeys/v1`, props);
+    const refused = async (type: string, props: Record<string, unknown>, text: RegExp) => {
+      const r = await put(type, props);
+      assert.equal(r.status, 400, type);
+      const body = r.json() as { error: number; message: string };
+      assert.equal(body.error, 5000);
+      assert.match(body.message, text);
+    };
+    await refused('rest', { url: 'ftp://x' }, /Invalid url, expect http or https scheme/);
+    await refused('rest', { url: 'http://x', method: 'patch' }, /Not supported HTTP method patch/);
+    await refused('websocket', { addr: '127.0.0.1:1' }, /path is required/);
+    await refused('redisPub', { address: '127.0.0.1:6379', channel: 'c', db: 20 }, /db should be in range 0-15/);
+    await refused('redis', { addr: '127.0.0.1:6379', db: 16 }, /db should be in range 0-15/);
+    // nothing was stored by the refused requests
+    assert.deepEqual((await s.req('GET', '/metadata/sinks/yaml/rest')).json(), {});
+    // valid partial keys pass: the action completes them
+    assert.equal((await put('rest', { url: 'http://x', headers: { A: 'b' } })).status, 200);
+    assert.equal((await put('redis', { addr: '127.0.0.1:6379', password: 'p' })).status, 200);
+    assert.equal((await put('websocket', { path: '/ws' })).status, 200);
+    assert.equal((await put('mqtt', { qos: 7 })).status, 200);
+  } finally {
+    await s.dispose();
+  }
+});
