@@ -68,7 +68,7 @@ export function registerAuth(http: FastifyInstance, mgmtDir: string): void {
       verifyToken(String(req.headers.authorization ?? ''), mgmtDir);
     } catch (e) {
       const msg = e instanceof AuthError ? e.message : `validate token error: ${(e as Error).message}`;
-      return reply.code(401).type('text/plain; charset=utf-8').send(`${msg}\n`);
+      return reply.code(401).type('text/plain; charset=utf-8').header('X-Content-Type-Options', 'nosniff').send(`${msg}\n`);
     }
   });
 }

@@ -103,7 +103,8 @@ export function createHttp(logger: Logger): FastifyInstance {
     const path = req.url.split('?')[0];
     if (req.method === 'OPTIONS') return reply.code(200).send();
     if (routes.some((r) => r.method !== req.method && r.re.test(path))) return reply.code(405).send();
-    return reply.code(404).type('text/plain; charset=utf-8').send('404 page not found\n');
+    // Go's http.Error: plain text, nosniff, a trailing newline
+    return reply.code(404).type('text/plain; charset=utf-8').header('X-Content-Type-Options', 'nosniff').send('404 page not found\n');
   });
 
   http.setErrorHandler((err, req, reply) => {

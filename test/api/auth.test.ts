@@ -43,6 +43,14 @@ test('with basic.authentication, routes need an RS256 token whose iss names a ke
     assert.deepEqual(wrongAud, { status: 401, text: 'audience field should contain eKuiper, but got [x]\n' });
     const unknownIssuer = await get(token(privateKey, { iss: 'nobody.pub', aud: 'eKuiper' }));
     assert.equal(unknownIssuer.status, 401);
+    const plain = await fetch(`${s.url}/rules`);
+    assert.equal(plain.headers.get('content-type'), 'text/plain; charset=utf-8');
+    assert.equal(plain.headers.get('x-content-type-options'), 'nosniff');
+    // the router answers before authentication: 405 for another method, 301 for an unclean path
+    assert.equal((await fetch(`${s.url}/streams`, { method: 'PATCH' })).status, 405);
+    const moved = await fetch(`${s.url}//streams`, { redirect: 'manual' });
+    assert.equal(moved.status, 301);
+    assert.equal(moved.headers.get('location'), '/streams');
   } finally {
     await s.dispose();
   }

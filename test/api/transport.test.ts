@@ -87,6 +87,7 @@ test('405 with an empty body for a known path with another method; 404 text for 
   assert.equal(n.status, 404);
   assert.equal(n.text, '404 page not found\n');
   assert.match(String(n.headers['content-type']), /^text\/plain; charset=utf-8/);
+  assert.equal(n.headers['x-content-type-options'], 'nosniff');
 });
 
 test('JSON bodies are read whatever the content type, fields case-insensitively', async () => {
