@@ -26,13 +26,14 @@ class SwitchableOutput implements DestinationStream {
     if (this.fileOn) (this.file ??= pino.destination({ dest: this.filePath, mkdir: true, sync: false })).write(msg);
   }
 
-  /** at shutdown: the file's pending lines are written out */
-  flush(): void {
+  /** at shutdown: the file's pending lines are written out (pino passes a callback) */
+  flush(cb?: (err?: Error) => void): void {
     try {
       (this.file as { flushSync?: () => void } | undefined)?.flushSync?.();
     } catch {
       // nothing written yet: nothing to flush
     }
+    cb?.();
   }
 
   get any(): boolean {
