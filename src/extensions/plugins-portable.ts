@@ -204,6 +204,20 @@ export class PortableManager {
     await this.create({ name, file: v.file, shellParas: paras, functions: [] });
   }
 
+  /** Deletes every plugin (full data import). */
+  removeAll(): Promise<void> {
+    return this.serial(async () => {
+      for (const name of [...this.plugins.keys()]) await this.remove(name);
+    });
+  }
+
+  /** The plugin providing SQL function `name` (the bundle's export of the items a rule needs); throws when none. */
+  describeFunction(name: string): Record<string, string> {
+    const owner = this.owners.func.get(name);
+    if (owner === undefined) throw new EddyError(ErrorCode.NotFound, `describe function ${name} error: not found`);
+    return { name, plugin: owner, serviceName: owner };
+  }
+
   create(req: PluginRequest): Promise<void> {
     return this.serial(() => this.install(req));
   }

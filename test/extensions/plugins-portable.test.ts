@@ -156,6 +156,8 @@ test('archive and descriptor checks; duplicates and symbol clashes; missing plug
     await s.app.portables.importRecord(other, JSON.stringify({ name: other, file: 'file:///elsewhere.zip' }));
     assert.deepEqual((await s.req('GET', '/plugins/portables')).json(), [name, other]);
     await assert.rejects(s.app.portables.importRecord('x', '{'), /invalid portable plugin install record x/);
+    assert.equal(s.app.portables.describeFunction(f2).serviceName, name);
+    assert.throws(() => s.app.portables.describeFunction('nosuch'), /describe function nosuch error: not found/);
 
     assert.deepEqual(err(await s.req('DELETE', '/plugins/portables/nosuch'), 404), {
       error: 1002, message: 'delete portable plugin nosuch error: portable plugin nosuch is not found',
