@@ -70,6 +70,8 @@ export function createHttp(logger: Logger): FastifyInstance {
     bodyLimit: 1024 * 1024 * 1024,
     // eKuiper reads bodies on GET and DELETE too (tags match, websocket endpoints)
     return503OnClosing: true,
+    // eKuiper's routes take only the methods they name: HEAD on a GET route is 405 like any other method
+    exposeHeadRoutes: false,
     forceCloseConnections: true,
   });
 

@@ -83,6 +83,8 @@ test('405 with an empty body for a known path with another method; 404 text for 
   assert.equal(r.text, '');
   const g = await raw('GET', '/configs');
   assert.equal(g.status, 405);
+  const h = await raw('HEAD', '/rules');
+  assert.equal(h.status, 405);
   const n = await raw('GET', '/nosuchthing');
   assert.equal(n.status, 404);
   assert.equal(n.text, '404 page not found\n');
