@@ -9,6 +9,7 @@ import { basename, dirname, extname, isAbsolute, join } from 'node:path';
 import protobuf from 'protobufjs';
 import type { KVStore } from '../store/kv.js';
 import { TEMP_PREFIX, badFileName, readUrl, writeAtomic } from './files.js';
+import { goJsonSyntaxError } from './gojson.js';
 
 export const SCHEMA_NS = 'schema';
 
@@ -250,7 +251,7 @@ export function parseSchemaRecord(key: string, text: string): SchemaRecord {
   try {
     v = JSON.parse(text);
   } catch (e) {
-    throw new SchemaInvalid(`invalid schema record: ${(e as Error).message}`);
+    throw new SchemaInvalid(`invalid schema record: ${goJsonSyntaxError(text) ?? (e as Error).message}`);
   }
   if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new SchemaInvalid('invalid schema record: not a JSON object');
   const o = v as Record<string, unknown>;

@@ -37,6 +37,7 @@ import {
   type StatusDoc,
 } from './bundle.js';
 import { parseUploadRecord, type UploadsService } from './uploads.js';
+import { goJsonSyntaxError } from './gojson.js';
 import { isSchemaType, parseSchemaRecord, validateSchemaRecord, type SchemaRegistry } from './schemas.js';
 
 /** What import/export needs of the rules service. */
@@ -207,7 +208,7 @@ function parseConfMap(text: string): ConfMap {
   try {
     v = JSON.parse(text);
   } catch (e) {
-    throw new Error(`invalid config: ${(e as Error).message}`);
+    throw new Error(`invalid config: ${goJsonSyntaxError(text) ?? (e as Error).message}`);
   }
   if (!isObject(v)) throw new Error('invalid config: expect a JSON object of config keys');
   const out: ConfMap = {};

@@ -9,6 +9,7 @@ import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
 import type { KVStore } from '../store/kv.js';
 import { TEMP_PREFIX, badFileName, readUrl, tempPath, writeAtomic } from './files.js';
+import { goJsonSyntaxError } from './gojson.js';
 
 export const UPLOADS_NS = 'uploads';
 
@@ -155,7 +156,7 @@ export function parseUploadRecord(key: string, text: string): UploadRecord {
   try {
     v = JSON.parse(text);
   } catch (e) {
-    throw new UploadError(`invalid upload record: ${(e as Error).message}`);
+    throw new UploadError(`invalid upload record: ${goJsonSyntaxError(text) ?? (e as Error).message}`);
   }
   if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new UploadError('invalid upload record: not a JSON object');
   const o = v as Record<string, unknown>;

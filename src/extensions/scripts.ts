@@ -15,6 +15,7 @@ import type { Logger } from '../log.js';
 import type { KVStore } from '../store/kv.js';
 import { EvalError } from '../values/index.js';
 import { compileScript, DEFAULT_SCRIPT_TIMEOUT_MS, ScriptEngine, ScriptLoadError, type CompiledScript } from './scripts-engine.js';
+import { goJsonSyntaxError } from '../bundle/gojson.js';
 
 export { DEFAULT_SCRIPT_TIMEOUT_MS } from './scripts-engine.js';
 
@@ -211,7 +212,7 @@ export class ScriptService {
     try {
       rec = decodeScript(JSON.parse(text), { id: key });
     } catch (e) {
-      throw new EddyError(ErrorCode.Undefined, `fail to unmarshal the script ${key}: ${(e as Error).message}`);
+      throw new EddyError(ErrorCode.Undefined, `fail to unmarshal the script ${key}: ${goJsonSyntaxError(text) ?? (e as Error).message}`);
     }
     if (rec.id !== key) throw new EddyError(ErrorCode.Undefined, `the script id ${rec.id} does not match the key ${key}`);
     return rec;

@@ -115,7 +115,7 @@ function names(): Names {
 function expectedNotes(p: string): Record<string, Record<string, RegExp>> {
   return {
     nativePlugins: { [`functions_${p}fn`]: /not supported/, [`sinks_${p}influx`]: /not supported/ },
-    portablePlugins: { [`${p}mirror`]: /not supported/ },
+    portablePlugins: { [`${p}mirror`]: /not supported|\/opt\/pkgs\/mirror\.zip/ },
     Service: { [`${p}vision`]: /^service create command error: fail to download file http:\/\/127.0.0.1:9\/vision.zip/ },
     Schema: { [`custom_${p}codec`]: /^custom schemas \(Go plugins\) are not supported by Eddy/ },
     rules: { [`${p}r5`]: new RegExp(`^function ${p}fn not found`), [`${p}r6`]: new RegExp(`^sink ${p}influx is not defined`) },

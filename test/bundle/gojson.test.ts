@@ -42,6 +42,16 @@ test('import endpoints use the Go texts', async () => {
     assert.deepEqual(data.json(), { error: 1000, message: "configuration unmarshal with error invalid character 'x' looking for beginning of value" });
     const partial = await call(s, 'POST', '/data/import?partial=1', { content: '{"streams": 12' });
     assert.deepEqual(partial.json(), { error: 1000, message: 'configuration unmarshal with error unexpected end of JSON input' });
+    const items = await call(s, 'POST', '/data/import?partial=1', {
+      content: JSON.stringify({ sourceConfig: { mqtt: '{x' }, uploads: { u: '{x' }, Schema: { protobuf_p: '{x' }, scripts: { f: '{x' } }),
+    });
+    assert.equal(items.status, 400);
+    const doc = JSON.parse(items.json().message);
+    const go = "invalid character 'x' looking for beginning of object key string";
+    assert.equal(doc.sourceConfig.mqtt, `invalid config: ${go}`);
+    assert.equal(doc.uploads.u, `invalid upload record: ${go}`);
+    assert.equal(doc.Schema.protobuf_p, `invalid schema record: ${go}`);
+    assert.equal(doc.scripts.f, `fail to unmarshal the script f: ${go}`);
     const rs = await call(s, 'POST', '/ruleset/import', { content: 'nojson' });
     assert.deepEqual(rs.json(), { error: 1000, message: "Import ruleset error: invalid import file: invalid character 'o' in literal null (expecting 'u')" });
   } finally {
