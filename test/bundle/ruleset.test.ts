@@ -85,9 +85,10 @@ test('data/init.json is imported at the first start only', async () => {
   writeFileSync(join(home, 'data', 'init.json'), ruleset(st, r));
   const s = await startTestServer({ home });
   try {
-    // imported right after the stored rules are restored, once the REST API answers
-    await until('the initial ruleset', async () => (existsSync(join(home, 'data', 'initialized')) ? true : undefined));
+    // imported before the stored rules are restored: the very first requests see it
     assert.ok((await ok(s, 'GET', '/streams')).json().includes(st));
+    assert.equal((await ok(s, 'GET', `/rules/${r}`)).json().id, r);
+    assert.ok(existsSync(join(home, 'data', 'initialized')));
     await until('the initial rule', async () => ((await ruleStates(s))[r] === 'Running' ? true : undefined));
     await ok(s, 'DELETE', `/rules/${r}`);
     await ok(s, 'DELETE', `/streams/${st}`);
