@@ -1,9 +1,11 @@
 /**
  * The HTTP data server (runtime.md §2.5 httppush, rest-api.md §6.2): one server on
  * `source.httpServerIp:source.httpServerPort` (default 10081) that httppush sources and websocket endpoints attach
- * routes to. It starts with the first route and stops when the last one is removed; CORS is open.
+ * routes to. It starts with the first route and stops when the last one is removed; CORS is open. With
+ * `source.httpServerTls: {certfile, keyfile}` it serves https (and wss).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { Duplex } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, WebSocket, type RawData } from 'ws';
@@ -16,6 +18,8 @@ export interface DataServerOptions {
   host: string;
   port: number;
   logger: Logger;
+  /** PEM certificate and key: serve https instead of http */
+  tls?: { cert: Buffer; key: Buffer };
 }
 
 interface WsRoute {
@@ -88,7 +92,9 @@ export class DataServer {
   private ensureStarted(): Promise<void> {
     if (this.server && this.boundPort !== undefined) return Promise.resolve();
     if (this.starting) return this.starting;
-    const server = createServer((req, res) => this.handle(req, res));
+    const handler = (req: IncomingMessage, res: ServerResponse): void => this.handle(req, res);
+    const tls = this.opts.tls;
+    const server: Server = tls ? createTlsServer({ cert: tls.cert, key: tls.key }, handler) : createServer(handler);
     server.on('upgrade', (req, socket, head) => this.upgrade(req, socket, head));
     this.starting = new Promise<void>((resolve, reject) => {
       const onError = (err: Error) => {

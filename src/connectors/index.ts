@@ -3,6 +3,7 @@
  * memory topic bus, pooled MQTT connections, the HTTP data server with its websocket endpoints, and the factory of
  * sink nodes the runtime wires into topologies.
  */
+import { readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { EddyConfig, Home } from '../config/index.js';
 import type { KVStore } from '../store/kv.js';
@@ -46,6 +47,15 @@ export interface ConnectorsOptions {
   logger: Logger;
 }
 
+/** `source.httpServerTls: {certfile, keyfile}` of kuiper.yaml, read once; both files are needed. */
+function dataServerTls(source: object): { cert: Buffer; key: Buffer } | undefined {
+  const tls = (source as { httpServerTls?: unknown }).httpServerTls;
+  if (typeof tls !== 'object' || tls === null) return undefined;
+  const { certfile, keyfile } = tls as { certfile?: unknown; keyfile?: unknown };
+  if (typeof certfile !== 'string' || typeof keyfile !== 'string' || certfile === '' || keyfile === '') return undefined;
+  return { cert: readFileSync(certfile), key: readFileSync(keyfile) };
+}
+
 export class Connectors {
   readonly registry: Registry;
   readonly confKeys: ConfKeys;
@@ -68,6 +78,7 @@ export class Connectors {
       host: src.httpServerIp || '0.0.0.0',
       port: Number(src.httpServerPort ?? 10081),
       logger: opts.logger.child({ component: 'dataserver' }),
+      tls: dataServerTls(src),
     });
     this.wsEndpoints = new WsEndpoints(this.dataServer);
     const s = opts.config.sink ?? ({} as Partial<SinkDefaults>);

@@ -62,3 +62,68 @@ test('httppush validates datasource, method and content type', async () => {
   assert.throws(() => mk().provision(ctx(), '/p', { contentType: 'text/plain' }), /contentType must be application\/json/);
   await close();
 });
+
+test('data server over TLS (source.httpServerTls): httppush over https, websocket endpoints over wss', async () => {
+  const { execFileSync } = await import('node:child_process');
+  const { readFileSync } = await import('node:fs');
+  const { join } = await import('node:path');
+  const https = await import('node:https');
+  const { WebSocket } = await import('ws');
+  const { loadConfig, prepareHome, resolveHome } = await import('../../src/config/index.js');
+  const { SqliteStore } = await import('../../src/store/index.js');
+  const { Connectors } = await import('../../src/connectors/index.js');
+  const { logger, tempDir, sinkNode } = await import('./e2-helpers.js');
+  const t = tempDir('eddy-tls-home-');
+  execFileSync(
+    'openssl',
+    ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', join(t.dir, 'k.pem'), '-out', join(t.dir, 'c.pem'),
+      '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1'],
+    { stdio: 'ignore' },
+  );
+  const ca = readFileSync(join(t.dir, 'c.pem'));
+  const home = resolveHome(join(t.dir, 'home'));
+  prepareHome(home);
+  const env = { KUIPER__SOURCE__HTTPSERVERIP: '127.0.0.1', KUIPER__SOURCE__HTTPSERVERPORT: '0' };
+  const config = loadConfig(home, env);
+  Object.assign(config.source, { httpServerTls: { certfile: join(t.dir, 'c.pem'), keyfile: join(t.dir, 'k.pem') } });
+  const store = new SqliteStore(join(home.data, 'test.db'));
+  const conns = await Connectors.create({ home, config, env, store, logger });
+  try {
+    const src = conns.registry.source('httppush')!();
+    src.provision(ctx(), '/tls/in', {});
+    const got: string[] = [];
+    await src.connect(ctx(), (ev) => got.push(text(ev)), () => undefined);
+    const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = https.request(`https://127.0.0.1:${conns.dataServer.port}/tls/in`, { method: 'POST', ca }, (res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => (body += c.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      });
+      req.on('error', reject);
+      req.end('{"secure":true}');
+    });
+    assert.deepEqual(answer, { status: 200, body: 'ok' });
+    assert.deepEqual(got, ['{"secure":true}']);
+    await src.close(ctx());
+
+    const sink = sinkNode(conns, 'websocket', { path: '/tls/ws', sendSingle: true });
+    await sink.open();
+    const peer = await new Promise<InstanceType<typeof WebSocket>>((resolve, reject) => {
+      const ws = new WebSocket(`wss://127.0.0.1:${conns.dataServer.port}/tls/ws`, { ca });
+      ws.once('open', () => resolve(ws));
+      ws.once('error', reject);
+    });
+    const frames: string[] = [];
+    peer.on('message', (d) => frames.push(d.toString()));
+    sink.push([{ n: 1 }]);
+    const end = Date.now() + 5000;
+    while (frames.length === 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+    assert.deepEqual(frames, ['{"n":1}']);
+    peer.close();
+    await sink.close();
+  } finally {
+    await conns.close();
+    await store.close();
+    t.remove();
+  }
+});
