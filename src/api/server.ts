@@ -45,6 +45,14 @@ export function cleanPath(path: string): string {
   return `/${out.join('/')}${trailing ? '/' : ''}`;
 }
 
+/** `url` with every `%2F` of its path decoded (the query is left alone). */
+function decodeSlashes(url: string): string {
+  const q = url.indexOf('?');
+  const path = q < 0 ? url : url.slice(0, q);
+  if (!/%2f/i.test(path)) return url;
+  return path.replace(/%2f/gi, '/') + (q < 0 ? '' : url.slice(q));
+}
+
 /** A CORS pre-flight (`OPTIONS` with `Origin`), rest-api.md §1.6. */
 function preflight(req: FastifyRequest, reply: FastifyReply): FastifyReply {
   const method = req.headers['access-control-request-method'];
@@ -72,6 +80,8 @@ export function createHttp(logger: Logger): FastifyInstance {
     return503OnClosing: true,
     // eKuiper's routes take only the methods they name: HEAD on a GET route is 405 like any other method
     exposeHeadRoutes: false,
+    // routes match the decoded path (rest-api.md §1.2): an encoded `/` separates segments like a plain one
+    rewriteUrl: (req) => decodeSlashes(req.url ?? '/'),
     forceCloseConnections: true,
   });
 

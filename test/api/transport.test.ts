@@ -66,6 +66,21 @@ test('unclean paths are redirected (301) to their clean form, query kept', async
   assert.equal(slash.text, '404 page not found\n');
 });
 
+test('an encoded slash separates path segments, as in the decoded path eKuiper routes on', async () => {
+  for (const path of ['/streams/a%2Fb', '/rules/a%2fb/status', '/tables/x%2F']) {
+    const r = await raw('GET', path);
+    assert.equal(r.status, 404, path);
+    assert.equal(r.text, '404 page not found\n', path);
+  }
+  const moved = await raw('GET', '/rules/a%2F..%2Fb');
+  assert.equal(moved.status, 301);
+  assert.equal(moved.headers.location, '/rules/b');
+  // other encoded characters stay inside their segment
+  const s1 = await raw('GET', '/streams/no%20such');
+  assert.equal(s1.status, 404);
+  assert.equal(JSON.parse(s1.text).message, 'describe stream error: Describe stream fails, no such is not found.');
+});
+
 test('cleanPath follows Go path.Clean and keeps a trailing slash', () => {
   assert.equal(cleanPath('/rules'), '/rules');
   assert.equal(cleanPath('/'), '/');
