@@ -286,3 +286,22 @@ test('bundle Service items install through the services manager: export, full im
     await s.dispose();
   }
 });
+
+test('an async import of an eKuiper bundle finishes; the task message is the 200 body naming what was not installed', async () => {
+  const s = await startTestServer();
+  try {
+    const n = names();
+    const id = (await ok(s, 'POST', '/async/data/import', { content: J(ekuiperBundle(n)) })).json().id as string;
+    const task = await until('the task to end', async () => {
+      const t = (await ok(s, 'GET', `/async/task/${id}`)).json();
+      return t.status === 'finish' || t.status === 'error' ? t : undefined;
+    });
+    assert.equal(task.status, 'finish', task.message);
+    assert.deepEqual(Object.keys(task), ['id', 'status', 'message', 'createdTimestamp', 'updatedTimestamp']);
+    const body = JSON.parse(task.message);
+    assert.equal(body.ErrorMsg, '');
+    assertNotes(body.ConfigResponse, n.prefix);
+  } finally {
+    await s.dispose();
+  }
+});
