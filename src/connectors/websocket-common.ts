@@ -1,8 +1,27 @@
 /**
- * A websocket client that keeps one connection to `ws://<addr><path>` and reconnects after a loss (up to
- * `maxRetry` consecutive failed attempts). Shared by the websocket source and sink in client mode.
+ * A websocket client that keeps one connection to `ws://<addr><path>` (`wss://` when TLS properties are set) and
+ * reconnects after a loss (up to `maxRetry` consecutive failed attempts). Shared by the websocket source and sink in
+ * client mode.
  */
-import { WebSocket, type RawData } from 'ws';
+import { WebSocket, type ClientOptions, type RawData } from 'ws';
+import type { Props } from '../runtime/contracts.js';
+import { tlsSettings, type TlsSettings } from './tls.js';
+
+/** The URL of a websocket server and the TLS settings to reach it, from the connector properties. */
+export function wsTarget(addr: string, path: string, props: Props): { url: string; tls: TlsSettings | undefined } {
+  const tls = tlsSettings(props);
+  return { url: `${tls ? 'wss' : 'ws'}://${addr}${path}`, tls };
+}
+
+function tlsOptions(tls: TlsSettings | undefined): ClientOptions {
+  if (!tls) return {};
+  const o: ClientOptions = { rejectUnauthorized: tls.rejectUnauthorized };
+  if (tls.cert) o.cert = tls.cert;
+  if (tls.key) o.key = tls.key;
+  if (tls.ca) o.ca = tls.ca;
+  if (tls.minVersion) o.minVersion = tls.minVersion;
+  return o;
+}
 
 export interface WsClientEvents {
   message?: (data: Buffer, isBinary: boolean) => void;
@@ -20,6 +39,7 @@ export class WsClient {
     readonly url: string,
     private readonly maxRetry: number,
     private readonly events: WsClientEvents,
+    private readonly tls?: TlsSettings,
   ) {}
 
   get connected(): boolean {
@@ -29,7 +49,7 @@ export class WsClient {
   /** Opens the first connection; rejects with the reason when it cannot be opened. */
   open(timeoutMs = 5000): Promise<void> {
     return new Promise((resolve, reject) => {
-      const ws = new WebSocket(this.url, { handshakeTimeout: timeoutMs });
+      const ws = new WebSocket(this.url, { handshakeTimeout: timeoutMs, ...tlsOptions(this.tls) });
       const fail = (err: Error): void => {
         ws.removeAllListeners();
         ws.on('error', () => undefined);
@@ -113,9 +133,10 @@ export class WsClient {
 }
 
 /** Connection check in client mode: open, send a ping frame, close. */
-export async function pingWebsocket(addr: string, path: string): Promise<void> {
+export async function pingWebsocket(addr: string, path: string, props: Props = {}): Promise<void> {
   if (!addr) throw new Error("websocket server mode can't ping connection");
-  const c = new WsClient(`ws://${addr}${path}`, 0, {});
+  const target = wsTarget(addr, path, props);
+  const c = new WsClient(target.url, 0, {}, target.tls);
   await c.open(3000);
   c.close();
 }

@@ -10,7 +10,7 @@ import type { WsEndpoints } from './dataserver.js';
 import type { Registry } from './registry.js';
 import { propBool, propString } from './props.js';
 import { recoverable, type TransformFailureListener } from './sinknode.js';
-import { WsClient, pingWebsocket } from './websocket-common.js';
+import { WsClient, pingWebsocket, wsTarget } from './websocket-common.js';
 
 const decoder = new TextDecoder();
 
@@ -19,6 +19,7 @@ export class WebsocketSink implements SinkConnector, TransformFailureListener {
   private path = '';
   /** also send `{"error":"<message>"}` to the peers when an item cannot be transformed or sent */
   private sendError = false;
+  private props: Props = {};
   private client: WsClient | undefined;
   private holding = false;
   private readonly holder = 'sink-' + randomUUID();
@@ -30,6 +31,8 @@ export class WebsocketSink implements SinkConnector, TransformFailureListener {
       this.addr = propString(props, 'addr', '');
       this.path = propString(props, 'path', '');
       this.sendError = propBool(props, 'sendError', false);
+      wsTarget('', '', props);
+      this.props = props;
     } catch (e) {
       throw new EddyError(ErrorCode.Executor, (e as Error).message);
     }
@@ -39,7 +42,8 @@ export class WebsocketSink implements SinkConnector, TransformFailureListener {
 
   async connect(_ctx: SinkContext): Promise<void> {
     if (this.addr) {
-      this.client = new WsClient(`ws://${this.addr}${this.path}`, 3, {});
+      const target = wsTarget(this.addr, this.path, this.props);
+      this.client = new WsClient(target.url, 3, {}, target.tls);
       await this.client.open();
       return;
     }
@@ -89,6 +93,6 @@ export function registerWebsocketSink(registry: Registry, endpoints: WsEndpoints
   registry.registerConnectionCheck('sink', 'websocket', async (props) => {
     const addr = typeof props.addr === 'string' ? props.addr : '';
     const path = typeof props.path === 'string' ? props.path : '';
-    await pingWebsocket(addr, path);
+    await pingWebsocket(addr, path, props);
   });
 }

@@ -9,7 +9,7 @@ import type { ConnectorContext, Props, SourceConnector, SourceEvent } from '../r
 import type { WsEndpoints } from './dataserver.js';
 import type { Registry } from './registry.js';
 import { propInt, propString } from './props.js';
-import { WsClient, pingWebsocket } from './websocket-common.js';
+import { WsClient, pingWebsocket, wsTarget } from './websocket-common.js';
 import { transientError } from './mqtt.js';
 
 export class WebsocketSource implements SourceConnector {
@@ -20,12 +20,16 @@ export class WebsocketSource implements SourceConnector {
   private unlisten: (() => void) | undefined;
   private readonly holder = 'source-' + randomUUID();
 
+  private props: Props = {};
+
   constructor(private readonly endpoints: WsEndpoints) {}
 
   provision(_ctx: ConnectorContext, datasource: string, props: Props): void {
     try {
       this.addr = propString(props, 'addr', '');
       this.maxRetry = propInt(props, 'maxConnRetry', 3);
+      wsTarget('', '', props);
+      this.props = props;
     } catch (e) {
       throw new EddyError(ErrorCode.Executor, (e as Error).message);
     }
@@ -35,10 +39,16 @@ export class WebsocketSource implements SourceConnector {
 
   async connect(_ctx: ConnectorContext, emit: (ev: SourceEvent) => void, onError: (err: Error) => void): Promise<void> {
     if (this.addr) {
-      this.client = new WsClient(`ws://${this.addr}${this.path}`, this.maxRetry, {
-        message: (buf) => emit({ payload: new Uint8Array(buf), meta: {}, timestamp: Date.now() }),
-        fatal: (err) => onError(err),
-      });
+      const target = wsTarget(this.addr, this.path, this.props);
+      this.client = new WsClient(
+        target.url,
+        this.maxRetry,
+        {
+          message: (buf) => emit({ payload: new Uint8Array(buf), meta: {}, timestamp: Date.now() }),
+          fatal: (err) => onError(err),
+        },
+        target.tls,
+      );
       await this.client.open();
       return;
     }
@@ -75,6 +85,6 @@ export function registerWebsocketSource(registry: Registry, endpoints: WsEndpoin
   registry.registerConnectionCheck('source', 'websocket', async (props) => {
     const addr = typeof props.addr === 'string' ? props.addr : '';
     const ds = typeof props.DATASOURCE === 'string' ? props.DATASOURCE : '';
-    await pingWebsocket(addr, ds);
+    await pingWebsocket(addr, ds, props);
   });
 }

@@ -170,3 +170,57 @@ test('websocket sink sendError: an item that cannot be transformed is reported t
   await without.close();
   await close();
 });
+
+test('websocket client mode over TLS: with TLS properties the sink and source connect with wss', async () => {
+  const { execFileSync } = await import('node:child_process');
+  const { readFileSync } = await import('node:fs');
+  const { join } = await import('node:path');
+  const { createServer } = await import('node:https');
+  const { tempDir } = await import('./e2-helpers.js');
+  const t = tempDir('eddy-wss-');
+  execFileSync(
+    'openssl',
+    ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', join(t.dir, 'k.pem'), '-out', join(t.dir, 'c.pem'),
+      '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1'],
+    { stdio: 'ignore' },
+  );
+  const cert = readFileSync(join(t.dir, 'c.pem'));
+  const https = createServer({ cert, key: readFileSync(join(t.dir, 'k.pem')) });
+  const wss = new WebSocketServer({ server: https });
+  const received: string[] = [];
+  wss.on('connection', (ws) => {
+    ws.on('message', (d) => received.push(d.toString()));
+    ws.send('{"from":"server"}');
+  });
+  await new Promise<void>((r) => https.listen(0, '127.0.0.1', r));
+  const addr = `127.0.0.1:${(https.address() as AddressInfo).port}`;
+  const { conns, close } = await connectorsService();
+  try {
+    const sink = sinkNode(conns, 'websocket', { addr, path: '/in', rootCARaw: cert.toString('base64') });
+    await sink.open();
+    sink.push([{ n: 1 }]);
+    await waitFor(() => received.length === 1, 'frame over wss');
+    assert.deepEqual(received, ['[{"n":1}]']);
+    await sink.close();
+
+    const src = conns.registry.source('websocket')!();
+    src.provision(ctx(), '/out', { addr, insecureSkipVerify: true });
+    const events: string[] = [];
+    await src.connect(ctx(), (ev) => events.push(text(ev)), () => undefined);
+    await waitFor(() => events.length === 1, 'message over wss');
+    assert.deepEqual(events, ['{"from":"server"}']);
+    await src.close(ctx());
+
+    // without trust material the self-signed certificate is refused
+    const check = conns.registry.connectionCheck('sink', 'websocket')!;
+    await assert.rejects(check({ addr, path: '/x', insecureSkipVerify: false }), /certificate|self.signed/i);
+    await check({ addr, path: '/x', insecureSkipVerify: true });
+  } finally {
+    await close();
+    for (const c of wss.clients) c.terminate();
+    wss.close();
+    https.closeAllConnections();
+    await new Promise<void>((r) => https.close(() => r()));
+    t.remove();
+  }
+});
