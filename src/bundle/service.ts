@@ -38,7 +38,7 @@ import {
 } from './bundle.js';
 import { parseUploadRecord, type UploadsService } from './uploads.js';
 import { goJsonSyntaxError } from './gojson.js';
-import { isSchemaType, parseSchemaRecord, validateSchemaRecord, type SchemaRegistry } from './schemas.js';
+import { isSchemaType, parseSchemaRecord, validateSchemaRecord, type SchemaRecord, type SchemaRegistry } from './schemas.js';
 
 /** What import/export needs of the rules service. */
 export interface RulesPort {
@@ -174,14 +174,22 @@ function notInstalled(bundle: Bundle, installers: BundleDeps['extensions'] = {})
     installable[key] = {};
   }
   for (const [name, text] of Object.entries(bundle.Schema)) {
-    let type = '';
+    let rec: SchemaRecord | undefined;
     try {
-      type = parseSchemaRecord(name, text).type;
+      rec = parseSchemaRecord(name, text);
     } catch {
       // a broken record is reported by the checks
     }
-    if (type === 'custom') notes.Schema[name] = `custom schemas (Go plugins) are not supported by Eddy: ${name} was not installed`;
-    else installable.Schema[name] = text;
+    if (rec?.type === 'custom') notes.Schema[name] = `custom schemas (Go plugins) are not supported by Eddy: ${name} was not installed`;
+    else if (rec?.soFile) {
+      // a static codec (Go plugin) beside the proto: the proto alone serves Eddy
+      if (rec.content === '' && rec.file === '') {
+        notes.Schema[name] = `static schema plugins (soFile) are not supported by Eddy: ${name} was not installed`;
+      } else {
+        installable.Schema[name] = JSON.stringify({ ...rec, soFile: '' });
+        notes.Schema[name] = `static schema plugins (soFile) are not supported by Eddy: ${name} was installed from its proto only`;
+      }
+    } else installable.Schema[name] = text;
   }
   return { notes, installable };
 }

@@ -94,6 +94,9 @@ function ekuiperBundle(n: Names): Record<string, Record<string, string>> {
     Service: { [`${p}vision`]: J({ name: `${p}vision`, file: 'http://127.0.0.1:9/vision.zip' }) },
     Schema: {
       [`protobuf_${p}proto`]: J({ type: 'protobuf', name: `${p}proto`, content: 'syntax = "proto3";message Reading { int64 id = 1; double t = 2; }', file: '', soFile: '' }),
+      // with a static codec (Go plugin) beside its proto, and with the static codec only
+      [`protobuf_${p}static`]: J({ type: 'protobuf', name: `${p}static`, content: 'syntax = "proto3";message S { int64 id = 1; }', file: '', soFile: 'https://packages.example.com/static.so' }),
+      [`protobuf_${p}soonly`]: J({ type: 'protobuf', name: `${p}soonly`, content: '', file: '', soFile: 'https://packages.example.com/soonly.so' }),
       // a Go codec plugin
       [`custom_${p}codec`]: J({ type: 'custom', name: `${p}codec`, content: '', file: '', soFile: 'https://packages.example.com/codec.so' }),
     },
@@ -117,7 +120,11 @@ function expectedNotes(p: string): Record<string, Record<string, RegExp>> {
     nativePlugins: { [`functions_${p}fn`]: /not supported/, [`sinks_${p}influx`]: /not supported/ },
     portablePlugins: { [`${p}mirror`]: /not supported|\/opt\/pkgs\/mirror\.zip/ },
     Service: { [`${p}vision`]: /^service create command error: fail to download file http:\/\/127.0.0.1:9\/vision.zip/ },
-    Schema: { [`custom_${p}codec`]: /^custom schemas \(Go plugins\) are not supported by Eddy/ },
+    Schema: {
+      [`custom_${p}codec`]: /^custom schemas \(Go plugins\) are not supported by Eddy/,
+      [`protobuf_${p}static`]: /^static schema plugins \(soFile\) are not supported by Eddy: .* was installed from its proto only$/,
+      [`protobuf_${p}soonly`]: /^static schema plugins \(soFile\) are not supported by Eddy: .* was not installed$/,
+    },
     rules: { [`${p}r5`]: new RegExp(`^function ${p}fn not found`), [`${p}r6`]: new RegExp(`^sink ${p}influx is not defined`) },
   };
 }
@@ -150,7 +157,8 @@ async function checkImported(s: TestServer, n: Names, broker: Broker): Promise<v
   assert.deepEqual(mqttKeys[n.confKey], { insecureSkipVerify: false, protocolVersion: '3.1.1', qos: 1, server: 'tcp://127.0.0.1:1883', password: '******' });
   assert.ok(`${p}weather` in (await ok(s, 'GET', '/metadata/sources/yaml/httppull')).json());
   assert.ok(n.sinkKey in (await ok(s, 'GET', '/metadata/sinks/yaml/mqtt')).json());
-  assert.ok((await ok(s, 'GET', '/schemas/protobuf')).json().includes(`${p}proto`));
+  const schemas = (await ok(s, 'GET', '/schemas/protobuf')).json() as string[];
+  assert.deepEqual(schemas.filter((n) => n.startsWith(p)).sort(), [`${p}proto`, `${p}static`]);
   const upload = join(s.homeDir, 'data', 'uploads', `${p}cert.pem`);
   assert.ok(existsSync(upload));
   assert.match(readFileSync(upload, 'utf8'), /BEGIN CERTIFICATE/);
