@@ -43,10 +43,6 @@ export function hasErrors(doc: StatusDoc): boolean {
   return BUNDLE_KEYS.some((k) => Object.keys(doc[k]).length > 0);
 }
 
-export function countItems(b: Bundle): number {
-  return BUNDLE_KEYS.reduce((n, k) => n + Object.keys(b[k]).length, 0);
-}
-
 function jsonKind(v: unknown): string {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'array';
