@@ -2,16 +2,18 @@
  * Data import and export (rest-api.md §7, runtime.md §9).
  *
  * Export gathers every section from the services that own the data. Import applies a bundle through those same
- * services, in runtime.md §9's order (uploads, schemas, JavaScript functions, config keys, streams, tables, rules):
+ * services, in runtime.md §9's order (uploads, schemas, portable plugins, external services, JavaScript functions,
+ * config keys, streams, tables, rules):
  * - a **full** import is all or nothing: the whole bundle is parsed and every item checked before anything changes
  *   (D4); then the old data is reset and the bundle applied; if any item fails (a download, a rule that cannot be
  *   planned...) or the import is cancelled, the previous state is put back from a snapshot taken just before;
- * - a **partial** import merges item by item (existing streams, tables and rules are replaced, schemas that exist are
- *   kept) and reports the items that failed; the others stay applied.
- * Every failing item is named in the status document. So are, without failing the import, the items Eddy has nothing
- * to install with (native and portable plugins, external services: an eKuiper bundle that lists them still imports)
- * and the rules that need what Eddy lacks (a plugin's function or sink, a graph rule), which are kept stopped like
- * eKuiper keeps a rule it cannot plan. A rule reading a stream the bundle does not define is a malformed bundle.
+ * - a **partial** import merges item by item (existing streams, tables and rules are replaced, schemas, plugins and
+ *   services that exist are kept) and reports the items that failed; the others stay applied.
+ * Every failing item is named in the status document. So are, without failing the import, the extension items Eddy
+ * cannot install (native plugins, custom and static schemas, and the plugin or service archives it cannot fetch or
+ * has no manager for: an eKuiper bundle that lists them still imports) and the rules that need what is missing (a
+ * plugin's function or sink, a graph rule), which are kept stopped as eKuiper keeps a rule it cannot plan. A rule
+ * reading a stream the bundle does not define makes a malformed bundle.
  * Imports run one at a time.
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
