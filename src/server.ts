@@ -197,7 +197,7 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
     scripts,
     ruleDefaults: config.rule,
     timezone: config.basic.timezone,
-    extensions: { Service: services },
+    extensions: { portablePlugins: portables, Service: services },
     propsValidator: (kind, type) => connectors.registry.propsValidator(kind, type),
   });
 

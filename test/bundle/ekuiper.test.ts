@@ -5,11 +5,14 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { Broker, call, ok, ruleStates, uid, until } from './helpers.js';
 import { ArchiveDir, HELLO_PROTO } from '../extensions/services-fixture.js';
+import { pluginZip } from '../extensions/portable-fixture.js';
 
 const J = JSON.stringify;
 
@@ -311,5 +314,35 @@ test('an async import of an eKuiper bundle finishes; the task message is the 200
     assertNotes(body.ConfigResponse, n.prefix);
   } finally {
     await s.dispose();
+  }
+});
+
+test('bundle portablePlugins items install through the portable plugin manager; rules use their functions; export carries them', async () => {
+  const s = await startTestServer();
+  const dir = mkdtempSync(join(tmpdir(), 'eddy-bundle-portable-'));
+  try {
+    const p = `${uid('pp')}_`;
+    const fn = `${p}rev`;
+    const file = join(dir, 'plugin.zip');
+    writeFileSync(file, pluginZip({ name: `${p}mirror`, functions: [fn] }));
+    const item = J({ name: `${p}mirror`, file: pathToFileURL(file).href, shellParas: [] });
+    const bundle = {
+      streams: { [`${p}s`]: `CREATE STREAM ${p}s (name STRING) WITH (DATASOURCE="${p}in", TYPE="memory")` },
+      rules: { [`${p}r`]: J({ id: `${p}r`, sql: `SELECT ${fn}(name) AS g FROM ${p}s`, actions: [{ log: {} }] }) },
+      portablePlugins: { [`${p}mirror`]: item },
+    };
+    const r = await call(s, 'POST', '/data/import', { content: J(bundle) });
+    assert.equal(r.status, 200, r.text);
+    assert.deepEqual(r.json().ConfigResponse.portablePlugins, {});
+    assert.equal((await ruleStates(s))[`${p}r`], 'Running');
+    const exported = JSON.parse((await ok(s, 'GET', '/data/export')).text);
+    assert.deepEqual(Object.keys(exported.portablePlugins), [`${p}mirror`]);
+    assert.deepEqual(Object.keys(JSON.parse((await call(s, 'POST', '/data/export', [`${p}r`])).text).portablePlugins), [`${p}mirror`]);
+    // a full import without it uninstalls it
+    assert.equal((await call(s, 'POST', '/data/import', { content: J({ streams: bundle.streams }) })).status, 200);
+    assert.deepEqual(JSON.parse((await ok(s, 'GET', '/data/export')).text).portablePlugins, {});
+  } finally {
+    await s.dispose();
+    rmSync(dir, { recursive: true, force: true });
   }
 });
