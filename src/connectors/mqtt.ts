@@ -458,15 +458,20 @@ class MqttSink implements SinkConnector {
     }
   }
 
-  async collect(ctx: SinkContext, payload: SinkPayload): Promise<void> {
-    if (!this.conn) throw recoverable(new Error('mqtt sink is not connected'));
-    let topic = payload.resend && this.resendTopic !== '' ? this.resendTopic : this.topic;
-    if (topic.includes('{{')) {
-      const item = payload.rows.length === 1 ? payload.rows[0] : payload.rows;
-      topic = ctx.render(topic, item);
+  // not `async`: the publish promise is handed on as is, one promise and one microtask hop less per message
+  collect(ctx: SinkContext, payload: SinkPayload): Promise<void> {
+    try {
+      if (!this.conn) throw recoverable(new Error('mqtt sink is not connected'));
+      let topic = payload.resend && this.resendTopic !== '' ? this.resendTopic : this.topic;
+      if (topic.includes('{{')) {
+        const item = payload.rows.length === 1 ? payload.rows[0] : payload.rows;
+        topic = ctx.render(topic, item);
+      }
+      const bytes = this.compression ? compress(this.compression, payload.bytes) : payload.bytes;
+      return this.conn.publish(topic, bytes, this.qos, this.retained);
+    } catch (err) {
+      return Promise.reject(err);
     }
-    const bytes = this.compression ? compress(this.compression, payload.bytes) : payload.bytes;
-    await this.conn.publish(topic, bytes, this.qos, this.retained);
   }
 
   async close(): Promise<void> {
