@@ -82,6 +82,8 @@ export interface InstallerPort {
   removeAll(): Promise<void>;
   /** the SQL function `name` as the manager describes it (throws when it has none); names its item in `serviceName` */
   describeFunction?(name: string): Record<string, string>;
+  /** the item providing a source or sink type (throws when none does) */
+  specOf?(kind: 'source' | 'sink', type: string): { name: string };
 }
 
 /** Names written as calls in a rule's SQL (a superset of the functions it calls: only known ones count). */
@@ -321,11 +323,26 @@ export class BundleService {
       const map = confKeys.user('connections', type);
       if (Object.keys(map).length > 0) b.connectionConfig[type] = JSON.stringify(map);
     }
-    // the extension items providing the functions the rules call
+    // the extension items providing the source types of those streams, the sink types and the functions the rules call
+    const sourceTypes = new Set(defs.flatMap((d) => [d.options.TYPE || 'mqtt', (d.options.TYPE || 'mqtt').toLowerCase()]));
+    const sinkTypes = new Set([...wanted].flatMap((id) => (rules.get(id)?.actions ?? []).flatMap((a) => Object.keys(a))));
     for (const key of EXTENSION_SECTIONS) {
       const installer = this.deps.extensions?.[key];
-      if (!installer?.describeFunction) continue;
+      if (!installer) continue;
       const records = installer.installRecords();
+      const take = (owner: string | undefined) => {
+        if (owner !== undefined && owner in records) b[key][owner] = records[owner];
+      };
+      const ownerOf = (kind: 'source' | 'sink', type: string) => {
+        try {
+          return installer.specOf?.(kind, type).name;
+        } catch {
+          return undefined;
+        }
+      };
+      for (const t of sourceTypes) take(ownerOf('source', t));
+      for (const t of sinkTypes) take(ownerOf('sink', t));
+      if (!installer.describeFunction) continue;
       for (const id of wanted) {
         for (const fn of calledNames(rules.get(id)?.sql ?? '')) {
           let owner: string | undefined;
@@ -335,7 +352,7 @@ export class BundleService {
           } catch {
             continue;
           }
-          if (owner !== undefined && owner in records) b[key][owner] = records[owner];
+          take(owner);
         }
       }
     }

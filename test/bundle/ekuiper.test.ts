@@ -338,6 +338,20 @@ test('bundle portablePlugins items install through the portable plugin manager; 
     const exported = JSON.parse((await ok(s, 'GET', '/data/export')).text);
     assert.deepEqual(Object.keys(exported.portablePlugins), [`${p}mirror`]);
     assert.deepEqual(Object.keys(JSON.parse((await call(s, 'POST', '/data/export', [`${p}r`])).text).portablePlugins), [`${p}mirror`]);
+    // a rule reading a plugin's source type and writing to its sink type exports that plugin, not the other
+    const io = join(dir, 'io.zip');
+    writeFileSync(io, pluginZip({ name: `${p}io`, sources: [`${p}src`], sinks: [`${p}snk`] }));
+    const ioItem = J({ name: `${p}io`, file: pathToFileURL(io).href, shellParas: [] });
+    const more = await call(s, 'POST', '/data/import?partial=1', {
+      content: J({
+        streams: { [`${p}s2`]: `CREATE STREAM ${p}s2 () WITH (DATASOURCE="x", TYPE="${p}src")` },
+        rules: { [`${p}r2`]: J({ id: `${p}r2`, sql: `SELECT * FROM ${p}s2`, actions: [{ [`${p}snk`]: { path: join(dir, 'out.txt') } }] }) },
+        portablePlugins: { [`${p}io`]: ioItem },
+      }),
+    });
+    assert.equal(more.status, 200, more.text);
+    assert.deepEqual(JSON.parse((await call(s, 'POST', '/data/export', [`${p}r2`])).text).portablePlugins, { [`${p}io`]: ioItem });
+
     // a full import without it uninstalls it
     assert.equal((await call(s, 'POST', '/data/import', { content: J({ streams: bundle.streams }) })).status, 200);
     assert.deepEqual(JSON.parse((await ok(s, 'GET', '/data/export')).text).portablePlugins, {});
