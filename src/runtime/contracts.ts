@@ -138,6 +138,20 @@ export interface SourceConnector {
   close(ctx: ConnectorContext): Promise<void>;
 }
 
+/**
+ * A source that can resume where an earlier run stopped (sql, kafka: runtime.md §1.9): a qos ≥ 1 rule saves
+ * `offset()` in its checkpoints and hands it to `rewind()` after `provision` and before `connect` on the next run.
+ */
+export interface RewindableSource {
+  offset(): ValueObject;
+  rewind(offset: ValueObject): void;
+}
+
+export function isRewindable(c: SourceConnector): c is SourceConnector & RewindableSource {
+  const r = c as Partial<RewindableSource>;
+  return typeof r.offset === 'function' && typeof r.rewind === 'function';
+}
+
 /** A table read on demand (KIND="lookup"): memory, redis, httppull, sql. */
 export interface LookupConnector {
   provision(ctx: ConnectorContext, datasource: string, props: Props): void;

@@ -5,7 +5,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
-import { ErrorRecord, Tuple, type ConnectorContext, type ConnectorRegistry, type Format, type Props, type SourceConnector, type SourceEvent } from './contracts.js';
+import { ErrorRecord, isRewindable, Tuple, type ConnectorContext, type ConnectorRegistry, type Format, type Props, type SourceConnector, type SourceEvent } from './contracts.js';
 import type { StreamDef } from '../catalog/types.js';
 import type { StreamField } from '../sql/schema.js';
 import { DateTime, type Value, type ValueObject } from '../values/value.js';
@@ -398,6 +398,10 @@ export class SourceNode extends DecodingNode implements SharedSubscriber {
   onSourceEnd: () => void = () => {};
   /** the connector reported the end of its data */
   ended = false;
+  /** offset to resume from (a restored checkpoint), handed to a rewindable connector before it connects */
+  private resumeFrom: ValueObject | null = null;
+  /** the offset of a rewindable connector when it was closed */
+  private lastOffset: ValueObject | undefined;
 
   constructor(opts: SourceNodeOptions) {
     const resolved = resolveSource(opts.registry, opts.maker.def);
@@ -424,6 +428,8 @@ export class SourceNode extends DecodingNode implements SharedSubscriber {
     }
     const { conn } = createSourceConnector(o.registry, o.maker.def, o.connectorContext);
     this.conn = conn;
+    if (this.resumeFrom !== null && isRewindable(conn)) conn.rewind(this.resumeFrom);
+    this.resumeFrom = null;
     await conn.connect(
       o.connectorContext,
       (ev) => {
@@ -479,7 +485,18 @@ export class SourceNode extends DecodingNode implements SharedSubscriber {
     }
     const conn = this.conn;
     this.conn = null;
+    if (conn && isRewindable(conn)) this.lastOffset = conn.offset();
     if (conn) await conn.close(o.connectorContext);
+  }
+
+  /** The offset of a rewindable connector (checkpoints), undefined for other sources. */
+  offset(): ValueObject | undefined {
+    return this.conn && isRewindable(this.conn) ? this.conn.offset() : this.lastOffset;
+  }
+
+  /** Resume from this offset when the connector opens (restored checkpoint). */
+  resume(offset: ValueObject): void {
+    this.resumeFrom = offset;
   }
 }
 

@@ -499,6 +499,11 @@ export class RuleTopology implements Topology {
       const s = b.snapshot();
       states[b.name] = { rows: s.rows.map(encodeValue), count: s.count };
     }
+    for (const src of this.sources) {
+      const offset = src.offset();
+      // key `$$offset` as in the reference's state map
+      if (offset !== undefined) states[src.name] = { $$offset: encodeValue(offset) };
+    }
     for (const n of this.ordered) {
       if (n instanceof AnalyticNode) {
         states[n.name] = n.snapshot().map((site) => site.map(([key, st]) => [key, encodeValue(st as Value)]));
@@ -522,6 +527,9 @@ export class RuleTopology implements Topology {
           n.restore({ maxTs: s.maxTs as Record<string, number>, watermark: s.watermark as number, rows: (s.rows as unknown[]).map((r) => decodeRow(r) as Tuple) });
         } else if (n instanceof JoinAlignerNode) {
           n.restore(Object.fromEntries(Object.entries(s).map(([k, rows]) => [k, (rows as unknown[]).map((r) => decodeRow(r) as Tuple)])));
+        } else if (n instanceof SourceNode) {
+          const offset = decodeValue(s.$$offset);
+          if (offset !== null && typeof offset === 'object' && !Array.isArray(offset)) n.resume(offset as ValueObject);
         } else if (n instanceof AnalyticNode) {
           n.restore((s as unknown as Array<Array<[string, unknown]>>).map((site) => site.map(([key, st]) => [key, decodeValue(st)] as const)));
         } else if (n instanceof BatchNode) {

@@ -5,6 +5,8 @@ import { createHarness, plainOut } from './harness.js';
 import { settle } from './helpers.js';
 import { ManualClock } from '../../src/runtime/clock.js';
 import { checkpointNamespace, dropCheckpoints } from '../../src/runtime/checkpoint.js';
+import type { ConnectorContext, RewindableSource, SourceConnector, SourceEvent } from '../../src/runtime/contracts.js';
+import type { ValueObject } from '../../src/values/value.js';
 
 test('backpressure: a slow sink keeps a bounded buffer, overflow is dropped and counted, the rule goes on', async () => {
   const h = await createHarness();
@@ -184,6 +186,44 @@ test('qos 1: the batch node keeps gathered rows across a restart', async () => {
     h.publish('t/bq', { n: 3n });
     await settle(6);
     assert.deepEqual(plainOut(second.out), [[{ n: 1 }, { n: 2 }, { n: 3 }]]);
+  } finally {
+    await h.close();
+  }
+});
+
+/** A bounded source that resumes from its offset: each connect emits the next three numbers. */
+class CountingSource implements SourceConnector, RewindableSource {
+  private next = 1;
+  provision(): void {}
+  async connect(_ctx: ConnectorContext, emit: (ev: SourceEvent) => void): Promise<void> {
+    for (let i = 0; i < 3; i++) emit({ payload: { n: BigInt(this.next++) }, meta: {}, timestamp: Date.now() });
+  }
+  offset(): ValueObject {
+    return { last: BigInt(this.next - 1) };
+  }
+  rewind(offset: ValueObject): void {
+    this.next = Number(offset.last) + 1;
+  }
+  async close(): Promise<void> {}
+}
+
+test('qos 1: a rewindable source resumes from the offset saved in the checkpoint; qos 0 starts over', async () => {
+  const h = await createHarness();
+  try {
+    h.connectors.registry.registerSource('counting', () => new CountingSource());
+    h.ddl('CREATE STREAM cnt (n BIGINT) WITH (DATASOURCE="c", TYPE="counting")');
+    const sql = 'SELECT n FROM cnt';
+    const first = await h.rule('rw', sql, { qos: 1, checkpointInterval: 60000 });
+    await settle();
+    await first.topo.close();
+    const second = await h.rule('rw', sql, { qos: 1, checkpointInterval: 60000 });
+    await settle();
+    await second.topo.close();
+    assert.deepEqual(plainOut(first.out), [[{ n: 1 }], [{ n: 2 }], [{ n: 3 }]]);
+    assert.deepEqual(plainOut(second.out), [[{ n: 4 }], [{ n: 5 }], [{ n: 6 }]]);
+    const plain = await h.rule('rw0', sql, { qos: 0 });
+    await settle();
+    assert.deepEqual(plainOut(plain.out), [[{ n: 1 }], [{ n: 2 }], [{ n: 3 }]]);
   } finally {
     await h.close();
   }
