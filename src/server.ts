@@ -198,6 +198,8 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
     ruleDefaults: config.rule,
     timezone: config.basic.timezone,
     extensions: { portablePlugins: portables, Service: services },
+    builtIn: (kind, name) =>
+      kind === 'functions' ? functions.has(name) : kind === 'sources' ? !!connectors.registry.source(name) || !!connectors.registry.lookup(name) : !!connectors.registry.sink(name),
     propsValidator: (kind, type) => connectors.registry.propsValidator(kind, type),
   });
 

@@ -113,6 +113,11 @@ export interface BundleDeps {
   timezone?: string;
   /** managers of the extension sections Eddy can install; the items of the others are reported as not installed */
   extensions?: Partial<Record<ExtensionSection, InstallerPort>>;
+  /**
+   * Whether Eddy itself has the source type, sink type or SQL function that a native plugin item (`<kind>_<name>`)
+   * would add: eKuiper ships some of its standard connectors (random, sql, influx...) as native plugins
+   */
+  builtIn?(kind: 'sources' | 'sinks' | 'functions', name: string): boolean;
   /** validation of config-key properties per kind and type, when the connector offers one */
   propsValidator?(kind: ConfKind, type: string): ((props: Record<string, unknown>) => void) | undefined;
 }
@@ -169,12 +174,17 @@ function needsMissingExtension(err: unknown): boolean {
  * Splits off the items Eddy cannot install (the sections above, and schemas of eKuiper's `custom` type, which are Go
  * plugins): `notes` names each with why (reported, never fatal), `installable` is the rest of the bundle.
  */
-function notInstalled(bundle: Bundle, installers: BundleDeps['extensions'] = {}): { notes: StatusDoc; installable: Bundle } {
+function notInstalled(bundle: Bundle, deps: Pick<BundleDeps, 'extensions' | 'builtIn'>): { notes: StatusDoc; installable: Bundle } {
   const notes = emptyStatus();
   const installable: Bundle = { ...bundle, Schema: {} };
+  const installers = deps.extensions ?? {};
   for (const [key, why] of UNSUPPORTED) {
     if (key in installers) continue;
-    for (const name of Object.keys(bundle[key])) notes[key][name] = `${why}: ${name} was not installed`;
+    for (const name of Object.keys(bundle[key])) {
+      const m = key === 'nativePlugins' ? /^(sources|sinks|functions)_(.+)$/.exec(name) : null;
+      if (m && deps.builtIn?.(m[1] as 'sources' | 'sinks' | 'functions', m[2])) continue;
+      notes[key][name] = `${why}: ${name} was not installed`;
+    }
     installable[key] = {};
   }
   for (const [name, text] of Object.entries(bundle.Schema)) {
@@ -534,7 +544,7 @@ export class BundleService {
   }
 
   private async importFull(all: Bundle, ctl: ImportControl): Promise<ImportResult> {
-    const { notes, installable: bundle } = notInstalled(all, this.deps.extensions);
+    const { notes, installable: bundle } = notInstalled(all, this.deps);
     const checked = this.check(bundle);
     if (hasErrors(checked)) return { status: mergeInto(notes, checked), failed: true, rolledBack: true, cancelled: false };
     if (ctl.cancelled) return { status: notes, failed: false, rolledBack: true, cancelled: true };
@@ -568,7 +578,7 @@ export class BundleService {
 
   private async importPartial(all: Bundle, ctl: ImportControl): Promise<ImportResult> {
     const errs = emptyStatus();
-    const { notes, installable: bundle } = notInstalled(all, this.deps.extensions);
+    const { notes, installable: bundle } = notInstalled(all, this.deps);
     let cancelled = false;
     try {
       await this.apply(bundle, 'partial', errs, ctl, notes);

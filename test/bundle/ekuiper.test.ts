@@ -84,6 +84,9 @@ function ekuiperBundle(n: Names): Record<string, Record<string, string>> {
     nativePlugins: {
       [`functions_${p}fn`]: J({ name: `${p}fn`, file: 'https://packages.example.com/fn_amd64.zip', shellParas: [] }),
       [`sinks_${p}influx`]: J({ name: `${p}influx`, file: 'https://packages.example.com/influx_amd64.zip', shellParas: [] }),
+      // standard eKuiper plugins that Eddy has built in: nothing to report
+      sources_sql: J({ name: 'sql', file: 'https://packages.example.com/sql_amd64.zip', shellParas: [] }),
+      sinks_sql: J({ name: 'sql', file: 'https://packages.example.com/sql_amd64.zip', shellParas: [] }),
     },
     portablePlugins: { [`${p}mirror`]: J({ name: `${p}mirror`, file: 'file:///opt/pkgs/mirror.zip', shellParas: [] }) },
     // eKuiper exports a password even when the config key has no user name
