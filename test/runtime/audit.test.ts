@@ -244,3 +244,21 @@ test('processing-time tumbling join of schemaless streams: an unqualified WHERE 
     await h.close();
   }
 });
+
+test('COUNTWINDOW: window_start() and window_end() are both the time of the emission', async () => {
+  const clock = new ManualClock(T0);
+  const h = await createHarness({ clock });
+  try {
+    h.ddl('CREATE STREAM s (a BIGINT) WITH (DATASOURCE="t/au12", TYPE="memory")');
+    const { out } = await h.rule('au12', 'SELECT count(*) AS c, window_start() AS ws, window_end() AS we FROM s GROUP BY COUNTWINDOW(2)');
+    clock.set(T0 + 100);
+    h.publish('t/au12', { a: 1n });
+    await settle();
+    clock.set(T0 + 700);
+    h.publish('t/au12', { a: 2n });
+    await settle(6);
+    assert.deepEqual(plainOut(out), [[{ c: 2, ws: T0 + 700, we: T0 + 700 }]]);
+  } finally {
+    await h.close();
+  }
+});
