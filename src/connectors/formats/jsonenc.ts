@@ -106,7 +106,8 @@ function sortedKeys(keys: string[], depth: number): string[] | null {
   let inOrder = true;
   for (let i = 0; i < keys.length; i++) {
     const ch = keys[i].charCodeAt(0);
-    if (ch >= 48 && ch <= 57) {
+    // digit keys enumerate in numeric order; an own `__proto__` key cannot be copied by assignment
+    if ((ch >= 48 && ch <= 57) || (ch === 95 && keys[i] === '__proto__')) {
       order = null;
       break;
     }
