@@ -4,6 +4,7 @@
  */
 import type { Props, RuleAction, RuleDef, RuleOptions } from '../runtime/contracts.js';
 import { parseGoDuration, parseCronSpec, parseRangeTime } from './schedule.js';
+import { MASK, maskUrl } from '../connectors/secrets.js';
 
 /** A definition error; `detail` is the text after `invalid rule json: `. */
 export class RuleDefError extends Error {
@@ -330,31 +331,7 @@ function checkRange(range: RuleOptions['cronDatetimeRange'][number], timezone?: 
 
 // ---------------------------------------------------------------------------------------------- masking
 
-export const MASK = '******';
-
-/** `scheme://user:pass@host` → `scheme://user:******@host`; other strings unchanged. */
-export function maskUrl(url: string): string {
-  const m = /^([A-Za-z][A-Za-z0-9+.-]*:\/\/)([^@/?#]*)@/.exec(url);
-  if (!m) return url;
-  const userinfo = m[2];
-  const colon = userinfo.indexOf(':');
-  if (colon < 0) return url;
-  return `${m[1]}${userinfo.slice(0, colon)}:${MASK}@${url.slice(m[0].length)}`;
-}
-
-/** Masks `password`/`token` values and URL passwords everywhere in a JSON value (rest-api.md §5.3). */
-export function maskSecrets<T>(value: T): T {
-  if (Array.isArray(value)) return value.map((v) => maskSecrets(v)) as T;
-  if (!isObject(value)) return value;
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) {
-    const lk = k.toLowerCase();
-    if ((lk === 'password' || lk === 'token') && !(typeof v === 'object' && v !== null)) out[k] = MASK;
-    else if (lk === 'url' && typeof v === 'string') out[k] = maskUrl(v);
-    else out[k] = maskSecrets(v);
-  }
-  return out as T;
-}
+export { MASK, maskUrl, maskSecrets } from '../connectors/secrets.js';
 
 /** Looks up a sink config key's properties (`resourceId`), when the connectors layer offers it. */
 export type SinkConfKeyLookup = (sinkType: string, resourceId: string) => Props | undefined;
