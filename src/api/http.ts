@@ -3,6 +3,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { EddyError, ErrorCode } from './errors.js';
+import { firstJsonValue } from '../bundle/gojson.js';
 
 /** Raw request body as text (every content type is read as text; routes decode JSON themselves). */
 export function rawBody(req: FastifyRequest): string {
@@ -18,13 +19,11 @@ export function rawBody(req: FastifyRequest): string {
  * uses (e.g. `Invalid body: Error decoding the statement descriptor: `).
  */
 export function readJson(req: FastifyRequest, prefix: string, code: number = ErrorCode.Undefined): unknown {
-  const text = rawBody(req);
-  try {
-    return JSON.parse(text);
-  } catch (e) {
-    const msg = text.trim() === '' ? 'EOF' : (e as Error).message;
-    throw new EddyError(code, `${prefix}${msg}`);
-  }
+  // eKuiper's handlers read the first JSON value of the body with Go's stream decoder: its messages (`EOF`,
+  // `invalid character 'x' looking for beginning of value`) and its tolerance of trailing text are kept
+  const first = firstJsonValue(rawBody(req));
+  if ('error' in first) throw new EddyError(code, `${prefix}${first.error}`);
+  return JSON.parse(first.value);
 }
 
 /** Like {@link readJson} but the body must be a JSON object. */

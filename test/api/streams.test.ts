@@ -296,3 +296,11 @@ test('PUT of a lookup table whose new source cannot open: 400 code 3000, the old
   assert.equal((await s.req('DELETE', `/tables/${lt}`)).status, 200);
   assert.equal((await s.req('DELETE', `/streams/${st}`)).status, 200);
 });
+
+test('body decoding follows Go\'s stream decoder: its messages, and text after the first value is ignored', async () => {
+  await expectError('POST', '/streams', '', 400, 1000, 'Invalid body: Error decoding the statement descriptor: EOF');
+  await expectError('POST', '/streams', '{"sql": "CREATE', 400, 1000, 'Invalid body: Error decoding the statement descriptor: unexpected EOF');
+  await expectError('POST', '/streams', 'nope', 400, 1000, "Invalid body: Error decoding the statement descriptor: invalid character 'o' in literal null (expecting 'u')");
+  const r = await s.req('POST', '/streams', '{"sql": "SHOW STREAMS"} trailing');
+  assert.equal(r.status, 201, r.text);
+});
