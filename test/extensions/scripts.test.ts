@@ -66,11 +66,11 @@ test('a script becomes a scalar or aggregate SQL function; each call site owns i
 test('refused scripts: load failures, clashes with built-ins and other scripts, duplicates; nothing is kept', async () => {
   await withStore(async (store) => {
     const functions = createBuiltinRegistry();
-    const svc = new ScriptService({ store, functions, timeoutMs: 100 });
+    const svc = new ScriptService({ store, functions, timeoutMs: 500 });
     await svc.create(rec('Area', 'function Area(w, h) { return w * h; }'));
     await rejects(svc.create(rec('g', 'function f() {}')), 1000, 'cannot find function "g" in script');
     await rejects(svc.create(rec('g', 'function g() {} throw new RangeError("early")')), 1000, 'failed to interprete script: RangeError: early');
-    await rejects(svc.create(rec('g', 'for (;;) {} function g() {}')), 1000, 'failed to interprete script: script execution timed out after 100ms');
+    await rejects(svc.create(rec('g', 'for (;;) {} function g() {}')), 1000, 'failed to interprete script: script execution timed out after 500ms');
     await rejects(svc.create(rec('abs', 'function abs(x) { return x; }')), 1000, 'function abs is a built-in function and cannot be redefined by a javascript function');
     await rejects(svc.upsert(rec('Concat', 'function Concat(x) { return x; }')), 1000, 'function Concat is a built-in function and cannot be redefined by a javascript function');
     await rejects(svc.create(rec('area', 'function area(w, h) { return w * h; }')), 1000, 'function area conflicts with javascript function Area (function names are case-insensitive)');
