@@ -18,26 +18,12 @@ import { SqliteStore } from '../src/store/index.js';
 import { Connectors } from '../src/connectors/index.js';
 import type { RuleOptions, SinkNode } from '../src/runtime/contracts.js';
 import type { ValueObject } from '../src/values/value.js';
+import { DEFAULT_RULE_OPTIONS } from '../src/config/index.js';
 
 const REST_ROWS = 3000;
 const FILE_ROWS = 200000;
 
-const ruleOptions: RuleOptions = {
-  debug: false,
-  logFilename: '',
-  isEventTime: false,
-  lateTolerance: 1000,
-  concurrency: 1,
-  bufferLength: 1024,
-  sendMetaToSink: false,
-  sendError: true,
-  qos: 0,
-  checkpointInterval: 300000,
-  restartStrategy: { attempts: 0, delay: 1000, multiplier: 2, maxDelay: 30000, jitterFactor: 0.1 },
-  cron: '',
-  duration: '',
-  cronDatetimeRange: [],
-};
+const ruleOptions: RuleOptions = { ...DEFAULT_RULE_OPTIONS, cronDatetimeRange: [] };
 
 function rowsOf(n: number): ValueObject[] {
   const rows: ValueObject[] = new Array(n);

@@ -13,6 +13,7 @@ import { Connectors } from '../../src/connectors/index.js';
 import { loadConfig, prepareHome, resolveHome } from '../../src/config/index.js';
 import { SqliteStore } from '../../src/store/index.js';
 import { renderTemplate } from '../../src/connectors/template/index.js';
+import { DEFAULT_RULE_OPTIONS } from '../../src/config/index.js';
 
 export const logger = pino({ level: 'silent' });
 
@@ -44,22 +45,7 @@ export async function connectorsService(): Promise<{ conns: Connectors; close: (
   };
 }
 
-export const ruleOptions: RuleOptions = {
-  debug: false,
-  logFilename: '',
-  isEventTime: false,
-  lateTolerance: 1000,
-  concurrency: 1,
-  bufferLength: 1024,
-  sendMetaToSink: false,
-  sendError: true,
-  qos: 0,
-  checkpointInterval: 300000,
-  restartStrategy: { attempts: 0, delay: 1000, multiplier: 2, maxDelay: 30000, jitterFactor: 0.1 },
-  cron: '',
-  duration: '',
-  cronDatetimeRange: [],
-};
+export const ruleOptions: RuleOptions = { ...DEFAULT_RULE_OPTIONS, cronDatetimeRange: [] };
 
 export function sinkNode(conns: Connectors, type: string, props: Record<string, unknown>, ruleId = 'r' + Math.random().toString(36).slice(2)): SinkNode {
   return conns.createSinkNode({ ruleId, index: 0, type, props, ruleOptions, logger });
