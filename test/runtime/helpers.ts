@@ -9,6 +9,15 @@ export async function settle(rounds = 3): Promise<void> {
   for (let i = 0; i < rounds; i++) await new Promise<void>((r) => setImmediate(r));
 }
 
+/** Polls until `cond` holds; a generous deadline so a loaded machine only waits longer, never fails. */
+export async function until(cond: () => boolean, what = 'condition', timeoutMs = 10_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
 /** A receiver that records what reaches it. */
 export class Collector implements Receiver {
   readonly items: Item[] = [];
