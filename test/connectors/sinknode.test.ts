@@ -173,7 +173,7 @@ test('failure cache: items sent while the broker is down are kept and all resent
       sub.messages.map((m) => JSON.parse(m.text).i),
       [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10],
     );
-    await until(() => n.metrics.bufferLength === 0, 3000, 'empty cache');
+    await until(() => n.metrics.bufferLength === 0, 10_000, 'empty cache');
   } finally {
     await n.close();
     await sub.close();

@@ -223,7 +223,7 @@ test('CPU usage: every rule listed with integer ms over the window', async () =>
     await svc.create(body({ id: 'r1' }));
     await svc.create(body({ id: 'r2', triggered: false }));
     engine.builderScript.built[0].metrics[1].busyUs = 250_000;
-    await until(() => svc.cpuUsage().r1 === 250, 2000, 'usage');
+    await until(() => svc.cpuUsage().r1 === 250, 10_000, 'usage');
     assert.deepEqual(svc.cpuUsage(), { r1: 250, r2: 0 });
   });
 });
@@ -236,7 +236,7 @@ test('a rule with logFilename logs into its own file in the log folder', async (
     await svc.create(body({ id: 'r1', options: { logFilename: 'r1.log' } }));
     await svc.stop('r1');
     await svc.delete('r1');
-    await until(() => existsSync(join(dir, 'r1.log')) && readFileSync(join(dir, 'r1.log'), 'utf8').includes('rule started'), 2000, 'log line');
+    await until(() => existsSync(join(dir, 'r1.log')) && readFileSync(join(dir, 'r1.log'), 'utf8').includes('rule started'), 10_000, 'log line');
   } finally {
     await svc.close();
     await store.close();
