@@ -88,8 +88,8 @@ export async function recordingServer(
   };
 }
 
-/** Polls `cond` every 20 ms until true or `timeoutMs` passes (then throws with `what`). */
-export async function waitFor(cond: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
+/** Polls `cond` every 20 ms until true or `timeoutMs` passes (then throws with `what`); the default leaves room for a loaded machine. */
+export async function waitFor(cond: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
   const end = Date.now() + timeoutMs;
   while (!cond()) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);

@@ -106,8 +106,11 @@ test('a file scan table joined with an httppush stream, over the REST API', asyn
     });
     assert.equal(r.status, 201, r.text);
     await waitFor(() => s.app.connectors.dataServer.port !== undefined, 'data server');
-    // the table is read when the rule starts; give the read a moment before the stream events
-    await new Promise((res) => setTimeout(res, 500));
+    // the table is read when the rule starts: the stream events are sent once its source has emitted the rows
+    const tableRead = async () =>
+      ((await s.req('GET', '/rules/e2e_scan/status')).json() as Record<string, unknown>).source_e2escan_0_records_out_total === 1;
+    for (const end = Date.now() + 10_000; !(await tableRead()) && Date.now() < end; ) await new Promise((res) => setTimeout(res, 50));
+    assert.ok(await tableRead(), 'the scan table was read');
     const url = `http://127.0.0.1:${s.app.connectors.dataServer.port}/e2e/scan`;
     for (const body of ['{"id":"a"}', '{"id":"b"}', '{"id":"z"}']) await fetch(url, { method: 'POST', body });
     await waitFor(() => srv.received.length >= 2, 'two joined rows');
