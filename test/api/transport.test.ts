@@ -202,7 +202,7 @@ test('PATCH /configs switches file logging and the level at run time', async () 
   assert.equal(r.status, 204);
 });
 
-async function waitFor(cond: () => boolean, ms = 3000): Promise<void> {
+async function waitFor(cond: () => boolean, ms = 10_000): Promise<void> {
   const end = Date.now() + ms;
   while (!cond()) {
     if (Date.now() > end) throw new Error('condition not met in time');

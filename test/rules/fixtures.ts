@@ -72,7 +72,7 @@ export class ScriptedBuilder {
   };
 }
 
-export async function until(cond: () => boolean, timeoutMs = 5000, what = 'condition'): Promise<void> {
+export async function until(cond: () => boolean, timeoutMs = 10_000, what = 'condition'): Promise<void> {
   const end = Date.now() + timeoutMs;
   while (!cond()) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
