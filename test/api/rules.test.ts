@@ -13,7 +13,7 @@ const uid = (p: string) => `${p}_${process.pid}_${Date.now().toString(36)}_${cou
 
 type J = Record<string, any>;
 
-async function poll<T>(fn: () => Promise<T>, ok: (v: T) => boolean, what: string, timeoutMs = 8000): Promise<T> {
+async function poll<T>(fn: () => Promise<T>, ok: (v: T) => boolean, what: string, timeoutMs = 15_000): Promise<T> {
   const end = Date.now() + timeoutMs;
   let last: T = await fn();
   while (!ok(last)) {
@@ -261,12 +261,13 @@ test('range-only rule: the patrol opens it inside its datetime range and termina
   try {
     const st = uid('s');
     await memoryStream(s, st);
-    const begin = Date.now() + 1500;
+    // wide enough that the create request and the polls land in their phases on a loaded machine
+    const begin = Date.now() + 3000;
     const r = await s.req('POST', '/rules', {
       id: 'range1',
       sql: `SELECT * FROM ${st}`,
       actions: [{ nop: {} }],
-      options: { cronDatetimeRange: [{ beginTimestamp: begin, endTimestamp: begin + 1500 }] },
+      options: { cronDatetimeRange: [{ beginTimestamp: begin, endTimestamp: begin + 3000 }] },
     });
     assert.equal(r.status, 201);
     assert.deepEqual(await status(s, 'range1'), { message: 'Stopped: waiting for next schedule.', status: 'stopped' });
