@@ -15,7 +15,7 @@ type J = Record<string, any>;
 
 const F2C = { id: 'f2c', description: 'fahrenheit to celsius', script: 'function f2c(f) { return (f - 32) * 5 / 9; }', isAgg: false };
 
-async function until<T>(fn: () => T | Promise<T>, ok: (v: T) => boolean, what: string, timeoutMs = 8000): Promise<T> {
+async function until<T>(fn: () => T | Promise<T>, ok: (v: T) => boolean, what: string, timeoutMs = 15_000): Promise<T> {
   const end = Date.now() + timeoutMs;
   let last = await fn();
   while (!ok(last)) {

@@ -11,7 +11,7 @@ export function uniqueTopic(name: string): string {
   return `eddy-test/${process.pid}/${Date.now()}/${counter++}/${name}`;
 }
 
-export async function until(cond: () => boolean, timeoutMs = 8000, what = 'condition'): Promise<void> {
+export async function until(cond: () => boolean, timeoutMs = 15_000, what = 'condition'): Promise<void> {
   const end = Date.now() + timeoutMs;
   while (!cond()) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);

@@ -179,7 +179,7 @@ test('httppull on a protobuf stream: protobuf bodies decode with the schema, a J
     assert.equal(create.status, 201);
     const rule = await s.req('POST', '/rules', { id: 'pullpb', sql: 'SELECT id, name FROM pullpb', actions: [{ memory: { topic: 'pullpb/out', sendSingle: true } }] });
     assert.equal(rule.status, 201);
-    await waitFor(() => out.length >= 2, 'two rows', 8000);
+    await waitFor(() => out.length >= 2, 'two rows', 15_000);
     // 300 is a varint with a byte above 0x7f: the body is kept as bytes, never taken for text
     assert.deepEqual(out[0], { id: 300n, name: 'pé' });
     // plain JSON numbers are floats, as in any schemaless decode

@@ -95,7 +95,7 @@ test('mqtt sources and sinks with the same settings share one broker connection'
     await two.close();
     await three.close();
     for (const n of sinks) await n.close();
-    await until(() => proxy.connections === 0, 5000, 'pooled connection closed after the last user');
+    await until(() => proxy.connections === 0, 10_000, 'pooled connection closed after the last user');
     assert.equal(s.app.connectors.mqtt.size, 0);
   } finally {
     await sub.close();
@@ -112,10 +112,10 @@ test('mqtt source survives a broker outage: error reported, then reconnects and 
   try {
     const src = await mqttSource(s, topic, { server: proxy.url });
     await proxy.stop();
-    await until(() => src.errors.length > 0, 5000, 'connection loss reported');
+    await until(() => src.errors.length > 0, 10_000, 'connection loss reported');
     assert.match(src.errors[0].message, /lost/);
     await proxy.start();
-    await until(() => proxy.connections === 1, 8000, 'reconnected');
+    await until(() => proxy.connections === 1, 15_000, 'reconnected');
     // the re-subscription goes through the proxy after the CONNACK (slow on a loaded machine): a message published
     // before it lands is rightly not delivered, so one is published every 300 ms until the source gets one
     const pub = await publisher();
@@ -124,7 +124,7 @@ test('mqtt source survives a broker outage: error reported, then reconnects and 
       await new Promise((r) => setTimeout(r, 300));
     }
     await pub.endAsync();
-    await until(() => src.events.length >= 1, 8000, 'message after reconnect');
+    await until(() => src.events.length >= 1, 15_000, 'message after reconnect');
     await src.close();
   } finally {
     await proxy.stop();
@@ -236,7 +236,7 @@ test('connectionSelector: sources and sinks naming one connection share its clie
     assert.equal(sub.messages[0].text, '[{"y":2}]');
     await src.close();
     await sink.close();
-    await until(() => proxy.connections === 0, 5000, 'shared client closed after its last user');
+    await until(() => proxy.connections === 0, 10_000, 'shared client closed after its last user');
   } finally {
     await sub.close();
     await proxy.stop();

@@ -163,7 +163,7 @@ test('rest sink with the cache: a server down at start is resent in order once i
     } else res.writeHead(200).end('ok');
   }, port);
   node.push([{ n: 3 }]);
-  await waitFor(() => srv.received.filter((r) => r.body !== '').length >= 3, 'resends', 8000);
+  await waitFor(() => srv.received.filter((r) => r.body !== '').length >= 3, 'resends', 15_000);
   const bodies = srv.received.map((r) => r.body);
   // the 503 for n:1 is not a transport error: that item is dropped, the rest follow
   assert.deepEqual(bodies, ['{"n":1}', '{"n":2}', '{"n":3}']);
@@ -281,7 +281,7 @@ test('rest sink resendDestination: with the alternate queue, items the url refus
   });
   await node.open();
   node.push([{ n: 1 }, { n: 2 }]);
-  await waitFor(() => srv.received.length === 2, 'both items resent', 8000);
+  await waitFor(() => srv.received.length === 2, 'both items resent', 15_000);
   assert.deepEqual(
     srv.received.map((r) => [r.url, r.body]),
     [

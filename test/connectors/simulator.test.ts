@@ -26,7 +26,7 @@ test('simulator source: replays its data through a rule (typed by the schema), l
       s.req('POST', '/rules', { id, sql: `SELECT a / 2 AS h, b FROM ${from}`, actions: [{ memory: { topic, sendSingle: true } }] });
     assert.equal((await rule('simr1', 'simonce', 'simtest/out')).status, 201);
     assert.equal((await rule('simr2', 'simloop', 'simtest/loop')).status, 201);
-    await until(() => out.length === 2 && looped.length >= 5, 8000, 'rows');
+    await until(() => out.length === 2 && looped.length >= 5, 15_000, 'rows');
     // a bigint column divides as an integer
     assert.deepEqual(out, [{ h: 2n, b: 'x' }, { h: 3n, b: 'y' }]);
     assert.deepEqual(looped.slice(0, 3).map((r) => r.b), ['x', 'y', 'x']);

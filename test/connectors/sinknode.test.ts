@@ -42,7 +42,7 @@ test('sink pipeline over mqtt: list by default, sendSingle, fields, dataField, o
     single.push([]);
     single.push([{}]);
     plain.push(new ErrorRecord('boom'));
-    await until(() => sub.messages.length >= 7, 8000, 'seven messages');
+    await until(() => sub.messages.length >= 7, 15_000, 'seven messages');
     await new Promise((r) => setTimeout(r, 200));
     const by = (suffix: string) => sub.messages.filter((m) => m.topic === `${topic}/${suffix}`).map((m) => m.text);
     assert.deepEqual(by('plain'), ['[{"a":1,"b":"x","inner":{"k":1.5}},{"a":2,"b":"y","inner":{"k":2}}]', '[{"error":"boom"}]']);
@@ -80,7 +80,7 @@ test('dataTemplate output is sent verbatim; a templated topic is rendered per ro
       { room: 'b', temp: 29 },
     ];
     for (const n of nodes) n.push(rows);
-    await until(() => sub.messages.length >= 7, 8000, 'seven messages');
+    await until(() => sub.messages.length >= 7, 15_000, 'seven messages');
     const by = (suffix: string) => sub.messages.filter((m) => m.topic === `${topic}/${suffix}`).map((m) => m.text);
     assert.deepEqual(by('a'), ['{"r":"a","t":31.5}']);
     assert.deepEqual(by('b'), ['{"r":"b","t":29}']);
@@ -160,12 +160,12 @@ test('failure cache: items sent while the broker is down are kept and all resent
   try {
     await n.open();
     n.push([{ i: 0n }]);
-    await until(() => sub.messages.length === 1, 8000, 'first message');
+    await until(() => sub.messages.length === 1, 15_000, 'first message');
     await proxy.stop();
     await new Promise((r) => setTimeout(r, 300));
     // 10 items: 4 in memory, the rest in disk pages of the store
     for (let i = 1; i <= 10; i++) n.push([{ i: BigInt(i) }]);
-    await until(() => n.metrics.exceptions > 0, 8000, 'a failed send');
+    await until(() => n.metrics.exceptions > 0, 15_000, 'a failed send');
     assert.ok(n.metrics.bufferLength >= 10, `buffer length counts cached items (${n.metrics.bufferLength})`);
     await proxy.start();
     await until(() => sub.messages.length === 11, 15000, 'all resent');
@@ -195,7 +195,7 @@ test('failure cache survives a stop: cached items are resent by the next run of 
     await proxy.stop();
     await new Promise((r) => setTimeout(r, 300));
     for (let i = 0; i < 5; i++) first.push([{ i: BigInt(i) }]);
-    await until(() => first.metrics.exceptions > 0, 8000, 'a failed send');
+    await until(() => first.metrics.exceptions > 0, 15_000, 'a failed send');
     await first.close();
     await proxy.start();
     const second = sinkNode(s, 'mqtt', props, 'rp');
@@ -222,17 +222,17 @@ test('without the cache a failing sink counts exceptions and keeps accepting dat
     await proxy.stop();
     await new Promise((r) => setTimeout(r, 300));
     n.push([{ i: 1n }]);
-    await until(() => n.metrics.exceptions === 1, 8000, 'one exception');
+    await until(() => n.metrics.exceptions === 1, 15_000, 'one exception');
     assert.match(n.metrics.lastException, /not connected/);
     await proxy.start();
-    await until(() => proxy.connections > 0, 8000, 'reconnect');
+    await until(() => proxy.connections > 0, 15_000, 'reconnect');
     // the proxy accepting the socket does not mean the client has its CONNACK yet (slow on a loaded machine); a row
     // sent before that is rightly lost without a cache, so the row is sent again until one arrives
     for (const end = Date.now() + 10_000; sub.messages.length === 0 && Date.now() < end; ) {
       n.push([{ i: 2n }]);
       await new Promise((r) => setTimeout(r, 300));
     }
-    await until(() => sub.messages.length >= 1, 8000, 'delivery after reconnect');
+    await until(() => sub.messages.length >= 1, 15_000, 'delivery after reconnect');
     assert.equal(sub.messages[0].text, '{"i":2}');
   } finally {
     await n.close();
@@ -263,9 +263,9 @@ test('alternate resend queue: live data keeps flowing, failed items go to resend
     await proxy.stop();
     await new Promise((r) => setTimeout(r, 300));
     for (let i = 0; i < 3; i++) n.push([{ i: BigInt(i) }]);
-    await until(() => n.metrics.exceptions >= 3, 8000, 'three failures');
+    await until(() => n.metrics.exceptions >= 3, 15_000, 'three failures');
     await proxy.start();
-    await until(() => proxy.connections === 1, 8000, 'reconnect');
+    await until(() => proxy.connections === 1, 15_000, 'reconnect');
     // the resends (retried on a timer) show the client is connected again before live data is sent
     await until(() => sub.messages.length === 3, 10000, 'resent messages');
     n.push([{ i: 10n }]);

@@ -45,7 +45,7 @@ test('websocket source (client mode) receives messages, survives a lost connecti
   await waitFor(() => events.length === 1, 'first message');
   // the server drops the connection; the source reconnects by itself
   for (const c of srv.wss.clients) c.terminate();
-  await waitFor(() => [...srv.wss.clients].some((c) => c.readyState === WebSocket.OPEN), 'reconnected', 5000);
+  await waitFor(() => [...srv.wss.clients].some((c) => c.readyState === WebSocket.OPEN), 'reconnected', 10_000);
   for (const c of srv.wss.clients) c.send('{"a":2}');
   await waitFor(() => events.length === 2, 'message after reconnect');
   assert.deepEqual(events, ['{"a":1}', '{"a":2}']);

@@ -51,7 +51,7 @@ function archive(name: string, def: J, schemaFolder = 'schemas'): string {
   return zips.zip({ [`${name}.json`]: JSON.stringify(def), [`${schemaFolder}/hello.proto`]: HELLO_PROTO });
 }
 
-async function until<T>(fn: () => T | Promise<T>, ok: (v: T) => boolean, what: string, timeoutMs = 8000): Promise<T> {
+async function until<T>(fn: () => T | Promise<T>, ok: (v: T) => boolean, what: string, timeoutMs = 15_000): Promise<T> {
   const end = Date.now() + timeoutMs;
   let last = await fn();
   while (!ok(last)) {
