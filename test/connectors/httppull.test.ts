@@ -73,7 +73,7 @@ test('httppull reports a server down at start, bad statuses and failed body chec
   const port = await freePort();
   const { conns, close } = await connectorsService();
   const src = conns.registry.source('httppull')!();
-  src.provision(ctx(), '/d', { url: `http://127.0.0.1:${port}`, method: 'get', interval: 100, responseType: 'body', timeout: 500 });
+  src.provision(ctx(), '/d', { url: `http://127.0.0.1:${port}`, method: 'get', interval: 100, responseType: 'body', timeout: 5000 });
   const events: string[] = [];
   const errors: string[] = [];
   await src.connect(ctx(), (ev) => events.push(text(ev)), (e) => errors.push(e.message));

@@ -149,7 +149,7 @@ test('rest sink: a 4xx answer or a failed body check is an exception and is not 
 test('rest sink with the cache: a server down at start is resent in order once it answers; a 5xx answer is dropped', async () => {
   const port = await freePort();
   const { conns, close } = await connectorsService();
-  const node = sinkNode(conns, 'rest', { url: `http://127.0.0.1:${port}/x`, method: 'post', sendSingle: true, enableCache: true, timeout: 1000 });
+  const node = sinkNode(conns, 'rest', { url: `http://127.0.0.1:${port}/x`, method: 'post', sendSingle: true, enableCache: true, timeout: 5000 });
   await node.open();
   node.push([{ n: 1 }, { n: 2 }]);
   await waitFor(() => node.metrics.exceptions >= 1, 'connection refused');
@@ -273,7 +273,7 @@ test('rest sink resendDestination: with the alternate queue, items the url refus
     url: `http://127.0.0.1:${deadPort}/live`,
     method: 'post',
     sendSingle: true,
-    timeout: 1000,
+    timeout: 5000,
     enableCache: true,
     resendAlterQueue: true,
     resendIndicatorField: 'again',
