@@ -57,7 +57,7 @@ test('httppush stream → SQL rule with a redis lookup join → rest sink, over 
     });
     assert.equal(r.status, 201, r.text);
     let bad: Record<string, unknown> = {};
-    const end = Date.now() + 5000;
+    const end = Date.now() + 15_000;
     while (Date.now() < end) {
       bad = (await s.req('GET', '/rules/e2e_bad_redis/status')).json() as Record<string, unknown>;
       if (bad.status === 'stopped') break;

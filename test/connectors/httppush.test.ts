@@ -116,7 +116,7 @@ test('data server over TLS (source.httpServerTls): httppush over https, websocke
     const frames: string[] = [];
     peer.on('message', (d) => frames.push(d.toString()));
     sink.push([{ n: 1 }]);
-    const end = Date.now() + 5000;
+    const end = Date.now() + 15_000;
     while (frames.length === 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
     assert.deepEqual(frames, ['{"n":1}']);
     peer.close();

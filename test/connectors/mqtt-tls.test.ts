@@ -28,7 +28,7 @@ async function tlsBroker(dir: string): Promise<{ port: number; cert: Buffer; sto
   const exited = new Promise<void>((r) => proc.once('exit', () => r()));
   await waitFor(() => proc.exitCode === null, 'mosquitto running');
   // wait until the listener accepts connections
-  const deadline = Date.now() + 8000;
+  const deadline = Date.now() + 20_000;
   for (;;) {
     const ok = await new Promise<boolean>((r) => {
       const s = connect(port, '127.0.0.1', () => {
