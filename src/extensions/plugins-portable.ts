@@ -32,7 +32,7 @@ import { parseJsonExact } from '../connectors/formats/jsonparse.js';
 import { EvalError, toJsonData, type Value, type ValueObject } from '../values/index.js';
 import { PluginHost, type PluginSpec } from './plugins-host.js';
 import { PullListener, PushDialer } from './plugins-nng.js';
-import type { PluginRequest } from './plugins.js';
+import { checkUri, type PluginRequest } from './plugins.js';
 import { readZip, type ArchiveEntry } from './services-archive.js';
 
 const NS = 'portablePlugin';
@@ -247,7 +247,7 @@ export class PortableManager {
     const name = req.name.trim();
     if (name === '') throw bad('invalid name : should not be empty');
     if (name === '.' || name === '..' || !/^[A-Za-z0-9_.-]+$/.test(name)) throw bad(`invalid name ${name}: only letters, digits, '_', '.' and '-' are allowed`);
-    if (!validUri(req.file)) throw bad(`invalid uri ${req.file}`);
+    if (!checkUri(req.file)) throw bad(`invalid uri ${req.file}`);
     if (this.plugins.has(name)) throw bad(`invalid name ${name}: duplicate`);
     let bytes: Buffer;
     try {
@@ -473,18 +473,6 @@ function yamlConfKeys(data: Buffer): Record<string, Props> {
     if (typeof v === 'object' && v !== null && !Array.isArray(v)) out[k.toLowerCase()] = v as Props;
   }
   return out;
-}
-
-function validUri(uri: string): boolean {
-  let url: URL;
-  try {
-    url = new URL(uri);
-  } catch {
-    return false;
-  }
-  if (!url.pathname.endsWith('.zip')) return false;
-  if (url.protocol === 'file:') return url.host === '' && url.pathname.startsWith('/');
-  return (url.protocol === 'http:' || url.protocol === 'https:') && url.host !== '';
 }
 
 function runInstall(dir: string, params: string[]): Promise<void> {

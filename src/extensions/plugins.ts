@@ -20,7 +20,7 @@ export interface PluginRequest {
 const bad = (msg: string) => new EddyError(ErrorCode.Undefined, msg);
 
 /** The plugin archive URL check: http, https or file (no host, absolute path), ending in `.zip`. */
-function checkUri(uri: string): boolean {
+export function checkUri(uri: string): boolean {
   let url: URL;
   try {
     url = new URL(uri);

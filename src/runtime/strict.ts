@@ -5,25 +5,13 @@
 import type { FieldType, StreamField } from '../sql/schema.js';
 import { DateTime, isObject, type Value, type ValueObject } from '../values/value.js';
 import { defaultZone, parseAuto } from '../values/datetime.js';
-
-/** Go's name of a decoded JSON value's type, as eKuiper prints it in conversion errors. */
-function goType(v: Value): string {
-  if (v === null || v === undefined) return '<nil>';
-  if (typeof v === 'bigint') return 'int64';
-  if (typeof v === 'number') return 'float64';
-  if (typeof v === 'string') return 'string';
-  if (typeof v === 'boolean') return 'bool';
-  if (v instanceof DateTime) return 'time.Time';
-  if (v instanceof Uint8Array) return '[]uint8';
-  if (Array.isArray(v)) return '[]interface {}';
-  return 'map[string]interface {}';
-}
+import { goTypeName } from '../values/text.js';
 
 const GO_NAMES: Record<string, string> = { bigint: 'int64', float: 'float64', string: 'string', boolean: 'bool', datetime: 'datetime', bytea: 'bytea' };
 
 function mismatch(path: string, v: Value, t: FieldType): Error {
   const shown = typeof v === 'object' && v !== null && !(v instanceof DateTime) ? JSON.stringify(v, (_k, x: unknown) => (typeof x === 'bigint' ? Number(x) : x)) : String(v);
-  return new Error(`field ${path} type mismatch: cannot convert ${goType(v)}(${shown}) to ${GO_NAMES[t.kind] ?? t.kind}`);
+  return new Error(`field ${path} type mismatch: cannot convert ${goTypeName(v)}(${shown}) to ${GO_NAMES[t.kind] ?? t.kind}`);
 }
 
 function convert(path: string, v: Value, t: FieldType): Value {

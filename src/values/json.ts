@@ -83,6 +83,7 @@ function write(v: Value, sort: boolean): string {
   return s + '}';
 }
 
+const HTML_TEST = /[<>&\u2028\u2029]/;
 const HTML_RE = /[<>&\u2028\u2029]/g;
 const HTML_ESC: Record<string, string> = {
   '<': '\\u003c',
@@ -92,11 +93,16 @@ const HTML_ESC: Record<string, string> = {
   '\u2029': '\\u2029',
 };
 
+/** Go's HTML-safe escaping of JSON text (`<`, `>`, `&`, U+2028, U+2029 as `\u…`). */
+export function escapeJsonHtml(s: string): string {
+  return HTML_TEST.test(s) ? s.replace(HTML_RE, (c) => HTML_ESC[c]) : s;
+}
+
 /** JSON text of a value. Object members whose value is `undefined` are omitted. */
 export function toJson(v: Value, opts?: JsonOptions): string {
   const sort = opts?.sortKeys === true;
   const s = !sort && isNative(v, 0) ? (JSON.stringify(v) ?? 'null') : write(v, sort);
-  return opts?.escapeHtml ? s.replace(HTML_RE, (c) => HTML_ESC[c]) : s;
+  return opts?.escapeHtml ? escapeJsonHtml(s) : s;
 }
 
 /**

@@ -7,19 +7,10 @@
  * in sorted order first; anything else (bigint, datetime, bytes, keys starting with a digit, which JS enumerates
  * in numeric order) takes the general serialiser.
  */
-import { toJson } from '../../values/json.js';
+import { escapeJsonHtml, toJson } from '../../values/json.js';
 import type { Value } from '../../values/value.js';
 
 const GO_RULES = { sortKeys: true, escapeHtml: true } as const;
-const HTML_TEST = /[<>&\u2028\u2029]/;
-const HTML_RE = /[<>&\u2028\u2029]/g;
-const HTML_ESC: Record<string, string> = {
-  '<': '\\u003c',
-  '>': '\\u003e',
-  '&': '\\u0026',
-  '\u2028': '\\u2028',
-  '\u2029': '\\u2029',
-};
 
 /** marks data the fast path cannot take */
 const SLOW: unique symbol = Symbol('slow');
@@ -139,5 +130,5 @@ export function encodeJson(v: unknown): string {
   const ready = sortedNative(v, 0);
   if (ready === SLOW) return toJson(v as Value, GO_RULES);
   const s = JSON.stringify(ready) ?? 'null';
-  return HTML_TEST.test(s) ? s.replace(HTML_RE, (c) => HTML_ESC[c]) : s;
+  return escapeJsonHtml(s);
 }

@@ -5,31 +5,17 @@
  * Template values: `bigint` is a Go int, `number` a float64, `Uint8Array` a []byte, `DateTime` a time.Time,
  * arrays `[]interface{}`, plain objects `map[string]interface{}`, `null`/`undefined` nil.
  */
-import { DateTime } from '../../values/value.js';
+import { DateTime, type Value } from '../../values/value.js';
+import { goTypeName } from '../../values/text.js';
 import { formatGoTime } from '../../values/datetime.js';
 
 export function isMap(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof Uint8Array) && !(v instanceof DateTime);
 }
 
-/** Go's `%T` of a template value. */
+/** Go's `%T` of a template value: template data are Eddy values, so this is their Go type name. */
 export function goType(v: unknown): string {
-  if (v === null || v === undefined) return '<nil>';
-  switch (typeof v) {
-    case 'bigint':
-      // Eddy's integers are int64 (SQL results and decoded data); template literals are Go ints but rarely printed
-      return 'int64';
-    case 'number':
-      return 'float64';
-    case 'string':
-      return 'string';
-    case 'boolean':
-      return 'bool';
-  }
-  if (Array.isArray(v)) return '[]interface {}';
-  if (v instanceof Uint8Array) return '[]uint8';
-  if (v instanceof DateTime) return 'time.Time';
-  return 'map[string]interface {}';
+  return goTypeName(v as Value);
 }
 
 // ------------------------------------------------------------------------------------------------ floats
