@@ -385,6 +385,18 @@ export class SqlDb {
   }
 
   /** Checks that the database answers. */
+  /** A pooled client whose database answered a ping; nothing stays open when it does not. */
+  static async open(target: SqlTarget): Promise<SqlDb> {
+    const db = new SqlDb(target);
+    try {
+      await db.ping();
+    } catch (e) {
+      await db.close();
+      throw e;
+    }
+    return db;
+  }
+
   async ping(): Promise<void> {
     try {
       await this.query('SELECT 1');

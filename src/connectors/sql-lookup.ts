@@ -25,14 +25,7 @@ export class SqlLookup implements LookupConnector {
   }
 
   async connect(_ctx: ConnectorContext): Promise<void> {
-    const db = new SqlDb(this.target);
-    try {
-      await db.ping();
-    } catch (e) {
-      await db.close();
-      throw e;
-    }
-    this.db = db;
+    this.db = await SqlDb.open(this.target);
   }
 
   /** The probe statement. Columns that are not plain names make it read every column. */

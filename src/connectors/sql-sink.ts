@@ -50,14 +50,7 @@ export class SqlSink implements SinkConnector {
   }
 
   async connect(_ctx: SinkContext): Promise<void> {
-    const db = new SqlDb(this.s.target);
-    try {
-      await db.ping();
-    } catch (e) {
-      await db.close();
-      throw e;
-    }
-    this.db = db;
+    this.db = await SqlDb.open(this.s.target);
   }
 
   /** The columns written for these rows. */

@@ -179,14 +179,7 @@ export class SqlSource implements SourceConnector {
 
   async connect(ctx: ConnectorContext, emit: (ev: SourceEvent) => void, onError: (err: Error) => void): Promise<void> {
     this.closed = false;
-    const db = new SqlDb(this.s.target);
-    try {
-      await db.ping();
-    } catch (e) {
-      await db.close();
-      throw e;
-    }
-    this.db = db;
+    this.db = await SqlDb.open(this.s.target);
     const tick = async (): Promise<void> => {
       if (this.busy || this.closed) return;
       this.busy = true;
