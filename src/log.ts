@@ -4,7 +4,7 @@ import type { EddyConfig, Home } from './config/index.js';
 
 export type { Logger } from 'pino';
 
-/** The server's log outputs, switchable at run time (`PATCH /configs`, rest-api.md §16.5). */
+/** The server's log outputs, switchable at run time (`PATCH /configs`, docs/rest-api.md §16.5). */
 export interface LogSettings {
   logLevel?: string;
   debug?: boolean;

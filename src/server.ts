@@ -48,23 +48,23 @@ export interface App {
   readonly http: FastifyInstance;
   /** streams and tables */
   readonly catalog: Catalog;
-  /** configuration-file uploads (engineer F) */
+  /** configuration-file uploads */
   readonly uploads: UploadsService;
-  /** protobuf schemas (engineer F) */
+  /** protobuf schemas */
   readonly schemas: SchemaRegistry;
-  /** connector registry, config keys, sink nodes, data server (engineer E1) */
+  /** connector registry, config keys, sink nodes, data server */
   readonly connectors: Connectors;
   /** SQL functions: built-ins and plugins */
   readonly functions: FunctionRegistry;
-  /** JavaScript functions, registered in `functions` (engineer G) */
+  /** JavaScript functions, registered in `functions` */
   readonly scripts: ScriptService;
   /** external services, their functions registered in `functions` (W6) */
   readonly services: ServiceManager;
   /** portable plugins: sources, sinks and functions run by child processes (W6) */
   readonly portables: PortableManager;
-  /** topology builder with the shared sources and lookup tables (engineer C2) */
+  /** topology builder with the shared sources and lookup tables */
   readonly runtime: RuntimeBuilder;
-  /** rule registry (engineer D) */
+  /** rule registry */
   readonly rules: RuleService;
   /** Closers run in reverse order of registration at shutdown. */
   onClose(fn: () => Promise<void> | void): void;
@@ -104,7 +104,7 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
   // scripts are SQL functions: registered before any rule is planned (rules are restored later)
   const scripts = new ScriptService({ store, functions, logger });
   await scripts.load();
-  // external-service functions come after built-ins and scripts (runtime.md §5.1), also before rules are restored
+  // external-service functions come after built-ins and scripts (docs/runtime.md §5.1), also before rules are restored
   const services = new ServiceManager({ store, functions, dir: join(home.data, 'services'), logger });
   await services.load();
   closers.push(() => services.close());
@@ -240,7 +240,7 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
     const port = new URL(address).port;
     const url = `http://127.0.0.1:${port}`;
     logger.info('REST API listening on %s', address);
-    // runtime.md §10.3: lookup tables, then rules, restored once the REST API answers (not awaited). The tables are
+    // docs/runtime.md §10.3: lookup tables, then rules, restored once the REST API answers (not awaited). The tables are
     // registered at once and connect in the background: rule requests wait for the restore, not for connections.
     const booting = (async () => {
       const opening = catalog

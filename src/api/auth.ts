@@ -1,5 +1,5 @@
 /**
- * Optional JWT authentication (`basic.authentication: true`, rest-api.md §16.9): every matched route except `/` and
+ * Optional JWT authentication (`basic.authentication: true`, docs/rest-api.md §16.9): every matched route except `/` and
  * `/ping` needs `Authorization: <raw JWT>` signed RS256 by a key whose PEM file in `etc/mgmt/` is named by the
  * token's `iss` claim, with `eKuiper` in `aud`. Failures are 401 with a plain-text reason.
  */

@@ -1,12 +1,12 @@
 /**
- * `PATCH /configs` (rest-api.md §16.5): log level, debug, console/file logging and the time zone, changed at run
+ * `PATCH /configs` (docs/rest-api.md §16.5): log level, debug, console/file logging and the time zone, changed at run
  * time without a restart. The whole body is checked before anything changes; success is 204 with no body.
  */
 import type { FastifyInstance } from 'fastify';
 import type { EddyConfig } from '../config/index.js';
 import { applyLogSettings, checkLogLevel, type LogSettings, type Logger } from '../log.js';
 import { setDefaultZone } from '../values/index.js';
-import { EddyError, ErrorCode } from './errors.js';
+import { EddyError, ErrorCode } from '../core/errors.js';
 import { field, readJsonObject, sendEmpty } from './http.js';
 
 export interface ConfigsDeps {

@@ -1,12 +1,12 @@
 /**
- * Config-key endpoints (rest-api.md §5, §16.11, §16.12): `GET /metadata/{sources|sinks|connections}/yaml/{name}`,
+ * Config-key endpoints (docs/rest-api.md §5, §16.11, §16.12): `GET /metadata/{sources|sinks|connections}/yaml/{name}`,
  * `PUT` and `DELETE /metadata/{sources|sinks|connections}/{name}/confKeys/{confKey}`. Secrets are masked on read and
  * restored when a masked value is written back. Also the UI metadata (§16.13: `/metadata/sources[?kind=]`,
  * `/metadata/sinks`, `/metadata/connections` and their `/{name}`) and the config-key overviews
- * `/metadata/resources` and `/metadata/resource?sourceType=` (§16.14, §16.15; masked, rest-api.md §15 D23).
+ * `/metadata/resources` and `/metadata/resource?sourceType=` (§16.14, §16.15; masked, docs/compatibility.md D23).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { EddyError, ErrorCode } from './errors.js';
+import { EddyError, ErrorCode } from '../core/errors.js';
 import { rawBody, sendEmpty, sendJson } from './http.js';
 import type { Connectors } from '../connectors/index.js';
 import type { ConfKind } from '../connectors/confkeys.js';

@@ -1,10 +1,10 @@
 /**
- * Connection checks and websocket endpoints (rest-api.md §6, runtime.md §4):
+ * Connection checks and websocket endpoints (docs/rest-api.md §6, docs/runtime.md §4):
  * `POST /metadata/{sinks|sources|lookups}/connection/{type}` probes a connector with the posted properties;
  * `POST|GET|DELETE /connection/websocket` manages websocket endpoints on the HTTP data server.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { EddyError, ErrorCode } from './errors.js';
+import { EddyError, ErrorCode } from '../core/errors.js';
 import { rawBody, sendEmpty, sendText } from './http.js';
 import type { Connectors } from '../connectors/index.js';
 import type { CheckKind } from '../connectors/registry.js';

@@ -1,9 +1,9 @@
 /**
- * Data bundle endpoints (rest-api.md §7): export, import (full / `partial=1` / `stop=1`), import status, and the
+ * Data bundle endpoints (docs/rest-api.md §7): export, import (full / `partial=1` / `stop=1`), import status, and the
  * asynchronous import with its task endpoints.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { EddyError, ErrorCode } from './errors.js';
+import { EddyError, ErrorCode } from '../core/errors.js';
 import { rawBody, readJson, sendJson, sendText } from './http.js';
 import { sendDownload } from './download.js';
 import {
@@ -15,7 +15,7 @@ import {
   type ImportSource,
 } from '../bundle/bundle.js';
 import type { BundleService, ImportControl } from '../bundle/service.js';
-import { firstJsonValue } from '../bundle/gojson.js';
+import { firstJsonValue } from '../core/gojson.js';
 import { TaskNotFound, type TaskManager, type TaskOutcome } from '../bundle/tasks.js';
 
 export interface DataRouteDeps {

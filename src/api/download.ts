@@ -1,5 +1,5 @@
 /**
- * Export downloads (rest-api.md §7.4, §8.2): eKuiper serves them as a file modified "now", so they carry
+ * Export downloads (docs/rest-api.md §7.4, §8.2): eKuiper serves them as a file modified "now", so they carry
  * `Accept-Ranges: bytes` and honour `Range`, `If-Range` and `If-Modified-Since` the way Go's content server does.
  */
 import { randomBytes } from 'node:crypto';

@@ -2,8 +2,8 @@
  * Shared helpers of the REST layer: body decoding, text/JSON replies, case-insensitive request fields.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { EddyError, ErrorCode } from './errors.js';
-import { firstJsonValue } from '../bundle/gojson.js';
+import { EddyError, ErrorCode } from '../core/errors.js';
+import { firstJsonValue } from '../core/gojson.js';
 
 /** Raw request body as text (every content type is read as text; routes decode JSON themselves). */
 export function rawBody(req: FastifyRequest): string {
@@ -35,7 +35,7 @@ export function readJsonObject(req: FastifyRequest, prefix: string, code: number
   return v as Record<string, unknown>;
 }
 
-/** A fixed request field matched case-insensitively, exact spelling first (rest-api.md §1.3). */
+/** A fixed request field matched case-insensitively, exact spelling first (docs/rest-api.md §1.3). */
 export function field(obj: Record<string, unknown>, name: string): unknown {
   if (name in obj) return obj[name];
   const lower = name.toLowerCase();

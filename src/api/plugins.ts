@@ -1,11 +1,11 @@
 /**
- * `/plugins/...` (rest-api.md §10): plugin management with eKuiper's statuses and texts. Native plugins cannot be
+ * `/plugins/...` (docs/rest-api.md §10): plugin management with eKuiper's statuses and texts. Native plugins cannot be
  * installed (extensions/plugins.ts): create bodies are decoded and checked, then refused with a 400 saying why; their
- * lists are empty and look-ups 404 with code 1002 (D1). Portable plugins are installed and run
+ * lists are empty and look-ups 404 with code 1002 (docs/compatibility.md D1). Portable plugins are installed and run
  * (extensions/plugins-portable.ts).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { EddyError, ErrorCode, toEddyError } from './errors.js';
+import { EddyError, ErrorCode, toEddyError } from '../core/errors.js';
 import { field, readJson, sendJson, sendText } from './http.js';
 import { EDDY_VERSION } from './root.js';
 import { NATIVE_TYPES, prebuiltPlugins, refuseInstall, type PluginRequest } from '../extensions/plugins.js';
@@ -98,7 +98,7 @@ export function registerPluginRoutes(http: FastifyInstance, opts: { pluginHosts:
 
   const portables = opts.portables;
   const portablePrefix = 'Invalid body: Error decoding the portable plugin json: ';
-  // list: names (K18); describe: the descriptor object (K19)
+  // list: names (docs/compatibility.md K18); describe: the descriptor object (docs/compatibility.md K19)
   http.get('/plugins/portables', async (_req, reply) => sendJson(reply, 200, portables.names()));
   http.post('/plugins/portables', async (req, reply) => {
     const body = readPluginRequest(req, portablePrefix, 'plugin.IOPlugin');

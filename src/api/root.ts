@@ -4,7 +4,7 @@ import { sendEmpty, sendJson } from './http.js';
 
 export const EDDY_VERSION = '1.14.7-eddy.0.1.0';
 
-/** `GET /` (server information) and `GET /ping` (liveness), rest-api.md §16.1–16.2. */
+/** `GET /` (server information) and `GET /ping` (liveness), docs/rest-api.md §16.1–16.2. */
 export function registerRootRoutes(http: FastifyInstance, startedAt: number): void {
   const info = () => {
     const mem = process.memoryUsage();

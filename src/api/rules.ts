@@ -1,10 +1,10 @@
 /**
- * The rules REST API (rest-api.md §4): CRUD, lifecycle, status, topology, explain, validate, CPU usage and tags,
+ * The rules REST API (docs/rest-api.md §4): CRUD, lifecycle, status, topology, explain, validate, CPU usage and tags,
  * with eKuiper's statuses and message texts. Fixed three-segment routes (`/rules/status/all`, `/rules/usage/cpu`,
  * `/rules/tags/match`) never collide with `/rules/{id}`; `GET /rules/validate` is "describe rule validate".
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { EddyError, ErrorCode, toEddyError } from './errors.js';
+import { EddyError, ErrorCode, toEddyError } from '../core/errors.js';
 import { rawBody, sendEmpty, sendError, sendJson, sendText } from './http.js';
 import { RuleDefError } from '../rules/definition.js';
 import type { RuleService } from '../rules/service.js';
@@ -28,7 +28,7 @@ async function idOf(req: FastifyRequest, rules: RuleService): Promise<string> {
   return rules.resolve(key) ?? key;
 }
 
-/** `/rules/` and ids holding an encoded `/` address no rule (one path segment each, rest-api.md §1.2). */
+/** `/rules/` and ids holding an encoded `/` address no rule (one path segment each, docs/rest-api.md §1.2). */
 function badPath(reply: FastifyReply, id: string): FastifyReply | undefined {
   if (id === '' || id.includes('/')) return reply.code(404).type('text/plain; charset=utf-8').send('404 page not found\n');
   return undefined;
@@ -38,7 +38,7 @@ function fail(reply: FastifyReply, err: unknown, prefix?: string, fallback: numb
   return sendError(reply, toEddyError(err, fallback, prefix));
 }
 
-/** Tag lists from `{"tags": [...]}` and/or `{"keys": [...]}` (both accepted, united; rest-api.md §4.16). */
+/** Tag lists from `{"tags": [...]}` and/or `{"keys": [...]}` (both accepted, united; docs/rest-api.md §4.16). */
 function decodeTags(text: string, allowEmptyBody: boolean): string[] {
   if (allowEmptyBody && text.trim() === '') return [];
   let v: unknown;

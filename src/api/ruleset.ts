@@ -1,8 +1,8 @@
 /**
- * `POST /ruleset/import` and `POST /ruleset/export` (rest-api.md §8).
+ * `POST /ruleset/import` and `POST /ruleset/export` (docs/rest-api.md §8).
  */
 import type { FastifyInstance } from 'fastify';
-import { EddyError, ErrorCode } from './errors.js';
+import { EddyError, ErrorCode } from '../core/errors.js';
 import { sendText } from './http.js';
 import { readImportBody } from './data.js';
 import { sendDownload } from './download.js';

@@ -1,9 +1,9 @@
 /**
- * `/schemas/{type}` and `/schemas/{type}/{name}` (rest-api.md §9). `protobuf` is the type Eddy keeps; eKuiper's other
+ * `/schemas/{type}` and `/schemas/{type}/{name}` (docs/rest-api.md §9). `protobuf` is the type Eddy keeps; eKuiper's other
  * type, `custom` (Go codec plugins), is known but empty: it lists nothing and refuses every registration.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { EddyError, ErrorCode } from './errors.js';
+import { EddyError, ErrorCode } from '../core/errors.js';
 import { field, readJsonObject, sendJson, sendText } from './http.js';
 import {
   SchemaInvalid,
@@ -95,7 +95,7 @@ function readRecord(req: FastifyRequest, type: SchemaType): SchemaRecord {
   return { type, name: str('name'), content: str('content'), file: str('file'), soFile: str('soFile') };
 }
 
-/** Runs the registry's validation up front so that a bad body answers `Invalid body: ...` (D3). */
+/** Runs the registry's validation up front so that a bad body answers `Invalid body: ...` (docs/compatibility.md D3). */
 function checkBody(rec: SchemaRecord): void {
   try {
     validateSchemaRecord(rec);

@@ -1,9 +1,9 @@
 /**
- * The fastify instance with eKuiper's transport conventions (rest-api.md §1): every body read as text, errors as
+ * The fastify instance with eKuiper's transport conventions (docs/rest-api.md §1): every body read as text, errors as
  * `{"error", "message"}`, `404 page not found` for unknown paths, 405 for known paths with another method, CORS.
  */
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { EddyError, ErrorCode } from './errors.js';
+import { EddyError, ErrorCode } from '../core/errors.js';
 import { sendError } from './http.js';
 import type { Logger } from '../log.js';
 
@@ -53,7 +53,7 @@ function decodeSlashes(url: string): string {
   return path.replace(/%2f/gi, '/') + (q < 0 ? '' : url.slice(q));
 }
 
-/** A CORS pre-flight (`OPTIONS` with `Origin`), rest-api.md §1.6. */
+/** A CORS pre-flight (`OPTIONS` with `Origin`), docs/rest-api.md §1.6. */
 function preflight(req: FastifyRequest, reply: FastifyReply): FastifyReply {
   const method = req.headers['access-control-request-method'];
   if (!method) return reply.code(400).send();
@@ -80,7 +80,7 @@ export function createHttp(logger: Logger): FastifyInstance {
     return503OnClosing: true,
     // eKuiper's routes take only the methods they name: HEAD on a GET route is 405 like any other method
     exposeHeadRoutes: false,
-    // routes match the decoded path (rest-api.md §1.2): an encoded `/` separates segments like a plain one
+    // routes match the decoded path (docs/rest-api.md §1.2): an encoded `/` separates segments like a plain one
     rewriteUrl: (req) => decodeSlashes(req.url ?? '/'),
     forceCloseConnections: true,
   });

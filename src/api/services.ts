@@ -1,16 +1,16 @@
 /**
- * `/services` and `/services/functions` (rest-api.md §11.2): external services and their SQL functions, with
- * eKuiper's texts; every missing resource is 404 with code 1002 (D1). Function list = names (K20), function describe
- * = the brief's keys plus eKuiper's (K21).
+ * `/services` and `/services/functions` (docs/rest-api.md §11.2): external services and their SQL functions, with
+ * eKuiper's texts; every missing resource is 404 with code 1002 (docs/compatibility.md D1). Function list = names (docs/compatibility.md K20), function describe
+ * = the brief's keys plus eKuiper's (docs/compatibility.md K21).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { EddyError, ErrorCode } from './errors.js';
+import { EddyError, ErrorCode } from '../core/errors.js';
 import { field, readJson, sendJson, sendText } from './http.js';
 import type { ServiceManager } from '../extensions/services.js';
 
 type NameParams = { Params: { name: string } };
 
-// eKuiper's decoding-error prefix has a literal `%s` (rest-api.md §11.2)
+// eKuiper's decoding-error prefix has a literal `%s` (docs/rest-api.md §11.2)
 const BODY_PREFIX = 'Invalid body: Error decoding the %s service request payload: ';
 
 function jsonKind(v: unknown): string {

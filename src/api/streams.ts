@@ -1,10 +1,10 @@
 /**
- * `/streams` and `/tables` (rest-api.md §3): one handler family parameterised by kind.
+ * `/streams` and `/tables` (docs/rest-api.md §3): one handler family parameterised by kind.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Catalog } from '../catalog/catalog.js';
 import type { StreamKind } from '../catalog/types.js';
-import { EddyError, ErrorCode } from './errors.js';
+import { EddyError, ErrorCode } from '../core/errors.js';
 import { field, readJson, sendJson, sendText } from './http.js';
 
 /** The `sql` of a `{"sql": ...}` body; a missing or empty field is an empty statement (eKuiper). */
@@ -37,7 +37,7 @@ export function registerStreamRoutes(http: FastifyInstance, catalog: Catalog): v
       return sendJson(reply, 200, catalog.listTables(q.kind).map((d) => d.name));
     });
 
-    // eKuiper's list with type and format (rest-api.md §16.3), used by its UI
+    // eKuiper's list with type and format (docs/rest-api.md §16.3), used by its UI
     http.get(`/${kind}details`, async (req, reply) => {
       const q = req.query as Record<string, string | undefined>;
       const defs = kind === 'stream' ? catalog.list('stream') : catalog.listTables(q.kind);

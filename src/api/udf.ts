@@ -1,10 +1,10 @@
 /**
- * `/udf/javascript` and `/udf/javascript/{id}` (rest-api.md §16.17): JavaScript functions. eKuiper's texts; a
- * missing function is 404 with code 1002 (D1). As in eKuiper, PUT creates or replaces the function named by the
+ * `/udf/javascript` and `/udf/javascript/{id}` (docs/rest-api.md §16.17): JavaScript functions. eKuiper's texts; a
+ * missing function is 404 with code 1002 (docs/compatibility.md D1). As in eKuiper, PUT creates or replaces the function named by the
  * body's `id`.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { EddyError, ErrorCode, toEddyError } from './errors.js';
+import { EddyError, ErrorCode, toEddyError } from '../core/errors.js';
 import { readJson, sendJson, sendText } from './http.js';
 import { decodeScript, type ScriptRecord, type ScriptService } from '../extensions/scripts.js';
 

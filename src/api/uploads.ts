@@ -1,11 +1,11 @@
 /**
- * `POST/GET /config/uploads`, `DELETE /config/uploads/{fileName}` (rest-api.md §12).
+ * `POST/GET /config/uploads`, `DELETE /config/uploads/{fileName}` (docs/rest-api.md §12).
  * Multipart parsing is registered only in this route's scope: every other endpoint keeps reading bodies as text.
  */
 import multipart from '@fastify/multipart';
 import { basename } from 'node:path';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { EddyError, ErrorCode } from './errors.js';
+import { EddyError, ErrorCode } from '../core/errors.js';
 import { field, rawBody, sendJson, sendText } from './http.js';
 import { UploadError, UploadNotFound, type UploadsService } from '../bundle/uploads.js';
 

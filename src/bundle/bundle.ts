@@ -1,11 +1,11 @@
 /**
- * The data bundle (rest-api.md §7.1, runtime.md §9.1): twelve sections, each mapping an item name to a string, and
+ * The data bundle (docs/rest-api.md §7.1, docs/runtime.md §9.1): twelve sections, each mapping an item name to a string, and
  * the status document of the same shape mapping item names to error texts. Also the `{content}` / `{file}` request
  * bodies that import endpoints share.
  */
 import { field } from '../api/http.js';
-import { readUrl } from './files.js';
-import { goJsonSyntaxError } from './gojson.js';
+import { readUrl } from '../core/files.js';
+import { goJsonSyntaxError } from '../core/gojson.js';
 
 export const BUNDLE_KEYS = [
   'streams',

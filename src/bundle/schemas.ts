@@ -1,5 +1,5 @@
 /**
- * The schema registry (rest-api.md §9, runtime.md §7): protobuf schemas stored as `<data>/schemas/protobuf/<name>.proto`,
+ * The schema registry (docs/rest-api.md §9, docs/runtime.md §7): protobuf schemas stored as `<data>/schemas/protobuf/<name>.proto`,
  * validated by parsing at registration, with an install record per schema in store namespace `schema` under
  * `protobuf_<name>` (the bundle's `Schema` items). Parsed schemas are cached until the next change.
  */
@@ -8,8 +8,8 @@ import { mkdir, rm } from 'node:fs/promises';
 import { basename, dirname, extname, isAbsolute, join } from 'node:path';
 import protobuf from 'protobufjs';
 import type { KVStore } from '../store/kv.js';
-import { TEMP_PREFIX, badFileName, readUrl, writeAtomic } from './files.js';
-import { goJsonSyntaxError } from './gojson.js';
+import { TEMP_PREFIX, badFileName, readUrl, writeAtomic } from '../core/files.js';
+import { goJsonSyntaxError } from '../core/gojson.js';
 
 export const SCHEMA_NS = 'schema';
 
@@ -103,7 +103,7 @@ export class SchemaRegistry {
     await this.write(type, rec);
   }
 
-  /** Creates or replaces a schema (PUT); the install record is refreshed too (D14). */
+  /** Creates or replaces a schema (PUT); the install record is refreshed too (docs/compatibility.md D14). */
   async upsert(type: SchemaType, rec: SchemaRecord): Promise<void> {
     validateSchemaRecord(rec);
     await this.write(type, rec);

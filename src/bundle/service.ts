@@ -1,11 +1,11 @@
 /**
- * Data import and export (rest-api.md §7, runtime.md §9).
+ * Data import and export (docs/rest-api.md §7, docs/runtime.md §9).
  *
  * Export gathers every section from the services that own the data. Import applies a bundle through those same
- * services, in runtime.md §9's order (uploads, schemas, portable plugins, external services, JavaScript functions,
+ * services, in docs/runtime.md §9's order (uploads, schemas, portable plugins, external services, JavaScript functions,
  * config keys, streams, tables, rules):
  * - a **full** import is all or nothing: the whole bundle is parsed and every item checked before anything changes
- *   (D4); then the old data is reset and the bundle applied; if any item fails (a download, a rule that cannot be
+ *   (docs/compatibility.md D4); then the old data is reset and the bundle applied; if any item fails (a download, a rule that cannot be
  *   planned...) or the import is cancelled, the previous state is put back from a snapshot taken just before;
  * - a **partial** import merges item by item (existing streams, tables and rules are replaced, schemas, plugins and
  *   services that exist are kept) and reports the items that failed; the others stay applied.
@@ -39,7 +39,7 @@ import {
   type StatusDoc,
 } from './bundle.js';
 import { parseUploadRecord, type UploadsService } from './uploads.js';
-import { goJsonSyntaxError } from './gojson.js';
+import { goJsonSyntaxError } from '../core/gojson.js';
 import { isSchemaType, parseSchemaRecord, validateSchemaRecord, type SchemaRecord, type SchemaRegistry } from './schemas.js';
 
 /** What import/export needs of the rules service. */
@@ -254,7 +254,7 @@ export class BundleService {
 
   // ------------------------------------------------------------------------------------------ export
 
-  /** Every section (rest-api.md §7.1), all twelve keys present. */
+  /** Every section (docs/rest-api.md §7.1), all twelve keys present. */
   async exportAll(): Promise<Bundle> {
     const { catalog, rules, confKeys } = this.deps;
     const b = emptyBundle();
@@ -278,7 +278,7 @@ export class BundleService {
   }
 
   /**
-   * What rules `ids` need (rest-api.md §7.4): those rules (an unknown id exports as ""), the streams and tables they
+   * What rules `ids` need (docs/rest-api.md §7.4): those rules (an unknown id exports as ""), the streams and tables they
    * read, the config keys named by those streams' CONF_KEY (of their effective TYPE) and the actions' resourceId,
    * every connection config, the schemas named by SCHEMAID / sink schemaId, and every upload.
    */
@@ -399,7 +399,7 @@ export class BundleService {
   }
 
   /**
-   * `POST /ruleset/import` (rest-api.md §8.1, D24): creates the streams, tables and rules that do not exist yet
+   * `POST /ruleset/import` (docs/rest-api.md §8.1, docs/compatibility.md D24): creates the streams, tables and rules that do not exist yet
    * (only CREATE statements of the section's kind are run); rules are kept even when they cannot be planned (stopped,
    * `fail to create the topo`). Failures are logged, not reported. Resolves with the counts of items created.
    */
@@ -436,7 +436,7 @@ export class BundleService {
   }
 
   /**
-   * The initial ruleset (runtime.md §9.6): at the first start (no `<data>/initialized` marker), `<data>/init.json` is
+   * The initial ruleset (docs/runtime.md §9.6): at the first start (no `<data>/initialized` marker), `<data>/init.json` is
    * imported when present; the marker is created in any case, even when the import fails or there is no file (as
    * eKuiper does: an init.json added after the first start is never read).
    */
@@ -589,7 +589,7 @@ export class BundleService {
     return { status: mergeInto(notes, errs), failed: hasErrors(errs), rolledBack: false, cancelled };
   }
 
-  /** Full-import reset (runtime.md §9.2 step 1): rules, streams, tables, recorded schemas, user config keys, upload records. */
+  /** Full-import reset (docs/runtime.md §9.2 step 1): rules, streams, tables, recorded schemas, user config keys, upload records. */
   private async reset(): Promise<void> {
     const { rules, catalog, confKeys } = this.deps;
     for (const id of rules.ids()) await rules.delete(id);

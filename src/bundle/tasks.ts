@@ -1,5 +1,5 @@
 /**
- * Asynchronous imports (rest-api.md §7.5–7.6, D12): tasks with unique ids `dataImport-<ms>-<n>`, persisted in store
+ * Asynchronous imports (docs/rest-api.md §7.5–7.6, docs/compatibility.md D12): tasks with unique ids `dataImport-<ms>-<n>`, persisted in store
  * namespace `asyncManager` so that their outcome survives restarts, with eKuiper's record shape and cooperative
  * cancellation. Tasks found unfinished at start (the server stopped under them) are marked `cancel`.
  */

@@ -1,5 +1,5 @@
 /**
- * Configuration-file uploads (rest-api.md §12): files in `<data>/uploads`, each write atomic, and an install record
+ * Configuration-file uploads (docs/rest-api.md §12): files in `<data>/uploads`, each write atomic, and an install record
  * `{name, content, file}` per upload in store namespace `uploads` so that data export can carry it (§7.1).
  */
 import { createWriteStream, mkdirSync } from 'node:fs';
@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
 import type { KVStore } from '../store/kv.js';
-import { TEMP_PREFIX, badFileName, readUrl, tempPath, writeAtomic } from './files.js';
-import { goJsonSyntaxError } from './gojson.js';
+import { TEMP_PREFIX, badFileName, readUrl, tempPath, writeAtomic } from '../core/files.js';
+import { goJsonSyntaxError } from '../core/gojson.js';
 
 export const UPLOADS_NS = 'uploads';
 
@@ -53,7 +53,7 @@ export class UploadsService {
 
   /**
    * Stores a multipart upload streamed from `body`. It is recorded (content as text) when it is valid UTF-8 of a
-   * reasonable size, so that export carries it too (D14); otherwise any older record of that name is dropped.
+   * reasonable size, so that export carries it too (docs/compatibility.md D14); otherwise any older record of that name is dropped.
    */
   async installStream(name: string, body: Readable): Promise<string> {
     const target = this.pathOf(name);

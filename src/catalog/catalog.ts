@@ -1,10 +1,10 @@
 /**
- * Streams and tables: definitions, their persistence (store namespace `stream`, runtime.md §10.1) and the
- * statement executor behind `POST /streams` and `POST /tables` (rest-api.md §3).
+ * Streams and tables: definitions, their persistence (store namespace `stream`, docs/runtime.md §10.1) and the
+ * statement executor behind `POST /streams` and `POST /tables` (docs/rest-api.md §3).
  *
  * Streams and tables share one name space: a name is unique across both.
  */
-import { EddyError, ErrorCode } from '../api/errors.js';
+import { EddyError, ErrorCode } from '../core/errors.js';
 import type { KVStore } from '../store/kv.js';
 import { parseDdl } from '../sql/index.js';
 import { TYPE_CODES, typeText, type StreamField } from '../sql/schema.js';
@@ -184,7 +184,7 @@ export class Catalog implements StreamCatalog {
 
   /**
    * `PUT /streams/{id}`: upsert of a CREATE statement of the endpoint's kind whose name must equal `id`
-   * (rest-api.md §3.6, D16: an entry of the other kind is not overwritten).
+   * (docs/rest-api.md §3.6, docs/compatibility.md D16: an entry of the other kind is not overwritten).
    */
   async replace(kind: StreamKind, id: string, sql: string): Promise<void> {
     const prefix = `${word(kind)} command error`;
@@ -218,7 +218,7 @@ export class Catalog implements StreamCatalog {
 
   /**
    * Removes a definition; refused while a rule reads it. eKuiper lets a stream go and fails its rules at their
-   * next re-plan (rest-api.md §3.7); Eddy refuses instead so that no rule is left pointing at nothing. A lookup
+   * next re-plan (docs/rest-api.md §3.7); Eddy refuses instead so that no rule is left pointing at nothing. A lookup
    * table used by a running rule gets eKuiper's own text.
    */
   async drop(kind: StreamKind, name: string): Promise<void> {
@@ -256,7 +256,7 @@ export class Catalog implements StreamCatalog {
     this.defs.clear();
   }
 
-  /** `GET /streams/{id}`: the brief's shape (rest-api.md §3.4 "Project"). */
+  /** `GET /streams/{id}`: the brief's shape (docs/rest-api.md §3.4 "Project"). */
   describeJson(def: StreamDef): Record<string, unknown> {
     return {
       Name: def.name,
@@ -266,7 +266,7 @@ export class Catalog implements StreamCatalog {
     };
   }
 
-  /** `GET /streams/{id}/schema`: JSON-schema-like view, from SCHEMAID when set (rest-api.md §3.5). */
+  /** `GET /streams/{id}/schema`: JSON-schema-like view, from SCHEMAID when set (docs/rest-api.md §3.5). */
   schemaJson(def: StreamDef): Record<string, unknown> {
     let fields: readonly StreamField[] = def.fields ?? [];
     if (def.options.SCHEMAID && this.hooks.schemaFields) {

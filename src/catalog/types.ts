@@ -1,6 +1,6 @@
 import type { StreamField } from '../sql/schema.js';
 
-/** Options of a CREATE STREAM/TABLE statement, keys upper-case as written in `WITH (...)` (sql.md §3.3). */
+/** Options of a CREATE STREAM/TABLE statement, keys upper-case as written in `WITH (...)` (docs/sql.md §3.3). */
 export interface StreamOptions {
   DATASOURCE?: string;
   FORMAT?: string;

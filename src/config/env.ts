@@ -1,5 +1,5 @@
 /**
- * eKuiper-style environment overrides (rest-api.md §17.3): `<FILE>__<KEY>__<SUBKEY>=value` sets a key of the YAML
+ * eKuiper-style environment overrides (docs/rest-api.md §17.3): `<FILE>__<KEY>__<SUBKEY>=value` sets a key of the YAML
  * file whose upper-cased base name is FILE. Keys match case-insensitively; missing sections are created.
  */
 export type ConfigTree = Record<string, unknown>;

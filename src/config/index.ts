@@ -57,7 +57,7 @@ export interface EddyConfig {
   raw: ConfigTree;
 }
 
-/** eKuiper's built-in rule option defaults (runtime.md §1.2), under the `rule:` section of kuiper.yaml. */
+/** eKuiper's built-in rule option defaults (docs/runtime.md §1.2), under the `rule:` section of kuiper.yaml. */
 export const DEFAULT_RULE_OPTIONS: Readonly<RuleOptions> = Object.freeze({
   debug: false,
   logFilename: '',
@@ -99,7 +99,7 @@ export function resolveHome(root: string = process.env.EDDY_HOME ?? process.cwd(
 
 /**
  * Creates the home's folders; on first start copies the shipped `etc/` defaults into it, and creates the data
- * sub-folders eKuiper creates at boot (runtime.md §10.2).
+ * sub-folders eKuiper creates at boot (docs/runtime.md §10.2).
  */
 export function prepareHome(home: Home): void {
   if (!existsSync(join(home.etc, 'kuiper.yaml'))) {

@@ -1,5 +1,5 @@
 /**
- * Config keys (runtime.md §2.1, §10.2; rest-api.md §5): named property sets per source type, sink type and
+ * Config keys (docs/runtime.md §2.1, §10.2; docs/rest-api.md §5): named property sets per source type, sink type and
  * connection type, in two layers. The read-only defaults are the shipped etc files (`etc/mqtt_source.yaml`,
  * `etc/sources/<type>.yaml`, `etc/connections/connection.yaml`) with `<FILE>__KEY__...` environment overrides; the
  * user layer lives in `data/sources/<type>.yaml`, `data/sinks/<type>.yaml`, `data/connections/connection.yaml` (or in
@@ -10,7 +10,7 @@ import { basename, dirname, join } from 'node:path';
 import YAML from 'yaml';
 import { applyEnvOverrides } from '../config/env.js';
 import { packageRoot, type Home } from '../config/index.js';
-import { EddyError, ErrorCode } from '../api/errors.js';
+import { EddyError, ErrorCode } from '../core/errors.js';
 import type { KVStore } from '../store/kv.js';
 import type { Props } from '../runtime/contracts.js';
 

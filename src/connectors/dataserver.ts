@@ -1,5 +1,5 @@
 /**
- * The HTTP data server (runtime.md §2.5 httppush, rest-api.md §6.2): one server on
+ * The HTTP data server (docs/runtime.md §2.5 httppush, docs/rest-api.md §6.2): one server on
  * `source.httpServerIp:source.httpServerPort` (default 10081) that httppush sources and websocket endpoints attach
  * routes to. It starts with the first route and stops when the last one is removed; CORS is open. With
  * `source.httpServerTls: {certfile, keyfile}` it serves https (and wss).

@@ -1,5 +1,5 @@
 /**
- * The file sink (runtime.md §3.6 file): writes each payload to `path` (a template: one open file per rendered
+ * The file sink (docs/runtime.md §3.6 file): writes each payload to `path` (a template: one open file per rendered
  * path; the folder is created). `lines` separates items by a newline, `json` writes `[` item `,` item `]` (the `]`
  * on close), `csv` writes an optional header then the delimited rows. Files roll after `rollingCount` items or
  * `rollingInterval` ms; a rolled name gets a timestamp by `rollingNamePattern`. Files are truncated when opened.
@@ -7,7 +7,7 @@
 import { mkdir, open, readFile, writeFile, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { EddyError, ErrorCode } from '../api/errors.js';
+import { EddyError, ErrorCode } from '../core/errors.js';
 import type { Props, SinkConnector, SinkContext, SinkPayload } from '../runtime/contracts.js';
 import { isObject, type Value } from '../values/value.js';
 import type { Registry } from './registry.js';

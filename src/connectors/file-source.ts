@@ -1,5 +1,5 @@
 /**
- * The file source (runtime.md §2.5 file): reads a file, or every file of a folder, relative to `path`, as `json`
+ * The file source (docs/runtime.md §2.5 file): reads a file, or every file of a folder, relative to `path`, as `json`
  * (one array of objects), `csv` (header or `columns` or `cols0…`) or `lines` (each line decoded with FORMAT).
  * Reads once, or every `interval` ms; afterwards keeps, deletes or moves the file. A table gets each complete read
  * as one batch event.
@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, stat, unlink, copyFile } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { EddyError, ErrorCode } from '../api/errors.js';
+import { EddyError, ErrorCode } from '../core/errors.js';
 import type { ConnectorContext, Props, SourceConnector, SourceEvent } from '../runtime/contracts.js';
 import type { ValueObject } from '../values/value.js';
 import { parseJsonExact } from './formats/jsonparse.js';

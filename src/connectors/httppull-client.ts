@@ -1,11 +1,11 @@
 /**
- * The HTTP client settings shared by the httppull source/lookup and the rest sink (runtime.md §2.5 httppull,
+ * The HTTP client settings shared by the httppull source/lookup and the rest sink (docs/runtime.md §2.5 httppull,
  * §3.6 rest): method, body type, templated url/headers/body, timeout, response checks, OAuth-style tokens and
  * compression. Requests go through Node's `fetch`.
  */
-import { EddyError, ErrorCode } from '../api/errors.js';
+import { EddyError, ErrorCode } from '../core/errors.js';
 import type { Props } from '../runtime/contracts.js';
-import { checkCompression, compress, decompress, type Compression } from './compression.js';
+import { checkCompression, compress, decompress, type Compression } from '../core/compression.js';
 import { prop, propBool, propInt, propObject, propString } from './props.js';
 import { renderTemplate } from './template/index.js';
 import { tlsSettings, type TlsSettings } from './tls.js';
@@ -43,7 +43,7 @@ export interface HttpSettings {
   compression: Compression | undefined;
   debugResp: boolean;
   oauth: OAuthSettings | undefined;
-  /** TLS options for https URLs (runtime.md §2.4), undefined for the platform defaults */
+  /** TLS options for https URLs (docs/runtime.md §2.4), undefined for the platform defaults */
   tls: TlsSettings | undefined;
 }
 

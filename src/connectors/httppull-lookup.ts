@@ -1,5 +1,5 @@
 /**
- * The httppull lookup table (runtime.md §2.5, §2.6): every lookup issues the configured request once and keeps
+ * The httppull lookup table (docs/runtime.md §2.5, §2.6): every lookup issues the configured request once and keeps
  * the returned rows whose join-key columns equal the probe values (the server is not asked to filter).
  */
 import type { ConnectorContext, LookupConnector, Props } from '../runtime/contracts.js';

@@ -1,12 +1,12 @@
 /**
- * The httppull source (runtime.md §2.5 httppull): requests `url + DATASOURCE` immediately and then every
+ * The httppull source (docs/runtime.md §2.5 httppull): requests `url + DATASOURCE` immediately and then every
  * `interval` ms. url, body and header values are templates over the OAuth tokens plus `LastPullTime` and
  * `PullTime`. With `incremental`, a body whose MD5 equals the previous one is skipped. The body is handed to the
  * stream's format decoder (JSON by default: an object is one row, an array one row per element). As in eKuiper, a
  * body the stream's format cannot decode (say a JSON error answer on a protobuf stream) is taken as plain JSON.
  */
 import { createHash } from 'node:crypto';
-import { EddyError, ErrorCode } from '../api/errors.js';
+import { EddyError, ErrorCode } from '../core/errors.js';
 import type { ConnectorContext, Format, Props, SourceConnector, SourceEvent } from '../runtime/contracts.js';
 import type { ValueObject } from '../values/value.js';
 import { JsonFormat } from './formats/json.js';

@@ -1,9 +1,9 @@
 /**
- * The httppush source (runtime.md §2.5 httppush): a path (DATASOURCE) and method on the shared HTTP data server.
+ * The httppush source (docs/runtime.md §2.5 httppush): a path (DATASOURCE) and method on the shared HTTP data server.
  * Each request body must be one JSON object; the answer is `200 ok`, or `400 Fail to decode data: …` (also
  * reported to the rule as an error). Every source instance reading the same endpoint receives every body.
  */
-import { EddyError, ErrorCode } from '../api/errors.js';
+import { EddyError, ErrorCode } from '../core/errors.js';
 import type { ConnectorContext, Props, SourceConnector, SourceEvent } from '../runtime/contracts.js';
 import type { DataServer } from './dataserver.js';
 import type { Registry } from './registry.js';

@@ -1,6 +1,6 @@
 /**
  * The `log` sink (logs every payload through the rule's logger) and the `nop` sink (discards everything, optionally
- * logging it), runtime.md §3.6.
+ * logging it), docs/runtime.md §3.6.
  */
 import type { Props, SinkConnector, SinkContext, SinkPayload } from '../runtime/contracts.js';
 import type { Registry } from './registry.js';

@@ -1,9 +1,9 @@
 /**
- * The memory connectors (runtime.md §2.5, §3.6): process-local topics. Memory sinks publish every row to a topic;
+ * The memory connectors (docs/runtime.md §2.5, §3.6): process-local topics. Memory sinks publish every row to a topic;
  * memory sources subscribe with MQTT-style filters (`+` one level, `#` the rest); memory lookup tables keep the
  * latest row per key value of the topic and honour the row kinds published by sinks with `rowkindField`.
  */
-import { EddyError, ErrorCode } from '../api/errors.js';
+import { EddyError, ErrorCode } from '../core/errors.js';
 import type {
   ConnectorContext,
   LookupConnector,

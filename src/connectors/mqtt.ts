@@ -1,5 +1,5 @@
 /**
- * The mqtt source and sink (runtime.md §2.5, §3.6) over MQTT.js, with pooled connections: sources and sinks whose
+ * The mqtt source and sink (docs/runtime.md §2.5, §3.6) over MQTT.js, with pooled connections: sources and sinks whose
  * connection settings are equal (server, client id, credentials, protocol version, TLS) share one client, which
  * carries every subscription to that broker and is closed when its last user leaves. Clients reconnect on their
  * own and re-subscribe; a rule is never lost to a broker restart.
@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
 type QoS = 0 | 1 | 2;
-import { EddyError, ErrorCode } from '../api/errors.js';
+import { EddyError, ErrorCode } from '../core/errors.js';
 import type {
   ConnectorContext,
   Props,
@@ -21,7 +21,7 @@ import type { ConfKeys } from './confkeys.js';
 import type { Registry } from './registry.js';
 import { propBool, propInt, propString } from './props.js';
 import { tlsSettings, type TlsSettings } from './tls.js';
-import { checkCompression, compress, decompress, type Compression } from './compression.js';
+import { checkCompression, compress, decompress, type Compression } from '../core/compression.js';
 import { topicMatches } from './memory.js';
 import { recoverable } from './sinknode.js';
 
@@ -481,7 +481,7 @@ class MqttSink implements SinkConnector {
   }
 }
 
-/** Connects a fresh (unpooled) client and disconnects: the mqtt connection check of runtime.md §4. */
+/** Connects a fresh (unpooled) client and disconnects: the mqtt connection check of docs/runtime.md §4. */
 export async function checkMqtt(props: Props, confKeys: ConfKeys): Promise<void> {
   const settings = mqttSettings(props, confKeys);
   const conn = new MqttConn('check', settings, () => undefined);

@@ -1,5 +1,5 @@
 /**
- * The `protobuf` format (runtime.md §2.2, §7): `SCHEMAID="<schema>.<Message>"` names a message of a registered
+ * The `protobuf` format (docs/runtime.md §2.2, §7): `SCHEMAID="<schema>.<Message>"` names a message of a registered
  * protobuf schema. Decoding yields every field of the message (unset scalars at their default, as eKuiper reads them
  * through protobuf reflection); integer fields become `bigint`, floating ones `number`, bytes `Uint8Array`, enums
  * their number, nested messages objects (null when unset), repeated fields arrays and map fields objects.

@@ -1,10 +1,10 @@
 /**
- * The redis lookup table (runtime.md §2.5 redis): DATASOURCE is the database number; one join key whose value
+ * The redis lookup table (docs/runtime.md §2.5 redis): DATASOURCE is the database number; one join key whose value
  * (as text) is the Redis key. `dataType: string` reads GET (a JSON object → one row), `list` reads LRANGE 0 -1
  * (each element a JSON object → one row). A missing key gives no rows.
  */
 import type { Redis } from 'ioredis';
-import { EddyError, ErrorCode } from '../api/errors.js';
+import { EddyError, ErrorCode } from '../core/errors.js';
 import type { ConnectorContext, LookupConnector, Props } from '../runtime/contracts.js';
 import { isObject, type Value, type ValueObject } from '../values/value.js';
 import { keyText } from '../values/text.js';

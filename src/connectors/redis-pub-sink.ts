@@ -1,12 +1,12 @@
 /**
- * The redisPub sink (runtime.md §3.6 redis): publishes each encoded payload (optionally compressed) to `channel`
+ * The redisPub sink (docs/runtime.md §3.6 redis): publishes each encoded payload (optionally compressed) to `channel`
  * on `address`/`db`. A failed publish is recoverable, so the failure cache resends it.
  */
 import type { Redis } from 'ioredis';
-import { EddyError, ErrorCode } from '../api/errors.js';
+import { EddyError, ErrorCode } from '../core/errors.js';
 import type { Props, SinkConnector, SinkContext, SinkPayload } from '../runtime/contracts.js';
 import type { Registry } from './registry.js';
-import { checkCompression, compress, type Compression } from './compression.js';
+import { checkCompression, compress, type Compression } from '../core/compression.js';
 import { propInt, propString } from './props.js';
 import { openRedis, pingRedis, type RedisSettings } from './redis-common.js';
 import { recoverable } from './sinknode.js';

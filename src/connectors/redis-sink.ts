@@ -1,11 +1,11 @@
 /**
- * The redis sink (runtime.md §3.6 redis). `keyType: single` writes each row under `key` (or the value of the
+ * The redis sink (docs/runtime.md §3.6 redis). `keyType: single` writes each row under `key` (or the value of the
  * row's `field`) as its JSON text; `multiple` writes every field of the row as its own key. `dataType: string`
  * uses SET (with `expiration` seconds), `list` LPUSH. With `rowkindField`, a `delete` row removes the key (DEL, or
  * LPOP for lists). Connection failures are recoverable.
  */
 import type { Redis } from 'ioredis';
-import { EddyError, ErrorCode } from '../api/errors.js';
+import { EddyError, ErrorCode } from '../core/errors.js';
 import type { Props, SinkConnector, SinkContext, SinkPayload } from '../runtime/contracts.js';
 import { isObject, type Value, type ValueObject } from '../values/value.js';
 import { keyText, textOf } from '../values/text.js';

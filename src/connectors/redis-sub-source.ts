@@ -1,13 +1,13 @@
 /**
- * The redisSub source (runtime.md §2.5 redis): pattern-subscribes to `channels` on `address`/`db`; each message
+ * The redisSub source (docs/runtime.md §2.5 redis): pattern-subscribes to `channels` on `address`/`db`; each message
  * (optionally decompressed) is decoded with the stream's FORMAT, with metadata `channel`. The client resubscribes
  * by itself after a lost connection; the loss is reported to the rule as a transient error.
  */
 import type { Redis } from 'ioredis';
-import { EddyError, ErrorCode } from '../api/errors.js';
+import { EddyError, ErrorCode } from '../core/errors.js';
 import type { ConnectorContext, Props, SourceConnector, SourceEvent } from '../runtime/contracts.js';
 import type { Registry } from './registry.js';
-import { checkCompression, decompress, type Compression } from './compression.js';
+import { checkCompression, decompress, type Compression } from '../core/compression.js';
 import { propInt, propString, propStringList } from './props.js';
 import { openRedis, pingRedis, type RedisSettings } from './redis-common.js';
 import { transientError } from './mqtt.js';

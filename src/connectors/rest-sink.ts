@@ -1,10 +1,10 @@
 /**
- * The rest sink (runtime.md §3.6 rest): sends each payload as an HTTP request. url, method, body type and header
+ * The rest sink (docs/runtime.md §3.6 rest): sends each payload as an HTTP request. url, method, body type and header
  * values may be templates rendered against the item sent (the row with sendSingle, else the list). Transport
  * failures (refused, timeout) are recoverable so the failure cache resends them; any answer that is not a success
  * (4xx, 5xx, or a body without a 2xx code) is a plain error: the item is dropped, as in eKuiper 1.14.
  */
-import { EddyError, ErrorCode } from '../api/errors.js';
+import { EddyError, ErrorCode } from '../core/errors.js';
 import type { Props, SinkConnector, SinkContext, SinkPayload } from '../runtime/contracts.js';
 import type { Registry } from './registry.js';
 import { propBool, propString } from './props.js';

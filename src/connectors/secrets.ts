@@ -1,5 +1,5 @@
 /**
- * Secret masking shared by the config-key endpoints, connection checks and rule describe (rest-api.md §5.3):
+ * Secret masking shared by the config-key endpoints, connection checks and rule describe (docs/rest-api.md §5.3):
  * `password`/`token` values read as `******`, URL passwords are masked inside the URL, and a masked value written
  * back is restored from what is stored so that GET → edit → PUT round-trips.
  */

@@ -1,11 +1,11 @@
 /**
- * The simulator source (runtime.md §2.5 simulator): replays `data`, a non-empty list of objects, one row every
+ * The simulator source (docs/runtime.md §2.5 simulator): replays `data`, a non-empty list of objects, one row every
  * `interval` ms, the first one at once; with `loop` it starts over after the last row, otherwise the source ends
  * (a bounded source: the rule finishes normally). With the default JSON format the rows go through the stream's
  * decoder like any JSON payload (so a declared schema types them); FORMAT is otherwise ignored and the rows are
  * handed over decoded as schemaless JSON.
  */
-import { EddyError, ErrorCode } from '../api/errors.js';
+import { EddyError, ErrorCode } from '../core/errors.js';
 import type { ConnectorContext, Props, SourceConnector, SourceEvent } from '../runtime/contracts.js';
 import type { ValueObject } from '../values/value.js';
 import type { Registry } from './registry.js';

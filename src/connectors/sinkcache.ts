@@ -1,5 +1,5 @@
 /**
- * The failure cache of a sink (runtime.md §3.5): items wait here until they are sent. Up to
+ * The failure cache of a sink (docs/runtime.md §3.5): items wait here until they are sent. Up to
  * `memoryCacheThreshold` items stay in memory; beyond that they are collected into pages of `bufferPageSize` and
  * written to the metadata store (namespace `sink/<ruleId><sinkName><instance>`), at most `maxDiskCache` items; when
  * the disk is full the oldest page is dropped. The memory part is saved at stop and reloaded at the next start.

@@ -1,10 +1,10 @@
 /**
- * The sink node shared by every sink (runtime.md §3): input conversion, a bounded buffer, the output transformation
+ * The sink node shared by every sink (docs/runtime.md §3): input conversion, a bounded buffer, the output transformation
  * pipeline (dataTemplate → dataField → fields → format), the failure cache with resend, and metrics. A failing sink
  * never stops its rule: failures are counted, cached when the connector marks them recoverable, and retried.
  */
 import type { Logger } from 'pino';
-import { EddyError, ErrorCode } from '../api/errors.js';
+import { EddyError, ErrorCode } from '../core/errors.js';
 import {
   ErrorRecord,
   NodeMetrics,
@@ -46,7 +46,7 @@ export interface SinkNodeDeps {
   checkTemplate: (template: string) => void;
 }
 
-/** Properties every sink understands (runtime.md §3.2). */
+/** Properties every sink understands (docs/runtime.md §3.2). */
 interface CommonProps {
   bufferLength: number;
   omitIfEmpty: boolean;
@@ -564,7 +564,7 @@ function parseTemplateOutput(text: string): Value {
   }
 }
 
-/** Store namespace of a sink's failure cache (runtime.md §3.5: `sink/<ruleId><sinkName><instance>`). */
+/** Store namespace of a sink's failure cache (docs/runtime.md §3.5: `sink/<ruleId><sinkName><instance>`). */
 export function sinkCacheNamespace(ruleId: string, type: string, index: number): string {
   return `sink/${ruleId}${type}_${index}0`;
 }

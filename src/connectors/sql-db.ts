@@ -1,5 +1,5 @@
 /**
- * Database access of the sql source, lookup table and sink (runtime.md §2.5, §3.6 sql): eKuiper's DSN URLs
+ * Database access of the sql source, lookup table and sink (docs/runtime.md §2.5, §3.6 sql): eKuiper's DSN URLs
  * (`postgres://user:pass@host:port/db?sslmode=disable`, `mysql://user:pass@host:port/db`), one connection pool
  * per database shared by the connectors using it (as eKuiper shares them per driver + DSN), and the conversion between database values and Eddy values (integers as bigint, DECIMAL as
  * float, DATE/DATETIME/TIMESTAMP as datetime, binary as bytes). Only PostgreSQL and MySQL/MariaDB are available;

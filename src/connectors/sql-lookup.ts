@@ -1,9 +1,9 @@
 /**
- * The sql lookup table (runtime.md §2.5 sql, §2.6): DATASOURCE is the table; each probe runs
+ * The sql lookup table (docs/runtime.md §2.5 sql, §2.6): DATASOURCE is the table; each probe runs
  * `SELECT <needed columns or *> FROM <table> WHERE <k1> = <v1> AND …`. The cache (`lookup.cache`…) is the
  * runtime's lookup node's.
  */
-import { EddyError, ErrorCode } from '../api/errors.js';
+import { EddyError, ErrorCode } from '../core/errors.js';
 import type { ConnectorContext, LookupConnector, Props } from '../runtime/contracts.js';
 import type { Value, ValueObject } from '../values/value.js';
 import { propString } from './props.js';

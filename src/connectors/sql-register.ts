@@ -1,6 +1,6 @@
 /**
  * Registration of the sql extension connectors: the source, lookup table and sink, and their connection checks
- * (runtime.md §4, §11 #11: the source and lookup checks need only `url`; the sink check also needs `table`).
+ * (docs/runtime.md §4, §11 #11: the source and lookup checks need only `url`; the sink check also needs `table`).
  * Check failures are plain errors, reported with code 1000.
  */
 import type { Props } from '../runtime/contracts.js';

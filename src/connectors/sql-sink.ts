@@ -1,11 +1,11 @@
 /**
- * The sql sink (runtime.md §3.6 sql): writes the rows of each send into `table` (a template rendered on the first
+ * The sql sink (docs/runtime.md §3.6 sql): writes the rows of each send into `table` (a template rendered on the first
  * untransformed row). Without row kinds the rows are one multi-row `INSERT INTO t (cols) values (…),(…)`; with
  * `rowkindField` each row is an insert, an update (`SET` every column `WHERE keyField = …`) or a delete, all in one
  * transaction. The columns are `fields` (in that order) or the union of the rows' keys; a missing value is NULL.
  * A lost or refused connection is recoverable (the failure cache resends); a statement the database rejects is not.
  */
-import { EddyError, ErrorCode } from '../api/errors.js';
+import { EddyError, ErrorCode } from '../core/errors.js';
 import type { Props, SinkConnector, SinkContext, SinkPayload } from '../runtime/contracts.js';
 import { isObject, type Value, type ValueObject } from '../values/value.js';
 import { textOf } from '../values/text.js';

@@ -1,5 +1,5 @@
 /**
- * The sql source (runtime.md §2.5 sql): every `interval` ms runs one query and emits each row as its own event.
+ * The sql source (docs/runtime.md §2.5 sql): every `interval` ms runs one query and emits each row as its own event.
  * The query is either generated from `internalSqlQueryCfg` (`select * from <table> [where <idx> > <last> AND …]
  * [order by <idx> ASC, …] [limit N]`) or rendered from `templateSqlQueryCfg.templateSql` with the current index
  * values. After each emitted row the index values advance to that row's values, so every poll reads only new rows.
@@ -8,7 +8,7 @@
  * The index values are the source's offset: {@link SqlSource.offset} and {@link SqlSource.rewind} read and set
  * them, for a runtime that saves source offsets in checkpoints.
  */
-import { EddyError, ErrorCode } from '../api/errors.js';
+import { EddyError, ErrorCode } from '../core/errors.js';
 import type { ConnectorContext, Props, SourceConnector, SourceEvent } from '../runtime/contracts.js';
 import { DateTime, type Value, type ValueObject } from '../values/value.js';
 import { ekuiperLayout, formatLayout, type Layout } from '../values/datetime.js';

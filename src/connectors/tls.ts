@@ -1,5 +1,5 @@
 /**
- * The common TLS properties of client connectors (runtime.md §2.4): `insecureSkipVerify`, `certificationPath`,
+ * The common TLS properties of client connectors (docs/runtime.md §2.4): `insecureSkipVerify`, `certificationPath`,
  * `privateKeyPath`, `rootCaPath` (files), `certificationRaw`, `privateKeyRaw`, `rootCARaw` (base64 PEM),
  * `tlsMinVersion`. TLS options are produced only when at least one of them is set.
  */

@@ -1,5 +1,5 @@
 /**
- * UI metadata of the built-in connectors (rest-api.md §16.13): what `GET /metadata/sources`, `/metadata/sinks`,
+ * UI metadata of the built-in connectors (docs/rest-api.md §16.13): what `GET /metadata/sources`, `/metadata/sinks`,
  * `/metadata/connections` and their `/{name}` forms answer, in the shape of eKuiper's `etc/**.json` metadata files:
  * `about` (author, help link, description), `libs`, `properties` (one descriptor per property: name, default,
  * type, control, optional, values, hint, label) and `node`. The texts are Eddy's own; labels and hints are given

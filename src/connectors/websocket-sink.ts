@@ -1,10 +1,10 @@
 /**
- * The websocket sink (runtime.md §3.6 websocket): sends the encoded payload as a text frame. With `addr` it is a
+ * The websocket sink (docs/runtime.md §3.6 websocket): sends the encoded payload as a text frame. With `addr` it is a
  * client of `ws://<addr><path>` (a send while disconnected is a recoverable failure); without `addr` it serves
  * `path` on the HTTP data server and sends to every connected peer.
  */
 import { randomUUID } from 'node:crypto';
-import { EddyError, ErrorCode } from '../api/errors.js';
+import { EddyError, ErrorCode } from '../core/errors.js';
 import type { Props, SinkConnector, SinkContext, SinkPayload } from '../runtime/contracts.js';
 import type { WsEndpoints } from './dataserver.js';
 import type { Registry } from './registry.js';

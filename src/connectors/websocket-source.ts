@@ -1,10 +1,10 @@
 /**
- * The websocket source (runtime.md §2.5 websocket). With `addr` it is a client of `ws://<addr><DATASOURCE>`
+ * The websocket source (docs/runtime.md §2.5 websocket). With `addr` it is a client of `ws://<addr><DATASOURCE>`
  * (reconnecting up to `maxConnRetry` times) and decodes each message with FORMAT; without `addr` it serves
  * DATASOURCE as an endpoint on the HTTP data server, where each text frame must be a JSON object.
  */
 import { randomUUID } from 'node:crypto';
-import { EddyError, ErrorCode } from '../api/errors.js';
+import { EddyError, ErrorCode } from '../core/errors.js';
 import type { ConnectorContext, Props, SourceConnector, SourceEvent } from '../runtime/contracts.js';
 import type { WsEndpoints } from './dataserver.js';
 import type { Registry } from './registry.js';

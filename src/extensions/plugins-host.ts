@@ -1,5 +1,5 @@
 /**
- * The portable-plugin host (runtime.md §5.3 Process model): one worker thread owns every plugin process and the REP
+ * The portable-plugin host (docs/runtime.md §5.3 Process model): one worker thread owns every plugin process and the REP
  * sockets of their control and function channels. Control commands (start/stop of sources and sinks) are sent
  * asynchronously; function calls are synchronous for the SQL runtime: the caller waits on `Atomics.wait` while the
  * worker starts the process if needed, sends the call and reads the reply (as for external services).

@@ -1,5 +1,5 @@
 /**
- * The subset of NNG ("scalability protocols") over IPC that portable plugins speak (runtime.md §5.3 Transport):
+ * The subset of NNG ("scalability protocols") over IPC that portable plugins speak (docs/runtime.md §5.3 Transport):
  * an 8-byte handshake `00 'S' 'P' 00 <protocol id> 00 00`, then frames of `0x01` + 64-bit big-endian length +
  * payload; REQ/REP payloads start with a 4-byte request id. The IPC address is a Unix socket path.
  *

@@ -1,5 +1,5 @@
 /**
- * Portable plugins (runtime.md §5.3, rest-api.md §10.5): a zip with a JSON descriptor and an executable, installed
+ * Portable plugins (docs/runtime.md §5.3, docs/rest-api.md §10.5): a zip with a JSON descriptor and an executable, installed
  * under `<plugins>/portable/<name>/`, run as a child process (started on first use) that speaks NNG over IPC. Each
  * declared symbol becomes a source type, a sink type or a SQL function, looked up after the built-ins (§5.1).
  *
@@ -14,8 +14,8 @@ import { chmodSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import YAML from 'yaml';
-import { EddyError, ErrorCode } from '../api/errors.js';
-import { readUrl, tempPath } from '../bundle/files.js';
+import { EddyError, ErrorCode } from '../core/errors.js';
+import { readUrl, tempPath } from '../core/files.js';
 import type { FunctionDef, FunctionRegistry } from '../functions/registry.js';
 import type { Logger } from '../log.js';
 import type {

@@ -1,10 +1,10 @@
 /**
- * Native plugins (runtime.md §5.2, rest-api.md §10) are Go shared objects that a Node.js process cannot load, so
+ * Native plugins (docs/runtime.md §5.2, docs/rest-api.md §10) are Go shared objects that a Node.js process cannot load, so
  * none is ever installed: create requests are checked like eKuiper checks them and then refused with a 400 that says
  * why. The prebuilt-plugin catalogue is computed as eKuiper computes it. Portable plugins: plugins-portable.ts.
  */
 import { readFileSync } from 'node:fs';
-import { EddyError, ErrorCode } from '../api/errors.js';
+import { EddyError, ErrorCode } from '../core/errors.js';
 
 export type NativeType = 'sources' | 'sinks' | 'functions';
 
@@ -68,7 +68,7 @@ const HOST_ENV: PrebuildEnv = {
   osRelease: () => readFileSync('/etc/os-release', 'utf8'),
 };
 
-/** `GET /plugins/{type}/prebuild` (rest-api.md §10.4): name → download URL, computed, nothing fetched. */
+/** `GET /plugins/{type}/prebuild` (docs/rest-api.md §10.4): name → download URL, computed, nothing fetched. */
 export function prebuiltPlugins(type: NativeType, pluginHosts: string, version: string, env: PrebuildEnv = HOST_ENV): Record<string, string> {
   if (env.platform !== 'linux') {
     throw bad(

@@ -1,5 +1,5 @@
 /**
- * One JavaScript engine of a script (runtime.md §8): a `node:vm` context of its own in which the script was
+ * One JavaScript engine of a script (docs/runtime.md §8): a `node:vm` context of its own in which the script was
  * evaluated, and the per-call conversion of Eddy values to JS values and back.
  *
  * Isolation: the context is created over a null-prototype object, so the script sees only the ECMAScript built-ins

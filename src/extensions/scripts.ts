@@ -1,5 +1,5 @@
 /**
- * JavaScript functions ("scripts", runtime.md §8): `{id, description, script, isAgg}` records stored in the metadata
+ * JavaScript functions ("scripts", docs/runtime.md §8): `{id, description, script, isAgg}` records stored in the metadata
  * store (namespace `script`, keyed by id) and registered in the function registry as SQL functions — a scalar
  * function, or with `isAgg` an aggregate whose arguments are the lists of the group's values — exactly where
  * built-ins are, so the planner validates and compiles calls to them like any other function.
@@ -8,14 +8,14 @@
  * compiled: state a script keeps in globals is per call site, a rule keeps its engine when the script is updated or
  * deleted, and a rule planned after a delete fails with `function <id> not found`.
  */
-import { EddyError, ErrorCode } from '../api/errors.js';
+import { EddyError, ErrorCode } from '../core/errors.js';
 import { field } from '../api/http.js';
 import type { FunctionDef, FunctionRegistry } from '../functions/registry.js';
 import type { Logger } from '../log.js';
 import type { KVStore } from '../store/kv.js';
 import { EvalError } from '../values/index.js';
 import { compileScript, DEFAULT_SCRIPT_TIMEOUT_MS, ScriptEngine, ScriptLoadError, type CompiledScript } from './scripts-engine.js';
-import { goJsonSyntaxError } from '../bundle/gojson.js';
+import { goJsonSyntaxError } from '../core/gojson.js';
 
 export { DEFAULT_SCRIPT_TIMEOUT_MS } from './scripts-engine.js';
 

@@ -1,6 +1,6 @@
 /**
  * Reading extension archives (zip) safely: every entry must stay inside the target folder (no zip-slip, rest-api.md
- * §15 D6), and extraction goes to a staging folder first so that a failed install leaves nothing behind.
+ * docs/compatibility.md D6), and extraction goes to a staging folder first so that a failed install leaves nothing behind.
  */
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join, normalize, sep } from 'node:path';

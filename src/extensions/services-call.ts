@@ -1,5 +1,5 @@
 /**
- * How a SQL call of a service function becomes a remote call (runtime.md §6.3): the arguments are mapped onto the
+ * How a SQL call of a service function becomes a remote call (docs/runtime.md §6.3): the arguments are mapped onto the
  * method's input message, sent over REST, gRPC or msgpack-rpc through the blocking {@link SyncTransport}, and the reply is
  * converted back into Eddy values (int → bigint, float → number, wrapper messages → their bare value).
  */
@@ -96,7 +96,7 @@ function valueToMessage(type: protobuf.Type, v: ValueObject, path: string): Reco
   return out;
 }
 
-/** The call's arguments mapped onto the input message (runtime.md §6.3 table). */
+/** The call's arguments mapped onto the input message (docs/runtime.md §6.3 table). */
 export function argsToMessage(type: protobuf.Type, args: Value[]): Record<string, unknown> {
   const fields = type.fieldsArray;
   if (args.length === 0) {

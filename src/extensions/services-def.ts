@@ -1,5 +1,5 @@
 /**
- * The service-definition file (runtime.md §6.2, rest-api.md §11.1): parsing, validation against its protobuf schema,
+ * The service-definition file (docs/runtime.md §6.2, docs/rest-api.md §11.1): parsing, validation against its protobuf schema,
  * the describe shape (Go field names at the service and interface levels) and the functions it defines.
  */
 import { existsSync } from 'node:fs';

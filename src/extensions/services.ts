@@ -1,16 +1,16 @@
 /**
- * External services (runtime.md §6, rest-api.md §11): a zip archive holding `<name>.json` and its protobuf schemas
+ * External services (docs/runtime.md §6, docs/rest-api.md §11): a zip archive holding `<name>.json` and its protobuf schemas
  * is installed under `<data>/services/`; every function it defines becomes a SQL function in the function registry
- * (after built-ins and JavaScript functions, runtime.md §5.1), calling the remote service synchronously.
+ * (after built-ins and JavaScript functions, docs/runtime.md §5.1), calling the remote service synchronously.
  *
- * Persistence (runtime.md §10.1): `services` (name → parsed definition), `serviceFuncs` (function → owner record),
+ * Persistence (docs/runtime.md §10.1): `services` (name → parsed definition), `serviceFuncs` (function → owner record),
  * `serviceInstall` (name → `{"name","file"}`). At start every definition file in `<data>/services/` is parsed again.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { EddyError, ErrorCode } from '../api/errors.js';
-import { badFileName, readUrl, tempPath } from '../bundle/files.js';
+import { EddyError, ErrorCode } from '../core/errors.js';
+import { badFileName, readUrl, tempPath } from '../core/files.js';
 import type { FunctionDef, FunctionRegistry } from '../functions/registry.js';
 import type { Logger } from '../log.js';
 import { checkRuleId } from '../rules/definition.js';
@@ -104,7 +104,7 @@ export class ServiceManager {
     return [...this.funcs.keys()].sort();
   }
 
-  /** The brief's keys plus eKuiper's (rest-api.md §11.2, K21); 404 when absent. */
+  /** The brief's keys plus eKuiper's (docs/rest-api.md §11.2, docs/compatibility.md K21); 404 when absent. */
   describeFunction(name: string): Record<string, string> {
     const r = this.funcs.get(name);
     if (!r) throw new EddyError(ErrorCode.NotFound, `describe function ${name} error: not found`);
@@ -120,7 +120,7 @@ export class ServiceManager {
 
   /**
    * Installs a bundle item (`Service` section: name → `{"name","file"}` text). An existing service is kept as it is
-   * (rest-api.md §15 D15); errors carry the create texts.
+   * (docs/compatibility.md D15); errors carry the create texts.
    */
   async importRecord(name: string, text: string): Promise<void> {
     let file: unknown;
@@ -209,7 +209,7 @@ export class ServiceManager {
     const wanted = `${name}.json`.toLowerCase();
     const descriptor = entries.find((e) => !e.path.includes('/') && e.path.toLowerCase() === wanted);
     if (!descriptor) throw bad(`cannot find the json descriptor file ${name}.json for service`);
-    // the descriptor keeps the service's spelling; `schema/` files go to `schemas/` (K24)
+    // the descriptor keeps the service's spelling; `schema/` files go to `schemas/` (docs/compatibility.md K24)
     const staged = entries.map((e): ArchiveEntry => {
       if (e === descriptor) return { path: `${name}.json`, data: e.data };
       if (e.path.startsWith('schema/')) return { path: `schemas/${e.path.slice('schema/'.length)}`, data: e.data };

@@ -1,4 +1,4 @@
-/** Aggregate functions (sql.md §7.9). Each receives, per argument, the list of its values over the group. */
+/** Aggregate functions (docs/sql.md §7.9). Each receives, per argument, the list of its values over the group. */
 import { compareStrings, EvalError, isObject, keyText, truncToInt, typedText, type Value, type ValueObject } from '../values/index.js';
 import type { FunctionDef } from './registry.js';
 import { aggregate } from './define.js';

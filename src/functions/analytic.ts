@@ -1,5 +1,5 @@
 /**
- * Analytic functions (sql.md §7.10), the multi-column function `changed_cols` (§7.12), the set-returning
+ * Analytic functions (docs/sql.md §7.10), the multi-column function `changed_cols` (§7.12), the set-returning
  * `unnest` (§7.11) and the window function `row_number` (§7.13). Analytic state lives per call site and
  * partition; the compiler creates it with `createState()` and passes `valid = false` when OVER (WHEN …) fails.
  */

@@ -1,4 +1,4 @@
-/** Array functions (sql.md §7.6). Element equality is strict: same runtime type and value. */
+/** Array functions (docs/sql.md §7.6). Element equality is strict: same runtime type and value. */
 import { compareStrings, DateTime, EvalError, isObject, textOf, truncToInt, typedText, type Value, type ValueObject } from '../values/index.js';
 import { bindScalar, type FunctionDef } from './registry.js';
 import { scalar } from './define.js';
@@ -248,7 +248,7 @@ export function arrayFunctions(lookup: (name: string) => FunctionDef | undefined
       }
       return out;
     }),
-    // ⚠ eKuiper quirk (sql.md §7.6): repeat and sequence accept only a native machine int, which no SQL value is
+    // ⚠ eKuiper quirk (docs/sql.md §7.6): repeat and sequence accept only a native machine int, which no SQL value is
     // (integer literals and bigint columns are 64-bit ints, JSON numbers floats), so every call that passes the null
     // pre-check fails with the reference's message: `repeat` checks its count, `sequence` its start first.
     scalar('repeat', 'N', exactly(2), () => {

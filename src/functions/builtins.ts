@@ -1,4 +1,4 @@
-/** Registers every built-in function of sql.md §7 into a registry, exactly as plugins register theirs. */
+/** Registers every built-in function of docs/sql.md §7 into a registry, exactly as plugins register theirs. */
 import { FunctionRegistry } from './registry.js';
 import { mathFunctions } from './math.js';
 import { stringFunctions } from './string.js';

@@ -1,4 +1,4 @@
-/** Date and time functions (sql.md §7.8). Datetime arguments accept a datetime, epoch-ms numbers or strings. */
+/** Date and time functions (docs/sql.md §7.8). Datetime arguments accept a datetime, epoch-ms numbers or strings. */
 import {
   checkZone,
   DateTime,

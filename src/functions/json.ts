@@ -1,4 +1,4 @@
-/** JSON functions (sql.md §7.5). */
+/** JSON functions (docs/sql.md §7.5). */
 import { DateTime, EvalError, isObject, textOf, toJson, utf8Text, type Value } from '../values/index.js';
 import type { FunctionDef } from './registry.js';
 import { scalar } from './define.js';

@@ -1,5 +1,5 @@
 /**
- * The JSONPath dialect of `json_path_query` and friends (sql.md §7.5): `$`, `.key`, `['key']`, `[n]` (negative
+ * The JSONPath dialect of `json_path_query` and friends (docs/sql.md §7.5): `$`, `.key`, `['key']`, `[n]` (negative
  * from the end), `[*]`/`.*`, `[a,b]` unions, `[s:e:step]` slices, `..` recursive descent and filters
  * `[?(expr)]` / `[? expr]` whose expressions use `@`/`$` paths, literals, `== != < <= > >= =~ && || ! + - * / %`
  * and `in`. A path made only of keys and indexes is *definite*: it yields one value, and a missing key or index is

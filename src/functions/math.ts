@@ -1,4 +1,4 @@
-/** Mathematical functions (sql.md §7.1). */
+/** Mathematical functions (docs/sql.md §7.1). */
 import { EvalError, textOf, toFloat64, typedText, type Value } from '../values/index.js';
 import type { FunctionDef } from './registry.js';
 import { scalar } from './define.js';

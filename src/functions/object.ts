@@ -1,4 +1,4 @@
-/** Object functions (sql.md §7.7). */
+/** Object functions (docs/sql.md §7.7). */
 import { EvalError, isObject, textOf, type Value, type ValueObject } from '../values/index.js';
 import type { FunctionDef } from './registry.js';
 import { scalar } from './define.js';

@@ -1,4 +1,4 @@
-/** Other functions (sql.md §7.14): null tests, ids, clocks, metadata, window bounds, hit counters, state. */
+/** Other functions (docs/sql.md §7.14): null tests, ids, clocks, metadata, window bounds, hit counters, state. */
 import { randomBytes } from 'node:crypto';
 import { cast, CAST_TYPES, defaultZone, EvalError, textOf, typedText, type Value } from '../values/index.js';
 import type { ArgInfo, FunctionDef } from './registry.js';

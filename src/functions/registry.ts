@@ -21,7 +21,7 @@ import { EvalError, isObject, type Value, type ValueObject } from '../values/ind
 export type FuncKind = 'scalar' | 'aggregate' | 'analytic' | 'srf' | 'multicol' | 'window';
 
 /**
- * How an argument is *written* in the SQL (sql.md §7.0), for creation-time checks:
+ * How an argument is *written* in the SQL (docs/sql.md §7.0), for creation-time checks:
  * `int`/`float`/`string`/`bool` literals (with `literal` set; a negative number literal is an int/float literal),
  * `boolExpr` an expression whose top operator is a comparison, AND, OR, IN, BETWEEN or LIKE, `unit` a time-unit
  * keyword (DD HH MI SS MS), `field` a column reference (`name` set to its text, e.g. `a` or `s.a`),
@@ -55,7 +55,7 @@ export interface FuncContext {
   windowEnd: number | undefined;
   /** the current row's timestamp, or the window end for an aggregate row (`event_time()`). */
   eventTime: number | undefined;
-  /** `last_hit_count()` / `last_hit_time()`: previous hits of this rule (see sql.md §7.14). */
+  /** `last_hit_count()` / `last_hit_time()`: previous hits of this rule (see docs/sql.md §7.14). */
   lastHitCount: number;
   lastHitTime: number;
   /** `last_agg_hit_count()` / `last_agg_hit_time()`: previous successful aggregate emissions. */

@@ -1,4 +1,4 @@
-/** String functions (sql.md §7.2). Positions and lengths marked "bytes" are UTF-8 byte offsets. */
+/** String functions (docs/sql.md §7.2). Positions and lengths marked "bytes" are UTF-8 byte offsets. */
 import { EvalError, textOf, typedText, utf8Bytes, utf8Text, type Value } from '../values/index.js';
 import type { FunctionDef } from './registry.js';
 import { scalar } from './define.js';

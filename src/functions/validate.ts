@@ -1,5 +1,5 @@
 /**
- * Creation-time argument checks (sql.md §7.0): building blocks that look only at how arguments are written.
+ * Creation-time argument checks (docs/sql.md §7.0): building blocks that look only at how arguments are written.
  */
 import type { ArgInfo, ArgKind } from './registry.js';
 

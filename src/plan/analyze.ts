@@ -1,5 +1,5 @@
 /**
- * Binding and static checks of a parsed SELECT (sql.md §4.15): resolves streams, expands aliases, checks every
+ * Binding and static checks of a parsed SELECT (docs/sql.md §4.15): resolves streams, expands aliases, checks every
  * clause with eKuiper's messages, and collects what the planner needs (analytic calls, the fields each source
  * must decode, aggregate-ness).
  */
@@ -17,12 +17,12 @@ import { isWindow, unparen } from '../sql/ast.js';
 import type { StreamCatalog, StreamDef } from '../catalog/types.js';
 import type { FieldType, StreamField } from '../sql/schema.js';
 import type { RuleOptions } from '../runtime/contracts.js';
-import { EddyError, ErrorCode } from '../api/errors.js';
+import { EddyError, ErrorCode } from '../core/errors.js';
 import { exprToString as exprText } from '../sql/print.js';
 import { PlanError } from './compile.js';
 import type { ArgInfo, FunctionRegistry } from '../functions/registry.js';
 
-/** How an argument is written, for the registry's creation-time validation (sql.md §7.0). */
+/** How an argument is written, for the registry's creation-time validation (docs/sql.md §7.0). */
 export function argInfo(e: Expr): ArgInfo {
   switch (e.kind) {
     case 'integer':
@@ -86,7 +86,7 @@ export interface Analysis {
   readonly usesAggHits: boolean;
   /**
    * Alias expressions that other clauses or fields reference: evaluated once per row and context, their value
-   * reused (sql.md §4.3). Plain columns and literals are left out (nothing to save).
+   * reused (docs/sql.md §4.3). Plain columns and literals are left out (nothing to save).
    */
   readonly cachedExprs: ReadonlySet<Expr>;
   /** decode schema per source, same order as `sources` */
@@ -159,7 +159,7 @@ const WINDOW_NAMES = new Set(['tumblingwindow', 'hoppingwindow', 'slidingwindow'
 const HIT_FUNCS = new Set(['last_hit_count', 'last_hit_time']);
 const AGG_HIT_FUNCS = new Set(['last_agg_hit_count', 'last_agg_hit_time']);
 
-/** Syntactically boolean (sql.md §2.6, §7.0 bool-expr). */
+/** Syntactically boolean (docs/sql.md §2.6, §7.0 bool-expr). */
 export function isBoolExpr(e: Expr): boolean {
   const u = unparen(e);
   if (u.kind === 'boolean' || u.kind === 'in' || u.kind === 'between' || u.kind === 'like') return true;
@@ -173,7 +173,7 @@ function lowerName(e: CallExpr): string {
 
 // ------------------------------------------------------------------------------------------------ aliases
 
-/** Replaces alias references by the (expanded) aliased expressions; detects cycles (sql.md §4.3). */
+/** Replaces alias references by the (expanded) aliased expressions; detects cycles (docs/sql.md §4.3). */
 class AliasExpander {
   private readonly defs = new Map<string, Expr>();
   private readonly done = new Map<string, Expr>();
@@ -246,7 +246,7 @@ export function analyze(stmt: SelectStatement, deps: AnalyzeDeps): Analysis {
   const joinSources = stmt.joins.map((j) => bind(j.source.name, j.source.alias, j));
   if (from.role === 'lookup') throw planError(`cannot find lookup table ${from.name} in any join`);
 
-  // ---- windows and joins (sql.md §4.5, §4.7, §5)
+  // ---- windows and joins (docs/sql.md §4.5, §4.7, §5)
   const window = stmt.window;
   const dimsRaw = stmt.dimensions.filter((d): d is Expr => !isWindow(d));
   if (dimsRaw.length > 0 && !window) throw planError('select stmt group by should be used with window');
@@ -449,7 +449,7 @@ export function analyze(stmt: SelectStatement, deps: AnalyzeDeps): Analysis {
     return hit;
   };
   /**
-   * The HAVING check as eKuiper performs it (sql.md §4.8), on the condition as written: the operands of
+   * The HAVING check as eKuiper performs it (docs/sql.md §4.8), on the condition as written: the operands of
    * arithmetic, comparison and logical operators are checked recursively; a column reference or a function call
    * must be (or contain) an aggregate; anything else passes as a whole — a parenthesised expression, CASE, a
    * literal, an index, a slice or `->` navigation (so `c[2]->temp > 20` with `c` an alias of `collect(*)` passes).
@@ -493,7 +493,7 @@ export function analyze(stmt: SelectStatement, deps: AnalyzeDeps): Analysis {
   if (having) check(having, top('having'));
   for (const s of sorts) check(s.expr, top('order'));
 
-  // ---- lookup tables (sql.md §3.5)
+  // ---- lookup tables (docs/sql.md §3.5)
   for (const j of joins) {
     if (j.source.role !== 'lookup') continue;
     if (!j.on || lookupKeys(j.on, j.source, sources).length === 0) {
@@ -503,7 +503,7 @@ export function analyze(stmt: SelectStatement, deps: AnalyzeDeps): Analysis {
     }
   }
 
-  // ---- decode schemas (sql.md §3.4)
+  // ---- decode schemas (docs/sql.md §3.4)
   const schemas: ReadSchema[] = [];
   const columns: string[][] = [];
   const wildcard: boolean[] = [];
@@ -548,7 +548,7 @@ function forEachChild(e: Expr, f: (c: Expr) => void): void {
   });
 }
 
-/** Case-insensitive lookup of a declared field (binding is case-insensitive, sql.md §1.3). */
+/** Case-insensitive lookup of a declared field (binding is case-insensitive, docs/sql.md §1.3). */
 export function findDecl(fields: readonly StreamField[], name: string): StreamField | undefined {
   const exact = fields.find((f) => f.name === name);
   if (exact) return exact;
@@ -575,7 +575,7 @@ function narrow(fields: readonly StreamField[], uses: readonly FieldUse[], tsFie
 
 /**
  * A struct column is known only through the members the rule navigates to; a struct read only whole is not known
- * at all (⚠ eKuiper quirk, sql.md §3.4). Other types are kept as declared.
+ * at all (⚠ eKuiper quirk, docs/sql.md §3.4). Other types are kept as declared.
  */
 function narrowType(t: FieldType, paths: (string[] | null)[]): FieldType | null {
   if (t.kind !== 'struct') return t;

@@ -27,7 +27,7 @@ function funcError(def: FunctionDef, e: unknown): EvalError {
 }
 
 /**
- * A scalar call as generated code of its own: arguments evaluated inline, the null pre-check (N/F/Z, sql.md §7.0)
+ * A scalar call as generated code of its own: arguments evaluated inline, the null pre-check (N/F/Z, docs/sql.md §7.0)
  * inlined, then the definition's `exec`.
  */
 function scalarSite(def: FunctionDef, args: readonly RowFn[], c: ExprCompiler): RowFn {
@@ -74,7 +74,7 @@ export class RegistryCalls implements CallCompiler {
 
   constructor(readonly registry: FunctionRegistry) {}
 
-  /** Compiles a call argument: `*` is the row object (sql.md §2.7). */
+  /** Compiles a call argument: `*` is the row object (docs/sql.md §2.7). */
   arg(a: Expr, c: ExprCompiler): RowFn {
     return a.kind === 'wildcard' ? c.wildcardValue(a) : c.compile(a);
   }
@@ -149,7 +149,7 @@ export class RegistryCalls implements CallCompiler {
   }
 
   /**
-   * The analytic stage (sql.md §4.11): evaluates every analytic call on each event, inner calls first, with state
+   * The analytic stage (docs/sql.md §4.11): evaluates every analytic call on each event, inner calls first, with state
    * per call site and partition, and caches the results on the row.
    */
   analyticStage(calls: readonly CallExpr[], c: ExprCompiler): AnalyticStage | null {

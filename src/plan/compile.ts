@@ -1,6 +1,6 @@
 /**
  * The expression compiler: every AST expression becomes a JS closure `(row, ctx) => Value`, built once per rule
- * start and never re-interpreted per record (sql.md §2, §6). Aliases are already expanded by the analyzer, so a
+ * start and never re-interpreted per record (docs/sql.md §2, §6). Aliases are already expanded by the analyzer, so a
  * field reference here always means an input column.
  *
  * Hot shapes are specialised at compile time: a single-stream field read is a direct property read, a comparison
@@ -68,7 +68,7 @@ export function readColumn(row: Row, name: string): Value {
   return undefined;
 }
 
-/** Column `name` of stream `stream` in a joined row; a single tuple is read whatever its stream (sql.md §5.1). */
+/** Column `name` of stream `stream` in a joined row; a single tuple is read whatever its stream (docs/sql.md §5.1). */
 export function readStreamColumn(row: Row, stream: string, name: string): Value {
   if (row instanceof Tuple) return ownRead(row.message, name);
   const ts = (row as JoinTuple).tuples;
@@ -161,7 +161,7 @@ function sliceArray(a: Value, sv: Value | undefined, ev: Value | undefined): Val
 }
 
 function invalidLogic(a: Value, op: string, b: Value): EvalError {
-  // arrays and objects on the left are rejected whatever the right side is (sql.md §6.4)
+  // arrays and objects on the left are rejected whatever the right side is (docs/sql.md §6.4)
   if (Array.isArray(a) || isObject(a)) return new EvalError(`${op} is an invalid operation for ${goTypeName(a)}`);
   return new EvalError(`invalid operation ${typedText(a)} ${op} ${typedText(b)}`);
 }
@@ -221,7 +221,7 @@ class Deps {
 }
 
 /**
- * One value per (row, group, context epoch): an alias referenced elsewhere is evaluated once per row (sql.md §4.3).
+ * One value per (row, group, context epoch): an alias referenced elsewhere is evaluated once per row (docs/sql.md §4.3).
  * The epoch changes whenever the runtime rebinds the context, so a value never leaks into another evaluation.
  */
 function cachedValue(f: RowFn): RowFn {
@@ -323,7 +323,7 @@ export class ExprCompiler {
     }
   }
 
-  /** Column read; `q.c` where `q` is not a source is navigation `q->c` (sql.md §2.3). */
+  /** Column read; `q.c` where `q` is not a source is navigation `q->c` (docs/sql.md §2.3). */
   field(qualifier: string | null, name: string): RowFn {
     if (qualifier !== null) {
       const stream = this.streamOf(qualifier);
@@ -417,7 +417,7 @@ export class ExprCompiler {
   }
 
   /**
-   * AND/OR (sql.md §6.2): only a false left operand short-circuits AND and only a true one short-circuits OR;
+   * AND/OR (docs/sql.md §6.2): only a false left operand short-circuits AND and only a true one short-circuits OR;
    * otherwise both sides are evaluated and a null on either side gives false (`null OR true` is false).
    */
   private logic(e: BinaryExpr): RowFn {
@@ -485,7 +485,7 @@ export class ExprCompiler {
     };
   }
 
-  /** IN / NOT IN with the null rules of sql.md §6.2 and `evaluate in expression error: …` on type mismatches. */
+  /** IN / NOT IN with the null rules of docs/sql.md §6.2 and `evaluate in expression error: …` on type mismatches. */
   private in(e: InExpr): RowFn {
     const x = this.compile(e.value);
     const neg = e.negated;
@@ -581,7 +581,7 @@ export class ExprCompiler {
     };
   }
 
-  /** meta(k), meta(s.k), meta(k->sub), meta(*), mqtt(topic|messageid) (sql.md §2.9). */
+  /** meta(k), meta(s.k), meta(k->sub), meta(*), mqtt(topic|messageid) (docs/sql.md §2.9). */
   private meta(e: MetaExpr): RowFn {
     const base = this.metaBase(e.arg);
     const viaRegistry = this.calls.metaCall?.(e, base);

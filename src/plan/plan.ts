@@ -2,7 +2,7 @@
  * The executable plan of one SQL rule: what `planQuery` (planner.ts) hands the runtime (src/runtime/).
  *
  * Everything here is built once per rule start. Every expression is already compiled to a JS closure; the runtime
- * never sees the AST. The runtime's job is to move rows between the stages in the order of sql.md §4.2 and to name
+ * never sees the AST. The runtime's job is to move rows between the stages in the order of docs/sql.md §4.2 and to name
  * its nodes after {@link QueryPlan.nodes}:
  *
  * ```
@@ -17,7 +17,7 @@
  * {@link EvalContext} (create it with {@link QueryPlan.newContext} at rule start). Before calling a function on a
  * unit of an emission, point the context at it with {@link EvalContext.bindUnit} (or {@link EvalContext.bindRow}
  * for a single event). Functions throw {@link StageError}s whose message already carries the stage prefix of
- * sql.md §6.7 (`run Where error: …`, `run Select error: alias: c expr: … meet error, err:…`); the runtime turns
+ * docs/sql.md §6.7 (`run Where error: …`, `run Select error: alias: c expr: … meet error, err:…`); the runtime turns
  * any thrown error into an `ErrorRecord(err.message)` and drops the current unit of work.
  */
 import type { Value, ValueObject } from '../values/value.js';
@@ -131,7 +131,7 @@ export interface SourcePlan {
   /** 'stream', scan 'table', or 'lookup' table (lookup tables have no source node: see {@link LookupJoinPlan}) */
   readonly role: 'stream' | 'table' | 'lookup';
   /**
-   * Decode schema (sql.md §3.4): the declared fields the rule reads, narrowed (struct members navigated to only;
+   * Decode schema (docs/sql.md §3.4): the declared fields the rule reads, narrowed (struct members navigated to only;
    * a struct read whole is left out), plus the TIMESTAMP field in event-time rules. `null` = keep the whole payload
    * untyped (schemaless stream, or the rule uses `*` / `s.*` on it). Shared streams: the runtime merges the
    * schemas of every attached rule (any null → null).
@@ -140,7 +140,7 @@ export interface SourcePlan {
   /** event-time rules: the TIMESTAMP field to read the event time from (else null) */
   readonly timestampField: string | null;
   /**
-   * The WHERE conjuncts pushed below the window/join for this source (sql.md §4.2), evaluated on each tuple of
+   * The WHERE conjuncts pushed below the window/join for this source (docs/sql.md §4.2), evaluated on each tuple of
    * this stream after the analytic stage and before the window filter; false drops the tuple. Throws
    * StageError(`run Where error: …`). Has its own plan node (`op_<N>_filter`, see {@link PlanNode.source}).
    */
@@ -160,7 +160,7 @@ export interface AnalyticStage {
   /** number of analytic calls */
   readonly size: number;
   /**
-   * The state of every call site as `[partition key, state]` pairs (qos ≥ 1 checkpoints, runtime.md §1.9). States
+   * The state of every call site as `[partition key, state]` pairs (qos ≥ 1 checkpoints, docs/runtime.md §1.9). States
    * are plain objects, arrays and values, so that the runtime's checkpoint codec can store them.
    */
   snapshot(): Array<Array<[string, unknown]>>;
@@ -183,7 +183,7 @@ export interface WindowSpec {
    * = size when not given); tumbling: = length
    */
   readonly interval: number;
-  /** the raw integer parameter used for alignment (sql.md §5.3): length (tumbling), hop (hopping), maxDuration (session) */
+  /** the raw integer parameter used for alignment (docs/sql.md §5.3): length (tumbling), hop (hopping), maxDuration (session) */
   readonly alignParam: number;
   /**
    * `FILTER (WHERE …)`: evaluated per incoming tuple before it enters the window (ctx.bindRow()); false discards
@@ -201,7 +201,7 @@ export interface WindowSpec {
 export type JoinKind = 'inner' | 'left' | 'right' | 'full' | 'cross';
 
 /**
- * A stream/stream or stream/scan-table join over one emission (sql.md §4.5). Left rows: the FROM stream's tuples
+ * A stream/stream or stream/scan-table join over one emission (docs/sql.md §4.5). Left rows: the FROM stream's tuples
  * of the emission (or the previous join's result), right rows: tuples whose `emitter` is {@link JoinPlan.stream}.
  * For each candidate pair the runtime builds `new JoinTuple([...leftTuples, right], ts)` (RIGHT join: right
  * first) and calls `on` (ctx.bindRow()); unmatched rows of LEFT/RIGHT/FULL stand alone as
@@ -213,7 +213,7 @@ export interface JoinPlan {
   readonly stream: string;
   readonly table: boolean;
   /**
-   * The ON condition (for INNER joins also carrying WHERE conjuncts merged into it, sql.md §4.2); null = every
+   * The ON condition (for INNER joins also carrying WHERE conjuncts merged into it, docs/sql.md §4.2); null = every
    * pair. Non-bool (null included) → StageError(`run Join error: invalid join condition that returns non-bool
    * value …`).
    */
@@ -221,7 +221,7 @@ export interface JoinPlan {
 }
 
 /**
- * A lookup-table join (sql.md §3.5), node `op_<table>`. For each row, evaluate `values`, call the connector's
+ * A lookup-table join (docs/sql.md §3.5), node `op_<table>`. For each row, evaluate `values`, call the connector's
  * `lookup(fields, keys, values)`, and combine the row with each returned table row as
  * `new JoinTuple([...rowTuples, new Tuple(table, tableRow, {}, ts)])`, keeping only those for which `on` holds
  * (if set). `inner`: rows with no match are dropped; `left`: kept alone.
@@ -244,7 +244,7 @@ export interface LookupJoinPlan {
 
 export interface AggregateStage {
   /**
-   * GROUP BY dimensions: the group key of a row (texts of the values joined by `,`, sql.md §4.7). Rows with equal
+   * GROUP BY dimensions: the group key of a row (texts of the values joined by `,`, docs/sql.md §4.7). Rows with equal
    * keys form one group, groups in first-seen order. Throws StageError(`run Group By error: …`).
    * Null when the query is aggregate without dimensions: the whole emission is one group (also when empty).
    */
@@ -255,7 +255,7 @@ export interface HavingStage {
   /**
    * HAVING over the units of one emission: aggregate query → keeps the groups for which it is true; non-aggregate
    * query → evaluated once over the whole emission as one group, keeping all units or none. A windowless
-   * single-event rule always fails with `run Having error: invalid input …` (⚠ eKuiper, sql.md §4.8): call it with
+   * single-event rule always fails with `run Having error: invalid input …` (⚠ eKuiper, docs/sql.md §4.8): call it with
    * `[new EvalUnit(row, null)]`. Null or non-bool → StageError(`run Having error: invalid condition that returns
    * non-bool value …`).
    */
@@ -271,13 +271,13 @@ export interface WindowFuncStage {
 }
 
 export interface OrderStage {
-  /** Sorts the units in place (nulls last, sql.md §4.9). Throws StageError(`run Order By error: …`). */
+  /** Sorts the units in place (nulls last, docs/sql.md §4.9). Throws StageError(`run Order By error: …`). */
   sort(units: EvalUnit[], ctx: EvalContext): void;
 }
 
 export interface ProjectStage {
   /**
-   * Build the output object of one row or group (sql.md §4.3): computed null values omitted, later keys overwrite
+   * Build the output object of one row or group (docs/sql.md §4.3): computed null values omitted, later keys overwrite
    * earlier ones, `__meta` added when the rule option sendMetaToSink is set. Call after ctx.bindRow() (single
    * event) or ctx.bindUnit(unit). Throws StageError(`run Select error: …`).
    */
@@ -286,7 +286,7 @@ export interface ProjectStage {
 
 export interface ProjectSetStage {
   /**
-   * unnest expansion of one projected object (sql.md §4.13): one object per array element. Throws StageError
+   * unnest expansion of one projected object (docs/sql.md §4.13): one object per array element. Throws StageError
    * (`the argument for the unnest function should be array`, `can't find the result from the unnest function`).
    */
   expand(projected: ValueObject): ValueObject[];
@@ -303,7 +303,7 @@ export interface HitTracker {
 // ------------------------------------------------------------------------------------------------ nodes
 
 /**
- * Operator node kinds, named `op_<N>_<kind>` (runtime.md §1.6). `source` nodes are `source_<name>`;
+ * Operator node kinds, named `op_<N>_<kind>` (docs/runtime.md §1.6). `source` nodes are `source_<name>`;
  * `lookup` nodes are `op_<table>`.
  */
 export type NodeKind =
@@ -343,7 +343,7 @@ export interface QueryPlan {
   /** streams and tables in FROM/JOIN order (lookup tables included, role 'lookup') */
   readonly sources: readonly SourcePlan[];
   /**
-   * Operator nodes in topology order (post-order numbering of runtime.md §1.6), sources first in FROM/JOIN order;
+   * Operator nodes in topology order (post-order numbering of docs/runtime.md §1.6), sources first in FROM/JOIN order;
    * the last node feeds every sink. Lookup tables have no source node.
    */
   readonly nodes: readonly PlanNode[];
@@ -375,7 +375,7 @@ export interface QueryPlan {
   /** A fresh context for one run of the rule (state of stateful functions lives in the compiled closures). */
   newContext(ruleId: string, ruleStart: number): EvalContext;
   /**
-   * Group/wrap the rows surviving WHERE into units (sql.md §4.7): non-aggregate → one unit per row; aggregate
+   * Group/wrap the rows surviving WHERE into units (docs/sql.md §4.7): non-aggregate → one unit per row; aggregate
    * without dimensions → one group unit (also for zero rows); with dimensions → one unit per group (none for zero
    * rows). Throws StageError(`run Group By error: …`).
    */

@@ -1,9 +1,9 @@
 /**
  * The planner, the plan layer's public surface:
  * - {@link planQuery}: SQL text → executable {@link QueryPlan} (the runtime builds a topology from it);
- * - {@link validateQuery}: parse + every static check of sql.md §4.15, returning the sources;
+ * - {@link validateQuery}: parse + every static check of docs/sql.md §4.15, returning the sources;
  * - {@link querySources}: only syntax and stream existence (what eKuiper's `POST /rules/validate` checks);
- * - {@link explainQuery}: the text of `GET /rules/{id}/explain` (rest-api.md §4.14).
+ * - {@link explainQuery}: the text of `GET /rules/{id}/explain` (docs/rest-api.md §4.14).
  * Failures are EddyErrors: 2001 for syntax errors, {@link UnknownStreamError} (2101) for a missing stream,
  * 2101 for every other planning error, with eKuiper's message texts.
  */
@@ -14,7 +14,7 @@ import { exprToString } from '../sql/print.js';
 import type { StreamCatalog, StreamDef } from '../catalog/types.js';
 import type { FunctionRegistry } from '../functions/registry.js';
 import type { RuleOptions } from '../runtime/contracts.js';
-import { EddyError, ErrorCode } from '../api/errors.js';
+import { EddyError, ErrorCode } from '../core/errors.js';
 import {
   EvalContext,
   type JoinPlan,
@@ -49,7 +49,7 @@ export interface PlanDeps {
   readonly options: Pick<RuleOptions, 'isEventTime' | 'sendMetaToSink'>;
   /**
    * Whether an MQTT stream's source configuration sets `decompression` (then an `op_<N>_decompress` node precedes
-   * its decoder, runtime.md §1.6). Absent: no decompress nodes.
+   * its decoder, docs/runtime.md §1.6). Absent: no decompress nodes.
    */
   readonly decompresses?: (def: StreamDef) => boolean;
 }
@@ -91,7 +91,7 @@ function analyzeSql(sql: string, deps: PlanDeps): Analysis {
 }
 
 /**
- * Parse, bind and check a SELECT (sql.md §4.15) without building anything: the `sources` (stream/table names in
+ * Parse, bind and check a SELECT (docs/sql.md §4.15) without building anything: the `sources` (stream/table names in
  * FROM/JOIN order) for `POST /rules/validate`. Throws EddyError 2001 (syntax), UnknownStreamError (2101) or
  * EddyError 2101 (static checks).
  */
@@ -103,7 +103,7 @@ export function validateQuery(sql: string, deps: PlanDeps): { sources: string[] 
 }
 
 /**
- * Only what eKuiper's own `POST /rules/validate` checks (rest-api.md §4.8): the SQL parses and every stream/table
+ * Only what eKuiper's own `POST /rules/validate` checks (docs/rest-api.md §4.8): the SQL parses and every stream/table
  * in FROM/JOIN exists. Returns their names in FROM/JOIN order. Throws EddyError 2001 or UnknownStreamError.
  */
 export function querySources(sql: string, catalog: StreamCatalog): string[] {
@@ -139,7 +139,7 @@ function conjunctSource(e: Expr, a: Analysis): number {
       }
       const name = x.stream ?? x.name;
       const i = a.sources.findIndex((s) => s.def.fields !== null && findDecl(s.def.fields, name) !== undefined);
-      // unqualified columns of schemaless streams count as the FROM stream's (sql.md §4.2)
+      // unqualified columns of schemaless streams count as the FROM stream's (docs/sql.md §4.2)
       found.add(i >= 0 ? i : 0);
     } else if (x.kind === 'wildcard') {
       found.add(x.stream !== null ? Math.max(0, byQualifier(x.stream)) : 0);
@@ -178,7 +178,7 @@ function build(sql: string, a: Analysis, deps: PlanDeps, placement?: Placement):
   });
   const analytic = calls.analyticStage(a.analyticCalls, compiler);
 
-  // ---- WHERE placement (sql.md §4.2)
+  // ---- WHERE placement (docs/sql.md §4.2)
   const w = a.window;
   const hasTable = a.sources.some((s) => s.role !== 'stream');
   const timeWindowBelow =
@@ -363,7 +363,7 @@ interface NodeFlags {
   projectSet: boolean;
 }
 
-/** Topology nodes with the post-order numbering of runtime.md §1.6. */
+/** Topology nodes with the post-order numbering of docs/runtime.md §1.6. */
 function buildNodes(a: Analysis, f: NodeFlags): PlanNode[] {
   const nodes: PlanNode[] = [];
   let n = 0;
@@ -485,7 +485,7 @@ function explainTree(a: Analysis, plan: QueryPlan, placement: Placement): Explai
 }
 
 /**
- * EXPLAIN text (rest-api.md §4.14): one compact JSON object per logical plan node, depth-first from the root,
+ * EXPLAIN text (docs/rest-api.md §4.14): one compact JSON object per logical plan node, depth-first from the root,
  * each followed by an empty line; indentation 0 at depth 0, then 6·depth − 3 spaces.
  */
 export function explainQuery(sql: string, deps: PlanDeps): string {

@@ -1,5 +1,5 @@
 /**
- * Builders of the plan's stages from compiled expressions: conditions with their stage prefixes (sql.md §6.7),
+ * Builders of the plan's stages from compiled expressions: conditions with their stage prefixes (docs/sql.md §6.7),
  * grouping into units, HAVING, row_number(), ORDER BY, the projection (generated once as straight-line JS per
  * rule) and the unnest expansion.
  */
@@ -57,7 +57,7 @@ export const wherePredicate = (fn: RowFn): RowPredicate => condition(fn, 'run Wh
 export const joinPredicate = (fn: RowFn): RowPredicate =>
   condition(fn, 'run Join error: ', false, 'invalid join condition that returns non-bool value');
 
-/** Group key of GROUP BY dimensions: texts joined with `,` (sql.md §4.7). */
+/** Group key of GROUP BY dimensions: texts joined with `,` (docs/sql.md §4.7). */
 export function groupKey(dims: readonly RowFn[]): RowFn<string> {
   return (row, ctx) => {
     let key = '';
@@ -111,7 +111,7 @@ export function havingStage(fn: RowFn, isAggregate: boolean, singleEvent: boolea
   };
 }
 
-/** ORDER BY comparison of two keys: nulls last in both directions (sql.md §4.9). */
+/** ORDER BY comparison of two keys: nulls last in both directions (docs/sql.md §4.9). */
 function compareKeys(a: Value, b: Value, ascending: boolean): number {
   const an = a === null || a === undefined;
   const bn = b === null || b === undefined;
@@ -159,7 +159,7 @@ export function orderStage(sorts: readonly SortField[], c: ExprCompiler): OrderS
 }
 
 /**
- * row_number() (sql.md §4.12), one step per call in select-list order, each working on the order the previous
+ * row_number() (docs/sql.md §4.12), one step per call in select-list order, each working on the order the previous
  * step left (as eKuiper chains one operator per call): `OVER (PARTITION BY …)` splits the units by the key text
  * (every value followed by `,`), sorts each partition by the OVER's ORDER BY and numbers it, then concatenates the
  * partitions in ascending key order; `OVER (ORDER BY …)` alone sorts the whole emission then numbers it; no OVER
@@ -240,7 +240,7 @@ function isColumnRef(f: BoundField, c: ExprCompiler): boolean {
 }
 
 /**
- * The select list as one function (sql.md §4.3). The body is generated once per rule as straight-line code with
+ * The select list as one function (docs/sql.md §4.3). The body is generated once per rule as straight-line code with
  * constant keys, so V8 sees monomorphic property stores.
  */
 export function compileProjection(
@@ -380,7 +380,7 @@ function multiColStep(f: BoundField, e: CallExpr, c: ExprCompiler, registry: Fun
   };
 }
 
-/** unnest expansion (sql.md §4.13). */
+/** unnest expansion (docs/sql.md §4.13). */
 export function projectSetStage(key: string): ProjectSetStage {
   return {
     expand(projected) {

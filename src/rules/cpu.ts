@@ -1,5 +1,5 @@
 /**
- * Per-rule CPU usage over a sliding window (rest-api.md §4.15): the nodes' cumulative `busyUs` is sampled every few
+ * Per-rule CPU usage over a sliding window (docs/rest-api.md §4.15): the nodes' cumulative `busyUs` is sampled every few
  * seconds into a ring per rule; usage = growth between the oldest sample inside the window and now.
  */
 export class CpuMeter {

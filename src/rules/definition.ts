@@ -1,5 +1,5 @@
 /**
- * Rule definitions: decoding and validating a rule body (rest-api.md §4.1–4.2 step 1, runtime.md §1.1–1.2), merging
+ * Rule definitions: decoding and validating a rule body (docs/rest-api.md §4.1–4.2 step 1, docs/runtime.md §1.1–1.2), merging
  * options over the server defaults, masking secrets for describe (§5.3) and restoring them on update (§4.5 step 3).
  */
 import type { Props, RuleAction, RuleDef, RuleOptions } from '../runtime/contracts.js';
@@ -72,7 +72,7 @@ function jsonKind(v: unknown): string {
   }
 }
 
-/** A fixed field, matched case-insensitively with the exact spelling first (rest-api.md §1.3). */
+/** A fixed field, matched case-insensitively with the exact spelling first (docs/rest-api.md §1.3). */
 function pick(obj: Record<string, unknown>, name: string): unknown {
   if (Object.prototype.hasOwnProperty.call(obj, name)) return obj[name];
   const lower = name.toLowerCase();
@@ -283,7 +283,7 @@ export function mergeOptions(defaults: RuleOptions, partial: Partial<RuleOptions
   };
 }
 
-/** The problems of merged options (empty when valid), runtime.md §1.2. */
+/** The problems of merged options (empty when valid), docs/runtime.md §1.2. */
 export function validateOptions(o: RuleOptions, timezone?: string): string[] {
   const p: string[] = [];
   if (o.checkpointInterval < 0) p.push(`checkpointInterval must be greater than or equal to 0, got ${o.checkpointInterval}`);
@@ -337,7 +337,7 @@ export { MASK, maskUrl, maskSecrets } from '../connectors/secrets.js';
 export type SinkConfKeyLookup = (sinkType: string, resourceId: string) => Props | undefined;
 
 /**
- * Puts back secrets a client sent masked (rest-api.md §4.5 step 3): `password`/`token` equal to the mask take the
+ * Puts back secrets a client sent masked (docs/rest-api.md §4.5 step 3): `password`/`token` equal to the mask take the
  * old action's value when the sink type at that index is the same; with `resourceId`, masked values come from the
  * config key. Mutates and returns `body`.
  */

@@ -21,7 +21,7 @@ export interface RuleEngine extends SqlChecker {
    * rule is planned once; undefined when the topology does not tell (then {@link validate} is asked).
    */
   sourcesOf?(topo: Topology): string[] | undefined;
-  /** the EXPLAIN text of a rule's SQL (rest-api.md §4.14); throws coded EddyErrors */
+  /** the EXPLAIN text of a rule's SQL (docs/rest-api.md §4.14); throws coded EddyErrors */
   explain(sql: string, options: RuleOptions): string;
   /** drops what the runtime keeps for a deleted rule (checkpoints, sink caches) */
   cleanup(rule: RuleDef): Promise<void> | void;

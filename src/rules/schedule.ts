@@ -1,5 +1,5 @@
 /**
- * Time helpers of scheduled rules (runtime.md §1.3): cron specs (5/6 fields through croner, `@every <duration>`),
+ * Time helpers of scheduled rules (docs/runtime.md §1.3): cron specs (5/6 fields through croner, `@every <duration>`),
  * Go durations, `cronDatetimeRange` windows, and the restart back-off.
  */
 import { Cron } from 'croner';

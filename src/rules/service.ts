@@ -1,5 +1,5 @@
 /**
- * The rule registry (rest-api.md §4, runtime.md §1.3): create/update/delete with planning before anything is stored,
+ * The rule registry (docs/rest-api.md §4, docs/runtime.md §1.3): create/update/delete with planning before anything is stored,
  * start/stop/restart persisting `triggered`, restore at boot, status objects, tags, CPU usage, and the
  * `runningRulesUsing` look-up the stream catalog calls before dropping a lookup table.
  *
@@ -7,7 +7,7 @@
  */
 import { basename, join } from 'node:path';
 import pino, { type Logger } from 'pino';
-import { EddyError, ErrorCode } from '../api/errors.js';
+import { EddyError, ErrorCode } from '../core/errors.js';
 import type { KVStore } from '../store/kv.js';
 import type { RuleDef, RuleOptions, Topology, PrintableTopo } from '../runtime/contracts.js';
 import {
@@ -243,7 +243,7 @@ export class RuleService {
   }
 
   /**
-   * `POST /rules` (rest-api.md §4.2). `text` is the body as received. Throws 1000 `invalid rule json: ...`,
+   * `POST /rules` (docs/rest-api.md §4.2). `text` is the body as received. Throws 1000 `invalid rule json: ...`,
    * 1000 `rule <id> already exists`, or the planner's coded error. Resolves with the id.
    */
   async create(text: string, opts: CreateOptions = {}): Promise<string> {
@@ -309,7 +309,7 @@ export class RuleService {
   }
 
   /**
-   * `PUT /rules/{id}` (rest-api.md §4.5). Errors: 404 `Rule not found: Rule <id> is not found.`, 400
+   * `PUT /rules/{id}` (docs/rest-api.md §4.5). Errors: 404 `Rule not found: Rule <id> is not found.`, 400
    * `Invalid body: ...`, `Update rule error: Invalid rule json: ...`, `Update rule error: <planner detail>`.
    * The old run continues when the new definition cannot be planned.
    */
@@ -407,7 +407,7 @@ export class RuleService {
     return this.entry(id).state.statusText();
   }
 
-  /** `GET /rules/{id}/status` (rest-api.md §4.10, Project shape). */
+  /** `GET /rules/{id}/status` (docs/rest-api.md §4.10, Project shape). */
   status(id: string): Record<string, unknown> {
     const s = this.entry(id).state;
     if (s.phase !== 'running') return { message: s.statusText(), status: 'stopped' };
@@ -435,7 +435,7 @@ export class RuleService {
     return o;
   }
 
-  /** `GET /rules/status/all` (rest-api.md §4.13). */
+  /** `GET /rules/status/all` (docs/rest-api.md §4.13). */
   statusAll(): Record<string, { status: string; last_exception: string; exceptions_total: number }> {
     const out: Record<string, { status: string; last_exception: string; exceptions_total: number }> = {};
     for (const id of this.ids()) {
@@ -555,7 +555,7 @@ export class RuleService {
   }
 
   /**
-   * Restores every stored rule (runtime.md §10.3 step 6): triggered rules start, the others stay stopped, and rules
+   * Restores every stored rule (docs/runtime.md §10.3 step 6): triggered rules start, the others stay stopped, and rules
    * that cannot be planned are kept as `Stopped: fail to create the topo.`.
    */
   async restore(): Promise<void> {
@@ -610,7 +610,7 @@ export class RuleService {
 }
 
 /**
- * Start and stop re-serialise the rule with every option filled in, as eKuiper does (rest-api.md §4.4): from then
+ * Start and stop re-serialise the rule with every option filled in, as eKuiper does (docs/rest-api.md §4.4): from then
  * on the stored and described rule carries the effective options.
  */
 function fullOptions(o: RuleOptions): Partial<RuleOptions> {

@@ -1,5 +1,5 @@
 /**
- * The state machine of one rule (runtime.md §1.3, §1.5): running, stopped (manually, by an error, or unplannable),
+ * The state machine of one rule (docs/runtime.md §1.3, §1.5): running, stopped (manually, by an error, or unplannable),
  * waiting for / terminated by its schedule. Every transition runs through one queue per rule, so overlapping
  * start/stop/update requests and timer events apply in order; each run has a generation number and callbacks of
  * an older run are ignored.
@@ -318,7 +318,7 @@ export class RuleState {
     this.runFailed(err);
   }
 
-  /** A run whose bounded sources delivered everything: it ends without a restart (runtime.md §1.3). */
+  /** A run whose bounded sources delivered everything: it ends without a restart (docs/runtime.md §1.3). */
   private async onRunEnd(gen: number): Promise<void> {
     if (gen !== this.runGen) return;
     this.runGen++;

@@ -1,5 +1,5 @@
 /**
- * Window units and the alignment of a window's first boundary (sql.md §5.3). Alignment follows the host's local
+ * Window units and the alignment of a window's first boundary (docs/sql.md §5.3). Alignment follows the host's local
  * time zone (minute/hour/day starts), not the engine's `timezone` setting.
  */
 export type TimeUnit = 'dd' | 'hh' | 'mi' | 'ss' | 'ms';

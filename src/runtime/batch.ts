@@ -1,5 +1,5 @@
 /**
- * The sink batch node `op_<sinkType>_<i>_0_batch` (runtime.md §1.6, §3.2): inserted before a sink whose action
+ * The sink batch node `op_<sinkType>_<i>_0_batch` (docs/runtime.md §1.6, §3.2): inserted before a sink whose action
  * sets `batchSize` or `lingerInterval`, it gathers the rows of incoming triggers and hands them on as one list,
  * after `batchSize` triggers and/or every `lingerInterval` ms (only when something is gathered).
  */

@@ -1,5 +1,5 @@
 /**
- * Checkpoints of qos ≥ 1 rules (runtime.md §1.9): the state of the stateful operators (window contents and
+ * Checkpoints of qos ≥ 1 rules (docs/runtime.md §1.9): the state of the stateful operators (window contents and
  * progress, watermarks, scan-table snapshots) saved to the metadata store, namespace `checkpoint:<ruleId>`, and
  * restored when the rule opens again. Values keep their runtime types (int, datetime, bytes) through a tagged
  * JSON form.

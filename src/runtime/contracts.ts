@@ -51,7 +51,7 @@ export class ErrorRecord {
 // ---------------------------------------------------------------------------------------------- metrics
 
 /**
- * Plain counters of one topology node, read on demand by the status endpoint (runtime.md §1.7, §11 #1).
+ * Plain counters of one topology node, read on demand by the status endpoint (docs/runtime.md §1.7, §11 #1).
  * Hot paths mutate fields directly.
  */
 export class NodeMetrics {
@@ -139,7 +139,7 @@ export interface SourceConnector {
 }
 
 /**
- * A source that can resume where an earlier run stopped (sql, kafka: runtime.md §1.9): a qos ≥ 1 rule saves
+ * A source that can resume where an earlier run stopped (sql, kafka: docs/runtime.md §1.9): a qos ≥ 1 rule saves
  * `offset()` in its checkpoints and hands it to `rewind()` after `provision` and before `connect` on the next run.
  */
 export interface RewindableSource {
@@ -163,7 +163,7 @@ export interface LookupConnector {
 
 // ---------------------------------------------------------------------------------------------- sinks
 
-/** What one sink send receives after the shared pipeline (runtime.md §3.3). */
+/** What one sink send receives after the shared pipeline (docs/runtime.md §3.3). */
 export interface SinkPayload {
   /** the transformed data: one row (sendSingle) or the rows of one trigger, after dataTemplate/dataField/fields */
   readonly data: ValueObject | ValueObject[] | Value;
@@ -213,7 +213,7 @@ export interface ConnectorRegistry {
 
 // ---------------------------------------------------------------------------------------------- rules
 
-/** Rule options (runtime.md §1.2), already merged over the server's `rule:` defaults. */
+/** Rule options (docs/runtime.md §1.2), already merged over the server's `rule:` defaults. */
 export interface RuleOptions {
   debug: boolean;
   logFilename: string;

@@ -7,7 +7,7 @@ import type { EvalUnit } from '../plan/plan.js';
 import { ErrorRecord, JoinTuple, Tuple } from './contracts.js';
 import type { ValueObject } from '../values/value.js';
 
-/** Event-time progress: every event with a timestamp ≤ `ts` has been released (sql.md §5.10). */
+/** Event-time progress: every event with a timestamp ≤ `ts` has been released (docs/sql.md §5.10). */
 export class Watermark {
   constructor(readonly ts: number) {}
 }

@@ -1,5 +1,5 @@
 /**
- * Lookup tables (runtime.md §2.6, sql.md §3.5): one connector instance per table, opened when the table is created
+ * Lookup tables (docs/runtime.md §2.6, docs/sql.md §3.5): one connector instance per table, opened when the table is created
  * (or on first use) and shared by the rules that join it; the per-rule lookup join node `op_<table>` with its
  * optional cache (`lookup.cache`, `cacheTtl` seconds, `cacheMissingKey`).
  */
@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import { ErrorRecord, JoinTuple, Tuple, type ConnectorContext, type ConnectorRegistry, type LookupConnector, type Row } from './contracts.js';
 import type { StreamDef } from '../catalog/types.js';
 import type { Value, ValueObject } from '../values/value.js';
-import { EddyError, ErrorCode } from '../api/errors.js';
+import { EddyError, ErrorCode } from '../core/errors.js';
 import type { EvalContext, LookupJoinPlan } from '../plan/plan.js';
 import type { Clock } from './clock.js';
 import { RowBatch, type Item } from './items.js';

@@ -1,6 +1,6 @@
 /**
  * Topology nodes: a bounded input queue, non-blocking pushes that drop and count when a queue is full
- * (runtime.md §1.7), and one scheduled drain per batch of queued items. Per-item work stays synchronous.
+ * (docs/runtime.md §1.7), and one scheduled drain per batch of queued items. Per-item work stays synchronous.
  */
 import { performance } from 'node:perf_hooks';
 import { ErrorRecord, NodeMetrics, type SinkNode } from './contracts.js';
@@ -85,7 +85,7 @@ export abstract class QueueNode implements Receiver {
   direct = false;
   /**
    * `performance.now()` when the oldest queued item arrived, for nodes that report receive-to-emission latency
-   * (sources, runtime.md §1.7); -1 elsewhere: those report the average processing time of their last batch.
+   * (sources, docs/runtime.md §1.7); -1 elsewhere: those report the average processing time of their last batch.
    */
   protected arrival = -1;
 

@@ -1,7 +1,7 @@
 /**
- * The operators of a SQL rule after the sources (sql.md §4.2): analytic, filters, join aligner, joins, aggregate,
- * having, window functions, order, project and projectset. Each runs C1's compiled closures against the rule's one
- * {@link EvalContext}; an evaluation error replaces the unit of work with an error record (sql.md §6.7).
+ * The operators of a SQL rule after the sources (docs/sql.md §4.2): analytic, filters, join aligner, joins, aggregate,
+ * having, window functions, order, project and projectset. Each runs the compiled closures (plan/compile.ts) against the rule's one
+ * {@link EvalContext}; an evaluation error replaces the unit of work with an error record (docs/sql.md §6.7).
  */
 import type { Row } from './contracts.js';
 import { ErrorRecord, JoinTuple, Tuple } from './contracts.js';
@@ -93,7 +93,7 @@ export class AnalyticNode extends Operator {
 
 /**
  * A row condition: a WHERE part pushed to a source, a window FILTER, or the WHERE of the rule. On an emission it
- * keeps the rows that pass; an emission left empty is dropped (sql.md §5.12).
+ * keeps the rows that pass; an emission left empty is dropped (docs/sql.md §5.12).
  */
 export class FilterNode extends Operator {
   constructor(
@@ -136,7 +136,7 @@ export class FilterNode extends Operator {
   }
 }
 
-/** A scan table's current snapshot (sql.md §3.5). */
+/** A scan table's current snapshot (docs/sql.md §3.5). */
 class TableSnapshot {
   rows: Tuple[] = [];
   constructor(private readonly retain: number | null) {}
@@ -197,7 +197,7 @@ function tuplesOf(row: Row): Tuple[] {
   return row instanceof JoinTuple ? row.tuples : [row];
 }
 
-/** Stream/stream and stream/table joins over one emission, left to right (sql.md §4.5). */
+/** Stream/stream and stream/table joins over one emission, left to right (docs/sql.md §4.5). */
 export class JoinNode extends Operator {
   constructor(
     name: string,
@@ -426,7 +426,7 @@ export class ProjectNode extends Operator {
   }
 }
 
-/** unnest: expands projected rows; a windowless event's expansion leaves as one trigger per row (sql.md §4.13). */
+/** unnest: expands projected rows; a windowless event's expansion leaves as one trigger per row (docs/sql.md §4.13). */
 export class ProjectSetNode extends Operator {
   constructor(
     name: string,

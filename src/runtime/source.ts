@@ -1,5 +1,5 @@
 /**
- * Source side of a topology (runtime.md §1.6, §1.8, §2.1–2.2): the per-rule source node with its queue, the MQTT
+ * Source side of a topology (docs/runtime.md §1.6, §1.8, §2.1–2.2): the per-rule source node with its queue, the MQTT
  * decompress/decoder/preprocessor nodes, decoding with the stream's FORMAT, event-time extraction, and shared
  * source instances (one connector and one decode per SHARED stream for all rules, reference-counted).
  */
@@ -10,17 +10,17 @@ import type { StreamDef } from '../catalog/types.js';
 import type { StreamField } from '../sql/schema.js';
 import { DateTime, type Value, type ValueObject } from '../values/value.js';
 import { defaultZone, parseAuto, parseWithFormat } from '../values/datetime.js';
-import { checkCompression, decompress, type Compression } from '../connectors/compression.js';
-import { EddyError, ErrorCode } from '../api/errors.js';
+import { checkCompression, decompress, type Compression } from '../core/compression.js';
+import { EddyError, ErrorCode } from '../core/errors.js';
 import { systemClock, type Clock } from './clock.js';
 import { RawEvent, TableUpdate, type Item } from './items.js';
 import { strictValidate } from './strict.js';
 import { QueueNode } from './node.js';
 
-/** Default capacity of the queue between a source and a rule (runtime.md §2.1). */
+/** Default capacity of the queue between a source and a rule (docs/runtime.md §2.1). */
 export const SOURCE_BUFFER_LENGTH = 102400;
 
-/** A stream's connector type, datasource and resolved properties (runtime.md §2.1). */
+/** A stream's connector type, datasource and resolved properties (docs/runtime.md §2.1). */
 export interface ResolvedSource {
   type: string;
   datasource: string;
@@ -97,7 +97,7 @@ export function decodePayload(format: Format | null, def: StreamDef, payload: So
   return asRows(payload);
 }
 
-/** Event time of a message from the stream's TIMESTAMP field (sql.md §5.2). */
+/** Event time of a message from the stream's TIMESTAMP field (docs/sql.md §5.2). */
 export function eventTimeOf(msg: ValueObject, field: string, format: string | undefined): number {
   const v: Value = msg[field];
   if (v === undefined || v === null) throw new Error(`cannot find timestamp field ${field} in tuple ${JSON.stringify(plain(msg))}`);
@@ -260,7 +260,7 @@ interface SharedInstance {
 
 /**
  * One connector and one decoder per SHARED stream for all rules; opened by the first rule, closed when the last
- * rule detaches (runtime.md §1.8). Each rule keeps its own queue (its source node).
+ * rule detaches (docs/runtime.md §1.8). Each rule keeps its own queue (its source node).
  */
 export class SharedSources {
   private readonly instances = new Map<string, SharedInstance>();

@@ -1,5 +1,5 @@
 /**
- * STRICT_VALIDATION (sql.md §3.4, runtime.md §1.6 preprocessor): every declared field must be present and hold a
+ * STRICT_VALIDATION (docs/sql.md §3.4, docs/runtime.md §1.6 preprocessor): every declared field must be present and hold a
  * value of (or convertible to) its declared type; failures become `error in preprocessor: …` error records.
  */
 import type { FieldType, StreamField } from '../sql/schema.js';

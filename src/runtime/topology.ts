@@ -1,6 +1,6 @@
 /**
- * Builds and runs the topology of one SQL rule: plans the query (C1's planner), creates one node per plan node
- * (named as the plan says, runtime.md §1.6), wires the edges, adds the sink nodes (connectors layer), and drives
+ * Builds and runs the topology of one SQL rule: plans the query (plan/planner.ts), creates one node per plan node
+ * (named as the plan says, docs/runtime.md §1.6), wires the edges, adds the sink nodes (connectors layer), and drives
  * open/close, fatal errors, metrics, the printable topology and qos ≥ 1 checkpoints.
  */
 import type { Logger } from 'pino';
@@ -21,7 +21,7 @@ import type { KVStore } from '../store/kv.js';
 import type { FunctionRegistry } from '../functions/registry.js';
 import type { EvalContext, PlanNode, QueryPlan, SourcePlan } from '../plan/plan.js';
 import { planQuery } from '../plan/planner.js';
-import { EddyError, ErrorCode } from '../api/errors.js';
+import { EddyError, ErrorCode } from '../core/errors.js';
 import { systemClock, type Clock, type TimerHandle } from './clock.js';
 import { QueueNode, SinkReceiver, type Receiver } from './node.js';
 import {
@@ -63,7 +63,7 @@ export interface TopologyDeps {
   readonly logger: Logger;
   /** time source (tests inject a ManualClock); default: wall clock */
   readonly clock?: Clock;
-  /** plans a rule; default: C1's planQuery over catalog and functions */
+  /** plans a rule; default: planQuery (plan/planner.ts) over catalog and functions */
   readonly planner?: (sql: string, options: RuleOptions) => QueryPlan;
 }
 
@@ -89,7 +89,7 @@ export function createTopologyBuilder(deps: TopologyDeps): RuntimeBuilder {
         catalog: deps.catalog,
         functions: deps.functions,
         options,
-        // an MQTT source whose config sets `decompression` gets an op_<N>_decompress node (runtime.md §1.6)
+        // an MQTT source whose config sets `decompression` gets an op_<N>_decompress node (docs/runtime.md §1.6)
         decompresses: (def) => {
           try {
             return Boolean(resolveSource(deps.connectors, def).props.decompression);

@@ -1,5 +1,5 @@
 /**
- * Event-time watermark operator (sql.md §5.10): buffers events in timestamp order and releases them, followed by
+ * Event-time watermark operator (docs/sql.md §5.10): buffers events in timestamp order and releases them, followed by
  * the watermark, whenever min over streams(largest timestamp) − lateTolerance grows. Late events are dropped.
  */
 import { ErrorRecord, Tuple } from './contracts.js';

@@ -1,5 +1,5 @@
 /**
- * Window operators (sql.md §5): tumbling, hopping, sliding (with delay and OVER(WHEN) trigger), session and count,
+ * Window operators (docs/sql.md §5): tumbling, hopping, sliding (with delay and OVER(WHEN) trigger), session and count,
  * in processing time (driven by the injected {@link Clock}) and in event time (driven by {@link Watermark}s).
  * Each emission is one {@link RowBatch} with the window bounds the spec defines, quirks included.
  */
@@ -220,7 +220,7 @@ class HoppingWindow extends WindowNode {
       const t = ts(r);
       if (t >= from && t < end) out.push(r);
     }
-    // reported start: previous emission − hop (sql.md §5.6 quirk)
+    // reported start: previous emission − hop (docs/sql.md §5.6 quirk)
     this.fire(out, this.prevEmit - this.hopMs, end);
     this.prevEmit = end;
     this.nextEnd = end + this.hopMs;

@@ -1,5 +1,5 @@
 /**
- * Immutable AST of Eddy's SQL dialect (eKuiper 1.14, see spec sql.md §2–§5).
+ * Immutable AST of Eddy's SQL dialect (eKuiper 1.14, see spec docs/sql.md §2–§5).
  *
  * Every node is a readonly interface discriminated by `kind`. The parser keeps the *written shape* of an
  * expression (parentheses, `.` versus `->`, the function name's spelling) because output naming and the
@@ -48,8 +48,8 @@ export type ExprKind = Expr['kind'];
 
 /**
  * A column reference `c` or `q.c`. The parser cannot tell whether `q` is a stream name/alias (stream column) or a
- * column (JSON navigation, same as `q->c`): the binder decides with the FROM/JOIN names (sql.md §2.3).
- * `NULL` is an ordinary column reference (sql.md §1.5).
+ * column (JSON navigation, same as `q->c`): the binder decides with the FROM/JOIN names (docs/sql.md §2.3).
+ * `NULL` is an ordinary column reference (docs/sql.md §1.5).
  */
 export interface FieldRef {
   readonly kind: 'field';
@@ -59,7 +59,7 @@ export interface FieldRef {
   readonly pos?: SourcePos;
 }
 
-/** `*`, `s.*`, `* EXCEPT(a, b) REPLACE(expr AS k, …)` (sql.md §2.7). `s.*` never has except/replace. */
+/** `*`, `s.*`, `* EXCEPT(a, b) REPLACE(expr AS k, …)` (docs/sql.md §2.7). `s.*` never has except/replace. */
 export interface Wildcard {
   readonly kind: 'wildcard';
   readonly stream: string | null;
@@ -103,7 +103,7 @@ export interface BooleanLit {
 
 export type TimeUnit = 'DD' | 'HH' | 'MI' | 'SS' | 'MS';
 
-/** Milliseconds per time unit (sql.md §5.1). */
+/** Milliseconds per time unit (docs/sql.md §5.1). */
 export const TIME_UNIT_MS: Readonly<Record<TimeUnit, number>> = {
   DD: 86_400_000,
   HH: 3_600_000,
@@ -245,7 +245,7 @@ export interface CallExpr {
 }
 
 /**
- * `meta(arg)` / `mqtt(arg)` (sql.md §2.9). `arg` is a `field` (`meta(k)`, `meta(s.k)`), a `navigate` chain rooted at
+ * `meta(arg)` / `mqtt(arg)` (docs/sql.md §2.9). `arg` is a `field` (`meta(k)`, `meta(s.k)`), a `navigate` chain rooted at
  * a field (`meta(k->sub)`, `meta(k.sub)`), or a `wildcard` without except/replace (`meta(*)`). For `mqtt` the arg is
  * always a plain field named `topic` or `messageid` (any case).
  */
@@ -274,7 +274,7 @@ export interface SelectField {
   /** `AS name`, or null. Never set for wildcards. */
   readonly alias: string | null;
   /**
-   * Output key per sql.md §4.3: the alias; the column name for `c`/`q.c`; the lower-cased function name for calls
+   * Output key per docs/sql.md §4.3: the alias; the column name for `c`/`q.c`; the lower-cased function name for calls
    * (`meta` for meta()/mqtt()); `kuiper_field_N` for anything else (N counts these unnamed fields from 0 in order);
    * `*` for wildcards.
    */
@@ -303,7 +303,7 @@ export interface JoinClause {
 export type WindowType = 'tumbling' | 'hopping' | 'sliding' | 'session' | 'count';
 
 /**
- * A window call in GROUP BY (sql.md §5.1), arguments already checked: `unit` is null only for COUNTWINDOW;
+ * A window call in GROUP BY (docs/sql.md §5.1), arguments already checked: `unit` is null only for COUNTWINDOW;
  * `lengths` are the integer parameters after the unit, as written (not multiplied by the unit):
  * tumbling [length], hopping [length, hop], sliding [length] or [length, delay], session [maxDuration, timeout],
  * count [size] or [size, every].
@@ -333,7 +333,7 @@ export interface SelectStatement {
   readonly where: Expr | null;
   /** GROUP BY items in written order, windows included */
   readonly dimensions: readonly Dimension[];
-  /** the first window in `dimensions` (the only one that counts, sql.md §4.7), or null */
+  /** the first window in `dimensions` (the only one that counts, docs/sql.md §4.7), or null */
   readonly window: WindowExpr | null;
   readonly having: Expr | null;
   readonly sorts: readonly SortField[];
@@ -381,7 +381,7 @@ export function isWindow(d: Dimension): d is WindowExpr {
 
 /**
  * The written-shape "bool condition" test used by rule-creation checks (searched CASE WHEN, bool-expr function
- * arguments, sql.md §2.6/§7.0): a boolean literal, or a top operator that is a comparison, AND, OR, IN, BETWEEN or
+ * arguments, docs/sql.md §2.6/§7.0): a boolean literal, or a top operator that is a comparison, AND, OR, IN, BETWEEN or
  * LIKE. Parentheses are looked through (`WHEN (a > 1)` passes), which accepts at least what eKuiper accepts.
  */
 export function isBoolShaped(e: Expr): boolean {

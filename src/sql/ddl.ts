@@ -1,5 +1,5 @@
 /**
- * Stream and table statements (sql.md §3): CREATE, SHOW, DESCRIBE, EXPLAIN, DROP, with the reference's messages
+ * Stream and table statements (docs/sql.md §3): CREATE, SHOW, DESCRIBE, EXPLAIN, DROP, with the reference's messages
  * and leniencies (commas between options are optional, text after a terminating `;` is ignored, DESCRIBE /
  * EXPLAIN / DROP do not look past the name). Syntax only; whether a definition makes sense (FORMAT registered,
  * binary-format fields, lookup KEY) is the catalog's business.

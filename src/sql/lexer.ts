@@ -1,5 +1,5 @@
 /**
- * Scanner for eKuiper's SQL dialect (sql.md §1). Produces tokens on demand and never throws: malformed input
+ * Scanner for eKuiper's SQL dialect (docs/sql.md §1). Produces tokens on demand and never throws: malformed input
  * becomes a token the parser cannot accept, so the error names the position the parser reached, as the
  * reference does (`found "invalid string: \"\\d\"", expected expression.`).
  *

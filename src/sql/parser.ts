@@ -1,5 +1,5 @@
 /**
- * Expression and SELECT parser for eKuiper 1.14's dialect (sql.md §2, §4.1, §5.1), with the reference's error
+ * Expression and SELECT parser for eKuiper 1.14's dialect (docs/sql.md §2, §4.1, §5.1), with the reference's error
  * texts (`found "-", expected expression.`, `limit should be integer`, …).
  *
  * Precedence (higher binds tighter, all left-associative): 5 `* / % &` and the postfix `[…]`, `->`, `.`;
@@ -165,7 +165,7 @@ export class SelectParser {
     return fields;
   }
 
-  /** `expr [AS alias]` with its output name (sql.md §4.3), for select fields and REPLACE items. */
+  /** `expr [AS alias]` with its output name (docs/sql.md §4.3), for select fields and REPLACE items. */
   private parseNamedExpr(): SelectField {
     const c = this.c;
     const expr = this.parseCondition();

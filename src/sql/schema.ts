@@ -1,5 +1,5 @@
 /**
- * Declared stream/table field types (sql.md §3.2) and their eKuiper type codes (rest-api.md §3.4).
+ * Declared stream/table field types (docs/sql.md §3.2) and their eKuiper type codes (docs/rest-api.md §3.4).
  * Shared by the DDL parser, the catalog (describe/schema endpoints), the decoders and the binder.
  */
 export type BasicTypeName = 'bigint' | 'float' | 'string' | 'bytea' | 'datetime' | 'boolean';

@@ -1,5 +1,5 @@
 /**
- * Explicit conversions (sql.md §6.6, §7.3 `cast` table) and the coercions functions apply to their arguments.
+ * Explicit conversions (docs/sql.md §6.6, §7.3 `cast` table) and the coercions functions apply to their arguments.
  * Every failure is an EvalError with eKuiper's text.
  */
 import { DateTime, type Value } from './value.js';

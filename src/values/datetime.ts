@@ -1,5 +1,5 @@
 /**
- * Datetimes (sql.md §7.8): time zones, calendar fields, Go-layout parsing and formatting, eKuiper's format
+ * Datetimes (docs/sql.md §7.8): time zones, calendar fields, Go-layout parsing and formatting, eKuiper's format
  * notation (`yyyy-MM-dd HH:mm:ssSSS`) and the list of layouts tried when a string is auto-parsed.
  *
  * Both notations compile to the same token list ({@link Layout}), so one parser and one formatter serve

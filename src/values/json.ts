@@ -1,5 +1,5 @@
 /**
- * JSON serialisation of values (sql.md §6.8): ints as integer literals with full 64-bit precision, floats as
+ * JSON serialisation of values (docs/sql.md §6.8): ints as integer literals with full 64-bit precision, floats as
  * shortest round-trip digits (JS and Go agree for JSON), datetimes as RFC 3339 in their zone, bytes as base64.
  * A non-finite float cannot be serialised (EvalError). This runs for every sink message, so values holding only
  * JSON-native data take `JSON.stringify` directly after a cheap scan.

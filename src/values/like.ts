@@ -1,5 +1,5 @@
 /**
- * LIKE pattern translation (sql.md §6.5), with eKuiper's quirks: `%` → `.*`, `_` → `.`, every backslash is a
+ * LIKE pattern translation (docs/sql.md §6.5), with eKuiper's quirks: `%` → `.*`, `_` → `.`, every backslash is a
  * literal backslash and keeps a following `%`/`_` literal too; other regex metacharacters are not escaped.
  */
 import { EvalError } from './errors.js';

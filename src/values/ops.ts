@@ -1,5 +1,5 @@
 /**
- * Operators on runtime values (sql.md §6.2–§6.4): arithmetic, bitwise and comparison, with eKuiper's null rules,
+ * Operators on runtime values (docs/sql.md §6.2–§6.4): arithmetic, bitwise and comparison, with eKuiper's null rules,
  * int/float typing and error texts. Every function here is called per record: no allocation on the success path.
  */
 import { DateTime, isObject, type Value } from './value.js';

@@ -1,5 +1,5 @@
 /**
- * Text forms of values (sql.md §6.6): what `concat`, string functions, group keys and error messages print.
+ * Text forms of values (docs/sql.md §6.6): what `concat`, string functions, group keys and error messages print.
  * The forms follow Go's `fmt` `%v`, which is what eKuiper users see.
  */
 import { DateTime, type Value } from './value.js';

@@ -1,5 +1,5 @@
 /**
- * Eddy's runtime value model (sql.md §6.1).
+ * Eddy's runtime value model (docs/sql.md §6.1).
  *
  * The int/float distinction is observable in eKuiper (`5 / 2` is 2, a schemaless `a = 5` gives `a / 2 = 2.5`),
  * so the two live in different JS types:

@@ -40,7 +40,7 @@ test('async import: unique ids, task status finish with the import result, error
     assert.deepEqual(JSON.parse(done.message).ErrorMsg, '');
     assert.equal(typeof done.createdTimestamp, 'number');
     assert.ok(done.updatedTimestamp >= done.createdTimestamp);
-    // exactly eKuiper's record (rest-api.md §7.6)
+    // exactly eKuiper's record (docs/rest-api.md §7.6)
     assert.deepEqual(Object.keys(done), ['id', 'status', 'message', 'createdTimestamp', 'updatedTimestamp']);
     assert.deepEqual(JSON.parse(done.message), {
       ErrorMsg: '',

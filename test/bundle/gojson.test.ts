@@ -3,7 +3,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { goJsonSyntaxError } from '../../src/bundle/gojson.js';
+import { goJsonSyntaxError } from '../../src/core/gojson.js';
 import { startTestServer } from '../helpers/server.js';
 import { call } from './helpers.js';
 

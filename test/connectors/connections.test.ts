@@ -59,7 +59,7 @@ test('connection checks: mqtt broker up → 200 empty, closed port → clear err
       error: 1000,
       message: "sink log doesn't support ping connection",
     });
-    // memory has no probe in eKuiper 1.14 (runtime.md §4), as source, sink or lookup
+    // memory has no probe in eKuiper 1.14 (docs/runtime.md §4), as source, sink or lookup
     for (const [seg, kind] of [['sinks', 'sink'], ['sources', 'source'], ['lookups', 'lookup']]) {
       assert.deepEqual((await s.req('POST', `/metadata/${seg}/connection/memory`, {})).json(), {
         error: 1000,

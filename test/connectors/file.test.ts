@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { connectorsService, ctx, sinkNode, tempDir, waitFor } from './e2-helpers.js';
 import type { SourceEvent } from '../../src/runtime/contracts.js';
-import { EddyError } from '../../src/api/errors.js';
+import { EddyError } from '../../src/core/errors.js';
 
 function collect(): { events: SourceEvent[]; ended: () => boolean; onEnd: () => void } {
   let done = false;

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { JsonFormat } from '../../src/connectors/formats/json.js';
 import { BinaryFormat } from '../../src/connectors/formats/binary.js';
 import { DelimitedFormat } from '../../src/connectors/formats/delimited.js';
-import { decompress, compress, checkCompression } from '../../src/connectors/compression.js';
+import { decompress, compress, checkCompression } from '../../src/core/compression.js';
 import type { StreamField } from '../../src/sql/schema.js';
 
 const enc = (s: string) => new TextEncoder().encode(s);

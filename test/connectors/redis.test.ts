@@ -4,7 +4,7 @@ import { createServer, connect, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import { connectorsService, ctx, sinkNode, waitFor, freePort } from './e2-helpers.js';
-import { EddyError } from '../../src/api/errors.js';
+import { EddyError } from '../../src/core/errors.js';
 
 const uid = (): string => 'eddy-e2-' + Math.random().toString(36).slice(2);
 

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connectorsService, recordingServer, sinkNode, waitFor, freePort } from './e2-helpers.js';
-import { EddyError } from '../../src/api/errors.js';
+import { EddyError } from '../../src/core/errors.js';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';

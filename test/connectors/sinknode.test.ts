@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { ErrorRecord, type Props, type SinkNode } from '../../src/runtime/contracts.js';
 import type { ValueObject } from '../../src/values/value.js';
-import { EddyError } from '../../src/api/errors.js';
+import { EddyError } from '../../src/core/errors.js';
 import { BROKER, BrokerProxy, subscriber, uniqueTopic, until } from './helpers.js';
 
 function sinkNode(s: TestServer, type: string, props: Props, ruleId = 'r1', index = 0): SinkNode {

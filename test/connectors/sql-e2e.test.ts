@@ -1,7 +1,7 @@
 /**
  * The sql connectors end to end over the REST API, on the real databases: a PostgreSQL table polled as a stream,
  * joined with a MariaDB lookup table (cached by the rule), written by the sql sink into another PostgreSQL table;
- * the connection checks of rest-api.md §6.1.
+ * the connection checks of docs/rest-api.md §6.1.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

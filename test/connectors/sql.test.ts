@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connectorsService, ctx, sinkNode, waitFor, freePort } from './e2-helpers.js';
-import { EddyError } from '../../src/api/errors.js';
+import { EddyError } from '../../src/core/errors.js';
 import { DateTime, type ValueObject } from '../../src/values/value.js';
 import { parseSqlUrl } from '../../src/connectors/sql-db.js';
 import type { SourceEvent } from '../../src/runtime/contracts.js';

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { SqliteStore, type KVStore } from '../../src/store/index.js';
 import { createBuiltinRegistry, createFuncContext, type FunctionDef } from '../../src/functions/index.js';
 import { ScriptService, decodeScript, type ScriptRecord } from '../../src/extensions/scripts.js';
-import { EddyError } from '../../src/api/errors.js';
+import { EddyError } from '../../src/core/errors.js';
 
 async function withStore(fn: (store: KVStore, dir: string) => Promise<void>): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'eddy-scripts-'));

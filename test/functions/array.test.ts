@@ -117,7 +117,7 @@ test('shuffle, sort by text form, concat', () => {
   assert.equal(callError('array_concat', [1n], 2n), 'call func array_concat error: array elements should be array');
 });
 
-test('repeat and sequence fail for every SQL value, as the reference does (sql.md §7.6 quirk)', () => {
+test('repeat and sequence fail for every SQL value, as the reference does (docs/sql.md §7.6 quirk)', () => {
   assert.equal(callError('repeat', 'hello', 3n), 'call func repeat error: second argument should be int');
   assert.equal(callError('repeat', 'rockset', 0n), 'call func repeat error: second argument should be int');
   assert.equal(callError('repeat', 'x', 2.0), 'call func repeat error: second argument should be int');

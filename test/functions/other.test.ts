@@ -69,7 +69,7 @@ test('delay returns its value after waiting', () => {
 });
 
 test('get_keyed_state reads the store and converts with cast rules', () => {
-  // no store plugged: nothing is stored, the default applies (sql.md §7.14 example)
+  // no store plugged: nothing is stored, the default applies (docs/sql.md §7.14 example)
   assert.equal(call('get_keyed_state', 'foo', 'float', 20.0), 20.0);
   const store = new Map<string, string>([['n', '12']]);
   ctx.keyedState = (k) => store.get(k);

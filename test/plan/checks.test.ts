@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { catalogOf, deps, SCHEMALESS } from './helpers.js';
 import { planQuery, querySources, validateQuery, UnknownStreamError } from '../../src/plan/planner.js';
-import { EddyError } from '../../src/api/errors.js';
+import { EddyError } from '../../src/core/errors.js';
 
 const TYPED = 'CREATE STREAM t (a BIGINT, b STRING, rec STRUCT(x BIGINT, y STRING)) WITH (DATASOURCE="t", TYPE="memory")';
 const TYPED2 = 'CREATE STREAM u (a BIGINT, c STRING) WITH (DATASOURCE="u", TYPE="memory")';

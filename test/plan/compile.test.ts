@@ -26,7 +26,7 @@ function keeps(cond: string, msg: ValueObject = {}): boolean {
   return run(plan(`SELECT * FROM s WHERE ${cond}`), msg) !== null;
 }
 
-test('arithmetic keeps ints and floats apart (sql.md §6.3)', () => {
+test('arithmetic keeps ints and floats apart (docs/sql.md §6.3)', () => {
   assert.equal(val('5 / 2'), 2n);
   assert.equal(val('a / 2', { a: 5 }), 2.5);
   assert.equal(val('-7 / 2'), -3n);
@@ -57,7 +57,7 @@ test('an unaliased field error has no alias part', () => {
   }
 });
 
-test('null rules: arithmetic null, comparisons false (sql.md §6.2)', () => {
+test('null rules: arithmetic null, comparisons false (docs/sql.md §6.2)', () => {
   assert.equal(val('a + 1'), undefined);
   assert.equal(val('a = 1'), false);
   assert.equal(val('a != 1'), false);
@@ -77,7 +77,7 @@ test('AND/OR short-circuit only on the left and give false for nulls', () => {
   assert.match(err('1 AND true'), /invalid operation int64\(1\) AND bool\(true\)/);
 });
 
-test('comparisons: numeric mixing, strings, bools, mismatch errors (sql.md §6.4)', () => {
+test('comparisons: numeric mixing, strings, bools, mismatch errors (docs/sql.md §6.4)', () => {
   assert.equal(val('55.0 = 55'), true);
   assert.equal(val('a > 50', { a: 50.5 }), true);
   assert.equal(val('a > 50', { a: 49.5 }), false);
@@ -121,7 +121,7 @@ test('BETWEEN is inclusive; nulls give false for both forms', () => {
   assert.match(err('a BETWEEN 1 AND 5', { a: 'x' }), /between operator cannot compare/);
 });
 
-test('LIKE: wildcards, anchoring, unescaped metacharacters and errors (sql.md §6.5)', () => {
+test('LIKE: wildcards, anchoring, unescaped metacharacters and errors (docs/sql.md §6.5)', () => {
   assert.equal(val('"string1" LIKE "str%"'), true);
   assert.equal(val('"another" LIKE "an_ther"'), true);
   assert.equal(val('"string1" NOT LIKE "string1"'), false);
@@ -140,7 +140,7 @@ test('CASE simple and searched', () => {
   assert.equal(val('CASE a WHEN 1 THEN "one" ELSE "none" END'), 'none');
 });
 
-test('navigation with -> and dots, subscripts and slices (sql.md §2.3, §2.4)', () => {
+test('navigation with -> and dots, subscripts and slices (docs/sql.md §2.3, §2.4)', () => {
   assert.equal(val('a->b', { a: { b: 'x' } }), 'x');
   assert.equal(val('a.b', { a: { b: 'x' } }), 'x');
   assert.equal(val('a->c->d', { a: { c: { d: 35 } } }), 35);

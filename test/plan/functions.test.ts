@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { catalogOf, deps, plan, run, runEach, runWindow, tuple, SCHEMALESS } from './helpers.js';
 import { planQuery } from '../../src/plan/planner.js';
 import { EvalUnit } from '../../src/plan/plan.js';
-import { EddyError } from '../../src/api/errors.js';
+import { EddyError } from '../../src/core/errors.js';
 
 const DEMO = 'CREATE STREAM demo (color STRING, size BIGINT, ts BIGINT) WITH (DATASOURCE="d", FORMAT="json", TYPE="memory")';
 const demo = catalogOf(DEMO, SCHEMALESS);
@@ -15,7 +15,7 @@ const EVENTS = [
   { color: 'red', size: 1n, ts: 5n },
 ];
 
-test('aggregates run over the group; plain columns come from its first row (sql.md §4.7)', () => {
+test('aggregates run over the group; plain columns come from its first row (docs/sql.md §4.7)', () => {
   const p = plan('SELECT count(*) AS c, sum(a) AS s, collect(a) AS all, a FROM s GROUP BY COUNTWINDOW(3)');
   assert.deepEqual(runWindow(p, [{ a: 1 }, { a: 2 }, { b: 1 }]), [{ c: 3n, s: 3, all: [1, 2, null], a: 1 }]);
 });
@@ -58,7 +58,7 @@ test('LIMIT applies per trigger after ORDER BY', () => {
   assert.deepEqual(runWindow(p, [{ a: 1 }, { a: 3 }, { a: 2 }]), [{ a: 3 }, { a: 2 }]);
 });
 
-test('HAVING null is an error; a windowless single event is an error record (sql.md §4.8)', () => {
+test('HAVING null is an error; a windowless single event is an error record (docs/sql.md §4.8)', () => {
   const p = plan('SELECT count(*) AS c FROM s GROUP BY COUNTWINDOW(2) HAVING max(a)');
   assert.throws(() => runWindow(p, [{ b: 1 }, { b: 2 }]), /run Having error: invalid condition that returns non-bool value <nil>/);
   const w = plan('SELECT count(*) AS c FROM s HAVING count(*) > 0');
@@ -109,7 +109,7 @@ test('changed_col(true, *) and changed_cols with * (conformance cases)', () => {
   assert.deepEqual(runEach(pre, EVENTS.slice(0, 2)), [[{ tt_color: 'red', tt_size: 3n }], [{ tt_color: 'blue', tt_size: 6n }]]);
 });
 
-test('unnest expands rows; objects merge into the row (sql.md §4.13)', () => {
+test('unnest expands rows; objects merge into the row (docs/sql.md §4.13)', () => {
   const p = plan('SELECT unnest(arr) AS v, id FROM s');
   assert.deepEqual(runEach(p, [{ id: 1, arr: [7, 8] }]), [[{ v: 7, id: 1 }, { v: 8, id: 1 }]]);
   const o = plan('SELECT unnest(arr2), x FROM s WHERE x = 1');
@@ -120,7 +120,7 @@ test('unnest expands rows; objects merge into the row (sql.md §4.13)', () => {
   assert.deepEqual(runWindow(lim, [{ arr: [1, 2, 3] }]), [{ v: 1 }]);
 });
 
-test('row_number numbers the emission, per partition in key order (sql.md §4.12)', () => {
+test('row_number numbers the emission, per partition in key order (docs/sql.md §4.12)', () => {
   assert.deepEqual(runEach(plan('select size, row_number() from demo', demo), EVENTS.slice(0, 2)), [
     [{ size: 3n, row_number: 1n }],
     [{ size: 6n, row_number: 1n }],
@@ -148,7 +148,7 @@ test('window_start(), window_end() and event_time()', () => {
   assert.deepEqual(run(plan('SELECT window_start() AS ws, rule_id() AS id FROM s'), {}), { id: 'rule1' });
 });
 
-test('static checks on aggregates, window functions, srf and multi-column functions (sql.md §4.15)', () => {
+test('static checks on aggregates, window functions, srf and multi-column functions (docs/sql.md §4.15)', () => {
   const cat = catalogOf(SCHEMALESS, DEMO);
   const rejects = (sql: string, msg: string | RegExp): void => {
     assert.throws(
@@ -179,7 +179,7 @@ test('static checks on aggregates, window functions, srf and multi-column functi
   planQuery('SELECT a FROM s GROUP BY COUNTWINDOW(2) FILTER (WHERE last_hit_count() < 3)', deps(cat));
 });
 
-test('the HAVING check looks at the condition as eKuiper does: operands of operators, calls and columns (sql.md §4.8)', () => {
+test('the HAVING check looks at the condition as eKuiper does: operands of operators, calls and columns (docs/sql.md §4.8)', () => {
   const cat = catalogOf(SCHEMALESS);
   const rejected = (sql: string): void => {
     assert.throws(
@@ -206,7 +206,7 @@ test('the HAVING check looks at the condition as eKuiper does: operands of opera
   assert.deepEqual(runWindow(p, [{ a: 0 }, { a: 2 }]), []);
 });
 
-test('several row_number() calls: each numbers the order the previous one left (sql.md §4.12)', () => {
+test('several row_number() calls: each numbers the order the previous one left (docs/sql.md §4.12)', () => {
   const rows = [{ a: 1, b: 'x' }, { a: 3, b: 'y' }, { a: 2, b: 'x' }];
   const p = plan('SELECT a, row_number() AS r1, row_number() OVER (ORDER BY a DESC) AS r2 FROM s GROUP BY TUMBLINGWINDOW(ss, 1)');
   assert.deepEqual(runWindow(p, rows), [

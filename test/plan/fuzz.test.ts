@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { plan, run } from './helpers.js';
-import { EddyError } from '../../src/api/errors.js';
+import { EddyError } from '../../src/core/errors.js';
 import { StageError } from '../../src/plan/plan.js';
 import type { ValueObject } from '../../src/values/value.js';
 

@@ -60,7 +60,7 @@ export function run(p: QueryPlan, message: ValueObject, meta: ValueObject = {}):
 export type { FunctionDef };
 
 /**
- * Runs a whole windowed emission through the plan's stages the way the runtime does (sql.md §4.2): analytic and
+ * Runs a whole windowed emission through the plan's stages the way the runtime does (docs/sql.md §4.2): analytic and
  * pushed-down filter per tuple, then WHERE, grouping, HAVING, row_number, ORDER BY, projection, LIMIT, unnest.
  */
 export function runWindow(

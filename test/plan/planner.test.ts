@@ -12,7 +12,7 @@ const cat = catalogOf(SCHEMALESS, MQTT, TYPED, S2, TABLE);
 
 const names = (sql: string, opts = {}): string[] => plan(sql, cat, opts).nodes.map((n) => n.name);
 
-test('node names follow the post-order numbering of runtime.md §1.6', () => {
+test('node names follow the post-order numbering of docs/runtime.md §1.6', () => {
   assert.deepEqual(names('SELECT * FROM s'), ['source_s', 'op_2_project']);
   assert.deepEqual(names('SELECT * FROM m'), ['source_m', 'op_2_decoder', 'op_3_project']);
   assert.deepEqual(names('SELECT a FROM m WHERE b > 1'), ['source_m', 'op_2_decoder', 'op_3_filter', 'op_4_project']);
@@ -118,7 +118,7 @@ test('window specs are converted to milliseconds', () => {
   assert.deepEqual([se.length, se.interval, se.alignParam], [2000, 1000, 2]);
 });
 
-test('decode schemas keep only the declared fields the rule reads (sql.md §3.4)', () => {
+test('decode schemas keep only the declared fields the rule reads (docs/sql.md §3.4)', () => {
   const schema = (sql: string, opts = {}) => plan(sql, cat, opts).sources[0].schema;
   assert.deepEqual(schema('SELECT a FROM t'), [{ name: 'a', type: { kind: 'bigint' } }]);
   assert.equal(schema('SELECT * FROM t'), null);

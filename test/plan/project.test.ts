@@ -4,7 +4,7 @@ import { plan, run, catalogOf } from './helpers.js';
 
 const DEMO = 'CREATE STREAM demo (color STRING, size BIGINT, ts BIGINT) WITH (DATASOURCE="d", FORMAT="json", TYPE="memory")';
 
-test('output keys: alias, column, dotted navigation, function name, kuiper_field_N (sql.md §4.3)', () => {
+test('output keys: alias, column, dotted navigation, function name, kuiper_field_N (docs/sql.md §4.3)', () => {
   const p = plan('SELECT a, a.b, 3.4, b * 2, ABS(c), lower(d) AS l, e->f FROM s');
   assert.deepEqual(run(p, { a: { b: 'x' }, b: 2, c: -1, d: 'Q', e: { f: 1 } }), {
     a: { b: 'x' },

@@ -7,7 +7,7 @@ import { NodeMetrics, type PrintableTopo, type RuleDef, type RuleOptions, type T
 import { mergeOptions } from '../../src/rules/definition.js';
 import { sqlStatementKind } from '../../src/rules/engine.js';
 import { parseSelect } from '../../src/sql/index.js';
-import { EddyError } from '../../src/api/errors.js';
+import { EddyError } from '../../src/core/errors.js';
 import { DEFAULT_RULE_OPTIONS } from '../../src/config/index.js';
 
 export const silent = pino({ level: 'silent' });

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SqliteStore } from '../../src/store/sqlite.js';
 import { RuleService, RULE_NS } from '../../src/rules/service.js';
-import { EddyError } from '../../src/api/errors.js';
+import { EddyError } from '../../src/core/errors.js';
 import { DEFAULTS, TestEngine, silent, until } from './fixtures.js';
 
 async function withService(fn: (svc: RuleService, engine: TestEngine, store: SqliteStore, reopen: () => RuleService) => Promise<void>) {

@@ -1,4 +1,4 @@
-/** Behaviours of sql.md §4.2, §4.5 and §5 checked through whole rules under a manual clock. */
+/** Behaviours of docs/sql.md §4.2, §4.5 and §5 checked through whole rules under a manual clock. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHarness, plainOut } from './harness.js';

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
 import { createHarness } from './harness.js';
-import { EddyError } from '../../src/api/errors.js';
+import { EddyError } from '../../src/core/errors.js';
 import { loadConfig, resolveHome } from '../../src/config/index.js';
 
 const logger = pino({ level: 'silent' });

@@ -1,5 +1,5 @@
 /**
- * The `delimited` format (runtime.md §2.2, §3.3): decoding splits on the delimiter (default `,`) into string fields
+ * The `delimited` format (docs/runtime.md §2.2, §3.3): decoding splits on the delimiter (default `,`) into string fields
  * named `col0`, `col1`, … (or the given `fields`); encoding writes one row's values in `fields` order, else in the
  * ascending key order of the first row encoded (then kept), with no header.
  */

@@ -1,5 +1,5 @@
 /**
- * The `json` format (runtime.md §2.2, sql.md §3.2/§3.4).
+ * The `json` format (docs/runtime.md §2.2, docs/sql.md §3.2/§3.4).
  *
  * Decoding without a schema keeps every field and turns every number into a float. With a schema (the declared
  * fields the rule reads, already narrowed by the planner) each known field is converted to its declared type; a key

@@ -1,5 +1,5 @@
 /**
- * JSON text of sink data with Go's `encoding/json` rules (runtime.md §3.3, sql.md §6.8): sorted object keys and
+ * JSON text of sink data with Go's `encoding/json` rules (docs/runtime.md §3.3, docs/sql.md §6.8): sorted object keys and
  * `<`, `>`, `&` escaped, on top of the value serialisation of `values/json.ts`.
  *
  * This runs once per sink message, so data holding only JSON-native values (strings, finite numbers, booleans,

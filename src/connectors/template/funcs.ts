@@ -1,6 +1,6 @@
 /**
  * Functions callable from templates: Go's text/template builtins, eKuiper's `json`/`base64`, and the sprig v3
- * library (runtime.md §3.4). Each function declares its Go parameter kinds so arguments are checked the way Go's
+ * library (docs/runtime.md §3.4). Each function declares its Go parameter kinds so arguments are checked the way Go's
  * reflection-based call does (`wrong type for value; expected string; got float64`).
  */
 import { createHash, randomBytes, randomInt, randomUUID, createCipheriv, createDecipheriv } from 'node:crypto';

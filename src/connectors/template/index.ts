@@ -1,5 +1,5 @@
 /**
- * Go text/template-compatible templates with the sprig function library (runtime.md §3.4), used by sinks'
+ * Go text/template-compatible templates with the sprig function library (docs/runtime.md §3.4), used by sinks'
  * `dataTemplate` and by dynamic properties such as an mqtt topic `a/{{.room}}`.
  *
  * Data are Eddy values: objects print as `map[k:v]`, arrays as `[a b]`, `bigint` as a Go int, `number` as a Go

@@ -1,5 +1,5 @@
 /**
- * Parser of Go text/template source (runtime.md §3.4): delimiters `{{ }}`, trim markers, comments, pipelines,
+ * Parser of Go text/template source (docs/runtime.md §3.4): delimiters `{{ }}`, trim markers, comments, pipelines,
  * control structures and `define`/`template`/`block`. Produces a tree the executor walks.
  */
 

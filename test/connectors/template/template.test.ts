@@ -9,7 +9,7 @@ const rows = [
   { room: 'b', temp: 29 },
 ];
 
-test('runtime.md §3.4 examples: per-row template, json, index, range, missing key', () => {
+test('docs/runtime.md §3.4 examples: per-row template, json, index, range, missing key', () => {
   assert.equal(run('{"r":"{{.room}}","t":{{.temp}}}', rows[0]), '{"r":"a","t":31.5}');
   assert.equal(run('{"r":"{{.room}}","t":{{.temp}}}', rows[1]), '{"r":"b","t":29}');
   assert.equal(run('{{json .}}', rows), '[{"room":"a","temp":31.5},{"room":"b","temp":29}]');

@@ -1,5 +1,5 @@
 /**
- * eKuiper's error catalogue (rest-api.md §1.5). Every handled failure becomes `{"error": code, "message": text}`
+ * eKuiper's error catalogue (docs/rest-api.md §1.5). Every handled failure becomes `{"error": code, "message": text}`
  * with status 404 for code 1002 and 400 otherwise, unless a handler sets its own status (422 validate, 401 auth).
  */
 export const ErrorCode = {

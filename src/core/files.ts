@@ -1,8 +1,8 @@
 /**
  * File helpers shared by uploads, schemas and imports: safe names, reading `file`/`http`/`https` URLs, and writes
- * that never leave a half-written or empty file behind (rest-api.md §15 D6–D8).
+ * that never leave a half-written or empty file behind (docs/compatibility.md D6–D8).
  *
- * Trust model (D7): `file://` URLs read any file the server process may read; whoever can call the REST API can
+ * Trust model (docs/compatibility.md D7): `file://` URLs read any file the server process may read; whoever can call the REST API can
  * already make the server read and run arbitrary configuration, so this adds no new power. https certificates are
  * verified (Node's default).
  */

@@ -1,5 +1,5 @@
 /**
- * Payload compression used by sources (`decompression`) and sinks (`compression`), runtime.md §2.3: `gzip`, `zlib`
+ * Payload compression used by sources (`decompression`) and sinks (`compression`), docs/runtime.md §2.3: `gzip`, `zlib`
  * and `flate` (raw deflate). Names are case-sensitive. zstd is not available on Node 20 without a native add-on,
  * so it is rejected like any unknown name.
  */
