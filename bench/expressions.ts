@@ -6,7 +6,7 @@
 import { planQuery } from '../src/plan/planner.js';
 import { createBuiltinRegistry } from '../src/functions/index.js';
 import { parseDdl } from '../src/sql/index.js';
-import { Tuple } from '../src/runtime/contracts.js';
+import { Tuple } from '../src/contracts/index.js';
 import type { StreamCatalog, StreamDef } from '../src/catalog/types.js';
 import type { ValueObject } from '../src/values/value.js';
 import type { QueryPlan } from '../src/plan/plan.js';

@@ -26,7 +26,7 @@ import type { StreamCatalog, StreamDef, StreamKind } from '../src/catalog/types.
 import { createBuiltinRegistry } from '../src/functions/index.js';
 import { createTopologyBuilder, type RuleTopology } from '../src/runtime/topology.js';
 import { ManualClock, type Clock } from '../src/runtime/clock.js';
-import type { RuleAction, RuleOptions } from '../src/runtime/contracts.js';
+import type { RuleAction, RuleOptions } from '../src/contracts/index.js';
 import type { ValueObject } from '../src/values/value.js';
 
 const tick = () => new Promise<void>((r) => setImmediate(r));

@@ -16,7 +16,7 @@ import pino from 'pino';
 import { loadConfig, prepareHome, resolveHome } from '../src/config/index.js';
 import { SqliteStore } from '../src/store/index.js';
 import { Connectors } from '../src/connectors/index.js';
-import type { RuleOptions, SinkNode } from '../src/runtime/contracts.js';
+import type { RuleOptions, SinkNode } from '../src/contracts/index.js';
 import type { ValueObject } from '../src/values/value.js';
 import { DEFAULT_RULE_OPTIONS } from '../src/config/index.js';
 

@@ -4,7 +4,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { EddyConfig } from '../config/index.js';
-import { applyLogSettings, checkLogLevel, type LogSettings, type Logger } from '../log.js';
+import { applyLogSettings, checkLogLevel, type LogSettings, type Logger } from '../config/log.js';
 import { setDefaultZone } from '../values/index.js';
 import { EddyError, ErrorCode } from '../core/errors.js';
 import { field, readJsonObject, sendEmpty } from './http.js';

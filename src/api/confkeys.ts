@@ -10,7 +10,7 @@ import { EddyError, ErrorCode } from '../core/errors.js';
 import { rawBody, sendEmpty, sendJson } from './http.js';
 import type { Connectors } from '../connectors/index.js';
 import type { ConfKind } from '../connectors/confkeys.js';
-import type { Props } from '../runtime/contracts.js';
+import type { Props } from '../contracts/index.js';
 import { maskSecrets, restoreSecrets, sortKeysDeep } from '../connectors/secrets.js';
 import { connectionMeta, connectionPlugins, sinkMeta, sinkPlugins, sourceMeta, sourcePlugins } from '../connectors/uimeta.js';
 

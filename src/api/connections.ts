@@ -8,7 +8,7 @@ import { EddyError, ErrorCode } from '../core/errors.js';
 import { rawBody, sendEmpty, sendText } from './http.js';
 import type { Connectors } from '../connectors/index.js';
 import type { CheckKind } from '../connectors/registry.js';
-import type { Props } from '../runtime/contracts.js';
+import type { Props } from '../contracts/index.js';
 import type { KVStore } from '../store/kv.js';
 import { restoreSecrets } from '../connectors/secrets.js';
 import { prop } from '../connectors/props.js';

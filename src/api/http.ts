@@ -4,6 +4,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { EddyError, ErrorCode } from '../core/errors.js';
 import { firstJsonValue } from '../core/gojson.js';
+export { field } from '../core/fields.js';
 
 /** Raw request body as text (every content type is read as text; routes decode JSON themselves). */
 export function rawBody(req: FastifyRequest): string {
@@ -33,14 +34,6 @@ export function readJsonObject(req: FastifyRequest, prefix: string, code: number
     throw new EddyError(code, `${prefix}the body must be a JSON object`);
   }
   return v as Record<string, unknown>;
-}
-
-/** A fixed request field matched case-insensitively, exact spelling first (docs/rest-api.md §1.3). */
-export function field(obj: Record<string, unknown>, name: string): unknown {
-  if (name in obj) return obj[name];
-  const lower = name.toLowerCase();
-  for (const k of Object.keys(obj)) if (k.toLowerCase() === lower) return obj[k];
-  return undefined;
 }
 
 export function sendText(reply: FastifyReply, status: number, text: string): FastifyReply {

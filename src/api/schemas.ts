@@ -13,7 +13,7 @@ import {
   type SchemaRegistry,
   type SchemaType,
   validateSchemaRecord,
-} from '../bundle/schemas.js';
+} from '../catalog/schemas.js';
 
 type Params = { type: string; name: string };
 

@@ -5,7 +5,7 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { EddyError, ErrorCode } from '../core/errors.js';
 import { sendError } from './http.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../config/log.js';
 
 const CORS_METHODS = new Set(['POST', 'GET', 'PUT', 'DELETE', 'HEAD', 'PATCH']);
 const CORS_HEADERS = new Set(['accept', 'accept-language', 'content-type', 'content-language', 'origin', 'authorization']);

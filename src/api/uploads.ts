@@ -7,7 +7,7 @@ import { basename } from 'node:path';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { EddyError, ErrorCode } from '../core/errors.js';
 import { field, rawBody, sendJson, sendText } from './http.js';
-import { UploadError, UploadNotFound, type UploadsService } from '../bundle/uploads.js';
+import { UploadError, UploadNotFound, type UploadsService } from '../catalog/uploads.js';
 
 export function registerUploadRoutes(http: FastifyInstance, uploads: UploadsService): void {
   void http.register(async (scope) => {

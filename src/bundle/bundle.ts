@@ -3,7 +3,7 @@
  * the status document of the same shape mapping item names to error texts. Also the `{content}` / `{file}` request
  * bodies that import endpoints share.
  */
-import { field } from '../api/http.js';
+import { field } from '../core/fields.js';
 import { readUrl } from '../core/files.js';
 import { goJsonSyntaxError } from '../core/gojson.js';
 

@@ -22,7 +22,7 @@ import type { Logger } from 'pino';
 import type { KVStore } from '../store/kv.js';
 import type { Catalog } from '../catalog/catalog.js';
 import type { StreamDef, StreamKind } from '../catalog/types.js';
-import type { RuleDef, RuleOptions } from '../runtime/contracts.js';
+import type { RuleDef, RuleOptions } from '../contracts/index.js';
 import type { ConfKind, ConfMap } from '../connectors/confkeys.js';
 import { RuleDefError, decodeRuleText, parseRule } from '../rules/definition.js';
 import { sqlStatementKind } from '../rules/engine.js';
@@ -38,9 +38,9 @@ import {
   type BundleKey,
   type StatusDoc,
 } from './bundle.js';
-import { parseUploadRecord, type UploadsService } from './uploads.js';
+import { parseUploadRecord, type UploadsService } from '../catalog/uploads.js';
 import { goJsonSyntaxError } from '../core/gojson.js';
-import { isSchemaType, parseSchemaRecord, validateSchemaRecord, type SchemaRecord, type SchemaRegistry } from './schemas.js';
+import { isSchemaType, parseSchemaRecord, validateSchemaRecord, type SchemaRecord, type SchemaRegistry } from '../catalog/schemas.js';
 
 /** What import/export needs of the rules service. */
 export interface RulesPort {

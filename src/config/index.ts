@@ -6,7 +6,7 @@ import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
 import { applyEnvOverrides, type ConfigTree } from './env.js';
-import type { RuleOptions } from '../runtime/contracts.js';
+import type { RuleOptions } from '../core/rule-options.js';
 
 export { applyEnvOverrides, typeEnvValue } from './env.js';
 

@@ -12,7 +12,7 @@ import { applyEnvOverrides } from '../config/env.js';
 import { packageRoot, type Home } from '../config/index.js';
 import { EddyError, ErrorCode } from '../core/errors.js';
 import type { KVStore } from '../store/kv.js';
-import type { Props } from '../runtime/contracts.js';
+import type { Props } from '../contracts/index.js';
 
 export type ConfKind = 'sources' | 'sinks' | 'connections';
 /** confKey → properties */

@@ -8,7 +8,7 @@ import { mkdir, open, readFile, writeFile, type FileHandle } from 'node:fs/promi
 import { basename, dirname, extname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { EddyError, ErrorCode } from '../core/errors.js';
-import type { Props, SinkConnector, SinkContext, SinkPayload } from '../runtime/contracts.js';
+import type { Props, SinkConnector, SinkContext, SinkPayload } from '../contracts/index.js';
 import { isObject, type Value } from '../values/value.js';
 import type { Registry } from './registry.js';
 import { propBool, propInt, propString, propStringList } from './props.js';

@@ -9,7 +9,7 @@ import { mkdir, readdir, readFile, rename, stat, unlink, copyFile } from 'node:f
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { EddyError, ErrorCode } from '../core/errors.js';
-import type { ConnectorContext, Props, SourceConnector, SourceEvent } from '../runtime/contracts.js';
+import type { ConnectorContext, Props, SourceConnector, SourceEvent } from '../contracts/index.js';
 import type { ValueObject } from '../values/value.js';
 import { parseJsonExact } from './formats/jsonparse.js';
 import type { Registry } from './registry.js';

@@ -4,7 +4,7 @@
  * compression. Requests go through Node's `fetch`.
  */
 import { EddyError, ErrorCode } from '../core/errors.js';
-import type { Props } from '../runtime/contracts.js';
+import type { Props } from '../contracts/index.js';
 import { checkCompression, compress, decompress, type Compression } from '../core/compression.js';
 import { prop, propBool, propInt, propObject, propString } from './props.js';
 import { renderTemplate } from './template/index.js';

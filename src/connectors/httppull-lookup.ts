@@ -2,7 +2,7 @@
  * The httppull lookup table (docs/runtime.md §2.5, §2.6): every lookup issues the configured request once and keeps
  * the returned rows whose join-key columns equal the probe values (the server is not asked to filter).
  */
-import type { ConnectorContext, LookupConnector, Props } from '../runtime/contracts.js';
+import type { ConnectorContext, LookupConnector, Props } from '../contracts/index.js';
 import { isObject, type Value, type ValueObject } from '../values/value.js';
 import { parseJsonExact } from './formats/jsonparse.js';
 import { HttpPuller } from './httppull-source.js';

@@ -7,14 +7,13 @@
  */
 import { createHash } from 'node:crypto';
 import { EddyError, ErrorCode } from '../core/errors.js';
-import type { ConnectorContext, Format, Props, SourceConnector, SourceEvent } from '../runtime/contracts.js';
+import type { ConnectorContext, Format, Props, SourceConnector, SourceEvent } from '../contracts/index.js';
 import type { ValueObject } from '../values/value.js';
 import { JsonFormat } from './formats/json.js';
 import type { Registry } from './registry.js';
 import { propBool, propInt, propString } from './props.js';
 import { renderTemplate } from './template/index.js';
 import { TokenManager, checkResponse, checkUrl, encodeBody, httpSend, httpSettings, renderHeaders, type HttpSettings } from './httppull-client.js';
-import { HttpPullLookup } from './httppull-lookup.js';
 import { transientError } from './mqtt.js';
 
 /** Settings and request logic shared by the httppull source and lookup. */
@@ -151,9 +150,4 @@ export class HttpPullSource implements SourceConnector {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
   }
-}
-
-export function registerHttpPull(registry: Registry): void {
-  registry.registerSource('httppull', () => new HttpPullSource(registry));
-  registry.registerLookup('httppull', () => new HttpPullLookup());
 }

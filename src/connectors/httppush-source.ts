@@ -4,7 +4,7 @@
  * reported to the rule as an error). Every source instance reading the same endpoint receives every body.
  */
 import { EddyError, ErrorCode } from '../core/errors.js';
-import type { ConnectorContext, Props, SourceConnector, SourceEvent } from '../runtime/contracts.js';
+import type { ConnectorContext, Props, SourceConnector, SourceEvent } from '../contracts/index.js';
 import type { DataServer } from './dataserver.js';
 import type { Registry } from './registry.js';
 import { propString } from './props.js';

@@ -2,7 +2,7 @@
  * The `log` sink (logs every payload through the rule's logger) and the `nop` sink (discards everything, optionally
  * logging it), docs/runtime.md §3.6.
  */
-import type { Props, SinkConnector, SinkContext, SinkPayload } from '../runtime/contracts.js';
+import type { Props, SinkConnector, SinkContext, SinkPayload } from '../contracts/index.js';
 import type { Registry } from './registry.js';
 import { propBool } from './props.js';
 

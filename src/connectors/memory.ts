@@ -13,7 +13,7 @@ import type {
   SinkPayload,
   SourceConnector,
   SourceEvent,
-} from '../runtime/contracts.js';
+} from '../contracts/index.js';
 import { isObject, type Value, type ValueObject } from '../values/value.js';
 import { keyText } from '../values/text.js';
 import type { Registry } from './registry.js';

@@ -16,7 +16,7 @@ import type {
   SinkPayload,
   SourceConnector,
   SourceEvent,
-} from '../runtime/contracts.js';
+} from '../contracts/index.js';
 import type { ConfKeys } from './confkeys.js';
 import type { Registry } from './registry.js';
 import { propBool, propInt, propString } from './props.js';

@@ -3,7 +3,7 @@
  * (exact spelling first), numbers given as floats are accepted for integer properties when integral, and strings are
  * not coerced to numbers or booleans. A wrong type throws an Error naming the property.
  */
-import type { Props } from '../runtime/contracts.js';
+import type { Props } from '../contracts/index.js';
 
 function describe(v: unknown): string {
   if (v === null) return 'null';

@@ -8,10 +8,10 @@
  * Converters are compiled once per message type, so per-record work is a loop over precomputed field handlers.
  */
 import protobuf from 'protobufjs';
-import type { Format, FormatFactory, FormatOptions } from '../runtime/contracts.js';
+import type { Format, FormatFactory, FormatOptions } from '../contracts/index.js';
 import type { FieldType, StreamField } from '../sql/schema.js';
 import { DateTime, isObject, type Value, type ValueObject } from '../values/value.js';
-import type { SchemaRegistry } from '../bundle/schemas.js';
+import type { SchemaRegistry } from '../catalog/schemas.js';
 
 type Decode = (v: unknown) => Value;
 type Encode = (v: Value, path: string) => unknown;

@@ -5,7 +5,7 @@
  */
 import type { Redis } from 'ioredis';
 import { EddyError, ErrorCode } from '../core/errors.js';
-import type { ConnectorContext, LookupConnector, Props } from '../runtime/contracts.js';
+import type { ConnectorContext, LookupConnector, Props } from '../contracts/index.js';
 import { isObject, type Value, type ValueObject } from '../values/value.js';
 import { keyText } from '../values/text.js';
 import { parseJsonExact } from './formats/jsonparse.js';

@@ -4,7 +4,7 @@
  */
 import type { Redis } from 'ioredis';
 import { EddyError, ErrorCode } from '../core/errors.js';
-import type { Props, SinkConnector, SinkContext, SinkPayload } from '../runtime/contracts.js';
+import type { Props, SinkConnector, SinkContext, SinkPayload } from '../contracts/index.js';
 import type { Registry } from './registry.js';
 import { checkCompression, compress, type Compression } from '../core/compression.js';
 import { propInt, propString } from './props.js';

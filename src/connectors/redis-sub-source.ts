@@ -5,7 +5,7 @@
  */
 import type { Redis } from 'ioredis';
 import { EddyError, ErrorCode } from '../core/errors.js';
-import type { ConnectorContext, Props, SourceConnector, SourceEvent } from '../runtime/contracts.js';
+import type { ConnectorContext, Props, SourceConnector, SourceEvent } from '../contracts/index.js';
 import type { Registry } from './registry.js';
 import { checkCompression, decompress, type Compression } from '../core/compression.js';
 import { propInt, propString, propStringList } from './props.js';

@@ -10,7 +10,7 @@ import type {
   Props,
   SinkConnector,
   SourceConnector,
-} from '../runtime/contracts.js';
+} from '../contracts/index.js';
 import type { ConfKeys, ConfKind } from './confkeys.js';
 
 export type CheckKind = 'source' | 'sink' | 'lookup';

@@ -5,7 +5,7 @@
  * (4xx, 5xx, or a body without a 2xx code) is a plain error: the item is dropped, as in eKuiper 1.14.
  */
 import { EddyError, ErrorCode } from '../core/errors.js';
-import type { Props, SinkConnector, SinkContext, SinkPayload } from '../runtime/contracts.js';
+import type { Props, SinkConnector, SinkContext, SinkPayload } from '../contracts/index.js';
 import type { Registry } from './registry.js';
 import { propBool, propString } from './props.js';
 import { recoverable } from './sinknode.js';

@@ -6,7 +6,7 @@
  * handed over decoded as schemaless JSON.
  */
 import { EddyError, ErrorCode } from '../core/errors.js';
-import type { ConnectorContext, Props, SourceConnector, SourceEvent } from '../runtime/contracts.js';
+import type { ConnectorContext, Props, SourceConnector, SourceEvent } from '../contracts/index.js';
 import type { ValueObject } from '../values/value.js';
 import type { Registry } from './registry.js';
 import { JsonFormat } from './formats/json.js';

@@ -16,7 +16,7 @@ import {
   type SinkNode,
   type SinkNodeOptions,
   type SinkPayload,
-} from '../runtime/contracts.js';
+} from '../contracts/index.js';
 import type { KVStore } from '../store/kv.js';
 import { isObject, type Value, type ValueObject } from '../values/value.js';
 import type { Registry } from './registry.js';

@@ -4,7 +4,7 @@
  * runtime's lookup node's.
  */
 import { EddyError, ErrorCode } from '../core/errors.js';
-import type { ConnectorContext, LookupConnector, Props } from '../runtime/contracts.js';
+import type { ConnectorContext, LookupConnector, Props } from '../contracts/index.js';
 import type { Value, ValueObject } from '../values/value.js';
 import { propString } from './props.js';
 import { checkIdent, isIdent, parseSqlUrl, SqlDb, type SqlTarget } from './sql-db.js';

@@ -3,7 +3,7 @@
  * (docs/runtime.md §4, §11 #11: the source and lookup checks need only `url`; the sink check also needs `table`).
  * Check failures are plain errors, reported with code 1000.
  */
-import type { Props } from '../runtime/contracts.js';
+import type { Props } from '../contracts/index.js';
 import type { Registry } from './registry.js';
 import { propString } from './props.js';
 import { pingSql } from './sql-db.js';

@@ -6,7 +6,7 @@
  * A lost or refused connection is recoverable (the failure cache resends); a statement the database rejects is not.
  */
 import { EddyError, ErrorCode } from '../core/errors.js';
-import type { Props, SinkConnector, SinkContext, SinkPayload } from '../runtime/contracts.js';
+import type { Props, SinkConnector, SinkContext, SinkPayload } from '../contracts/index.js';
 import { isObject, type Value, type ValueObject } from '../values/value.js';
 import { textOf } from '../values/text.js';
 import { propString, propStringList } from './props.js';

@@ -9,7 +9,7 @@
  * them, for a runtime that saves source offsets in checkpoints.
  */
 import { EddyError, ErrorCode } from '../core/errors.js';
-import type { ConnectorContext, Props, SourceConnector, SourceEvent } from '../runtime/contracts.js';
+import type { ConnectorContext, Props, SourceConnector, SourceEvent } from '../contracts/index.js';
 import { DateTime, type Value, type ValueObject } from '../values/value.js';
 import { ekuiperLayout, formatLayout, type Layout } from '../values/datetime.js';
 import { prop, propInt, propObject, propString } from './props.js';

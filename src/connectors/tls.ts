@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { SecureVersion } from 'node:tls';
-import type { Props } from '../runtime/contracts.js';
+import type { Props } from '../contracts/index.js';
 import { hasProp, propBool, propString } from './props.js';
 
 export interface TlsSettings {

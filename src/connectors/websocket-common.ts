@@ -4,7 +4,7 @@
  * client mode.
  */
 import { WebSocket, type ClientOptions, type RawData } from 'ws';
-import type { Props } from '../runtime/contracts.js';
+import type { Props } from '../contracts/index.js';
 import { tlsSettings, type TlsSettings } from './tls.js';
 
 /** The URL of a websocket server and the TLS settings to reach it, from the connector properties. */

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { EddyError, ErrorCode } from '../core/errors.js';
-import type { Props, SinkConnector, SinkContext, SinkPayload } from '../runtime/contracts.js';
+import type { Props, SinkConnector, SinkContext, SinkPayload } from '../contracts/index.js';
 import type { WsEndpoints } from './dataserver.js';
 import type { Registry } from './registry.js';
 import { propBool, propString } from './props.js';

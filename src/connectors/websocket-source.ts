@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { EddyError, ErrorCode } from '../core/errors.js';
-import type { ConnectorContext, Props, SourceConnector, SourceEvent } from '../runtime/contracts.js';
+import type { ConnectorContext, Props, SourceConnector, SourceEvent } from '../contracts/index.js';
 import type { WsEndpoints } from './dataserver.js';
 import type { Registry } from './registry.js';
 import { propInt, propString } from './props.js';

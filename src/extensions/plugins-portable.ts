@@ -17,7 +17,7 @@ import YAML from 'yaml';
 import { EddyError, ErrorCode } from '../core/errors.js';
 import { readUrl, tempPath } from '../core/files.js';
 import type { FunctionDef, FunctionRegistry } from '../functions/registry.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../config/log.js';
 import type {
   ConnectorContext,
   Props,
@@ -26,7 +26,7 @@ import type {
   SinkPayload,
   SourceConnector,
   SourceEvent,
-} from '../runtime/contracts.js';
+} from '../contracts/index.js';
 import type { KVStore } from '../store/kv.js';
 import { parseJsonExact } from '../connectors/formats/jsonparse.js';
 import { EvalError, toJsonData, type Value, type ValueObject } from '../values/index.js';

@@ -9,9 +9,9 @@
  * deleted, and a rule planned after a delete fails with `function <id> not found`.
  */
 import { EddyError, ErrorCode } from '../core/errors.js';
-import { field } from '../api/http.js';
+import { field } from '../core/fields.js';
 import type { FunctionDef, FunctionRegistry } from '../functions/registry.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../config/log.js';
 import type { KVStore } from '../store/kv.js';
 import { EvalError } from '../values/index.js';
 import { compileScript, DEFAULT_SCRIPT_TIMEOUT_MS, ScriptEngine, ScriptLoadError, type CompiledScript } from './scripts-engine.js';

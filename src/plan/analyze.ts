@@ -16,7 +16,7 @@ import type {
 import { isWindow, unparen } from '../sql/ast.js';
 import type { StreamCatalog, StreamDef } from '../catalog/types.js';
 import type { FieldType, StreamField } from '../sql/schema.js';
-import type { RuleOptions } from '../runtime/contracts.js';
+import type { RuleOptions } from '../contracts/index.js';
 import { EddyError, ErrorCode } from '../core/errors.js';
 import { exprToString as exprText } from '../sql/print.js';
 import { PlanError } from './compile.js';

@@ -16,7 +16,7 @@ import {
   type FunctionRegistry,
 } from '../functions/registry.js';
 import { EvalError } from '../values/errors.js';
-import { JoinTuple, type Row } from '../runtime/contracts.js';
+import { JoinTuple, type Row } from '../contracts/index.js';
 import type { AnalyticStage, EvalContext, RowFn } from './plan.js';
 import { PlanError, site, type CallCompiler, type ExprCompiler } from './compile.js';
 

@@ -21,7 +21,7 @@
  * any thrown error into an `ErrorRecord(err.message)` and drops the current unit of work.
  */
 import type { Value, ValueObject } from '../values/value.js';
-import { Tuple, type Row } from '../runtime/contracts.js';
+import { Tuple, type Row } from '../contracts/index.js';
 import type { StreamDef } from '../catalog/types.js';
 import type { StreamField } from '../sql/schema.js';
 import type { WindowType } from '../sql/ast.js';

@@ -13,7 +13,7 @@ import { parseSelect, SqlSyntaxError } from '../sql/index.js';
 import { exprToString } from '../sql/print.js';
 import type { StreamCatalog, StreamDef } from '../catalog/types.js';
 import type { FunctionRegistry } from '../functions/registry.js';
-import type { RuleOptions } from '../runtime/contracts.js';
+import type { RuleOptions } from '../contracts/index.js';
 import { EddyError, ErrorCode } from '../core/errors.js';
 import {
   EvalContext,

@@ -11,7 +11,7 @@ import { isObject } from '../values/value.js';
 import { keyText } from '../values/text.js';
 import { compareForSort } from '../values/ops.js';
 import { bindMultiCol, bindScalar, type FunctionRegistry } from '../functions/registry.js';
-import { Tuple, type Row } from '../runtime/contracts.js';
+import { Tuple, type Row } from '../contracts/index.js';
 import {
   EMPTY_ROW,
   EvalUnit,

@@ -2,9 +2,10 @@
  * Rule definitions: decoding and validating a rule body (docs/rest-api.md §4.1–4.2 step 1, docs/runtime.md §1.1–1.2), merging
  * options over the server defaults, masking secrets for describe (§5.3) and restoring them on update (§4.5 step 3).
  */
-import type { Props, RuleAction, RuleDef, RuleOptions } from '../runtime/contracts.js';
+import type { Props, RuleAction, RuleDef, RuleOptions } from '../contracts/index.js';
 import { parseGoDuration, parseCronSpec, parseRangeTime } from './schedule.js';
 import { MASK, maskUrl } from '../connectors/secrets.js';
+import { checkRuleId } from '../core/ids.js';
 
 /** A definition error; `detail` is the text after `invalid rule json: `. */
 export class RuleDefError extends Error {
@@ -88,16 +89,6 @@ function isObject(v: unknown): v is Record<string, unknown> {
 function typeError(text: string, value: unknown, field: string, goType: string, struct = 'Rule'): RuleDefError {
   const kind = typeof value === 'number' ? `number ${value}` : jsonKind(value);
   return new RuleDefError(`Parse rule ${text} error : json: cannot unmarshal ${kind} into Go struct field ${struct}.${field} of type ${goType}.`);
-}
-
-export const INVALID_ID_CHARS = ['/', '#', '%'];
-
-/** eKuiper's id check: no surrounding blanks, none of `/ # %`. Returns the error detail or undefined. */
-export function checkRuleId(id: string): string | undefined {
-  // eKuiper's text has a space after the colon here, none in the invalid-character text
-  if (id.trim() !== id) return `ruleID: ${id} should be trimed`;
-  for (const c of INVALID_ID_CHARS) if (id.includes(c)) return `ruleID:${id} contains invalidChar:${c}`;
-  return undefined;
 }
 
 /**

@@ -2,7 +2,7 @@
  * What the rules service needs from the layers below it (SQL, planner, runtime), as one narrow interface. The
  * composition root builds it from the real modules; tests of the state machine may pass their own topologies.
  */
-import type { RuleDef, RuleOptions, Topology, TopologyBuilder } from '../runtime/contracts.js';
+import type { RuleDef, RuleOptions, Topology, TopologyBuilder } from '../contracts/index.js';
 import type { SqlChecker } from './definition.js';
 import { parseStatement } from '../sql/index.js';
 import { RuleTopology } from '../runtime/topology.js';

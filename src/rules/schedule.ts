@@ -3,7 +3,7 @@
  * Go durations, `cronDatetimeRange` windows, and the restart back-off.
  */
 import { Cron } from 'croner';
-import type { RuleOptions } from '../runtime/contracts.js';
+import type { RuleOptions } from '../contracts/index.js';
 
 const UNIT_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, 'µs': 1e-3, 'μs': 1e-3, ms: 1, s: 1000, m: 60000, h: 3600000 };
 

@@ -9,7 +9,7 @@ import { basename, join } from 'node:path';
 import pino, { type Logger } from 'pino';
 import { EddyError, ErrorCode } from '../core/errors.js';
 import type { KVStore } from '../store/kv.js';
-import type { RuleDef, RuleOptions, Topology, PrintableTopo } from '../runtime/contracts.js';
+import type { RuleDef, RuleOptions, Topology, PrintableTopo } from '../contracts/index.js';
 import {
   RuleDefError,
   decodeRuleText,

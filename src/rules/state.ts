@@ -5,7 +5,7 @@
  * an older run are ignored.
  */
 import type { Logger } from 'pino';
-import type { NodeMetrics, PrintableTopo, RuleDef, RuleOptions, Topology } from '../runtime/contracts.js';
+import type { NodeMetrics, PrintableTopo, RuleDef, RuleOptions, Topology } from '../contracts/index.js';
 import { inRanges, parseCronSpec, parseGoDuration, rangesEnded, restartDelay, type CronSchedule } from './schedule.js';
 
 export type Phase = 'stopped' | 'running' | 'waiting' | 'terminated';

@@ -4,7 +4,7 @@
  * after `batchSize` triggers and/or every `lingerInterval` ms (only when something is gathered).
  */
 import type { ValueObject } from '../values/value.js';
-import type { Props } from './contracts.js';
+import type { Props } from '../contracts/index.js';
 import type { Clock, TimerHandle } from './clock.js';
 import { ErrorRecord, Output, type Item } from './items.js';
 import { QueueNode } from './node.js';

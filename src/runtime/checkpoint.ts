@@ -5,7 +5,7 @@
  * JSON form.
  */
 import { DateTime, type Value, type ValueObject } from '../values/value.js';
-import { JoinTuple, Tuple, type Row } from './contracts.js';
+import { JoinTuple, Tuple, type Row } from '../contracts/index.js';
 import type { KVStore } from '../store/kv.js';
 
 export const checkpointNamespace = (ruleId: string): string => `checkpoint:${ruleId}`;

@@ -2,9 +2,9 @@
  * What travels between the nodes of a topology, besides the {@link Tuple}/{@link JoinTuple} rows and
  * {@link ErrorRecord}s of the shared contract.
  */
-import type { Collection, Row, SourceEvent } from './contracts.js';
+import type { Collection, Row, SourceEvent } from '../contracts/index.js';
 import type { EvalUnit } from '../plan/plan.js';
-import { ErrorRecord, JoinTuple, Tuple } from './contracts.js';
+import { ErrorRecord, JoinTuple, Tuple } from '../contracts/index.js';
 import type { ValueObject } from '../values/value.js';
 
 /** Event-time progress: every event with a timestamp ≤ `ts` has been released (docs/sql.md §5.10). */

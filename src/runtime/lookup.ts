@@ -4,7 +4,7 @@
  * optional cache (`lookup.cache`, `cacheTtl` seconds, `cacheMissingKey`).
  */
 import type { Logger } from 'pino';
-import { ErrorRecord, JoinTuple, Tuple, type ConnectorContext, type ConnectorRegistry, type LookupConnector, type Row } from './contracts.js';
+import { ErrorRecord, JoinTuple, Tuple, type ConnectorContext, type ConnectorRegistry, type LookupConnector, type Row } from '../contracts/index.js';
 import type { StreamDef } from '../catalog/types.js';
 import type { Value, ValueObject } from '../values/value.js';
 import { EddyError, ErrorCode } from '../core/errors.js';

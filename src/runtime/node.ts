@@ -3,7 +3,7 @@
  * (docs/runtime.md §1.7), and one scheduled drain per batch of queued items. Per-item work stays synchronous.
  */
 import { performance } from 'node:perf_hooks';
-import { ErrorRecord, NodeMetrics, type SinkNode } from './contracts.js';
+import { ErrorRecord, NodeMetrics, type SinkNode } from '../contracts/index.js';
 import { Output, Watermark, type Item } from './items.js';
 
 /** Anything a node can push to: another node's queue or a sink. `accept` returns false when the item was dropped. */

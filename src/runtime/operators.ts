@@ -3,8 +3,8 @@
  * having, window functions, order, project and projectset. Each runs the compiled closures (plan/compile.ts) against the rule's one
  * {@link EvalContext}; an evaluation error replaces the unit of work with an error record (docs/sql.md §6.7).
  */
-import type { Row } from './contracts.js';
-import { ErrorRecord, JoinTuple, Tuple } from './contracts.js';
+import type { Row } from '../contracts/index.js';
+import { ErrorRecord, JoinTuple, Tuple } from '../contracts/index.js';
 import type { ValueObject } from '../values/value.js';
 import { EvalUnit } from '../plan/plan.js';
 import type {

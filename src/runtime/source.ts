@@ -5,7 +5,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
-import { ErrorRecord, isRewindable, Tuple, type ConnectorContext, type ConnectorRegistry, type Format, type Props, type SourceConnector, type SourceEvent } from './contracts.js';
+import { ErrorRecord, isRewindable, Tuple, type ConnectorContext, type ConnectorRegistry, type Format, type Props, type SourceConnector, type SourceEvent } from '../contracts/index.js';
 import type { StreamDef } from '../catalog/types.js';
 import type { StreamField } from '../sql/schema.js';
 import { DateTime, type Value, type ValueObject } from '../values/value.js';

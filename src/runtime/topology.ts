@@ -15,7 +15,7 @@ import {
   type SinkNodeOptions,
   type Topology,
   type TopologyBuilder,
-} from './contracts.js';
+} from '../contracts/index.js';
 import type { StreamCatalog } from '../catalog/types.js';
 import type { KVStore } from '../store/kv.js';
 import type { FunctionRegistry } from '../functions/registry.js';
@@ -44,7 +44,7 @@ import { LookupNode, LookupTables } from './lookup.js';
 import { decodeRow, decodeValue, encodeRow, encodeValue, loadCheckpoint, saveCheckpoint } from './checkpoint.js';
 import { BatchNode, batchSettings } from './batch.js';
 import type { Value, ValueObject } from '../values/value.js';
-import type { Row, Tuple } from './contracts.js';
+import type { Row, Tuple } from '../contracts/index.js';
 
 export { dropCheckpoints } from './checkpoint.js';
 

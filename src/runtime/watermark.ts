@@ -2,7 +2,7 @@
  * Event-time watermark operator (docs/sql.md §5.10): buffers events in timestamp order and releases them, followed by
  * the watermark, whenever min over streams(largest timestamp) − lateTolerance grows. Late events are dropped.
  */
-import { ErrorRecord, Tuple } from './contracts.js';
+import { ErrorRecord, Tuple } from '../contracts/index.js';
 import { Watermark, type Item } from './items.js';
 import { QueueNode } from './node.js';
 

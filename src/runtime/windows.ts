@@ -3,8 +3,8 @@
  * in processing time (driven by the injected {@link Clock}) and in event time (driven by {@link Watermark}s).
  * Each emission is one {@link RowBatch} with the window bounds the spec defines, quirks included.
  */
-import type { Row } from './contracts.js';
-import { ErrorRecord, JoinTuple, Tuple } from './contracts.js';
+import type { Row } from '../contracts/index.js';
+import { ErrorRecord, JoinTuple, Tuple } from '../contracts/index.js';
 import type { Clock, TimerHandle } from './clock.js';
 import { alignBoundary, unitOf, type TimeUnit } from './align.js';
 import type { WindowSpec } from '../plan/plan.js';

@@ -8,7 +8,7 @@
  * Stability: nodes and fields are only ever added, never renamed.
  */
 import type { StreamField } from './schema.js';
-import type { StreamOptions } from '../catalog/types.js';
+import type { StreamOptions } from './options.js';
 
 /**
  * 1-based position in the SQL text of the token a node comes from: the first token of operands, calls, CASE,

@@ -4,7 +4,7 @@
  * EXPLAIN / DROP do not look past the name). Syntax only; whether a definition makes sense (FORMAT registered,
  * binary-format fields, lookup KEY) is the catalog's business.
  */
-import type { StreamOptions } from '../catalog/types.js';
+import type { StreamOptions } from './options.js';
 import type { DdlStatement, StreamKindWord } from './ast.js';
 import { Cursor } from './cursor.js';
 import { NotDdlStatementError, quoteLit, SqlSyntaxError } from './errors.js';

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
-import type { ConnectorContext, RuleOptions, SinkContext, SinkNode } from '../../src/runtime/contracts.js';
+import type { ConnectorContext, RuleOptions, SinkContext, SinkNode } from '../../src/contracts/index.js';
 import { Connectors } from '../../src/connectors/index.js';
 import { loadConfig, prepareHome, resolveHome } from '../../src/config/index.js';
 import { SqliteStore } from '../../src/store/index.js';

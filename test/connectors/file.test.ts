@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 
 import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { connectorsService, ctx, sinkNode, tempDir, waitFor } from './e2-helpers.js';
-import type { SourceEvent } from '../../src/runtime/contracts.js';
+import type { SourceEvent } from '../../src/contracts/index.js';
 import { EddyError } from '../../src/core/errors.js';
 
 function collect(): { events: SourceEvent[]; ended: () => boolean; onEnd: () => void } {

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connectorsService, ctx, recordingServer, waitFor, freePort } from './e2-helpers.js';
-import type { SourceEvent } from '../../src/runtime/contracts.js';
+import type { SourceEvent } from '../../src/contracts/index.js';
 import { EddyError } from '../../src/core/errors.js';
 
 const text = (ev: SourceEvent): string => Buffer.from(ev.payload as Uint8Array).toString('utf8');

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import type { ConnectorContext, SourceEvent } from '../../src/runtime/contracts.js';
+import type { ConnectorContext, SourceEvent } from '../../src/contracts/index.js';
 import { topicMatches } from '../../src/connectors/memory.js';
 import { until } from './helpers.js';
 

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { gzipSync } from 'node:zlib';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import type { ConnectorContext, Props, SourceConnector, SourceEvent } from '../../src/runtime/contracts.js';
+import type { ConnectorContext, Props, SourceConnector, SourceEvent } from '../../src/contracts/index.js';
 import { BROKER, BrokerProxy, publisher, subscriber, uniqueTopic, until } from './helpers.js';
 
 function ctx(s: TestServer, ruleId = 'q1'): ConnectorContext {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { gzipSync, gunzipSync } from 'node:zlib';
 import { Redis } from 'ioredis';
 import { connectorsService, ctx, sinkNode, waitFor, freePort } from './e2-helpers.js';
-import type { SourceEvent } from '../../src/runtime/contracts.js';
+import type { SourceEvent } from '../../src/contracts/index.js';
 import { EddyError } from '../../src/core/errors.js';
 
 const uid = (): string => 'eddy-e2-' + Math.random().toString(36).slice(2);

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { ErrorRecord, type Props, type SinkNode } from '../../src/runtime/contracts.js';
+import { ErrorRecord, type Props, type SinkNode } from '../../src/contracts/index.js';
 import type { ValueObject } from '../../src/values/value.js';
 import { EddyError } from '../../src/core/errors.js';
 import { BROKER, BrokerProxy, subscriber, uniqueTopic, until } from './helpers.js';

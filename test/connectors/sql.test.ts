@@ -8,7 +8,7 @@ import { connectorsService, ctx, sinkNode, waitFor, freePort } from './e2-helper
 import { EddyError } from '../../src/core/errors.js';
 import { DateTime, type ValueObject } from '../../src/values/value.js';
 import { parseSqlUrl } from '../../src/connectors/sql-db.js';
-import type { SourceEvent } from '../../src/runtime/contracts.js';
+import type { SourceEvent } from '../../src/contracts/index.js';
 import type { SqlSource } from '../../src/connectors/sql-source.js';
 import { admin, cuttableProxy, MY_URL, PG_URL, uniqueTable } from './sql-helpers.js';
 

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { WebSocket, WebSocketServer } from 'ws';
 import { connectorsService, ctx, sinkNode, waitFor, freePort } from './e2-helpers.js';
-import type { SourceEvent } from '../../src/runtime/contracts.js';
+import type { SourceEvent } from '../../src/contracts/index.js';
 
 const text = (ev: SourceEvent): string => Buffer.from(ev.payload as Uint8Array).toString('utf8');
 

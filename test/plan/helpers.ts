@@ -4,7 +4,7 @@
 import { parseDdl } from '../../src/sql/index.js';
 import type { StreamCatalog, StreamDef, StreamKind } from '../../src/catalog/types.js';
 import { createBuiltinRegistry, type FunctionDef, type FunctionRegistry } from '../../src/functions/index.js';
-import { Tuple, JoinTuple } from '../../src/runtime/contracts.js';
+import { Tuple, JoinTuple } from '../../src/contracts/index.js';
 import type { ValueObject } from '../../src/values/value.js';
 import { planQuery, type PlanDeps } from '../../src/plan/planner.js';
 import type { QueryPlan } from '../../src/plan/plan.js';

@@ -3,7 +3,7 @@
  * The real builder is exercised by the HTTP tests.
  */
 import pino from 'pino';
-import { NodeMetrics, type PrintableTopo, type RuleDef, type RuleOptions, type Topology } from '../../src/runtime/contracts.js';
+import { NodeMetrics, type PrintableTopo, type RuleDef, type RuleOptions, type Topology } from '../../src/contracts/index.js';
 import { mergeOptions } from '../../src/rules/definition.js';
 import { sqlStatementKind } from '../../src/rules/engine.js';
 import { parseSelect } from '../../src/sql/index.js';

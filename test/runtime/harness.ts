@@ -13,7 +13,7 @@ import { parseDdl } from '../../src/sql/index.js';
 import type { StreamCatalog, StreamDef, StreamKind } from '../../src/catalog/types.js';
 import { FunctionRegistry } from '../../src/functions/registry.js';
 import * as fnModules from './functions.js';
-import type { RuleOptions, SinkConnector, SinkPayload, Props } from '../../src/runtime/contracts.js';
+import type { RuleOptions, SinkConnector, SinkPayload, Props } from '../../src/contracts/index.js';
 import type { Clock } from '../../src/runtime/clock.js';
 import { createTopologyBuilder, type RuleTopology, type RuntimeBuilder } from '../../src/runtime/topology.js';
 import type { Value, ValueObject } from '../../src/values/value.js';

@@ -1,5 +1,5 @@
 /** Small helpers shared by the runtime tests. */
-import { Tuple } from '../../src/runtime/contracts.js';
+import { Tuple } from '../../src/contracts/index.js';
 import type { Item } from '../../src/runtime/items.js';
 import type { Receiver } from '../../src/runtime/node.js';
 import type { WindowSpec } from '../../src/plan/plan.js';

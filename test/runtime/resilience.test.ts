@@ -5,7 +5,7 @@ import { createHarness, plainOut } from './harness.js';
 import { settle, until } from './helpers.js';
 import { ManualClock } from '../../src/runtime/clock.js';
 import { checkpointNamespace, dropCheckpoints } from '../../src/runtime/checkpoint.js';
-import type { ConnectorContext, RewindableSource, SourceConnector, SourceEvent } from '../../src/runtime/contracts.js';
+import type { ConnectorContext, RewindableSource, SourceConnector, SourceEvent } from '../../src/contracts/index.js';
 import type { ValueObject } from '../../src/values/value.js';
 
 test('backpressure: a slow sink keeps a bounded buffer, overflow is dropped and counted, the rule goes on', async () => {

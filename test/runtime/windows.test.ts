@@ -4,7 +4,7 @@ import { ManualClock } from '../../src/runtime/clock.js';
 import { createWindowNode, type WindowNode } from '../../src/runtime/windows.js';
 import { WatermarkNode } from '../../src/runtime/watermark.js';
 import { RowBatch } from '../../src/runtime/items.js';
-import { ErrorRecord, type Row } from '../../src/runtime/contracts.js';
+import { ErrorRecord, type Row } from '../../src/contracts/index.js';
 import { alignBoundary } from '../../src/runtime/align.js';
 import type { WindowSpec } from '../../src/plan/plan.js';
 import { Collector, settle, tuple, windowSpec } from './helpers.js';

@@ -2,7 +2,7 @@
  * The `binary` format: the whole payload becomes one bytes field, `self`, or the stream's single `bytea` field.
  * Encoding sends the bytes of a row's single bytes field as they are.
  */
-import type { Format, FormatOptions } from '../../runtime/contracts.js';
+import type { Format, FormatOptions } from '../../contracts/index.js';
 import type { ValueObject } from '../../values/value.js';
 
 export class BinaryFormat implements Format {

@@ -3,7 +3,7 @@
  * named `col0`, `col1`, … (or the given `fields`); encoding writes one row's values in `fields` order, else in the
  * ascending key order of the first row encoded (then kept), with no header.
  */
-import type { Format, FormatOptions } from '../../runtime/contracts.js';
+import type { Format, FormatOptions } from '../../contracts/index.js';
 import type { Value, ValueObject } from '../../values/value.js';
 import { textOf } from '../../values/text.js';
 

@@ -7,7 +7,7 @@
  * (`<key> has wrong type:object, expect:null`), at every depth. A JSON array payload fans out into one row each.
  */
 import type { FieldType, StreamField } from '../../sql/schema.js';
-import type { Format, FormatOptions } from '../../runtime/contracts.js';
+import type { Format, FormatOptions } from '../../contracts/index.js';
 import type { Value, ValueObject } from '../../values/value.js';
 import { parseJsonExact } from './jsonparse.js';
 import { encodeJson } from './jsonenc.js';

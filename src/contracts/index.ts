@@ -5,6 +5,7 @@
 import type { Logger } from 'pino';
 import type { Value, ValueObject } from '../values/value.js';
 import type { StreamField } from '../sql/schema.js';
+import type { RuleOptions } from '../core/rule-options.js';
 
 /** Free-form connector properties: a confKey's properties overlaid with stream options or sink action props. */
 export type Props = Record<string, unknown>;
@@ -213,29 +214,7 @@ export interface ConnectorRegistry {
 
 // ---------------------------------------------------------------------------------------------- rules
 
-/** Rule options (docs/runtime.md §1.2), already merged over the server's `rule:` defaults. */
-export interface RuleOptions {
-  debug: boolean;
-  logFilename: string;
-  isEventTime: boolean;
-  lateTolerance: number;
-  concurrency: number;
-  bufferLength: number;
-  sendMetaToSink: boolean;
-  sendError: boolean;
-  qos: number;
-  checkpointInterval: number;
-  restartStrategy: {
-    attempts: number;
-    delay: number;
-    multiplier: number;
-    maxDelay: number;
-    jitterFactor: number;
-  };
-  cron: string;
-  duration: string;
-  cronDatetimeRange: Array<{ begin?: string; end?: string; beginTimestamp?: number; endTimestamp?: number }>;
-}
+export type { RuleOptions } from '../core/rule-options.js';
 
 /** One action of a rule: `{<sinkType>: {props}}`. */
 export type RuleAction = Record<string, Props>;

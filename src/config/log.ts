@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import pino, { type Logger, type DestinationStream } from 'pino';
-import type { EddyConfig, Home } from './config/index.js';
+import type { EddyConfig, Home } from './index.js';
 
 export type { Logger } from 'pino';
 
