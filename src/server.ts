@@ -58,9 +58,9 @@ export interface App {
   readonly functions: FunctionRegistry;
   /** JavaScript functions, registered in `functions` */
   readonly scripts: ScriptService;
-  /** external services, their functions registered in `functions` (W6) */
+  /** external services, their functions registered in `functions` */
   readonly services: ServiceManager;
-  /** portable plugins: sources, sinks and functions run by child processes (W6) */
+  /** portable plugins: sources, sinks and functions run by child processes */
   readonly portables: PortableManager;
   /** topology builder with the shared sources and lookup tables */
   readonly runtime: RuntimeBuilder;
