@@ -150,6 +150,32 @@ test('every section, document and ledger entry cited under src/ and test/ exists
   assert.ok(citations > 100, `only ${citations} citations found: the scan is not reading the code`);
 });
 
+test('section references between the documents resolve', () => {
+  const docs = loadDocs();
+  const named = new RegExp(
+    String.raw`([a-z0-9-]+)\.md ${SECTION}(${NUM})((?:(?:\s*[,/;]\s*|\s+and\s+)${SECTION}${NUM}|\s*[–-]\s*${SECTION}?${NUM})*)`,
+    'g',
+  );
+  const failures: string[] = [];
+  for (const [doc, own] of docs.sections) {
+    const lines = readFileSync(join(docsDir, `${doc}.md`), 'utf8').split('\n');
+    lines.forEach((line, i) => {
+      const covered: Array<[number, number]> = [];
+      for (const m of line.matchAll(named)) {
+        covered.push([m.index, m.index + m[0].length]);
+        const target = docs.sections.get(m[1]);
+        const nums = [m[2], ...[...m[3].matchAll(CONTINUATION)].map((c) => c[1])];
+        for (const n of nums) if (!target?.has(n)) failures.push(`docs/${doc}.md:${i + 1}: ${m[1]}.md ${SECTION}${n}`);
+      }
+      for (const m of line.matchAll(new RegExp(`${SECTION}(${NUM})`, 'g'))) {
+        if (covered.some(([a, b]) => m.index >= a && m.index < b)) continue;
+        if (!own.has(m[1])) failures.push(`docs/${doc}.md:${i + 1}: ${SECTION}${m[1]}`);
+      }
+    });
+  }
+  assert.deepEqual(failures, []);
+});
+
 test('the checker flags what a newcomer could not follow', () => {
   const docs = loadDocs();
   const bad = (line: string) => checkLine(line, docs);
