@@ -58,9 +58,9 @@ export interface App {
   readonly functions: FunctionRegistry;
   /** JavaScript functions, registered in `functions` */
   readonly scripts: ScriptService;
-  /** external services, their functions registered in `functions` (W6) */
+  /** external services, their functions registered in `functions` */
   readonly services: ServiceManager;
-  /** portable plugins: sources, sinks and functions run by child processes (W6) */
+  /** portable plugins: sources, sinks and functions run by child processes */
   readonly portables: PortableManager;
   /** topology builder with the shared sources and lookup tables */
   readonly runtime: RuntimeBuilder;
@@ -249,7 +249,7 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
         .map((def) =>
           runtime.lookups.openTable(def).catch((err: unknown) => logger.error({ err }, 'lookup table %s cannot be opened', def.name)),
         );
-      // §10.3 step 4 before step 6: the initial ruleset's streams exist before any request is read, its rules before
+      // docs/runtime.md §10.3 step 4 before step 6: the initial ruleset's streams exist before any request is read, its rules before
       // rule requests are answered (they wait for the restore)
       await bundle.importInitialRuleset(home.data).catch((err: unknown) => logger.error({ err }, 'importing the initial ruleset failed'));
       await rules.restore();

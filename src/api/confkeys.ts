@@ -1,9 +1,9 @@
 /**
  * Config-key endpoints (docs/rest-api.md §5, §16.11, §16.12): `GET /metadata/{sources|sinks|connections}/yaml/{name}`,
  * `PUT` and `DELETE /metadata/{sources|sinks|connections}/{name}/confKeys/{confKey}`. Secrets are masked on read and
- * restored when a masked value is written back. Also the UI metadata (§16.13: `/metadata/sources[?kind=]`,
+ * restored when a masked value is written back. Also the UI metadata (docs/rest-api.md §16.13: `/metadata/sources[?kind=]`,
  * `/metadata/sinks`, `/metadata/connections` and their `/{name}`) and the config-key overviews
- * `/metadata/resources` and `/metadata/resource?sourceType=` (§16.14, §16.15; masked, docs/compatibility.md D23).
+ * `/metadata/resources` and `/metadata/resource?sourceType=` (docs/rest-api.md §16.14, docs/rest-api.md §16.15; masked, docs/compatibility.md D23).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { EddyError, ErrorCode } from '../core/errors.js';

@@ -1,6 +1,6 @@
 /**
  * Configuration-file uploads (docs/rest-api.md §12): files in `<data>/uploads`, each write atomic, and an install record
- * `{name, content, file}` per upload in store namespace `uploads` so that data export can carry it (§7.1).
+ * `{name, content, file}` per upload in store namespace `uploads` so that data export can carry it (docs/rest-api.md §7.1).
  */
 import { createWriteStream, mkdirSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';

@@ -1,6 +1,6 @@
 /**
  * The HTTP client settings shared by the httppull source/lookup and the rest sink (docs/runtime.md §2.5 httppull,
- * §3.6 rest): method, body type, templated url/headers/body, timeout, response checks, OAuth-style tokens and
+ * docs/runtime.md §3.6 rest): method, body type, templated url/headers/body, timeout, response checks, OAuth-style tokens and
  * compression. Requests go through Node's `fetch`.
  */
 import { EddyError, ErrorCode } from '../core/errors.js';

@@ -1,5 +1,5 @@
 /**
- * Reading connector properties the way eKuiper does (runtime.md conventions): names match case-insensitively
+ * Reading connector properties the way eKuiper does (docs/runtime.md conventions): names match case-insensitively
  * (exact spelling first), numbers given as floats are accepted for integer properties when integral, and strings are
  * not coerced to numbers or booleans. A wrong type throws an Error naming the property.
  */

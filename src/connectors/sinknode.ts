@@ -186,7 +186,7 @@ function pickFields(row: Value, fields: readonly string[]): ValueObject {
   return out;
 }
 
-/** The transformation pipeline of §3.3 for one unit; encoding is lazy so map-based sinks never pay for it. */
+/** The transformation pipeline of docs/runtime.md §3.3 for one unit; encoding is lazy so map-based sinks never pay for it. */
 class Payload implements SinkPayload {
   private encoded: Uint8Array | undefined;
   constructor(

@@ -1,5 +1,5 @@
 /**
- * The sql lookup table (docs/runtime.md §2.5 sql, §2.6): DATASOURCE is the table; each probe runs
+ * The sql lookup table (docs/runtime.md §2.5 sql, docs/runtime.md §2.6): DATASOURCE is the table; each probe runs
  * `SELECT <needed columns or *> FROM <table> WHERE <k1> = <v1> AND …`. The cache (`lookup.cache`…) is the
  * runtime's lookup node's.
  */

@@ -1,7 +1,7 @@
 /**
  * Portable plugins (docs/runtime.md §5.3, docs/rest-api.md §10.5): a zip with a JSON descriptor and an executable, installed
  * under `<plugins>/portable/<name>/`, run as a child process (started on first use) that speaks NNG over IPC. Each
- * declared symbol becomes a source type, a sink type or a SQL function, looked up after the built-ins (§5.1).
+ * declared symbol becomes a source type, a sink type or a SQL function, looked up after the built-ins (docs/runtime.md §5.1).
  *
  * Persistence: KV namespace `portablePlugin` (name → `{"name","file","shellParas"}`); at start every folder of
  * `<plugins>/portable/` with a valid descriptor is registered again (no reinstall).

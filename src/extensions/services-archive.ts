@@ -1,5 +1,5 @@
 /**
- * Reading extension archives (zip) safely: every entry must stay inside the target folder (no zip-slip, rest-api.md
+ * Reading extension archives (zip) safely: every entry must stay inside the target folder (no zip-slip,
  * docs/compatibility.md D6), and extraction goes to a staging folder first so that a failed install leaves nothing behind.
  */
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';

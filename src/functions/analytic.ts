@@ -1,6 +1,6 @@
 /**
- * Analytic functions (docs/sql.md §7.10), the multi-column function `changed_cols` (§7.12), the set-returning
- * `unnest` (§7.11) and the window function `row_number` (§7.13). Analytic state lives per call site and
+ * Analytic functions (docs/sql.md §7.10), the multi-column function `changed_cols` (docs/sql.md §7.12), the set-returning
+ * `unnest` (docs/sql.md §7.11) and the window function `row_number` (docs/sql.md §7.13). Analytic state lives per call site and
  * partition; the compiler creates it with `createState()` and passes `valid = false` when OVER (WHEN …) fails.
  */
 import { EvalError, type Value, type ValueObject } from '../values/index.js';

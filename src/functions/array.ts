@@ -25,7 +25,7 @@ function indexOf(arr: Value[], v: Value): number {
 }
 
 /** A counted argument: an int, or a float without fraction. `which` names it in the error. */
-/** array_max/array_min: the first non-null element decides the kind (§7.6). */
+/** array_max/array_min: the first non-null element decides the kind (docs/sql.md §7.6). */
 function extreme(arr: Value[], wantMax: boolean): Value {
   let kind: 'int' | 'float' | 'string' | undefined;
   let best: Value = null;

@@ -1,6 +1,6 @@
 /**
- * Strict value equality used by array functions (§7.6: same runtime type and value, int 1 ≠ float 1.0) and the
- * deep, type-sensitive equality of analytic functions (§7.10).
+ * Strict value equality used by array functions (docs/sql.md §7.6: same runtime type and value, int 1 ≠ float 1.0) and the
+ * deep, type-sensitive equality of analytic functions (docs/sql.md §7.10).
  */
 import { DateTime, EvalError, goTypeName, isObject, type Value } from '../values/index.js';
 

@@ -7,7 +7,7 @@ import { all, between, exactly, expect, INT, intArg, mustBe, numberArg, type Val
 const num1: Validator = all(exactly(1), numberArg(0));
 const num2: Validator = all(exactly(2), numberArg(0), numberArg(1));
 
-/** Float results: NaN becomes null (§7.0). */
+/** Float results: NaN becomes null (docs/sql.md §7.0). */
 function f(x: number): Value {
   return x !== x ? null : x;
 }
@@ -39,7 +39,7 @@ function bitwise(name: string, op: (a: bigint, b: bigint) => bigint): FunctionDe
 const U64_MAX = 2n ** 64n - 1n;
 const I64_MAX = 2n ** 63n - 1n;
 
-/** MySQL-style CONV: see §7.1. */
+/** MySQL-style CONV: see docs/sql.md §7.1. */
 export function conv(s: string, from: number, to: number): Value {
   const fb = Math.abs(from);
   const tb = Math.abs(to);

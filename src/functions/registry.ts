@@ -35,7 +35,7 @@ export interface ArgInfo {
   readonly name?: string;
 }
 
-/** Null pre-check (§7.0): N → null, F → false, Z → 0 when any argument is null, `[]` or `{}`. */
+/** Null pre-check (docs/sql.md §7.0): N → null, F → false, Z → 0 when any argument is null, `[]` or `{}`. */
 export type NullCheck = 'N' | 'F' | 'Z' | 'none';
 
 /** Reads the external keyed-state store (`get_keyed_state`); undefined when the key is absent. */

@@ -110,7 +110,7 @@ function formatter(locale: string | undefined, d: number): Intl.NumberFormat {
   return f;
 }
 
-/** Format with locale (§7.2 `format`). Locales are `lang_REGION`. */
+/** Format with locale (docs/sql.md §7.2 `format`). Locales are `lang_REGION`. */
 function formatNumber(x: number, d: number, locale: string | undefined): string {
   if (d < 0) throw new EvalError('the decimal places must greater or equal than 0');
   if (d > 100) throw new EvalError('the decimal places must be at most 100');

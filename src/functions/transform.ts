@@ -1,4 +1,4 @@
-/** Conversion and transform functions (docs/sql.md §7.3) and hashing functions (§7.4). */
+/** Conversion and transform functions (docs/sql.md §7.3) and hashing functions (docs/sql.md §7.4). */
 import { createHash } from 'node:crypto';
 import * as zlib from 'node:zlib';
 import {

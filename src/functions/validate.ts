@@ -12,7 +12,7 @@ export const STRING = 'string';
 export const BOOL = 'bool';
 export const DATETIME = 'datetime';
 
-/** Argument-kind groups of §7.0. */
+/** Argument-kind groups of docs/sql.md §7.0. */
 export const NUM_LIT: readonly ArgKind[] = ['int', 'float'];
 export const BOOL_EXPR: readonly ArgKind[] = ['bool', 'boolExpr'];
 
@@ -68,7 +68,7 @@ export function each(from: number, make: (i: number) => Validator): Validator {
   };
 }
 
-/** §7 "rejects num-lit, bool-expr, unit-lit" for string arguments. */
+/** docs/sql.md §7 "rejects num-lit, bool-expr, unit-lit" for string arguments. */
 export const stringArg = (i: number): Validator => rejects(i, STRING, ['int', 'float', 'bool', 'boolExpr', 'unit']);
 /** "rejects str-lit, bool-expr, unit-lit" for numeric arguments. */
 export const numberArg = (i: number): Validator => rejects(i, NUMBER, ['string', 'bool', 'boolExpr', 'unit']);

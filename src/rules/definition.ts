@@ -1,6 +1,6 @@
 /**
  * Rule definitions: decoding and validating a rule body (docs/rest-api.md §4.1–4.2 step 1, docs/runtime.md §1.1–1.2), merging
- * options over the server defaults, masking secrets for describe (§5.3) and restoring them on update (§4.5 step 3).
+ * options over the server defaults, masking secrets for describe (docs/rest-api.md §5.3) and restoring them on update (docs/rest-api.md §4.5 step 3).
  */
 import type { Props, RuleAction, RuleDef, RuleOptions } from '../contracts/index.js';
 import { parseGoDuration, parseCronSpec, parseRangeTime } from './schedule.js';

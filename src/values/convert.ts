@@ -194,7 +194,7 @@ function badBase64Offset(s: string): number {
 }
 
 /**
- * A datetime argument (§7.8): a datetime, an int/float epoch-ms value, or a string parsed with the auto layouts
+ * A datetime argument (docs/sql.md §7.8): a datetime, an int/float epoch-ms value, or a string parsed with the auto layouts
  * in `zone`. Other kinds → `unsupported type to convert to timestamp <v>`.
  */
 export function toDateTime(v: Value, zone: string = defaultZone()): DateTime {
@@ -213,7 +213,7 @@ export function toDateTime(v: Value, zone: string = defaultZone()): DateTime {
 export const CAST_TYPES = ['bigint', 'float', 'string', 'boolean', 'datetime', 'bytea'] as const;
 export type CastType = (typeof CAST_TYPES)[number];
 
-/** `cast(v, type)` (§7.3). `zone` is used to read datetimes from numbers and strings. */
+/** `cast(v, type)` (docs/sql.md §7.3). `zone` is used to read datetimes from numbers and strings. */
 export function cast(v: Value, type: string, zone: string = defaultZone()): Value {
   try {
     switch (type) {

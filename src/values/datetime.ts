@@ -384,7 +384,7 @@ function compileGo(layout: string): Tok[] {
 }
 
 /**
- * Compiles eKuiper's (Java-like) format notation (§7.8): `YYYY-MM-dd HH:mm:ssSSS`. Throws an EvalError for
+ * Compiles eKuiper's (Java-like) format notation (docs/sql.md §7.8): `YYYY-MM-dd HH:mm:ssSSS`. Throws an EvalError for
  * an invalid letter count.
  */
 export function ekuiperLayout(format: string): Layout {
@@ -911,7 +911,7 @@ function parseTokens(s: string, layout: Layout): Parsed {
   return p;
 }
 
-/** Layouts tried, in order, when a string is converted to a datetime without an explicit format (§7.8). */
+/** Layouts tried, in order, when a string is converted to a datetime without an explicit format (docs/sql.md §7.8). */
 const AUTO: Layout[] = [
   '2006',
   '2006-1',

@@ -129,7 +129,7 @@ export function mod(a: Value, b: Value): Value {
   throw arith(a, b, '%');
 }
 
-/** `&`: bit AND on two ints, logical AND on two bools; a null operand gives false (§6.2). */
+/** `&`: bit AND on two ints, logical AND on two bools; a null operand gives false (docs/sql.md §6.2). */
 export function bitAnd(a: Value, b: Value): Value {
   if (typeof a === 'bigint' && typeof b === 'bigint') return a & b;
   if (typeof a === 'boolean' && typeof b === 'boolean') return a && b;

@@ -1,5 +1,5 @@
 /**
- * Transport conventions of the whole REST API (docs/rest-api.md §1) and `PATCH /configs` (§16.5), on a real server.
+ * Transport conventions of the whole REST API (docs/rest-api.md §1) and `PATCH /configs` (docs/rest-api.md §16.5), on a real server.
  * Raw paths go through node:http because fetch would normalise `.` segments before sending.
  */
 import { test, before, after } from 'node:test';

@@ -251,7 +251,7 @@ test('malformed bundles leave the previous state intact and name every failing i
     assert.match(wrongShape.json().message, /^configuration unmarshal with error json: cannot unmarshal number/);
     assert.deepEqual(await exportOf(s), before);
 
-    // bad SQL in one item, a DROP smuggled into streams (D24), a rule without actions, and unsupported plugins
+    // bad SQL in one item, a DROP smuggled into streams (docs/compatibility.md D24), a rule without actions, and unsupported plugins
     await refusedWithoutChange(
       s,
       x,

@@ -29,7 +29,7 @@ test('ruleset import creates what does not exist, counts it, and starts the rule
     const again = await ok(s, 'POST', '/ruleset/import', { content: ruleset(st, r1) });
     assert.equal(again.text, 'imported 0 streams, 0 tables and 0 rules');
 
-    // only CREATE statements of the section's kind run (D24); a rule that cannot be planned is kept, stopped
+    // only CREATE statements of the section's kind run (docs/compatibility.md D24); a rule that cannot be planned is kept, stopped
     const t = uid('t');
     const orphan = uid('orphan');
     const mixed = await ok(s, 'POST', '/ruleset/import', {

@@ -44,7 +44,7 @@ test('protobuf schema create, list, describe, update, delete', async () => {
     assert.equal((await s.req('PUT', '/schemas/protobuf/fresh', { content: PERSON })).status, 200);
     assert.ok(existsSync(join(dir, 'fresh.proto')));
 
-    // every create and update path records the schema for export (D14)
+    // every create and update path records the schema for export (docs/compatibility.md D14)
     const exported = (await s.req('GET', '/data/export')).json() as { Schema: Record<string, string> };
     assert.deepEqual(Object.keys(exported.Schema).sort(), ['protobuf_another', 'protobuf_fresh', 'protobuf_people']);
     assert.deepEqual(JSON.parse(exported.Schema.protobuf_people), { type: 'protobuf', name: 'people', content: v2, file: '', soFile: '' });

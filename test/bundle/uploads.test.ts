@@ -119,7 +119,7 @@ test('multipart upload with field uploadFile stores the client file name; binary
     assert.equal(await res.text(), join(dir, 'blob.bin'));
     assert.deepEqual(new Uint8Array(readFileSync(join(dir, 'blob.bin'))), bytes);
 
-    // a text file uploaded by form is recorded for export too (D14); bytes that are no text cannot travel in a bundle
+    // a text file uploaded by form is recorded for export too (docs/compatibility.md D14); bytes that are no text cannot travel in a bundle
     const textForm = new FormData();
     textForm.append('uploadFile', new Blob(['a: 1\n']), 'conf.yaml');
     assert.equal((await fetch(`${s.url}/config/uploads`, { method: 'POST', body: textForm })).status, 201);
@@ -163,7 +163,7 @@ test('bad upload requests answer 400 with eKuiper texts and never touch files ou
     const bad = await postJson(s, '{"name": "x.txt", "content": test}');
     assert.equal(bad.status, 400);
     assert.match(JSON.parse(bad.text).message, /^Invalid body: Error decoding file json: /);
-    // JSON detection accepts media-type parameters (D18)
+    // JSON detection accepts media-type parameters (docs/compatibility.md D18)
     assert.equal((await postJson(s, { name: 'p.txt', content: 'p' }, 'application/json; charset=utf-8')).status, 201);
 
     for (const name of ['../escape.txt', 'a/b.txt', 'a\\b.txt', '..', '.']) {

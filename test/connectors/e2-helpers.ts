@@ -1,5 +1,5 @@
 /**
- * Shared pieces of the E2 connector tests: a quiet context, a real connectors service on a temporary home, an
+ * Shared pieces of the connector tests: a quiet context, a real connectors service on a temporary home, an
  * HTTP server on an ephemeral port that records what it receives, and polling helpers.
  */
 import { mkdtempSync, rmSync } from 'node:fs';

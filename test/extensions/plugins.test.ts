@@ -1,6 +1,6 @@
 /**
  * Native plugin endpoints on a real server: lists, look-ups and deletes with eKuiper's statuses and texts (404 code
- * 1002 for missing plugins, D1), create bodies checked like eKuiper's before the install is refused with a reason,
+ * 1002 for missing plugins, docs/compatibility.md D1), create bodies checked like eKuiper's before the install is refused with a reason,
  * the function-list registration call, the computed prebuilt-plugin catalogue, and the portable create's body
  * checks (portable plugins themselves: plugins-portable.test.ts).
  */

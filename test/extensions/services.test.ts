@@ -226,7 +226,7 @@ test('service functions are callable from SQL over REST: path templates, renamed
   const s = await startTestServer();
   try {
     const name = uid('svc');
-    // the brief's `schema/` folder is accepted too (K24)
+    // the brief's `schema/` folder is accepted too (docs/compatibility.md K24)
     const r = await s.req('POST', '/services', { name, file: archive(name, restDef(), 'schema') });
     assert.equal(r.status, 201, r.text);
 
