@@ -54,7 +54,7 @@ function lookupKey(map: ConfMap, key: string): Props | undefined {
 
 /** A type name becomes a file name in the data folder: no path separators, NUL, `.` or `..`. */
 function checkTypeName(kind: ConfKind, type: string): void {
-  if (type === '' || type === '.' || type === '..' || /[/\\\u0000]/.test(type)) {
+  if (type === '' || type === '.' || type === '..' || /[/\\]/.test(type) || type.includes('\u0000')) {
     throw new EddyError(ErrorCode.ConfKey, `invalid name:${kind}.${type}`);
   }
 }

@@ -105,7 +105,7 @@ class PathParser {
 
   private ident(): string {
     const start = this.i;
-    while (this.i < this.s.length && /[\w$\-]/u.test(this.s[this.i])) this.i++;
+    while (this.i < this.s.length && /[\w$-]/u.test(this.s[this.i])) this.i++;
     if (this.i === start) this.fail('expected a key name');
     return this.s.slice(start, this.i);
   }

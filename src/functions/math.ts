@@ -2,7 +2,7 @@
 import { EvalError, textOf, toFloat64, typedText, type Value } from '../values/index.js';
 import type { FunctionDef } from './registry.js';
 import { scalar } from './define.js';
-import { all, between, exactly, expect, INT, intArg, mustBe, numberArg, type Validator } from './validate.js';
+import { all, exactly, expect, INT, intArg, mustBe, numberArg, type Validator } from './validate.js';
 
 const num1: Validator = all(exactly(1), numberArg(0));
 const num2: Validator = all(exactly(2), numberArg(0), numberArg(1));

@@ -2,7 +2,7 @@
 import { EvalError, isObject, textOf, type Value, type ValueObject } from '../values/index.js';
 import type { FunctionDef } from './registry.js';
 import { scalar } from './define.js';
-import { all, atLeast, BOOL_EXPR, exactly, NUM_LIT, rejects, STRING, type Validator } from './validate.js';
+import { atLeast, BOOL_EXPR, exactly, NUM_LIT, rejects, STRING, type Validator } from './validate.js';
 
 const NOT_MAP = 'the argument should be map[string]interface{}';
 

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { cast, CAST_TYPES, defaultZone, EvalError, textOf, typedText, type Value } from '../values/index.js';
 import type { ArgInfo, FunctionDef } from './registry.js';
 import { scalar } from './define.js';
-import { all, atLeast, exactly, rejects, NUMBER, type Validator } from './validate.js';
+import { all, exactly, rejects, NUMBER, type Validator } from './validate.js';
 
 // Version-1 (time-based) UUIDs like the reference: 100-ns ticks since 1582-10-15, a random clock sequence and a
 // random node id with the multicast bit set (RFC 4122 §4.5).

@@ -6,10 +6,8 @@ import { regexFirst, regexReplace, regexTest } from './regex.js';
 import {
   all,
   atLeast,
-  between,
   each,
   exactly,
-  INT,
   intArg,
   mustBe,
   STRING,

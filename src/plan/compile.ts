@@ -27,7 +27,7 @@ import { EvalError } from '../values/errors.js';
 import { goTypeName, typedText } from '../values/text.js';
 import { add, bitAnd, bitOr, bitXor, div, eq, ge, gt, le, lt, mod, mul, neq, sub } from '../values/ops.js';
 import { like, likeToRegExp } from '../values/like.js';
-import { JoinTuple, Tuple, type Row } from '../contracts/index.js';
+import { type JoinTuple, Tuple, type Row } from '../contracts/index.js';
 import type { EvalContext, RowFn } from './plan.js';
 
 /** A compile-time (rule creation) error: becomes EddyError 2101 (or the planner's own code). */

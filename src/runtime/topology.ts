@@ -23,7 +23,7 @@ import type { EvalContext, PlanNode, QueryPlan, SourcePlan } from '../plan/plan.
 import { planQuery } from '../plan/planner.js';
 import { EddyError, ErrorCode } from '../core/errors.js';
 import { systemClock, type Clock, type TimerHandle } from './clock.js';
-import { QueueNode, SinkReceiver, type Receiver } from './node.js';
+import { type QueueNode, SinkReceiver, type Receiver } from './node.js';
 import {
   AggregateNode,
   AnalyticNode,

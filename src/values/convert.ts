@@ -46,10 +46,10 @@ export function parseGoInt(s: string): bigint | undefined {
   let prefix = '';
   if (t.length > 1 && t[0] === '0') {
     const p = t[1].toLowerCase();
-    if (p === 'x') (base = 16), (prefix = '0x'), (t = t.slice(2));
-    else if (p === 'o') (base = 8), (prefix = '0o'), (t = t.slice(2));
-    else if (p === 'b') (base = 2), (prefix = '0b'), (t = t.slice(2));
-    else (base = 8), (prefix = '0o'), (t = t.slice(1));
+    if (p === 'x') { base = 16; prefix = '0x'; t = t.slice(2); }
+    else if (p === 'o') { base = 8; prefix = '0o'; t = t.slice(2); }
+    else if (p === 'b') { base = 2; prefix = '0b'; t = t.slice(2); }
+    else { base = 8; prefix = '0o'; t = t.slice(1); }
     if (t[0] === '_') t = t.slice(1);
   }
   if (!digitsValid(t, base)) return undefined;

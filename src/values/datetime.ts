@@ -290,30 +290,30 @@ function compileGo(layout: string): Tok[] {
     let len = 0;
     switch (c) {
       case 'J':
-        if (starts('January')) (tok = { k: 'month', w: 4 }), (len = 7);
-        else if (starts('Jan')) (tok = { k: 'month', w: 3 }), (len = 3);
+        if (starts('January')) { tok = { k: 'month', w: 4 }; len = 7; }
+        else if (starts('Jan')) { tok = { k: 'month', w: 3 }; len = 3; }
         break;
       case 'M':
-        if (starts('Monday')) (tok = { k: 'wday', long: true }), (len = 6);
-        else if (starts('Mon')) (tok = { k: 'wday', long: false }), (len = 3);
-        else if (starts('MST')) (tok = { k: 'tzname' }), (len = 3);
+        if (starts('Monday')) { tok = { k: 'wday', long: true }; len = 6; }
+        else if (starts('Mon')) { tok = { k: 'wday', long: false }; len = 3; }
+        else if (starts('MST')) { tok = { k: 'tzname' }; len = 3; }
         break;
       case '0':
-        if (starts('002')) (tok = { k: 'yday', pad: '0' }), (len = 3);
-        else if (starts('01')) (tok = { k: 'month', w: 2 }), (len = 2);
-        else if (starts('02')) (tok = { k: 'day', pad: '0' }), (len = 2);
-        else if (starts('03')) (tok = { k: 'hour12', pad: '0' }), (len = 2);
-        else if (starts('04')) (tok = { k: 'min', pad: '0' }), (len = 2);
-        else if (starts('05')) (tok = { k: 'sec', pad: '0' }), (len = 2);
-        else if (starts('06')) (tok = { k: 'year2' }), (len = 2);
+        if (starts('002')) { tok = { k: 'yday', pad: '0' }; len = 3; }
+        else if (starts('01')) { tok = { k: 'month', w: 2 }; len = 2; }
+        else if (starts('02')) { tok = { k: 'day', pad: '0' }; len = 2; }
+        else if (starts('03')) { tok = { k: 'hour12', pad: '0' }; len = 2; }
+        else if (starts('04')) { tok = { k: 'min', pad: '0' }; len = 2; }
+        else if (starts('05')) { tok = { k: 'sec', pad: '0' }; len = 2; }
+        else if (starts('06')) { tok = { k: 'year2' }; len = 2; }
         break;
       case '1':
-        if (starts('15')) (tok = { k: 'hour', pad: '' }), (len = 2);
-        else (tok = { k: 'month', w: 1 }), (len = 1);
+        if (starts('15')) { tok = { k: 'hour', pad: '' }; len = 2; }
+        else { tok = { k: 'month', w: 1 }; len = 1; }
         break;
       case '2':
-        if (starts('2006')) (tok = { k: 'year4' }), (len = 4);
-        else (tok = { k: 'day', pad: '' }), (len = 1);
+        if (starts('2006')) { tok = { k: 'year4' }; len = 4; }
+        else { tok = { k: 'day', pad: '' }; len = 1; }
         break;
       case '_':
         if (starts('_2')) {
@@ -321,23 +321,23 @@ function compileGo(layout: string): Tok[] {
             pushLit(out, '_');
             tok = { k: 'year4' };
             len = 5;
-          } else (tok = { k: 'day', pad: '_' }), (len = 2);
-        } else if (starts('__2')) (tok = { k: 'yday', pad: '_' }), (len = 3);
+          } else { tok = { k: 'day', pad: '_' }; len = 2; }
+        } else if (starts('__2')) { tok = { k: 'yday', pad: '_' }; len = 3; }
         break;
       case '3':
-        (tok = { k: 'hour12', pad: '' }), (len = 1);
+        tok = { k: 'hour12', pad: '' }; len = 1;
         break;
       case '4':
-        (tok = { k: 'min', pad: '' }), (len = 1);
+        tok = { k: 'min', pad: '' }; len = 1;
         break;
       case '5':
-        (tok = { k: 'sec', pad: '' }), (len = 1);
+        tok = { k: 'sec', pad: '' }; len = 1;
         break;
       case 'P':
-        if (starts('PM')) (tok = { k: 'ampm', upper: true }), (len = 2);
+        if (starts('PM')) { tok = { k: 'ampm', upper: true }; len = 2; }
         break;
       case 'p':
-        if (starts('pm')) (tok = { k: 'ampm', upper: false }), (len = 2);
+        if (starts('pm')) { tok = { k: 'ampm', upper: false }; len = 2; }
         break;
       case '-':
       case 'Z': {

@@ -1,12 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { generateKeyPairSync, sign } from 'node:crypto';
+import { generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestServer } from '../helpers/server.js';
 
-function token(privateKey: import('node:crypto').KeyObject, claims: Record<string, unknown>): string {
+function token(privateKey: KeyObject, claims: Record<string, unknown>): string {
   const enc = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url');
   const head = `${enc({ alg: 'RS256', typ: 'JWT' })}.${enc(claims)}`;
   return `${head}.${sign('RSA-SHA256', Buffer.from(head), privateKey).toString('base64url')}`;

@@ -197,6 +197,7 @@ test('PATCH /configs switches file logging and the level at run time', async () 
   assert.equal(r.status, 204);
   assert.equal(s.app.logger.level, 'silent', 'no output left: nothing is formatted');
   r = await s.req('PATCH', '/configs', { fileLog: true, logLevel: 'warn' });
+  assert.equal(r.status, 204);
   assert.equal(s.app.logger.level, 'warn');
   r = await s.req('PATCH', '/configs', { fileLog: false });
   assert.equal(r.status, 204);

@@ -61,9 +61,8 @@ test('mqtt config keys: shipped default, PUT in both body shapes, GET merged wit
 
 test('config keys survive a restart and URL passwords are masked and restored', async () => {
   const s = await startTestServer();
-  let home = '';
+  const home = s.homeDir;
   try {
-    home = s.homeDir;
     const url = 'mysql://app:s3cret@db:3306/x';
     assert.equal((await s.req('PUT', '/metadata/sources/sql/confKeys/db1', { url, interval: 1000 })).status, 200);
     const got = (await s.req('GET', '/metadata/sources/yaml/sql')).json() as Record<string, Record<string, unknown>>;

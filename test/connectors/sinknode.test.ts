@@ -30,8 +30,8 @@ test('sink pipeline over mqtt: list by default, sendSingle, fields, dataField, o
     };
     const plain = mk('plain', {});
     const single = mk('single', { sendSingle: true, omitIfEmpty: true });
-    const fields = mk('fields', { fields: ['b', 'zz'] });
-    const dataField = mk('df', { dataField: 'inner', sendSingle: true });
+    mk('fields', { fields: ['b', 'zz'] });
+    mk('df', { dataField: 'inner', sendSingle: true });
     for (const n of nodes) await n.open();
 
     const rows: ValueObject[] = [

@@ -28,7 +28,7 @@ function detail(body: unknown, c: Partial<ParseContext> = {}): string {
 const ok = { id: 'r1', sql: 'SELECT * FROM s1', actions: [{ log: {} }] };
 
 test('bad rule bodies give eKuiper texts', () => {
-  assert.match(detail('{"id": '), /^Parse rule \{"id":  error : .+\.$/);
+  assert.match(detail('{"id": '), /^Parse rule \{"id": {2}error : .+\.$/);
   assert.match(detail('[1]'), /^Parse rule \[1\] error : json: cannot unmarshal array into Go value of type api\.Rule\.$/);
   assert.equal(detail({ sql: 'SELECT * FROM s1', actions: [{ log: {} }] }), 'Missing rule id.');
   assert.equal(detail('null'), 'Missing rule id.');

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { RuleState } from '../../src/rules/state.js';
 import { restartDelay } from '../../src/rules/schedule.js';
 import type { RuleDef, RuleOptions } from '../../src/contracts/index.js';
-import { ScriptedBuilder, TestTopology, options, silent, until } from './fixtures.js';
+import { ScriptedBuilder, type TestTopology, options, silent, until } from './fixtures.js';
 
 const def: RuleDef = { id: 'r1', sql: 'SELECT * FROM s1', actions: [{ log: {} }] };
 

@@ -11,7 +11,7 @@ import { openStore, type KVStore } from '../../src/store/index.js';
 import { Connectors } from '../../src/connectors/index.js';
 import { parseDdl } from '../../src/sql/index.js';
 import type { StreamCatalog, StreamDef, StreamKind } from '../../src/catalog/types.js';
-import { FunctionRegistry } from '../../src/functions/registry.js';
+import { type FunctionRegistry } from '../../src/functions/registry.js';
 import * as fnModules from './functions.js';
 import type { RuleOptions, SinkConnector, SinkPayload, Props } from '../../src/contracts/index.js';
 import type { Clock } from '../../src/runtime/clock.js';

@@ -66,7 +66,7 @@ class ExactParser {
       this.ws();
       const c = this.s[this.i++];
       if (c === '}') return out;
-      if (c !== ',') (this.i--, this.fail());
+      if (c !== ',') { this.i--; this.fail(); }
     }
   }
 
@@ -81,7 +81,7 @@ class ExactParser {
       this.ws();
       const c = this.s[this.i++];
       if (c === ']') return out;
-      if (c !== ',') (this.i--, this.fail());
+      if (c !== ',') { this.i--; this.fail(); }
     }
   }
 

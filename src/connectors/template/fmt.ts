@@ -114,7 +114,7 @@ function fmtF(dg: Digits, prec: number): string {
 }
 
 /** Go `strconv.FormatFloat(abs(x), verb, prec, 64)` for a finite non-negative x (sign handled by caller). */
-function formatFloatAbs(x: number, verb: string, prec: number, sharp: boolean): string {
+function formatFloatAbs(x: number, verb: string, prec: number): string {
   const shortest = prec < 0;
   switch (verb) {
     case 'e':
@@ -177,7 +177,7 @@ function formatFloatVerb(x: number, verb: string, prec: number, f: Flags): strin
   let body: string;
   if (Number.isNaN(x)) body = 'NaN';
   else if (!Number.isFinite(x)) body = 'Inf';
-  else body = formatFloatAbs(Math.abs(x), verb, prec, !!f.sharp);
+  else body = formatFloatAbs(Math.abs(x), verb, prec);
   const neg = x < 0 || Object.is(x, -0);
   let sign = neg ? '-' : f.plus ? '+' : f.space ? ' ' : '';
   if (Number.isNaN(x)) sign = f.plus ? '+' : f.space ? ' ' : '';
@@ -457,7 +457,7 @@ export function sprintf(format: string, args: readonly unknown[]): string {
   let out = '';
   let argNum = 0;
   let reordered = false;
-  let goodArgNum = true;
+  let goodArgNum: boolean;
   const n = format.length;
   let i = 0;
   const argIndex = (): void => {

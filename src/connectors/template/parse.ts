@@ -521,7 +521,7 @@ export class Parser {
     const mark = this.vars.length;
     const pipe = this.pipeline(kind, 'right');
     if (kind === 'range') this.rangeDepth++;
-    let { list, end } = this.itemList();
+    const { list, end } = this.itemList();
     if (kind === 'range') this.rangeDepth--;
     let elseList: Node[] | null = null;
     if (end === 'else') {
@@ -657,6 +657,7 @@ export class Parser {
         case 'nil':
         case 'dot':
           this.fail(`unexpected . after term "${nodeString(node)}"`, node.pos);
+          break;
         default:
           node = { t: 'chain', pos: node.pos, node, idents };
       }
