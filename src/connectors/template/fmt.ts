@@ -6,7 +6,7 @@
  * arrays `[]interface{}`, plain objects `map[string]interface{}`, `null`/`undefined` nil.
  */
 import { DateTime, type Value } from '../../values/value.js';
-import { goTypeName } from '../../values/text.js';
+import { goTypeName, textOf } from '../../values/text.js';
 import { formatGoTime } from '../../values/datetime.js';
 
 export function isMap(v: unknown): v is Record<string, unknown> {
@@ -255,33 +255,11 @@ export function bytesText(b: Uint8Array): string {
 
 // ------------------------------------------------------------------------------------------------ %v
 
-/** Go `%v` of a value (nested nil prints `<nil>`). */
+/** Go `%v` of a value: the values' own text form, except that nil prints `<nil>` (as it does nested). */
 export function formatV(v: unknown): string {
   if (v === null || v === undefined) return '<nil>';
-  switch (typeof v) {
-    case 'string':
-      return v;
-    case 'bigint':
-      return v.toString();
-    case 'number':
-      return formatFloatV(v);
-    case 'boolean':
-      return v ? 'true' : 'false';
-  }
-  if (Array.isArray(v)) {
-    let s = '[';
-    for (let i = 0; i < v.length; i++) s += (i ? ' ' : '') + formatV(v[i]);
-    return s + ']';
-  }
-  if (v instanceof Uint8Array) return '[' + Array.prototype.join.call(v, ' ') + ']';
-  if (v instanceof DateTime) return formatGoTime(v);
-  if (isMap(v)) {
-    const keys = Object.keys(v).sort(compareKeys);
-    let s = 'map[';
-    for (let i = 0; i < keys.length; i++) s += (i ? ' ' : '') + keys[i] + ':' + formatV(v[keys[i]]);
-    return s + ']';
-  }
-  return String(v);
+  if (typeof v === 'function' || typeof v === 'symbol') return String(v);
+  return textOf(v as Value);
 }
 
 /** Byte-wise (UTF-8) order of Go's sorted map keys; equals UTF-16 order outside surrogate ranges. */
