@@ -27,15 +27,20 @@ export class NotDdlStatementError extends SqlSyntaxError {
 
 /** Go's `%q` rendering of a token literal, as eKuiper's messages show it (`found "X", …`). */
 export function quoteLit(lit: string): string {
+  return quoteString(lit, (cp) => `\\x${cp.toString(16).padStart(2, '0')}`);
+}
+
+/** A double-quoted literal with `"`, `\\` and the common control characters escaped; others through `control`. */
+export function quoteString(text: string, control: (codePoint: number) => string): string {
   let out = '"';
-  for (const ch of lit) {
+  for (const ch of text) {
     const cp = ch.codePointAt(0) ?? 0;
     if (ch === '"') out += '\\"';
     else if (ch === '\\') out += '\\\\';
     else if (ch === '\n') out += '\\n';
     else if (ch === '\r') out += '\\r';
     else if (ch === '\t') out += '\\t';
-    else if (cp < 0x20 || cp === 0x7f) out += `\\x${cp.toString(16).padStart(2, '0')}`;
+    else if (cp < 0x20 || cp === 0x7f) out += control(cp);
     else out += ch;
   }
   return out + '"';

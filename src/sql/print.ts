@@ -7,6 +7,7 @@
  */
 import type { Dimension, Expr, OverClause, SelectStatement, SortField, SourceRef, WindowExpr } from './ast.js';
 import { KEYWORDS } from './lexer.js';
+import { quoteString } from './errors.js';
 
 const ATOM = 6;
 
@@ -51,18 +52,7 @@ export function identToString(name: string): string {
 }
 
 function stringLit(s: string): string {
-  let out = '"';
-  for (const ch of s) {
-    const cp = ch.codePointAt(0) ?? 0;
-    if (ch === '"') out += '\\"';
-    else if (ch === '\\') out += '\\\\';
-    else if (ch === '\n') out += '\\n';
-    else if (ch === '\r') out += '\\r';
-    else if (ch === '\t') out += '\\t';
-    else if (cp < 0x20 || cp === 0x7f) out += '\\u' + cp.toString(16).padStart(4, '0');
-    else out += ch;
-  }
-  return out + '"';
+  return quoteString(s, (cp) => '\\u' + cp.toString(16).padStart(4, '0'));
 }
 
 function floatLit(v: number): string {
