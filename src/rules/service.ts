@@ -137,9 +137,6 @@ export class RuleService {
       else if (def.graph) sources = graphSources(def.graph);
       return { topo, sources };
     } catch (err) {
-      if (def.graph && !(err instanceof EddyError)) {
-        throw new EddyError(ErrorCode.Rule, `graph rule ${def.id} cannot be planned: graph rules are not supported`);
-      }
       throw planError(err);
     }
   }

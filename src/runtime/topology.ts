@@ -21,6 +21,8 @@ import type { KVStore } from '../store/kv.js';
 import type { FunctionRegistry } from '../functions/registry.js';
 import type { EvalContext, PlanNode, QueryPlan, SourcePlan } from '../plan/plan.js';
 import { planQuery } from '../plan/planner.js';
+import { planGraph } from '../plan/graph.js';
+import { GraphTopology } from './graph-topology.js';
 import { EddyError, ErrorCode } from '../core/errors.js';
 import { systemClock, type Clock, type TimerHandle } from './clock.js';
 import { QueueNode, SinkReceiver, type Receiver } from './node.js';
@@ -69,7 +71,9 @@ export interface TopologyDeps {
 
 /** The builder plus the server-wide runtime state it owns. */
 export interface RuntimeBuilder extends TopologyBuilder {
-  build(rule: RuleDef, options: RuleOptions, logger: Logger): RuleTopology;
+  build(rule: RuleDef & { sql: string }, options: RuleOptions, logger: Logger): RuleTopology;
+  /** graph rules (docs/runtime.md §1.4) get a {@link GraphTopology} */
+  build(rule: RuleDef, options: RuleOptions, logger: Logger): RuleTopology | GraphTopology;
   /** shared source instances (one per SHARED stream, reference-counted by rule) */
   readonly shared: SharedSources;
   /** lookup table instances: wire `catalog.hooks.openLookup/closeLookup` to `openTable/closeTable` */
@@ -101,11 +105,15 @@ export function createTopologyBuilder(deps: TopologyDeps): RuntimeBuilder {
   return {
     shared,
     lookups,
-    build(rule, options, logger) {
-      if (!rule.sql) throw new EddyError(ErrorCode.Plan, 'graph rules are not supported by this runtime');
+    build: ((rule: RuleDef, options: RuleOptions, logger: Logger): RuleTopology | GraphTopology => {
+      if (!rule.sql) {
+        if (!rule.graph) throw new EddyError(ErrorCode.Plan, 'no graph');
+        const graph = planGraph(rule.graph, { catalog: deps.catalog, functions: deps.functions, options });
+        return new GraphTopology(rule, options, logger, graph, { ...deps, clock, shared, lookups });
+      }
       const plan = planner(rule.sql, options);
       return new RuleTopology(rule, options, logger, plan, { ...deps, clock, shared, lookups });
-    },
+    }) as RuntimeBuilder['build'],
     async close() {
       await shared.closeAll();
       await lookups.closeAll();
