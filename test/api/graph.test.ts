@@ -268,6 +268,62 @@ test('lookup plan: a stream joined with a memory lookup table filled by another 
   });
 });
 
+test('mix plan: one source feeding a row branch and a sliding-window branch; aggFunc straight into a sendSingle sink', async () => {
+  await withServer(async (s, client) => {
+    const tin = `eddy/graph/${uid('in')}`;
+    const t1 = `eddy/graph/${uid('r1')}`;
+    const t2 = `eddy/graph/${uid('r2')}`;
+    const out1 = await listen(client, t1);
+    const out2 = await listen(client, t2);
+    const single = (topic: string) => ({ type: 'sink', nodeType: 'mqtt', props: { server: 'tcp://127.0.0.1:1883', topic, sendSingle: true } });
+    const r = await s.req('POST', '/rules', {
+      id: 'gm',
+      graph: {
+        nodes: {
+          demo: mqttSource(tin, { timestamp: 'ts' }),
+          myfilter: op('filter', { expr: 'temperature > 20' }),
+          logfunc: op('function', { expr: 'log(temperature) as log_temperature' }),
+          sinfunc: op('function', { expr: 'sin(temperature) as sin_temperature' }),
+          window: op('window', { type: 'slidingwindow', unit: 'ss', size: 10 }),
+          winfilter: op('filter', { expr: 'humidity > 30' }),
+          aggfunc: op('aggFunc', { expr: 'avg(temperature) as avg_temperature' }),
+          pick: op('pick', { fields: ['log_temperature', 'humidity'] }),
+          mqtt1: single(t1),
+          mqtt2: single(t2),
+        },
+        topo: {
+          sources: ['demo'],
+          edges: {
+            demo: ['myfilter', 'sinfunc'],
+            myfilter: ['logfunc'],
+            logfunc: ['pick'],
+            pick: ['mqtt1'],
+            sinfunc: ['window'],
+            window: ['winfilter'],
+            winfilter: ['aggfunc'],
+            aggfunc: ['mqtt2'],
+          },
+        },
+      },
+    });
+    assert.equal(r.status, 201, r.text);
+    // probes pass neither filter
+    await waitSubscribed(s, client, 'gm', 'demo', tin, { ts: 1, temperature: 0, humidity: 0 });
+    await pub(client, tin, { ts: 2, temperature: 100, humidity: 40 });
+    await poll(async () => out1.length + out2.length, (n) => n >= 2, 'both branches');
+    assert.deepEqual(out1, [{ log_temperature: 2, humidity: 40 }]);
+    // the group's row is the first row of the window with the aggregate beside it
+    assert.deepEqual(out2, [{ ts: 2, temperature: 100, humidity: 40, sin_temperature: Math.sin(100), avg_temperature: 100 }]);
+    await pub(client, tin, { ts: 3, temperature: 50, humidity: 10 });
+    await pub(client, tin, { ts: 4, temperature: 10, humidity: 50 });
+    await poll(async () => out2.length, (n) => n >= 3, 'one aggregate per row while the window holds a humid row');
+    assert.deepEqual(out2.slice(1).map((o) => (o as J).avg_temperature), [100, 55]);
+    assert.deepEqual(out1.map((o) => (o as J).humidity), [40, 10]);
+    const st = await status(s, 'gm');
+    assert.equal(st.sink_mqtt1_0_records_out_total, 2);
+  });
+});
+
 test('switch plan: each case feeds its own sink; stopAtFirstMatch', async () => {
   await withServer(async (s, client) => {
     const tin = `eddy/graph/${uid('in')}`;
