@@ -221,6 +221,63 @@ test('join plan: two streams merged into one window, inner join on a condition, 
   });
 });
 
+test('group plan: two event-time sources, one watermark, window, join, group by, count, pick into two sinks', async () => {
+  await withServer(async (s, client) => {
+    const t1 = `eddy/graph/${uid('d1')}`;
+    const t2 = `eddy/graph/${uid('d2')}`;
+    const tout = `eddy/graph/${uid('out')}`;
+    const out = await listen(client, tout);
+    const r = await s.req('POST', '/rules', {
+      id: 'gg',
+      name: 'Group rule',
+      graph: {
+        nodes: {
+          device1: mqttSource(t1, { timestamp: 'ts' }),
+          device2: mqttSource(t2, { timestamp: 'ts' }),
+          watermark: op('watermark', { emitters: ['device1', 'device2'], sendWatermark: true }),
+          window: op('window', { type: 'tumblingwindow', unit: 'ms', size: 600 }),
+          joinop: op('join', { from: 'device1', joins: [{ name: 'device2', type: 'inner', on: 'abs(device1.ts - device2.ts) < 200' }] }),
+          groupop: op('groupby', { dimensions: ['device1.humidity'] }),
+          countop: op('aggfunc', { expr: 'count(*)' }),
+          pick: op('pick', { fields: ['device1.humidity', 'count'] }),
+          mqtt: mqttSink(tout),
+          log: { type: 'sink', nodeType: 'log', props: {} },
+        },
+        topo: {
+          sources: ['device1', 'device2'],
+          edges: {
+            device1: ['watermark'],
+            device2: ['watermark'],
+            watermark: ['window'],
+            window: ['joinop'],
+            joinop: ['groupop'],
+            groupop: ['countop'],
+            countop: ['pick'],
+            pick: ['mqtt', 'log'],
+          },
+        },
+      },
+      options: { isEventTime: true, lateTolerance: 0 },
+    });
+    assert.equal(r.status, 201, r.text);
+    // the probes of the two devices are too far apart in time to join
+    await waitSubscribed(s, client, 'gg', 'device1', t1, { ts: 1, humidity: 0 });
+    await waitSubscribed(s, client, 'gg', 'device2', t2, { ts: 500, humidity: 0 });
+    await pub(client, t1, { ts: 700, humidity: 10 });
+    await pub(client, t2, { ts: 750, humidity: 99 });
+    await pub(client, t1, { ts: 900, humidity: 10 });
+    await pub(client, t2, { ts: 1000, humidity: 5 });
+    // both devices move past the window end: the watermark releases it
+    await pub(client, t1, { ts: 2500, humidity: 1 });
+    await pub(client, t2, { ts: 2500, humidity: 1 });
+    await poll(async () => out.length, (n) => n >= 1, 'the group result');
+    assert.deepEqual(out[0], [{ humidity: 10, count: 3 }]);
+    const st = await poll(() => status(s, 'gg'), (x) => x.sink_log_0_records_in_total >= 1, 'the log sink');
+    assert.equal(st.sink_mqtt_0_records_in_total, 1);
+    assert.ok(st.op_window_0_records_in_total >= 6);
+  });
+});
+
 test('lookup plan: a stream joined with a memory lookup table filled by another graph rule', async () => {
   await withServer(async (s, client) => {
     const tfill = `eddy/graph/${uid('fill')}`;
