@@ -9,11 +9,14 @@ import { EddyError, ErrorCode } from '../core/errors.js';
 import type { ConnectorContext, NodeMetrics, PrintableTopo, RuleDef, RuleOptions, SinkNode, Topology } from './contracts.js';
 import type { EvalContext } from '../plan/plan.js';
 import type { GraphOpNode, GraphPlan } from '../plan/graph.js';
-import type { Clock } from './clock.js';
+import type { Clock, TimerHandle } from './clock.js';
+import type { ValueObject } from '../values/value.js';
+import type { Tuple } from './contracts.js';
+import { decodeRow, decodeValue, encodeRow, encodeValue, loadCheckpoint, saveCheckpoint } from './checkpoint.js';
 import type { TopologyDeps } from './topology.js';
 import { QueueNode, type Receiver } from './node.js';
 import { AggregateNode, FilterNode, HavingNode, JoinNode, type OpEnv } from './operators.js';
-import { createWindowNode } from './windows.js';
+import { createWindowNode, WindowNode } from './windows.js';
 import { WatermarkNode } from './watermark.js';
 import { SharedSources, SourceNode } from './source.js';
 import { LookupNode, LookupTables } from './lookup.js';
@@ -39,6 +42,7 @@ export class GraphTopology implements Topology {
   private endPending = false;
   private opened = false;
   private closed = false;
+  private checkpointTimer: TimerHandle | undefined;
 
   constructor(
     readonly rule: RuleDef,
@@ -147,6 +151,7 @@ export class GraphTopology implements Topology {
     if (this.opened) return;
     this.opened = true;
     this.ctx.ruleStart = this.env.clock.now();
+    if (this.options.qos >= 1) await this.restore();
     try {
       await Promise.all(this.sinks.map((s) => s.open()));
       for (const n of this.ordered) await n.open();
@@ -155,11 +160,14 @@ export class GraphTopology implements Topology {
       await this.close().catch(() => {});
       throw err;
     }
+    if (this.options.qos >= 1) this.scheduleCheckpoint();
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.checkpointTimer?.cancel();
+    this.checkpointTimer = undefined;
     const errors: unknown[] = [];
     const run = async (fn: () => Promise<void>) => {
       try {
@@ -169,6 +177,7 @@ export class GraphTopology implements Topology {
       }
     };
     for (const s of this.sources) await run(() => s.close());
+    if (this.options.qos >= 1 && this.opened) await run(() => this.checkpoint());
     for (const n of this.ordered) await run(() => n.close());
     for (const s of this.sinks) await run(() => s.close());
     if (errors.length > 0) this.logger.warn({ err: errors[0] }, 'error while closing the rule');
@@ -244,5 +253,61 @@ export class GraphTopology implements Topology {
     const edges: Record<string, string[]> = {};
     for (const k of [...this.edges.keys()].sort()) edges[k] = (this.edges.get(k) as string[]).slice();
     return { sources: this.sources.map((s) => s.name), edges };
+  }
+
+  // ---------------------------------------------------------------------------------------------- checkpoints
+
+  private scheduleCheckpoint(): void {
+    const interval = this.options.checkpointInterval > 0 ? this.options.checkpointInterval : 300000;
+    this.checkpointTimer = this.env.clock.setTimeout(() => {
+      if (this.closed) return;
+      this.checkpoint()
+        .catch((err: unknown) => this.logger.warn({ err }, 'checkpoint failed'))
+        .finally(() => {
+          if (!this.closed) this.scheduleCheckpoint();
+        });
+    }, interval);
+  }
+
+  /** Saves the state of windows, watermarks and rewindable sources (qos ≥ 1, docs/runtime.md §1.9). */
+  async checkpoint(): Promise<void> {
+    const states: Record<string, unknown> = {};
+    for (const n of this.ordered) {
+      if (n instanceof WindowNode) {
+        const s = n.snapshot();
+        states[n.name] = { rows: s.rows.map(encodeRow), num: s.num, pending: s.pending ?? [] };
+      } else if (n instanceof WatermarkNode) {
+        const s = n.snapshot();
+        states[n.name] = { maxTs: s.maxTs, watermark: s.watermark, rows: s.rows.map(encodeRow) };
+      }
+    }
+    for (const src of this.sources) {
+      const offset = src.offset();
+      if (offset !== undefined) states[src.name] = { $$offset: encodeValue(offset) };
+    }
+    await saveCheckpoint(this.env.store, this.rule.id, { id: this.env.clock.now(), states });
+  }
+
+  private async restore(): Promise<void> {
+    const doc = await loadCheckpoint(this.env.store, this.rule.id);
+    if (!doc) return;
+    const byName = new Map<string, QueueNode>();
+    for (const n of [...this.sources, ...this.ordered]) byName.set(n.name, n);
+    for (const [name, raw] of Object.entries(doc.states)) {
+      const n = byName.get(name);
+      const s = raw as Record<string, unknown>;
+      try {
+        if (n instanceof WindowNode) {
+          n.restore({ rows: (s.rows as unknown[]).map(decodeRow), num: s.num as Record<string, number>, pending: s.pending as number[] });
+        } else if (n instanceof WatermarkNode) {
+          n.restore({ maxTs: s.maxTs as Record<string, number>, watermark: s.watermark as number, rows: (s.rows as unknown[]).map((r) => decodeRow(r) as Tuple) });
+        } else if (n instanceof SourceNode) {
+          const offset = decodeValue(s.$$offset);
+          if (offset !== null && typeof offset === 'object' && !Array.isArray(offset)) n.resume(offset as ValueObject);
+        }
+      } catch (err) {
+        this.logger.warn({ err, node: name }, 'cannot restore checkpoint state');
+      }
+    }
   }
 }

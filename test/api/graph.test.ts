@@ -471,6 +471,39 @@ test('script plan: exec(row) per row and exec(rows) per window', async () => {
   });
 });
 
+test('qos 1: a window keeps its rows across a stop and start of a graph rule', async () => {
+  await withServer(async (s, client) => {
+    const tin = `eddy/graph/${uid('in')}`;
+    const tout = `eddy/graph/${uid('out')}`;
+    const out = await listen(client, tout);
+    const r = await s.req('POST', '/rules', {
+      id: 'gq',
+      graph: {
+        nodes: {
+          src: mqttSource(tin),
+          real: op('filter', { expr: 'a > 0' }),
+          win: op('window', { type: 'countwindow', size: 3 }),
+          pick: op('pick', { fields: ['a'] }),
+          out: mqttSink(tout),
+        },
+        topo: { sources: ['src'], edges: { src: ['real'], real: ['win'], win: ['pick'], pick: ['out'] } },
+      },
+      options: { qos: 1, checkpointInterval: 600000 },
+    });
+    assert.equal(r.status, 201, r.text);
+    await waitSubscribed(s, client, 'gq', 'src', tin, { a: 0 });
+    await pub(client, tin, { a: 1 });
+    await pub(client, tin, { a: 2 });
+    await poll(() => status(s, 'gq'), (x) => x.op_win_0_records_in_total === 2, 'two rows in the window');
+    assert.equal((await s.req('POST', '/rules/gq/stop')).status, 200);
+    assert.equal((await s.req('POST', '/rules/gq/start')).status, 200);
+    await waitSubscribed(s, client, 'gq', 'src', tin, { a: 0 });
+    await pub(client, tin, { a: 3 });
+    await poll(async () => out.length, (n) => n >= 1, 'the window');
+    assert.deepEqual(out[0], [{ a: 1 }, { a: 2 }, { a: 3 }]);
+  });
+});
+
 test('invalid graphs answer 400 with eKuiper texts and store nothing', async () => {
   const s = await startTestServer();
   try {
