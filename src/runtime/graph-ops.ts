@@ -13,6 +13,7 @@ import { ErrorRecord, JoinTuple, Tuple, type Row, type SinkNode } from './contra
 import { Output, RowBatch, UnitBatch, Watermark, type Item } from './items.js';
 import { QueueNode, type Receiver } from './node.js';
 import { OrderNode, ProjectNode, type OpEnv } from './operators.js';
+import { WatermarkNode } from './watermark.js';
 import { EMPTY_ROW, EvalUnit, type EvalContext, type RowFn } from '../plan/plan.js';
 import { rowObject } from '../plan/compile.js';
 import { isObject, type Value, type ValueObject } from '../values/value.js';
@@ -134,6 +135,20 @@ export class GraphOrderNode extends OrderNode {
       super.emit(new RowBatch(item.units.map((u) => u.row), item.windowStart, item.windowEnd, item.windowed));
       return;
     }
+    super.emit(item);
+  }
+}
+
+/**
+ * `watermark`: the SQL event-time watermark operator; with `sendWatermark` false the watermarks stay inside it (the
+ * events are still released in time order), so an event-time window behind it never closes, as in eKuiper.
+ */
+export class GraphWatermarkNode extends WatermarkNode {
+  constructor(name: string, bufferLength: number, emitters: readonly string[], lateTolerance: number, private readonly sendWatermark: boolean) {
+    super(name, bufferLength, emitters, lateTolerance);
+  }
+  protected override emit(item: Item): void {
+    if (item instanceof Watermark && !this.sendWatermark) return;
     super.emit(item);
   }
 }

@@ -20,7 +20,7 @@ import { createWindowNode, WindowNode } from './windows.js';
 import { WatermarkNode } from './watermark.js';
 import { SharedSources, SourceNode } from './source.js';
 import { LookupNode, LookupTables } from './lookup.js';
-import { FunctionNode, GraphOrderNode, GraphSinkReceiver, PickNode, ScriptNode, SwitchNode } from './graph-ops.js';
+import { FunctionNode, GraphOrderNode, GraphSinkReceiver, GraphWatermarkNode, PickNode, ScriptNode, SwitchNode } from './graph-ops.js';
 
 export interface GraphEnv extends TopologyDeps {
   readonly clock: Clock;
@@ -129,7 +129,7 @@ export class GraphTopology implements Topology {
       case 'switch':
         return new SwitchNode(o.name, env, op.cases, op.stopAtFirstMatch);
       case 'watermark':
-        return new WatermarkNode(o.name, env.bufferLength, op.emitters, options.lateTolerance);
+        return new GraphWatermarkNode(o.name, env.bufferLength, op.emitters, options.lateTolerance, op.sendWatermark);
       case 'script':
         return new ScriptNode(o.name, env, op.script, op.isAgg);
     }
