@@ -31,7 +31,7 @@ import {
 import { ExprCompiler } from './compile.js';
 import { RegistryCalls } from './calls.js';
 import { andAll, conjuncts, lookupKeys, type BoundSource } from './analyze.js';
-import { compileProjection, condition, groupKey, havingStage, hitTracker, joinPredicate, orderStage, unitBuilder, wherePredicate } from './stages.js';
+import { compileProjection, groupKey, havingStage, hitTracker, joinPredicate, orderStage, unitBuilder, wherePredicate } from './stages.js';
 import { CollShape, Io, mapOut, misfit, OP_IO, orderNodes, reverseEdges, SOURCE_IO, type InEdge, type IoType } from './graph-validate.js';
 
 export interface GraphPlanDeps {
@@ -62,7 +62,7 @@ export type GraphOp =
   | { readonly kind: 'lookup'; readonly join: LookupJoinPlan }
   | { readonly kind: 'groupby' }
   | { readonly kind: 'orderby' }
-  | { readonly kind: 'switch'; readonly cases: readonly RowFn[]; readonly stopAtFirstMatch: boolean }
+  | { readonly kind: 'switch'; readonly cases: readonly RowFn[]; readonly texts: readonly string[]; readonly stopAtFirstMatch: boolean }
   | { readonly kind: 'watermark'; readonly emitters: readonly string[]; readonly sendWatermark: boolean }
   | { readonly kind: 'script'; readonly script: string; readonly isAgg: boolean };
 
@@ -583,14 +583,15 @@ function build(graph: Obj, deps: GraphPlanDeps): GraphPlan {
           const cases = strings(props, 'cases');
           const stopAtFirstMatch = bool(props, 'stopAtFirstMatch');
           if (cases.length === 0) fail('switch node must have at least one case');
-          const fns = cases.map((c, i) => {
+          const parsedCases = cases.map((c, i) => {
             try {
-              return compiler.compile(expr(c));
+              const e = expr(c);
+              return { fn: compiler.compile(e), text: exprToString(e) };
             } catch (e) {
               return fail(`parse case ${i} error: ${messageOf(e)}`);
             }
           });
-          return { cases: fns, stopAtFirstMatch };
+          return { cases: parsedCases.map((c) => c.fn), texts: parsedCases.map((c) => c.text), stopAtFirstMatch };
         });
         pending.set(key, { nodeType: nt, build: () => ({ op: { kind: 'switch', ...sw }, plan: stagePlan({ toUnits: unitBuilder(true, null) }) }) });
         break;
@@ -725,9 +726,4 @@ function planJoin(
     on: j.on ? joinPredicate(compiler.compile(j.on)) : null,
   }));
   return { kind: 'join', from: stmt.from.name, joins };
-}
-
-/** A switch case: true routes the item to that case's outputs (anything else does not). */
-export function caseCondition(fn: RowFn): RowPredicate {
-  return condition(fn, 'run switch error: ', true);
 }

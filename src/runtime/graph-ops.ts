@@ -17,6 +17,7 @@ import { WatermarkNode } from './watermark.js';
 import { EMPTY_ROW, EvalUnit, type EvalContext, type RowFn } from '../plan/plan.js';
 import { rowObject } from '../plan/compile.js';
 import { isObject, type Value, type ValueObject } from '../values/value.js';
+import { typedText } from '../values/text.js';
 
 /** `row` with `column` set to `value`: a new row, the input (possibly shared with other rules) is left as is. */
 export function withColumn(row: Row, column: string, value: Value): Row {
@@ -153,7 +154,11 @@ export class GraphWatermarkNode extends WatermarkNode {
   }
 }
 
-/** `switch`: routes each row or collection to the outputs of every case it matches (or the first one). */
+/**
+ * `switch`: routes each row or collection to the outputs of every case it matches (or of the first one). A
+ * collection is tested as one group (aggregates see all its rows). A failing or non-bool case is counted as an
+ * exception and the next case is tried; errors reach no output, as in eKuiper.
+ */
 export class SwitchNode extends QueueNode {
   /** outputs per case */
   readonly cases: Receiver[][];
@@ -161,6 +166,8 @@ export class SwitchNode extends QueueNode {
     name: string,
     private readonly env: OpEnv,
     private readonly conditions: readonly RowFn[],
+    /** each case's text, for error messages */
+    private readonly texts: readonly string[],
     private readonly stopAtFirstMatch: boolean,
   ) {
     super(name, env.bufferLength);
@@ -168,8 +175,12 @@ export class SwitchNode extends QueueNode {
   }
 
   protected process(item: Item): void {
-    if (item instanceof Watermark || item instanceof ErrorRecord) {
+    if (item instanceof Watermark) {
       for (const outs of this.cases) this.send(outs, item);
+      return;
+    }
+    if (item instanceof ErrorRecord) {
+      this.metrics.error(item.message);
       return;
     }
     const ctx = this.env.ctx;
@@ -185,33 +196,32 @@ export class SwitchNode extends QueueNode {
       ctx.bindUnit(u);
       row = u.row;
     } else {
+      this.metrics.error(`run switch node error: invalid input type`);
       return;
     }
     let sent = false;
-    try {
-      for (let i = 0; i < this.conditions.length; i++) {
-        if (this.conditions[i](row, ctx) !== true) continue;
+    for (let i = 0; i < this.conditions.length; i++) {
+      let v: Value;
+      try {
+        v = this.conditions[i](row, ctx);
+      } catch (err) {
+        this.metrics.error(err);
+        continue;
+      }
+      if (v === true) {
         this.send(this.cases[i], item);
         sent = true;
         if (this.stopAtFirstMatch) break;
+      } else if (v !== false && v !== null && v !== undefined) {
+        // the text names the graph key (the node is `op_<key>`)
+        this.metrics.error(`run switch node ${this.name.slice(3)}, case ${this.texts[i]} error: invalid condition that returns non-bool value ${typedText(v)}`);
       }
-    } catch (err) {
-      this.emitError(err, this.env.sendError);
-      return;
     }
     if (sent) this.metrics.recordsOut++;
   }
 
   private send(outs: readonly Receiver[], item: Item): void {
     for (const out of outs) if (!out.accept(item)) this.metrics.error(`buffer full, drop message from ${this.name} to ${out.name}`);
-  }
-
-  protected override emitError(err: unknown, sendError: boolean): void {
-    this.metrics.error(err);
-    if (sendError) {
-      const rec = err instanceof ErrorRecord ? err : new ErrorRecord(this.metrics.lastException);
-      for (const outs of this.cases) this.send(outs, rec);
-    }
   }
 }
 

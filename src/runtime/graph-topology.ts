@@ -127,7 +127,7 @@ export class GraphTopology implements Topology {
       case 'orderby':
         return new GraphOrderNode(o.name, env, o.plan.order as NonNullable<typeof o.plan.order>);
       case 'switch':
-        return new SwitchNode(o.name, env, op.cases, op.stopAtFirstMatch);
+        return new SwitchNode(o.name, env, op.cases, op.texts, op.stopAtFirstMatch);
       case 'watermark':
         return new GraphWatermarkNode(o.name, env.bufferLength, op.emitters, options.lateTolerance, op.sendWatermark);
       case 'script':

@@ -393,7 +393,7 @@ test('switch plan: each case feeds its own sink; stopAtFirstMatch', async () => 
       graph: {
         nodes: {
           src: mqttSource(tin),
-          sw: op('switch', { cases: ['a > 10', 'a > 0'], stopAtFirstMatch: true }),
+          sw: op('switch', { cases: ['a > 10', 'a > 0', 'a'], stopAtFirstMatch: true }),
           high: mqttSink(thigh),
           low: mqttSink(tlow),
         },
@@ -407,6 +407,10 @@ test('switch plan: each case feeds its own sink; stopAtFirstMatch', async () => 
     assert.deepEqual(high, [[{ a: 20 }], [{ a: 11 }]]);
     assert.deepEqual(low, [[{ a: 5 }], [{ a: 1 }]]);
     assert.deepEqual(((await s.req('GET', '/rules/g5/topo')).json() as J).edges.op_sw, ['sink_high', 'sink_low']);
+    // the probes reach the third case, whose value is not a bool: counted, routed nowhere
+    const st = await status(s, 'g5');
+    assert.ok(st.op_sw_0_exceptions_total > 0);
+    assert.equal(st.op_sw_0_last_exception, 'run switch node sw, case a error: invalid condition that returns non-bool value float64(-1)');
   });
 });
 
