@@ -586,6 +586,15 @@ test('graph rules export and import like SQL rules, and restart from the store',
     const st = await poll(() => status(s, 'gx'), (x) => x.status === 'running', 'imported rule running');
     assert.equal(typeof st.source_src_0_records_in_total, 'number');
     assert.equal(typeof st.sink_out_0_records_in_total, 'number');
+    // an update re-plans: a new node shows in the topology; a bad one leaves the rule as it was
+    const next = { ...graph, nodes: { ...graph.nodes, f: { type: 'operator', nodeType: 'filter', props: { expr: 'a > 1' } } }, topo: { sources: ['src'], edges: { src: ['f'], f: ['out'] } } };
+    const up = await s.req('PUT', '/rules/gx', { id: 'gx', graph: next });
+    assert.equal(up.status, 200, up.text);
+    assert.deepEqual((await s.req('GET', '/rules/gx/topo')).json(), { sources: ['source_src'], edges: { op_f: ['sink_out'], source_src: ['op_f'] } });
+    const bad = await s.req('PUT', '/rules/gx', { id: 'gx', graph: { ...next, topo: { sources: ['src'], edges: { src: ['f'] } } } });
+    assert.equal(bad.status, 400);
+    assert.deepEqual(bad.json(), { error: 2101, message: 'Update rule error: no edge defined for operator node f' });
+    assert.deepEqual(((await s.req('GET', '/rules/gx/topo')).json() as J).edges.op_f, ['sink_out']);
   } finally {
     await s.dispose();
   }
