@@ -30,7 +30,7 @@ import {
 } from './plan.js';
 import { ExprCompiler } from './compile.js';
 import { RegistryCalls } from './calls.js';
-import { andAll, conjuncts, lookupKeys, type BoundSource } from './analyze.js';
+import { andAll, conjuncts, lookupKeys, walk, type BoundSource } from './analyze.js';
 import { compileProjection, groupKey, havingStage, hitTracker, joinPredicate, orderStage, unitBuilder, wherePredicate } from './stages.js';
 import { CollShape, Io, mapOut, misfit, OP_IO, orderNodes, reverseEdges, SOURCE_IO, type InEdge, type IoType } from './graph-validate.js';
 
@@ -272,7 +272,10 @@ function parseSource(key: string, nodeType: string, props: Obj, catalog: StreamC
   const sourceType = str(props, 'sourceType') || 'stream';
   if (sourceType !== 'stream' && sourceType !== 'table') fail(`source type ${sourceType} not supported`);
   const sourceName = str(props, 'sourceName');
-  if (sourceName === '') return { role: 'stream', def: inlineStream(key, nodeType, props), name: key, created: false };
+  if (sourceName === '') {
+    if (sourceType === 'table') fail('anonymouse table source is not supported, please create it prior to the rule');
+    return { role: 'stream', def: inlineStream(key, nodeType, props), name: key, created: false };
+  }
   const def = catalog.get(sourceName) ?? fail(`fail to get stream ${sourceName}, please check if stream is created`);
   if (def.kind === 'stream' && sourceType === 'table') fail(`stream ${sourceName} is not a table`);
   if (def.kind === 'table' && sourceType === 'stream') fail(`table ${sourceName} is not a stream`);
@@ -512,8 +515,14 @@ function build(graph: Obj, deps: GraphPlanDeps): GraphPlan {
       case 'pick': {
         const plan = wrap('pick', () => {
           const fields = strings(props, 'fields');
-          const isAgg = bool(props, 'isAgg');
           const stmt = select(`select ${fields.join(',')} from nonexist`);
+          // an aggregate call in the fields makes the projection aggregate, as the `isAgg` property does
+          let isAgg = bool(props, 'isAgg');
+          for (const f of stmt.fields) {
+            walk(f.expr, (x) => {
+              if (x.kind === 'call' && functions.kindOf(x.name) === 'aggregate') isAgg = true;
+            });
+          }
           const projection = compileProjection(
             stmt.fields.map((f) => ({ field: f, expr: f.expr })),
             compiler,

@@ -104,6 +104,11 @@ function tupleOf(obj: ValueObject, like: Item | null, ts: number): Tuple {
 export class PickNode extends ProjectNode {
   private current: Item | null = null;
   protected override process(item: Item): void {
+    if (item instanceof Watermark) {
+      // event time keeps flowing through a projection placed before a window
+      super.emit(item);
+      return;
+    }
     this.current = item;
     super.process(item);
     this.current = null;

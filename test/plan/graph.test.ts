@@ -83,6 +83,12 @@ test('a filter after a group by is HAVING; a function adds its column under the 
   assert.equal(fn!(tuple({ a: -4n }), ctx), 4n);
 });
 
+test('a pick with an aggregate call is an aggregate projection even without isAgg', () => {
+  const p = plan({ src, w: win, pk: op('pick', { fields: ['avg(a) AS m'] }), pk2: op('pick', { fields: ['a'] }), out: sink, out2: sink }, { src: ['w'], w: ['pk', 'pk2'], pk: ['out'], pk2: ['out2'] });
+  const byKey = Object.fromEntries(p.ops.map((o) => [o.key, o.plan.isAggregate]));
+  assert.deepEqual(byKey, { w: false, pk: true, pk2: false });
+});
+
 test('window properties become the SQL window spec', () => {
   const spec = (props: J) => {
     const p = plan({ src, w: op('window', props), out: sink }, { src: ['w'], w: ['out'] });
@@ -144,6 +150,10 @@ test('eKuiper texts for refused windows, joins, watermarks, switches, scripts, g
   assert.equal(srcErr({ sourceName: 'scan' }, 'memory'), 'parse source src with map[sourceName:scan] error: table scan is not a stream');
   assert.equal(srcErr({ sourceName: 'm1' }), 'parse source src with map[sourceName:m1] error: source type mqtt does not match the stream type memory');
   assert.equal(srcErr({ sourceType: 'view' }), 'parse source src with map[sourceType:view] error: source type view not supported');
+  assert.equal(
+    srcErr({ sourceType: 'table', datasource: 'x' }),
+    'parse source src with map[datasource:x sourceType:table] error: anonymouse table source is not supported, please create it prior to the rule',
+  );
 });
 
 test('lookup joins need an equi-join predicate; a lookup source has no node of its own', () => {
