@@ -4,23 +4,52 @@
  * joins, watermarks) plus the graph-only ones (plan/graph.ts, runtime/graph-ops.ts), and one sink node per sink.
  * Nodes are named `source_<key>`, `op_<key>`, `sink_<key>` after the graph's keys (docs/runtime.md §1.6).
  */
-import type { Logger } from 'pino';
-import { EddyError, ErrorCode } from '../core/errors.js';
-import type { ConnectorContext, NodeMetrics, PrintableTopo, RuleDef, RuleOptions, SinkNode, Topology } from './contracts.js';
-import type { EvalContext } from '../plan/plan.js';
-import type { GraphOpNode, GraphPlan } from '../plan/graph.js';
-import type { Clock, TimerHandle } from './clock.js';
-import type { ValueObject } from '../values/value.js';
-import type { Tuple } from './contracts.js';
-import { decodeRow, decodeValue, encodeRow, encodeValue, loadCheckpoint, saveCheckpoint } from './checkpoint.js';
-import type { TopologyDeps } from './topology.js';
-import { QueueNode, type Receiver } from './node.js';
-import { AggregateNode, FilterNode, HavingNode, JoinNode, type OpEnv } from './operators.js';
-import { createWindowNode, WindowNode } from './windows.js';
-import { WatermarkNode } from './watermark.js';
-import { SharedSources, SourceNode } from './source.js';
-import { LookupNode, LookupTables } from './lookup.js';
-import { FunctionNode, GraphOrderNode, GraphSinkReceiver, GraphWatermarkNode, PickNode, ScriptNode, SwitchNode } from './graph-ops.js';
+import type { Logger } from "pino";
+import { EddyError, ErrorCode } from "../core/errors.js";
+import type {
+  ConnectorContext,
+  NodeMetrics,
+  PrintableTopo,
+  RuleDef,
+  RuleOptions,
+  SinkNode,
+  Topology,
+} from "./contracts.js";
+import type { EvalContext } from "../plan/plan.js";
+import type { GraphOpNode, GraphPlan } from "../plan/graph.js";
+import type { Clock, TimerHandle } from "./clock.js";
+import type { ValueObject } from "../values/value.js";
+import type { Tuple } from "./contracts.js";
+import {
+  decodeRow,
+  decodeValue,
+  encodeRow,
+  encodeValue,
+  loadCheckpoint,
+  saveCheckpoint,
+} from "./checkpoint.js";
+import type { TopologyDeps } from "./topology.js";
+import { QueueNode, type Receiver } from "./node.js";
+import {
+  AggregateNode,
+  FilterNode,
+  HavingNode,
+  JoinNode,
+  type OpEnv,
+} from "./operators.js";
+import { createWindowNode, WindowNode } from "./windows.js";
+import { WatermarkNode } from "./watermark.js";
+import { SharedSources, SourceNode } from "./source.js";
+import { LookupNode, LookupTables } from "./lookup.js";
+import {
+  FunctionNode,
+  GraphOrderNode,
+  GraphSinkReceiver,
+  GraphWatermarkNode,
+  PickNode,
+  ScriptNode,
+  SwitchNode,
+} from "./graph-ops.js";
 
 export interface GraphEnv extends TopologyDeps {
   readonly clock: Clock;
@@ -53,16 +82,32 @@ export class GraphTopology implements Topology {
   ) {
     this.ctx = plan.newContext(rule.id, env.clock.now());
     for (const s of plan.sinks) {
-      if (!env.connectors.sink(s.type)) throw new EddyError(ErrorCode.Executor, `sink ${s.type} is not defined`);
+      if (!env.connectors.sink(s.type))
+        throw new EddyError(
+          ErrorCode.Executor,
+          `sink ${s.type} is not defined`,
+        );
     }
     const bufferLength = Math.max(1, options.bufferLength);
-    const cctx: ConnectorContext = { ruleId: rule.id, logger, dataDir: env.dataDir };
+    const cctx: ConnectorContext = {
+      ruleId: rule.id,
+      logger,
+      dataDir: env.dataDir,
+    };
     for (const s of plan.sources) {
-      const shared = s.def.options.SHARED === true || String(s.def.options.SHARED).toLowerCase() === 'true';
+      const shared =
+        s.def.options.SHARED === true ||
+        String(s.def.options.SHARED).toLowerCase() === "true";
       const src = new SourceNode({
         nodeName: s.name,
-        maker: { name: s.def.name, def: s.def, timestampField: s.timestampField, clock: env.clock, schema: s.def.fields },
-        role: 'stream',
+        maker: {
+          name: s.def.name,
+          def: s.def,
+          timestampField: s.timestampField,
+          clock: env.clock,
+          schema: s.def.fields,
+        },
+        role: "stream",
         schema: s.def.fields,
         forwardRaw: false,
         preprocessor: false,
@@ -77,14 +122,27 @@ export class GraphTopology implements Topology {
       this.byKey.set(s.key, src);
     }
     for (const o of plan.ops) {
-      const node = this.operator(o, { ctx: this.ctx, plan: o.plan, sendError: options.sendError, bufferLength });
+      const node = this.operator(o, {
+        ctx: this.ctx,
+        plan: o.plan,
+        sendError: options.sendError,
+        bufferLength,
+      });
       node.fatal = (err) => this.fail(err);
       this.byKey.set(o.key, node);
       this.ordered.push(node);
       for (const e of o.inputs) this.connect(e.from, e.port, node);
     }
     plan.sinks.forEach((s, index) => {
-      const sink = env.createSinkNode({ ruleId: rule.id, index, type: s.type, props: s.props, ruleOptions: options, logger, name: s.name });
+      const sink = env.createSinkNode({
+        ruleId: rule.id,
+        index,
+        type: s.type,
+        props: s.props,
+        ruleOptions: options,
+        logger,
+        name: s.name,
+      });
       sink.onFatal((err) => this.fail(err));
       this.sinks.push(sink);
       const receiver = new GraphSinkReceiver(sink);
@@ -101,15 +159,15 @@ export class GraphTopology implements Topology {
     const op = o.op;
     const { options } = this;
     switch (op.kind) {
-      case 'filter':
+      case "filter":
         return new FilterNode(o.name, env, op.pred);
-      case 'having':
+      case "having":
         return new HavingNode(o.name, env, op.stage);
-      case 'function':
+      case "function":
         return new FunctionNode(o.name, env, op.column, op.fn, op.agg);
-      case 'pick':
+      case "pick":
         return new PickNode(o.name, env);
-      case 'window':
+      case "window":
         return createWindowNode(o.name, {
           spec: op.spec,
           trigger: null,
@@ -118,27 +176,54 @@ export class GraphTopology implements Topology {
           sendError: options.sendError,
           bufferLength: env.bufferLength,
         });
-      case 'join':
+      case "join":
         return new JoinNode(o.name, env, op.from, op.joins);
-      case 'lookup':
-        return new LookupNode(o.name, env.bufferLength, op.join, this.ctx, this.env.lookups, this.env.connectors, this.env.clock, options.sendError);
-      case 'groupby':
+      case "lookup":
+        return new LookupNode(
+          o.name,
+          env.bufferLength,
+          op.join,
+          this.ctx,
+          this.env.lookups,
+          this.env.connectors,
+          this.env.clock,
+          options.sendError,
+        );
+      case "groupby":
         return new AggregateNode(o.name, env);
-      case 'orderby':
-        return new GraphOrderNode(o.name, env, o.plan.order as NonNullable<typeof o.plan.order>);
-      case 'switch':
-        return new SwitchNode(o.name, env, op.cases, op.texts, op.stopAtFirstMatch);
-      case 'watermark':
-        return new GraphWatermarkNode(o.name, env.bufferLength, op.emitters, options.lateTolerance, op.sendWatermark);
-      case 'script':
+      case "orderby":
+        return new GraphOrderNode(
+          o.name,
+          env,
+          o.plan.order as NonNullable<typeof o.plan.order>,
+        );
+      case "switch":
+        return new SwitchNode(
+          o.name,
+          env,
+          op.cases,
+          op.texts,
+          op.stopAtFirstMatch,
+        );
+      case "watermark":
+        return new GraphWatermarkNode(
+          o.name,
+          env.bufferLength,
+          op.emitters,
+          options.lateTolerance,
+          op.sendWatermark,
+        );
+      case "script":
         return new ScriptNode(o.name, env, op.script, op.isAgg);
     }
   }
 
   private connect(fromKey: string, port: number, to: Receiver): void {
     const from = this.byKey.get(fromKey);
-    if (!from) throw new EddyError(ErrorCode.Plan, `node ${fromKey} is not defined`);
-    if (from instanceof SwitchNode) (from.cases[port] ?? from.cases[0]).push(to);
+    if (!from)
+      throw new EddyError(ErrorCode.Plan, `node ${fromKey} is not defined`);
+    if (from instanceof SwitchNode)
+      (from.cases[port] ?? from.cases[0]).push(to);
     else from.outputs.push(to);
     const list = this.edges.get(from.name) ?? [];
     list.push(to.name);
@@ -177,10 +262,12 @@ export class GraphTopology implements Topology {
       }
     };
     for (const s of this.sources) await run(() => s.close());
-    if (this.options.qos >= 1 && this.opened) await run(() => this.checkpoint());
+    if (this.options.qos >= 1 && this.opened)
+      await run(() => this.checkpoint());
     for (const n of this.ordered) await run(() => n.close());
     for (const s of this.sinks) await run(() => s.close());
-    if (errors.length > 0) this.logger.warn({ err: errors[0] }, 'error while closing the rule');
+    if (errors.length > 0)
+      this.logger.warn({ err: errors[0] }, "error while closing the rule");
   }
 
   onFatal(cb: (err: Error) => void): void {
@@ -203,7 +290,8 @@ export class GraphTopology implements Topology {
 
   /** Every bounded source finished: let the queued events drain, then report the end. */
   private sourceEnded(): void {
-    if (this.sources.length === 0 || !this.sources.every((s) => s.ended)) return;
+    if (this.sources.length === 0 || !this.sources.every((s) => s.ended))
+      return;
     const wait = () => {
       if (this.closed) return;
       if (!this.sources.every((s) => s.idle)) {
@@ -251,18 +339,22 @@ export class GraphTopology implements Topology {
 
   printable(): PrintableTopo {
     const edges: Record<string, string[]> = {};
-    for (const k of [...this.edges.keys()].sort()) edges[k] = (this.edges.get(k) as string[]).slice();
+    for (const k of [...this.edges.keys()].sort())
+      edges[k] = (this.edges.get(k) as string[]).slice();
     return { sources: this.sources.map((s) => s.name), edges };
   }
 
   // ---------------------------------------------------------------------------------------------- checkpoints
 
   private scheduleCheckpoint(): void {
-    const interval = this.options.checkpointInterval > 0 ? this.options.checkpointInterval : 300000;
+    const interval =
+      this.options.checkpointInterval > 0
+        ? this.options.checkpointInterval
+        : 300000;
     this.checkpointTimer = this.env.clock.setTimeout(() => {
       if (this.closed) return;
       this.checkpoint()
-        .catch((err: unknown) => this.logger.warn({ err }, 'checkpoint failed'))
+        .catch((err: unknown) => this.logger.warn({ err }, "checkpoint failed"))
         .finally(() => {
           if (!this.closed) this.scheduleCheckpoint();
         });
@@ -275,17 +367,29 @@ export class GraphTopology implements Topology {
     for (const n of this.ordered) {
       if (n instanceof WindowNode) {
         const s = n.snapshot();
-        states[n.name] = { rows: s.rows.map(encodeRow), num: s.num, pending: s.pending ?? [] };
+        states[n.name] = {
+          rows: s.rows.map(encodeRow),
+          num: s.num,
+          pending: s.pending ?? [],
+        };
       } else if (n instanceof WatermarkNode) {
         const s = n.snapshot();
-        states[n.name] = { maxTs: s.maxTs, watermark: s.watermark, rows: s.rows.map(encodeRow) };
+        states[n.name] = {
+          maxTs: s.maxTs,
+          watermark: s.watermark,
+          rows: s.rows.map(encodeRow),
+        };
       }
     }
     for (const src of this.sources) {
       const offset = src.offset();
-      if (offset !== undefined) states[src.name] = { $$offset: encodeValue(offset) };
+      if (offset !== undefined)
+        states[src.name] = { $$offset: encodeValue(offset) };
     }
-    await saveCheckpoint(this.env.store, this.rule.id, { id: this.env.clock.now(), states });
+    await saveCheckpoint(this.env.store, this.rule.id, {
+      id: this.env.clock.now(),
+      states,
+    });
   }
 
   private async restore(): Promise<void> {
@@ -298,15 +402,31 @@ export class GraphTopology implements Topology {
       const s = raw as Record<string, unknown>;
       try {
         if (n instanceof WindowNode) {
-          n.restore({ rows: (s.rows as unknown[]).map(decodeRow), num: s.num as Record<string, number>, pending: s.pending as number[] });
+          n.restore({
+            rows: (s.rows as unknown[]).map(decodeRow),
+            num: s.num as Record<string, number>,
+            pending: s.pending as number[],
+          });
         } else if (n instanceof WatermarkNode) {
-          n.restore({ maxTs: s.maxTs as Record<string, number>, watermark: s.watermark as number, rows: (s.rows as unknown[]).map((r) => decodeRow(r) as Tuple) });
+          n.restore({
+            maxTs: s.maxTs as Record<string, number>,
+            watermark: s.watermark as number,
+            rows: (s.rows as unknown[]).map((r) => decodeRow(r) as Tuple),
+          });
         } else if (n instanceof SourceNode) {
           const offset = decodeValue(s.$$offset);
-          if (offset !== null && typeof offset === 'object' && !Array.isArray(offset)) n.resume(offset as ValueObject);
+          if (
+            offset !== null &&
+            typeof offset === "object" &&
+            !Array.isArray(offset)
+          )
+            n.resume(offset as ValueObject);
         }
       } catch (err) {
-        this.logger.warn({ err, node: name }, 'cannot restore checkpoint state');
+        this.logger.warn(
+          { err, node: name },
+          "cannot restore checkpoint state",
+        );
       }
     }
   }
