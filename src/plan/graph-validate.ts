@@ -34,89 +34,49 @@ export interface IoType {
   readonly multi: boolean;
 }
 
-const T = (
-  type: Io,
-  row: RowShape,
-  coll: CollShape,
-  multi = false,
-): IoType => ({ type, row, coll, multi });
+const T = (type: Io, row: RowShape, coll: CollShape, multi = false): IoType => ({ type, row, coll, multi });
 
 /** Output of every source node. */
 export const SOURCE_IO: IoType = T(Io.Row, RowShape.Single, CollShape.Any);
 
 /** Accepted input and produced output per operator type. */
 export const OP_IO: Readonly<Record<string, readonly [IoType, IoType]>> = {
-  aggfunc: [
-    T(Io.Collection, RowShape.Any, CollShape.Any),
-    T(Io.Collection, RowShape.Any, CollShape.Grouped),
-  ],
-  filter: [
-    T(Io.Any, RowShape.Any, CollShape.Any),
-    T(Io.Same, RowShape.Same, CollShape.Same),
-  ],
-  function: [
-    T(Io.Any, RowShape.Any, CollShape.Single),
-    T(Io.Same, RowShape.Same, CollShape.Same),
-  ],
-  groupby: [
-    T(Io.Collection, RowShape.Any, CollShape.Single),
-    T(Io.Collection, RowShape.Any, CollShape.Grouped),
-  ],
-  join: [
-    T(Io.Any, RowShape.Single, CollShape.Single, true),
-    T(Io.Collection, RowShape.Merged, CollShape.Single),
-  ],
-  orderby: [
-    T(Io.Collection, RowShape.Any, CollShape.Any),
-    T(Io.Same, RowShape.Same, CollShape.Same),
-  ],
-  pick: [
-    T(Io.Any, RowShape.Any, CollShape.Any),
-    T(Io.Same, RowShape.Same, CollShape.Same),
-  ],
-  watermark: [
-    T(Io.Row, RowShape.Any, CollShape.Any, true),
-    T(Io.Same, RowShape.Same, CollShape.Same),
-  ],
-  window: [
-    T(Io.Row, RowShape.Any, CollShape.Any, true),
-    T(Io.Collection, RowShape.Single, CollShape.Single),
-  ],
-  switch: [
-    T(Io.Any, RowShape.Any, CollShape.Any),
-    T(Io.Same, RowShape.Same, CollShape.Same),
-  ],
-  script: [
-    T(Io.Any, RowShape.Any, CollShape.Any),
-    T(Io.Same, RowShape.Same, CollShape.Same),
-  ],
+  aggfunc: [T(Io.Collection, RowShape.Any, CollShape.Any), T(Io.Collection, RowShape.Any, CollShape.Grouped)],
+  filter: [T(Io.Any, RowShape.Any, CollShape.Any), T(Io.Same, RowShape.Same, CollShape.Same)],
+  function: [T(Io.Any, RowShape.Any, CollShape.Single), T(Io.Same, RowShape.Same, CollShape.Same)],
+  groupby: [T(Io.Collection, RowShape.Any, CollShape.Single), T(Io.Collection, RowShape.Any, CollShape.Grouped)],
+  join: [T(Io.Any, RowShape.Single, CollShape.Single, true), T(Io.Collection, RowShape.Merged, CollShape.Single)],
+  orderby: [T(Io.Collection, RowShape.Any, CollShape.Any), T(Io.Same, RowShape.Same, CollShape.Same)],
+  pick: [T(Io.Any, RowShape.Any, CollShape.Any), T(Io.Same, RowShape.Same, CollShape.Same)],
+  watermark: [T(Io.Row, RowShape.Any, CollShape.Any, true), T(Io.Same, RowShape.Same, CollShape.Same)],
+  window: [T(Io.Row, RowShape.Any, CollShape.Any, true), T(Io.Collection, RowShape.Single, CollShape.Single)],
+  switch: [T(Io.Any, RowShape.Any, CollShape.Any), T(Io.Same, RowShape.Same, CollShape.Same)],
+  script: [T(Io.Any, RowShape.Any, CollShape.Any), T(Io.Same, RowShape.Same, CollShape.Same)],
 };
 
 const IO_NAMES: Record<number, string> = {
-  0: "same",
-  1: "row",
-  2: "collection",
-  3: "any",
+  0: 'same',
+  1: 'row',
+  2: 'collection',
+  3: 'any',
 };
 const ROW_NAMES: Record<number, string> = {
-  0: "same",
-  1: "single emitter row",
-  2: "merged row",
-  3: "any",
+  0: 'same',
+  1: 'single emitter row',
+  2: 'merged row',
+  3: 'any',
 };
 const COLL_NAMES: Record<number, string> = {
-  0: "same",
-  1: "non-grouped collection",
-  2: "grouped collection",
-  3: "any",
+  0: 'same',
+  1: 'non-grouped collection',
+  2: 'grouped collection',
+  3: 'any',
 };
 
 /** Why `value` cannot feed an input accepting `accept`, or undefined when it can. */
 export function misfit(value: IoType, accept: IoType): string | undefined {
-  if ((value.type & accept.type) === 0)
-    return `input type mismatch, expect ${IO_NAMES[accept.type]}, got ${IO_NAMES[value.type]}`;
-  if ((value.row & accept.row) === 0)
-    return `row type mismatch, expect ${ROW_NAMES[accept.row]}, got ${ROW_NAMES[value.row]}`;
+  if ((value.type & accept.type) === 0) return `input type mismatch, expect ${IO_NAMES[accept.type]}, got ${IO_NAMES[value.type]}`;
+  if ((value.row & accept.row) === 0) return `row type mismatch, expect ${ROW_NAMES[accept.row]}, got ${ROW_NAMES[value.row]}`;
   if ((value.coll & accept.coll) === 0) {
     return `collection type mismatch, expect ${COLL_NAMES[accept.coll]}, got ${COLL_NAMES[value.coll]}`;
   }
@@ -126,11 +86,7 @@ export function misfit(value: IoType, accept: IoType): string | undefined {
 /** The output kind of an operator whose declared output is `out`, fed with `input`. */
 export function mapOut(input: IoType, out: IoType): IoType {
   if (out.type === Io.Same) return T(input.type, input.row, input.coll);
-  return T(
-    out.type,
-    out.row === RowShape.Same ? input.row : out.row,
-    out.coll === CollShape.Same ? input.coll : out.coll,
-  );
+  return T(out.type, out.row === RowShape.Same ? input.row : out.row, out.coll === CollShape.Same ? input.coll : out.coll);
 }
 
 /** One incoming edge: the upstream node and, for a switch, the case index it leaves from (0 otherwise). */
@@ -156,7 +112,7 @@ export function reverseEdges(
   for (const [from, tos] of edges) {
     if (!defined(from)) throw new Error(`node ${from} is not defined`);
     tos.forEach((to, i) => {
-      if (typeof to === "string") {
+      if (typeof to === 'string') {
         if (!defined(to)) throw new Error(`node ${to} is not defined`);
         add(to, { from, port: 0 });
         return;
@@ -199,7 +155,7 @@ export function orderNodes(
       order.push(t);
       const next: string[] = [];
       for (const to of edges.get(t) ?? []) {
-        if (typeof to === "string") next.push(to);
+        if (typeof to === 'string') next.push(to);
         else next.push(...to);
       }
       visit(next);

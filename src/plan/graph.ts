@@ -7,25 +7,16 @@
  * Failures are EddyErrors 2101 whose texts are eKuiper's (`parse filter f with map[expr:a >] error: …`,
  * `no edge defined for source node s`, `node a output does not match node b input: …`).
  */
-import vm from "node:vm";
-import type {
-  Expr,
-  SelectField,
-  SelectStatement,
-  WindowType,
-} from "../sql/ast.js";
-import { TIME_UNIT_MS } from "../sql/ast.js";
-import { parseExpression, parseSelect, exprToString } from "../sql/index.js";
-import type {
-  StreamCatalog,
-  StreamDef,
-  StreamOptions,
-} from "../catalog/types.js";
-import type { FunctionRegistry } from "../functions/registry.js";
-import type { Props, RuleOptions } from "../runtime/contracts.js";
-import { EddyError, ErrorCode } from "../core/errors.js";
-import { textOf } from "../values/text.js";
-import type { Value } from "../values/value.js";
+import vm from 'node:vm';
+import type { Expr, SelectField, SelectStatement, WindowType } from '../sql/ast.js';
+import { TIME_UNIT_MS } from '../sql/ast.js';
+import { parseExpression, parseSelect, exprToString } from '../sql/index.js';
+import type { StreamCatalog, StreamDef, StreamOptions } from '../catalog/types.js';
+import type { FunctionRegistry } from '../functions/registry.js';
+import type { Props, RuleOptions } from '../runtime/contracts.js';
+import { EddyError, ErrorCode } from '../core/errors.js';
+import { textOf } from '../values/text.js';
+import type { Value } from '../values/value.js';
 import {
   EvalContext,
   type HavingStage,
@@ -36,43 +27,17 @@ import {
   type RowFn,
   type RowPredicate,
   type WindowSpec,
-} from "./plan.js";
-import { ExprCompiler } from "./compile.js";
-import { RegistryCalls } from "./calls.js";
-import {
-  andAll,
-  conjuncts,
-  lookupKeys,
-  walk,
-  type BoundSource,
-} from "./analyze.js";
-import {
-  compileProjection,
-  groupKey,
-  havingStage,
-  hitTracker,
-  joinPredicate,
-  orderStage,
-  unitBuilder,
-  wherePredicate,
-} from "./stages.js";
-import {
-  CollShape,
-  Io,
-  mapOut,
-  misfit,
-  OP_IO,
-  orderNodes,
-  reverseEdges,
-  SOURCE_IO,
-  type InEdge,
-  type IoType,
-} from "./graph-validate.js";
+} from './plan.js';
+import { ExprCompiler } from './compile.js';
+import { RegistryCalls } from './calls.js';
+import { andAll, conjuncts, lookupKeys, walk, type BoundSource } from './analyze.js';
+import { compileProjection, groupKey, havingStage, hitTracker, joinPredicate, orderStage, unitBuilder, wherePredicate } from './stages.js';
+import { CollShape, Io, mapOut, misfit, OP_IO, orderNodes, reverseEdges, SOURCE_IO, type InEdge, type IoType } from './graph-validate.js';
 
 export interface GraphPlanDeps {
   readonly catalog: StreamCatalog;
   readonly functions: FunctionRegistry;
-  readonly options: Pick<RuleOptions, "isEventTime" | "sendMetaToSink">;
+  readonly options: Pick<RuleOptions, 'isEventTime' | 'sendMetaToSink'>;
 }
 
 /** A stream source node (`source_<key>`); tables have no node of their own. */
@@ -87,38 +52,38 @@ export interface GraphSource {
 
 /** What one operator node does, with its compiled stages. */
 export type GraphOp =
-  | { readonly kind: "filter"; readonly pred: RowPredicate }
-  | { readonly kind: "having"; readonly stage: HavingStage }
+  | { readonly kind: 'filter'; readonly pred: RowPredicate }
+  | { readonly kind: 'having'; readonly stage: HavingStage }
   /** function/aggfunc: the call's value stored under `column`; `agg`: evaluated per group */
   | {
-      readonly kind: "function";
+      readonly kind: 'function';
       readonly column: string;
       readonly fn: RowFn;
       readonly agg: boolean;
     }
-  | { readonly kind: "pick" }
-  | { readonly kind: "window"; readonly spec: WindowSpec }
+  | { readonly kind: 'pick' }
+  | { readonly kind: 'window'; readonly spec: WindowSpec }
   | {
-      readonly kind: "join";
+      readonly kind: 'join';
       readonly from: string;
       readonly joins: readonly JoinPlan[];
     }
-  | { readonly kind: "lookup"; readonly join: LookupJoinPlan }
-  | { readonly kind: "groupby" }
-  | { readonly kind: "orderby" }
+  | { readonly kind: 'lookup'; readonly join: LookupJoinPlan }
+  | { readonly kind: 'groupby' }
+  | { readonly kind: 'orderby' }
   | {
-      readonly kind: "switch";
+      readonly kind: 'switch';
       readonly cases: readonly RowFn[];
       readonly texts: readonly string[];
       readonly stopAtFirstMatch: boolean;
     }
   | {
-      readonly kind: "watermark";
+      readonly kind: 'watermark';
       readonly emitters: readonly string[];
       readonly sendWatermark: boolean;
     }
   | {
-      readonly kind: "script";
+      readonly kind: 'script';
       readonly script: string;
       readonly isAgg: boolean;
     };
@@ -162,8 +127,7 @@ export interface GraphPlan {
 
 type Obj = Record<string, unknown>;
 
-const isObj = (v: unknown): v is Obj =>
-  typeof v === "object" && v !== null && !Array.isArray(v);
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** A JSON field matched case-insensitively, as Go's decoder matches struct fields. */
 function field(o: Obj, name: string): unknown {
@@ -175,11 +139,11 @@ function field(o: Obj, name: string): unknown {
 
 /** JSON data (numbers as floats) as Go prints an `interface{}` with `%v`. */
 function goText(v: unknown): string {
-  if (v === null || v === undefined) return "<nil>";
-  if (Array.isArray(v)) return `[${v.map(goText).join(" ")}]`;
+  if (v === null || v === undefined) return '<nil>';
+  if (Array.isArray(v)) return `[${v.map(goText).join(' ')}]`;
   if (isObj(v)) {
     const keys = Object.keys(v).sort();
-    return `map[${keys.map((k) => `${k}:${goText(v[k])}`).join(" ")}]`;
+    return `map[${keys.map((k) => `${k}:${goText(v[k])}`).join(' ')}]`;
   }
   return textOf(v as Value);
 }
@@ -195,56 +159,50 @@ function messageOf(e: unknown): string {
 }
 
 function typeName(v: unknown): string {
-  if (typeof v === "number") return "float64";
-  if (typeof v === "boolean") return "bool";
-  if (Array.isArray(v)) return "[]interface {}";
-  if (isObj(v)) return "map[string]interface {}";
-  return "string";
+  if (typeof v === 'number') return 'float64';
+  if (typeof v === 'boolean') return 'bool';
+  if (Array.isArray(v)) return '[]interface {}';
+  if (isObj(v)) return 'map[string]interface {}';
+  return 'string';
 }
 
 function decodeError(key: string, want: string, v: unknown): never {
-  return fail(
-    `1 error(s) decoding:\n\n* '${key}' expected type '${want}', got unconvertible type '${typeName(v)}', value: '${goText(v)}'`,
-  );
+  return fail(`1 error(s) decoding:\n\n* '${key}' expected type '${want}', got unconvertible type '${typeName(v)}', value: '${goText(v)}'`);
 }
 
 function str(props: Obj, key: string): string {
   const v = field(props, key);
-  if (v === undefined || v === null) return "";
-  if (typeof v !== "string") decodeError(key, "string", v);
+  if (v === undefined || v === null) return '';
+  if (typeof v !== 'string') decodeError(key, 'string', v);
   return v as string;
 }
 
 function int(props: Obj, key: string): number {
   const v = field(props, key);
   if (v === undefined || v === null) return 0;
-  if (typeof v !== "number" || !Number.isInteger(v)) decodeError(key, "int", v);
+  if (typeof v !== 'number' || !Number.isInteger(v)) decodeError(key, 'int', v);
   return v as number;
 }
 
 function bool(props: Obj, key: string): boolean {
   const v = field(props, key);
   if (v === undefined || v === null) return false;
-  if (typeof v !== "boolean") decodeError(key, "bool", v);
+  if (typeof v !== 'boolean') decodeError(key, 'bool', v);
   return v as boolean;
 }
 
 function strings(props: Obj, key: string): string[] {
   const v = field(props, key);
   if (v === undefined || v === null) return [];
-  if (!Array.isArray(v)) decodeError(key, "[]string", v);
-  return (v as unknown[]).map((x, i) =>
-    typeof x === "string" ? x : decodeError(`${key}[${i}]`, "string", x),
-  );
+  if (!Array.isArray(v)) decodeError(key, '[]string', v);
+  return (v as unknown[]).map((x, i) => (typeof x === 'string' ? x : decodeError(`${key}[${i}]`, 'string', x)));
 }
 
 function objects(props: Obj, key: string): Obj[] {
   const v = field(props, key);
   if (v === undefined || v === null) return [];
-  if (!Array.isArray(v)) decodeError(key, "[]struct", v);
-  return (v as unknown[]).map((x, i) =>
-    isObj(x) ? x : decodeError(`${key}[${i}]`, "struct", x),
-  );
+  if (!Array.isArray(v)) decodeError(key, '[]struct', v);
+  return (v as unknown[]).map((x, i) => (isObj(x) ? x : decodeError(`${key}[${i}]`, 'struct', x)));
 }
 
 function select(sql: string): SelectStatement {
@@ -253,16 +211,16 @@ function select(sql: string): SelectStatement {
 
 /** The `expr` property as a string (`no expr` / `expr … is not string` otherwise). */
 function exprProp(props: Obj): string {
-  const v = field(props, "expr");
-  if (v === undefined) fail("no expr");
-  if (typeof v !== "string") fail(`expr ${goText(v)} is not string`);
+  const v = field(props, 'expr');
+  if (v === undefined) fail('no expr');
+  if (typeof v !== 'string') fail(`expr ${goText(v)} is not string`);
   return v as string;
 }
 
 /** A plan carrying only what one SQL operator of a graph node reads. */
 function stagePlan(over: Partial<QueryPlan>): QueryPlan {
   return {
-    sql: "",
+    sql: '',
     sources: [],
     nodes: [],
     isEventTime: false,
@@ -291,17 +249,17 @@ function stagePlan(over: Partial<QueryPlan>): QueryPlan {
 // ---------------------------------------------------------------------------------------------- node parsing
 
 const STREAM_OPTION_PROPS: ReadonlyArray<[string, keyof StreamOptions]> = [
-  ["datasource", "DATASOURCE"],
-  ["key", "KEY"],
-  ["format", "FORMAT"],
-  ["confKey", "CONF_KEY"],
-  ["strictValidation", "STRICT_VALIDATION"],
-  ["timestamp", "TIMESTAMP"],
-  ["timestampFormat", "TIMESTAMP_FORMAT"],
-  ["retainSize", "RETAIN_SIZE"],
-  ["shared", "SHARED"],
-  ["schemaId", "SCHEMAID"],
-  ["delimiter", "DELIMITER"],
+  ['datasource', 'DATASOURCE'],
+  ['key', 'KEY'],
+  ['format', 'FORMAT'],
+  ['confKey', 'CONF_KEY'],
+  ['strictValidation', 'STRICT_VALIDATION'],
+  ['timestamp', 'TIMESTAMP'],
+  ['timestampFormat', 'TIMESTAMP_FORMAT'],
+  ['retainSize', 'RETAIN_SIZE'],
+  ['shared', 'SHARED'],
+  ['schemaId', 'SCHEMAID'],
+  ['delimiter', 'DELIMITER'],
 ];
 
 /** A stream defined by a source node's own properties, named after the node. */
@@ -310,80 +268,53 @@ function inlineStream(key: string, nodeType: string, props: Obj): StreamDef {
   for (const [prop, opt] of STREAM_OPTION_PROPS) {
     const v = field(props, prop);
     if (v === undefined || v === null) continue;
-    const want =
-      opt === "STRICT_VALIDATION" || opt === "SHARED"
-        ? "bool"
-        : opt === "RETAIN_SIZE"
-          ? "int"
-          : "string";
-    if (want === "bool" && typeof v !== "boolean") decodeError(prop, "bool", v);
-    if (want === "int" && (typeof v !== "number" || !Number.isInteger(v)))
-      decodeError(prop, "int", v);
-    if (want === "string" && typeof v !== "string")
-      decodeError(prop, "string", v);
+    const want = opt === 'STRICT_VALIDATION' || opt === 'SHARED' ? 'bool' : opt === 'RETAIN_SIZE' ? 'int' : 'string';
+    if (want === 'bool' && typeof v !== 'boolean') decodeError(prop, 'bool', v);
+    if (want === 'int' && (typeof v !== 'number' || !Number.isInteger(v))) decodeError(prop, 'int', v);
+    if (want === 'string' && typeof v !== 'string') decodeError(prop, 'string', v);
     options[opt] = v;
   }
   if (!options.SCHEMAID) {
-    const name = field(props, "schemaName");
-    const message = field(props, "schemaMessage");
-    if (typeof name === "string" && typeof message === "string")
-      options.SCHEMAID = `${name}.${message}`;
+    const name = field(props, 'schemaName');
+    const message = field(props, 'schemaMessage');
+    if (typeof name === 'string' && typeof message === 'string') options.SCHEMAID = `${name}.${message}`;
   }
   return {
     name: key,
-    kind: "stream",
+    kind: 'stream',
     fields: null,
     options: options as StreamOptions,
-    sql: "",
+    sql: '',
   };
 }
 
 interface ParsedSource {
-  readonly role: "stream" | "table" | "lookup";
+  readonly role: 'stream' | 'table' | 'lookup';
   readonly def: StreamDef;
   /** the emitter name: the stream's name, or the node key for an inline stream */
   readonly name: string;
   readonly created: boolean;
 }
 
-function parseSource(
-  key: string,
-  nodeType: string,
-  props: Obj,
-  catalog: StreamCatalog,
-): ParsedSource {
-  const sourceType = str(props, "sourceType") || "stream";
-  if (sourceType !== "stream" && sourceType !== "table")
-    fail(`source type ${sourceType} not supported`);
-  const sourceName = str(props, "sourceName");
-  if (sourceName === "") {
-    if (sourceType === "table")
-      fail(
-        "anonymouse table source is not supported, please create it prior to the rule",
-      );
+function parseSource(key: string, nodeType: string, props: Obj, catalog: StreamCatalog): ParsedSource {
+  const sourceType = str(props, 'sourceType') || 'stream';
+  if (sourceType !== 'stream' && sourceType !== 'table') fail(`source type ${sourceType} not supported`);
+  const sourceName = str(props, 'sourceName');
+  if (sourceName === '') {
+    if (sourceType === 'table') fail('anonymouse table source is not supported, please create it prior to the rule');
     return {
-      role: "stream",
+      role: 'stream',
       def: inlineStream(key, nodeType, props),
       name: key,
       created: false,
     };
   }
-  const def =
-    catalog.get(sourceName) ??
-    fail(`fail to get stream ${sourceName}, please check if stream is created`);
-  if (def.kind === "stream" && sourceType === "table")
-    fail(`stream ${sourceName} is not a table`);
-  if (def.kind === "table" && sourceType === "stream")
-    fail(`table ${sourceName} is not a stream`);
-  const st = def.options.TYPE || "mqtt";
-  if (st !== nodeType)
-    fail(`source type ${nodeType} does not match the stream type ${st}`);
-  const role =
-    def.kind === "stream"
-      ? "stream"
-      : def.options.KIND === "lookup"
-        ? "lookup"
-        : "table";
+  const def = catalog.get(sourceName) ?? fail(`fail to get stream ${sourceName}, please check if stream is created`);
+  if (def.kind === 'stream' && sourceType === 'table') fail(`stream ${sourceName} is not a table`);
+  if (def.kind === 'table' && sourceType === 'stream') fail(`table ${sourceName} is not a stream`);
+  const st = def.options.TYPE || 'mqtt';
+  if (st !== nodeType) fail(`source type ${nodeType} does not match the stream type ${st}`);
+  const role = def.kind === 'stream' ? 'stream' : def.options.KIND === 'lookup' ? 'lookup' : 'table';
   return { role, def, name: def.name, created: true };
 }
 
@@ -396,46 +327,42 @@ const UNIT_MS: Record<string, number> = {
 };
 
 function parseWindow(props: Obj): WindowSpec {
-  const type = str(props, "type");
-  const unit = str(props, "unit");
-  const size = int(props, "size");
-  let interval = int(props, "interval");
+  const type = str(props, 'type');
+  const unit = str(props, 'unit');
+  const size = int(props, 'size');
+  let interval = int(props, 'interval');
   if (size <= 0) fail(`window size ${size} is invalid`);
   let wt: WindowType;
   let alignParam = size;
   switch (type.toLowerCase()) {
-    case "tumblingwindow":
-      wt = "tumbling";
-      if (interval !== 0 && interval !== size)
-        fail("tumbling window interval must equal to size");
+    case 'tumblingwindow':
+      wt = 'tumbling';
+      if (interval !== 0 && interval !== size) fail('tumbling window interval must equal to size');
       break;
-    case "hoppingwindow":
-      wt = "hopping";
-      if (interval <= 0) fail("hopping window interval must be greater than 0");
-      if (interval > size)
-        fail("hopping window interval must be less than size");
+    case 'hoppingwindow':
+      wt = 'hopping';
+      if (interval <= 0) fail('hopping window interval must be greater than 0');
+      if (interval > size) fail('hopping window interval must be less than size');
       alignParam = interval;
       break;
-    case "sessionwindow":
-      wt = "session";
-      if (interval <= 0) fail("hopping window interval must be greater than 0");
+    case 'sessionwindow':
+      wt = 'session';
+      if (interval <= 0) fail('hopping window interval must be greater than 0');
       break;
-    case "slidingwindow":
-      wt = "sliding";
-      if (interval !== 0 && interval !== size)
-        fail("tumbling window interval must equal to size");
+    case 'slidingwindow':
+      wt = 'sliding';
+      if (interval !== 0 && interval !== size) fail('tumbling window interval must equal to size');
       break;
-    case "countwindow":
-      wt = "count";
-      if (interval < 0)
-        fail("count window interval must be greater or equal to 0");
-      if (interval > size) fail("count window interval must be less than size");
+    case 'countwindow':
+      wt = 'count';
+      if (interval < 0) fail('count window interval must be greater or equal to 0');
+      if (interval > size) fail('count window interval must be less than size');
       if (interval === 0) interval = size;
       break;
     default:
       return fail(`unknown window type ${type}`);
   }
-  if (wt === "count")
+  if (wt === 'count')
     return {
       type: wt,
       unitMs: 1,
@@ -450,10 +377,10 @@ function parseWindow(props: Obj): WindowSpec {
   const length = size * unitMs;
   let iv: number;
   switch (wt) {
-    case "tumbling":
+    case 'tumbling':
       iv = length;
       break;
-    case "sliding":
+    case 'sliding':
       // the graph window has no delay
       iv = 0;
       break;
@@ -479,8 +406,7 @@ function checkScript(source: string): void {
   } catch (e) {
     fail(`failed to interprete script: ${messageOf(e)}`);
   }
-  if (typeof (sandbox as Obj).exec !== "function")
-    fail('cannot find function "exec" in script');
+  if (typeof (sandbox as Obj).exec !== 'function') fail('cannot find function "exec" in script');
 }
 
 // ---------------------------------------------------------------------------------------------- planning
@@ -510,20 +436,18 @@ export function planGraph(graph: Obj, deps: GraphPlanDeps): GraphPlan {
 }
 
 function readNodes(graph: Obj): Map<string, RawNode> {
-  const nodes = field(graph, "nodes");
+  const nodes = field(graph, 'nodes');
   const out = new Map<string, RawNode>();
   if (!isObj(nodes)) return out;
   for (const [k, v] of Object.entries(nodes)) {
-    if (!isObj(v)) decodeError(`nodes[${k}]`, "api.GraphNode", v);
-    const nt = field(v, "nodeType");
-    const props = field(v, "props");
-    if (nt !== undefined && nt !== null && typeof nt !== "string")
-      decodeError("nodeType", "string", nt);
-    if (props !== undefined && props !== null && !isObj(props))
-      decodeError("props", "map[string]interface {}", props);
+    if (!isObj(v)) decodeError(`nodes[${k}]`, 'api.GraphNode', v);
+    const nt = field(v, 'nodeType');
+    const props = field(v, 'props');
+    if (nt !== undefined && nt !== null && typeof nt !== 'string') decodeError('nodeType', 'string', nt);
+    if (props !== undefined && props !== null && !isObj(props)) decodeError('props', 'map[string]interface {}', props);
     out.set(k, {
-      type: field(v, "type"),
-      nodeType: (nt as string | undefined) ?? "",
+      type: field(v, 'type'),
+      nodeType: (nt as string | undefined) ?? '',
       props: (props as Obj | undefined) ?? {},
     });
   }
@@ -534,21 +458,19 @@ function readTopo(graph: Obj): {
   sources: string[];
   edges: Map<string, Array<string | string[]>>;
 } {
-  const topo = field(graph, "topo");
+  const topo = field(graph, 'topo');
   const t = isObj(topo) ? topo : {};
-  const sources = strings(t, "sources");
+  const sources = strings(t, 'sources');
   const edges = new Map<string, Array<string | string[]>>();
-  const raw = field(t, "edges");
+  const raw = field(t, 'edges');
   if (isObj(raw)) {
     for (const [from, tos] of Object.entries(raw)) {
-      if (!Array.isArray(tos))
-        decodeError(`edges[${from}]`, "[]interface {}", tos);
+      if (!Array.isArray(tos)) decodeError(`edges[${from}]`, '[]interface {}', tos);
       edges.set(
         from,
         (tos as unknown[]).map((to) => {
-          if (typeof to === "string") return to;
-          if (Array.isArray(to) && to.every((x) => typeof x === "string"))
-            return to as string[];
+          if (typeof to === 'string') return to;
+          if (Array.isArray(to) && to.every((x) => typeof x === 'string')) return to as string[];
           return fail(`invalid edge toNode ${goText(to)}`);
         }),
       );
@@ -575,14 +497,12 @@ function build(graph: Obj, deps: GraphPlanDeps): GraphPlan {
     try {
       ps = parseSource(key, gn.nodeType, gn.props, catalog);
     } catch (e) {
-      return fail(
-        `parse source ${key} with ${goText(gn.props)} error: ${messageOf(e)}`,
-      );
+      return fail(`parse source ${key} with ${goText(gn.props)} error: ${messageOf(e)}`);
     }
     parsed.set(key, ps);
     sourceNames.push(ps.name);
-    if (ps.role === "stream") streamEmitters.add(ps.name);
-    else if (ps.role === "table") scanTables.push(ps.name);
+    if (ps.role === 'stream') streamEmitters.add(ps.name);
+    else if (ps.role === 'table') scanTables.push(ps.name);
     else lookups.set(ps.name, ps.def);
   }
 
@@ -605,13 +525,13 @@ function build(graph: Obj, deps: GraphPlanDeps): GraphPlan {
   const sinks = new Map<string, { type: string; props: Props }>();
   for (const [key, gn] of nodes) {
     switch (gn.type) {
-      case "source":
+      case 'source':
         continue;
-      case "sink":
+      case 'sink':
         if (edges.has(key)) fail(`sink ${key} has edge`);
         sinks.set(key, { type: gn.nodeType, props: gn.props });
         continue;
-      case "operator":
+      case 'operator':
         break;
       default:
         fail(`unknown node type ${goText(gn.type)}`);
@@ -622,86 +542,78 @@ function build(graph: Obj, deps: GraphPlanDeps): GraphPlan {
       try {
         return f();
       } catch (e) {
-        return fail(
-          `parse ${what} ${key} with ${goText(gn.props)} error: ${messageOf(e)}`,
-        );
+        return fail(`parse ${what} ${key} with ${goText(gn.props)} error: ${messageOf(e)}`);
       }
     };
     const props = gn.props;
     switch (nt) {
-      case "watermark": {
-        const w = wrap("watermark", () => {
-          const emitters = strings(props, "emitters");
-          const sendWatermark = bool(props, "sendWatermark");
-          if (emitters.length === 0)
-            fail("watermark must have at least one emitter");
-          for (const e of emitters)
-            if (!streamEmitters.has(e)) fail(`emitter ${e} does not exist`);
+      case 'watermark': {
+        const w = wrap('watermark', () => {
+          const emitters = strings(props, 'emitters');
+          const sendWatermark = bool(props, 'sendWatermark');
+          if (emitters.length === 0) fail('watermark must have at least one emitter');
+          for (const e of emitters) if (!streamEmitters.has(e)) fail(`emitter ${e} does not exist`);
           return { emitters, sendWatermark };
         });
         pending.set(key, {
           nodeType: nt,
           build: () => ({
-            op: { kind: "watermark", ...w },
+            op: { kind: 'watermark', ...w },
             plan: stagePlan({}),
           }),
         });
         break;
       }
-      case "function":
-      case "aggfunc": {
+      case 'function':
+      case 'aggfunc': {
         const f = wrap(nt, () => {
           const text = exprProp(props);
-          const fld: SelectField = select(`select ${text} from nonexist`)
-            .fields[0];
-          if (fld.expr.kind !== "call") fail(`expr ${text} is not ast.Call`);
+          const fld: SelectField = select(`select ${text} from nonexist`).fields[0];
+          if (fld.expr.kind !== 'call') fail(`expr ${text} is not ast.Call`);
           const column = fld.alias ?? fld.name;
           const fn = compiler.compile(fld.expr);
           // eKuiper decides by the output name, so an alias hides an aggregate call
           return {
             column,
             fn,
-            agg: nt === "aggfunc" || functions.kindOf(column) === "aggregate",
+            agg: nt === 'aggfunc' || functions.kindOf(column) === 'aggregate',
           };
         });
         pending.set(key, {
           nodeType: nt,
           build: () => ({
-            op: { kind: "function", ...f },
+            op: { kind: 'function', ...f },
             plan: stagePlan({ toUnits: unitBuilder(true, null) }),
           }),
         });
         break;
       }
-      case "filter": {
-        const fn = wrap("filter", () =>
-          compiler.compile(expr(exprProp(props))),
-        );
+      case 'filter': {
+        const fn = wrap('filter', () => compiler.compile(expr(exprProp(props))));
         pending.set(key, {
           nodeType: nt,
           build: (input) =>
             input.type === Io.Collection && input.coll === CollShape.Grouped
               ? {
-                  op: { kind: "having", stage: havingStage(fn, true, false) },
+                  op: { kind: 'having', stage: havingStage(fn, true, false) },
                   plan: stagePlan({ isAggregate: true }),
                 }
               : {
-                  op: { kind: "filter", pred: wherePredicate(fn) },
+                  op: { kind: 'filter', pred: wherePredicate(fn) },
                   plan: stagePlan({}),
                 },
         });
         break;
       }
-      case "pick": {
-        const plan = wrap("pick", () => {
-          const fields = strings(props, "fields");
-          const stmt = select(`select ${fields.join(",")} from nonexist`);
+      case 'pick': {
+        const plan = wrap('pick', () => {
+          const fields = strings(props, 'fields');
+          const stmt = select(`select ${fields.join(',')} from nonexist`);
           // an aggregate call in the fields makes the projection aggregate, as the `isAgg` property does
-          let isAgg = bool(props, "isAgg");
+          let isAgg = bool(props, 'isAgg');
           for (const f of stmt.fields) {
             walk(f.expr, (x) => {
-              if (x.kind === "call" && functions.kindOf(x.name) === "aggregate")
-                isAgg = true;
+              if (x.kind === 'call' && functions.kindOf(x.name) === 'aggregate') isAgg = true;
             });
           }
           const projection = compileProjection(
@@ -718,55 +630,48 @@ function build(graph: Obj, deps: GraphPlanDeps): GraphPlan {
         });
         pending.set(key, {
           nodeType: nt,
-          build: () => ({ op: { kind: "pick" }, plan }),
+          build: () => ({ op: { kind: 'pick' }, plan }),
         });
         break;
       }
-      case "window": {
+      case 'window': {
         let spec: WindowSpec;
         try {
           spec = parseWindow(props);
         } catch (e) {
-          return fail(
-            `parse window conf ${key} with ${goText(props)} error: ${messageOf(e)}`,
-          );
+          return fail(`parse window conf ${key} with ${goText(props)} error: ${messageOf(e)}`);
         }
         pending.set(key, {
           nodeType: nt,
-          build: () => ({ op: { kind: "window", spec }, plan: stagePlan({}) }),
+          build: () => ({ op: { kind: 'window', spec }, plan: stagePlan({}) }),
         });
         break;
       }
-      case "join": {
-        const op = wrap("join", () =>
-          planJoin(props, compiler, streamEmitters, scanTables, lookups, bound),
-        );
+      case 'join': {
+        const op = wrap('join', () => planJoin(props, compiler, streamEmitters, scanTables, lookups, bound));
         pending.set(key, {
           nodeType: nt,
           build: () => (op ? { op, plan: stagePlan({}) } : null),
         });
         break;
       }
-      case "groupby": {
-        const key0 = wrap("groupby", () => {
-          const dims = strings(props, "dimensions");
-          if (dims.length === 0)
-            fail("groupby must have at least one dimension");
+      case 'groupby': {
+        const key0 = wrap('groupby', () => {
+          const dims = strings(props, 'dimensions');
+          if (dims.length === 0) fail('groupby must have at least one dimension');
           let stmt: SelectStatement;
           try {
-            stmt = select(`SELECT * FROM unknown Group By ${dims.join(",")}`);
+            stmt = select(`SELECT * FROM unknown Group By ${dims.join(',')}`);
           } catch (e) {
             return fail(`invalid join statement error: ${messageOf(e)}`);
           }
-          const exprs = stmt.dimensions.filter(
-            (d): d is Expr => d.kind !== "window",
-          );
+          const exprs = stmt.dimensions.filter((d): d is Expr => d.kind !== 'window');
           return groupKey(exprs.map((d) => compiler.compile(d)));
         });
         pending.set(key, {
           nodeType: nt,
           build: () => ({
-            op: { kind: "groupby" },
+            op: { kind: 'groupby' },
             plan: stagePlan({
               isAggregate: true,
               aggregate: { key: key0 },
@@ -776,12 +681,12 @@ function build(graph: Obj, deps: GraphPlanDeps): GraphPlan {
         });
         break;
       }
-      case "orderby": {
-        const order = wrap("orderby", () => {
-          let sql = "SELECT * FROM unknown ORDER BY";
-          for (const s of objects(props, "sorts")) {
-            sql += ` ${str(s, "field")} `;
-            if (bool(s, "desc")) sql += "DESC";
+      case 'orderby': {
+        const order = wrap('orderby', () => {
+          let sql = 'SELECT * FROM unknown ORDER BY';
+          for (const s of objects(props, 'sorts')) {
+            sql += ` ${str(s, 'field')} `;
+            if (bool(s, 'desc')) sql += 'DESC';
           }
           let stmt: SelectStatement;
           try {
@@ -789,24 +694,23 @@ function build(graph: Obj, deps: GraphPlanDeps): GraphPlan {
           } catch (e) {
             return fail(`invalid order by statement error: ${messageOf(e)}`);
           }
-          if (stmt.sorts.length === 0) fail("order by statement is empty");
+          if (stmt.sorts.length === 0) fail('order by statement is empty');
           return orderStage(stmt.sorts, compiler);
         });
         pending.set(key, {
           nodeType: nt,
           build: () => ({
-            op: { kind: "orderby" },
+            op: { kind: 'orderby' },
             plan: stagePlan({ order }),
           }),
         });
         break;
       }
-      case "switch": {
-        const sw = wrap("switch", () => {
-          const cases = strings(props, "cases");
-          const stopAtFirstMatch = bool(props, "stopAtFirstMatch");
-          if (cases.length === 0)
-            fail("switch node must have at least one case");
+      case 'switch': {
+        const sw = wrap('switch', () => {
+          const cases = strings(props, 'cases');
+          const stopAtFirstMatch = bool(props, 'stopAtFirstMatch');
+          if (cases.length === 0) fail('switch node must have at least one case');
           const parsedCases = cases.map((c, i) => {
             try {
               const e = expr(c);
@@ -824,21 +728,21 @@ function build(graph: Obj, deps: GraphPlanDeps): GraphPlan {
         pending.set(key, {
           nodeType: nt,
           build: () => ({
-            op: { kind: "switch", ...sw },
+            op: { kind: 'switch', ...sw },
             plan: stagePlan({ toUnits: unitBuilder(true, null) }),
           }),
         });
         break;
       }
-      case "script": {
-        const script = str(props, "script");
-        const isAgg = bool(props, "isAgg");
-        if (script === "") fail("script node must have script");
+      case 'script': {
+        const script = str(props, 'script');
+        const isAgg = bool(props, 'isAgg');
+        if (script === '') fail('script node must have script');
         checkScript(script);
         pending.set(key, {
           nodeType: nt,
           build: () => ({
-            op: { kind: "script", script, isAgg },
+            op: { kind: 'script', script, isAgg },
             plan: stagePlan({}),
           }),
         });
@@ -849,9 +753,7 @@ function build(graph: Obj, deps: GraphPlanDeps): GraphPlan {
     }
   }
 
-  for (const key of srcKeys)
-    if (nodes.get(key)?.type !== "source")
-      fail(`source ${key} is not a source type node`);
+  for (const key of srcKeys) if (nodes.get(key)?.type !== 'source') fail(`source ${key} is not a source type node`);
 
   // ---- edges, order and the kinds flowing along them
   const inbound = reverseEdges(edges, (n) => nodes.has(n));
@@ -860,20 +762,16 @@ function build(graph: Obj, deps: GraphPlanDeps): GraphPlan {
   const ops: GraphOpNode[] = [];
   const sinkPlans: GraphSink[] = [];
   // tables have no node: their edges only declare what a join reads
-  const isStreamSource = (key: string): boolean =>
-    parsed.get(key)?.role === "stream";
-  const wired = (ins: readonly InEdge[]): InEdge[] =>
-    ins.filter(
-      (e) => nodes.get(e.from)?.type !== "source" || isStreamSource(e.from),
-    );
+  const isStreamSource = (key: string): boolean => parsed.get(key)?.role === 'stream';
+  const wired = (ins: readonly InEdge[]): InEdge[] => ins.filter((e) => nodes.get(e.from)?.type !== 'source' || isStreamSource(e.from));
   for (const key of order) {
     const gn = nodes.get(key) ?? fail(`can't find node ${key}`);
-    if (gn.type === "source") {
+    if (gn.type === 'source') {
       flow.set(key, SOURCE_IO);
       continue;
     }
     const ins = inbound.get(key) ?? [];
-    if (gn.type === "sink") {
+    if (gn.type === 'sink') {
       const s = sinks.get(key) as { type: string; props: Props };
       sinkPlans.push({
         key,
@@ -884,19 +782,11 @@ function build(graph: Obj, deps: GraphPlanDeps): GraphPlan {
       });
       continue;
     }
-    const io =
-      OP_IO[gn.nodeType.toLowerCase()] ??
-      fail(`can't find the io definition for node type ${gn.nodeType}`);
+    const io = OP_IO[gn.nodeType.toLowerCase()] ?? fail(`can't find the io definition for node type ${gn.nodeType}`);
     const accept = io[0];
     if (ins.length > 1) {
-      if (!accept.multi)
-        fail(
-          `operator ${key} of type ${gn.nodeType} does not allow multiple inputs`,
-        );
-      if (
-        gn.nodeType === "join" &&
-        ins.filter((e) => parsed.get(e.from)?.role !== "lookup").length > 1
-      ) {
+      if (!accept.multi) fail(`operator ${key} of type ${gn.nodeType} does not allow multiple inputs`);
+      if (gn.nodeType === 'join' && ins.filter((e) => parsed.get(e.from)?.role !== 'lookup').length > 1) {
         fail(`join node ${key} does not allow multiple stream inputs`);
       }
     } else if (ins.length === 0) {
@@ -904,14 +794,11 @@ function build(graph: Obj, deps: GraphPlanDeps): GraphPlan {
     }
     for (const e of ins) {
       const why = misfit(flow.get(e.from) ?? SOURCE_IO, accept);
-      if (why)
-        fail(`node ${e.from} output does not match node ${key} input: ${why}`);
+      if (why) fail(`node ${e.from} output does not match node ${key} input: ${why}`);
     }
     const input = flow.get(ins[0].from) ?? SOURCE_IO;
     flow.set(key, mapOut(input, io[1]));
-    const built =
-      (pending.get(key) as PendingOp).build(input) ??
-      fail(`node ${key} is not defined`);
+    const built = (pending.get(key) as PendingOp).build(input) ?? fail(`node ${key} is not defined`);
     ops.push({
       key,
       name: `op_${key}`,
@@ -923,31 +810,24 @@ function build(graph: Obj, deps: GraphPlanDeps): GraphPlan {
   }
 
   // only a switch has one output per case
-  const switches = new Set(
-    ops.filter((o) => o.op.kind === "switch").map((o) => o.key),
-  );
+  const switches = new Set(ops.filter((o) => o.op.kind === 'switch').map((o) => o.key));
   for (const n of [...ops, ...sinkPlans]) {
     const bad = n.inputs.find((e) => e.port > 0 && !switches.has(e.from));
-    if (bad)
-      fail(`node ${bad.from} is not a switch node but have multiple output`);
+    if (bad) fail(`node ${bad.from} is not a switch node but have multiple output`);
   }
 
   const sources: GraphSource[] = [];
   for (const key of srcKeys) {
     const p = parsed.get(key) as ParsedSource;
-    if (p.role !== "stream") continue;
+    if (p.role !== 'stream') continue;
     sources.push({
       key,
       name: `source_${key}`,
       def: p.def,
-      timestampField: options.isEventTime
-        ? (p.def.options.TIMESTAMP ?? null) || null
-        : null,
+      timestampField: options.isEventTime ? (p.def.options.TIMESTAMP ?? null) || null : null,
     });
   }
-  const reads = [...parsed.values()]
-    .filter((p) => p.created)
-    .map((p) => p.name);
+  const reads = [...parsed.values()].filter((p) => p.created).map((p) => p.name);
   return {
     sources,
     ops,
@@ -965,19 +845,16 @@ function planJoin(
   lookups: ReadonlyMap<string, StreamDef>,
   bound: readonly BoundSource[],
 ): GraphOp | null {
-  const from = str(props, "from");
+  const from = str(props, 'from');
   let sql = `SELECT * FROM ${from}`;
-  for (const j of objects(props, "joins"))
-    sql += ` ${str(j, "type")} JOIN ${str(j, "name")} ON ${str(j, "on")}`;
+  for (const j of objects(props, 'joins')) sql += ` ${str(j, 'type')} JOIN ${str(j, 'name')} ON ${str(j, 'on')}`;
   const stmt = select(sql);
-  if (!streams.has(stmt.from.name))
-    fail(`join source ${stmt.from.name} is not a stream`);
+  if (!streams.has(stmt.from.name)) fail(`join source ${stmt.from.name} is not a stream`);
   if (stmt.joins.length === 0) return null;
   let lookup: LookupJoinPlan | null = null;
   const rest = [];
   for (const j of stmt.joins) {
-    if (lookup !== null && lookups.size > 0)
-      fail("only support to join one lookup table with one stream");
+    if (lookup !== null && lookups.size > 0) fail('only support to join one lookup table with one stream');
     const def = lookups.get(j.source.name);
     if (def === undefined) {
       rest.push(j);
@@ -986,33 +863,25 @@ function planJoin(
     const table = bound.find((b) => b.name === def.name) as BoundSource;
     const on = j.on;
     const keys = on ? lookupKeys(on, table, bound) : [];
-    if (keys.length === 0)
-      fail(
-        `join condition ${on ? exprToString(on) : ""} is invalid, at least one equi-join predicate is required`,
-      );
-    const others = conjuncts(on as Expr).filter(
-      (c) => !keys.some((k) => k.conjunct === c),
-    );
+    if (keys.length === 0) fail(`join condition ${on ? exprToString(on) : ''} is invalid, at least one equi-join predicate is required`);
+    const others = conjuncts(on as Expr).filter((c) => !keys.some((k) => k.conjunct === c));
     lookup = {
       table: def.name,
       def,
-      kind: j.type === "left" ? "left" : "inner",
+      kind: j.type === 'left' ? 'left' : 'inner',
       fields: [],
       keys: keys.map((k) => k.key),
       values: keys.map((k) => compiler.compile(k.value)),
-      on: others.length
-        ? joinPredicate(compiler.compile(andAll(others) as Expr))
-        : null,
+      on: others.length ? joinPredicate(compiler.compile(andAll(others) as Expr)) : null,
     };
   }
-  if (lookup !== null) return { kind: "lookup", join: lookup };
-  if (scanTables.length > 0)
-    fail(`do not support scan table [${scanTables.join(" ")}] yet`);
+  if (lookup !== null) return { kind: 'lookup', join: lookup };
+  if (scanTables.length > 0) fail(`do not support scan table [${scanTables.join(' ')}] yet`);
   const joins: JoinPlan[] = rest.map((j) => ({
     kind: j.type as JoinKind,
     stream: j.source.name,
     table: false,
     on: j.on ? joinPredicate(compiler.compile(j.on)) : null,
   }));
-  return { kind: "join", from: stmt.from.name, joins };
+  return { kind: 'join', from: stmt.from.name, joins };
 }

@@ -8,54 +8,30 @@
  * - `script`: a JavaScript `exec` function run on each row or collection, with a time limit;
  * - the receiver that turns whatever reaches a sink into the rows it sends.
  */
-import vm from "node:vm";
-import {
-  ErrorRecord,
-  JoinTuple,
-  Tuple,
-  type Row,
-  type SinkNode,
-} from "./contracts.js";
-import { Output, RowBatch, UnitBatch, Watermark, type Item } from "./items.js";
-import { QueueNode, type Receiver } from "./node.js";
-import { OrderNode, ProjectNode, type OpEnv } from "./operators.js";
-import { WatermarkNode } from "./watermark.js";
-import {
-  EMPTY_ROW,
-  EvalUnit,
-  type EvalContext,
-  type RowFn,
-} from "../plan/plan.js";
-import { rowObject } from "../plan/compile.js";
-import { isObject, type Value, type ValueObject } from "../values/value.js";
-import { typedText } from "../values/text.js";
+import vm from 'node:vm';
+import { ErrorRecord, JoinTuple, Tuple, type Row, type SinkNode } from './contracts.js';
+import { Output, RowBatch, UnitBatch, Watermark, type Item } from './items.js';
+import { QueueNode, type Receiver } from './node.js';
+import { OrderNode, ProjectNode, type OpEnv } from './operators.js';
+import { WatermarkNode } from './watermark.js';
+import { EMPTY_ROW, EvalUnit, type EvalContext, type RowFn } from '../plan/plan.js';
+import { rowObject } from '../plan/compile.js';
+import { isObject, type Value, type ValueObject } from '../values/value.js';
+import { typedText } from '../values/text.js';
 
 /** `row` with `column` set to `value`: a new row, the input (possibly shared with other rules) is left as is. */
 export function withColumn(row: Row, column: string, value: Value): Row {
   if (row instanceof Tuple) {
-    const t = new Tuple(
-      row.emitter,
-      { ...row.message, [column]: value },
-      row.meta,
-      row.timestamp,
-    );
+    const t = new Tuple(row.emitter, { ...row.message, [column]: value }, row.meta, row.timestamp);
     t.analytic = row.analytic;
     return t;
   }
   const ts = row.tuples;
   // computed columns live in a leading tuple with no emitter, read before the joined sides
-  const head = ts.length > 0 && ts[0].emitter === "" ? ts[0] : null;
+  const head = ts.length > 0 && ts[0].emitter === '' ? ts[0] : null;
   const meta = head ? head.meta : ts.length ? ts[0].meta : {};
-  const computed = new Tuple(
-    "",
-    { ...(head ? head.message : {}), [column]: value },
-    meta,
-    row.timestamp,
-  );
-  const j = new JoinTuple(
-    [computed, ...(head ? ts.slice(1) : ts)],
-    row.timestamp,
-  );
+  const computed = new Tuple('', { ...(head ? head.message : {}), [column]: value }, meta, row.timestamp);
+  const j = new JoinTuple([computed, ...(head ? ts.slice(1) : ts)], row.timestamp);
   j.analytic = row.analytic;
   return j;
 }
@@ -90,26 +66,14 @@ export class FunctionNode extends QueueNode {
       } else if (item instanceof RowBatch) {
         bindBatch(ctx, item);
         if (this.agg) {
-          const u = new EvalUnit(
-            item.rows.length ? item.rows[0] : EMPTY_ROW,
-            item.rows,
-          );
-          this.emit(
-            new UnitBatch(
-              [this.unit(u)],
-              item.windowStart,
-              item.windowEnd,
-              item.windowed,
-            ),
-          );
+          const u = new EvalUnit(item.rows.length ? item.rows[0] : EMPTY_ROW, item.rows);
+          this.emit(new UnitBatch([this.unit(u)], item.windowStart, item.windowEnd, item.windowed));
         } else {
           const rows = item.rows.map((r) => {
             ctx.bindRow();
             return withColumn(r, this.column, this.fn(r, ctx));
           });
-          this.emit(
-            new RowBatch(rows, item.windowStart, item.windowEnd, item.windowed),
-          );
+          this.emit(new RowBatch(rows, item.windowStart, item.windowEnd, item.windowed));
         }
       } else if (item instanceof UnitBatch) {
         bindBatch(ctx, item);
@@ -131,26 +95,16 @@ export class FunctionNode extends QueueNode {
 
   private unit(u: EvalUnit): EvalUnit {
     this.ctx.bindUnit(u);
-    const out = new EvalUnit(
-      withColumn(u.row, this.column, this.fn(u.row, this.ctx)),
-      u.group,
-    );
+    const out = new EvalUnit(withColumn(u.row, this.column, this.fn(u.row, this.ctx)), u.group);
     out.rowNumbers = u.rowNumbers;
     return out;
   }
 }
 
 function tupleOf(obj: ValueObject, like: Item | null, ts: number): Tuple {
-  if (like instanceof Tuple)
-    return new Tuple(like.emitter, obj, like.meta, like.timestamp);
-  if (like instanceof JoinTuple)
-    return new Tuple(
-      like.tuples[0]?.emitter ?? "",
-      obj,
-      like.tuples[0]?.meta ?? {},
-      like.timestamp,
-    );
-  return new Tuple("", obj, {}, ts);
+  if (like instanceof Tuple) return new Tuple(like.emitter, obj, like.meta, like.timestamp);
+  if (like instanceof JoinTuple) return new Tuple(like.tuples[0]?.emitter ?? '', obj, like.tuples[0]?.meta ?? {}, like.timestamp);
+  return new Tuple('', obj, {}, ts);
 }
 
 /** `pick`: the SQL projection; the projected objects travel on as rows of the same kind as the input. */
@@ -178,14 +132,7 @@ export class PickNode extends ProjectNode {
     }
     const b = cur instanceof RowBatch || cur instanceof UnitBatch ? cur : null;
     const rows = item.rows.map((o) => tupleOf(o, null, item.timestamp));
-    super.emit(
-      new RowBatch(
-        rows,
-        b ? b.windowStart : 0,
-        b ? b.windowEnd : item.timestamp,
-        b ? b.windowed : false,
-      ),
-    );
+    super.emit(new RowBatch(rows, b ? b.windowStart : 0, b ? b.windowEnd : item.timestamp, b ? b.windowed : false));
   }
 }
 
@@ -269,8 +216,7 @@ export class SwitchNode extends QueueNode {
       row = item;
     } else if (item instanceof RowBatch || item instanceof UnitBatch) {
       bindBatch(ctx, item);
-      const rows =
-        item instanceof RowBatch ? item.rows : item.units.map((u) => u.row);
+      const rows = item instanceof RowBatch ? item.rows : item.units.map((u) => u.row);
       const u = new EvalUnit(rows.length ? rows[0] : EMPTY_ROW, rows);
       ctx.bindUnit(u);
       row = u.row;
@@ -302,11 +248,7 @@ export class SwitchNode extends QueueNode {
   }
 
   private send(outs: readonly Receiver[], item: Item): void {
-    for (const out of outs)
-      if (!out.accept(item))
-        this.metrics.error(
-          `buffer full, drop message from ${this.name} to ${out.name}`,
-        );
+    for (const out of outs) if (!out.accept(item)) this.metrics.error(`buffer full, drop message from ${this.name} to ${out.name}`);
   }
 }
 
@@ -317,7 +259,7 @@ const SCRIPT_TIMEOUT_MS = 1000;
 
 /** Engine values → plain JS for the script (ints as numbers, datetimes and bytes as their JSON forms). */
 function toScript(v: Value): unknown {
-  if (typeof v === "bigint") return Number(v);
+  if (typeof v === 'bigint') return Number(v);
   if (Array.isArray(v)) return v.map(toScript);
   if (isObject(v)) {
     const o: Record<string, unknown> = {};
@@ -325,32 +267,31 @@ function toScript(v: Value): unknown {
     return o;
   }
   if (v instanceof Uint8Array) return Array.from(v);
-  if (v !== null && typeof v === "object") return String(v);
+  if (v !== null && typeof v === 'object') return String(v);
   return v;
 }
 
 /** A script's result → engine values: integral numbers are ints, as a JavaScript engine exports them. */
 function fromScript(v: unknown): Value {
-  if (typeof v === "number") return Number.isInteger(v) ? BigInt(v) : v;
-  if (typeof v === "string" || typeof v === "boolean") return v;
+  if (typeof v === 'number') return Number.isInteger(v) ? BigInt(v) : v;
+  if (typeof v === 'string' || typeof v === 'boolean') return v;
   if (Array.isArray(v)) return v.map(fromScript);
-  if (v !== null && typeof v === "object") {
+  if (v !== null && typeof v === 'object') {
     const o: ValueObject = {};
-    for (const k of Object.keys(v))
-      o[k] = fromScript((v as Record<string, unknown>)[k]);
+    for (const k of Object.keys(v)) o[k] = fromScript((v as Record<string, unknown>)[k]);
     return o;
   }
   return null;
 }
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === "object" && !Array.isArray(v);
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
 
 /** `script`: `exec(row, meta)` per row, `exec(rows)` per collection, in an isolated context with a time limit. */
 export class ScriptNode extends QueueNode {
   private readonly context: vm.Context;
-  private readonly call = new vm.Script("exec(__input, __meta)");
+  private readonly call = new vm.Script('exec(__input, __meta)');
   constructor(
     name: string,
     private readonly env: OpEnv,
@@ -373,52 +314,35 @@ export class ScriptNode extends QueueNode {
         timeout: SCRIPT_TIMEOUT_MS,
       });
     } catch (e) {
-      throw new Error(
-        `failed to execute script: ${e instanceof Error ? e.message : String(e)}`,
-      );
+      throw new Error(`failed to execute script: ${e instanceof Error ? e.message : String(e)}`);
     }
   }
 
   protected process(item: Item): void {
     try {
       if (item instanceof Tuple || item instanceof JoinTuple) {
-        const meta =
-          item instanceof Tuple ? item.meta : (item.tuples[0]?.meta ?? {});
+        const meta = item instanceof Tuple ? item.meta : (item.tuples[0]?.meta ?? {});
         const out = this.exec(toScript(rowObject(item)), toScript(meta));
-        if (!isPlainObject(out))
-          throw new Error(
-            `script exec result is not a map: ${JSON.stringify(out)}`,
-          );
-        this.emit(
-          tupleOf(fromScript(out) as ValueObject, item, item.timestamp),
-        );
+        if (!isPlainObject(out)) throw new Error(`script exec result is not a map: ${JSON.stringify(out)}`);
+        this.emit(tupleOf(fromScript(out) as ValueObject, item, item.timestamp));
       } else if (item instanceof RowBatch || item instanceof UnitBatch) {
-        const rows =
-          item instanceof RowBatch ? item.rows : item.units.map((u) => u.row);
+        const rows = item instanceof RowBatch ? item.rows : item.units.map((u) => u.row);
         const out = this.exec(
           rows.map((r) => toScript(rowObject(r))),
           undefined,
         );
         let objs: unknown[];
         if (this.isAgg) {
-          if (!isPlainObject(out))
-            throw new Error(
-              `script exec result is not a map: ${JSON.stringify(out)}`,
-            );
+          if (!isPlainObject(out)) throw new Error(`script exec result is not a map: ${JSON.stringify(out)}`);
           objs = [out];
         } else {
-          if (!Array.isArray(out) || !out.every(isPlainObject))
-            throw new Error(
-              `script exec result is not a list of maps: ${JSON.stringify(out)}`,
-            );
+          if (!Array.isArray(out) || !out.every(isPlainObject)) throw new Error(`script exec result is not a list of maps: ${JSON.stringify(out)}`);
           objs = out;
         }
         const ts = item.windowEnd;
         this.emit(
           new RowBatch(
-            objs.map(
-              (o) => new Tuple("", fromScript(o) as ValueObject, {}, ts),
-            ),
+            objs.map((o) => new Tuple('', fromScript(o) as ValueObject, {}, ts)),
             item.windowStart,
             item.windowEnd,
             item.windowed,
@@ -444,11 +368,9 @@ export class GraphSinkReceiver implements Receiver {
   accept(item: Item): boolean {
     if (item instanceof Output) this.sink.push(item.rows);
     else if (item instanceof ErrorRecord) this.sink.push(item);
-    else if (item instanceof Tuple || item instanceof JoinTuple)
-      this.sink.push([rowObject(item)]);
+    else if (item instanceof Tuple || item instanceof JoinTuple) this.sink.push([rowObject(item)]);
     else if (item instanceof RowBatch) this.sink.push(item.rows.map(rowObject));
-    else if (item instanceof UnitBatch)
-      this.sink.push(item.units.map((u) => rowObject(u.row)));
+    else if (item instanceof UnitBatch) this.sink.push(item.units.map((u) => rowObject(u.row)));
     return true;
   }
 }

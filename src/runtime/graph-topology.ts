@@ -4,52 +4,23 @@
  * joins, watermarks) plus the graph-only ones (plan/graph.ts, runtime/graph-ops.ts), and one sink node per sink.
  * Nodes are named `source_<key>`, `op_<key>`, `sink_<key>` after the graph's keys (docs/runtime.md §1.6).
  */
-import type { Logger } from "pino";
-import { EddyError, ErrorCode } from "../core/errors.js";
-import type {
-  ConnectorContext,
-  NodeMetrics,
-  PrintableTopo,
-  RuleDef,
-  RuleOptions,
-  SinkNode,
-  Topology,
-} from "./contracts.js";
-import type { EvalContext } from "../plan/plan.js";
-import type { GraphOpNode, GraphPlan } from "../plan/graph.js";
-import type { Clock, TimerHandle } from "./clock.js";
-import type { ValueObject } from "../values/value.js";
-import type { Tuple } from "./contracts.js";
-import {
-  decodeRow,
-  decodeValue,
-  encodeRow,
-  encodeValue,
-  loadCheckpoint,
-  saveCheckpoint,
-} from "./checkpoint.js";
-import type { TopologyDeps } from "./topology.js";
-import { QueueNode, type Receiver } from "./node.js";
-import {
-  AggregateNode,
-  FilterNode,
-  HavingNode,
-  JoinNode,
-  type OpEnv,
-} from "./operators.js";
-import { createWindowNode, WindowNode } from "./windows.js";
-import { WatermarkNode } from "./watermark.js";
-import { SharedSources, SourceNode } from "./source.js";
-import { LookupNode, LookupTables } from "./lookup.js";
-import {
-  FunctionNode,
-  GraphOrderNode,
-  GraphSinkReceiver,
-  GraphWatermarkNode,
-  PickNode,
-  ScriptNode,
-  SwitchNode,
-} from "./graph-ops.js";
+import type { Logger } from 'pino';
+import { EddyError, ErrorCode } from '../core/errors.js';
+import type { ConnectorContext, NodeMetrics, PrintableTopo, RuleDef, RuleOptions, SinkNode, Topology } from './contracts.js';
+import type { EvalContext } from '../plan/plan.js';
+import type { GraphOpNode, GraphPlan } from '../plan/graph.js';
+import type { Clock, TimerHandle } from './clock.js';
+import type { ValueObject } from '../values/value.js';
+import type { Tuple } from './contracts.js';
+import { decodeRow, decodeValue, encodeRow, encodeValue, loadCheckpoint, saveCheckpoint } from './checkpoint.js';
+import type { TopologyDeps } from './topology.js';
+import { QueueNode, type Receiver } from './node.js';
+import { AggregateNode, FilterNode, HavingNode, JoinNode, type OpEnv } from './operators.js';
+import { createWindowNode, WindowNode } from './windows.js';
+import { WatermarkNode } from './watermark.js';
+import { SharedSources, SourceNode } from './source.js';
+import { LookupNode, LookupTables } from './lookup.js';
+import { FunctionNode, GraphOrderNode, GraphSinkReceiver, GraphWatermarkNode, PickNode, ScriptNode, SwitchNode } from './graph-ops.js';
 
 export interface GraphEnv extends TopologyDeps {
   readonly clock: Clock;
@@ -82,11 +53,7 @@ export class GraphTopology implements Topology {
   ) {
     this.ctx = plan.newContext(rule.id, env.clock.now());
     for (const s of plan.sinks) {
-      if (!env.connectors.sink(s.type))
-        throw new EddyError(
-          ErrorCode.Executor,
-          `sink ${s.type} is not defined`,
-        );
+      if (!env.connectors.sink(s.type)) throw new EddyError(ErrorCode.Executor, `sink ${s.type} is not defined`);
     }
     const bufferLength = Math.max(1, options.bufferLength);
     const cctx: ConnectorContext = {
@@ -95,9 +62,7 @@ export class GraphTopology implements Topology {
       dataDir: env.dataDir,
     };
     for (const s of plan.sources) {
-      const shared =
-        s.def.options.SHARED === true ||
-        String(s.def.options.SHARED).toLowerCase() === "true";
+      const shared = s.def.options.SHARED === true || String(s.def.options.SHARED).toLowerCase() === 'true';
       const src = new SourceNode({
         nodeName: s.name,
         maker: {
@@ -107,7 +72,7 @@ export class GraphTopology implements Topology {
           clock: env.clock,
           schema: s.def.fields,
         },
-        role: "stream",
+        role: 'stream',
         schema: s.def.fields,
         forwardRaw: false,
         preprocessor: false,
@@ -159,15 +124,15 @@ export class GraphTopology implements Topology {
     const op = o.op;
     const { options } = this;
     switch (op.kind) {
-      case "filter":
+      case 'filter':
         return new FilterNode(o.name, env, op.pred);
-      case "having":
+      case 'having':
         return new HavingNode(o.name, env, op.stage);
-      case "function":
+      case 'function':
         return new FunctionNode(o.name, env, op.column, op.fn, op.agg);
-      case "pick":
+      case 'pick':
         return new PickNode(o.name, env);
-      case "window":
+      case 'window':
         return createWindowNode(o.name, {
           spec: op.spec,
           trigger: null,
@@ -176,54 +141,27 @@ export class GraphTopology implements Topology {
           sendError: options.sendError,
           bufferLength: env.bufferLength,
         });
-      case "join":
+      case 'join':
         return new JoinNode(o.name, env, op.from, op.joins);
-      case "lookup":
-        return new LookupNode(
-          o.name,
-          env.bufferLength,
-          op.join,
-          this.ctx,
-          this.env.lookups,
-          this.env.connectors,
-          this.env.clock,
-          options.sendError,
-        );
-      case "groupby":
+      case 'lookup':
+        return new LookupNode(o.name, env.bufferLength, op.join, this.ctx, this.env.lookups, this.env.connectors, this.env.clock, options.sendError);
+      case 'groupby':
         return new AggregateNode(o.name, env);
-      case "orderby":
-        return new GraphOrderNode(
-          o.name,
-          env,
-          o.plan.order as NonNullable<typeof o.plan.order>,
-        );
-      case "switch":
-        return new SwitchNode(
-          o.name,
-          env,
-          op.cases,
-          op.texts,
-          op.stopAtFirstMatch,
-        );
-      case "watermark":
-        return new GraphWatermarkNode(
-          o.name,
-          env.bufferLength,
-          op.emitters,
-          options.lateTolerance,
-          op.sendWatermark,
-        );
-      case "script":
+      case 'orderby':
+        return new GraphOrderNode(o.name, env, o.plan.order as NonNullable<typeof o.plan.order>);
+      case 'switch':
+        return new SwitchNode(o.name, env, op.cases, op.texts, op.stopAtFirstMatch);
+      case 'watermark':
+        return new GraphWatermarkNode(o.name, env.bufferLength, op.emitters, options.lateTolerance, op.sendWatermark);
+      case 'script':
         return new ScriptNode(o.name, env, op.script, op.isAgg);
     }
   }
 
   private connect(fromKey: string, port: number, to: Receiver): void {
     const from = this.byKey.get(fromKey);
-    if (!from)
-      throw new EddyError(ErrorCode.Plan, `node ${fromKey} is not defined`);
-    if (from instanceof SwitchNode)
-      (from.cases[port] ?? from.cases[0]).push(to);
+    if (!from) throw new EddyError(ErrorCode.Plan, `node ${fromKey} is not defined`);
+    if (from instanceof SwitchNode) (from.cases[port] ?? from.cases[0]).push(to);
     else from.outputs.push(to);
     const list = this.edges.get(from.name) ?? [];
     list.push(to.name);
@@ -262,12 +200,10 @@ export class GraphTopology implements Topology {
       }
     };
     for (const s of this.sources) await run(() => s.close());
-    if (this.options.qos >= 1 && this.opened)
-      await run(() => this.checkpoint());
+    if (this.options.qos >= 1 && this.opened) await run(() => this.checkpoint());
     for (const n of this.ordered) await run(() => n.close());
     for (const s of this.sinks) await run(() => s.close());
-    if (errors.length > 0)
-      this.logger.warn({ err: errors[0] }, "error while closing the rule");
+    if (errors.length > 0) this.logger.warn({ err: errors[0] }, 'error while closing the rule');
   }
 
   onFatal(cb: (err: Error) => void): void {
@@ -290,8 +226,7 @@ export class GraphTopology implements Topology {
 
   /** Every bounded source finished: let the queued events drain, then report the end. */
   private sourceEnded(): void {
-    if (this.sources.length === 0 || !this.sources.every((s) => s.ended))
-      return;
+    if (this.sources.length === 0 || !this.sources.every((s) => s.ended)) return;
     const wait = () => {
       if (this.closed) return;
       if (!this.sources.every((s) => s.idle)) {
@@ -339,22 +274,18 @@ export class GraphTopology implements Topology {
 
   printable(): PrintableTopo {
     const edges: Record<string, string[]> = {};
-    for (const k of [...this.edges.keys()].sort())
-      edges[k] = (this.edges.get(k) as string[]).slice();
+    for (const k of [...this.edges.keys()].sort()) edges[k] = (this.edges.get(k) as string[]).slice();
     return { sources: this.sources.map((s) => s.name), edges };
   }
 
   // ---------------------------------------------------------------------------------------------- checkpoints
 
   private scheduleCheckpoint(): void {
-    const interval =
-      this.options.checkpointInterval > 0
-        ? this.options.checkpointInterval
-        : 300000;
+    const interval = this.options.checkpointInterval > 0 ? this.options.checkpointInterval : 300000;
     this.checkpointTimer = this.env.clock.setTimeout(() => {
       if (this.closed) return;
       this.checkpoint()
-        .catch((err: unknown) => this.logger.warn({ err }, "checkpoint failed"))
+        .catch((err: unknown) => this.logger.warn({ err }, 'checkpoint failed'))
         .finally(() => {
           if (!this.closed) this.scheduleCheckpoint();
         });
@@ -383,8 +314,7 @@ export class GraphTopology implements Topology {
     }
     for (const src of this.sources) {
       const offset = src.offset();
-      if (offset !== undefined)
-        states[src.name] = { $$offset: encodeValue(offset) };
+      if (offset !== undefined) states[src.name] = { $$offset: encodeValue(offset) };
     }
     await saveCheckpoint(this.env.store, this.rule.id, {
       id: this.env.clock.now(),
@@ -415,18 +345,10 @@ export class GraphTopology implements Topology {
           });
         } else if (n instanceof SourceNode) {
           const offset = decodeValue(s.$$offset);
-          if (
-            offset !== null &&
-            typeof offset === "object" &&
-            !Array.isArray(offset)
-          )
-            n.resume(offset as ValueObject);
+          if (offset !== null && typeof offset === 'object' && !Array.isArray(offset)) n.resume(offset as ValueObject);
         }
       } catch (err) {
-        this.logger.warn(
-          { err, node: name },
-          "cannot restore checkpoint state",
-        );
+        this.logger.warn({ err, node: name }, 'cannot restore checkpoint state');
       }
     }
   }
