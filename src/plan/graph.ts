@@ -90,7 +90,7 @@ export type GraphOp =
 
 export interface GraphOpNode {
   readonly key: string;
-  /** `op_<key>` */
+  /** `op_<key>`; a lookup join `op_<table>` */
   readonly name: string;
   readonly op: GraphOp;
   /**
@@ -799,9 +799,11 @@ function build(graph: Obj, deps: GraphPlanDeps): GraphPlan {
     const input = flow.get(ins[0].from) ?? SOURCE_IO;
     flow.set(key, mapOut(input, io[1]));
     const built = (pending.get(key) as PendingOp).build(input) ?? fail(`node ${key} is not defined`);
+    // a lookup join is named after its table, as in SQL rules (docs/runtime.md §1.6)
+    const name = built.op.kind === 'lookup' ? `op_${built.op.join.table}` : `op_${key}`;
     ops.push({
       key,
-      name: `op_${key}`,
+      name,
       op: built.op,
       plan: built.plan,
       inputs: wired(ins),

@@ -452,13 +452,10 @@ test('lookup plan: a stream joined with a memory lookup table filled by another 
     );
     assert.deepEqual(out[0], [{ id: 2, qty: 5, name: 'two' }]);
     const topo = (await s.req('GET', '/rules/g4/topo')).json() as J;
+    // the lookup join is named after its table, as eKuiper names it
     assert.deepEqual(topo, {
       sources: ['source_orders'],
-      edges: {
-        op_j: ['op_pick'],
-        op_pick: ['sink_out'],
-        source_orders: ['op_j'],
-      },
+      edges: { [`op_${table}`]: ['op_pick'], op_pick: ['sink_out'], source_orders: [`op_${table}`] },
     });
   });
 });
