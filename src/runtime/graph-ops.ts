@@ -359,18 +359,27 @@ export class ScriptNode extends QueueNode {
 
 // ---------------------------------------------------------------------------------------------- sinks
 
-/** What a graph sink sends for anything that reaches it: rows become their objects, collections their rows. */
+/** What a graph sink receives for anything that reaches it: rows become their objects, collections their rows. */
+export function outputOf(item: Item): Output | ErrorRecord | null {
+  if (item instanceof Output || item instanceof ErrorRecord) return item;
+  if (item instanceof Tuple || item instanceof JoinTuple) return new Output([rowObject(item)], true, item.timestamp);
+  if (item instanceof RowBatch) return new Output(item.rows.map(rowObject), false, item.windowEnd);
+  if (item instanceof UnitBatch) return new Output(item.units.map((u) => rowObject(u.row)), false, item.windowEnd);
+  return null;
+}
+
+/** The input of a graph sink (or of its batch node): whatever arrives, as the rows to send. */
 export class GraphSinkReceiver implements Receiver {
   readonly name: string;
-  constructor(readonly sink: SinkNode) {
-    this.name = sink.metrics.name;
+  constructor(private readonly target: SinkNode | Receiver) {
+    this.name = 'accept' in target ? target.name : target.metrics.name;
   }
   accept(item: Item): boolean {
-    if (item instanceof Output) this.sink.push(item.rows);
-    else if (item instanceof ErrorRecord) this.sink.push(item);
-    else if (item instanceof Tuple || item instanceof JoinTuple) this.sink.push([rowObject(item)]);
-    else if (item instanceof RowBatch) this.sink.push(item.rows.map(rowObject));
-    else if (item instanceof UnitBatch) this.sink.push(item.units.map((u) => rowObject(u.row)));
+    const out = outputOf(item);
+    if (out === null) return true;
+    const t = this.target;
+    if ('accept' in t) return t.accept(out);
+    t.push(out instanceof Output ? out.rows : out);
     return true;
   }
 }

@@ -14,7 +14,8 @@ import type { ValueObject } from '../values/value.js';
 import type { Tuple } from './contracts.js';
 import { decodeRow, decodeValue, encodeRow, encodeValue, loadCheckpoint, saveCheckpoint } from './checkpoint.js';
 import type { TopologyDeps } from './topology.js';
-import { QueueNode, type Receiver } from './node.js';
+import { QueueNode, SinkReceiver, type Receiver } from './node.js';
+import { BatchNode, batchSettings } from './batch.js';
 import { AggregateNode, FilterNode, HavingNode, JoinNode, type OpEnv } from './operators.js';
 import { createWindowNode, WindowNode } from './windows.js';
 import { WatermarkNode } from './watermark.js';
@@ -35,6 +36,8 @@ export class GraphTopology implements Topology {
   private readonly ordered: QueueNode[] = [];
   private readonly sources: SourceNode[] = [];
   private readonly sinks: SinkNode[] = [];
+  /** sink batch nodes (`op_<key>_0_batch`) */
+  private readonly batches: BatchNode[] = [];
   private readonly edges = new Map<string, string[]>();
   private fatalCb: ((err: Error) => void) | null = null;
   private fatalErr: Error | null = null;
@@ -110,7 +113,17 @@ export class GraphTopology implements Topology {
       });
       sink.onFatal((err) => this.fail(err));
       this.sinks.push(sink);
-      const receiver = new GraphSinkReceiver(sink);
+      let receiver = new GraphSinkReceiver(sink);
+      // batchSize / lingerInterval: a batch node before the sink, as for SQL rules (docs/runtime.md §1.6)
+      const batch = batchSettings(this.sinkProps(s.type, s.props));
+      if (batch) {
+        const node = new BatchNode(`op_${s.key}_0_batch`, bufferLength, batch, env.clock);
+        node.fatal = (err) => this.fail(err);
+        this.batches.push(node);
+        this.edge(node.name, sink.metrics.name);
+        node.outputs.push(new SinkReceiver(sink));
+        receiver = new GraphSinkReceiver(node);
+      }
       for (const e of s.inputs) this.connect(e.from, e.port, receiver);
     });
   }
@@ -163,9 +176,25 @@ export class GraphTopology implements Topology {
     if (!from) throw new EddyError(ErrorCode.Plan, `node ${fromKey} is not defined`);
     if (from instanceof SwitchNode) (from.cases[port] ?? from.cases[0]).push(to);
     else from.outputs.push(to);
-    const list = this.edges.get(from.name) ?? [];
-    list.push(to.name);
-    this.edges.set(from.name, list);
+    this.edge(from.name, to.name);
+  }
+
+  private edge(from: string, to: string): void {
+    const list = this.edges.get(from) ?? [];
+    list.push(to);
+    this.edges.set(from, list);
+  }
+
+  /** a sink's properties over those of its `resourceId` config key */
+  private sinkProps(type: string, props: Record<string, unknown>): Record<string, unknown> {
+    const key = Object.keys(props).find((k) => k.toLowerCase() === 'resourceid');
+    const rid = key === undefined ? undefined : props[key];
+    if (typeof rid !== 'string') return props;
+    try {
+      return { ...this.env.connectors.sinkProps(type, rid), ...props };
+    } catch {
+      return props;
+    }
   }
 
   // ---------------------------------------------------------------------------------------------- lifecycle
@@ -177,6 +206,7 @@ export class GraphTopology implements Topology {
     if (this.options.qos >= 1) await this.restore();
     try {
       await Promise.all(this.sinks.map((s) => s.open()));
+      for (const b of this.batches) await b.open();
       for (const n of this.ordered) await n.open();
       for (const s of this.sources) await s.open();
     } catch (err) {
@@ -202,6 +232,7 @@ export class GraphTopology implements Topology {
     for (const s of this.sources) await run(() => s.close());
     if (this.options.qos >= 1 && this.opened) await run(() => this.checkpoint());
     for (const n of this.ordered) await run(() => n.close());
+    for (const b of this.batches) await run(() => b.close());
     for (const s of this.sinks) await run(() => s.close());
     if (errors.length > 0) this.logger.warn({ err: errors[0] }, 'error while closing the rule');
   }
@@ -262,6 +293,7 @@ export class GraphTopology implements Topology {
     const out: NodeMetrics[] = [];
     for (const s of this.sources) out.push(s.metrics);
     for (const n of this.ordered) out.push(n.metrics);
+    for (const b of this.batches) out.push(b.metrics);
     for (const s of this.sinks) out.push(s.metrics);
     return out;
   }
@@ -312,6 +344,10 @@ export class GraphTopology implements Topology {
         };
       }
     }
+    for (const b of this.batches) {
+      const s = b.snapshot();
+      states[b.name] = { rows: s.rows.map(encodeValue), count: s.count };
+    }
     for (const src of this.sources) {
       const offset = src.offset();
       if (offset !== undefined) states[src.name] = { $$offset: encodeValue(offset) };
@@ -326,7 +362,7 @@ export class GraphTopology implements Topology {
     const doc = await loadCheckpoint(this.env.store, this.rule.id);
     if (!doc) return;
     const byName = new Map<string, QueueNode>();
-    for (const n of [...this.sources, ...this.ordered]) byName.set(n.name, n);
+    for (const n of [...this.sources, ...this.ordered, ...this.batches]) byName.set(n.name, n);
     for (const [name, raw] of Object.entries(doc.states)) {
       const n = byName.get(name);
       const s = raw as Record<string, unknown>;
@@ -343,6 +379,8 @@ export class GraphTopology implements Topology {
             watermark: s.watermark as number,
             rows: (s.rows as unknown[]).map((r) => decodeRow(r) as Tuple),
           });
+        } else if (n instanceof BatchNode) {
+          n.restore({ rows: (s.rows as unknown[]).map((r) => decodeValue(r) as ValueObject), count: Number(s.count) || 0 });
         } else if (n instanceof SourceNode) {
           const offset = decodeValue(s.$$offset);
           if (offset !== null && typeof offset === 'object' && !Array.isArray(offset)) n.resume(offset as ValueObject);

@@ -691,6 +691,36 @@ test('script plan: exec(row) per row and exec(rows) per window', async () => {
   });
 });
 
+test('sink batching: batchSize puts op_<key>_0_batch before the sink, which sends the rows together', async () => {
+  await withServer(async (s, client) => {
+    const tin = `eddy/graph/${uid('in')}`;
+    const tout = `eddy/graph/${uid('out')}`;
+    const out = await listen(client, tout);
+    const r = await s.req('POST', '/rules', {
+      id: 'gb',
+      graph: {
+        nodes: {
+          src: mqttSource(tin),
+          real: op('filter', { expr: 'a > 0' }),
+          out: { type: 'sink', nodeType: 'mqtt', props: { server: 'tcp://127.0.0.1:1883', topic: tout, batchSize: 3 } },
+        },
+        topo: { sources: ['src'], edges: { src: ['real'], real: ['out'] } },
+      },
+    });
+    assert.equal(r.status, 201, r.text);
+    assert.deepEqual(((await s.req('GET', '/rules/gb/topo')).json() as J).edges, {
+      op_out_0_batch: ['sink_out'],
+      op_real: ['op_out_0_batch'],
+      source_src: ['op_real'],
+    });
+    await waitSubscribed(s, client, 'gb', 'src', tin, { a: 0 });
+    for (const a of [1, 2, 3]) await pub(client, tin, { a });
+    await poll(async () => out.length, (n) => n >= 1, 'the batch');
+    assert.deepEqual(out[0], [{ a: 1 }, { a: 2 }, { a: 3 }]);
+    assert.equal((await status(s, 'gb')).op_out_0_batch_0_records_in_total, 3);
+  });
+});
+
 test('qos 1: a window keeps its rows across a stop and start of a graph rule', async () => {
   await withServer(async (s, client) => {
     const tin = `eddy/graph/${uid('in')}`;
