@@ -871,6 +871,13 @@ test('invalid graphs answer 400 with eKuiper texts and store nothing', async () 
       assert.equal((await s.req('GET', `/rules/${id}`)).status, 404, `${what}: nothing stored`);
     }
     assert.deepEqual((await s.req('GET', '/rules')).json(), []);
+    // the validate endpoint plans the graph: topology source names, or eKuiper's 422 text
+    const ok = await s.req('POST', '/rules/validate', { id: 'v1', ...base({ src, out: sink }, { src: ['out'] }) });
+    assert.equal(ok.status, 200, ok.text);
+    assert.deepEqual(ok.json(), { sources: ['source_src'], valid: true });
+    const bad = await s.req('POST', '/rules/validate', { id: 'v2', ...base({ src, out: sink }, {}) });
+    assert.equal(bad.status, 422);
+    assert.equal(bad.text, 'invalid rule graph: no edge defined for source node src');
   } finally {
     await s.dispose();
   }
