@@ -238,6 +238,39 @@ test('group and order plan over a created stream: filter, count window, groupby,
   });
 });
 
+test('window plan: a function over a plain collection, order by, then a row filter on the sorted collection', async () => {
+  await withServer(async (s, client) => {
+    const tin = `eddy/graph/${uid('in')}`;
+    const tout = `eddy/graph/${uid('out')}`;
+    const out = await listen(client, tout);
+    const r = await s.req('POST', '/rules', {
+      id: 'gw',
+      graph: {
+        nodes: {
+          src: mqttSource(tin),
+          real: op('filter', { expr: 'a != 0' }),
+          win: op('window', { type: 'countwindow', size: 4 }),
+          fn: op('function', { expr: 'abs(a) AS aa' }),
+          ord: op('orderby', { sorts: [{ field: 'aa', desc: true }] }),
+          big: op('filter', { expr: 'aa > 1' }),
+          pick: op('pick', { fields: ['aa', 'a'] }),
+          out: mqttSink(tout),
+        },
+        topo: { sources: ['src'], edges: { src: ['real'], real: ['win'], win: ['fn'], fn: ['ord'], ord: ['big'], big: ['pick'], pick: ['out'] } },
+      },
+    });
+    assert.equal(r.status, 201, r.text);
+    await waitSubscribed(s, client, 'gw', 'src', tin, { a: 0 });
+    for (const a of [-3, 1, 5, -2]) await pub(client, tin, { a });
+    await poll(async () => out.length, (n) => n >= 1, 'the window');
+    assert.deepEqual(out[0], [
+      { aa: 5, a: 5 },
+      { aa: 3, a: -3 },
+      { aa: 2, a: -2 },
+    ]);
+  });
+});
+
 test('join plan: two streams merged into one window, inner join on a condition, pick of both sides', async () => {
   await withServer(async (s, client) => {
     const t1 = `eddy/graph/${uid('a')}`;
