@@ -7,16 +7,12 @@
  * Failures are EddyErrors 2101 whose texts are eKuiper's (`parse filter f with map[expr:a >] error: …`,
  * `no edge defined for source node s`, `node a output does not match node b input: …`).
  */
-import vm from 'node:vm';
-import type { Expr, SelectField, SelectStatement, WindowType } from '../sql/ast.js';
-import { TIME_UNIT_MS } from '../sql/ast.js';
-import { parseExpression, parseSelect, exprToString } from '../sql/index.js';
-import type { StreamCatalog, StreamDef, StreamOptions } from '../catalog/types.js';
+import type { Expr, SelectField, SelectStatement } from '../sql/ast.js';
+import { parseExpression, exprToString } from '../sql/index.js';
+import type { StreamCatalog, StreamDef } from '../catalog/types.js';
 import type { FunctionRegistry } from '../functions/registry.js';
 import type { Props, RuleOptions } from '../runtime/contracts.js';
 import { EddyError, ErrorCode } from '../core/errors.js';
-import { textOf } from '../values/text.js';
-import type { Value } from '../values/value.js';
 import {
   EvalContext,
   type HavingStage,
@@ -32,6 +28,24 @@ import { ExprCompiler } from './compile.js';
 import { RegistryCalls } from './calls.js';
 import { andAll, conjuncts, lookupKeys, walk, type BoundSource } from './analyze.js';
 import { compileProjection, groupKey, havingStage, hitTracker, joinPredicate, orderStage, unitBuilder, wherePredicate } from './stages.js';
+import {
+  bool,
+  checkScript,
+  decodeError,
+  exprProp,
+  fail,
+  field,
+  goText,
+  inlineStream,
+  isObj,
+  messageOf,
+  objects,
+  parseWindow,
+  select,
+  str,
+  strings,
+  type Obj,
+} from './graph-props.js';
 import { CollShape, Io, mapOut, misfit, OP_IO, orderNodes, reverseEdges, SOURCE_IO, type InEdge, type IoType } from './graph-validate.js';
 
 export interface GraphPlanDeps {
@@ -124,99 +138,6 @@ export interface GraphPlan {
 }
 
 // ---------------------------------------------------------------------------------------------- helpers
-
-type Obj = Record<string, unknown>;
-
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-/** A JSON field matched case-insensitively, as Go's decoder matches struct fields. */
-function field(o: Obj, name: string): unknown {
-  if (Object.prototype.hasOwnProperty.call(o, name)) return o[name];
-  const low = name.toLowerCase();
-  for (const k of Object.keys(o)) if (k.toLowerCase() === low) return o[k];
-  return undefined;
-}
-
-/** JSON data (numbers as floats) as Go prints an `interface{}` with `%v`. */
-function goText(v: unknown): string {
-  if (v === null || v === undefined) return '<nil>';
-  if (Array.isArray(v)) return `[${v.map(goText).join(' ')}]`;
-  if (isObj(v)) {
-    const keys = Object.keys(v).sort();
-    return `map[${keys.map((k) => `${k}:${goText(v[k])}`).join(' ')}]`;
-  }
-  return textOf(v as Value);
-}
-
-class GraphError extends Error {}
-
-const fail = (msg: string): never => {
-  throw new GraphError(msg);
-};
-
-function messageOf(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
-}
-
-function typeName(v: unknown): string {
-  if (typeof v === 'number') return 'float64';
-  if (typeof v === 'boolean') return 'bool';
-  if (Array.isArray(v)) return '[]interface {}';
-  if (isObj(v)) return 'map[string]interface {}';
-  return 'string';
-}
-
-function decodeError(key: string, want: string, v: unknown): never {
-  return fail(`1 error(s) decoding:\n\n* '${key}' expected type '${want}', got unconvertible type '${typeName(v)}', value: '${goText(v)}'`);
-}
-
-function str(props: Obj, key: string): string {
-  const v = field(props, key);
-  if (v === undefined || v === null) return '';
-  if (typeof v !== 'string') decodeError(key, 'string', v);
-  return v as string;
-}
-
-function int(props: Obj, key: string): number {
-  const v = field(props, key);
-  if (v === undefined || v === null) return 0;
-  if (typeof v !== 'number' || !Number.isInteger(v)) decodeError(key, 'int', v);
-  return v as number;
-}
-
-function bool(props: Obj, key: string): boolean {
-  const v = field(props, key);
-  if (v === undefined || v === null) return false;
-  if (typeof v !== 'boolean') decodeError(key, 'bool', v);
-  return v as boolean;
-}
-
-function strings(props: Obj, key: string): string[] {
-  const v = field(props, key);
-  if (v === undefined || v === null) return [];
-  if (!Array.isArray(v)) decodeError(key, '[]string', v);
-  return (v as unknown[]).map((x, i) => (typeof x === 'string' ? x : decodeError(`${key}[${i}]`, 'string', x)));
-}
-
-function objects(props: Obj, key: string): Obj[] {
-  const v = field(props, key);
-  if (v === undefined || v === null) return [];
-  if (!Array.isArray(v)) decodeError(key, '[]struct', v);
-  return (v as unknown[]).map((x, i) => (isObj(x) ? x : decodeError(`${key}[${i}]`, 'struct', x)));
-}
-
-function select(sql: string): SelectStatement {
-  return parseSelect(sql);
-}
-
-/** The `expr` property as a string (`no expr` / `expr … is not string` otherwise). */
-function exprProp(props: Obj): string {
-  const v = field(props, 'expr');
-  if (v === undefined) fail('no expr');
-  if (typeof v !== 'string') fail(`expr ${goText(v)} is not string`);
-  return v as string;
-}
-
 /** A plan carrying only what one SQL operator of a graph node reads. */
 function stagePlan(over: Partial<QueryPlan>): QueryPlan {
   return {
@@ -248,46 +169,6 @@ function stagePlan(over: Partial<QueryPlan>): QueryPlan {
 
 // ---------------------------------------------------------------------------------------------- node parsing
 
-const STREAM_OPTION_PROPS: ReadonlyArray<[string, keyof StreamOptions]> = [
-  ['datasource', 'DATASOURCE'],
-  ['key', 'KEY'],
-  ['format', 'FORMAT'],
-  ['confKey', 'CONF_KEY'],
-  ['strictValidation', 'STRICT_VALIDATION'],
-  ['timestamp', 'TIMESTAMP'],
-  ['timestampFormat', 'TIMESTAMP_FORMAT'],
-  ['retainSize', 'RETAIN_SIZE'],
-  ['shared', 'SHARED'],
-  ['schemaId', 'SCHEMAID'],
-  ['delimiter', 'DELIMITER'],
-];
-
-/** A stream defined by a source node's own properties, named after the node. */
-function inlineStream(key: string, nodeType: string, props: Obj): StreamDef {
-  const options: Record<string, unknown> = { TYPE: nodeType };
-  for (const [prop, opt] of STREAM_OPTION_PROPS) {
-    const v = field(props, prop);
-    if (v === undefined || v === null) continue;
-    const want = opt === 'STRICT_VALIDATION' || opt === 'SHARED' ? 'bool' : opt === 'RETAIN_SIZE' ? 'int' : 'string';
-    if (want === 'bool' && typeof v !== 'boolean') decodeError(prop, 'bool', v);
-    if (want === 'int' && (typeof v !== 'number' || !Number.isInteger(v))) decodeError(prop, 'int', v);
-    if (want === 'string' && typeof v !== 'string') decodeError(prop, 'string', v);
-    options[opt] = v;
-  }
-  if (!options.SCHEMAID) {
-    const name = field(props, 'schemaName');
-    const message = field(props, 'schemaMessage');
-    if (typeof name === 'string' && typeof message === 'string') options.SCHEMAID = `${name}.${message}`;
-  }
-  return {
-    name: key,
-    kind: 'stream',
-    fields: null,
-    options: options as StreamOptions,
-    sql: '',
-  };
-}
-
 interface ParsedSource {
   readonly role: 'stream' | 'table' | 'lookup';
   readonly def: StreamDef;
@@ -316,97 +197,6 @@ function parseSource(key: string, nodeType: string, props: Obj, catalog: StreamC
   if (st !== nodeType) fail(`source type ${nodeType} does not match the stream type ${st}`);
   const role = def.kind === 'stream' ? 'stream' : def.options.KIND === 'lookup' ? 'lookup' : 'table';
   return { role, def, name: def.name, created: true };
-}
-
-const UNIT_MS: Record<string, number> = {
-  dd: TIME_UNIT_MS.DD,
-  hh: TIME_UNIT_MS.HH,
-  mi: TIME_UNIT_MS.MI,
-  ss: TIME_UNIT_MS.SS,
-  ms: TIME_UNIT_MS.MS,
-};
-
-function parseWindow(props: Obj): WindowSpec {
-  const type = str(props, 'type');
-  const unit = str(props, 'unit');
-  const size = int(props, 'size');
-  let interval = int(props, 'interval');
-  if (size <= 0) fail(`window size ${size} is invalid`);
-  let wt: WindowType;
-  let alignParam = size;
-  switch (type.toLowerCase()) {
-    case 'tumblingwindow':
-      wt = 'tumbling';
-      if (interval !== 0 && interval !== size) fail('tumbling window interval must equal to size');
-      break;
-    case 'hoppingwindow':
-      wt = 'hopping';
-      if (interval <= 0) fail('hopping window interval must be greater than 0');
-      if (interval > size) fail('hopping window interval must be less than size');
-      alignParam = interval;
-      break;
-    case 'sessionwindow':
-      wt = 'session';
-      if (interval <= 0) fail('hopping window interval must be greater than 0');
-      break;
-    case 'slidingwindow':
-      wt = 'sliding';
-      if (interval !== 0 && interval !== size) fail('tumbling window interval must equal to size');
-      break;
-    case 'countwindow':
-      wt = 'count';
-      if (interval < 0) fail('count window interval must be greater or equal to 0');
-      if (interval > size) fail('count window interval must be less than size');
-      if (interval === 0) interval = size;
-      break;
-    default:
-      return fail(`unknown window type ${type}`);
-  }
-  if (wt === 'count')
-    return {
-      type: wt,
-      unitMs: 1,
-      length: size,
-      interval,
-      alignParam,
-      filter: null,
-      trigger: null,
-      triggerUsesHits: false,
-    };
-  const unitMs = UNIT_MS[unit.toLowerCase()] ?? fail(`Invalid unit ${unit}`);
-  const length = size * unitMs;
-  let iv: number;
-  switch (wt) {
-    case 'tumbling':
-      iv = length;
-      break;
-    case 'sliding':
-      // the graph window has no delay
-      iv = 0;
-      break;
-    default:
-      iv = interval * unitMs;
-  }
-  return {
-    type: wt,
-    unitMs,
-    length,
-    interval: iv,
-    alignParam,
-    filter: null,
-    trigger: null,
-    triggerUsesHits: false,
-  };
-}
-
-function checkScript(source: string): void {
-  const sandbox = vm.createContext({});
-  try {
-    new vm.Script(source).runInContext(sandbox, { timeout: 1000 });
-  } catch (e) {
-    fail(`failed to interprete script: ${messageOf(e)}`);
-  }
-  if (typeof (sandbox as Obj).exec !== 'function') fail('cannot find function "exec" in script');
 }
 
 // ---------------------------------------------------------------------------------------------- planning
@@ -511,7 +301,6 @@ function build(graph: Obj, deps: GraphPlanDeps): GraphPlan {
     multi: true,
     calls: new RegistryCalls(functions),
   });
-  const expr = (text: string): Expr => parseExpression(text);
   const bound: BoundSource[] = [...parsed.values()].map((p) => ({
     name: p.name,
     alias: p.name,
@@ -519,6 +308,8 @@ function build(graph: Obj, deps: GraphPlanDeps): GraphPlan {
     role: p.role,
     join: null,
   }));
+
+  const scope: Scope = { compiler, functions, options, streamEmitters, scanTables, lookups, bound };
 
   // ---- operators and sinks
   const pending = new Map<string, PendingOp>();
@@ -537,220 +328,7 @@ function build(graph: Obj, deps: GraphPlanDeps): GraphPlan {
         fail(`unknown node type ${goText(gn.type)}`);
     }
     if (!edges.has(key)) fail(`no edge defined for operator node ${key}`);
-    const nt = gn.nodeType.toLowerCase();
-    const wrap = <R>(what: string, f: () => R): R => {
-      try {
-        return f();
-      } catch (e) {
-        return fail(`parse ${what} ${key} with ${goText(gn.props)} error: ${messageOf(e)}`);
-      }
-    };
-    const props = gn.props;
-    switch (nt) {
-      case 'watermark': {
-        const w = wrap('watermark', () => {
-          const emitters = strings(props, 'emitters');
-          const sendWatermark = bool(props, 'sendWatermark');
-          if (emitters.length === 0) fail('watermark must have at least one emitter');
-          for (const e of emitters) if (!streamEmitters.has(e)) fail(`emitter ${e} does not exist`);
-          return { emitters, sendWatermark };
-        });
-        pending.set(key, {
-          nodeType: nt,
-          build: () => ({
-            op: { kind: 'watermark', ...w },
-            plan: stagePlan({}),
-          }),
-        });
-        break;
-      }
-      case 'function':
-      case 'aggfunc': {
-        const f = wrap(nt, () => {
-          const text = exprProp(props);
-          const fld: SelectField = select(`select ${text} from nonexist`).fields[0];
-          if (fld.expr.kind !== 'call') fail(`expr ${text} is not ast.Call`);
-          const column = fld.alias ?? fld.name;
-          const fn = compiler.compile(fld.expr);
-          // eKuiper decides by the output name, so an alias hides an aggregate call
-          return {
-            column,
-            fn,
-            agg: nt === 'aggfunc' || functions.kindOf(column) === 'aggregate',
-          };
-        });
-        pending.set(key, {
-          nodeType: nt,
-          build: () => ({
-            op: { kind: 'function', ...f },
-            plan: stagePlan({ toUnits: unitBuilder(true, null) }),
-          }),
-        });
-        break;
-      }
-      case 'filter': {
-        const fn = wrap('filter', () => compiler.compile(expr(exprProp(props))));
-        pending.set(key, {
-          nodeType: nt,
-          build: (input) =>
-            input.type === Io.Collection && input.coll === CollShape.Grouped
-              ? {
-                  op: { kind: 'having', stage: havingStage(fn, true, false) },
-                  plan: stagePlan({ isAggregate: true }),
-                }
-              : {
-                  op: { kind: 'filter', pred: wherePredicate(fn) },
-                  plan: stagePlan({}),
-                },
-        });
-        break;
-      }
-      case 'pick': {
-        const plan = wrap('pick', () => {
-          const fields = strings(props, 'fields');
-          const stmt = select(`select ${fields.join(',')} from nonexist`);
-          // an aggregate call in the fields makes the projection aggregate, as the `isAgg` property does
-          let isAgg = bool(props, 'isAgg');
-          for (const f of stmt.fields) {
-            walk(f.expr, (x) => {
-              if (x.kind === 'call' && functions.kindOf(x.name) === 'aggregate') isAgg = true;
-            });
-          }
-          const projection = compileProjection(
-            stmt.fields.map((f) => ({ field: f, expr: f.expr })),
-            compiler,
-            functions,
-            options.sendMetaToSink,
-          );
-          return stagePlan({
-            isAggregate: isAgg,
-            project: { project: projection.project },
-            toUnits: unitBuilder(isAgg, null),
-          });
-        });
-        pending.set(key, {
-          nodeType: nt,
-          build: () => ({ op: { kind: 'pick' }, plan }),
-        });
-        break;
-      }
-      case 'window': {
-        let spec: WindowSpec;
-        try {
-          spec = parseWindow(props);
-        } catch (e) {
-          return fail(`parse window conf ${key} with ${goText(props)} error: ${messageOf(e)}`);
-        }
-        pending.set(key, {
-          nodeType: nt,
-          build: () => ({ op: { kind: 'window', spec }, plan: stagePlan({}) }),
-        });
-        break;
-      }
-      case 'join': {
-        const op = wrap('join', () => planJoin(props, compiler, streamEmitters, scanTables, lookups, bound));
-        pending.set(key, {
-          nodeType: nt,
-          build: () => (op ? { op, plan: stagePlan({}) } : null),
-        });
-        break;
-      }
-      case 'groupby': {
-        const key0 = wrap('groupby', () => {
-          const dims = strings(props, 'dimensions');
-          if (dims.length === 0) fail('groupby must have at least one dimension');
-          let stmt: SelectStatement;
-          try {
-            stmt = select(`SELECT * FROM unknown Group By ${dims.join(',')}`);
-          } catch (e) {
-            return fail(`invalid join statement error: ${messageOf(e)}`);
-          }
-          const exprs = stmt.dimensions.filter((d): d is Expr => d.kind !== 'window');
-          return groupKey(exprs.map((d) => compiler.compile(d)));
-        });
-        pending.set(key, {
-          nodeType: nt,
-          build: () => ({
-            op: { kind: 'groupby' },
-            plan: stagePlan({
-              isAggregate: true,
-              aggregate: { key: key0 },
-              toUnits: unitBuilder(true, key0),
-            }),
-          }),
-        });
-        break;
-      }
-      case 'orderby': {
-        const order = wrap('orderby', () => {
-          let sql = 'SELECT * FROM unknown ORDER BY';
-          for (const s of objects(props, 'sorts')) {
-            sql += ` ${str(s, 'field')} `;
-            if (bool(s, 'desc')) sql += 'DESC';
-          }
-          let stmt: SelectStatement;
-          try {
-            stmt = select(sql);
-          } catch (e) {
-            return fail(`invalid order by statement error: ${messageOf(e)}`);
-          }
-          if (stmt.sorts.length === 0) fail('order by statement is empty');
-          return orderStage(stmt.sorts, compiler);
-        });
-        pending.set(key, {
-          nodeType: nt,
-          build: () => ({
-            op: { kind: 'orderby' },
-            plan: stagePlan({ order }),
-          }),
-        });
-        break;
-      }
-      case 'switch': {
-        const sw = wrap('switch', () => {
-          const cases = strings(props, 'cases');
-          const stopAtFirstMatch = bool(props, 'stopAtFirstMatch');
-          if (cases.length === 0) fail('switch node must have at least one case');
-          const parsedCases = cases.map((c, i) => {
-            try {
-              const e = expr(c);
-              return { fn: compiler.compile(e), text: exprToString(e) };
-            } catch (e) {
-              return fail(`parse case ${i} error: ${messageOf(e)}`);
-            }
-          });
-          return {
-            cases: parsedCases.map((c) => c.fn),
-            texts: parsedCases.map((c) => c.text),
-            stopAtFirstMatch,
-          };
-        });
-        pending.set(key, {
-          nodeType: nt,
-          build: () => ({
-            op: { kind: 'switch', ...sw },
-            plan: stagePlan({ toUnits: unitBuilder(true, null) }),
-          }),
-        });
-        break;
-      }
-      case 'script': {
-        const script = str(props, 'script');
-        const isAgg = bool(props, 'isAgg');
-        if (script === '') fail('script node must have script');
-        checkScript(script);
-        pending.set(key, {
-          nodeType: nt,
-          build: () => ({
-            op: { kind: 'script', script, isAgg },
-            plan: stagePlan({}),
-          }),
-        });
-        break;
-      }
-      default:
-        fail(`unknown operator type ${gn.nodeType}`);
-    }
+    pending.set(key, parseOperator(key, gn, scope));
   }
 
   for (const key of srcKeys) if (nodes.get(key)?.type !== 'source') fail(`source ${key} is not a source type node`);
@@ -837,6 +415,227 @@ function build(graph: Obj, deps: GraphPlanDeps): GraphPlan {
     reads,
     newContext: (ruleId, ruleStart) => new EvalContext(ruleId, ruleStart),
   };
+}
+
+/** What operator parsing reads: the compiler over every source, and the sources by role. */
+interface Scope {
+  readonly compiler: ExprCompiler;
+  readonly functions: FunctionRegistry;
+  readonly options: GraphPlanDeps['options'];
+  readonly streamEmitters: ReadonlySet<string>;
+  readonly scanTables: readonly string[];
+  readonly lookups: ReadonlyMap<string, StreamDef>;
+  readonly bound: readonly BoundSource[];
+}
+
+/** What the operator node `key` becomes once its input kind is known; throws eKuiper's parse errors. */
+function parseOperator(key: string, gn: RawNode, scope: Scope): PendingOp {
+  const { compiler, functions, options, streamEmitters, scanTables, lookups, bound } = scope;
+  const expr = (text: string): Expr => parseExpression(text);
+  const nt = gn.nodeType.toLowerCase();
+  const wrap = <R>(what: string, f: () => R): R => {
+    try {
+      return f();
+    } catch (e) {
+      return fail(`parse ${what} ${key} with ${goText(gn.props)} error: ${messageOf(e)}`);
+    }
+  };
+  const props = gn.props;
+  switch (nt) {
+    case 'watermark': {
+      const w = wrap('watermark', () => {
+        const emitters = strings(props, 'emitters');
+        const sendWatermark = bool(props, 'sendWatermark');
+        if (emitters.length === 0) fail('watermark must have at least one emitter');
+        for (const e of emitters) if (!streamEmitters.has(e)) fail(`emitter ${e} does not exist`);
+        return { emitters, sendWatermark };
+      });
+      return {
+        nodeType: nt,
+        build: () => ({
+          op: { kind: 'watermark', ...w },
+          plan: stagePlan({}),
+        }),
+      };
+    }
+    case 'function':
+    case 'aggfunc': {
+      const f = wrap(nt, () => {
+        const text = exprProp(props);
+        const fld: SelectField = select(`select ${text} from nonexist`).fields[0];
+        if (fld.expr.kind !== 'call') fail(`expr ${text} is not ast.Call`);
+        const column = fld.alias ?? fld.name;
+        const fn = compiler.compile(fld.expr);
+        // eKuiper decides by the output name, so an alias hides an aggregate call
+        return {
+          column,
+          fn,
+          agg: nt === 'aggfunc' || functions.kindOf(column) === 'aggregate',
+        };
+      });
+      return {
+        nodeType: nt,
+        build: () => ({
+          op: { kind: 'function', ...f },
+          plan: stagePlan({ toUnits: unitBuilder(true, null) }),
+        }),
+      };
+    }
+    case 'filter': {
+      const fn = wrap('filter', () => compiler.compile(expr(exprProp(props))));
+      return {
+        nodeType: nt,
+        build: (input) =>
+          input.type === Io.Collection && input.coll === CollShape.Grouped
+            ? {
+                op: { kind: 'having', stage: havingStage(fn, true, false) },
+                plan: stagePlan({ isAggregate: true }),
+              }
+            : {
+                op: { kind: 'filter', pred: wherePredicate(fn) },
+                plan: stagePlan({}),
+              },
+      };
+    }
+    case 'pick': {
+      const plan = wrap('pick', () => {
+        const fields = strings(props, 'fields');
+        const stmt = select(`select ${fields.join(',')} from nonexist`);
+        // an aggregate call in the fields makes the projection aggregate, as the `isAgg` property does
+        let isAgg = bool(props, 'isAgg');
+        for (const f of stmt.fields) {
+          walk(f.expr, (x) => {
+            if (x.kind === 'call' && functions.kindOf(x.name) === 'aggregate') isAgg = true;
+          });
+        }
+        const projection = compileProjection(
+          stmt.fields.map((f) => ({ field: f, expr: f.expr })),
+          compiler,
+          functions,
+          options.sendMetaToSink,
+        );
+        return stagePlan({
+          isAggregate: isAgg,
+          project: { project: projection.project },
+          toUnits: unitBuilder(isAgg, null),
+        });
+      });
+      return {
+        nodeType: nt,
+        build: () => ({ op: { kind: 'pick' }, plan }),
+      };
+    }
+    case 'window': {
+      let spec: WindowSpec;
+      try {
+        spec = parseWindow(props);
+      } catch (e) {
+        return fail(`parse window conf ${key} with ${goText(props)} error: ${messageOf(e)}`);
+      }
+      return {
+        nodeType: nt,
+        build: () => ({ op: { kind: 'window', spec }, plan: stagePlan({}) }),
+      };
+    }
+    case 'join': {
+      const op = wrap('join', () => planJoin(props, compiler, streamEmitters, scanTables, lookups, bound));
+      return {
+        nodeType: nt,
+        build: () => (op ? { op, plan: stagePlan({}) } : null),
+      };
+    }
+    case 'groupby': {
+      const key0 = wrap('groupby', () => {
+        const dims = strings(props, 'dimensions');
+        if (dims.length === 0) fail('groupby must have at least one dimension');
+        let stmt: SelectStatement;
+        try {
+          stmt = select(`SELECT * FROM unknown Group By ${dims.join(',')}`);
+        } catch (e) {
+          return fail(`invalid join statement error: ${messageOf(e)}`);
+        }
+        const exprs = stmt.dimensions.filter((d): d is Expr => d.kind !== 'window');
+        return groupKey(exprs.map((d) => compiler.compile(d)));
+      });
+      return {
+        nodeType: nt,
+        build: () => ({
+          op: { kind: 'groupby' },
+          plan: stagePlan({
+            isAggregate: true,
+            aggregate: { key: key0 },
+            toUnits: unitBuilder(true, key0),
+          }),
+        }),
+      };
+    }
+    case 'orderby': {
+      const order = wrap('orderby', () => {
+        let sql = 'SELECT * FROM unknown ORDER BY';
+        for (const s of objects(props, 'sorts')) {
+          sql += ` ${str(s, 'field')} `;
+          if (bool(s, 'desc')) sql += 'DESC';
+        }
+        let stmt: SelectStatement;
+        try {
+          stmt = select(sql);
+        } catch (e) {
+          return fail(`invalid order by statement error: ${messageOf(e)}`);
+        }
+        if (stmt.sorts.length === 0) fail('order by statement is empty');
+        return orderStage(stmt.sorts, compiler);
+      });
+      return {
+        nodeType: nt,
+        build: () => ({
+          op: { kind: 'orderby' },
+          plan: stagePlan({ order }),
+        }),
+      };
+    }
+    case 'switch': {
+      const sw = wrap('switch', () => {
+        const cases = strings(props, 'cases');
+        const stopAtFirstMatch = bool(props, 'stopAtFirstMatch');
+        if (cases.length === 0) fail('switch node must have at least one case');
+        const parsedCases = cases.map((c, i) => {
+          try {
+            const e = expr(c);
+            return { fn: compiler.compile(e), text: exprToString(e) };
+          } catch (e) {
+            return fail(`parse case ${i} error: ${messageOf(e)}`);
+          }
+        });
+        return {
+          cases: parsedCases.map((c) => c.fn),
+          texts: parsedCases.map((c) => c.text),
+          stopAtFirstMatch,
+        };
+      });
+      return {
+        nodeType: nt,
+        build: () => ({
+          op: { kind: 'switch', ...sw },
+          plan: stagePlan({ toUnits: unitBuilder(true, null) }),
+        }),
+      };
+    }
+    case 'script': {
+      const script = str(props, 'script');
+      const isAgg = bool(props, 'isAgg');
+      if (script === '') fail('script node must have script');
+      checkScript(script);
+      return {
+        nodeType: nt,
+        build: () => ({
+          op: { kind: 'script', script, isAgg },
+          plan: stagePlan({}),
+        }),
+      };
+    }
+    default:
+      return fail(`unknown operator type ${gn.nodeType}`);
+  }
 }
 
 function planJoin(
