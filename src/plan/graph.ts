@@ -76,7 +76,15 @@ export type GraphOp =
       readonly agg: boolean;
     }
   | { readonly kind: 'pick' }
-  | { readonly kind: 'window'; readonly spec: WindowSpec }
+  | {
+      readonly kind: 'window';
+      readonly spec: WindowSpec;
+      /**
+       * Event-time rules whose window has no watermark node upstream: the streams whose progress makes the window's
+       * own watermark (eKuiper's graph plans rely on event-time windows working without one). Null otherwise.
+       */
+      readonly ownWatermark: readonly string[] | null;
+    }
   | {
       readonly kind: 'join';
       readonly from: string;
@@ -389,6 +397,8 @@ function build(graph: Obj, deps: GraphPlanDeps): GraphPlan {
     });
   }
 
+  if (options.isEventTime) giveWindowsWatermarks(ops, (key) => parsed.get(key));
+
   // only a switch has one output per case
   const switches = new Set(ops.filter((o) => o.op.kind === 'switch').map((o) => o.key));
   for (const n of [...ops, ...sinkPlans]) {
@@ -415,6 +425,33 @@ function build(graph: Obj, deps: GraphPlanDeps): GraphPlan {
     reads,
     newContext: (ruleId, ruleStart) => new EvalContext(ruleId, ruleStart),
   };
+}
+
+/**
+ * Event time: a window with no watermark node above it keeps its own watermark over the streams that reach it, so
+ * that it closes as event time advances.
+ */
+function giveWindowsWatermarks(ops: GraphOpNode[], sourceOf: (key: string) => ParsedSource | undefined): void {
+  const upstream = new Map<string, { watermarked: boolean; streams: Set<string> }>();
+  for (let i = 0; i < ops.length; i++) {
+    const o = ops[i];
+    const info = { watermarked: o.op.kind === 'watermark', streams: new Set<string>() };
+    for (const e of o.inputs) {
+      const src = sourceOf(e.from);
+      if (src) {
+        if (src.role === 'stream') info.streams.add(src.name);
+        continue;
+      }
+      const up = upstream.get(e.from);
+      if (!up) continue;
+      if (up.watermarked) info.watermarked = true;
+      for (const st of up.streams) info.streams.add(st);
+    }
+    upstream.set(o.key, info);
+    if (o.op.kind === 'window' && !info.watermarked) {
+      ops[i] = { ...o, op: { ...o.op, ownWatermark: [...info.streams] } };
+    }
+  }
 }
 
 /** What operator parsing reads: the compiler over every source, and the sources by role. */
@@ -534,7 +571,7 @@ function parseOperator(key: string, gn: RawNode, scope: Scope): PendingOp {
       }
       return {
         nodeType: nt,
-        build: () => ({ op: { kind: 'window', spec }, plan: stagePlan({}) }),
+        build: () => ({ op: { kind: 'window', spec, ownWatermark: null }, plan: stagePlan({}) }),
       };
     }
     case 'join': {

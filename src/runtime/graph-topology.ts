@@ -34,6 +34,8 @@ export class GraphTopology implements Topology {
   readonly ctx: EvalContext;
   private readonly byKey = new Map<string, QueueNode>();
   private readonly ordered: QueueNode[] = [];
+  /** nodes inside an operator that the topology does not show (the watermark of a window that has none above it) */
+  private readonly inner: QueueNode[] = [];
   private readonly sources: SourceNode[] = [];
   private readonly sinks: SinkNode[] = [];
   /** sink batch nodes (`op_<key>_0_batch`) */
@@ -99,7 +101,16 @@ export class GraphTopology implements Topology {
       node.fatal = (err) => this.fail(err);
       this.byKey.set(o.key, node);
       this.ordered.push(node);
-      for (const e of o.inputs) this.connect(e.from, e.port, node);
+      let entry: Receiver = node;
+      if (o.op.kind === 'window' && o.op.ownWatermark) {
+        // an event-time window with no watermark node above it orders and releases its rows itself
+        const wm = new GraphWatermarkNode(`${o.name}_watermark`, bufferLength, o.op.ownWatermark, options.lateTolerance, true);
+        wm.fatal = (err) => this.fail(err);
+        wm.outputs.push(node);
+        this.inner.push(wm);
+        entry = wm;
+      }
+      for (const e of o.inputs) this.connect(e.from, e.port, entry, node.name);
     }
     plan.sinks.forEach((s, index) => {
       const sink = env.createSinkNode({
@@ -171,12 +182,12 @@ export class GraphTopology implements Topology {
     }
   }
 
-  private connect(fromKey: string, port: number, to: Receiver): void {
+  private connect(fromKey: string, port: number, to: Receiver, shownAs = to.name): void {
     const from = this.byKey.get(fromKey);
     if (!from) throw new EddyError(ErrorCode.Plan, `node ${fromKey} is not defined`);
     if (from instanceof SwitchNode) (from.cases[port] ?? from.cases[0]).push(to);
     else from.outputs.push(to);
-    this.edge(from.name, to.name);
+    this.edge(from.name, shownAs);
   }
 
   private edge(from: string, to: string): void {
@@ -208,6 +219,7 @@ export class GraphTopology implements Topology {
       await Promise.all(this.sinks.map((s) => s.open()));
       for (const b of this.batches) await b.open();
       for (const n of this.ordered) await n.open();
+      for (const n of this.inner) await n.open();
       for (const s of this.sources) await s.open();
     } catch (err) {
       await this.close().catch(() => {});
@@ -231,6 +243,7 @@ export class GraphTopology implements Topology {
     };
     for (const s of this.sources) await run(() => s.close());
     if (this.options.qos >= 1 && this.opened) await run(() => this.checkpoint());
+    for (const n of this.inner) await run(() => n.close());
     for (const n of this.ordered) await run(() => n.close());
     for (const b of this.batches) await run(() => b.close());
     for (const s of this.sinks) await run(() => s.close());
@@ -327,7 +340,7 @@ export class GraphTopology implements Topology {
   /** Saves the state of windows, watermarks and rewindable sources (qos ≥ 1, docs/runtime.md §1.9). */
   async checkpoint(): Promise<void> {
     const states: Record<string, unknown> = {};
-    for (const n of this.ordered) {
+    for (const n of [...this.ordered, ...this.inner]) {
       if (n instanceof WindowNode) {
         const s = n.snapshot();
         states[n.name] = {
@@ -362,7 +375,7 @@ export class GraphTopology implements Topology {
     const doc = await loadCheckpoint(this.env.store, this.rule.id);
     if (!doc) return;
     const byName = new Map<string, QueueNode>();
-    for (const n of [...this.sources, ...this.ordered, ...this.batches]) byName.set(n.name, n);
+    for (const n of [...this.sources, ...this.ordered, ...this.inner, ...this.batches]) byName.set(n.name, n);
     for (const [name, raw] of Object.entries(doc.states)) {
       const n = byName.get(name);
       const s = raw as Record<string, unknown>;

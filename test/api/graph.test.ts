@@ -262,7 +262,11 @@ test('window plan: a function over a plain collection, order by, then a row filt
     assert.equal(r.status, 201, r.text);
     await waitSubscribed(s, client, 'gw', 'src', tin, { a: 0 });
     for (const a of [-3, 1, 5, -2]) await pub(client, tin, { a });
-    await poll(async () => out.length, (n) => n >= 1, 'the window');
+    await poll(
+      async () => out.length,
+      (n) => n >= 1,
+      'the window',
+    );
     assert.deepEqual(out[0], [
       { aa: 5, a: 5 },
       { aa: 3, a: -3 },
@@ -411,6 +415,77 @@ test('group plan: two event-time sources, one watermark, window, join, group by,
     );
     assert.equal(st.sink_mqtt_0_records_in_total, 1);
     assert.ok(st.op_window_0_records_in_total >= 6);
+  });
+});
+
+test('group+order plan: event-time sources straight into a window (no watermark node), group, count, HAVING, order', async () => {
+  await withServer(async (s, client) => {
+    const t1 = `eddy/graph/${uid('d1')}`;
+    const t2 = `eddy/graph/${uid('d2')}`;
+    const tout = `eddy/graph/${uid('out')}`;
+    const out = await listen(client, tout);
+    const r = await s.req('POST', '/rules', {
+      id: 'go',
+      graph: {
+        nodes: {
+          device1: mqttSource(t1, { timestamp: 'ts' }),
+          device2: mqttSource(t2, { timestamp: 'ts' }),
+          window: op('window', { type: 'tumblingwindow', unit: 'ms', size: 1000 }),
+          groupop: op('groupby', { dimensions: ['device_id'] }),
+          countop: op('aggfunc', { expr: 'count(*)' }),
+          filterop: op('filter', { expr: 'count > 1' }),
+          orderop: op('orderby', { sorts: [{ field: 'device_id', desc: true }] }),
+          pick: op('pick', { fields: ['device_id', 'count'] }),
+          mqtt: mqttSink(tout),
+        },
+        topo: {
+          sources: ['device1', 'device2'],
+          edges: {
+            device1: ['window'],
+            device2: ['window'],
+            window: ['groupop'],
+            groupop: ['countop'],
+            countop: ['filterop'],
+            filterop: ['orderop'],
+            orderop: ['pick'],
+            pick: ['mqtt'],
+          },
+        },
+      },
+      options: { isEventTime: true, lateTolerance: 0 },
+    });
+    assert.equal(r.status, 201, r.text);
+    // the window's own watermark is not a node of the topology
+    assert.deepEqual(((await s.req('GET', '/rules/go/topo')).json() as J).edges.source_device1, ['op_window']);
+    await waitSubscribed(s, client, 'go', 'device1', t1, { ts: 1, device_id: 'probe' });
+    await waitSubscribed(s, client, 'go', 'device2', t2, { ts: 1, device_id: 'probe' });
+    for (const [t, ts, id] of [
+      [t1, 100, 'a'],
+      [t2, 200, 'b'],
+      [t1, 300, 'a'],
+      [t2, 500, 'b'],
+      [t1, 999, 'b'],
+      [t2, 600, 'c'],
+      [t1, 1500, 'late'],
+      [t2, 1500, 'late'],
+    ] as const) {
+      await pub(client, t, { ts, device_id: id });
+    }
+    await poll(
+      async () => out.length,
+      (n) => n >= 1,
+      'the first window',
+    );
+    // the probes form a group of their own in the same window
+    assert.deepEqual(
+      (out[0] as J[]).filter((g) => g.device_id !== 'probe'),
+      [
+        { device_id: 'b', count: 3 },
+        { device_id: 'a', count: 2 },
+      ],
+    );
+    const st = await status(s, 'go');
+    assert.ok(st.op_window_0_records_in_total >= 8);
   });
 });
 
@@ -748,7 +823,11 @@ test('sink batching: batchSize puts op_<key>_0_batch before the sink, which send
     });
     await waitSubscribed(s, client, 'gb', 'src', tin, { a: 0 });
     for (const a of [1, 2, 3]) await pub(client, tin, { a });
-    await poll(async () => out.length, (n) => n >= 1, 'the batch');
+    await poll(
+      async () => out.length,
+      (n) => n >= 1,
+      'the batch',
+    );
     assert.deepEqual(out[0], [{ a: 1 }, { a: 2 }, { a: 3 }]);
     assert.equal((await status(s, 'gb')).op_out_0_batch_0_records_in_total, 3);
   });

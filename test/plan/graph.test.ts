@@ -130,6 +130,23 @@ test('a pick with an aggregate call is an aggregate projection even without isAg
   assert.deepEqual(byKey, { w: false, pk: true, pk2: false });
 });
 
+test('event time: a window with no watermark node above it keeps its own over the streams that reach it', () => {
+  const own = (nodes: J, edges: J, sources: string[]) => {
+    const o = plan(nodes, edges, sources, { isEventTime: true }).ops.find((x) => x.key === 'w')!.op;
+    return o.kind === 'window' ? o.ownWatermark : 'not a window';
+  };
+  const w = op('window', { type: 'tumblingwindow', unit: 'ss', size: 1 });
+  const m1 = { type: 'source', nodeType: 'memory', props: { sourceName: 'm1' } };
+  assert.deepEqual(
+    own({ src, m: m1, f: op('filter', { expr: 'a > 1' }), w, out: sink }, { src: ['f'], f: ['w'], m: ['w'], w: ['out'] }, ['src', 'm']),
+    ['src', 'm1'],
+  );
+  assert.equal(own({ src, wm: op('watermark', { emitters: ['src'] }), w, out: sink }, { src: ['wm'], wm: ['w'], w: ['out'] }, ['src']), null);
+  // processing time: never
+  const p = plan({ src, w, out: sink }, { src: ['w'], w: ['out'] });
+  assert.equal(p.ops[0].op.kind === 'window' && p.ops[0].op.ownWatermark, null);
+});
+
 test('window properties become the SQL window spec', () => {
   const spec = (props: J) => {
     const p = plan({ src, w: op('window', props), out: sink }, { src: ['w'], w: ['out'] });
