@@ -2,16 +2,16 @@
  * Builds and runs the topology of a graph rule (docs/runtime.md §1.4) from its {@link GraphPlan}: source nodes,
  * the SQL operators each graph node maps to (filter, HAVING, projection, group by, ORDER BY, windows, joins, lookup
  * joins, watermarks) plus the graph-only ones (plan/graph.ts, runtime/graph-ops.ts), and one sink node per sink.
- * Nodes are named `source_<key>`, `op_<key>`, `sink_<key>` after the graph's keys (docs/runtime.md §1.6).
+ * Nodes are named `source_<key>`, `op_<key>`, `sink_<key>` after the graph's keys (docs/runtime.md §1.6); a lookup join
+ * is `op_<table>` and a sink's batch node `op_<key>_0_batch`.
  */
 import type { Logger } from 'pino';
 import { EddyError, ErrorCode } from '../core/errors.js';
-import type { ConnectorContext, NodeMetrics, PrintableTopo, RuleDef, RuleOptions, SinkNode, Topology } from './contracts.js';
+import type { ConnectorContext, NodeMetrics, PrintableTopo, RuleDef, RuleOptions, SinkNode, Topology, Tuple } from './contracts.js';
 import type { EvalContext } from '../plan/plan.js';
 import type { GraphOpNode, GraphPlan } from '../plan/graph.js';
 import type { Clock, TimerHandle } from './clock.js';
 import type { ValueObject } from '../values/value.js';
-import type { Tuple } from './contracts.js';
 import { decodeRow, decodeValue, encodeRow, encodeValue, loadCheckpoint, saveCheckpoint } from './checkpoint.js';
 import type { TopologyDeps } from './topology.js';
 import { QueueNode, SinkReceiver, type Receiver } from './node.js';
