@@ -500,7 +500,8 @@ function parseOperator(key: string, gn: RawNode, scope: Scope): PendingOp {
       const f = wrap(nt, () => {
         const text = exprProp(props);
         const fld: SelectField = select(`select ${text} from nonexist`).fields[0];
-        if (fld.expr.kind !== 'call') fail(`expr ${text} is not ast.Call`);
+        // meta()/mqtt() are calls in eKuiper's AST, a node of their own here
+        if (fld.expr.kind !== 'call' && fld.expr.kind !== 'meta') fail(`expr ${text} is not ast.Call`);
         const column = fld.alias ?? fld.name;
         const fn = compiler.compile(fld.expr);
         // eKuiper decides by the output name, so an alias hides an aggregate call

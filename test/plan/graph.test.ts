@@ -106,6 +106,8 @@ test('a filter after a group by is HAVING; a function adds its column under the 
   assert.equal(kinds.f.kind, 'having');
   assert.equal(kinds.fn.kind, 'function');
   assert.equal(kinds.fn.kind === 'function' && kinds.fn.column, 'aa');
+  const m = plan({ src, fn: op('function', { expr: 'meta(topic)' }), out: sink }, { src: ['fn'], fn: ['out'] }).ops[0].op;
+  assert.equal(m.kind === 'function' && m.column, 'meta');
   assert.equal(kinds.c.kind === 'function' && kinds.c.column, 'count');
   assert.equal(kinds.c.kind === 'function' && kinds.c.agg, true);
   const fn = kinds.fn.kind === 'function' ? kinds.fn.fn : null;
