@@ -163,7 +163,7 @@ const UNSUPPORTED: ReadonlyArray<[BundleKey, string]> = [
  * Planning errors of a rule that is well formed but needs something Eddy does not provide; such a rule is imported
  * stopped (`fail to create the topo`), as eKuiper imports a rule whose plugin is not installed yet.
  */
-const MISSING_EXTENSION = [/^function \S+ not found$/, /^sink \S+ is not defined$/, /^graph rules are not supported/];
+const MISSING_EXTENSION = [/^function \S+ not found$/, /^sink \S+ is not defined$/, /^parse \w+ \S+ with .* error: function \S+ not found$/];
 
 function needsMissingExtension(err: unknown): boolean {
   const text = err instanceof Error ? err.message.replace(/^Update rule error: /, '') : '';

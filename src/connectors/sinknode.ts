@@ -231,7 +231,7 @@ class SinkNodeImpl implements SinkNode {
     private readonly opts: SinkNodeOptions,
     private readonly deps: SinkNodeDeps,
   ) {
-    this.metrics = new NodeMetrics(`sink_${opts.type}_${opts.index}`);
+    this.metrics = new NodeMetrics(opts.name ?? `sink_${opts.type}_${opts.index}`);
     this.logger = opts.logger;
     const factory = deps.registry.sink(opts.type);
     if (!factory) throw executorError(`sink ${opts.type} is not found`);

@@ -295,6 +295,8 @@ export interface SinkNodeOptions {
   /** position of the action in `actions` (node name `sink_<type>_<index>`) */
   index: number;
   type: string;
+  /** node name; default `sink_<type>_<index>` (graph rules name their sinks `sink_<key>`, docs/runtime.md §1.4) */
+  name?: string;
   props: Props;
   ruleOptions: RuleOptions;
   logger: Logger;

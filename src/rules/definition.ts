@@ -163,7 +163,7 @@ export function parseRule(body: Record<string, unknown>, text: string, ctx: Pars
   return { def, options };
 }
 
-/** Minimal structural check of a graph rule (planning graph rules is not supported). */
+/** Minimal structural check of a graph rule; the planner checks the rest (docs/runtime.md §1.4). */
 function checkGraph(id: string, graph: Record<string, unknown>): void {
   const nodes = pick(graph, 'nodes');
   const topo = pick(graph, 'topo');
@@ -171,12 +171,21 @@ function checkGraph(id: string, graph: Record<string, unknown>): void {
   if (!isObject(topo)) throw new RuleDefError(`Rule ${id} graph has no topo.`);
 }
 
-/** Source node names of a graph rule (validate endpoint). */
+/** The created streams and tables a graph rule's source nodes name (`sourceName`), for stream usage. */
 export function graphSources(graph: Record<string, unknown>): string[] {
   const topo = pick(graph, 'topo');
-  if (!isObject(topo)) return [];
+  const nodes = pick(graph, 'nodes');
+  if (!isObject(topo) || !isObject(nodes)) return [];
   const sources = pick(topo, 'sources');
-  return Array.isArray(sources) ? sources.filter((s): s is string => typeof s === 'string') : [];
+  if (!Array.isArray(sources)) return [];
+  const out: string[] = [];
+  for (const key of sources) {
+    const node = typeof key === 'string' ? nodes[key] : undefined;
+    const props = isObject(node) ? pick(node, 'props') : undefined;
+    const name = isObject(props) ? pick(props, 'sourceName') : undefined;
+    if (typeof name === 'string' && name !== '') out.push(name);
+  }
+  return out;
 }
 
 // ---------------------------------------------------------------------------------------------- options

@@ -6,6 +6,7 @@ import type { RuleDef, RuleOptions, Topology, TopologyBuilder } from '../contrac
 import type { SqlChecker } from './definition.js';
 import { parseStatement } from '../sql/index.js';
 import { RuleTopology } from '../runtime/topology.js';
+import { GraphTopology } from '../runtime/graph-topology.js';
 
 export interface RuleEngine extends SqlChecker {
   /** plans and builds topologies (throws coded EddyErrors: 2101 unknown stream, 2201 unknown sink...) */
@@ -42,6 +43,7 @@ export function createRuleEngine(parts: EngineParts): RuleEngine {
 }
 
 function plannedSources(topo: Topology): string[] | undefined {
+  if (topo instanceof GraphTopology) return [...topo.reads];
   return topo instanceof RuleTopology ? topo.plan.sources.map((s) => s.name) : undefined;
 }
 

@@ -137,9 +137,6 @@ export class RuleService {
       else if (def.graph) sources = graphSources(def.graph);
       return { topo, sources };
     } catch (err) {
-      if (def.graph && !(err instanceof EddyError)) {
-        throw new EddyError(ErrorCode.Rule, `graph rule ${def.id} cannot be planned: graph rules are not supported`);
-      }
       throw planError(err);
     }
   }
@@ -477,7 +474,15 @@ export class RuleService {
    */
   validate(text: string, body: Record<string, unknown>): { sources: string[]; valid: true } {
     const { def, options } = this.parse(text, body);
-    if (def.sql === undefined) return { sources: graphSources(def.graph ?? {}), valid: true };
+    if (def.sql === undefined) {
+      // a graph is planned (nothing opened); the sources are its source nodes as the topology names them
+      try {
+        const topo = this.deps.engine.builder.build(def, options, this.deps.logger);
+        return { sources: topo.printable().sources, valid: true };
+      } catch (err) {
+        throw new EddyError(ErrorCode.Plan, `invalid rule graph: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
     try {
       return { sources: this.deps.engine.validate(def.sql, options), valid: true };
     } catch (err) {

@@ -6,21 +6,21 @@
 import type { Logger } from 'pino';
 import {
   type ConnectorContext,
-  type ConnectorRegistry,
   type NodeMetrics,
   type PrintableTopo,
   type RuleDef,
   type RuleOptions,
   type SinkNode,
-  type SinkNodeOptions,
   type Topology,
   type TopologyBuilder,
 } from '../contracts/index.js';
-import type { StreamCatalog } from '../catalog/types.js';
-import type { KVStore } from '../store/kv.js';
-import type { FunctionRegistry } from '../functions/registry.js';
 import type { EvalContext, PlanNode, QueryPlan, SourcePlan } from '../plan/plan.js';
 import { planQuery } from '../plan/planner.js';
+import type { TopologyDeps } from './topology-deps.js';
+
+export type { TopologyDeps };
+import { planGraph } from '../plan/graph.js';
+import { GraphTopology } from './graph-topology.js';
 import { EddyError, ErrorCode } from '../core/errors.js';
 import { systemClock, type Clock, type TimerHandle } from './clock.js';
 import { type QueueNode, SinkReceiver, type Receiver } from './node.js';
@@ -48,28 +48,12 @@ import type { Row, Tuple } from '../contracts/index.js';
 
 export { dropCheckpoints } from './checkpoint.js';
 
-/** What the runtime needs from the rest of the server. */
-export interface TopologyDeps {
-  readonly catalog: StreamCatalog;
-  readonly functions: FunctionRegistry;
-  readonly connectors: ConnectorRegistry;
-  /** the connectors layer's sink node factory (buffer, transforms, encoding, cache) */
-  readonly createSinkNode: (opts: SinkNodeOptions) => SinkNode;
-  /** metadata store: checkpoints live in namespace `checkpoint:<ruleId>` */
-  readonly store: KVStore;
-  /** the home's data folder, handed to connectors */
-  readonly dataDir: string;
-  /** server logger (shared source instances and lookup tables log through children of it) */
-  readonly logger: Logger;
-  /** time source (tests inject a ManualClock); default: wall clock */
-  readonly clock?: Clock;
-  /** plans a rule; default: planQuery (plan/planner.ts) over catalog and functions */
-  readonly planner?: (sql: string, options: RuleOptions) => QueryPlan;
-}
 
 /** The builder plus the server-wide runtime state it owns. */
 export interface RuntimeBuilder extends TopologyBuilder {
-  build(rule: RuleDef, options: RuleOptions, logger: Logger): RuleTopology;
+  build(rule: RuleDef & { sql: string }, options: RuleOptions, logger: Logger): RuleTopology;
+  /** graph rules (docs/runtime.md §1.4) get a {@link GraphTopology} */
+  build(rule: RuleDef, options: RuleOptions, logger: Logger): RuleTopology | GraphTopology;
   /** shared source instances (one per SHARED stream, reference-counted by rule) */
   readonly shared: SharedSources;
   /** lookup table instances: wire `catalog.hooks.openLookup/closeLookup` to `openTable/closeTable` */
@@ -101,11 +85,15 @@ export function createTopologyBuilder(deps: TopologyDeps): RuntimeBuilder {
   return {
     shared,
     lookups,
-    build(rule, options, logger) {
-      if (!rule.sql) throw new EddyError(ErrorCode.Plan, 'graph rules are not supported by this runtime');
+    build: ((rule: RuleDef, options: RuleOptions, logger: Logger): RuleTopology | GraphTopology => {
+      if (!rule.sql) {
+        if (!rule.graph) throw new EddyError(ErrorCode.Plan, 'no graph');
+        const graph = planGraph(rule.graph, { catalog: deps.catalog, functions: deps.functions, options });
+        return new GraphTopology(rule, options, logger, graph, { ...deps, clock, shared, lookups });
+      }
       const plan = planner(rule.sql, options);
       return new RuleTopology(rule, options, logger, plan, { ...deps, clock, shared, lookups });
-    },
+    }) as RuntimeBuilder['build'],
     async close() {
       await shared.closeAll();
       await lookups.closeAll();

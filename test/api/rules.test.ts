@@ -137,7 +137,7 @@ test('planning errors reject the rule with the planner code and store nothing', 
       [{ id: 'p2', sql: `SELECT * FROM ${st}`, actions: [{ foo: {} }] }, 2201, 'sink foo is not defined'],
       [{ id: 'p3', sql: `SELECT nosuchfield FROM ${st}`, actions: [{ log: {} }] }, 2101, /nosuchfield/],
       [{ id: 'p4', sql: `SELECT * FROM ${st} WHERE a >`, actions: [{ log: {} }] }, 1000, /^invalid rule json: Parse SQL .* error: .+\.$/],
-      [{ id: 'p5', graph: { nodes: { a: { type: 'source' } }, topo: { sources: ['a'], edges: {} } } }, 2101, /graph rules are not supported/],
+      [{ id: 'p5', graph: { nodes: { a: { type: 'source' } }, topo: { sources: ['a'], edges: {} } } }, 2101, /^no edge defined for source node a$/],
     ];
     for (const [body, code, message] of cases) {
       const r = await s.req('POST', '/rules', body);
