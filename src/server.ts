@@ -156,7 +156,6 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
     logDir: home.log,
   });
   closers.push(() => rules.close());
-  catalog.hooks.rulesUsing = (name) => rules.rulesUsing(name);
   catalog.hooks.runningRulesUsing = (name) => rules.runningRulesUsing(name);
   // FORMAT must be registered (plugins add formats); `custom` needs a format plugin, checked when a rule starts
   catalog.hooks.formatExists = (name) => name === 'custom' || connectors.registry.format(name) !== undefined;
