@@ -129,7 +129,8 @@ export function registerRuleRoutes(http: FastifyInstance, rules: RuleService): v
     const bad = badPath(reply, id);
     if (bad) return bad;
     if (!rules.has(id)) return sendError(reply, new EddyError(ErrorCode.NotFound, `Describe rule error: Rule ${id} is not found.`));
-    return sendJson(reply, 200, rules.describe(id));
+    // the stored text as is (docs/rest-api.md §4.4)
+    return reply.code(200).type('application/json').send(rules.describe(id));
   });
 
   http.put('/rules/:id', async (req, reply) => {
