@@ -23,7 +23,7 @@ import {
   type ParsedRule,
   type SinkConfKeyLookup,
 } from './definition.js';
-import type { RuleEngine } from './engine.js';
+import { sqlSourceNames, type RuleEngine } from './engine.js';
 import { RuleState } from './state.js';
 import { formatInvocation, parseGoDuration } from './schedule.js';
 import { CpuMeter } from './cpu.js';
@@ -317,12 +317,17 @@ export class RuleService {
     else await state.setPlanned(planned.topo);
   }
 
-  /** Best-effort stream names of a definition that could not be planned. */
+  /**
+   * Best-effort stream names of a definition that could not be planned; when even validation fails (a function of a
+   * plugin that is missing, say), the names its SQL text reads: a partial export still carries them.
+   */
   private sourcesOf(def: RuleDef, options: RuleOptions): string[] {
-    try {
-      if (def.sql !== undefined) return this.deps.engine.validate(def.sql, options);
-    } catch {
-      // unplannable: it reads nothing that exists
+    if (def.sql !== undefined) {
+      try {
+        return this.deps.engine.validate(def.sql, options);
+      } catch {
+        return sqlSourceNames(def.sql);
+      }
     }
     return def.graph ? graphSources(def.graph) : [];
   }
