@@ -62,7 +62,10 @@ export function createFormat(registry: ConnectorRegistry, def: StreamDef, schema
   const name = (def.options.FORMAT ?? 'json').toLowerCase();
   const factory = registry.format(name);
   if (!factory) return null;
-  return factory({ schema, schemaId: def.options.SCHEMAID, delimiter: def.options.DELIMITER });
+  // the binary payload lands in the stream's declared single field whatever the rule reads (`SELECT *` reads all,
+  // which leaves the decode schema null)
+  const formatSchema = name === 'binary' ? (def.fields ?? null) : schema;
+  return factory({ schema: formatSchema, schemaId: def.options.SCHEMAID, delimiter: def.options.DELIMITER });
 }
 
 /** Merges decode schemas of rules sharing a stream: any `null` (keep everything) wins; structs merge members. */
