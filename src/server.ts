@@ -38,6 +38,7 @@ import { registerServiceRoutes } from './api/services.js';
 import { registerPluginRoutes } from './api/plugins.js';
 import { PortableManager } from './extensions/plugins-portable.js';
 import { registerConfigRoutes } from './api/configs.js';
+import { PrometheusExporter } from './api/prometheus.js';
 
 /** Everything a service or route module may need; built once per server. */
 export interface App {
@@ -83,6 +84,8 @@ export interface EddyServer {
   readonly app: App;
   /** base URL of the REST API, e.g. http://127.0.0.1:9081 */
   readonly url: string;
+  /** `GET /metrics` URL when `basic.prometheus` is on (docs/rest-api.md §16.8) */
+  readonly metricsUrl?: string;
   close(): Promise<void>;
 }
 
@@ -216,6 +219,10 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
   registerDataRoutes(http, { bundle, tasks, requestExit: (code) => void close().finally(() => process.exit(code)) });
   registerRulesetRoutes(http, bundle);
   registerConfigRoutes(http, { config, logger, onTimezone: (zone) => rules.setTimezone(zone) });
+  // docs/rest-api.md §16.8: on the REST port when prometheusPort equals it, else on a server of its own
+  const prometheus = config.basic.prometheus ? new PrometheusExporter(rules) : undefined;
+  const metricsOnRest = prometheus !== undefined && config.basic.prometheusPort === config.basic.restPort;
+  if (prometheus && metricsOnRest) prometheus.route(http);
 
   let closed = false;
   const close = async () => {
@@ -239,6 +246,16 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
     const port = new URL(address).port;
     const url = `http://127.0.0.1:${port}`;
     logger.info('REST API listening on %s', address);
+    let metricsUrl: string | undefined;
+    if (prometheus) {
+      let metricsPort = Number(port);
+      if (!metricsOnRest) {
+        closers.push(() => prometheus.close());
+        metricsPort = await prometheus.listen(config.basic.restIp || '0.0.0.0', config.basic.prometheusPort);
+        logger.info('Prometheus metrics listening on port %d', metricsPort);
+      }
+      metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
+    }
     // docs/runtime.md §10.3: lookup tables, then rules, restored once the REST API answers (not awaited). The tables are
     // registered at once and connect in the background: rule requests wait for the restore, not for connections.
     const booting = (async () => {
@@ -256,7 +273,7 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
     })().catch((err: unknown) => logger.error({ err }, 'restoring the rules failed'));
     // imports wait for the restore: a reset racing it would see rules come back
     bundle.waitFor(booting);
-    return { app, url, close };
+    return { app, url, metricsUrl, close };
   } catch (err) {
     await close();
     throw err;

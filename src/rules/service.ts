@@ -9,7 +9,7 @@ import { basename, join } from 'node:path';
 import pino, { type Logger } from 'pino';
 import { EddyError, ErrorCode } from '../core/errors.js';
 import type { KVStore } from '../store/kv.js';
-import type { RuleDef, RuleOptions, Topology, PrintableTopo } from '../runtime/contracts.js';
+import type { NodeMetrics, RuleDef, RuleOptions, Topology, PrintableTopo } from '../runtime/contracts.js';
 import { sortKeysDeep } from '../connectors/secrets.js';
 import {
   RuleDefError,
@@ -56,6 +56,14 @@ export interface RuleListEntry {
   id: string;
   name: string;
   status: string;
+}
+
+export interface RuleMetricsSnapshot {
+  id: string;
+  /** 1 running, 0 stopped, −1 stopped by an error */
+  status: 1 | 0 | -1;
+  /** node metrics in status order; empty unless running */
+  nodes: readonly NodeMetrics[];
 }
 
 export interface CreateOptions {
@@ -458,6 +466,19 @@ export class RuleService {
       o[`${p}last_exception_time`] = n.lastExceptionTime;
     }
     return o;
+  }
+
+  /**
+   * Every rule's run state and, while it runs, its node metrics (the Prometheus exporter, docs/rest-api.md §16.8):
+   * `status` 1 running, 0 stopped, −1 stopped by an error.
+   */
+  metricsSnapshot(): RuleMetricsSnapshot[] {
+    return this.ids().map((id) => {
+      const s = this.rules.get(id)!.state;
+      const running = s.phase === 'running';
+      const failed = s.phase === 'stopped' && s.stopText !== 'canceled manually.';
+      return { id, status: running ? 1 : failed ? -1 : 0, nodes: running ? s.nodes() : [] };
+    });
   }
 
   /** `GET /rules/status/all` (docs/rest-api.md §4.13). */
