@@ -27,6 +27,7 @@ import { sqlSourceNames, type RuleEngine } from './engine.js';
 import { RuleState } from './state.js';
 import { formatInvocation, parseGoDuration } from './schedule.js';
 import { CpuMeter } from './cpu.js';
+import type { ValueObject } from '../values/value.js';
 
 export const RULE_NS = 'rule';
 
@@ -412,6 +413,19 @@ export class RuleService {
     const planned = this.plan(def, e.state.options, e.state.logger);
     e.sources = planned.sources;
     await e.state.start(planned.topo);
+  }
+
+  /**
+   * `PUT /rules/{id}/reset_state` type 1 (docs/rest-api.md §16.6): the running rule's source of `streamName` reads on
+   * from `input`. Throws 1000 errors with eKuiper's texts.
+   */
+  async resetOffset(id: string, streamName: string, input: ValueObject): Promise<void> {
+    const e = this.entry(id);
+    try {
+      await e.state.resetOffset(streamName, input);
+    } catch (err) {
+      throw new EddyError(ErrorCode.Undefined, err instanceof Error ? err.message : String(err));
+    }
   }
 
   restart(id: string): Promise<void> {

@@ -301,6 +301,11 @@ export interface Topology {
   /** Nodes in metric order: sources, operators in topology order, sinks. */
   nodes(): readonly NodeMetrics[];
   printable(): PrintableTopo;
+  /**
+   * `PUT /rules/{id}/reset_state` type 1 (docs/rest-api.md §16.6): the running source of stream `streamName` reads on
+   * from `input` (a rewindable connector's offset). Throws an Error with eKuiper's text.
+   */
+  resetOffset?(streamName: string, input: ValueObject): Promise<void>;
 }
 
 export interface TopologyBuilder {

@@ -497,6 +497,13 @@ export class SourceNode extends DecodingNode implements SharedSubscriber {
     return this.conn && isRewindable(this.conn) ? this.conn.offset() : this.lastOffset;
   }
 
+  /** Moves a running rewindable connector to `offset` (reset_state); throws for sources that cannot rewind. */
+  resetOffset(offset: ValueObject): void {
+    const conn = this.conn;
+    if (!conn || !isRewindable(conn)) throw new Error(`stream ${this.opts.maker.def.name} does not support resetting its offset`);
+    conn.rewind(offset);
+  }
+
   /** Resume from this offset when the connector opens (restored checkpoint). */
   resume(offset: ValueObject): void {
     this.resumeFrom = offset;

@@ -514,6 +514,14 @@ export class RuleTopology implements Topology {
     await saveCheckpoint(this.env.store, this.rule.id, { id: this.env.clock.now(), states });
   }
 
+  async resetOffset(streamName: string, input: ValueObject): Promise<void> {
+    const src = this.sources.find((s) => s.name === `source_${streamName}`);
+    if (!src) throw new Error(`stream ${streamName} not found in topo`);
+    src.resetOffset(input);
+    // a restart resumes from the new offset, not from the last checkpoint's
+    if (this.options.qos >= 1 && this.opened && !this.closed) await this.checkpoint();
+  }
+
   private async restore(): Promise<void> {
     const doc = await loadCheckpoint(this.env.store, this.rule.id);
     if (!doc) return;
