@@ -39,6 +39,8 @@ import { registerPluginRoutes } from './api/plugins.js';
 import { PortableManager } from './extensions/plugins-portable.js';
 import { registerConfigRoutes } from './api/configs.js';
 import { PrometheusExporter } from './api/prometheus.js';
+import { RuleTestService } from './rules/trial.js';
+import { registerRuleTestRoutes } from './api/ruletest.js';
 
 /** Everything a service or route module may need; built once per server. */
 export interface App {
@@ -78,6 +80,8 @@ export interface StartOptions {
   env?: NodeJS.ProcessEnv;
   /** key prefix when `store.type` is redis (tests isolate themselves with it) */
   redisPrefix?: string;
+  /** lifetime of a rule trial run after its creation or last start (default 5 min; tests shorten it) */
+  ruleTestTimeoutMs?: number;
 }
 
 export interface EddyServer {
@@ -213,6 +217,23 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
   registerConfKeyRoutes(http, connectors);
   registerConnectionRoutes(http, connectors, store);
   registerRuleRoutes(http, rules);
+  const trials = new RuleTestService({
+    runtime,
+    catalog,
+    connectors: connectors.registry,
+    endpoints: {
+      acquire: (path, holder) => connectors.wsEndpoints.acquire(path, holder),
+      release: (path, holder) => connectors.wsEndpoints.release(path, holder),
+      get port() {
+        return connectors.dataServer.port;
+      },
+    },
+    defaults: config.rule,
+    logger,
+    timeoutMs: opts.ruleTestTimeoutMs,
+  });
+  closers.push(() => trials.close());
+  registerRuleTestRoutes(http, trials);
   registerUdfRoutes(http, scripts);
   registerServiceRoutes(http, services);
   registerPluginRoutes(http, { pluginHosts: config.basic.pluginHosts, portables });

@@ -76,28 +76,37 @@ export interface RuntimeBuilder extends TopologyBuilder {
   readonly lookups: LookupTables;
   /** server shutdown: closes shared sources and lookup tables */
   close(): Promise<void>;
+  /**
+   * Builds a SQL rule against another catalog and connector registry (rule trial runs replace streams by mock
+   * sources), sharing this builder's shared sources and lookup tables.
+   */
+  buildOverlay(rule: RuleDef, options: RuleOptions, logger: Logger, overlay: RuntimeOverlay): RuleTopology;
+}
+
+export interface RuntimeOverlay {
+  readonly catalog: StreamCatalog;
+  readonly connectors: ConnectorRegistry;
 }
 
 export function createTopologyBuilder(deps: TopologyDeps): RuntimeBuilder {
   const clock = deps.clock ?? systemClock;
   const shared = new SharedSources(deps.connectors, deps.logger, deps.dataDir);
   const lookups = new LookupTables(deps.connectors, deps.logger, deps.dataDir);
-  const planner =
-    deps.planner ??
-    ((sql: string, options: RuleOptions) =>
-      planQuery(sql, {
-        catalog: deps.catalog,
-        functions: deps.functions,
-        options,
-        // an MQTT source whose config sets `decompression` gets an op_<N>_decompress node (docs/runtime.md §1.6)
-        decompresses: (def) => {
-          try {
-            return Boolean(resolveSource(deps.connectors, def).props.decompression);
-          } catch {
-            return false;
-          }
-        },
-      }));
+  const planWith = (catalog: StreamCatalog, connectors: ConnectorRegistry) => (sql: string, options: RuleOptions) =>
+    planQuery(sql, {
+      catalog,
+      functions: deps.functions,
+      options,
+      // an MQTT source whose config sets `decompression` gets an op_<N>_decompress node (docs/runtime.md §1.6)
+      decompresses: (def) => {
+        try {
+          return Boolean(resolveSource(connectors, def).props.decompression);
+        } catch {
+          return false;
+        }
+      },
+    });
+  const planner = deps.planner ?? planWith(deps.catalog, deps.connectors);
   return {
     shared,
     lookups,
@@ -105,6 +114,11 @@ export function createTopologyBuilder(deps: TopologyDeps): RuntimeBuilder {
       if (!rule.sql) throw new EddyError(ErrorCode.Plan, 'graph rules are not supported by this runtime');
       const plan = planner(rule.sql, options);
       return new RuleTopology(rule, options, logger, plan, { ...deps, clock, shared, lookups });
+    },
+    buildOverlay(rule, options, logger, overlay) {
+      if (!rule.sql) throw new EddyError(ErrorCode.Plan, 'graph rules are not supported by this runtime');
+      const plan = planWith(overlay.catalog, overlay.connectors)(rule.sql, options);
+      return new RuleTopology(rule, options, logger, plan, { ...deps, ...overlay, clock, shared, lookups });
     },
     async close() {
       await shared.closeAll();
