@@ -124,7 +124,7 @@ test('a stream without mock data is read for real (Mosquitto); bad trials are re
 });
 
 test('a trial goes away by itself when its time is up', async () => {
-  const s = await startTestServer({ ruleTestTimeoutMs: 300 });
+  const s = await startTestServer({ ruleTestTimeoutMs: 2000 });
   try {
     const demo = uid('demo');
     assert.equal((await s.req('POST', '/streams', { sql: `CREATE STREAM ${demo} (a BIGINT) WITH (DATASOURCE="${demo}")` })).status, 201);
