@@ -194,3 +194,21 @@ test('event-time rule without window: WHERE on hit-counter aliases runs after th
     await h.close();
   }
 });
+
+test('a later aliased field reads an earlier alias of the same name as a column; the alias\'s own expression reads the column', async () => {
+  // eKuiper 1.14's planner binds the names in every later aliased select field to the earlier aliases (docs/sql.md
+  // §4.3); only its operator-level unit tests, which skip that binding, read the column there
+  const h = await createHarness();
+  try {
+    h.ddl('CREATE STREAM al () WITH (DATASOURCE="t/al", TYPE="memory")');
+    const { out } = await h.rule('al', 'SELECT a + 1 AS a, a + 2 AS b FROM al');
+    const split = await h.rule('al2', 'SELECT split_value(a,"/",1) AS a, split_value(a,"/",0) AS b FROM al');
+    h.publish('t/al', { a: 1 });
+    h.publish('t/al', { a: 'x/y/z' });
+    await settle();
+    assert.deepEqual((plainOut(out) as unknown[])[0], [{ a: 2, b: 4 }]);
+    assert.deepEqual((plainOut(split.out) as unknown[])[1], [{ a: 'y', b: 'y' }]);
+  } finally {
+    await h.close();
+  }
+});
