@@ -38,6 +38,9 @@ import { registerServiceRoutes } from './api/services.js';
 import { registerPluginRoutes } from './api/plugins.js';
 import { PortableManager } from './extensions/plugins-portable.js';
 import { registerConfigRoutes } from './api/configs.js';
+import { PrometheusExporter } from './api/prometheus.js';
+import { RuleTestService } from './rules/trial.js';
+import { registerRuleTestRoutes } from './api/ruletest.js';
 
 /** Everything a service or route module may need; built once per server. */
 export interface App {
@@ -77,12 +80,16 @@ export interface StartOptions {
   env?: NodeJS.ProcessEnv;
   /** key prefix when `store.type` is redis (tests isolate themselves with it) */
   redisPrefix?: string;
+  /** lifetime of a rule trial run after its creation or last start (default 5 min; tests shorten it) */
+  ruleTestTimeoutMs?: number;
 }
 
 export interface EddyServer {
   readonly app: App;
   /** base URL of the REST API, e.g. http://127.0.0.1:9081 */
   readonly url: string;
+  /** `GET /metrics` URL when `basic.prometheus` is on (docs/rest-api.md §16.8) */
+  readonly metricsUrl?: string;
   close(): Promise<void>;
 }
 
@@ -156,7 +163,6 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
     logDir: home.log,
   });
   closers.push(() => rules.close());
-  catalog.hooks.rulesUsing = (name) => rules.rulesUsing(name);
   catalog.hooks.runningRulesUsing = (name) => rules.runningRulesUsing(name);
   // FORMAT must be registered (plugins add formats); `custom` needs a format plugin, checked when a rule starts
   catalog.hooks.formatExists = (name) => name === 'custom' || connectors.registry.format(name) !== undefined;
@@ -211,12 +217,33 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
   registerConfKeyRoutes(http, connectors);
   registerConnectionRoutes(http, connectors, store);
   registerRuleRoutes(http, rules);
+  const trials = new RuleTestService({
+    runtime,
+    catalog,
+    connectors: connectors.registry,
+    endpoints: {
+      acquire: (path, holder) => connectors.wsEndpoints.acquire(path, holder),
+      release: (path, holder) => connectors.wsEndpoints.release(path, holder),
+      get port() {
+        return connectors.dataServer.port;
+      },
+    },
+    defaults: config.rule,
+    logger,
+    timeoutMs: opts.ruleTestTimeoutMs,
+  });
+  closers.push(() => trials.close());
+  registerRuleTestRoutes(http, trials);
   registerUdfRoutes(http, scripts);
   registerServiceRoutes(http, services);
   registerPluginRoutes(http, { pluginHosts: config.basic.pluginHosts, portables });
   registerDataRoutes(http, { bundle, tasks, requestExit: (code) => void close().finally(() => process.exit(code)) });
   registerRulesetRoutes(http, bundle);
   registerConfigRoutes(http, { config, logger, onTimezone: (zone) => rules.setTimezone(zone) });
+  // docs/rest-api.md §16.8: on the REST port when prometheusPort equals it, else on a server of its own
+  const prometheus = config.basic.prometheus ? new PrometheusExporter(rules) : undefined;
+  const metricsOnRest = prometheus !== undefined && config.basic.prometheusPort === config.basic.restPort;
+  if (prometheus && metricsOnRest) prometheus.route(http);
 
   let closed = false;
   const close = async () => {
@@ -240,6 +267,16 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
     const port = new URL(address).port;
     const url = `http://127.0.0.1:${port}`;
     logger.info('REST API listening on %s', address);
+    let metricsUrl: string | undefined;
+    if (prometheus) {
+      let metricsPort = Number(port);
+      if (!metricsOnRest) {
+        closers.push(() => prometheus.close());
+        metricsPort = await prometheus.listen(config.basic.restIp || '0.0.0.0', config.basic.prometheusPort);
+        logger.info('Prometheus metrics listening on port %d', metricsPort);
+      }
+      metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
+    }
     // docs/runtime.md §10.3: lookup tables, then rules, restored once the REST API answers (not awaited). The tables are
     // registered at once and connect in the background: rule requests wait for the restore, not for connections.
     const booting = (async () => {
@@ -257,7 +294,7 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
     })().catch((err: unknown) => logger.error({ err }, 'restoring the rules failed'));
     // imports wait for the restore: a reset racing it would see rules come back
     bundle.waitFor(booting);
-    return { app, url, close };
+    return { app, url, metricsUrl, close };
   } catch (err) {
     await close();
     throw err;

@@ -5,9 +5,10 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { EddyError, ErrorCode, toEddyError } from '../core/errors.js';
-import { rawBody, sendEmpty, sendError, sendJson, sendText } from './http.js';
+import { field, rawBody, readJsonObject, sendEmpty, sendError, sendJson, sendText } from './http.js';
 import { RuleDefError } from '../rules/definition.js';
 import type { RuleService } from '../rules/service.js';
+import type { ValueObject } from '../values/value.js';
 
 /** Request body as text; fastify skips bodies of GET requests, so those are read from the socket here. */
 async function bodyText(req: FastifyRequest): Promise<string> {
@@ -129,7 +130,8 @@ export function registerRuleRoutes(http: FastifyInstance, rules: RuleService): v
     const bad = badPath(reply, id);
     if (bad) return bad;
     if (!rules.has(id)) return sendError(reply, new EddyError(ErrorCode.NotFound, `Describe rule error: Rule ${id} is not found.`));
-    return sendJson(reply, 200, rules.describe(id));
+    // the stored text as is (docs/rest-api.md §4.4)
+    return reply.code(200).type('application/json').send(rules.describe(id));
   });
 
   http.put('/rules/:id', async (req, reply) => {
@@ -185,6 +187,31 @@ export function registerRuleRoutes(http: FastifyInstance, rules: RuleService): v
       return sendText(reply, 200, `Rule ${id} was stopped.`);
     } catch (err) {
       return fail(reply, err, 'stop rule error', ErrorCode.Rule);
+    }
+  });
+
+  // docs/rest-api.md §16.6: type 1 moves a running rule's source to another offset
+  http.put('/rules/:id/reset_state', async (req, reply) => {
+    const id = await idOf(req, rules);
+    const bad = badPath(reply, id);
+    if (bad) return bad;
+    try {
+      const body = readJsonObject(req, 'decode body error: ');
+      const type = field(body, 'type');
+      if (type !== 1) return sendError(reply, new EddyError(ErrorCode.Undefined, `unknown stateType:${typeof type === 'number' ? type : 0}`));
+      if (!rules.has(id)) return sendError(reply, new EddyError(ErrorCode.NotFound, `Rule ${id} is not found in registry`));
+      const params = field(body, 'params');
+      const p = typeof params === 'object' && params !== null && !Array.isArray(params) ? (params as Record<string, unknown>) : {};
+      const streamName = field(p, 'streamName');
+      const input = field(p, 'input');
+      await rules.resetOffset(
+        id,
+        typeof streamName === 'string' ? streamName : '',
+        typeof input === 'object' && input !== null && !Array.isArray(input) ? (input as ValueObject) : {},
+      );
+      return sendText(reply, 200, 'success');
+    } catch (err) {
+      return fail(reply, err);
     }
   });
 

@@ -21,8 +21,6 @@ interface StoredEntry {
 
 /** Hooks other services plug in; each is optional so the catalog works on its own. */
 export interface CatalogHooks {
-  /** ids of the rules (running or not) whose SQL reads `name`; what they read cannot be dropped */
-  rulesUsing?(name: string): string[];
   /** ids of the running rules reading `name` (eKuiper's own refusal text for lookup tables) */
   runningRulesUsing?(name: string): string[];
   /** whether FORMAT `name` is registered (json, binary, delimited, protobuf, custom and plugin formats) */
@@ -217,9 +215,8 @@ export class Catalog implements StreamCatalog {
   }
 
   /**
-   * Removes a definition; refused while a rule reads it. eKuiper lets a stream go and fails its rules at their
-   * next re-plan (docs/rest-api.md §3.7); Eddy refuses instead so that no rule is left pointing at nothing. A lookup
-   * table used by a running rule gets eKuiper's own text.
+   * Removes a definition. Rules reading it keep running on the plan they were started with and fail at their next
+   * re-plan (docs/rest-api.md §3.7); only a lookup table used by a running rule is refused, with eKuiper's text.
    */
   async drop(kind: StreamKind, name: string): Promise<void> {
     const def = this.defs.get(name);
@@ -228,14 +225,6 @@ export class Catalog implements StreamCatalog {
     }
     if (isLookup(def) && (this.hooks.runningRulesUsing?.(name) ?? []).length > 0) {
       throw new EddyError(ErrorCode.Stream, `lookup table ${name} is still in use, stop all using rules before dropping it`);
-    }
-    const users = this.hooks.rulesUsing?.(name) ?? [];
-    if (users.length > 0) {
-      const many = users.length > 1;
-      throw new EddyError(
-        ErrorCode.Stream,
-        `${kind} ${name} is used by rule${many ? 's' : ''} ${users.join(', ')}, delete ${many ? 'them' : 'it'} first`,
-      );
     }
     if (isLookup(def)) await this.hooks.closeLookup?.(name);
     await this.store.delete(NS, name);

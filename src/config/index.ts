@@ -49,7 +49,8 @@ export interface EddyConfig {
   source: { httpServerIp: string; httpServerPort: number };
   store: {
     type: 'sqlite' | 'redis';
-    redis: { host: string; port: number; password: string; timeout: number; database: number };
+    /** `db` is the database number (`database`, read too, is its older spelling) */
+    redis: { host: string; port: number; password: string; timeout: number; db?: number; database?: number };
     sqlite: { name: string };
   };
   portable: { pythonBin: string; initTimeout: number };

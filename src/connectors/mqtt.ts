@@ -30,6 +30,8 @@ const RESOLVED: Promise<void> = Promise.resolve();
 const QOS_INT: readonly bigint[] = [0n, 1n, 2n];
 const CONNECT_TIMEOUT_MS = 5000;
 const PUBLISH_TIMEOUT_MS = 5000;
+/** Longest graceful disconnect before the socket is destroyed. */
+const END_GRACE_MS = 3000;
 const RECONNECT_PERIOD_MS = 1000;
 
 export interface MqttSettings {
@@ -273,12 +275,38 @@ export class MqttConn {
     if (this.refs <= 0) this.onEmpty(this);
   }
 
+  /**
+   * Disconnects gracefully when connected: publishes still in flight complete and bytes still buffered reach the
+   * broker before DISCONNECT (a stopped rule loses nothing its sink sent); after {@link END_GRACE_MS} the socket is
+   * destroyed. Publishes still unanswered then fail.
+   */
   end(): Promise<void> {
-    if (this.sweep) clearInterval(this.sweep);
-    this.sweep = undefined;
-    for (const p of this.pending) p.reject(recoverable(new Error('mqtt connection closed')));
-    this.pending.clear();
-    return new Promise((resolve) => this.client.end(true, {}, () => resolve()));
+    const failPending = () => {
+      if (this.sweep) clearInterval(this.sweep);
+      this.sweep = undefined;
+      for (const p of this.pending) p.reject(recoverable(new Error('mqtt connection closed')));
+      this.pending.clear();
+    };
+    if (!this.client.connected) {
+      failPending();
+      return new Promise((resolve) => this.client.end(true, {}, () => resolve()));
+    }
+    return new Promise((resolve) => {
+      let ended = false;
+      const done = () => {
+        if (ended) return;
+        ended = true;
+        clearTimeout(grace);
+        failPending();
+        resolve();
+      };
+      // MQTT.js waits for every outstanding packet (a SUBACK that never comes, too): give up on it in time
+      const grace = setTimeout(() => {
+        this.client.stream?.destroy();
+        done();
+      }, END_GRACE_MS);
+      this.client.end(false, {}, done);
+    });
   }
 }
 

@@ -202,6 +202,9 @@ class Payload implements SinkPayload {
   }
 }
 
+/** Longest wait of stop/delete for a sink to send what it accepted (docs/runtime.md §1.3). */
+const FLUSH_LIMIT_MS = 5000;
+
 class SinkNodeImpl implements SinkNode {
   readonly metrics: NodeMetrics;
   private readonly connector: SinkConnector;
@@ -528,6 +531,7 @@ class SinkNodeImpl implements SinkNode {
 
   async close(): Promise<void> {
     if (this.closed) return;
+    await this.flush(FLUSH_LIMIT_MS);
     this.closed = true;
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
@@ -551,6 +555,34 @@ class SinkNodeImpl implements SinkNode {
       await this.connector.close(this.ctx);
     } catch (err) {
       this.logger.warn({ err }, 'sink %s close failed', this.metrics.name);
+    }
+  }
+
+  /**
+   * Stop and delete send what the sink already accepted before its connection closes (docs/runtime.md §1.3): waits,
+   * at most `limitMs`, for the queue and the send in flight. A target that is failing (paused cache) is not waited
+   * for: its rows stay in the failure cache.
+   */
+  private async flush(limitMs: number): Promise<void> {
+    if (!this.opened) return;
+    const deadline = Date.now() + limitMs;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      while (!this.paused && (this.running !== undefined || this.hasWork())) {
+        const left = deadline - Date.now();
+        if (left <= 0) {
+          this.logger.warn('sink %s closes with %d items unsent', this.metrics.name, this.metrics.bufferLength);
+          return;
+        }
+        if (this.running === undefined) this.kick();
+        const expired = new Promise<void>((resolve) => (timer = setTimeout(resolve, left)));
+        await Promise.race([this.running, expired]);
+        clearTimeout(timer);
+        // the loop's own `finally` restarts it when items arrived meanwhile: let it settle first
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      }
+    } finally {
+      clearTimeout(timer);
     }
   }
 }

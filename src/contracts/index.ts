@@ -59,7 +59,6 @@ export class NodeMetrics {
   recordsIn = 0;
   recordsOut = 0;
   messagesProcessed = 0;
-  processLatencyUs = 0;
   bufferLength = 0;
   /** Unix ms of the last processing start, 0 when never */
   lastInvocation = 0;
@@ -73,12 +72,37 @@ export class NodeMetrics {
     readonly name: string,
   ) {}
 
+  private latencyUs = 0;
+  /**
+   * Counts of the latencies recorded, per bucket of {@link LATENCY_BUCKETS_US} (last slot: above them all), made on
+   * the first record: the Prometheus histogram `process_latency_us_hist` (docs/rest-api.md §16.8).
+   */
+  latencyCounts: Float64Array | undefined;
+  latencySumUs = 0;
+
+  /** latency of the last processing, in µs */
+  get processLatencyUs(): number {
+    return this.latencyUs;
+  }
+
+  set processLatencyUs(us: number) {
+    this.latencyUs = us;
+    const counts = (this.latencyCounts ??= new Float64Array(LATENCY_BUCKETS_US.length + 1));
+    let i = 0;
+    while (i < LATENCY_BUCKETS_US.length && us > LATENCY_BUCKETS_US[i]) i++;
+    counts[i]++;
+    this.latencySumUs += us;
+  }
+
   error(err: unknown): void {
     this.exceptions++;
     this.lastException = err instanceof Error ? err.message : String(err);
     this.lastExceptionTime = Date.now();
   }
 }
+
+/** Upper bounds (µs) of the latency histogram buckets: 10 µs doubling up to about 84 s. */
+export const LATENCY_BUCKETS_US: readonly number[] = Array.from({ length: 24 }, (_, i) => 10 * 2 ** i);
 
 // ---------------------------------------------------------------------------------------------- formats
 
@@ -256,6 +280,11 @@ export interface Topology {
   /** Nodes in metric order: sources, operators in topology order, sinks. */
   nodes(): readonly NodeMetrics[];
   printable(): PrintableTopo;
+  /**
+   * `PUT /rules/{id}/reset_state` type 1 (docs/rest-api.md §16.6): the running source of stream `streamName` reads on
+   * from `input` (a rewindable connector's offset). Throws an Error with eKuiper's text.
+   */
+  resetOffset?(streamName: string, input: ValueObject): Promise<void>;
 }
 
 export interface TopologyBuilder {

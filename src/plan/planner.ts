@@ -183,9 +183,9 @@ function build(sql: string, a: Analysis, deps: PlanDeps, placement?: Placement):
   const hasTable = a.sources.some((s) => s.role !== 'stream');
   const timeWindowBelow =
     w !== null && !isEventTime && (w.type === 'tumbling' || w.type === 'hopping' || w.type === 'session');
-  // a windowless event-time rule filters each stream before its watermark (events failing WHERE never reach it)
-  const watermarkBelow = w === null && isEventTime && a.sources.length === 1;
-  const canPush = (timeWindowBelow || watermarkBelow) && !hasTable && analytic === null;
+  // never below a watermark: it must see every event to move on (docs/sql.md §4.2 steps 2 and 6), or rows that pass
+  // WHERE would wait for a later row that passes too
+  const canPush = timeWindowBelow && !hasTable && analytic === null;
   const pushed: Expr[][] = a.sources.map(() => []);
   let remaining: Expr[] = [];
   if (a.where) {

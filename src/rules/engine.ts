@@ -4,7 +4,7 @@
  */
 import type { RuleDef, RuleOptions, Topology, TopologyBuilder } from '../contracts/index.js';
 import type { SqlChecker } from './definition.js';
-import { parseStatement } from '../sql/index.js';
+import { parseSelect, parseStatement } from '../sql/index.js';
 import { RuleTopology } from '../runtime/topology.js';
 import { GraphTopology } from '../runtime/graph-topology.js';
 
@@ -50,4 +50,17 @@ function plannedSources(topo: Topology): string[] | undefined {
 /** SELECT or another statement kind; throws the SQL front end's parser error when the text does not parse. */
 export function sqlStatementKind(sql: string): 'select' | 'other' {
   return parseStatement(sql).kind === 'select' ? 'select' : 'other';
+}
+
+/**
+ * The stream/table names in FROM/JOIN of a rule's SQL, read from the text alone (no catalog, no function checks):
+ * what a rule that cannot be planned still depends on. Empty when the text does not parse.
+ */
+export function sqlSourceNames(sql: string): string[] {
+  try {
+    const stmt = parseSelect(sql);
+    return [stmt.from.name, ...stmt.joins.map((j) => j.source.name)].filter((n) => n !== '');
+  } catch {
+    return [];
+  }
 }

@@ -9,7 +9,8 @@ import { basename, join } from 'node:path';
 import pino, { type Logger } from 'pino';
 import { EddyError, ErrorCode } from '../core/errors.js';
 import type { KVStore } from '../store/kv.js';
-import type { RuleDef, RuleOptions, Topology, PrintableTopo } from '../contracts/index.js';
+import type { NodeMetrics, RuleDef, RuleOptions, Topology, PrintableTopo } from '../contracts/index.js';
+import { sortKeysDeep } from '../connectors/secrets.js';
 import {
   RuleDefError,
   decodeRuleText,
@@ -22,10 +23,11 @@ import {
   type ParsedRule,
   type SinkConfKeyLookup,
 } from './definition.js';
-import type { RuleEngine } from './engine.js';
+import { sqlSourceNames, type RuleEngine } from './engine.js';
 import { RuleState } from './state.js';
 import { formatInvocation, parseGoDuration } from './schedule.js';
 import { CpuMeter } from './cpu.js';
+import type { ValueObject } from '../values/value.js';
 
 export const RULE_NS = 'rule';
 
@@ -57,6 +59,14 @@ export interface RuleListEntry {
   status: string;
 }
 
+export interface RuleMetricsSnapshot {
+  id: string;
+  /** 1 running, 0 stopped, −1 stopped by an error */
+  status: 1 | 0 | -1;
+  /** node metrics in status order; empty unless running */
+  nodes: readonly NodeMetrics[];
+}
+
 export interface CreateOptions {
   /** keep the rule (as `Stopped: fail to create the topo.`) when it cannot be planned, instead of rejecting it */
   keepUnplannable?: boolean;
@@ -66,6 +76,11 @@ export interface CreateOptions {
 
 interface Entry {
   state: RuleState;
+  /**
+   * The stored JSON text (docs/rest-api.md §4.4): the body as submitted after create/update, eKuiper's
+   * re-serialisation after start/stop/tags. Describe and export return it.
+   */
+  text: string;
   /** streams/tables the SQL reads, as of the last successful validation */
   sources: string[];
 }
@@ -180,8 +195,11 @@ export class RuleService {
     return { state, dest };
   }
 
-  private async save(def: RuleDef): Promise<void> {
-    await this.deps.store.set(RULE_NS, def.id, JSON.stringify(ruleObject(def)));
+  /** Stores `text` (default: the normalised definition) and keeps it as the entry's text. */
+  private async save(def: RuleDef, text: string = JSON.stringify(ruleObject(def))): Promise<void> {
+    await this.deps.store.set(RULE_NS, def.id, text);
+    const e = this.rules.get(def.id);
+    if (e) e.text = text;
   }
 
   private entry(id: string): Entry {
@@ -218,13 +236,21 @@ export class RuleService {
 
   /** The stored JSON text of a rule (unmasked): what bundles export. */
   exportText(id: string): string | undefined {
-    const def = this.get(id);
-    return def ? JSON.stringify(ruleObject(def)) : undefined;
+    return this.rules.get(id)?.text;
   }
 
-  /** `GET /rules/{id}`: the normalised definition with secrets masked. */
-  describe(id: string): Record<string, unknown> {
-    return maskSecrets(ruleObject(this.entry(id).state.def));
+  /**
+   * `GET /rules/{id}`: the stored text as is (docs/rest-api.md §4.4). Text that may hold a secret (it names `password`,
+   * `token` or `url`) is parsed, masked and re-serialised with sorted keys instead: masking wins over verbatim text.
+   */
+  describe(id: string): string {
+    const text = this.entry(id).text;
+    if (!/password|token|url/i.test(text)) return text;
+    try {
+      return JSON.stringify(sortKeysDeep(maskSecrets(JSON.parse(text) as unknown)));
+    } catch {
+      return JSON.stringify(sortKeysDeep(maskSecrets(ruleObject(this.entry(id).state.def))));
+    }
   }
 
   /** Ids of the rules whose SQL reads stream or table `name` (export collects their dependencies). */
@@ -246,9 +272,10 @@ export class RuleService {
   async create(text: string, opts: CreateOptions = {}): Promise<string> {
     if (this.closed) throw new EddyError(ErrorCode.Rule, 'the rule service is shutting down');
     let parsed: ParsedRule;
+    let stored: string;
     try {
       const body = decodeRuleText(text);
-      restoreSecrets(body, undefined, this.deps.sinkConfKey);
+      stored = withRestoredSecrets(text, body, () => restoreSecrets(body, undefined, this.deps.sinkConfKey));
       parsed = this.parse(text, body, opts.defaultId);
     } catch (err) {
       if (err instanceof RuleDefError) throw new EddyError(ErrorCode.Undefined, `invalid rule json: ${err.detail}`);
@@ -256,6 +283,7 @@ export class RuleService {
     }
     const { def, options } = parsed;
     const id = def.id;
+    stored = withId(stored, id);
     if (this.rules.has(id) || this.reserved.has(id)) throw new EddyError(ErrorCode.Undefined, `rule ${id} already exists`);
     this.reserved.add(id);
     let dest: LogDestination | undefined;
@@ -270,10 +298,10 @@ export class RuleService {
         if (!opts.keepUnplannable) throw err;
         state.logger.warn({ err: (err as Error).message }, 'rule cannot be planned');
       }
-      const stored = await this.deps.store.setIfAbsent(RULE_NS, id, JSON.stringify(ruleObject(def)));
-      if (!stored) throw new EddyError(ErrorCode.Undefined, `rule ${id} already exists`);
+      const added = await this.deps.store.setIfAbsent(RULE_NS, id, stored);
+      if (!added) throw new EddyError(ErrorCode.Undefined, `rule ${id} already exists`);
       this.keepRuleLog(id, dest);
-      await this.register(state, planned);
+      await this.register(state, planned, stored);
       return id;
     } catch (err) {
       if (!this.rules.has(id)) endLog(dest);
@@ -284,9 +312,9 @@ export class RuleService {
   }
 
   /** Adds a rule to the registry; resolves once its start (or planned stop) is in effect, not when it opened. */
-  private async register(state: RuleState, planned: { topo: Topology; sources: string[] } | undefined): Promise<void> {
+  private async register(state: RuleState, planned: { topo: Topology; sources: string[] } | undefined, text: string): Promise<void> {
     const def = state.def;
-    this.rules.set(def.id, { state, sources: planned?.sources ?? this.sourcesOf(def, state.options) });
+    this.rules.set(def.id, { state, text, sources: planned?.sources ?? this.sourcesOf(def, state.options) });
     // shutting down: keep the entry (the store has it) but start nothing
     if (this.closed) return;
     this.cpu.track(def.id);
@@ -295,12 +323,17 @@ export class RuleService {
     else await state.setPlanned(planned.topo);
   }
 
-  /** Best-effort stream names of a definition that could not be planned. */
+  /**
+   * Best-effort stream names of a definition that could not be planned; when even validation fails (a function of a
+   * plugin that is missing, say), the names its SQL text reads: a partial export still carries them.
+   */
   private sourcesOf(def: RuleDef, options: RuleOptions): string[] {
-    try {
-      if (def.sql !== undefined) return this.deps.engine.validate(def.sql, options);
-    } catch {
-      // unplannable: it reads nothing that exists
+    if (def.sql !== undefined) {
+      try {
+        return this.deps.engine.validate(def.sql, options);
+      } catch {
+        return sqlSourceNames(def.sql);
+      }
     }
     return def.graph ? graphSources(def.graph) : [];
   }
@@ -324,7 +357,7 @@ export class RuleService {
     } catch (err) {
       throw new EddyError(ErrorCode.Undefined, `Update rule error: Invalid rule json: ${(err as RuleDefError).detail}`);
     }
-    restoreSecrets(body, e.state.def.actions, this.deps.sinkConfKey);
+    const stored = withRestoredSecrets(text, body, () => restoreSecrets(body, e.state.def.actions, this.deps.sinkConfKey));
     let parsed: ParsedRule;
     try {
       parsed = this.parse(text, body, id, true);
@@ -343,7 +376,8 @@ export class RuleService {
       endLog(fresh?.dest);
       throw planError(err).withPrefix('Update rule error');
     }
-    await this.save(def);
+    // a body without tags keeps the old ones: then the stored text must carry them
+    await this.save(def, def.tags !== undefined && !hasTags(body) ? JSON.stringify(ruleObject(def)) : withId(stored, id));
     e.sources = planned.sources;
     if (fresh) {
       e.state.logger = fresh.logger;
@@ -376,6 +410,19 @@ export class RuleService {
     const planned = this.plan(def, e.state.options, e.state.logger);
     e.sources = planned.sources;
     await e.state.start(planned.topo);
+  }
+
+  /**
+   * `PUT /rules/{id}/reset_state` type 1 (docs/rest-api.md §16.6): the running rule's source of `streamName` reads on
+   * from `input`. Throws 1000 errors with eKuiper's texts.
+   */
+  async resetOffset(id: string, streamName: string, input: ValueObject): Promise<void> {
+    const e = this.entry(id);
+    try {
+      await e.state.resetOffset(streamName, input);
+    } catch (err) {
+      throw new EddyError(ErrorCode.Undefined, err instanceof Error ? err.message : String(err));
+    }
   }
 
   restart(id: string): Promise<void> {
@@ -430,6 +477,19 @@ export class RuleService {
       o[`${p}last_exception_time`] = n.lastExceptionTime;
     }
     return o;
+  }
+
+  /**
+   * Every rule's run state and, while it runs, its node metrics (the Prometheus exporter, docs/rest-api.md §16.8):
+   * `status` 1 running, 0 stopped, −1 stopped by an error.
+   */
+  metricsSnapshot(): RuleMetricsSnapshot[] {
+    return this.ids().map((id) => {
+      const s = this.rules.get(id)!.state;
+      const running = s.phase === 'running';
+      const failed = s.phase === 'stopped' && s.stopText !== 'canceled manually.';
+      return { id, status: running ? 1 : failed ? -1 : 0, nodes: running ? s.nodes() : [] };
+    });
   }
 
   /** `GET /rules/status/all` (docs/rest-api.md §4.13). */
@@ -584,7 +644,7 @@ export class RuleService {
         parsed = { def: fallbackDef(key, text), options: mergeOptions(this.deps.defaults, {}) };
         const { state, dest } = this.newState(parsed.def, parsed.options);
         this.keepRuleLog(key, dest);
-        this.rules.set(key, { state, sources: [] });
+        this.rules.set(key, { state, text, sources: [] });
         this.cpu.track(key);
         state.markPlanFailed();
         continue;
@@ -599,7 +659,7 @@ export class RuleService {
       } catch (err) {
         state.logger.error({ err: (err as Error).message }, 'fail to create the topo');
       }
-      await this.register(state, planned);
+      await this.register(state, planned, text);
     }
   }
 
@@ -636,6 +696,39 @@ function fullOptions(o: RuleOptions): Partial<RuleOptions> {
     restartStrategy: { ...o.restartStrategy },
     cronDatetimeRange: [...(o.cronDatetimeRange ?? [])],
   };
+}
+
+/**
+ * The text to store for a body whose masked secrets `restore` may put back: the body as submitted, unless a secret
+ * was restored (the submitted text holds the mask, which must not replace the secret).
+ */
+function withRestoredSecrets(text: string, body: Record<string, unknown>, restore: () => void): string {
+  const before = JSON.stringify(body);
+  restore();
+  const after = JSON.stringify(body);
+  return before === after ? text : after;
+}
+
+/**
+ * A body that names no id (bundle item, PUT) is stored with the id it got put first (docs/compatibility.md D11), the
+ * rest of the text as submitted.
+ */
+function withId(text: string, id: string): string {
+  let named: unknown;
+  try {
+    named = (JSON.parse(text) as Record<string, unknown>).id;
+  } catch {
+    return text;
+  }
+  if (typeof named === 'string' && named !== '') return text;
+  const open = text.indexOf('{');
+  const rest = text.slice(open + 1);
+  const idField = `"id":${JSON.stringify(id)}`;
+  return `${text.slice(0, open + 1)}${idField}${rest.trimStart().startsWith('}') ? '' : ','}${rest}`;
+}
+
+function hasTags(body: Record<string, unknown>): boolean {
+  return Object.keys(body).some((k) => k.toLowerCase() === 'tags');
 }
 
 function endLog(dest: LogDestination | undefined): void {

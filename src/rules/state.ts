@@ -6,6 +6,7 @@
  */
 import type { Logger } from 'pino';
 import type { NodeMetrics, PrintableTopo, RuleDef, RuleOptions, Topology } from '../contracts/index.js';
+import type { ValueObject } from '../values/value.js';
 import { inRanges, parseCronSpec, parseGoDuration, rangesEnded, restartDelay, type CronSchedule } from './schedule.js';
 
 export type Phase = 'stopped' | 'running' | 'waiting' | 'terminated';
@@ -104,6 +105,14 @@ export class RuleState {
   /** metrics of the current (or last) topology, in status order */
   nodes(): readonly NodeMetrics[] {
     return this.topo?.nodes() ?? [];
+  }
+
+  /** `PUT /rules/{id}/reset_state` type 1 on the running topology (docs/rest-api.md §16.6). */
+  async resetOffset(streamName: string, input: ValueObject): Promise<void> {
+    const topo = this.topo;
+    if (this.phase !== 'running' || !topo) throw new Error(`rule ${this.def.id} should be running when modify state`);
+    if (!topo.resetOffset) throw new Error(`rule ${this.def.id} cannot reset the offset of its sources`);
+    await topo.resetOffset(streamName, input);
   }
 
   printable(): PrintableTopo | undefined {

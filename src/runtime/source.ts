@@ -62,7 +62,10 @@ export function createFormat(registry: ConnectorRegistry, def: StreamDef, schema
   const name = (def.options.FORMAT ?? 'json').toLowerCase();
   const factory = registry.format(name);
   if (!factory) return null;
-  return factory({ schema, schemaId: def.options.SCHEMAID, delimiter: def.options.DELIMITER });
+  // the binary payload lands in the stream's declared single field whatever the rule reads (`SELECT *` reads all,
+  // which leaves the decode schema null)
+  const formatSchema = name === 'binary' ? (def.fields ?? null) : schema;
+  return factory({ schema: formatSchema, schemaId: def.options.SCHEMAID, delimiter: def.options.DELIMITER });
 }
 
 /** Merges decode schemas of rules sharing a stream: any `null` (keep everything) wins; structs merge members. */
@@ -492,6 +495,13 @@ export class SourceNode extends DecodingNode implements SharedSubscriber {
   /** The offset of a rewindable connector (checkpoints), undefined for other sources. */
   offset(): ValueObject | undefined {
     return this.conn && isRewindable(this.conn) ? this.conn.offset() : this.lastOffset;
+  }
+
+  /** Moves a running rewindable connector to `offset` (reset_state); throws for sources that cannot rewind. */
+  resetOffset(offset: ValueObject): void {
+    const conn = this.conn;
+    if (!conn || !isRewindable(conn)) throw new Error(`stream ${this.opts.maker.def.name} does not support resetting its offset`);
+    conn.rewind(offset);
   }
 
   /** Resume from this offset when the connector opens (restored checkpoint). */

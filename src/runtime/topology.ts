@@ -6,6 +6,7 @@
 import type { Logger } from 'pino';
 import {
   type ConnectorContext,
+  type ConnectorRegistry,
   type NodeMetrics,
   type PrintableTopo,
   type RuleDef,
@@ -17,6 +18,7 @@ import {
 import type { EvalContext, PlanNode, QueryPlan, SourcePlan } from '../plan/plan.js';
 import { planQuery } from '../plan/planner.js';
 import type { TopologyDeps } from './topology-deps.js';
+import type { StreamCatalog } from '../catalog/types.js';
 
 export type { TopologyDeps };
 import { planGraph } from '../plan/graph.js';
@@ -60,28 +62,37 @@ export interface RuntimeBuilder extends TopologyBuilder {
   readonly lookups: LookupTables;
   /** server shutdown: closes shared sources and lookup tables */
   close(): Promise<void>;
+  /**
+   * Builds a SQL rule against another catalog and connector registry (rule trial runs replace streams by mock
+   * sources), sharing this builder's shared sources and lookup tables.
+   */
+  buildOverlay(rule: RuleDef, options: RuleOptions, logger: Logger, overlay: RuntimeOverlay): RuleTopology;
+}
+
+export interface RuntimeOverlay {
+  readonly catalog: StreamCatalog;
+  readonly connectors: ConnectorRegistry;
 }
 
 export function createTopologyBuilder(deps: TopologyDeps): RuntimeBuilder {
   const clock = deps.clock ?? systemClock;
   const shared = new SharedSources(deps.connectors, deps.logger, deps.dataDir);
   const lookups = new LookupTables(deps.connectors, deps.logger, deps.dataDir);
-  const planner =
-    deps.planner ??
-    ((sql: string, options: RuleOptions) =>
-      planQuery(sql, {
-        catalog: deps.catalog,
-        functions: deps.functions,
-        options,
-        // an MQTT source whose config sets `decompression` gets an op_<N>_decompress node (docs/runtime.md §1.6)
-        decompresses: (def) => {
-          try {
-            return Boolean(resolveSource(deps.connectors, def).props.decompression);
-          } catch {
-            return false;
-          }
-        },
-      }));
+  const planWith = (catalog: StreamCatalog, connectors: ConnectorRegistry) => (sql: string, options: RuleOptions) =>
+    planQuery(sql, {
+      catalog,
+      functions: deps.functions,
+      options,
+      // an MQTT source whose config sets `decompression` gets an op_<N>_decompress node (docs/runtime.md §1.6)
+      decompresses: (def) => {
+        try {
+          return Boolean(resolveSource(connectors, def).props.decompression);
+        } catch {
+          return false;
+        }
+      },
+    });
+  const planner = deps.planner ?? planWith(deps.catalog, deps.connectors);
   return {
     shared,
     lookups,
@@ -94,6 +105,11 @@ export function createTopologyBuilder(deps: TopologyDeps): RuntimeBuilder {
       const plan = planner(rule.sql, options);
       return new RuleTopology(rule, options, logger, plan, { ...deps, clock, shared, lookups });
     }) as RuntimeBuilder['build'],
+    buildOverlay(rule, options, logger, overlay) {
+      if (!rule.sql) throw new EddyError(ErrorCode.Plan, 'rule trial runs take a sql rule');
+      const plan = planWith(overlay.catalog, overlay.connectors)(rule.sql, options);
+      return new RuleTopology(rule, options, logger, plan, { ...deps, ...overlay, clock, shared, lookups });
+    },
     async close() {
       await shared.closeAll();
       await lookups.closeAll();
@@ -500,6 +516,14 @@ export class RuleTopology implements Topology {
     // Node queues drain in microtasks, so at a checkpoint (a timer, or close after the sources stopped) they are
     // empty: there are no in-flight events to save.
     await saveCheckpoint(this.env.store, this.rule.id, { id: this.env.clock.now(), states });
+  }
+
+  async resetOffset(streamName: string, input: ValueObject): Promise<void> {
+    const src = this.sources.find((s) => s.name === `source_${streamName}`);
+    if (!src) throw new Error(`stream ${streamName} not found in topo`);
+    src.resetOffset(input);
+    // a restart resumes from the new offset, not from the last checkpoint's
+    if (this.options.qos >= 1 && this.opened && !this.closed) await this.checkpoint();
   }
 
   private async restore(): Promise<void> {

@@ -12,7 +12,8 @@ export { RedisStore } from './redis.js';
 export async function openStore(config: EddyConfig, home: Home, redisPrefix?: string): Promise<KVStore> {
   if (config.store?.type === 'redis') {
     const r = config.store.redis;
-    const store = new RedisStore({ ...r, prefix: redisPrefix });
+    const db = Number(r.db ?? r.database ?? 0);
+    const store = new RedisStore({ host: r.host, port: r.port, password: r.password, timeout: r.timeout, database: Number.isInteger(db) ? db : 0, prefix: redisPrefix });
     await store.connect();
     return store;
   }

@@ -1,26 +1,34 @@
 import { Redis } from 'ioredis';
+import { gobDecodeString, gobEncodeString } from '../core/gob.js';
 import type { KVOp, KVStore } from './kv.js';
 
 export interface RedisStoreOptions {
   host: string;
   port: number;
   password?: string;
+  /** `store.redis.db`: the database number */
   database?: number;
   timeout?: number;
-  /** key prefix, so that several Eddy instances (or tests) can share one server */
+  /** key prefix, so that tests can share one server (none in production: eKuiper's layout) */
   prefix?: string;
 }
 
+/** Redis glob characters, escaped in SCAN patterns (namespaces hold rule ids). */
+const GLOB = /[*?[\]\\]/g;
+
 /**
- * Redis store: a namespace is a hash (`<prefix><ns>`) of values plus a sorted set (`<prefix><ns>:order`) scored by
- * a global insertion counter, so listings keep insertion order as with SQLite. Batches run in MULTI/EXEC.
+ * Redis store in eKuiper's layout (docs/runtime.md §10.1): one key `KV:STORE:<namespace>:<key>` per entry, its value a
+ * string encoded with Go's gob, so that Eddy and eKuiper read each other's store. Listings keep insertion order
+ * through a sorted set per namespace (`EDDY:ORDER:<namespace>`, a name eKuiper's `KV:STORE:` scans never match);
+ * entries another program wrote come after them, by key. Values that are no gob string (eKuiper keeps a few
+ * structures too) are left out of listings.
  */
 export class RedisStore implements KVStore {
   private readonly client: Redis;
   private readonly prefix: string;
 
   constructor(opts: RedisStoreOptions) {
-    this.prefix = opts.prefix ?? 'eddy:';
+    this.prefix = opts.prefix ?? '';
     this.client = new Redis({
       host: opts.host,
       port: opts.port,
@@ -36,21 +44,25 @@ export class RedisStore implements KVStore {
     await this.client.connect();
   }
 
-  private h(ns: string): string {
-    return `${this.prefix}${ns}`;
+  private nsPrefix(ns: string): string {
+    return `${this.prefix}KV:STORE:${ns}:`;
+  }
+
+  private k(ns: string, key: string): string {
+    return this.nsPrefix(ns) + key;
   }
 
   private z(ns: string): string {
-    return `${this.prefix}${ns}:order`;
+    return `${this.prefix}EDDY:ORDER:${ns}`;
   }
 
   private seqKey(): string {
-    return `${this.prefix}$seq`;
+    return `${this.prefix}EDDY:SEQ`;
   }
 
   async get(ns: string, key: string): Promise<string | undefined> {
-    const v = await this.client.hget(this.h(ns), key);
-    return v ?? undefined;
+    const v = await this.client.getBuffer(this.k(ns, key));
+    return v === null ? undefined : decode(v);
   }
 
   async set(ns: string, key: string, value: string): Promise<void> {
@@ -58,38 +70,51 @@ export class RedisStore implements KVStore {
   }
 
   async setIfAbsent(ns: string, key: string, value: string): Promise<boolean> {
-    const added = await this.client.hsetnx(this.h(ns), key, value);
-    if (added === 1) {
-      const seq = await this.client.incr(this.seqKey());
-      await this.client.zadd(this.z(ns), 'NX', seq, key);
-      return true;
-    }
-    return false;
+    const added = await this.client.set(this.k(ns, key), gobEncodeString(value), 'NX');
+    if (added !== 'OK') return false;
+    const seq = await this.client.incr(this.seqKey());
+    await this.client.zadd(this.z(ns), 'NX', seq, key);
+    return true;
   }
 
   async delete(ns: string, key: string): Promise<boolean> {
-    const res = await this.client.multi().hdel(this.h(ns), key).zrem(this.z(ns), key).exec();
+    const res = await this.client.multi().del(this.k(ns, key)).zrem(this.z(ns), key).exec();
     return Number(res?.[0]?.[1] ?? 0) > 0;
   }
 
+  /** Every key of a namespace present in Redis: the ordered ones first, then the others by name. */
   async keys(ns: string): Promise<string[]> {
-    return this.client.zrange(this.z(ns), 0, -1);
+    const present = new Set<string>();
+    const p = this.nsPrefix(ns);
+    let cursor = '0';
+    do {
+      const [next, found] = await this.client.scan(cursor, 'MATCH', `${p.replace(GLOB, '\\$&')}*`, 'COUNT', 500);
+      cursor = next;
+      for (const full of found) present.add(full.slice(p.length));
+    } while (cursor !== '0');
+    const ordered = (await this.client.zrange(this.z(ns), 0, -1)).filter((k) => present.delete(k));
+    return [...ordered, ...[...present].sort()];
   }
 
   async entries(ns: string): Promise<Array<[string, string]>> {
     const keys = await this.keys(ns);
     if (keys.length === 0) return [];
-    const vals = await this.client.hmget(this.h(ns), ...keys);
+    const vals = await this.client.mgetBuffer(...keys.map((k) => this.k(ns, k)));
     const out: Array<[string, string]> = [];
     keys.forEach((k, i) => {
-      const v = vals[i];
-      if (v !== null) out.push([k, v]);
+      const raw = vals[i];
+      const v = raw === null ? undefined : decode(raw);
+      if (v !== undefined) out.push([k, v]);
     });
     return out;
   }
 
   async clear(ns: string): Promise<void> {
-    await this.client.del(this.h(ns), this.z(ns));
+    const keys = await this.keys(ns);
+    const multi = this.client.multi();
+    for (let i = 0; i < keys.length; i += 500) multi.del(...keys.slice(i, i + 500).map((k) => this.k(ns, k)));
+    multi.del(this.z(ns));
+    await multi.exec();
   }
 
   async batch(ops: readonly KVOp[]): Promise<void> {
@@ -98,10 +123,10 @@ export class RedisStore implements KVStore {
     const multi = this.client.multi();
     ops.forEach((op, i) => {
       if (op.value === null) {
-        multi.hdel(this.h(op.ns), op.key).zrem(this.z(op.ns), op.key);
+        multi.del(this.k(op.ns, op.key)).zrem(this.z(op.ns), op.key);
       } else {
         // NX keeps the original position of a replaced key
-        multi.hset(this.h(op.ns), op.key, op.value).zadd(this.z(op.ns), 'NX', base - ops.length + 1 + i, op.key);
+        multi.set(this.k(op.ns, op.key), gobEncodeString(op.value)).zadd(this.z(op.ns), 'NX', base - ops.length + 1 + i, op.key);
       }
     });
     const res = await multi.exec();
@@ -111,5 +136,14 @@ export class RedisStore implements KVStore {
 
   async close(): Promise<void> {
     if (this.client.status !== 'end') await this.client.quit().catch(() => this.client.disconnect());
+  }
+}
+
+/** A stored value as text; undefined for values that are no gob string. */
+function decode(raw: Buffer): string | undefined {
+  try {
+    return gobDecodeString(raw);
+  } catch {
+    return undefined;
   }
 }

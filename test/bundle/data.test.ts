@@ -390,6 +390,35 @@ test('POST /data/export exports only what the named rules need', async () => {
   }
 });
 
+test('POST /data/export of a rule carries the streams and lookup tables it reads, even a rule that cannot be planned', async () => {
+  const s = await startTestServer();
+  try {
+    const st = uid('demo');
+    const lt = uid('lut');
+    const bundle = {
+      streams: { [st]: `CREATE STREAM ${st} (id BIGINT) WITH (DATASOURCE="${st}", TYPE="memory")` },
+      tables: { [lt]: `CREATE TABLE ${lt} (id BIGINT, label STRING) WITH (DATASOURCE="${lt}", TYPE="memory", KIND="lookup", KEY="id")` },
+      rules: {
+        rule1: JSON.stringify({ id: 'rule1', sql: `SELECT d.id, l.label FROM ${st} AS d INNER JOIN ${lt} AS l ON d.id = l.id`, actions: [{ nop: {} }] }),
+        // a function of a plugin this server does not have: the rule is kept, unplannable
+        rule2: JSON.stringify({ id: 'rule2', sql: `SELECT resize(d.id) FROM ${st} AS d INNER JOIN ${lt} ON d.id = ${lt}.id`, actions: [{ nop: {} }] }),
+      },
+    };
+    const r = await call(s, 'POST', '/data/import', { content: JSON.stringify(bundle) });
+    assert.equal(r.status, 200, r.text);
+    const states = await ruleStates(s);
+    assert.equal(states.rule2, 'Stopped: fail to create the topo.');
+    for (const id of ['rule1', 'rule2']) {
+      const b = (await ok(s, 'POST', '/data/export', [id])).json();
+      assert.deepEqual(Object.keys(b.rules), [id]);
+      assert.deepEqual(b.streams, bundle.streams, id);
+      assert.deepEqual(b.tables, bundle.tables, id);
+    }
+  } finally {
+    await s.dispose();
+  }
+});
+
 test('on the Redis metadata store: a refused import changes nothing, a full import round-trips', async () => {
   const redisPrefix = `eddy-test:${uid('bundle')}:`;
   const s = await startTestServer({ redisPrefix });

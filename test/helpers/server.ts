@@ -23,6 +23,8 @@ export interface TestServerOptions {
   env?: Record<string, string>;
   /** use the real Redis server as the metadata store, isolated by a key prefix */
   redisPrefix?: string;
+  /** lifetime of rule trial runs */
+  ruleTestTimeoutMs?: number;
 }
 
 export async function startTestServer(opts: TestServerOptions = {}): Promise<TestServer> {
@@ -37,7 +39,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     ...(opts.redisPrefix ? { KUIPER__STORE__TYPE: 'redis' } : {}),
     ...opts.env,
   };
-  const server = await startServer({ home: homeDir, env, redisPrefix: opts.redisPrefix });
+  const server = await startServer({ home: homeDir, env, redisPrefix: opts.redisPrefix, ruleTestTimeoutMs: opts.ruleTestTimeoutMs });
   let stopped = false;
   const stop = async () => {
     if (stopped) return;

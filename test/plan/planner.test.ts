@@ -204,9 +204,9 @@ test('an MQTT source with decompression gets a decompress node before its decode
   assert.deepEqual(plan('SELECT a FROM sh', shared).nodes.map((n) => n.name), ['source_sh', 'op_sh_2_decoder', 'op_3_project']);
 });
 
-test('a windowless event-time rule filters before the watermark', () => {
+test('a windowless event-time rule filters after the watermark, which sees every event', () => {
   const p = plan('SELECT a FROM t WHERE a > 1', cat, { isEventTime: true });
-  assert.deepEqual(p.nodes.map((n) => n.name), ['source_t', 'op_2_filter', 'op_3_watermark', 'op_4_project']);
-  assert.ok(p.sources[0].filter);
-  assert.equal(p.where, null);
+  assert.deepEqual(p.nodes.map((n) => n.name), ['source_t', 'op_2_watermark', 'op_3_filter', 'op_4_project']);
+  assert.equal(p.sources[0].filter, null);
+  assert.ok(p.where);
 });

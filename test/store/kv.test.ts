@@ -4,7 +4,21 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
 import { SqliteStore, RedisStore, type KVStore } from '../../src/store/index.js';
+
+/** Go's gob stream of one string, written out here independently of the store's own codec. */
+function gob(s: string): Buffer {
+  const uint = (x: number): number[] => {
+    if (x < 128) return [x];
+    const b: number[] = [];
+    for (let v = x; v > 0; v = Math.floor(v / 256)) b.unshift(v % 256);
+    return [256 - b.length, ...b];
+  };
+  const text = Buffer.from(s);
+  const body = [0x0c, 0x00, ...uint(text.length), ...text];
+  return Buffer.from([...uint(body.length), ...body]);
+}
 
 /** The same behaviour is required of every store implementation. */
 async function contract(store: KVStore): Promise<void> {
@@ -70,6 +84,42 @@ test('Redis store against the real server: same contract, durable across reconne
     await again.close();
   } finally {
     await s.close();
+  }
+});
+
+test('Redis store in eKuiper\'s layout: KV:STORE:<ns>:<key> holding gob strings, in the configured database', async () => {
+  const db = 13;
+  const raw = new Redis({ host: '127.0.0.1', port: 6379, db });
+  const s = new RedisStore({ host: '127.0.0.1', port: 6379, database: db });
+  await s.connect();
+  try {
+    await raw.flushdb();
+    await s.set('rule', 'r1', '{"id":"r1"}');
+    assert.deepEqual(await raw.getBuffer('KV:STORE:rule:r1'), gob('{"id":"r1"}'));
+    const db0 = new Redis({ host: '127.0.0.1', port: 6379, db: 0 });
+    assert.equal(await db0.exists('KV:STORE:rule:r1'), 0, 'nothing written to database 0');
+    await db0.quit();
+    // entries another program wrote: listed after the ordered ones, by key; values that are no gob string skipped
+    await raw.set('KV:STORE:rule:b_other', gob('{"id":"b_other"}'));
+    await raw.set('KV:STORE:rule:a_other', gob('{"id":"a_other"}'));
+    await raw.set('KV:STORE:rule:int', Buffer.from([0x03, 0x04, 0x00, 0x0e]));
+    await s.set('rule', 'r0', '{"id":"r0"}');
+    assert.deepEqual(await s.keys('rule'), ['r1', 'r0', 'a_other', 'b_other', 'int']);
+    assert.deepEqual((await s.entries('rule')).map(([k]) => k), ['r1', 'r0', 'a_other', 'b_other']);
+    assert.equal(await s.get('rule', 'a_other'), '{"id":"a_other"}');
+    assert.equal(await s.get('rule', 'int'), undefined);
+    // rule ids with glob characters stay within their namespace
+    await s.set('checkpoint:r[1]*', 'latest', 'x');
+    await s.set('checkpoint:r1', 'latest', 'y');
+    assert.deepEqual(await s.keys('checkpoint:r[1]*'), ['latest']);
+    await s.clear('checkpoint:r[1]*');
+    assert.equal(await s.get('checkpoint:r1', 'latest'), 'y');
+    await s.clear('rule');
+    assert.deepEqual(await raw.keys('KV:STORE:rule:*'), []);
+  } finally {
+    await s.close();
+    await raw.flushdb();
+    await raw.quit();
   }
 });
 

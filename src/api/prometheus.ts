@@ -1,0 +1,202 @@
+/**
+ * Prometheus metrics (`basic.prometheus: true`, docs/rest-api.md §16.8): every running rule's node metrics under
+ * eKuiper's names, `kuiper_<source|op|sink>_<metric>{rule, type, op, instance}`, plus `kuiper_rule_status{ruleID}`
+ * and `kuiper_rule_count{status}`. Served at `GET /metrics` on the REST port when `prometheusPort` equals it,
+ * otherwise by a server of its own.
+ *
+ * Values are read from the live counters at scrape time, so a deleted rule's series are gone from the next scrape.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { LATENCY_BUCKETS_US, type NodeMetrics } from '../contracts/index.js';
+import type { RuleMetricsSnapshot } from '../rules/service.js';
+
+export interface RuleMetricsSource {
+  metricsSnapshot(): RuleMetricsSnapshot[];
+}
+
+type NodeKind = 'source' | 'op' | 'sink';
+type NodeLabel = 'rule' | 'type' | 'op' | 'instance';
+const NODE_LABELS: NodeLabel[] = ['rule', 'type', 'op', 'instance'];
+const KINDS: NodeKind[] = ['source', 'op', 'sink'];
+
+interface LabelledNode {
+  labels: Record<NodeLabel, string>;
+  metrics: NodeMetrics;
+}
+
+/** `source_s1` → source `s1`, `op_2_filter` → op `2_filter`, `sink_log_0` → sink `log_0` (eKuiper's op ids). */
+function nodeKind(name: string): { kind: NodeKind; op: string } | undefined {
+  const cut = name.indexOf('_');
+  const kind = name.slice(0, cut);
+  if (cut < 0 || (kind !== 'source' && kind !== 'op' && kind !== 'sink')) return undefined;
+  return { kind, op: name.slice(cut + 1) };
+}
+
+interface ExportedValue {
+  metricName: string;
+  labels: Record<string, string | number>;
+  value: number;
+}
+
+const LATENCY_HELP = 'Histogram of process latency in microseconds';
+
+/**
+ * The histogram of node latencies: the buckets each node counts itself (`NodeMetrics.latencyCounts`, one increment
+ * per latency recorded, no label look-up on the hot path), handed to the registry's text exposition as they are.
+ */
+class NodeLatencyHistogram extends Histogram<NodeLabel> {
+  constructor(
+    private readonly metricName: string,
+    private readonly nodes: () => readonly LabelledNode[],
+  ) {
+    super({ name: metricName, help: LATENCY_HELP, labelNames: NODE_LABELS, buckets: [...LATENCY_BUCKETS_US], registers: [] });
+  }
+
+  /** what the registry's text exposition reads (the base `get()` reads it too) */
+  async getForPromString(): Promise<{ name: string; help: string; type: string; values: ExportedValue[]; aggregator: string }> {
+    const name = this.metricName;
+    const values: ExportedValue[] = [];
+    for (const { labels, metrics } of this.nodes()) {
+      const counts = metrics.latencyCounts;
+      let cumulative = 0;
+      LATENCY_BUCKETS_US.forEach((le, i) => {
+        cumulative += counts?.[i] ?? 0;
+        values.push({ metricName: `${name}_bucket`, labels: { ...labels, le }, value: cumulative });
+      });
+      cumulative += counts?.[LATENCY_BUCKETS_US.length] ?? 0;
+      values.push({ metricName: `${name}_bucket`, labels: { ...labels, le: '+Inf' }, value: cumulative });
+      values.push({ metricName: `${name}_sum`, labels, value: metrics.latencySumUs });
+      values.push({ metricName: `${name}_count`, labels, value: cumulative });
+    }
+    return { name, help: LATENCY_HELP, type: 'histogram', values, aggregator: 'sum' };
+  }
+}
+
+export class PrometheusExporter {
+  readonly registry = new Registry();
+  /** the snapshot of the scrape in progress */
+  private snapshot: RuleMetricsSnapshot[] = [];
+  private byKind = new Map<NodeKind, LabelledNode[]>();
+  private server: Server | undefined;
+
+  constructor(private readonly rules: RuleMetricsSource) {
+    for (const kind of KINDS) {
+      const nodes = () => this.byKind.get(kind) ?? [];
+      const counter = (metric: string, help: string, read: (m: NodeMetrics) => number) =>
+        new Counter<NodeLabel>({
+          name: `kuiper_${kind}_${metric}`,
+          help,
+          labelNames: NODE_LABELS,
+          registers: [this.registry],
+          collect() {
+            this.reset();
+            for (const n of nodes()) this.inc(n.labels, read(n.metrics));
+          },
+        });
+      const gauge = (metric: string, help: string, read: (m: NodeMetrics) => number) =>
+        new Gauge<NodeLabel>({
+          name: `kuiper_${kind}_${metric}`,
+          help,
+          labelNames: NODE_LABELS,
+          registers: [this.registry],
+          collect() {
+            this.reset();
+            for (const n of nodes()) this.set(n.labels, read(n.metrics));
+          },
+        });
+      counter('records_in_total', 'Total number of records received', (m) => m.recordsIn);
+      counter('records_out_total', 'Total number of records sent', (m) => m.recordsOut);
+      counter('messages_processed_total', 'Total number of messages processed', (m) => m.messagesProcessed);
+      counter('exceptions_total', 'Total number of exceptions', (m) => m.exceptions);
+      gauge('process_latency_us', 'Process latency of the last record in microseconds', (m) => Math.max(0, Math.round(m.processLatencyUs)));
+      this.registry.registerMetric(new NodeLatencyHistogram(`kuiper_${kind}_process_latency_us_hist`, nodes));
+      gauge('buffer_length', 'Length of the input buffer', (m) => m.bufferLength);
+    }
+    const snapshot = () => this.snapshot;
+    new Gauge<'ruleID'>({
+      name: 'kuiper_rule_status',
+      help: 'Rule status: 1 running, 0 stopped, -1 stopped by an error',
+      labelNames: ['ruleID'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const r of snapshot()) this.set({ ruleID: r.id }, r.status);
+      },
+    });
+    new Gauge<'status'>({
+      name: 'kuiper_rule_count',
+      help: 'Number of rules by status',
+      labelNames: ['status'],
+      registers: [this.registry],
+      collect() {
+        const running = snapshot().filter((r) => r.status === 1).length;
+        this.set({ status: 'running' }, running);
+        this.set({ status: 'stop' }, snapshot().length - running);
+      },
+    });
+  }
+
+  /** The exposition text of every metric, read now. */
+  async scrape(): Promise<string> {
+    this.snapshot = this.rules.metricsSnapshot();
+    const byKind = new Map<NodeKind, LabelledNode[]>(KINDS.map((k) => [k, []]));
+    for (const r of this.snapshot) {
+      for (const metrics of r.nodes) {
+        const k = nodeKind(metrics.name);
+        if (k) byKind.get(k.kind)!.push({ labels: { rule: r.id, type: k.kind, op: k.op, instance: '0' }, metrics });
+      }
+    }
+    this.byKind = byKind;
+    try {
+      return await this.registry.metrics();
+    } finally {
+      this.snapshot = [];
+      this.byKind = new Map();
+    }
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  /** `GET /metrics` on the REST server. */
+  route(http: FastifyInstance): void {
+    http.get('/metrics', async (_req, reply) => reply.code(200).type(this.contentType).send(await this.scrape()));
+  }
+
+  /** A server of its own answering `GET /metrics`; resolves with its port. */
+  async listen(host: string, port: number): Promise<number> {
+    const server = createServer((req, res) => {
+      const path = (req.url ?? '').split('?')[0];
+      if (path !== '/metrics') {
+        res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('404 page not found\n');
+        return;
+      }
+      if (req.method !== 'GET' && req.method !== 'HEAD') {
+        res.writeHead(405).end();
+        return;
+      }
+      this.scrape().then(
+        (text) => res.writeHead(200, { 'content-type': this.contentType }).end(text),
+        (err: unknown) => res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' }).end(String(err)),
+      );
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => resolve());
+    });
+    this.server = server;
+    return (server.address() as AddressInfo).port;
+  }
+
+  async close(): Promise<void> {
+    const server = this.server;
+    this.server = undefined;
+    if (!server) return;
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+}
