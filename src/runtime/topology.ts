@@ -426,7 +426,10 @@ export class RuleTopology implements Topology {
     }
   }
 
-  /** A bounded source finished: when every stream source has, let the queued events drain, then report the end. */
+  /**
+   * A bounded source finished: when every stream source has, let the queued events drain, hand on partial batches,
+   * wait until every sink has settled what it received (docs/runtime.md §1.3), then report the end.
+   */
   private sourceEnded(): void {
     const streams = this.sources.filter((s) => s.role === 'stream');
     if (streams.length === 0 || !streams.every((s) => s.ended)) return;
@@ -439,13 +442,17 @@ export class RuleTopology implements Topology {
       // one more turn so that the operators downstream finish the last batch
       setImmediate(() => {
         if (this.closed) return;
-        if (this.endCb) {
-          const cb = this.endCb;
-          this.endCb = null;
-          cb();
-        } else {
-          this.endPending = true;
-        }
+        for (const b of this.batches) b.flushGathered();
+        void Promise.all(this.sinks.map((s) => (s.flush ? s.flush() : Promise.resolve(true)))).then(() => {
+          if (this.closed) return;
+          if (this.endCb) {
+            const cb = this.endCb;
+            this.endCb = null;
+            cb();
+          } else {
+            this.endPending = true;
+          }
+        });
       });
     };
     setImmediate(wait);
