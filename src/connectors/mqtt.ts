@@ -26,6 +26,7 @@ import { checkCompression, compress, decompress, type Compression } from '../cor
 import { topicMatches } from './memory.js';
 import { recoverable } from './sinknode.js';
 import { HeldAcks, sessionClientId } from './mqtt-acks.js';
+import type { MqttSessionLedger } from './mqtt-sessions.js';
 
 const RESOLVED: Promise<void> = Promise.resolve();
 /** metadata `qos` values (ints are bigint), made once */
@@ -305,6 +306,21 @@ export class MqttPool {
   private readonly conns = new Map<string, MqttConn>();
   private readonly ending = new Set<Promise<void>>();
 
+  /** `sessions`: where the persistent sessions of rules are remembered (their deletion ends them) */
+  constructor(readonly sessions?: MqttSessionLedger) {}
+
+  /** Makes the broker forget the persistent sessions a deleted rule opened (a clean connect under each id). */
+  async endSessions(ruleId: string): Promise<void> {
+    await this.sessions?.forget(ruleId, async (s) => {
+      const conn = new MqttConn('end-session', { ...s, persistent: false }, () => undefined);
+      try {
+        await conn.waitConnected();
+      } finally {
+        await conn.end();
+      }
+    });
+  }
+
   /** A shared connection for these settings (created on first use). Call `release()` when done. */
   acquire(settings: MqttSettings): MqttConn {
     const key = poolKey(settings);
@@ -380,6 +396,7 @@ class MqttSource implements SourceConnector {
           clientId: this.settings.clientId ?? sessionClientId([ctx.ruleId, ctx.streamName ?? '', this.topic, String(this.qos), this.settings.server, this.settings.username ?? '']),
         }
       : this.settings;
+    if (persistent && ctx.ruleId !== '$shared') this.pool.sessions?.remember(ctx.ruleId, settings);
     const conn = this.pool.acquire(settings);
     this.conn = conn;
     try {
