@@ -35,3 +35,18 @@ test('broker connection cut on the sink side (qos 1, no cache): nothing lost, th
   assert.equal(r.foreign, 0);
   assert.equal(r.status, 'running');
 });
+
+test('kill -9 of a rule reading a SHARED stream at qos 1: nothing lost', async (t) => {
+  const r = await runFaultScenario({ fault: 'kill9', count: 3000, rate: 1000, shared: true });
+  report(t, r);
+  assert.equal(r.lost, 0);
+  assert.equal(r.status, 'running');
+});
+
+test('broker connection cut on the sink side, sink with enableCache at qos 1: nothing lost', async (t) => {
+  const r = await runFaultScenario({ fault: 'sink-outage', count: 3000, rate: 1000, outageMs: 3000, sinkCache: true });
+  report(t, r);
+  assert.equal(r.lost, 0);
+  assert.equal(r.foreign, 0);
+  assert.equal(r.status, 'running');
+});

@@ -136,6 +136,10 @@ export interface FaultScenario {
   outageMs?: number;
   /** the rule's checkpoint interval */
   checkpointInterval?: number;
+  /** the stream is SHARED (one source instance for all rules) */
+  shared?: boolean;
+  /** the sink has `enableCache` */
+  sinkCache?: boolean;
 }
 
 /** Waits until the collector stops making progress for `quietMs` (or has everything). */
@@ -170,12 +174,12 @@ export async function runFaultScenario(s: FaultScenario): Promise<FaultResult> {
     eddy = await startEddyProcess(home, env);
     const inTopic = `faults/${s.fault}/in`;
     const outTopic = `faults/${s.fault}/out`;
-    let r = await eddy.req('POST', '/streams', { sql: `CREATE STREAM faultin () WITH (DATASOURCE="${inTopic}", FORMAT="json")` });
+    let r = await eddy.req('POST', '/streams', { sql: `CREATE STREAM faultin () WITH (DATASOURCE="${inTopic}", FORMAT="json"${s.shared ? ', SHARED="true"' : ''})` });
     if (r.status !== 201) throw new Error(`create stream: ${r.status} ${r.text}`);
     r = await eddy.req('POST', '/rules', {
       id: 'faultrule',
       sql: 'SELECT * FROM faultin WHERE temperature > 50',
-      actions: [{ mqtt: { server: sinkUrl, topic: outTopic, qos: 1, sendSingle: true } }],
+      actions: [{ mqtt: { server: sinkUrl, topic: outTopic, qos: 1, sendSingle: true, ...(s.sinkCache ? { enableCache: true } : {}) } }],
       options: { qos: 1, checkpointInterval: s.checkpointInterval ?? 1000 },
     });
     if (r.status !== 201) throw new Error(`create rule: ${r.status} ${r.text}`);
