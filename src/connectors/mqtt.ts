@@ -387,13 +387,23 @@ class MqttSource implements SourceConnector {
   }
 
   async connect(ctx: ConnectorContext, emit: (ev: SourceEvent) => void, onError: (err: Error) => void): Promise<void> {
-    // at-least-once (rule qos ≥ 1, subscription qos ≥ 1): a persistent session of its own, named after the rule
+    // at-least-once (rule qos ≥ 1, subscription qos ≥ 1): a persistent session of its own, named after the rule and
+    // the connection settings. A configured client id is one of them, not the id itself: a sink or another rule with
+    // the same settings would otherwise share (or fight over) that id with a session that must stay this rule's.
     const persistent = ctx.atLeastOnce === true && this.qos >= 1;
     const settings: MqttSettings = persistent
       ? {
           ...this.settings,
           persistent: true,
-          clientId: this.settings.clientId ?? sessionClientId([ctx.ruleId, ctx.streamName ?? '', this.topic, String(this.qos), this.settings.server, this.settings.username ?? '']),
+          clientId: sessionClientId([
+            ctx.ruleId,
+            ctx.streamName ?? '',
+            this.topic,
+            String(this.qos),
+            this.settings.server,
+            this.settings.username ?? '',
+            this.settings.clientId ?? '',
+          ]),
         }
       : this.settings;
     if (persistent && ctx.ruleId !== '$shared') this.pool.sessions?.remember(ctx.ruleId, settings);

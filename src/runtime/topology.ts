@@ -550,11 +550,16 @@ export class RuleTopology implements Topology {
 
   /** At stop: one more acknowledged checkpoint (bounded: a sink waiting for its broker must not hold the stop). */
   private async finalCheckpoint(): Promise<void> {
-    if (this.checkpointRunning) await this.checkpointRunning;
+    const running = this.checkpointRunning;
+    const taken = (async () => {
+      if (running) await running;
+      await new Promise<void>((resolve, reject) => setImmediate(() => this.checkpoint(true).then(resolve, reject)));
+    })();
     let timer: NodeJS.Timeout | undefined;
-    const taken = new Promise<void>((resolve) => setImmediate(() => resolve(this.checkpoint(true))));
+    // past the wait the sinks close: their pending flushes resolve false and nothing more is acknowledged
     await Promise.race([taken, new Promise<void>((resolve) => (timer = setTimeout(resolve, FINAL_CHECKPOINT_WAIT_MS)))]);
     clearTimeout(timer);
+    taken.catch((err: unknown) => this.logger.warn({ err }, 'checkpoint failed'));
   }
 
   private stateful: boolean | undefined;
