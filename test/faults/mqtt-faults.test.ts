@@ -50,3 +50,10 @@ test('broker connection cut on the sink side, sink with enableCache at qos 1: no
   assert.equal(r.foreign, 0);
   assert.equal(r.status, 'running');
 });
+
+test('kill -9 of a rule with a tumbling window at qos 1: nothing lost (window contents come back from the checkpoint)', async (t) => {
+  const r = await runFaultScenario({ fault: 'kill9', count: 3000, rate: 1000, window: true });
+  report(t, r);
+  assert.equal(r.lost, 0);
+  assert.equal(r.status, 'running');
+});

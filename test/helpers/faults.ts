@@ -57,6 +57,14 @@ export class Collector {
       return;
     }
     for (const row of Array.isArray(rows) ? rows : [rows]) {
+      // a window's output: the numbers it gathered
+      const probes = (row as { probes?: unknown }).probes;
+      if (Array.isArray(probes) && probes.some((p) => p === true)) this.probes++;
+      const ns = (row as { ns?: unknown }).ns;
+      if (Array.isArray(ns)) {
+        for (const n of ns) if (typeof n === 'number') this.count(n);
+        continue;
+      }
       const n = (row as { n?: unknown }).n;
       if ((row as { probe?: unknown }).probe === true) {
         this.probes++;
@@ -66,10 +74,14 @@ export class Collector {
         this.foreign++;
         continue;
       }
-      this.total++;
-      if (this.seen[n] === 0) this.distinct++;
-      if (this.seen[n] < 255) this.seen[n]++;
+      this.count(n);
     }
+  }
+
+  private count(n: number): void {
+    this.total++;
+    if (this.seen[n] === 0) this.distinct++;
+    if (this.seen[n] < 255) this.seen[n]++;
   }
 
   /** the first numbers never seen (diagnostics) */
@@ -140,6 +152,8 @@ export interface FaultScenario {
   shared?: boolean;
   /** the sink has `enableCache` */
   sinkCache?: boolean;
+  /** the rule gathers the numbers in 1 s tumbling windows (operator state in the checkpoints) */
+  window?: boolean;
 }
 
 /** Waits until the collector stops making progress for `quietMs` (or has everything). */
@@ -178,7 +192,9 @@ export async function runFaultScenario(s: FaultScenario): Promise<FaultResult> {
     if (r.status !== 201) throw new Error(`create stream: ${r.status} ${r.text}`);
     r = await eddy.req('POST', '/rules', {
       id: 'faultrule',
-      sql: 'SELECT * FROM faultin WHERE temperature > 50',
+      sql: s.window
+        ? 'SELECT collect(n) AS ns, collect(probe) AS probes FROM faultin WHERE temperature > 50 GROUP BY TumblingWindow(ss, 1)'
+        : 'SELECT * FROM faultin WHERE temperature > 50',
       actions: [{ mqtt: { server: sinkUrl, topic: outTopic, qos: 1, sendSingle: true, ...(s.sinkCache ? { enableCache: true } : {}) } }],
       options: { qos: 1, checkpointInterval: s.checkpointInterval ?? 1000 },
     });
