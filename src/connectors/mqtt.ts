@@ -312,6 +312,8 @@ export class MqttPool {
   /** Makes the broker forget the persistent sessions a deleted rule opened (a clean connect under each id). */
   async endSessions(ruleId: string): Promise<void> {
     await this.sessions?.forget(ruleId, async (s) => {
+      // a rule created again under the same id may already use the session: it stays
+      for (const c of this.conns.values()) if (c.settings.clientId === s.clientId) return;
       const conn = new MqttConn('end-session', { ...s, persistent: false }, () => undefined);
       try {
         await conn.waitConnected();

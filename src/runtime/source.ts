@@ -484,7 +484,7 @@ export class SourceNode extends DecodingNode implements SharedSubscriber {
     return this.pending.length > 0;
   }
 
-    /** The deliveries received so far; the caller releases them once their effects are saved. */
+  /** The deliveries received so far; the caller releases them once their effects are saved. */
   takePending(): Delivery[] {
     const out = this.pending;
     this.pending = [];
