@@ -154,6 +154,8 @@ export interface FaultScenario {
   sinkCache?: boolean;
   /** the rule gathers the numbers in 1 s tumbling windows (operator state in the checkpoints) */
   window?: boolean;
+  /** the rule's qos (default 1; 0 shows what at-least-once prevents) */
+  ruleQos?: number;
 }
 
 /** Waits until the collector stops making progress for `quietMs` (or has everything). */
@@ -196,7 +198,7 @@ export async function runFaultScenario(s: FaultScenario): Promise<FaultResult> {
         ? 'SELECT collect(n) AS ns, collect(probe) AS probes FROM faultin WHERE temperature > 50 GROUP BY TumblingWindow(ss, 1)'
         : 'SELECT * FROM faultin WHERE temperature > 50',
       actions: [{ mqtt: { server: sinkUrl, topic: outTopic, qos: 1, sendSingle: true, ...(s.sinkCache ? { enableCache: true } : {}) } }],
-      options: { qos: 1, checkpointInterval: s.checkpointInterval ?? 1000 },
+      options: { qos: s.ruleQos ?? 1, checkpointInterval: s.checkpointInterval ?? 1000 },
     });
     if (r.status !== 201) throw new Error(`create rule: ${r.status} ${r.text}`);
     const running = eddy;
