@@ -146,7 +146,13 @@ export class MqttConn {
     private readonly onEmpty: (conn: MqttConn) => void,
   ) {
     this.client = mqtt.connect(brokerUrl(settings.server), clientOptions(settings));
-    const acks = settings.persistent ? new HeldAcks(this.client) : undefined;
+    let acks: HeldAcks | undefined;
+    try {
+      acks = settings.persistent ? new HeldAcks(this.client) : undefined;
+    } catch (err) {
+      this.client.end(true);
+      throw err;
+    }
     this.client.on('message', (topic, payload, packet) => {
       const delivery = acks !== undefined && packet.qos === 1 && packet.messageId !== undefined ? acks.begin(packet.messageId) : undefined;
       for (const [filter, sub] of this.subs) {
