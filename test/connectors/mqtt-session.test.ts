@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import mqtt from 'mqtt';
 import { startTestServer } from '../helpers/server.js';
 import { startBroker } from '../helpers/mosquitto.js';
+import { startTcpProxy } from '../helpers/tcpproxy.js';
 import { Collector, Publisher } from '../helpers/faults.js';
 import { waitFor } from '../helpers/process.js';
 
@@ -63,6 +64,52 @@ test('qos 1 rule: messages published while it is stopped are processed at its ne
     await publisher.close();
     await collector.close();
     await s.dispose();
+    await broker.stop();
+  }
+});
+
+test('stopping a qos 1 rule whose sink broker is away does not wait for the broker; the held messages come again', async () => {
+  const broker = await startBroker();
+  const proxy = await startTcpProxy(broker.port);
+  const s = await startTestServer({ env: { MQTT_SOURCE__DEFAULT__SERVER: broker.url, MQTT_SOURCE__DEFAULT__QOS: '1' } });
+  const collector = await Collector.start(broker.url, 'away/out');
+  const publisher = await Publisher.start(broker.url);
+  try {
+    let r = await s.req('POST', '/streams', { sql: 'CREATE STREAM away () WITH (DATASOURCE="away/in", FORMAT="json")' });
+    assert.equal(r.status, 201, r.text);
+    r = await s.req('POST', '/rules', {
+      id: 'awayrule',
+      sql: 'SELECT * FROM away',
+      actions: [{ mqtt: { server: `tcp://127.0.0.1:${proxy.port}`, topic: 'away/out', qos: 1, sendSingle: true } }],
+      options: { qos: 1, checkpointInterval: 1000 },
+    });
+    assert.equal(r.status, 201, r.text);
+    await waitFor(
+      () => {
+        if (collector.probes > 0) return true;
+        publisher.probe('away/in');
+        return false;
+      },
+      30_000,
+      'a probe through the rule',
+      200,
+    );
+    proxy.cut();
+    await publisher.run('away/in', 20, 1000);
+    r = await s.req('POST', '/rules/awayrule/stop');
+    assert.equal(r.status, 200, r.text);
+    await waitFor(async () => ((await s.req('GET', '/rules/awayrule/status')).json() as { status?: string }).status === 'stopped', 30_000, 'the rule to stop');
+    assert.equal(collector.distinct, 0);
+    // the broker kept what the stopped rule had not acknowledged: it is delivered once the rule and its sink are back
+    proxy.restore();
+    r = await s.req('POST', '/rules/awayrule/start');
+    assert.equal(r.status, 200, r.text);
+    await waitFor(() => collector.distinct === 20, 30_000, 'the held messages after the start');
+  } finally {
+    await publisher.close();
+    await collector.close();
+    await s.dispose();
+    await proxy.close();
     await broker.stop();
   }
 });
