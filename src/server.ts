@@ -155,6 +155,8 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
       cleanup: async (rule) => {
         await dropCheckpoints(store, rule.id);
         await connectors.dropSinkCaches(rule.id, rule.actions);
+        // in the background: a broker that is away must not hold the DELETE for its connect timeout
+        void connectors.dropMqttSessions(rule.id).catch((err: unknown) => logger.warn({ err, rule: rule.id }, 'cannot end the mqtt sessions of a deleted rule'));
       },
     }),
     timezone: config.basic.timezone,

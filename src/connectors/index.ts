@@ -13,6 +13,7 @@ import { Registry } from './registry.js';
 import { registerBuiltinFormats } from './formats/index.js';
 import { MemoryBus, registerMemory } from './memory.js';
 import { MqttPool, registerMqtt } from './mqtt.js';
+import { MqttSessionLedger } from './mqtt-sessions.js';
 import { registerLogNop } from './lognop.js';
 import { DataServer, WsEndpoints } from './dataserver.js';
 import { createSinkNode, sinkCacheNamespace, type SinkDefaults } from './sinknode.js';
@@ -60,7 +61,7 @@ export class Connectors {
   readonly registry: Registry;
   readonly confKeys: ConfKeys;
   readonly memory = new MemoryBus();
-  readonly mqtt = new MqttPool();
+  readonly mqtt: MqttPool;
   readonly dataServer: DataServer;
   readonly wsEndpoints: WsEndpoints;
   private readonly sinkDefaults: SinkDefaults;
@@ -73,6 +74,7 @@ export class Connectors {
       store: opts.store,
     });
     this.registry = new Registry(this.confKeys);
+    this.mqtt = new MqttPool(new MqttSessionLedger(opts.store));
     const src = opts.config.source ?? { httpServerIp: '0.0.0.0', httpServerPort: 10081 };
     this.dataServer = new DataServer({
       host: src.httpServerIp || '0.0.0.0',
@@ -156,6 +158,11 @@ export class Connectors {
     for (let i = 0; i < actions.length; i++) {
       for (const type of Object.keys(actions[i])) await this.opts.store.clear(sinkCacheNamespace(ruleId, type, i));
     }
+  }
+
+  /** Ends the persistent MQTT sessions a deleted rule opened, so that brokers stop keeping messages for it. */
+  async dropMqttSessions(ruleId: string): Promise<void> {
+    await this.mqtt.endSessions(ruleId);
   }
 
   /** Closes broker connections, websocket endpoints and the data server (shutdown). */

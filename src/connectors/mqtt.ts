@@ -10,6 +10,7 @@ type QoS = 0 | 1 | 2;
 import { EddyError, ErrorCode } from '../core/errors.js';
 import type {
   ConnectorContext,
+  Delivery,
   Props,
   SinkConnector,
   SinkContext,
@@ -24,6 +25,8 @@ import { tlsSettings, type TlsSettings } from './tls.js';
 import { checkCompression, compress, decompress, type Compression } from '../core/compression.js';
 import { topicMatches } from './memory.js';
 import { recoverable } from './sinknode.js';
+import { HeldAcks, sessionClientId } from './mqtt-acks.js';
+import type { MqttSessionLedger } from './mqtt-sessions.js';
 
 const RESOLVED: Promise<void> = Promise.resolve();
 /** metadata `qos` values (ints are bigint), made once */
@@ -41,6 +44,8 @@ export interface MqttSettings {
   password?: string;
   protocolVersion: 3 | 4;
   tls?: TlsSettings;
+  /** a persistent session (`clean: false`) whose QoS 1 acknowledgements wait for the rule's checkpoint */
+  persistent?: boolean;
 }
 
 /** Resolves a `connectionSelector` and reads the connection settings; throws with the offending property. */
@@ -80,7 +85,7 @@ function clientOptions(s: MqttSettings): IClientOptions {
     clientId: s.clientId ?? `eddy-${randomUUID()}`,
     protocolVersion: s.protocolVersion,
     protocolId: s.protocolVersion === 3 ? 'MQIsdp' : 'MQTT',
-    clean: true,
+    clean: !s.persistent,
     reconnectPeriod: RECONNECT_PERIOD_MS,
     connectTimeout: CONNECT_TIMEOUT_MS,
     resubscribe: true,
@@ -105,7 +110,7 @@ function poolKey(s: MqttSettings): string {
   const tls = s.tls
     ? [s.tls.rejectUnauthorized, s.tls.minVersion, s.tls.cert?.toString('base64'), s.tls.key?.toString('base64'), s.tls.ca?.toString('base64')]
     : null;
-  return JSON.stringify([s.server, s.clientId ?? '', s.username ?? '', s.password ?? '', s.protocolVersion, tls]);
+  return JSON.stringify([s.server, s.clientId ?? '', s.username ?? '', s.password ?? '', s.protocolVersion, tls, s.persistent === true]);
 }
 
 /** A broker URL MQTT.js understands (`tcp://` and `ssl://` are accepted as they are). */
@@ -113,7 +118,8 @@ function brokerUrl(server: string): string {
   return /^[a-z]+:\/\//i.test(server) ? server : `tcp://${server}`;
 }
 
-export type MqttMessageHandler = (topic: string, payload: Buffer, qos: number, messageId: number) => void;
+/** `delivery` is set on persistent sessions for QoS 1 messages: hold it to delay the broker's acknowledgement. */
+export type MqttMessageHandler = (topic: string, payload: Buffer, qos: number, messageId: number, delivery?: Delivery) => void;
 export type MqttStatusHandler = (connected: boolean, err?: Error) => void;
 
 interface Subscription {
@@ -142,14 +148,27 @@ export class MqttConn {
     private readonly onEmpty: (conn: MqttConn) => void,
   ) {
     this.client = mqtt.connect(brokerUrl(settings.server), clientOptions(settings));
+    let acks: HeldAcks | undefined;
+    try {
+      acks = settings.persistent ? new HeldAcks(this.client) : undefined;
+    } catch (err) {
+      this.client.end(true);
+      throw err;
+    }
     this.client.on('message', (topic, payload, packet) => {
+      const delivery = acks !== undefined && packet.qos === 1 && packet.messageId !== undefined ? acks.begin(packet.messageId) : undefined;
       for (const [filter, sub] of this.subs) {
         if (!topicMatches(filter, topic)) continue;
-        for (const h of sub.handlers) h(topic, payload, packet.qos, packet.messageId ?? 0);
+        for (const h of sub.handlers) h(topic, payload, packet.qos, packet.messageId ?? 0, delivery);
       }
+      // the dispatcher's own hold: the message is acknowledged at once unless a handler holds it
+      delivery?.release();
     });
     this.client.on('connect', () => {
       this.lastError = undefined;
+      // publishes kept while offline were just sent again: their time to be acknowledged starts now
+      const deadline = Date.now() + PUBLISH_TIMEOUT_MS;
+      for (const p of this.pending) p.deadline = deadline;
       for (const h of this.statusHandlers) h(true);
     });
     this.client.on('error', (err) => {
@@ -219,9 +238,13 @@ export class MqttConn {
     });
   }
 
-  /** Publishes; rejects with a recoverable error when not connected or not acknowledged within 5 s. */
-  publish(topic: string, payload: Uint8Array, qos: QoS, retain: boolean): Promise<void> {
-    if (!this.client.connected) {
+  /**
+   * Publishes; rejects with a recoverable error when not acknowledged within 5 s of being sent. While the broker is
+   * away a QoS ≥ 1 publish with `keepOffline` waits in the client's offline queue until it is back; others are
+   * rejected (a sink with a failure cache keeps them there instead).
+   */
+  publish(topic: string, payload: Uint8Array, qos: QoS, retain: boolean, keepOffline = false): Promise<void> {
+    if (!this.client.connected && (qos === 0 || !keepOffline)) {
       return Promise.reject(recoverable(new Error(`mqtt client to ${this.settings.server} is not connected`)));
     }
     // MQTT.js answers a QoS 0 publish synchronously once written: that common case needs no timeout bookkeeping
@@ -256,6 +279,8 @@ export class MqttConn {
   private armSweep(): void {
     if (this.sweep) return;
     this.sweep = setInterval(() => {
+      // a publish waiting for the broker to come back has no deadline yet
+      if (!this.client.connected) return;
       const now = Date.now();
       for (const p of this.pending) {
         if (p.deadline > now) continue;
@@ -287,7 +312,9 @@ export class MqttConn {
       for (const p of this.pending) p.reject(recoverable(new Error('mqtt connection closed')));
       this.pending.clear();
     };
-    if (!this.client.connected) {
+    // a persistent session's unacknowledged deliveries must stay unacknowledged: the broker resends them at the next
+    // connect, so the connection is cut rather than drained
+    if (!this.client.connected || this.settings.persistent) {
       failPending();
       return new Promise((resolve) => this.client.end(true, {}, () => resolve()));
     }
@@ -314,6 +341,23 @@ export class MqttConn {
 export class MqttPool {
   private readonly conns = new Map<string, MqttConn>();
   private readonly ending = new Set<Promise<void>>();
+
+  /** `sessions`: where the persistent sessions of rules are remembered (their deletion ends them) */
+  constructor(readonly sessions?: MqttSessionLedger) {}
+
+  /** Makes the broker forget the persistent sessions a deleted rule opened (a clean connect under each id). */
+  async endSessions(ruleId: string): Promise<void> {
+    await this.sessions?.forget(ruleId, async (s) => {
+      // a rule created again under the same id may already use the session: it stays
+      for (const c of this.conns.values()) if (c.settings.clientId === s.clientId) return;
+      const conn = new MqttConn('end-session', { ...s, persistent: false }, () => undefined);
+      try {
+        await conn.waitConnected();
+      } finally {
+        await conn.end();
+      }
+    });
+  }
 
   /** A shared connection for these settings (created on first use). Call `release()` when done. */
   acquire(settings: MqttSettings): MqttConn {
@@ -381,12 +425,32 @@ class MqttSource implements SourceConnector {
   }
 
   async connect(ctx: ConnectorContext, emit: (ev: SourceEvent) => void, onError: (err: Error) => void): Promise<void> {
-    const conn = this.pool.acquire(this.settings);
+    // at-least-once (rule qos ≥ 1, subscription qos ≥ 1): a persistent session of its own, named after the rule and
+    // the connection settings. A configured client id is one of them, not the id itself: a sink or another rule with
+    // the same settings would otherwise share (or fight over) that id with a session that must stay this rule's.
+    const persistent = ctx.atLeastOnce === true && this.qos >= 1;
+    const settings: MqttSettings = persistent
+      ? {
+          ...this.settings,
+          persistent: true,
+          clientId: sessionClientId([
+            ctx.ruleId,
+            ctx.streamName ?? '',
+            this.topic,
+            String(this.qos),
+            this.settings.server,
+            this.settings.username ?? '',
+            this.settings.clientId ?? '',
+          ]),
+        }
+      : this.settings;
+    if (persistent && ctx.ruleId !== '$shared') this.pool.sessions?.remember(ctx.ruleId, settings);
+    const conn = this.pool.acquire(settings);
     this.conn = conn;
     try {
-      await conn.waitConnected();
       const dc = this.decompression;
-      const unsubscribe = await conn.subscribe(this.topic, this.qos, (topic, payload, qos, messageId) => {
+      // a persistent session may deliver what it kept as soon as it connects: the handler is in place before that
+      const subscribed = conn.subscribe(this.topic, this.qos, (topic, payload, qos, messageId, delivery) => {
         let bytes: Uint8Array = payload;
         if (dc) {
           try {
@@ -396,15 +460,19 @@ class MqttSource implements SourceConnector {
             return;
           }
         }
-        emit({ payload: bytes, meta: { topic, qos: QOS_INT[qos] ?? BigInt(qos), messageId: messageId === 0 ? 0n : BigInt(messageId) }, timestamp: Date.now() });
+        const ev: SourceEvent = { payload: bytes, meta: { topic, qos: QOS_INT[qos] ?? BigInt(qos), messageId: messageId === 0 ? 0n : BigInt(messageId) }, timestamp: Date.now() };
+        if (delivery !== undefined) ev.delivery = delivery;
+        emit(ev);
       });
-      this.cleanup.push(unsubscribe);
+      subscribed.catch(() => undefined);
+      await conn.waitConnected();
+      this.cleanup.push(await subscribed);
       let wasConnected = true;
       this.cleanup.push(
         conn.onStatus((connected, err) => {
           if (!connected && wasConnected) {
             ctx.logger.warn('mqtt source %s: %s; reconnecting', this.topic, err?.message);
-            onError(transientError(err ?? new Error('mqtt connection lost')));
+            onError(Object.assign(transientError(err ?? new Error('mqtt connection lost')), { connectionLost: true as const }));
           } else if (connected && !wasConnected) {
             ctx.logger.info('mqtt source %s reconnected', this.topic);
           }
@@ -496,7 +564,7 @@ class MqttSink implements SinkConnector {
         topic = ctx.render(topic, item);
       }
       const bytes = this.compression ? compress(this.compression, payload.bytes) : payload.bytes;
-      return this.conn.publish(topic, bytes, this.qos, this.retained);
+      return this.conn.publish(topic, bytes, this.qos, this.retained, ctx.cacheEnabled !== true);
     } catch (err) {
       return Promise.reject(err);
     }

@@ -1,8 +1,9 @@
 /**
  * The rest sink (docs/runtime.md §3.6 rest): sends each payload as an HTTP request. url, method, body type and header
- * values may be templates rendered against the item sent (the row with sendSingle, else the list). Transport
- * failures (refused, timeout) are recoverable so the failure cache resends them; any answer that is not a success
- * (4xx, 5xx, or a body without a 2xx code) is a plain error: the item is dropped, as in eKuiper 1.14.
+ * values may be templates rendered against the item sent (the row with sendSingle, else the list). Transient
+ * failures are recoverable, so that the failure cache keeps and resends them in order: transport errors (refused,
+ * timeout), 5xx answers and 429 (eKuiper 1.14 drops 5xx answers even with the cache on; Eddy does not). Any other
+ * answer that is not a success (4xx, or a body without a 2xx code) is a plain error: the item is dropped.
  */
 import { EddyError, ErrorCode } from '../core/errors.js';
 import type { Props, SinkConnector, SinkContext, SinkPayload } from '../contracts/index.js';
@@ -77,10 +78,22 @@ export class RestSink implements SinkConnector {
       throw recoverable(e);
     }
     if (this.s.debugResp) ctx.logger.info('rest sink response: status %d, body %s', res.status, res.body.toString('utf8'));
+    if (isTransientStatus(res.status)) {
+      try {
+        checkResponse(res, 'code');
+      } catch (e) {
+        throw recoverable(e);
+      }
+    }
     checkResponse(res, this.s.responseType);
   }
 
   async close(_ctx: SinkContext): Promise<void> {}
+}
+
+/** An answer that says "try again later": the server is failing or overloaded (5xx), or asks to slow down (429). */
+function isTransientStatus(status: number): boolean {
+  return status >= 500 || status === 429;
 }
 
 /** Tokens fill fields a row does not have (each row of a list too). */

@@ -204,6 +204,8 @@ class Payload implements SinkPayload {
 
 /** Longest wait of stop/delete for a sink to send what it accepted (docs/runtime.md §1.3). */
 const FLUSH_LIMIT_MS = 5000;
+/** How long a close still waits for the send in flight once the drain's time is up. */
+const IN_FLIGHT_GRACE_MS = 1000;
 
 class SinkNodeImpl implements SinkNode {
   readonly metrics: NodeMetrics;
@@ -229,6 +231,16 @@ class SinkNodeImpl implements SinkNode {
   private paused = false;
   private retryTimer: NodeJS.Timeout | undefined;
   private sleepTimer: { timer: NodeJS.Timeout; resolve: () => void } | undefined;
+  /**
+   * Progress counters for {@link flush}: entries of the live queue taken in and finished, units put into the
+   * cache and taken out of it (both FIFO, so a count says which ones are settled).
+   */
+  private entriesIn = 0;
+  private entriesDone = 0;
+  private cachedIn = 0;
+  private cachedOut = 0;
+  private readonly flushWaiters: Array<{ entries: number; cached: number; resolve: (ok: boolean) => void }> = [];
+  private persisting: Promise<void> | undefined;
 
   constructor(
     private readonly opts: SinkNodeOptions,
@@ -268,6 +280,7 @@ class SinkNodeImpl implements SinkNode {
       logger: opts.logger,
       dataDir: deps.dataDir,
       render: (template, data) => deps.render(template, data),
+      cacheEnabled: this.common.cache.enabled,
     };
     this.connector = factory();
     try {
@@ -290,6 +303,7 @@ class SinkNodeImpl implements SinkNode {
     if (this.cache) {
       if (this.common.cache.cleanCacheAtStop) await this.cache.drop();
       else await this.cache.load();
+      this.cachedIn = this.cache.size;
     }
     await this.connector.connect(this.ctx);
     this.opened = true;
@@ -305,14 +319,22 @@ class SinkNodeImpl implements SinkNode {
     if (this.cache && !this.common.cache.alterQueue) {
       // the cache holds send units: one per row with sendSingle
       if (this.common.sendSingle) {
-        for (const row of rows) if (!this.skipRow(row)) this.cache.push(row);
-      } else this.cache.push(rows);
+        for (const row of rows)
+          if (!this.skipRow(row)) {
+            this.cache.push(row);
+            this.cachedIn++;
+          }
+      } else {
+        this.cache.push(rows);
+        this.cachedIn++;
+      }
       this.paused = false;
     } else if (this.queue.length >= this.common.bufferLength) {
       this.metrics.error(new Error(`buffer full, drop message from ${this.metrics.name}`));
       this.logger.warn('sink %s buffer full, drop message', this.metrics.name);
     } else {
       this.queue.push(rows);
+      this.entriesIn++;
     }
     this.updateBuffer();
     if (this.opened) this.kick();
@@ -334,6 +356,8 @@ class SinkNodeImpl implements SinkNode {
         if (!this.skipRow(row)) return row;
         continue;
       }
+      // every row of the previous entry has been sent
+      if (cur !== undefined) this.entryDone();
       const next = this.queue.shift() as ValueObject[] | undefined;
       this.current = next;
       this.currentPos = 0;
@@ -375,6 +399,7 @@ class SinkNodeImpl implements SinkNode {
         // the metric is refreshed now and then, not per row of a large burst
         if ((sent++ & 63) === 0) this.updateBuffer();
         await this.send(unit);
+        if (!this.common.sendSingle) this.entryDone();
         // a connector that settles at once (memory, nop) would otherwise hold the event loop for a whole burst
         if ((sent & 1023) === 0) await new Promise<void>((resolve) => setImmediate(resolve));
       }
@@ -393,9 +418,12 @@ class SinkNodeImpl implements SinkNode {
       if (outcome === 'retry') {
         this.paused = true;
         this.scheduleRetry();
+        this.settleFlushes();
         break;
       }
       this.cache.shift();
+      this.cachedOut++;
+      this.settleFlushes();
       this.updateBuffer();
     }
   }
@@ -422,7 +450,11 @@ class SinkNodeImpl implements SinkNode {
       if (which === 'live') {
         const unit = this.nextLive();
         if (unit === undefined) continue;
-        if ((await this.send(unit, false)) === 'retry') cache.push(unit);
+        if ((await this.send(unit, false)) === 'retry') {
+          cache.push(unit);
+          this.cachedIn++;
+        }
+        if (!this.common.sendSingle) this.entryDone();
       } else {
         const unit = await cache.head();
         if (unit === undefined || this.closed) break;
@@ -433,7 +465,11 @@ class SinkNodeImpl implements SinkNode {
         if ((await this.send(this.markResent(unit), true)) === 'retry') {
           this.paused = true;
           this.scheduleRetry();
-        } else cache.shift();
+        } else {
+          cache.shift();
+          this.cachedOut++;
+        }
+        this.settleFlushes();
       }
       this.updateBuffer();
     }
@@ -443,6 +479,63 @@ class SinkNodeImpl implements SinkNode {
     const f = this.common.cache.indicatorField;
     if (f === '') return unit;
     return Array.isArray(unit) ? unit.map((r) => ({ ...r, [f]: true })) : { ...unit, [f]: true };
+  }
+
+  private entryDone(): void {
+    this.entriesDone++;
+    if (this.flushWaiters.length > 0) this.settleFlushes();
+  }
+
+  flush(): Promise<boolean> {
+    if (this.closed) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      this.flushWaiters.push({ entries: this.entriesIn, cached: this.cachedIn, resolve });
+      this.settleFlushes();
+    });
+  }
+
+  /**
+   * Resolves the flushes whose inputs are all settled. Units still in the cache count as settled once the cache is
+   * saved; it is saved when sending is paused by a failure, or when only cached units (alternate queue) remain.
+   */
+  private settleFlushes(): void {
+    const waiters = this.flushWaiters;
+    if (waiters.length === 0) return;
+    let needSave = false;
+    let i = 0;
+    for (; i < waiters.length; i++) {
+      const w = waiters[i];
+      if (w.entries > this.entriesDone) break;
+      if (w.cached > this.cachedOut) {
+        if (this.paused || this.common.cache.alterQueue) needSave = true;
+        break;
+      }
+      w.resolve(true);
+    }
+    if (i > 0) waiters.splice(0, i);
+    if (needSave && !this.persisting && this.cache) {
+      const cache = this.cache;
+      // what is in the cache when the save starts is durable when it ends
+      const covered = this.cachedIn;
+      const entries = this.entriesDone;
+      this.persisting = cache
+        .save()
+        .then(
+          () => {
+            const rest: typeof waiters = [];
+            for (const w of this.flushWaiters.splice(0)) {
+              if (w.cached <= covered && w.entries <= entries) w.resolve(true);
+              else rest.push(w);
+            }
+            this.flushWaiters.push(...rest);
+          },
+          (err: unknown) => this.logger.warn({ err }, 'sink %s cannot save its cache', this.metrics.name),
+        )
+        .finally(() => {
+          this.persisting = undefined;
+          if (this.flushWaiters.length > 0 && !this.closed) setTimeout(() => this.settleFlushes(), 50).unref();
+        });
+    }
   }
 
   /** Retries a failed head even if no new item arrives (eKuiper waits for the next item; Eddy also retries on its own). */
@@ -531,7 +624,7 @@ class SinkNodeImpl implements SinkNode {
 
   async close(): Promise<void> {
     if (this.closed) return;
-    await this.flush(FLUSH_LIMIT_MS);
+    await this.drainBeforeClose(FLUSH_LIMIT_MS);
     this.closed = true;
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
@@ -539,7 +632,9 @@ class SinkNodeImpl implements SinkNode {
       clearTimeout(this.sleepTimer.timer);
       this.sleepTimer.resolve();
     }
-    if (this.running) await this.running.catch(() => undefined);
+    // the drain above already gave the send in flight its time: a target that never answers must not hold the close
+    if (this.running) await settledWithin(this.running, IN_FLIGHT_GRACE_MS);
+    for (const w of this.flushWaiters.splice(0)) w.resolve(false);
     this.queue.clear();
     this.current = undefined;
     if (this.cache) {
@@ -563,7 +658,7 @@ class SinkNodeImpl implements SinkNode {
    * at most `limitMs`, for the queue and the send in flight. A target that is failing (paused cache) is not waited
    * for: its rows stay in the failure cache.
    */
-  private async flush(limitMs: number): Promise<void> {
+  private async drainBeforeClose(limitMs: number): Promise<void> {
     if (!this.opened) return;
     const deadline = Date.now() + limitMs;
     let timer: NodeJS.Timeout | undefined;
@@ -604,4 +699,11 @@ export function sinkCacheNamespace(ruleId: string, type: string, index: number):
 /** Creates the node of one rule action; throws EddyError 2201 for an unknown type or invalid properties. */
 export function createSinkNode(opts: SinkNodeOptions, deps: SinkNodeDeps): SinkNode {
   return new SinkNodeImpl(opts, deps);
+}
+
+/** Waits for `p` to settle, at most `ms`; never rejects. */
+async function settledWithin(p: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([p.catch(() => undefined), new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
 }

@@ -137,6 +137,23 @@ export interface ConnectorContext {
   readonly logger: Logger;
   /** the home's data folder (absolute) */
   readonly dataDir: string;
+  /**
+   * The rule runs at qos ≥ 1 (docs/runtime.md §1.9): a source that can hold its upstream acknowledgement (mqtt)
+   * attaches a {@link Delivery} to each event and keeps what is not acknowledged across crashes.
+   */
+  readonly atLeastOnce?: boolean;
+  /** the stream a source connector reads (with the rule id, it names a persistent broker session) */
+  readonly streamName?: string;
+}
+
+/**
+ * One message whose upstream acknowledgement waits until every holder released it: each rule that received it
+ * holds it until the checkpoint covering its effects is saved, so that a crash before then makes the upstream
+ * deliver it again (at-least-once).
+ */
+export interface Delivery {
+  hold(): void;
+  release(): void;
 }
 
 /** What a source hands the runtime: raw bytes to decode with the stream's FORMAT, or already decoded rows. */
@@ -146,6 +163,8 @@ export interface SourceEvent {
   meta: ValueObject;
   /** Unix ms the event was received (or its own timestamp) */
   timestamp: number;
+  /** set by sources that acknowledge upstream only once the event's effects are durable */
+  delivery?: Delivery;
 }
 
 export interface SourceConnector {
@@ -203,6 +222,8 @@ export interface SinkPayload {
 export interface SinkContext extends ConnectorContext {
   /** renders a Go text/template property (e.g. a topic) against one row or the rows of a trigger */
   render(template: string, data: unknown): string;
+  /** the sink's failure cache is on: a connector reports an unreachable target rather than waiting for it */
+  readonly cacheEnabled?: boolean;
 }
 
 export interface SinkConnector {
@@ -317,6 +338,11 @@ export interface SinkNode extends RuntimeNode {
   push(input: SinkInput): void;
   /** reports a fatal error (e.g. cannot connect) to the topology */
   onFatal(cb: (err: Error) => void): void;
+  /**
+   * Resolves once every input pushed before the call is settled: sent, given up for good (counted as an
+   * exception), or written to the store by the failure cache. Resolves false when the node closed first.
+   */
+  flush?(): Promise<boolean>;
 }
 
 export interface SinkNodeOptions {

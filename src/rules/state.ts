@@ -38,6 +38,12 @@ export function isRangeOnly(o: RuleOptions): boolean {
   return !isPeriodic(o) && (o.cronDatetimeRange?.length ?? 0) > 0;
 }
 
+/**
+ * Status text of a rule whose bounded sources (a file read once) delivered everything and whose sinks settled it:
+ * the rule finished by itself, nobody cancelled it (eKuiper has no text of its own for this, docs/runtime.md §1.5).
+ */
+export const SOURCE_ENDED_TEXT = 'finished, its source ended and every record was delivered.';
+
 export class RuleState {
   phase: Phase = 'stopped';
   /** reason after `Stopped: ` when phase is stopped */
@@ -339,7 +345,7 @@ export class RuleState {
       return;
     }
     this.phase = 'stopped';
-    this.stopText = 'canceled manually.';
+    this.stopText = SOURCE_ENDED_TEXT;
   }
 
   /** A run ended by an error with no restart left. */

@@ -86,6 +86,12 @@ export class BatchNode extends QueueNode {
     }, this.settings.lingerInterval);
   }
 
+  /** Hands on what is gathered now (the sources ended: no more rows will complete the batch). */
+  flushGathered(): void {
+    if (this.closed) return;
+    this.timed(() => this.flush());
+  }
+
   /** the rows gathered so far (checkpoints) */
   snapshot(): { rows: ValueObject[]; count: number } {
     return { rows: this.rows.slice(), count: this.count };

@@ -5,7 +5,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
-import { ErrorRecord, isRewindable, Tuple, type ConnectorContext, type ConnectorRegistry, type Format, type Props, type SourceConnector, type SourceEvent } from '../contracts/index.js';
+import { ErrorRecord, isRewindable, Tuple, type ConnectorContext, type Delivery, type ConnectorRegistry, type Format, type Props, type SourceConnector, type SourceEvent } from '../contracts/index.js';
 import type { StreamDef } from '../catalog/types.js';
 import type { StreamField } from '../sql/schema.js';
 import { DateTime, type Value, type ValueObject } from '../values/value.js';
@@ -250,6 +250,8 @@ export interface SharedSubscriber {
   /** a connector failure, reported to every attached rule */
   failed(err: Error): void;
   readonly name: string;
+  /** the rule runs at qos ≥ 1: the first rule to attach asks the instance for held acknowledgements */
+  readonly atLeastOnce?: boolean;
 }
 
 interface SharedInstance {
@@ -293,7 +295,13 @@ export class SharedSources {
     const key = this.key(def);
     let inst = this.instances.get(key);
     if (!inst) {
-      const ctx: ConnectorContext = { ruleId: '$shared', logger: this.logger.child({ shared: def.name }), dataDir: this.dataDir };
+      const ctx: ConnectorContext = {
+        ruleId: '$shared',
+        logger: this.logger.child({ shared: def.name }),
+        dataDir: this.dataDir,
+        atLeastOnce: sub.atLeastOnce === true,
+        streamName: def.name,
+      };
       const created: SharedInstance = { def, conn: null, format: null, subs: new Set(), ready: Promise.resolve(), ctx };
       created.subs.add(sub);
       created.format = createFormat(this.registry, def, sub.schema);
@@ -390,6 +398,11 @@ export interface SourceNodeOptions {
   connectorContext: ConnectorContext;
 }
 
+/** The connection-status errors of a source (a broker lost): exceptions, but not data at qos ≥ 1. */
+function isConnectionLoss(err: Error): boolean {
+  return (err as Error & { connectionLost?: boolean }).connectionLost === true;
+}
+
 /** The rule's source node: connector (or shared instance) → the rule's queue → decode → tuples. */
 export class SourceNode extends DecodingNode implements SharedSubscriber {
   private conn: SourceConnector | null = null;
@@ -405,6 +418,10 @@ export class SourceNode extends DecodingNode implements SharedSubscriber {
   private resumeFrom: ValueObject | null = null;
   /** the offset of a rewindable connector when it was closed */
   private lastOffset: ValueObject | undefined;
+  /** deliveries held for the next checkpoint (qos ≥ 1), oldest first */
+  private pending: Delivery[] = [];
+  /** called when a held delivery arrives while none was pending */
+  onPending: () => void = () => {};
 
   constructor(opts: SourceNodeOptions) {
     const resolved = resolveSource(opts.registry, opts.maker.def);
@@ -439,6 +456,7 @@ export class SourceNode extends DecodingNode implements SharedSubscriber {
         // the event itself is queued (no wrapper): process() tells it from a RawEvent
         if (this.queue.size === 0) this.arrival = performance.now();
         if (!this.accept(ev as unknown as Item)) this.metrics.error(`buffer full, drop message from ${this.name} to ${this.name}`);
+        else if (ev.delivery !== undefined) this.hold(ev.delivery);
       },
       (err) => this.failed(err),
       () => {
@@ -454,9 +472,34 @@ export class SourceNode extends DecodingNode implements SharedSubscriber {
     return this.queue.size === 0;
   }
 
+  get atLeastOnce(): boolean {
+    return this.opts.connectorContext.atLeastOnce === true;
+  }
+
+  private hold(d: Delivery): void {
+    if (!this.atLeastOnce || this.closed) return;
+    d.hold();
+    this.pending.push(d);
+    if (this.pending.length === 1) this.onPending();
+  }
+
+  get hasPending(): boolean {
+    return this.pending.length > 0;
+  }
+
+  /** The deliveries received so far; the caller releases them once their effects are saved. */
+  takePending(): Delivery[] {
+    const out = this.pending;
+    this.pending = [];
+    return out;
+  }
+
   deliver(raw: RawEvent): boolean {
     if (this.queue.size === 0) this.arrival = performance.now();
-    if (this.accept(raw)) return true;
+    if (this.accept(raw)) {
+      if (raw.ev.delivery !== undefined) this.hold(raw.ev.delivery);
+      return true;
+    }
     this.metrics.error(`buffer full, drop message from ${this.name} to ${this.name}`);
     return false;
   }
@@ -464,7 +507,8 @@ export class SourceNode extends DecodingNode implements SharedSubscriber {
   /** A connector failure: transient ones (marked `transient: true`) travel as error records, others end the run. */
   failed(err: Error): void {
     this.metrics.error(err);
-    if (this.opts.sendError) this.emit(new ErrorRecord(err.message));
+    // a lost broker is not a record: at qos ≥ 1 it must not reach the sinks among the data
+    if (this.opts.sendError && !(this.atLeastOnce && isConnectionLoss(err))) this.emit(new ErrorRecord(err.message));
     if ((err as Error & { transient?: boolean }).transient !== true) this.onConnectorError(err);
   }
 
@@ -482,6 +526,8 @@ export class SourceNode extends DecodingNode implements SharedSubscriber {
   override async close(): Promise<void> {
     await super.close();
     const o = this.opts;
+    // a shared connection outlives this rule: what it still holds must not block that connection's acknowledgements
+    if (o.shared) for (const d of this.takePending()) d.release();
     if (o.shared && this.attached) {
       this.attached = false;
       await o.shared.detach(o.maker.def, this);

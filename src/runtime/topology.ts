@@ -6,6 +6,7 @@
 import type { Logger } from 'pino';
 import {
   type ConnectorContext,
+  type Delivery,
   type ConnectorRegistry,
   type NodeMetrics,
   type PrintableTopo,
@@ -50,6 +51,8 @@ import type { Row, Tuple } from '../contracts/index.js';
 
 export { dropCheckpoints } from './checkpoint.js';
 
+/** How long a stop waits for the last acknowledged checkpoint (sinks confirming what they received). */
+const FINAL_CHECKPOINT_WAIT_MS = 3000;
 
 /** The builder plus the server-wide runtime state it owns. */
 export interface RuntimeBuilder extends TopologyBuilder {
@@ -140,6 +143,14 @@ export class RuleTopology implements Topology {
   private endCb: (() => void) | null = null;
   private endPending = false;
   private checkpointTimer: TimerHandle | undefined;
+  /** the checkpoint being taken; another is wanted when held deliveries arrived meanwhile */
+  private checkpointRunning: Promise<void> | undefined;
+  private checkpointWanted = false;
+  /** cancels the checkpoint requested by held deliveries */
+  private checkpointSoon: (() => void) | undefined;
+  /** duration of the last checkpoint save, ms (stateful rules space their checkpoints by it) */
+  private lastSaveMs = 0;
+  private savedOnce = false;
   private opened = false;
   private closed = false;
 
@@ -228,7 +239,7 @@ export class RuleTopology implements Topology {
         case 'source': {
           const sp = sourceOf(n.source);
           const forwardRaw = consumers(n).some((c) => c.kind === 'decoder' || c.kind === 'decompress');
-          const cctx: ConnectorContext = { ruleId: this.rule.id, logger: this.logger, dataDir: env.dataDir };
+          const cctx: ConnectorContext = { ruleId: this.rule.id, logger: this.logger, dataDir: env.dataDir, atLeastOnce: options.qos >= 1, streamName: sp.def.name };
           const src = new SourceNode({
             nodeName: n.name,
             maker: makerOf(sp),
@@ -352,6 +363,7 @@ export class RuleTopology implements Topology {
     for (const src of this.sources) {
       src.onConnectorError = (err) => this.fail(err);
       src.onSourceEnd = () => this.sourceEnded();
+      src.onPending = () => this.requestCheckpoint();
     }
   }
 
@@ -387,8 +399,12 @@ export class RuleTopology implements Topology {
         errors.push(err);
       }
     };
+    this.checkpointSoon?.();
+    this.checkpointSoon = undefined;
+    if (this.options.qos >= 1 && this.opened) await run(() => this.finalCheckpoint());
     for (const s of this.sources) await run(() => s.close());
-    if (this.options.qos >= 1 && this.opened) await run(() => this.checkpoint());
+    // the state as the sources left it; what arrived after the last acknowledged checkpoint comes again
+    if (this.options.qos >= 1 && this.opened) await run(() => this.checkpoint(false));
     for (const n of this.ordered) if (!(n instanceof SourceNode)) await run(() => n.close());
     for (const b of this.batches) await run(() => b.close());
     for (const s of this.sinks) await run(() => s.close());
@@ -413,7 +429,10 @@ export class RuleTopology implements Topology {
     }
   }
 
-  /** A bounded source finished: when every stream source has, let the queued events drain, then report the end. */
+  /**
+   * A bounded source finished: when every stream source has, let the queued events drain, hand on partial batches,
+   * wait until every sink has settled what it received (docs/runtime.md §1.3), then report the end.
+   */
   private sourceEnded(): void {
     const streams = this.sources.filter((s) => s.role === 'stream');
     if (streams.length === 0 || !streams.every((s) => s.ended)) return;
@@ -426,13 +445,17 @@ export class RuleTopology implements Topology {
       // one more turn so that the operators downstream finish the last batch
       setImmediate(() => {
         if (this.closed) return;
-        if (this.endCb) {
-          const cb = this.endCb;
-          this.endCb = null;
-          cb();
-        } else {
-          this.endPending = true;
-        }
+        for (const b of this.batches) b.flushGathered();
+        void Promise.all(this.sinks.map((s) => (s.flush ? s.flush() : Promise.resolve(true)))).then(() => {
+          if (this.closed) return;
+          if (this.endCb) {
+            const cb = this.endCb;
+            this.endCb = null;
+            cb();
+          } else {
+            this.endPending = true;
+          }
+        });
       });
     };
     setImmediate(wait);
@@ -476,16 +499,92 @@ export class RuleTopology implements Topology {
     const interval = this.options.checkpointInterval > 0 ? this.options.checkpointInterval : 300000;
     this.checkpointTimer = this.env.clock.setTimeout(() => {
       if (this.closed) return;
-      this.checkpoint()
-        .catch((err: unknown) => this.logger.warn({ err }, 'checkpoint failed'))
-        .finally(() => {
-          if (!this.closed) this.scheduleCheckpoint();
-        });
+      this.startCheckpoint();
+      this.scheduleCheckpoint();
     }, interval);
   }
 
-  /** Snapshots every stateful operator now and saves it (qos ≥ 1). */
-  async checkpoint(): Promise<void> {
+  /**
+   * Held deliveries arrived: take a checkpoint soon, so that the broker gets its acknowledgements (it sends only a
+   * limited number of unacknowledged messages). A rule without operator state checkpoints as fast as its sinks
+   * confirm; a stateful one spaces its saves by a multiple of the last save's duration.
+   */
+  private requestCheckpoint(): void {
+    if (this.closed || !this.opened) return;
+    if (this.checkpointRunning) {
+      this.checkpointWanted = true;
+      return;
+    }
+    if (this.checkpointSoon) return;
+    const gap = this.hasState() ? Math.min(Math.max(5, this.lastSaveMs * 4), this.options.checkpointInterval || 1000) : 0;
+    const run = () => {
+      this.checkpointSoon = undefined;
+      this.startCheckpoint();
+    };
+    if (gap > 0) {
+      const t = setTimeout(run, gap);
+      this.checkpointSoon = () => clearTimeout(t);
+    } else {
+      const i = setImmediate(run);
+      this.checkpointSoon = () => clearImmediate(i);
+    }
+  }
+
+  /**
+   * Starts a checkpoint now, from a timer or an immediate: between two macrotasks every node queue has drained (they
+   * drain in microtasks), so each held delivery's effects are in an operator's state or in a sink.
+   */
+  private startCheckpoint(): void {
+    if (this.closed) return;
+    if (this.checkpointRunning) {
+      this.checkpointWanted = true;
+      return;
+    }
+    this.checkpointRunning = this.checkpoint(true)
+      .catch((err: unknown) => this.logger.warn({ err }, 'checkpoint failed'))
+      .finally(() => {
+        this.checkpointRunning = undefined;
+        if (this.checkpointWanted || this.sources.some((s) => s.hasPending)) {
+          this.checkpointWanted = false;
+          this.requestCheckpoint();
+        }
+      });
+  }
+
+  /** At stop: one more acknowledged checkpoint (bounded: a sink waiting for its broker must not hold the stop). */
+  private async finalCheckpoint(): Promise<void> {
+    const running = this.checkpointRunning;
+    const taken = (async () => {
+      if (running) await running;
+      await new Promise<void>((resolve, reject) => setImmediate(() => this.checkpoint(true).then(resolve, reject)));
+    })();
+    let timer: NodeJS.Timeout | undefined;
+    // past the wait the sinks close: their pending flushes resolve false and nothing more is acknowledged
+    await Promise.race([taken, new Promise<void>((resolve) => (timer = setTimeout(resolve, FINAL_CHECKPOINT_WAIT_MS)))]);
+    clearTimeout(timer);
+    taken.catch((err: unknown) => this.logger.warn({ err }, 'checkpoint failed'));
+  }
+
+  private stateful: boolean | undefined;
+  /** whether the rule has operator state to save (windows, watermarks, joins, analytic functions, batches, offsets) */
+  private hasState(): boolean {
+    if (this.stateful === undefined) {
+      this.stateful =
+        this.batches.length > 0 ||
+        this.ordered.some((n) => n instanceof WindowNode || n instanceof WatermarkNode || n instanceof JoinAlignerNode || n instanceof AnalyticNode) ||
+        this.sources.some((s) => s.offset() !== undefined);
+    }
+    return this.stateful;
+  }
+
+  /**
+   * Snapshots every stateful operator now and saves it (qos ≥ 1). With `acknowledge`, the deliveries the sources
+   * held until now are released once every sink has settled what it received and the state is saved: the broker
+   * then forgets them. Call it from a macrotask (see startCheckpoint).
+   */
+  async checkpoint(acknowledge = false): Promise<void> {
+    const covered: Delivery[] = [];
+    if (acknowledge) for (const s of this.sources) for (const d of s.takePending()) covered.push(d);
     const states: Record<string, unknown> = {};
     for (const n of this.ordered) {
       if (n instanceof WindowNode) {
@@ -515,7 +614,19 @@ export class RuleTopology implements Topology {
     }
     // Node queues drain in microtasks, so at a checkpoint (a timer, or close after the sources stopped) they are
     // empty: there are no in-flight events to save.
-    await saveCheckpoint(this.env.store, this.rule.id, { id: this.env.clock.now(), states });
+    const id = this.env.clock.now();
+    if (covered.length > 0) {
+      const settled = await Promise.all(this.sinks.map((s) => (s.flush ? s.flush() : Promise.resolve(true))));
+      // a sink closed first: what it had not settled is not acknowledged, the broker sends it again
+      if (!settled.every(Boolean)) return;
+    }
+    if (!acknowledge || this.hasState() || !this.savedOnce) {
+      const t0 = Date.now();
+      await saveCheckpoint(this.env.store, this.rule.id, { id, states });
+      this.lastSaveMs = Date.now() - t0;
+      this.savedOnce = true;
+    }
+    for (const d of covered) d.release();
   }
 
   async resetOffset(streamName: string, input: ValueObject): Promise<void> {
