@@ -30,6 +30,8 @@ import { registerWebsocketSink } from './websocket-sink.js';
 import { registerRest } from './rest-sink.js';
 import { registerSql } from './sql-register.js';
 import { registerSimulator } from './simulator.js';
+import { registerRandom } from './random-source.js';
+import { registerNexmark } from './nexmark-source.js';
 
 export { Registry } from './registry.js';
 export { ConfKeys, type ConfKind, type ConfMap } from './confkeys.js';
@@ -107,6 +109,8 @@ export class Connectors {
     registerRest(this.registry);
     registerSql(this.registry);
     registerSimulator(this.registry);
+    registerRandom(this.registry);
+    registerNexmark(this.registry);
     this.registerSinkKeyValidation(opts.logger, opts.home.data);
   }
 
