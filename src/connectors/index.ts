@@ -32,6 +32,7 @@ import { registerSql } from './sql-register.js';
 import { registerSimulator } from './simulator.js';
 import { registerRandom } from './random-source.js';
 import { registerNexmark } from './nexmark-source.js';
+import { registerInflux } from './influx-sink.js';
 
 export { Registry } from './registry.js';
 export { ConfKeys, type ConfKind, type ConfMap } from './confkeys.js';
@@ -111,6 +112,7 @@ export class Connectors {
     registerSimulator(this.registry);
     registerRandom(this.registry);
     registerNexmark(this.registry);
+    registerInflux(this.registry);
     this.registerSinkKeyValidation(opts.logger, opts.home.data);
   }
 
