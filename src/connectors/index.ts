@@ -33,6 +33,7 @@ import { registerSimulator } from './simulator.js';
 import { registerRandom } from './random-source.js';
 import { registerNexmark } from './nexmark-source.js';
 import { registerInflux } from './influx-sink.js';
+import { registerEdgex } from './edgex.js';
 
 export { Registry } from './registry.js';
 export { ConfKeys, type ConfKind, type ConfMap } from './confkeys.js';
@@ -113,6 +114,7 @@ export class Connectors {
     registerRandom(this.registry);
     registerNexmark(this.registry);
     registerInflux(this.registry);
+    registerEdgex(this.registry, this.mqtt, this.confKeys);
     this.registerSinkKeyValidation(opts.logger, opts.home.data);
   }
 

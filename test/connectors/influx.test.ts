@@ -27,7 +27,7 @@ test('influx sink writes rows as points (tags from templates, chosen fields, pre
     const running = async (rid: string) => {
       let text = '';
       const until = Date.now() + 15_000;
-      while (!/"status":"running"/.test(text) && Date.now() < until) {
+      while (!/"status":\s*"running"/.test(text) && Date.now() < until) {
         text = (await s.req('GET', `/rules/${rid}/status`)).text;
         await new Promise((r) => setTimeout(r, 50));
       }
