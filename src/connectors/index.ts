@@ -34,6 +34,7 @@ import { registerRandom } from './random-source.js';
 import { registerNexmark } from './nexmark-source.js';
 import { registerInflux } from './influx-sink.js';
 import { registerEdgex } from './edgex.js';
+import { registerZmq } from './zmq.js';
 
 export { Registry } from './registry.js';
 export { ConfKeys, type ConfKind, type ConfMap } from './confkeys.js';
@@ -115,6 +116,7 @@ export class Connectors {
     registerNexmark(this.registry);
     registerInflux(this.registry);
     registerEdgex(this.registry, this.mqtt, this.confKeys);
+    registerZmq(this.registry);
     this.registerSinkKeyValidation(opts.logger, opts.home.data);
   }
 
