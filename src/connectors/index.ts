@@ -35,6 +35,8 @@ import { registerNexmark } from './nexmark-source.js';
 import { registerInflux } from './influx-sink.js';
 import { registerEdgex } from './edgex.js';
 import { registerZmq } from './zmq.js';
+import { registerVideo } from './video-source.js';
+import { registerImage } from './image-sink.js';
 
 export { Registry } from './registry.js';
 export { ConfKeys, type ConfKind, type ConfMap } from './confkeys.js';
@@ -117,6 +119,8 @@ export class Connectors {
     registerInflux(this.registry);
     registerEdgex(this.registry, this.mqtt, this.confKeys);
     registerZmq(this.registry);
+    registerVideo(this.registry);
+    registerImage(this.registry);
     this.registerSinkKeyValidation(opts.logger, opts.home.data);
   }
 
