@@ -37,6 +37,7 @@ import { registerEdgex } from './edgex.js';
 import { registerZmq } from './zmq.js';
 import { registerVideo } from './video-source.js';
 import { registerImage } from './image-sink.js';
+import { NeuronPool, registerNeuron } from './neuron.js';
 
 export { Registry } from './registry.js';
 export { ConfKeys, type ConfKind, type ConfMap } from './confkeys.js';
@@ -68,6 +69,7 @@ export class Connectors {
   readonly confKeys: ConfKeys;
   readonly memory = new MemoryBus();
   readonly mqtt = new MqttPool();
+  readonly neuron = new NeuronPool();
   readonly dataServer: DataServer;
   readonly wsEndpoints: WsEndpoints;
   private readonly sinkDefaults: SinkDefaults;
@@ -121,6 +123,7 @@ export class Connectors {
     registerZmq(this.registry);
     registerVideo(this.registry);
     registerImage(this.registry);
+    registerNeuron(this.registry, this.neuron);
     this.registerSinkKeyValidation(opts.logger, opts.home.data);
   }
 
@@ -177,5 +180,6 @@ export class Connectors {
     await this.wsEndpoints.close();
     await this.dataServer.close();
     await this.mqtt.close();
+    this.neuron.close();
   }
 }
