@@ -218,3 +218,32 @@ for (const tr of transports) {
     }
   });
 }
+
+test('edgex connectionSelector: the bus settings come from a shared edgex connection config key', async () => {
+  const s = await startTestServer();
+  const peer = await mqttPeer();
+  const id = uid();
+  const rows: ValueObject[] = [];
+  const closeMem = s.app.connectors.memory.subscribe(`edgex/${id}/sel`, (m) => rows.push(m.row));
+  try {
+    assert.equal((await s.req('PUT', `/metadata/connections/edgex/confKeys/bus${id}`, { type: 'mqtt', protocol: 'tcp', server: '127.0.0.1', port: 1883 })).status, 200);
+    // the key's own bus properties point nowhere: the selected connection wins
+    assert.equal(
+      (await s.req('PUT', `/metadata/sources/edgex/confKeys/k${id}`, { type: 'redis', server: '127.0.0.1', port: 1, topic: `edgex/${id}/sel/#`, connectionSelector: `edgex.bus${id}` })).status,
+      200,
+    );
+    assert.equal((await s.req('POST', '/streams', { sql: `CREATE STREAM exsel${id} () WITH (TYPE="edgex", CONF_KEY="k${id}")` })).status, 201);
+    assert.equal((await s.req('POST', '/rules', { id: `rsel${id}`, sql: `SELECT Label FROM exsel${id}`, actions: [{ memory: { topic: `edgex/${id}/sel`, sendSingle: true } }] })).status, 201);
+    await running(s, `rsel${id}`);
+    await peer.publish(`edgex/${id}/sel/thermo/dev1`, edgexEnvelope('dev1', false, false));
+    await until(() => rows.length >= 1, 15_000, 'a row through the selected connection');
+    assert.deepEqual(rows[0], { Label: 'hall' });
+    const missing = await s.req('POST', '/rules', { id: `rmiss${id}`, sql: `SELECT * FROM exsel${id}`, actions: [{ edgex: { connectionSelector: `edgex.none${id}` } }] });
+    assert.equal(missing.status, 400);
+    assert.match(missing.text, /connection selector edgex\.none\w+ is not found/);
+  } finally {
+    closeMem();
+    await peer.close();
+    await s.dispose();
+  }
+});
