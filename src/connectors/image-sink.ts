@@ -28,14 +28,18 @@ function sniff(b: Uint8Array): ImageFormat | undefined {
 
 const pad = (n: number, w = 2): string => String(n).padStart(w, '0');
 
-let lastStamp = 0;
-/** Local time with nanosecond digits, strictly increasing within the process. */
+let lastMs = 0;
+let sameMs = 0;
+/** Local time with nanosecond digits (the millisecond, then a counter), strictly increasing within the process. */
 function stamp(): string {
-  const ns = Math.max(Date.now() * 1_000_000, lastStamp + 1);
-  lastStamp = ns;
-  const d = new Date(Math.floor(ns / 1_000_000));
-  const frac = ns % 1_000_000_000;
-  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}_${pad(d.getHours())}-${pad(d.getMinutes())}-${pad(d.getSeconds())}-${pad(frac, 9)}`;
+  const now = Date.now();
+  if (now > lastMs) {
+    lastMs = now;
+    sameMs = 0;
+  } else sameMs++;
+  const d = new Date(lastMs);
+  const nanos = d.getMilliseconds() * 1_000_000 + Math.min(sameMs, 999_999);
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}_${pad(d.getHours())}-${pad(d.getMinutes())}-${pad(d.getSeconds())}-${pad(nanos, 9)}`;
 }
 
 export class ImageSink implements SinkConnector {
