@@ -31,6 +31,14 @@ import { registerWebsocketSink } from './websocket-sink.js';
 import { registerRest } from './rest-sink.js';
 import { registerSql } from './sql-register.js';
 import { registerSimulator } from './simulator.js';
+import { registerRandom } from './random-source.js';
+import { registerNexmark } from './nexmark-source.js';
+import { registerInflux } from './influx-sink.js';
+import { registerEdgex } from './edgex.js';
+import { registerZmq } from './zmq.js';
+import { registerVideo } from './video-source.js';
+import { registerImage } from './image-sink.js';
+import { NeuronPool, registerNeuron } from './neuron.js';
 
 export { Registry } from './registry.js';
 export { ConfKeys, type ConfKind, type ConfMap } from './confkeys.js';
@@ -62,6 +70,7 @@ export class Connectors {
   readonly confKeys: ConfKeys;
   readonly memory = new MemoryBus();
   readonly mqtt: MqttPool;
+  readonly neuron = new NeuronPool();
   readonly dataServer: DataServer;
   readonly wsEndpoints: WsEndpoints;
   private readonly sinkDefaults: SinkDefaults;
@@ -109,6 +118,14 @@ export class Connectors {
     registerRest(this.registry);
     registerSql(this.registry);
     registerSimulator(this.registry);
+    registerRandom(this.registry);
+    registerNexmark(this.registry);
+    registerInflux(this.registry);
+    registerEdgex(this.registry, this.mqtt, this.confKeys);
+    registerZmq(this.registry);
+    registerVideo(this.registry);
+    registerImage(this.registry);
+    registerNeuron(this.registry, this.neuron);
     this.registerSinkKeyValidation(opts.logger, opts.home.data);
   }
 
@@ -170,5 +187,6 @@ export class Connectors {
     await this.wsEndpoints.close();
     await this.dataServer.close();
     await this.mqtt.close();
+    this.neuron.close();
   }
 }

@@ -47,9 +47,9 @@ export interface SinkMeta extends ConnectorMeta {
   properties: FieldMeta[];
 }
 
-const same = (text: string): Lang => ({ en_US: text, zh_CN: text });
+export const same = (text: string): Lang => ({ en_US: text, zh_CN: text });
 
-function about(description: Lang, doc: string): About {
+export function about(description: Lang, doc: string): About {
   return {
     trial: false,
     installed: true,
@@ -59,7 +59,7 @@ function about(description: Lang, doc: string): About {
   };
 }
 
-interface FieldOpts {
+export interface FieldOpts {
   optional?: boolean;
   values?: unknown[];
   connection?: boolean;
@@ -67,7 +67,7 @@ interface FieldOpts {
 }
 
 /** One property descriptor; the control follows from the type unless given. */
-function f(name: string, type: FieldMeta['type'], dflt: unknown, label: string, hint: string, o: FieldOpts = {}): FieldMeta {
+export function f(name: string, type: FieldMeta['type'], dflt: unknown, label: string, hint: string, o: FieldOpts = {}): FieldMeta {
   const control = o.control ?? (o.values ? 'select' : type === 'bool' ? 'radio' : type.startsWith('list') ? 'list' : type === 'object' ? 'textarea' : 'text');
   const m: FieldMeta = {
     name,
@@ -83,7 +83,7 @@ function f(name: string, type: FieldMeta['type'], dflt: unknown, label: string, 
   return m;
 }
 
-const TLS: FieldMeta[] = [
+export const TLS: FieldMeta[] = [
   f('insecureSkipVerify', 'bool', false, 'Skip certificate verification', 'Do not verify the server certificate.', { connection: true }),
   f('certificationPath', 'string', '', 'Certificate path', 'Client certificate file (PEM).', { connection: true }),
   f('privateKeyPath', 'string', '', 'Private key path', 'Client private key file (PEM).', { connection: true }),
@@ -92,7 +92,7 @@ const TLS: FieldMeta[] = [
 ];
 
 // zstd is left out: Node 20 has no zstd codec (compression.ts)
-const COMPRESSIONS = ['zlib', 'gzip', 'flate'];
+export const COMPRESSIONS = ['zlib', 'gzip', 'flate'];
 const HTTP_METHODS = ['get', 'post', 'put', 'delete'];
 const BODY_TYPES = ['none', 'text', 'json', 'html', 'xml', 'javascript', 'form'];
 
@@ -105,7 +105,9 @@ const MQTT_CONN: FieldMeta[] = [
   ...TLS,
 ];
 
-const SOURCES: Record<string, SourceMeta & { stream: boolean; lookup: boolean }> = {
+export type SourceEntry = SourceMeta & { stream: boolean; lookup: boolean };
+
+const SOURCES: Record<string, SourceEntry> = {
   mqtt: {
     stream: true,
     lookup: false,
@@ -281,7 +283,7 @@ const COMMON_SINK: FieldMeta[] = [
   f('enableCache', 'bool', false, 'Cache', 'Keep failed results and resend them.'),
 ];
 
-function sink(description: Lang, doc: string, label: string, props: FieldMeta[]): SinkMeta {
+export function sink(description: Lang, doc: string, label: string, props: FieldMeta[]): SinkMeta {
   return { about: about(description, doc), libs: [], node: { category: 'sink', icon: 'iconPath', label: same(label) }, properties: [...props, ...COMMON_SINK] };
 }
 
@@ -364,6 +366,15 @@ const CONNECTIONS: Record<string, SourceMeta> = {
     properties: { default: MQTT_CONN },
   },
 };
+
+/** Metadata of a connector defined in its own module (registered with the connector). */
+export function addSourceMeta(name: string, meta: SourceEntry): void {
+  SOURCES[name] = meta;
+}
+
+export function addSinkMeta(name: string, meta: SinkMeta): void {
+  SINKS[name] = meta;
+}
 
 export interface PluginInfo {
   name: string;

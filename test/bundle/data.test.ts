@@ -259,14 +259,14 @@ test('malformed bundles leave the previous state intact and name every failing i
         ...good,
         streams: { ...good.streams, broken: 'CREATE STREAM broken (a BIGINT WITH (DATASOURCE="x")', dropper: `DROP STREAM ${x.stream}` },
         rules: { ...good.rules, noact: JSON.stringify({ id: 'noact', sql: `SELECT * FROM ${x.stream}`, actions: [] }) },
-        nativePlugins: { sinks_influx: '{"name":"influx","file":"https://example.com/influx.zip","shellParas":[]}' },
+        nativePlugins: { sinks_tdengine: '{"name":"tdengine","file":"https://example.com/tdengine.zip","shellParas":[]}' },
         Service: { vision: '{"name":"vision","file":"https://example.com/vision.zip"}' },
       },
       [
         ['streams', 'broken', /./],
         ['streams', 'dropper', /Invalid stream statement/],
         ['rules', 'noact', /^Missing rule actions\.$/],
-        ['nativePlugins', 'sinks_influx', /not supported/],
+        ['nativePlugins', 'sinks_tdengine', /not supported/],
       ],
     );
 
