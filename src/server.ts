@@ -38,6 +38,7 @@ import { registerServiceRoutes } from './api/services.js';
 import { registerPluginRoutes } from './api/plugins.js';
 import { PortableManager } from './extensions/plugins-portable.js';
 import { registerConfigRoutes } from './api/configs.js';
+import { registerOpsRoutes } from './api/ops.js';
 
 /** Everything a service or route module may need; built once per server. */
 export interface App {
@@ -217,6 +218,17 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
   registerDataRoutes(http, { bundle, tasks, requestExit: (code) => void close().finally(() => process.exit(code)) });
   registerRulesetRoutes(http, bundle);
   registerConfigRoutes(http, { config, logger, onTimezone: (zone) => rules.setTimezone(zone) });
+  registerOpsRoutes(http, {
+    startedAt,
+    dataServer: {
+      host: config.source.httpServerIp,
+      configuredPort: Number(config.source.httpServerPort),
+      port: () => connectors.dataServer.port,
+    },
+    ruleCount: () => rules.ids().length,
+    ruleList: () => rules.list(),
+    ruleStatus: (id) => rules.status(id),
+  });
 
   let closed = false;
   const close = async () => {
