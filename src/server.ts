@@ -4,7 +4,7 @@
  */
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { loadConfig, prepareHome, resolveHome, type EddyConfig, type Home } from './config/index.js';
+import { loadConfig, packageRoot, prepareHome, resolveHome, type EddyConfig, type Home } from './config/index.js';
 import { createLogger, type Logger } from './log.js';
 import { openStore, type KVStore } from './store/index.js';
 import { createHttp } from './api/server.js';
@@ -39,6 +39,7 @@ import { registerPluginRoutes } from './api/plugins.js';
 import { PortableManager } from './extensions/plugins-portable.js';
 import { registerConfigRoutes } from './api/configs.js';
 import { registerOpsRoutes } from './api/ops.js';
+import { registerConsoleRoutes } from './api/console.js';
 
 /** Everything a service or route module may need; built once per server. */
 export interface App {
@@ -229,6 +230,7 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
     ruleList: () => rules.list(),
     ruleStatus: (id) => rules.status(id),
   });
+  registerConsoleRoutes(http, join(packageRoot(), 'console'));
 
   let closed = false;
   const close = async () => {
