@@ -14,6 +14,12 @@ import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import mqtt from 'mqtt';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
+// the functions passed to page.waitForFunction/evaluate run in the browser; the test is compiled without the DOM library
+interface PageElement {
+  textContent: string | null;
+}
+declare const document: { querySelector(sel: string): PageElement | null; querySelectorAll(sel: string): ArrayLike<PageElement> };
+
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SHOTS = new URL('../output/console/', import.meta.url).pathname;
 const FLAGS = [
@@ -134,7 +140,10 @@ test('import a bundle with progress; the server page shows CPU and memory', asyn
   await page.locator('[data-role=import-file]').setInputFiles({ name: 'bundle.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(bundle)) });
   await page.locator('[data-role=import]').click();
   await page.locator('[data-role=import-result] .ok').filter({ hasText: 'imported' }).waitFor();
-  assert.equal(await page.locator('[data-role=import-progress]').evaluate((el) => (el as HTMLProgressElement).value === (el as HTMLProgressElement).max && (el as HTMLProgressElement).max > 1), true);
+  assert.equal(await page.locator('[data-role=import-progress]').evaluate((el) => {
+    const bar = el as unknown as { value: number; max: number };
+    return bar.value === bar.max && bar.max > 1;
+  }), true);
   await page.screenshot({ path: join(SHOTS, 'import.png'), fullPage: true });
   const listed = (server.app.rules.list()).filter((r) => r.id.startsWith('uiimp'));
   assert.equal(listed.length, 20);
@@ -157,7 +166,7 @@ test('the rules page with 1,000 rules: first render (figure printed)', async () 
   await page.goto(`${server.url}/console/#/rules`);
   await page.locator('[data-role=rules] tbody[data-rendered]').waitFor();
   const navToRows = Date.now() - t0;
-  const inPage = await page.evaluate(() => (window as unknown as { eddyRulesFirstRenderMs: number }).eddyRulesFirstRenderMs);
+  const inPage = await page.evaluate(() => (globalThis as unknown as { eddyRulesFirstRenderMs: number }).eddyRulesFirstRenderMs);
   const rows = await page.locator('[data-role=rules] tbody tr').count();
   assert.equal(rows, 50, 'one page of rules is rendered');
   await page.screenshot({ path: join(SHOTS, 'rules-1000.png'), fullPage: true });
