@@ -59,6 +59,9 @@ async function main(argv: string[]): Promise<number> {
   }
   const [verb, noun, ...rest] = positionals;
   if (verb === 'start' && noun === undefined) {
+    // `eddy --port 9091 start` means the server's port, as kuiper.yaml's basic.restPort
+    if (argv.some((a) => a === '--port' || a.startsWith('--port='))) process.env.KUIPER__BASIC__RESTPORT = values.port;
+    if (argv.some((a) => a === '--host' || a.startsWith('--host='))) process.env.KUIPER__BASIC__RESTIP = values.host;
     await import('../main.js');
     return -1; // the server keeps the process alive
   }

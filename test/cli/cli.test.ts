@@ -197,3 +197,32 @@ test('with authentication on, the token comes from EDDY_TOKEN', async () => {
     rmSync(home, { recursive: true, force: true });
   }
 });
+
+test('eddy start runs the server; eddy status talks to it', async () => {
+  const home = mkdtempSync(join(tmpdir(), 'eddy-cli-start-'));
+  const child = spawn(process.execPath, [bin, 'start'], {
+    env: {
+      ...process.env,
+      EDDY_HOME: home,
+      KUIPER__BASIC__RESTIP: '127.0.0.1',
+      KUIPER__BASIC__RESTPORT: '0',
+      KUIPER__BASIC__FILELOG: 'false',
+      KUIPER__SOURCE__HTTPSERVERIP: '127.0.0.1',
+      KUIPER__SOURCE__HTTPSERVERPORT: '0',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  try {
+    const url = await until('the banner', () => /REST API on (http:\/\/127\.0\.0\.1:\d+)/.exec(out)?.[1]);
+    const r = await eddy({ url }, ['status']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^version: 1\.14\.7-eddy/m);
+  } finally {
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGTERM');
+    await exited;
+    rmSync(home, { recursive: true, force: true });
+  }
+});
