@@ -50,6 +50,8 @@ async function compile(root, files, out) {
       tsconfig: join(root, 'tsconfig.build.json'),
       logLevel: 'error',
     });
+    // esbuild's service process would otherwise live as long as the server it just built
+    await esbuild.stop?.();
     return;
   }
   const tsc = join(root, 'node_modules/typescript/bin/tsc');
