@@ -442,8 +442,8 @@ async function configPage() {
   const kindSel = h('select', {}, ...['sources', 'sinks', 'connections'].map((k) => h('option', { value: k }, k)));
   const typeSel = h('select');
   const keys = h('div');
-  const keyName = h('input', { placeholder: 'conf key name' });
-  const keyProps = h('textarea', { class: 'code', rows: 6 });
+  const keyName = h('input', { placeholder: 'conf key name', 'data-role': 'confkey-name' });
+  const keyProps = h('textarea', { class: 'code', rows: 6, 'data-role': 'confkey-props' });
   keyProps.value = '{}';
   const loadTypes = async () => {
     const list = await api('GET', `/metadata/${kindSel.value}`);
@@ -484,7 +484,7 @@ async function configPage() {
     h('h1', {}, 'Config keys'),
     h('div', { class: 'toolbar' }, kindSel, typeSel),
     keys,
-    h('div', { class: 'panel' }, h('h2', {}, 'Add or change a key'), h('p', {}, keyName), keyProps, h('p', {}, h('button', { class: 'primary', onclick: save }, 'Save key'))),
+    h('div', { class: 'panel' }, h('h2', {}, 'Add or change a key'), h('p', {}, keyName), keyProps, h('p', {}, h('button', { class: 'primary', onclick: save, 'data-role': 'confkey-save' }, 'Save key'))),
   );
   await loadTypes();
 }

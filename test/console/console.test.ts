@@ -78,6 +78,7 @@ test('create a stream and a rule in the UI, watch live metrics while MQTT messag
   const sql = page.locator('[data-role=sql]');
   await sql.fill(`CREATE STREAM ${name} (temperature FLOAT) WITH (DATASOURCE="${topic}", FORMAT="json"`);
   await page.locator('[data-role=sql-status] .error').filter({ hasText: /line 1, column \d+/ }).waitFor();
+  await page.screenshot({ path: join(SHOTS, 'stream-syntax-error.png'), fullPage: true });
   await sql.fill(`CREATE STREAM ${name} (temperature FLOAT) WITH (DATASOURCE="${topic}", FORMAT="json")`);
   await page.locator('[data-role=sql-status] .ok').waitFor();
   await page.locator('[data-role=create]').click();
@@ -132,7 +133,7 @@ test('create a stream and a rule in the UI, watch live metrics while MQTT messag
   await page.close();
 });
 
-test('import a bundle with progress; the server page shows CPU and memory', async () => {
+test('import a bundle with progress; add a config key; the server page shows CPU and memory', async () => {
   const rules: Record<string, string> = {};
   for (let i = 0; i < 20; i++) rules[`uiimp${i}`] = JSON.stringify({ id: `uiimp${i}`, sql: `SELECT * FROM uiimp WHERE a > ${i}`, actions: [{ nop: {} }] });
   const bundle = { streams: { uiimp: 'CREATE STREAM uiimp (a BIGINT) WITH (TYPE="memory", DATASOURCE="ui/imp", FORMAT="json")' }, rules };
@@ -147,6 +148,16 @@ test('import a bundle with progress; the server page shows CPU and memory', asyn
   await page.screenshot({ path: join(SHOTS, 'import.png'), fullPage: true });
   const listed = (server.app.rules.list()).filter((r) => r.id.startsWith('uiimp'));
   assert.equal(listed.length, 20);
+  await page.goto(`${server.url}/console/#/config`);
+  await page.locator('main select').nth(1).locator('option[value=mqtt]').waitFor({ state: 'attached' });
+  await page.locator('main select').nth(1).selectOption('mqtt');
+  await page.locator('[data-role=confkey-name]').fill('uikey');
+  await page.locator('[data-role=confkey-props]').fill('{"server": "tcp://127.0.0.1:1883"}');
+  await page.locator('[data-role=confkey-save]').click();
+  await page.locator('main td').filter({ hasText: /^uikey$/ }).waitFor();
+  const keys = (await server.req('GET', '/metadata/sources/yaml/mqtt')).json() as Record<string, { server?: string }>;
+  assert.equal(keys.uikey?.server, 'tcp://127.0.0.1:1883');
+  await page.screenshot({ path: join(SHOTS, 'config.png'), fullPage: true });
   await page.goto(`${server.url}/console/#/server`);
   await page.locator('[data-role=server]').filter({ hasText: 'Memory (RSS)' }).waitFor();
   await page.screenshot({ path: join(SHOTS, 'server.png'), fullPage: true });
