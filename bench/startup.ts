@@ -61,7 +61,7 @@ async function until(cond: () => Promise<boolean>, deadlineMs: number): Promise<
 async function oneStart(root: string, home: string, port: number, viaNpm = false): Promise<{ ping: number; running: number }> {
   const t0 = performance.now();
   const child: ChildProcess = viaNpm
-    ? spawn('npm', ['start', '--silent'], { cwd: root, env: env(home, port), stdio: 'ignore', detached: true })
+    ? spawn('npm', ['start', '--silent'], { cwd: root, env: env(home, port), stdio: process.env.EDDY_BENCH_VERBOSE ? 'inherit' : 'ignore', detached: true })
     : spawn(process.execPath, [join(root, 'scripts', 'start.mjs')], { env: env(home, port), stdio: process.env.EDDY_BENCH_VERBOSE ? 'inherit' : 'ignore' });
   try {
     const base = `http://127.0.0.1:${port}`;
@@ -75,9 +75,11 @@ async function oneStart(root: string, home: string, port: number, viaNpm = false
   } finally {
     const exited = new Promise((r) => child.once('exit', r));
     // npm runs the server in a child of its own: the whole process group is stopped
-    if (viaNpm) process.kill(-child.pid!, 'SIGTERM');
-    else child.kill('SIGTERM');
-    await exited;
+    if (child.exitCode === null && child.signalCode === null) {
+      if (viaNpm) process.kill(-child.pid!, 'SIGTERM');
+      else child.kill('SIGTERM');
+      await exited;
+    }
     // the next start must not find this server still answering (npm exits before its child has closed)
     await until(async () => !(await fetch(`http://127.0.0.1:${port}/ping`).then(() => true, () => false)), 60_000);
   }
