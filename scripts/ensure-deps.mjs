@@ -8,6 +8,8 @@ export function ensureDeps(root) {
   const lock = `${root}/package-lock.json`;
   if (existsSync(marker) && statSync(marker).mtimeMs >= statSync(lock).mtimeMs - 1000) return;
   console.error('eddy: installing dependencies (npm ci)…');
+  const t0 = Date.now();
   const res = spawnSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: root, stdio: 'inherit' });
   if (res.status !== 0) process.exit(res.status ?? 1);
+  console.error(`eddy: dependencies installed in ${Math.round((Date.now() - t0) / 1000)} s`);
 }

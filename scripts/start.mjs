@@ -1,12 +1,10 @@
 #!/usr/bin/env node
-// `npm start`: install if needed, build if sources changed, then serve (EDDY_HOME, default the current folder).
-import { spawnSync } from 'node:child_process';
+// `npm start`: install if needed, compile `src/` only when it changed since the last build, then serve (EDDY_HOME,
+// default the current folder).
 import { ensureDeps } from './ensure-deps.mjs';
+import { ensureServerBuild } from './build-server.mjs';
 
-const root = new URL('..', import.meta.url).pathname;
+const root = new URL('..', import.meta.url).pathname.replace(/\/$/, '');
 ensureDeps(root);
-const tsc = spawnSync(process.execPath, [`${root}/node_modules/typescript/bin/tsc`, '-p', `${root}/tsconfig.json`], {
-  stdio: 'inherit',
-});
-if (tsc.status !== 0) process.exit(tsc.status ?? 1);
-await import(new URL('../dist/src/main.js', import.meta.url).href);
+await ensureServerBuild(root);
+await import(new URL('../dist/server/main.js', import.meta.url).href);

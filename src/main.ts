@@ -2,6 +2,7 @@
 /** `npm start`: serve the REST API from the home folder (EDDY_HOME, default the current folder). */
 import v8 from 'node:v8';
 import { startServer } from './server.js';
+import { startupBanner } from './banner.js';
 
 // SQL regex functions and LIKE patterns come from users: let V8 fall back to its linear-time engine when a pattern
 // backtracks excessively, so a crafted pattern cannot stall every rule (JavaScript regexps are not RE2).
@@ -11,7 +12,7 @@ const server = await startServer().catch((err: unknown) => {
   console.error(`eddy: cannot start: ${err instanceof Error ? err.message : String(err)}`);
   process.exit(1);
 });
-console.log(`Eddy is serving the REST API on ${server.url} (home ${server.app.home.root})`);
+for (const line of startupBanner(server)) console.log(line);
 
 let stopping = false;
 for (const sig of ['SIGINT', 'SIGTERM'] as const) {

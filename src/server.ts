@@ -4,7 +4,7 @@
  */
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { loadConfig, prepareHome, resolveHome, type EddyConfig, type Home } from './config/index.js';
+import { loadConfig, packageRoot, prepareHome, resolveHome, type EddyConfig, type Home } from './config/index.js';
 import { createLogger, type Logger } from './config/log.js';
 import { openStore, type KVStore } from './store/index.js';
 import { createHttp } from './api/server.js';
@@ -41,6 +41,8 @@ import { registerConfigRoutes } from './api/configs.js';
 import { PrometheusExporter } from './api/prometheus.js';
 import { RuleTestService } from './rules/trial.js';
 import { registerRuleTestRoutes } from './api/ruletest.js';
+import { registerOpsRoutes } from './api/ops.js';
+import { registerConsoleRoutes } from './api/console.js';
 
 /** Everything a service or route module may need; built once per server. */
 export interface App {
@@ -246,6 +248,18 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
   const prometheus = config.basic.prometheus ? new PrometheusExporter(rules) : undefined;
   const metricsOnRest = prometheus !== undefined && config.basic.prometheusPort === config.basic.restPort;
   if (prometheus && metricsOnRest) prometheus.route(http);
+  registerOpsRoutes(http, {
+    startedAt,
+    dataServer: {
+      host: config.source.httpServerIp,
+      configuredPort: Number(config.source.httpServerPort),
+      port: () => connectors.dataServer.port,
+    },
+    ruleCount: () => rules.ids().length,
+    ruleList: () => rules.list(),
+    ruleStatus: (id) => rules.status(id),
+  });
+  registerConsoleRoutes(http, join(packageRoot(), 'console'));
 
   let closed = false;
   const close = async () => {

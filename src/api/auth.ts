@@ -58,12 +58,13 @@ export function verifyToken(token: string, mgmtDir: string, nowSeconds = Date.no
   return claims;
 }
 
-/** Installs the check on every matched route but `/` and `/ping`. */
+/** Installs the check on every matched route but `/`, `/ping` and the console's static files. */
 export function registerAuth(http: FastifyInstance, mgmtDir: string): void {
   http.addHook('preHandler', async (req, reply) => {
     if (req.is404 || req.method === 'OPTIONS') return;
     const path = req.url.split('?')[0];
-    if (path === '/' || path === '/ping') return;
+    // the console's static files hold no data; its API calls are checked like any other
+    if (path === '/' || path === '/ping' || path === '/console' || path.startsWith('/console/')) return;
     try {
       verifyToken(String(req.headers.authorization ?? ''), mgmtDir);
     } catch (e) {

@@ -164,6 +164,15 @@ export function registerDataRoutes(http: FastifyInstance, deps: DataRouteDeps): 
     }
   });
 
+  // Eddy's own: items applied so far, for progress bars (the CLI's and the console's imports)
+  http.get<{ Params: { id: string } }>('/async/task/:id/progress', async (req, reply) => {
+    try {
+      return sendJson(reply, 200, await tasks.progress(req.params.id));
+    } catch (e) {
+      throw taskError(e);
+    }
+  });
+
   http.post<{ Params: { id: string } }>('/async/task/:id/cancel', async (req, reply) => {
     try {
       await tasks.cancel(req.params.id);

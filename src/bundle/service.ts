@@ -125,6 +125,8 @@ export interface BundleDeps {
 /** Cooperative control of one import: cancellation between items. */
 export interface ImportControl {
   readonly cancelled: boolean;
+  /** told after each item is applied: items done so far and the bundle's item count (progress bars) */
+  progress?(done: number, total: number): void;
 }
 
 export class ImportCancelled extends Error {
@@ -617,6 +619,11 @@ export class BundleService {
   ): Promise<void> {
     const { catalog, rules, confKeys } = this.deps;
     let lastYield = Date.now();
+    const total =
+      [b.uploads, b.Schema, b.scripts, b.streams, b.tables, b.rules].reduce((n, sec) => n + Object.keys(sec).length, 0) +
+      EXTENSION_SECTIONS.reduce((n, key) => n + (this.deps.extensions?.[key] ? Object.keys(b[key]).length : 0), 0) +
+      CONFIG_SECTIONS.reduce((n, [key]) => n + Object.keys(b[key]).length, 0);
+    let done = 0;
     const step = async (key: BundleKey, name: string, fn: () => Promise<void>) => {
       // the SQLite store answers synchronously: without a turn of the event loop now and then, a large import would
       // keep the server from answering anything (task status, cancel) until it ends
@@ -630,6 +637,7 @@ export class BundleService {
       } catch (e) {
         errs[key][name] = message(e);
       }
+      ctl.progress?.(++done, total);
     };
 
     for (const [name, text] of Object.entries(b.uploads)) {

@@ -33,8 +33,18 @@ export class TaskNotFound extends Error {
   }
 }
 
+/** How far a running import is (Eddy's own, for progress bars): items applied of the bundle's total. */
+export interface TaskProgress {
+  id: string;
+  status: TaskStatus;
+  done: number;
+  total: number;
+}
+
 interface Live {
   record: TaskRecord;
+  itemsDone: number;
+  itemsTotal: number;
   cancelled: boolean;
   done: Promise<void>;
 }
@@ -76,11 +86,15 @@ export class TaskManager {
     const t = Math.floor(ms / 1000);
     const record: TaskRecord = { id, status: 'register', message: '', createdTimestamp: t, updatedTimestamp: t };
     await this.store.set(TASK_NS, id, JSON.stringify(record));
-    const live: Live = { record, cancelled: false, done: Promise.resolve() };
+    const live: Live = { record, itemsDone: 0, itemsTotal: 0, cancelled: false, done: Promise.resolve() };
     this.live.set(id, live);
     const ctl: ImportControl = {
       get cancelled() {
         return live.cancelled;
+      },
+      progress(done, total) {
+        live.itemsDone = done;
+        live.itemsTotal = total;
       },
     };
     live.done = (async () => {
@@ -113,6 +127,14 @@ export class TaskManager {
     const text = await this.store.get(TASK_NS, id);
     if (text === undefined) throw new TaskNotFound(id);
     return JSON.parse(text) as TaskRecord;
+  }
+
+  /** The progress of a task: live counts while it runs; once ended, its status with nothing left to do. */
+  async progress(id: string): Promise<TaskProgress> {
+    const live = this.live.get(id);
+    if (live) return { id, status: live.record.status, done: live.itemsDone, total: live.itemsTotal };
+    const rec = await this.get(id);
+    return { id, status: rec.status, done: 0, total: 0 };
   }
 
   /**

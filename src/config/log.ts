@@ -12,6 +12,35 @@ export interface LogSettings {
   fileLog?: boolean;
 }
 
+const LEVEL_NAMES: Record<number, string> = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO ', 40: 'WARN ', 50: 'ERROR', 60: 'FATAL' };
+
+/**
+ * One pino JSON line as a person reads it on a console: `time LEVEL [context] message key=value…`, the error's stack
+ * indented below. The file keeps pino's JSON (tools parse it); a line that is not JSON passes through unchanged.
+ */
+export function readableLine(json: string): string {
+  let rec: Record<string, unknown>;
+  try {
+    rec = JSON.parse(json) as Record<string, unknown>;
+  } catch {
+    return json;
+  }
+  const { level, time, msg, err, rule, component, ...rest } = rec;
+  const when = typeof time === 'number' ? new Date(time).toISOString() : '';
+  const ctx = [rule !== undefined ? `rule=${String(rule)}` : '', component !== undefined ? String(component) : '']
+    .filter((c) => c !== '')
+    .join(' ');
+  const extras = Object.entries(rest)
+    .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
+    .join(' ');
+  let line = `${when} ${LEVEL_NAMES[Number(level)] ?? String(level)} ${ctx ? `[${ctx}] ` : ''}${String(msg ?? '')}${extras ? ` ${extras}` : ''}`;
+  if (err && typeof err === 'object') {
+    const e = err as { message?: string; stack?: string };
+    line += e.stack ? `\n    ${e.stack.split('\n').join('\n    ')}` : ` error=${e.message ?? JSON.stringify(err)}`;
+  }
+  return `${line}\n`;
+}
+
 /** Console and/or file output; each destination is opened on first use and kept for later switches. */
 class SwitchableOutput implements DestinationStream {
   consoleOn = false;
@@ -22,7 +51,7 @@ class SwitchableOutput implements DestinationStream {
   constructor(private readonly filePath: string) {}
 
   write(msg: string): void {
-    if (this.consoleOn) (this.console ??= pino.destination(1)).write(msg);
+    if (this.consoleOn) (this.console ??= pino.destination(1)).write(readableLine(msg));
     if (this.fileOn) (this.file ??= pino.destination({ dest: this.filePath, mkdir: true, sync: false })).write(msg);
   }
 

@@ -633,7 +633,14 @@ export class RuleService {
 
   private async restoreAll(): Promise<void> {
     const entries = await this.deps.store.entries(RULE_NS);
+    let lastYield = Date.now();
     for (const [key, text] of entries) {
+      // planning is synchronous: without a turn of the event loop now and then, restoring many rules would keep the
+      // server from answering anything, `/ping` included, until the last one is started
+      if (Date.now() - lastYield >= 10) {
+        await new Promise<void>((r) => setImmediate(r));
+        lastYield = Date.now();
+      }
       if (this.closed) return;
       if (this.rules.has(key)) continue;
       let parsed: ParsedRule;

@@ -1,0 +1,595 @@
+// Eddy's web console: plain ES modules and the DOM, no framework and no build step (ARCHITECTURE.md "Web console").
+// Every call goes to the REST API of the server that serves these files; a 401 asks for a token, kept for the tab.
+import { drawTopology } from './graph.js';
+
+const main = document.getElementById('main');
+let pageTimers = [];
+let pageSockets = [];
+
+// ------------------------------------------------------------------------------------------------ helpers
+
+/** `h('div', {class: 'x', onclick: f}, child…)`: an element; strings become text nodes. */
+export function h(tag, attrs, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs ?? {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k.startsWith('on')) el.addEventListener(k.slice(2), v);
+    else if (k === 'value') el.value = v;
+    else el.setAttribute(k, v === true ? '' : String(v));
+  }
+  for (const c of children.flat()) if (c !== undefined && c !== null && c !== false) el.append(c instanceof Node ? c : String(c));
+  return el;
+}
+
+class ApiError extends Error {
+  constructor(status, message) {
+    super(message);
+    this.status = status;
+  }
+}
+
+let loginOpen = null;
+function askToken(reason) {
+  if (loginOpen) return loginOpen;
+  const dlg = document.getElementById('login');
+  document.getElementById('login-reason').textContent = reason;
+  loginOpen = new Promise((resolve) => {
+    dlg.addEventListener(
+      'close',
+      () => {
+        sessionStorage.setItem('eddy.token', document.getElementById('login-token').value.trim());
+        loginOpen = null;
+        resolve();
+      },
+      { once: true },
+    );
+  });
+  dlg.showModal();
+  return loginOpen;
+}
+
+/** A REST call; JSON bodies parsed. Throws ApiError with the server's message. */
+export async function api(method, path, body) {
+  for (let attempt = 0; ; attempt++) {
+    const headers = {};
+    const token = sessionStorage.getItem('eddy.token');
+    if (token) headers.Authorization = token;
+    if (body !== undefined) headers['Content-Type'] = 'application/json';
+    const res = await fetch(path, { method, headers, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) });
+    const text = await res.text();
+    let data = text;
+    try {
+      data = text === '' ? '' : JSON.parse(text);
+    } catch {
+      // text answer
+    }
+    if (res.status === 401 && attempt < 3) {
+      await askToken(`The server asks for a token: ${text.trim()}`);
+      continue;
+    }
+    if (!res.ok) throw new ApiError(res.status, (data && typeof data === 'object' && data.message) || text.trim() || `HTTP ${res.status}`);
+    return data;
+  }
+}
+
+function toast(text, bad = false) {
+  const t = document.getElementById('toast');
+  t.textContent = text;
+  t.className = bad ? 'bad' : '';
+  t.hidden = false;
+  clearTimeout(toast.timer);
+  toast.timer = setTimeout(() => (t.hidden = true), bad ? 8000 : 3000);
+}
+
+/** Runs an action, reporting its failure (or `done` text) in the toast. */
+async function act(fn, done) {
+  try {
+    const r = await fn();
+    if (done) toast(typeof done === 'function' ? done(r) : done);
+    return r;
+  } catch (e) {
+    toast(e.message, true);
+    return undefined;
+  }
+}
+
+function every(ms, fn) {
+  let stopped = false;
+  const tick = async () => {
+    if (stopped) return;
+    try {
+      await fn();
+    } catch {
+      // the next tick tries again
+    }
+    if (!stopped) timer.id = setTimeout(tick, ms);
+  };
+  const timer = { id: 0, stop: () => ((stopped = true), clearTimeout(timer.id)) };
+  pageTimers.push(timer);
+  void tick();
+  return timer;
+}
+
+const fmtBytes = (n) => (n >= 1 << 30 ? `${(n / (1 << 30)).toFixed(2)} GiB` : n >= 1 << 20 ? `${(n / (1 << 20)).toFixed(1)} MiB` : `${Math.round(n / 1024)} KiB`);
+const fmtNum = (n) => Number(n).toLocaleString('en-US');
+const statusClass = (s) => (/^running$/i.test(s) ? 'running' : /^stopped/i.test(s) ? 'stopped' : '');
+
+/**
+ * A SQL editor: a textarea checked as you type (`POST /eddy/sql/check`); a syntax error is shown at its line and
+ * column with a caret under the offending token.
+ */
+function sqlEditor(initial, rows = 4) {
+  const area = h('textarea', { class: 'code', rows, spellcheck: 'false', 'data-role': 'sql' });
+  area.value = initial;
+  const status = h('div', { class: 'sql-error', 'data-role': 'sql-status' });
+  let seq = 0;
+  const check = async () => {
+    const my = ++seq;
+    const sql = area.value;
+    if (sql.trim() === '') {
+      status.replaceChildren();
+      return;
+    }
+    const r = await api('POST', '/eddy/sql/check', { sql }).catch((e) => ({ ok: false, message: e.message, line: 0, column: 0 }));
+    if (my !== seq) return;
+    if (r.ok) {
+      status.replaceChildren(h('span', { class: 'ok' }, 'syntax ok'));
+      return;
+    }
+    const lines = sql.split('\n');
+    const text = lines[Math.max(0, (r.line || 1) - 1)] ?? '';
+    status.replaceChildren(
+      h('div', { class: 'error' }, `line ${r.line}, column ${r.column}: ${r.message}`),
+      h('pre', {}, `${text}\n${' '.repeat(Math.max(0, (r.column || 1) - 1))}^`),
+    );
+  };
+  let timer;
+  area.addEventListener('input', () => {
+    clearTimeout(timer);
+    timer = setTimeout(check, 250);
+  });
+  if (initial) void check();
+  return { el: h('div', {}, area, status), get value() { return area.value; }, set value(v) { area.value = v; void check(); } };
+}
+
+// ------------------------------------------------------------------------------------------------ streams, tables
+
+async function streamsPage(kind) {
+  const plural = `${kind}s`;
+  const list = h('tbody');
+  const detail = h('div');
+  const load = async () => {
+    const items = await api('GET', `/${kind}details`);
+    list.replaceChildren(
+      ...(items.length === 0
+        ? [h('tr', {}, h('td', { colspan: 4, class: 'muted' }, `no ${plural} yet`))]
+        : items.map((s) =>
+            h(
+              'tr',
+              { 'data-name': s.name },
+              h('td', {}, h('a', { href: '#', onclick: (e) => (e.preventDefault(), describe(s.name)) }, s.name)),
+              h('td', {}, s.type),
+              h('td', {}, s.format),
+              h('td', {}, h('button', { class: 'danger', onclick: () => drop(s.name) }, 'Drop')),
+            ),
+          )),
+    );
+  };
+  const describe = async (name) => {
+    const d = await act(() => api('GET', `/${plural}/${encodeURIComponent(name)}`));
+    if (!d) return;
+    const typeName = (t) =>
+      t.Type === 7 ? `array(${typeName(t.ElementType ?? {})})` : t.Type === 8 ? `struct(${(t.Fields ?? []).map((f) => `${f.Name} ${typeName(f.FieldType)}`).join(', ')})` : ['', 'bigint', 'float', 'string', 'bytea', 'datetime', 'boolean'][t.Type] ?? `type ${t.Type}`;
+    detail.replaceChildren(
+      h(
+        'div',
+        { class: 'panel', 'data-role': 'describe' },
+        h('h2', {}, `${kind} ${name}`),
+        d.StreamFields.length === 0
+          ? h('p', { class: 'muted' }, 'schemaless')
+          : h('table', {}, h('tr', {}, h('th', {}, 'Field'), h('th', {}, 'Type')), ...d.StreamFields.map((f) => h('tr', {}, h('td', {}, f.Name), h('td', {}, typeName(f.FieldType))))),
+        h('h2', {}, 'Options'),
+        h('table', {}, ...Object.entries(d.Options ?? {}).map(([k, v]) => h('tr', {}, h('th', {}, k), h('td', {}, String(v))))),
+      ),
+    );
+  };
+  const drop = async (name) => {
+    if (!confirm(`Drop ${kind} ${name}?`)) return;
+    await act(() => api('DELETE', `/${plural}/${encodeURIComponent(name)}`), (r) => r);
+    detail.replaceChildren();
+    await load();
+  };
+  const example =
+    kind === 'stream'
+      ? 'CREATE STREAM demo (temperature FLOAT, humidity BIGINT) WITH (DATASOURCE="demo", FORMAT="json")'
+      : 'CREATE TABLE lookup1 (id BIGINT, name STRING) WITH (TYPE="memory", DATASOURCE="lookup1", KIND="lookup", KEY="id")';
+  const editor = sqlEditor('', 3);
+  editor.value = example;
+  const create = async () => {
+    const r = await act(() => api('POST', `/${plural}`, { sql: editor.value }), (t) => t);
+    if (r !== undefined) await load();
+  };
+  main.replaceChildren(
+    h('h1', {}, kind === 'stream' ? 'Streams' : 'Tables'),
+    h('table', {}, h('thead', {}, h('tr', {}, h('th', {}, 'Name'), h('th', {}, 'Type'), h('th', {}, 'Format'), h('th', {}, ''))), list),
+    detail,
+    h('div', { class: 'panel' }, h('h2', {}, `New ${kind}`), editor.el, h('p', {}, h('button', { class: 'primary', 'data-role': 'create', onclick: create }, `Create ${kind}`))),
+  );
+  await load();
+}
+
+// ------------------------------------------------------------------------------------------------ rules
+
+const PAGE = 50;
+
+async function rulesPage() {
+  const t0 = performance.now();
+  let offset = Number(sessionStorage.getItem('eddy.rules.offset') || 0);
+  let filter = '';
+  const body = h('tbody');
+  const pager = h('span', { class: 'muted' });
+  const rows = new Map();
+  const rowFor = (r) => {
+    let row = rows.get(r.id);
+    if (!row) {
+      const cells = { status: h('span', { class: 'badge' }), in: h('td', { class: 'num' }), out: h('td', { class: 'num' }), exc: h('td', { class: 'num' }) };
+      const id = encodeURIComponent(r.id);
+      const op = (verb) => () => act(() => api('POST', `/rules/${id}/${verb}`), (t) => t).then(refresh);
+      const el = h(
+        'tr',
+        { 'data-rule': r.id },
+        h('td', {}, h('a', { href: `#/rules/${id}` }, r.id)),
+        h('td', {}, cells.status),
+        cells.in,
+        cells.out,
+        cells.exc,
+        h(
+          'td',
+          {},
+          h('button', { onclick: op('start') }, 'Start'),
+          ' ',
+          h('button', { onclick: op('stop') }, 'Stop'),
+          ' ',
+          h('button', { onclick: op('restart') }, 'Restart'),
+          ' ',
+          h('button', {
+            class: 'danger',
+            onclick: async () => {
+              if (!confirm(`Delete rule ${r.id}?`)) return;
+              await act(() => api('DELETE', `/rules/${id}`), (t) => t);
+              await refresh();
+            },
+          }, 'Delete'),
+        ),
+      );
+      row = { el, cells };
+      rows.set(r.id, row);
+    }
+    row.cells.status.textContent = r.status;
+    row.cells.status.className = `badge ${statusClass(r.status)}`;
+    row.cells.status.title = r.lastException || '';
+    row.cells.in.textContent = fmtNum(r.recordsIn);
+    row.cells.out.textContent = fmtNum(r.recordsOut);
+    row.cells.exc.textContent = fmtNum(r.exceptions);
+    return row.el;
+  };
+  let first = true;
+  const refresh = async () => {
+    const page = await api('GET', `/eddy/rules?offset=${offset}&limit=${PAGE}&filter=${encodeURIComponent(filter)}`);
+    if (page.total > 0 && offset >= page.total) {
+      offset = Math.max(0, page.total - PAGE);
+      return refresh();
+    }
+    const els = page.rules.map(rowFor);
+    const ids = new Set(page.rules.map((r) => r.id));
+    for (const id of rows.keys()) if (!ids.has(id)) rows.delete(id);
+    if (els.length !== body.children.length || els.some((el, i) => body.children[i] !== el)) {
+      body.replaceChildren(...(els.length > 0 ? els : [h('tr', {}, h('td', { colspan: 6, class: 'muted' }, 'no rules'))]));
+    }
+    pager.textContent = page.total === 0 ? '0 rules' : `${offset + 1}–${Math.min(offset + PAGE, page.total)} of ${fmtNum(page.total)}`;
+    prev.disabled = offset === 0;
+    next.disabled = offset + PAGE >= page.total;
+    if (first) {
+      first = false;
+      // read by the browser test: the time from opening the page to the first rows on screen
+      window.eddyRulesFirstRenderMs = performance.now() - t0;
+      body.setAttribute('data-rendered', '1');
+    }
+  };
+  const move = (d) => {
+    offset = Math.max(0, offset + d);
+    sessionStorage.setItem('eddy.rules.offset', String(offset));
+    void refresh();
+  };
+  const prev = h('button', { onclick: () => move(-PAGE) }, '‹ Prev');
+  const next = h('button', { onclick: () => move(PAGE) }, 'Next ›');
+  let ftimer;
+  const search = h('input', {
+    placeholder: 'filter by id',
+    oninput: () => {
+      clearTimeout(ftimer);
+      ftimer = setTimeout(() => {
+        filter = search.value.trim();
+        offset = 0;
+        void refresh();
+      }, 200);
+    },
+  });
+  main.replaceChildren(
+    h('h1', {}, 'Rules'),
+    h('div', { class: 'toolbar' }, h('a', { href: '#/rules/new' }, h('button', { class: 'primary' }, 'New rule')), search, prev, next, pager),
+    h(
+      'table',
+      { 'data-role': 'rules' },
+      h('thead', {}, h('tr', {}, h('th', {}, 'ID'), h('th', {}, 'Status'), h('th', { class: 'num' }, 'Records in'), h('th', { class: 'num' }, 'Records out'), h('th', { class: 'num' }, 'Exceptions'), h('th', {}, ''))),
+      body,
+    ),
+  );
+  every(1000, refresh);
+}
+
+/** The rule editor: new (`id` undefined) or existing; validate, save, and a trial run when the server has one. */
+async function ruleEditor(id) {
+  const existing = id ? await api('GET', `/rules/${encodeURIComponent(id)}`) : undefined;
+  const idInput = h('input', { value: id ?? '', placeholder: 'rule id', disabled: !!id, 'data-role': 'rule-id' });
+  const sql = sqlEditor(existing?.sql ?? '', 3);
+  const rest = { ...(existing ?? {}) };
+  delete rest.id;
+  delete rest.sql;
+  delete rest.triggered;
+  if (!rest.actions) rest.actions = [{ log: {} }];
+  const other = h('textarea', { class: 'code', rows: 8, spellcheck: 'false', 'data-role': 'rule-rest' });
+  other.value = JSON.stringify(rest, null, 2);
+  const result = h('div', { 'data-role': 'rule-result' });
+  const definition = () => {
+    let extra;
+    try {
+      extra = JSON.parse(other.value || '{}');
+    } catch (e) {
+      throw new Error(`actions and options: ${e.message}`);
+    }
+    return { ...extra, id: idInput.value.trim(), sql: sql.value };
+  };
+  const show = (ok, text) => result.replaceChildren(h('div', { class: ok ? 'ok' : 'error' }, text));
+  const validate = async () => {
+    try {
+      const r = await api('POST', '/rules/validate', definition());
+      show(true, typeof r === 'string' ? r : 'valid');
+    } catch (e) {
+      show(false, e.message);
+    }
+  };
+  const save = async () => {
+    try {
+      const def = definition();
+      const r = id ? await api('PUT', `/rules/${encodeURIComponent(id)}`, def) : await api('POST', '/rules', def);
+      show(true, r);
+      if (!id) location.hash = `#/rules/${encodeURIComponent(def.id)}`;
+    } catch (e) {
+      show(false, e.message);
+    }
+  };
+  return h(
+    'div',
+    { class: 'panel' },
+    h('h2', {}, id ? 'Definition' : 'New rule'),
+    h('p', {}, idInput),
+    h('label', {}, 'SQL', sql.el),
+    h('label', {}, 'Actions and options (JSON)', other),
+    h('p', { class: 'toolbar' }, h('button', { onclick: validate, 'data-role': 'validate' }, 'Validate'), h('button', { class: 'primary', onclick: save, 'data-role': 'save' }, id ? 'Save' : 'Create rule')),
+    result,
+    trialRun(() => sql.value),
+  );
+}
+
+/** A trial run through `/ruletest` (docs/rest-api.md §16.4): rows arrive over a websocket on the data server. */
+function trialRun(getSql) {
+  const out = h('pre', { 'data-role': 'trial-output' });
+  const note = h('div', { class: 'muted', 'data-role': 'trial-note' });
+  let testId;
+  let ws;
+  const stop = async () => {
+    ws?.close();
+    ws = undefined;
+    if (testId) await api('DELETE', `/ruletest/${testId}`).catch(() => undefined);
+    testId = undefined;
+  };
+  const start = async () => {
+    await stop();
+    out.textContent = '';
+    testId = `console_trial_${Date.now()}`;
+    try {
+      const r = await api('POST', '/ruletest', { id: testId, sql: getSql() });
+      ws = new WebSocket(`ws://${location.hostname}:${r.port}/test/${testId}`);
+      ws.onmessage = (m) => {
+        out.textContent += `${m.data}\n`;
+      };
+      ws.onopen = () => api('POST', `/ruletest/${testId}/start`).then(() => (note.textContent = 'running: rows appear below as they arrive'));
+      pageSockets.push(ws);
+    } catch (e) {
+      testId = undefined;
+      note.textContent = e.status === 404 ? 'Trial runs are not available on this server (no /ruletest endpoint).' : e.message;
+    }
+  };
+  pageTimers.push({ stop: () => void stop() });
+  return h('div', {}, h('h2', {}, 'Trial run'), h('p', { class: 'toolbar' }, h('button', { onclick: start, 'data-role': 'trial' }, 'Run'), h('button', { onclick: stop }, 'Stop')), note, out);
+}
+
+async function rulePage(id) {
+  const enc = encodeURIComponent(id);
+  const status = h('span', { class: 'badge', 'data-role': 'rule-status' });
+  const graph = h('div', { 'data-role': 'topology' });
+  const op = (verb) => () => act(() => api('POST', `/rules/${enc}/${verb}`), (t) => t);
+  main.replaceChildren(
+    h('h1', {}, h('a', { href: '#/rules' }, 'Rules'), ' / ', id, ' ', status),
+    h('div', { class: 'toolbar' }, h('button', { onclick: op('start') }, 'Start'), h('button', { onclick: op('stop'), 'data-role': 'stop' }, 'Stop'), h('button', { onclick: op('restart') }, 'Restart')),
+    h('div', { class: 'panel' }, h('h2', {}, 'Topology'), graph),
+    await ruleEditor(id),
+  );
+  let topo;
+  every(1000, async () => {
+    topo ??= await api('GET', `/rules/${enc}/topo`);
+    const st = await api('GET', `/rules/${enc}/status`);
+    status.textContent = st.status;
+    status.className = `badge ${statusClass(st.status)}`;
+    drawTopology(graph, topo, st);
+  });
+}
+
+// ------------------------------------------------------------------------------------------------ config keys
+
+async function configPage() {
+  const kindSel = h('select', {}, ...['sources', 'sinks', 'connections'].map((k) => h('option', { value: k }, k)));
+  const typeSel = h('select');
+  const keys = h('div');
+  const keyName = h('input', { placeholder: 'conf key name', 'data-role': 'confkey-name' });
+  const keyProps = h('textarea', { class: 'code', rows: 6, 'data-role': 'confkey-props' });
+  keyProps.value = '{}';
+  const loadTypes = async () => {
+    const list = await api('GET', `/metadata/${kindSel.value}`);
+    typeSel.replaceChildren(...list.map((t) => h('option', { value: t.name ?? t }, t.name ?? t)));
+    await loadKeys();
+  };
+  const loadKeys = async () => {
+    if (!typeSel.value) return keys.replaceChildren();
+    const map = await api('GET', `/metadata/${kindSel.value}/yaml/${encodeURIComponent(typeSel.value)}`).catch(() => ({}));
+    keys.replaceChildren(
+      h(
+        'table',
+        {},
+        h('tr', {}, h('th', {}, 'Key'), h('th', {}, 'Properties'), h('th', {}, '')),
+        ...Object.entries(map ?? {}).map(([k, v]) =>
+          h(
+            'tr',
+            {},
+            h('td', {}, k),
+            h('td', {}, h('code', {}, JSON.stringify(v))),
+            h(
+              'td',
+              {},
+              h('button', { onclick: () => ((keyName.value = k), (keyProps.value = JSON.stringify(v, null, 2))) }, 'Edit'),
+              ' ',
+              h('button', { class: 'danger', onclick: () => act(() => api('DELETE', `/metadata/${kindSel.value}/${encodeURIComponent(typeSel.value)}/confKeys/${encodeURIComponent(k)}`), 'deleted').then(loadKeys) }, 'Delete'),
+            ),
+          ),
+        ),
+      ),
+    );
+  };
+  const save = () =>
+    act(() => api('PUT', `/metadata/${kindSel.value}/${encodeURIComponent(typeSel.value)}/confKeys/${encodeURIComponent(keyName.value.trim())}`, keyProps.value), 'saved').then(loadKeys);
+  kindSel.addEventListener('change', loadTypes);
+  typeSel.addEventListener('change', loadKeys);
+  main.replaceChildren(
+    h('h1', {}, 'Config keys'),
+    h('div', { class: 'toolbar' }, kindSel, typeSel),
+    keys,
+    h('div', { class: 'panel' }, h('h2', {}, 'Add or change a key'), h('p', {}, keyName), keyProps, h('p', {}, h('button', { class: 'primary', onclick: save, 'data-role': 'confkey-save' }, 'Save key'))),
+  );
+  await loadTypes();
+}
+
+// ------------------------------------------------------------------------------------------------ import/export
+
+async function dataPage() {
+  const file = h('input', { type: 'file', accept: '.json,application/json', 'data-role': 'import-file' });
+  const partial = h('input', { type: 'checkbox' });
+  const bar = h('progress', { max: 1, value: 0, 'data-role': 'import-progress' });
+  const note = h('div', { 'data-role': 'import-result' });
+  const link = h('span');
+  const doImport = async () => {
+    const f = file.files?.[0];
+    if (!f) return toast('choose a bundle file first', true);
+    note.textContent = 'uploading…';
+    try {
+      const { id } = await api('POST', `/async/data/import${partial.checked ? '?partial=1' : ''}`, { content: await f.text() });
+      for (;;) {
+        const p = await api('GET', `/async/task/${encodeURIComponent(id)}/progress`);
+        if (p.total > 0) {
+          bar.max = p.total;
+          bar.value = p.done;
+          note.textContent = `${p.done} of ${p.total} items`;
+        }
+        if (p.status !== 'register' && p.status !== 'running') break;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      const rec = await api('GET', `/async/task/${encodeURIComponent(id)}`);
+      if (rec.status !== 'finish') throw new Error(`import ${rec.status}: ${rec.message}`);
+      bar.value = bar.max;
+      const res = JSON.parse(rec.message);
+      const failures = Object.entries(res.ConfigResponse ?? {}).flatMap(([sec, items]) => Object.entries(items ?? {}).map(([n, m]) => `${sec} ${n}: ${m}`));
+      note.replaceChildren(h('span', { class: 'ok' }, 'imported'), ...failures.map((f) => h('div', { class: 'error' }, f)));
+    } catch (e) {
+      note.replaceChildren(h('span', { class: 'error' }, e.message));
+    }
+  };
+  const doExport = async () => {
+    const data = await act(() => api('GET', '/data/export'));
+    if (data === undefined) return;
+    const url = URL.createObjectURL(new Blob([typeof data === 'string' ? data : JSON.stringify(data)], { type: 'application/json' }));
+    link.replaceChildren(h('a', { href: url, download: 'eddy-export.json', 'data-role': 'export-link' }, 'eddy-export.json'));
+  };
+  main.replaceChildren(
+    h('h1', {}, 'Import / export'),
+    h('div', { class: 'panel' }, h('h2', {}, 'Import a bundle'), h('p', {}, file, ' ', h('label', {}, partial, ' partial (keep what is there)')), h('p', {}, h('button', { class: 'primary', onclick: doImport, 'data-role': 'import' }, 'Import')), bar, note),
+    h('div', { class: 'panel' }, h('h2', {}, 'Export everything'), h('p', {}, h('button', { onclick: doExport }, 'Export'), ' ', link)),
+  );
+}
+
+// ------------------------------------------------------------------------------------------------ server
+
+async function serverPage() {
+  const box = h('div', { 'data-role': 'server' });
+  const spark = h('div');
+  const history = [];
+  main.replaceChildren(h('h1', {}, 'Server'), box, h('h2', {}, 'CPU, last minute'), spark);
+  every(1000, async () => {
+    const s = await api('GET', '/eddy/server');
+    history.push(s.cpuPercent);
+    if (history.length > 60) history.shift();
+    const metric = (label, value) => h('div', { class: 'metric' }, h('span', { class: 'muted' }, label), h('b', {}, value));
+    box.replaceChildren(
+      metric('CPU (one core = 100 %)', `${s.cpuPercent.toFixed(1)} %`),
+      metric('Memory (RSS)', fmtBytes(s.memory.rss)),
+      metric('Heap used', `${fmtBytes(s.memory.heapUsed)} of ${fmtBytes(s.memory.heapTotal)}`),
+      metric('System memory free', `${fmtBytes(s.memory.systemFree)} of ${fmtBytes(s.memory.systemTotal)}`),
+      metric('Load average', s.loadAverage.map((l) => l.toFixed(2)).join(' ')),
+      metric('Rules', fmtNum(s.rules)),
+      metric('Up', `${s.upTimeSeconds} s`),
+      metric('Version', `${s.version} (Node ${s.node})`),
+    );
+    const max = Math.max(100, ...history);
+    const pts = history.map((v, i) => `${i * 10},${60 - (v / max) * 58}`).join(' ');
+    spark.innerHTML = `<svg width="600" height="62" style="border:1px solid #d8dde5"><polyline fill="none" stroke="#1f6feb" stroke-width="1.5" points="${pts}"/></svg>`;
+  });
+}
+
+// ------------------------------------------------------------------------------------------------ routing
+
+async function route() {
+  for (const t of pageTimers) t.stop();
+  for (const s of pageSockets) s.close();
+  pageTimers = [];
+  pageSockets = [];
+  const hash = location.hash || '#/rules';
+  for (const a of document.querySelectorAll('nav a')) a.classList.toggle('active', hash.startsWith(a.getAttribute('href')));
+  const parts = hash.slice(2).split('/').map(decodeURIComponent);
+  try {
+    if (parts[0] === 'streams') await streamsPage('stream');
+    else if (parts[0] === 'tables') await streamsPage('table');
+    else if (parts[0] === 'rules' && parts[1] === 'new') main.replaceChildren(h('h1', {}, h('a', { href: '#/rules' }, 'Rules'), ' / new'), await ruleEditor(undefined));
+    else if (parts[0] === 'rules' && parts[1]) await rulePage(parts[1]);
+    else if (parts[0] === 'config') await configPage();
+    else if (parts[0] === 'data') await dataPage();
+    else if (parts[0] === 'server') await serverPage();
+    else await rulesPage();
+  } catch (e) {
+    main.replaceChildren(h('p', { class: 'error' }, e.message));
+  }
+}
+
+window.addEventListener('hashchange', route);
+void api('GET', '/')
+  .then((info) => (document.getElementById('server-line').textContent = `${info.version} · ${info.os}/${info.arch}`))
+  .catch(() => undefined);
+void route();
