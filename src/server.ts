@@ -94,7 +94,7 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
   const logger = createLogger(config, home);
   const store = await openStore(config, home, opts.redisPrefix);
   const closers: Array<() => Promise<void> | void> = [() => store.close()];
-  const http = createHttp(logger);
+  const http = createHttp(logger, { maxBodySize: config.basic.maxBodySize });
   const connectors = await Connectors.create({ home, config, env: opts.env ?? process.env, store, logger });
   closers.push(() => connectors.close());
   const catalog = await Catalog.load(store, (name, err) =>

@@ -4,6 +4,7 @@
  */
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { EddyError, ErrorCode } from '../core/errors.js';
+import { DEFAULT_MAX_BODY_SIZE, MAX_ID_LENGTH, TOO_DEEP_MESSAGE, jsonTooDeep } from '../core/limits.js';
 import { sendError } from './http.js';
 import type { Logger } from '../log.js';
 
@@ -71,11 +72,19 @@ function preflight(req: FastifyRequest, reply: FastifyReply): FastifyReply {
   return reply.code(200).send();
 }
 
-export function createHttp(logger: Logger): FastifyInstance {
+export interface HttpLimits {
+  /** largest request body in bytes (`basic.maxBodySize`); larger bodies are answered 413 */
+  maxBodySize?: number;
+}
+
+export function createHttp(logger: Logger, limits: HttpLimits = {}): FastifyInstance {
+  const maxBodySize = limits.maxBodySize && limits.maxBodySize > 0 ? Math.floor(limits.maxBodySize) : DEFAULT_MAX_BODY_SIZE;
   const http = Fastify({
     // request logs are info-level: the REST component logs warnings and errors only
     loggerInstance: logger.child({ component: 'rest' }, { level: 'warn' }) as unknown as FastifyBaseLogger,
-    bodyLimit: 1024 * 1024 * 1024,
+    bodyLimit: maxBodySize,
+    // every id that can be created can be addressed (src/core/limits.ts)
+    routerOptions: { maxParamLength: MAX_ID_LENGTH },
     // eKuiper reads bodies on GET and DELETE too (tags match, websocket endpoints)
     return503OnClosing: true,
     // eKuiper's routes take only the methods they name: HEAD on a GET route is 405 like any other method
@@ -86,7 +95,14 @@ export function createHttp(logger: Logger): FastifyInstance {
   });
 
   http.removeAllContentTypeParsers();
-  http.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, body));
+  http.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => {
+    // bodies are JSON for every route that reads one: nesting is bounded before any handler recurses into it
+    if (typeof body === 'string' && jsonTooDeep(body)) {
+      done(new EddyError(ErrorCode.Undefined, `Invalid body: ${TOO_DEEP_MESSAGE}`), undefined);
+      return;
+    }
+    done(null, body);
+  });
 
   const routes: Array<{ method: string; re: RegExp }> = [];
   http.addHook('onRoute', (opts) => {
@@ -122,6 +138,10 @@ export function createHttp(logger: Logger): FastifyInstance {
   http.setErrorHandler((err, req, reply) => {
     if (err instanceof EddyError) return sendError(reply, err);
     const fe = err as { statusCode?: number; code?: string; message?: string };
+    if (fe.statusCode === 413) {
+      const text = `request body is too large: the limit is ${maxBodySize} bytes (basic.maxBodySize)`;
+      return sendError(reply, new EddyError(ErrorCode.Undefined, text, 413));
+    }
     if (fe.statusCode && fe.statusCode < 500) {
       return sendError(reply, new EddyError(ErrorCode.Undefined, fe.message ?? 'bad request', fe.statusCode));
     }

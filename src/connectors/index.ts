@@ -79,6 +79,7 @@ export class Connectors {
       port: Number(src.httpServerPort ?? 10081),
       logger: opts.logger.child({ component: 'dataserver' }),
       tls: dataServerTls(src),
+      maxBodySize: opts.config.basic?.maxBodySize,
     });
     this.wsEndpoints = new WsEndpoints(this.dataServer);
     const s = opts.config.sink ?? ({} as Partial<SinkDefaults>);

@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { idTooLong } from './limits.js';
 
 /** Reads and downloads give up after 5 minutes, like eKuiper. */
 const DOWNLOAD_TIMEOUT_MS = 5 * 60 * 1000;
@@ -23,6 +24,8 @@ export const TEMP_PREFIX = '.eddy-tmp-';
  */
 export function badFileName(name: string, strict = false): string | undefined {
   if (name === '') return 'the name is empty';
+  const long = idTooLong('name', name);
+  if (long) return `invalid ${long}`;
   if (name === '.' || name === '..') return `invalid name ${name}`;
   if (/[/\\\0]/.test(name)) return `invalid name ${name}: it must not contain path separators or NUL`;
   if (name.startsWith(TEMP_PREFIX)) return `invalid name ${name}`;

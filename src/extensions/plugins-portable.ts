@@ -9,6 +9,7 @@
  * Function symbols are scalar functions (the host does not ask `IsAggregate`, which would start the process when
  * a rule is planned).
  */
+import { idTooLong } from '../core/limits.js';
 import { spawn } from 'node:child_process';
 import { chmodSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
@@ -247,6 +248,8 @@ export class PortableManager {
     const name = req.name.trim();
     if (name === '') throw bad('invalid name : should not be empty');
     if (name === '.' || name === '..' || !/^[A-Za-z0-9_.-]+$/.test(name)) throw bad(`invalid name ${name}: only letters, digits, '_', '.' and '-' are allowed`);
+    const long = idTooLong('invalid name', name);
+    if (long) throw bad(long);
     if (!checkUri(req.file)) throw bad(`invalid uri ${req.file}`);
     if (this.plugins.has(name)) throw bad(`invalid name ${name}: duplicate`);
     let bytes: Buffer;

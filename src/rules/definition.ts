@@ -2,6 +2,7 @@
  * Rule definitions: decoding and validating a rule body (docs/rest-api.md §4.1–4.2 step 1, docs/runtime.md §1.1–1.2), merging
  * options over the server defaults, masking secrets for describe (§5.3) and restoring them on update (§4.5 step 3).
  */
+import { idTooLong } from '../core/limits.js';
 import type { Props, RuleAction, RuleDef, RuleOptions } from '../runtime/contracts.js';
 import { parseGoDuration, parseCronSpec, parseRangeTime } from './schedule.js';
 import { MASK, maskUrl } from '../connectors/secrets.js';
@@ -96,6 +97,8 @@ export const INVALID_ID_CHARS = ['/', '#', '%'];
 export function checkRuleId(id: string): string | undefined {
   // eKuiper's text has a space after the colon here, none in the invalid-character text
   if (id.trim() !== id) return `ruleID: ${id} should be trimed`;
+  const long = idTooLong('ruleID:', id);
+  if (long) return long;
   for (const c of INVALID_ID_CHARS) if (id.includes(c)) return `ruleID:${id} contains invalidChar:${c}`;
   return undefined;
 }
