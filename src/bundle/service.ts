@@ -16,6 +16,7 @@
  * reading a stream the bundle does not define makes a malformed bundle.
  * Imports run one at a time.
  */
+import type { FileRoots } from '../core/files.js';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
@@ -120,6 +121,8 @@ export interface BundleDeps {
   builtIn?(kind: 'sources' | 'sinks' | 'functions', name: string): boolean;
   /** validation of config-key properties per kind and type, when the connector offers one */
   propsValidator?(kind: ConfKind, type: string): ((props: Record<string, unknown>) => void) | undefined;
+  /** folders an import's `file://` URL may point into (all when absent) */
+  fileRoots?: FileRoots;
 }
 
 /** Cooperative control of one import: cancellation between items. */
@@ -245,6 +248,11 @@ export class BundleService {
   private queue: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly deps: BundleDeps) {}
+
+  /** folders an import's `file://` URL may point into */
+  get fileRoots(): FileRoots | undefined {
+    return this.deps.fileRoots;
+  }
 
   /** Holds every import back until `p` settles (the rules being restored at start). */
   waitFor(p: Promise<unknown>): void {

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
 import type { KVStore } from '../store/kv.js';
-import { TEMP_PREFIX, badFileName, readUrl, tempPath, writeAtomic } from '../core/files.js';
+import { TEMP_PREFIX, badFileName, readUrl, tempPath, writeAtomic, type FileRoots } from '../core/files.js';
 import { goJsonSyntaxError } from '../core/gojson.js';
 
 export const UPLOADS_NS = 'uploads';
@@ -29,6 +29,8 @@ export class UploadsService {
   constructor(
     readonly dir: string,
     private readonly store: KVStore,
+    /** folders a `file://` URL may point into (all when absent) */
+    private readonly fileRoots?: FileRoots,
   ) {}
 
   /** Absolute path of the upload `name`; throws UploadError for names that would escape the folder. */
@@ -44,7 +46,7 @@ export class UploadsService {
    */
   async install(rec: UploadRecord): Promise<string> {
     this.pathOf(rec.name);
-    const data = rec.content !== '' ? rec.content : await readUrl(rec.file);
+    const data = rec.content !== '' ? rec.content : await readUrl(rec.file, this.fileRoots);
     await mkdir(this.dir, { recursive: true });
     const path = await writeAtomic(this.dir, rec.name, data);
     await this.store.set(UPLOADS_NS, rec.name, JSON.stringify({ name: rec.name, content: rec.content, file: rec.file }));

@@ -39,6 +39,8 @@ export interface EddyConfig {
     cfgStorageType: string;
     /** largest REST request body in bytes (Eddy's key; default 32 MB) */
     maxBodySize: number;
+    /** folders besides the home's data/ that file paths given over the API may use (Eddy's key) */
+    fileAccessRoots: string[];
   };
   rule: RuleOptions;
   sink: {
@@ -148,6 +150,11 @@ export function readYamlFile(path: string): ConfigTree {
   return isTree(parsed) ? parsed : {};
 }
 
+/** The folders file paths given over the API may use: the home's data/ folder, then `basic.fileAccessRoots`. */
+export function fileAccessRoots(home: Home, config: EddyConfig): string[] {
+  return [home.data, ...(config.basic.fileAccessRoots ?? [])];
+}
+
 /** A size in bytes from a number or a text such as `64MB` (K, M, G: powers of 1024); `fallback` when unusable. */
 export function byteSize(v: unknown, fallback: number): number {
   if (typeof v === 'number') return Number.isFinite(v) && v > 0 ? Math.floor(v) : fallback;
@@ -167,6 +174,10 @@ export function loadConfig(home: Home, env: NodeJS.ProcessEnv = process.env): Ed
   const basic = (tree.basic ?? {}) as EddyConfig['basic'];
   if (!basic.restIp) basic.restIp = '0.0.0.0';
   basic.maxBodySize = byteSize(basic.maxBodySize, DEFAULT_MAX_BODY_SIZE);
+  const roots: unknown = basic.fileAccessRoots;
+  basic.fileAccessRoots = (Array.isArray(roots) ? roots : typeof roots === 'string' && roots !== '' ? [roots] : [])
+    .filter((r): r is string => typeof r === 'string' && r.trim() !== '')
+    .map((r) => resolve(home.root, r.trim()));
   const source = (tree.source ?? {}) as EddyConfig['source'];
   if (!source.httpServerIp) source.httpServerIp = '0.0.0.0';
   const rule = (tree.rule ?? {}) as Partial<RuleOptions>;

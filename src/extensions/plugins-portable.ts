@@ -16,7 +16,7 @@ import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import YAML from 'yaml';
 import { EddyError, ErrorCode } from '../core/errors.js';
-import { readUrl, tempPath } from '../core/files.js';
+import { readUrl, tempPath, type FileRoots } from '../core/files.js';
 import type { FunctionDef, FunctionRegistry } from '../functions/registry.js';
 import type { Logger } from '../log.js';
 import type {
@@ -81,6 +81,8 @@ export interface PortableOptions {
   pythonBin: string;
   initTimeoutMs: number;
   logger?: Logger;
+  /** folders a `file://` URL may point into (all when absent) */
+  fileRoots?: FileRoots;
 }
 
 const bad = (msg: string) => new EddyError(ErrorCode.Undefined, msg);
@@ -254,7 +256,7 @@ export class PortableManager {
     if (this.plugins.has(name)) throw bad(`invalid name ${name}: duplicate`);
     let bytes: Buffer;
     try {
-      bytes = await readUrl(req.file);
+      bytes = await readUrl(req.file, this.opts.fileRoots);
     } catch (e) {
       throw bad(`fail to download file ${req.file}: ${(e as Error).message}`);
     }
