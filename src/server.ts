@@ -206,6 +206,7 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
     propsValidator: (kind, type) => connectors.registry.propsValidator(kind, type),
     fileRoots,
   });
+  await bundle.recoverInterruptedImport();
 
   if (config.basic.authentication) registerAuth(http, join(home.etc, 'mgmt'));
   registerRootRoutes(http, startedAt);
