@@ -72,6 +72,14 @@ function preflight(req: FastifyRequest, reply: FastifyReply): FastifyReply {
   return reply.code(200).send();
 }
 
+/** Requests answered after an error no route anticipated (a defect, whatever status eKuiper's shape gives it). */
+const unexpectedErrors = new WeakMap<FastifyInstance, number>();
+
+/** How many requests of `http` ended in an unanticipated error (logged as `unexpected error in …`). */
+export function unexpectedErrorCount(http: FastifyInstance): number {
+  return unexpectedErrors.get(http) ?? 0;
+}
+
 export interface HttpLimits {
   /** largest request body in bytes (`basic.maxBodySize`); larger bodies are answered 413 */
   maxBodySize?: number;
@@ -92,6 +100,12 @@ export function createHttp(logger: Logger, limits: HttpLimits = {}): FastifyInst
     // routes match the decoded path (docs/rest-api.md §1.2): an encoded `/` separates segments like a plain one
     rewriteUrl: (req) => decodeSlashes(req.url ?? '/'),
     forceCloseConnections: true,
+    // the router's own refusals (a bad percent-escape, an over-long id) in eKuiper's error shape
+    frameworkErrors: (err, _req, reply) => {
+      const tooLong = err.code === 'FST_ERR_MAX_PARAM_LENGTH';
+      const text = tooLong ? `a path segment is longer than the ${MAX_ID_LENGTH} characters an id may have` : err.message;
+      return sendError(reply, new EddyError(ErrorCode.Undefined, text, tooLong ? 414 : 400));
+    },
   });
 
   http.removeAllContentTypeParsers();
@@ -145,6 +159,7 @@ export function createHttp(logger: Logger, limits: HttpLimits = {}): FastifyInst
     if (fe.statusCode && fe.statusCode < 500) {
       return sendError(reply, new EddyError(ErrorCode.Undefined, fe.message ?? 'bad request', fe.statusCode));
     }
+    unexpectedErrors.set(http, (unexpectedErrors.get(http) ?? 0) + 1);
     req.log.error({ err }, 'unexpected error in %s %s', req.method, req.url);
     return sendError(reply, new EddyError(ErrorCode.Undefined, fe.message ?? String(err)));
   });

@@ -76,7 +76,12 @@ test('an id at the limit can be created and managed; one character more is refus
       assert.equal(r.status, 400, `${path}: ${r.text}`);
       assert.match(String((r.json() as { message: string }).message), new RegExp(`limited to ${MAX_ID_LENGTH} characters`), path);
     }
-    assert.equal((await s.req('GET', `/rules/${tooLong}`)).status, 414, 'the router refuses what creation refuses');
+    const unreachable = await s.req('GET', `/rules/${tooLong}`);
+    assert.equal(unreachable.status, 414, 'the router refuses what creation refuses');
+    assert.deepEqual(unreachable.json(), { error: 1000, message: `a path segment is longer than the ${MAX_ID_LENGTH} characters an id may have` });
+    const badEscape = await s.req('GET', '/rules/%zz');
+    assert.equal(badEscape.status, 400);
+    assert.equal((badEscape.json() as { error: number }).error, 1000);
     assert.deepEqual((await s.req('GET', '/streams')).json(), ['s150', `s${MAX_ID_LENGTH}`]);
   } finally {
     await s.dispose();
