@@ -3,8 +3,8 @@
 import v8 from 'node:v8';
 import { startServer } from './server.js';
 
-// SQL regex functions and LIKE patterns come from users: let V8 fall back to its linear-time engine when a pattern
-// backtracks excessively, so a crafted pattern cannot stall every rule (JavaScript regexps are not RE2).
+// SQL regular expressions run on RE2 (re2js); the regex functions of sink data templates still use JavaScript's
+// engine: let V8 fall back to its linear-time engine when such a pattern backtracks excessively.
 v8.setFlagsFromString('--enable-experimental-regexp-engine-on-excessive-backtracks');
 
 const server = await startServer().catch((err: unknown) => {
