@@ -211,7 +211,7 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
   if (config.basic.authentication) registerAuth(http, join(home.etc, 'mgmt'));
   registerRootRoutes(http, startedAt);
   registerStreamRoutes(http, catalog);
-  registerUploadRoutes(http, app.uploads);
+  registerUploadRoutes(http, app.uploads, config.basic.maxBodySize);
   registerSchemaRoutes(http, app.schemas);
   registerConfKeyRoutes(http, connectors);
   registerConnectionRoutes(http, connectors, store);

@@ -25,6 +25,9 @@ export interface UploadRecord {
 
 export class UploadError extends Error {}
 
+/** The upload was cut at the size limit: nothing of it is kept. */
+export class UploadTooLarge extends Error {}
+
 export class UploadsService {
   constructor(
     readonly dir: string,
@@ -57,7 +60,7 @@ export class UploadsService {
    * Stores a multipart upload streamed from `body`. It is recorded (content as text) when it is valid UTF-8 of a
    * reasonable size, so that export carries it too (docs/compatibility.md D14); otherwise any older record of that name is dropped.
    */
-  async installStream(name: string, body: Readable): Promise<string> {
+  async installStream(name: string, body: Readable, truncated: () => boolean = () => false): Promise<string> {
     const target = this.pathOf(name);
     // nothing may be awaited before the pipeline is attached: a request body that fails meanwhile (truncated form)
     // would be destroyed unobserved, and a pipeline from a destroyed stream never settles
@@ -66,6 +69,7 @@ export class UploadsService {
     const tmp = tempPath(this.dir);
     try {
       await pipeline(body, createWriteStream(tmp));
+      if (truncated()) throw new UploadTooLarge('the uploaded file is larger than basic.maxBodySize');
       await rename(tmp, target);
     } catch (e) {
       await rm(tmp, { force: true });

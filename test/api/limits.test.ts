@@ -4,6 +4,8 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { startTestServer } from '../helpers/server.js';
 import { MAX_ID_LENGTH, MAX_JSON_DEPTH } from '../../src/core/limits.js';
 import { publisher, uniqueTopic } from '../connectors/helpers.js';
@@ -30,6 +32,18 @@ test('a body over basic.maxBodySize is answered 413 with an error body; the serv
     assert.equal((await s.req('GET', '/ping')).status, 200);
     const ok = await s.req('POST', '/streams', { sql: 'CREATE STREAM small () WITH (DATASOURCE="x")' });
     assert.equal(ok.status, 201, ok.text);
+    // an uploaded file is held to the same limit, and nothing of it is kept
+    const upload = async (size: number) => {
+      const form = new FormData();
+      form.append('uploadFile', new Blob(['y'.repeat(size)]), 'big.txt');
+      const res = await fetch(`${s.url}/config/uploads`, { method: 'POST', body: form });
+      return { status: res.status, text: await res.text() };
+    };
+    const big = await upload(8000);
+    assert.equal(big.status, 413, big.text);
+    assert.equal(JSON.parse(big.text).error, 1000);
+    assert.deepEqual(readdirSync(join(s.app.home.data, 'uploads')), []);
+    assert.equal((await upload(1000)).status, 201);
   } finally {
     await s.dispose();
   }
