@@ -77,23 +77,34 @@ function expand(template: string, groups: (string | undefined)[], named: Record<
 }
 
 /**
- * Go's `ReplaceAllString`: every match replaced by `repl` with `$1`/`${name}` expanded; as in Go, an empty match right
- * after the previous match is not replaced (`a*` in `baaac` gives `-b-c-`, where JavaScript gives `-b--c-`).
+ * The successive matches Go's `FindAll…` and `ReplaceAll…` use: an empty match right after the previous match is
+ * skipped (`a*` in `baaac` matches at 0, 1 and 5, where JavaScript also matches at 4).
  */
-export function regexReplace(s: string, re: string, repl: string): string {
-  const r = compileRegex(re);
-  const literal = !repl.includes('$');
-  let out = '';
-  let copied = 0;
+export function* goMatches(r: RE2JS, s: string): Generator<RegExpMatchArray> {
   let lastMatchEnd = 0;
   for (const m of r.matchAll(s)) {
     const start = m.index ?? 0;
     const end = start + m[0].length;
     if (!(end > lastMatchEnd || start === 0)) continue;
+    lastMatchEnd = end;
+    yield m;
+  }
+}
+
+/**
+ * Go's `ReplaceAllString`: every match replaced by `repl` with `$1`/`${name}` expanded (`ReplaceAllLiteralString`
+ * when `literal`); as in Go, an empty match right after the previous match is not replaced (`a*` in `baaac` gives
+ * `-b-c-`, where JavaScript gives `-b--c-`).
+ */
+export function regexReplace(s: string, re: string, repl: string, literal = !repl.includes('$')): string {
+  const r = compileRegex(re);
+  let out = '';
+  let copied = 0;
+  for (const m of goMatches(r, s)) {
+    const start = m.index ?? 0;
     out += s.slice(copied, start);
     out += literal ? repl : expand(repl, m as unknown as (string | undefined)[], m.groups as Record<string, string | undefined> | undefined);
-    copied = end;
-    lastMatchEnd = end;
+    copied = start + m[0].length;
   }
   return out + s.slice(copied);
 }
