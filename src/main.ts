@@ -1,12 +1,7 @@
 #!/usr/bin/env node
 /** `npm start`: serve the REST API from the home folder (EDDY_HOME, default the current folder). */
-import v8 from 'node:v8';
 import { startServer } from './server.js';
 import { startupBanner } from './banner.js';
-
-// SQL regex functions and LIKE patterns come from users: let V8 fall back to its linear-time engine when a pattern
-// backtracks excessively, so a crafted pattern cannot stall every rule (JavaScript regexps are not RE2).
-v8.setFlagsFromString('--enable-experimental-regexp-engine-on-excessive-backtracks');
 
 const server = await startServer().catch((err: unknown) => {
   console.error(`eddy: cannot start: ${err instanceof Error ? err.message : String(err)}`);

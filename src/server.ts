@@ -4,7 +4,8 @@
  */
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { loadConfig, packageRoot, prepareHome, resolveHome, type EddyConfig, type Home } from './config/index.js';
+import { fileAccessRoots, loadConfig, packageRoot, prepareHome, resolveHome, type EddyConfig, type Home } from './config/index.js';
+import { FileRoots } from './core/files.js';
 import { createLogger, type Logger } from './config/log.js';
 import { openStore, type KVStore } from './store/index.js';
 import { createHttp } from './api/server.js';
@@ -103,7 +104,8 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
   const logger = createLogger(config, home);
   const store = await openStore(config, home, opts.redisPrefix);
   const closers: Array<() => Promise<void> | void> = [() => store.close()];
-  const http = createHttp(logger);
+  const http = createHttp(logger, { maxBodySize: config.basic.maxBodySize });
+  const fileRoots = new FileRoots(fileAccessRoots(home, config));
   const connectors = await Connectors.create({ home, config, env: opts.env ?? process.env, store, logger });
   closers.push(() => connectors.close());
   const catalog = await Catalog.load(store, (name, err) =>
@@ -114,7 +116,7 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
   const scripts = new ScriptService({ store, functions, logger });
   await scripts.load();
   // external-service functions come after built-ins and scripts (docs/runtime.md §5.1), also before rules are restored
-  const services = new ServiceManager({ store, functions, dir: join(home.data, 'services'), logger });
+  const services = new ServiceManager({ store, functions, dir: join(home.data, 'services'), logger, fileRoots });
   await services.load();
   closers.push(() => services.close());
   // portable plugins register source/sink types and functions, before rules are restored
@@ -128,6 +130,7 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
     pythonBin: config.portable?.pythonBin || 'python',
     initTimeoutMs: config.portable?.initTimeout || 5000,
     logger,
+    fileRoots,
   });
   await portables.load();
   closers.push(() => portables.close());
@@ -179,8 +182,8 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
     store,
     http,
     catalog,
-    uploads: new UploadsService(join(home.data, 'uploads'), store),
-    schemas: new SchemaRegistry(join(home.data, 'schemas'), join(home.etc, 'schemas', 'protobuf'), store),
+    uploads: new UploadsService(join(home.data, 'uploads'), store, fileRoots),
+    schemas: new SchemaRegistry(join(home.data, 'schemas'), join(home.etc, 'schemas', 'protobuf'), store, fileRoots),
     connectors,
     functions,
     scripts,
@@ -211,12 +214,14 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
     builtIn: (kind, name) =>
       kind === 'functions' ? functions.has(name) : kind === 'sources' ? !!connectors.registry.source(name) || !!connectors.registry.lookup(name) : !!connectors.registry.sink(name),
     propsValidator: (kind, type) => connectors.registry.propsValidator(kind, type),
+    fileRoots,
   });
+  await bundle.recoverInterruptedImport();
 
   if (config.basic.authentication) registerAuth(http, join(home.etc, 'mgmt'));
   registerRootRoutes(http, startedAt);
   registerStreamRoutes(http, catalog);
-  registerUploadRoutes(http, app.uploads);
+  registerUploadRoutes(http, app.uploads, config.basic.maxBodySize);
   registerSchemaRoutes(http, app.schemas);
   registerConfKeyRoutes(http, connectors);
   registerConnectionRoutes(http, connectors, store);

@@ -31,7 +31,7 @@ type Outcome = { ok: true; body: unknown } | { ok: false; message: string; cance
 async function runImport(bundle: BundleService, src: ImportSource, partial: boolean, ctl?: ImportControl): Promise<Outcome> {
   let text: string;
   try {
-    text = await sourceText(src);
+    text = await sourceText(src, bundle.fileRoots);
   } catch (e) {
     return { ok: false, message: (e as Error).message };
   }

@@ -23,7 +23,7 @@ export function registerRulesetRoutes(http: FastifyInstance, bundle: BundleServi
     }
     let text: string;
     try {
-      text = await sourceText(src);
+      text = await sourceText(src, bundle.fileRoots);
     } catch (e) {
       throw new EddyError(ErrorCode.Undefined, `Fail to read file: ${(e as Error).message}`);
     }

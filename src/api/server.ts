@@ -4,6 +4,7 @@
  */
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { EddyError, ErrorCode } from '../core/errors.js';
+import { DEFAULT_MAX_BODY_SIZE, MAX_ID_LENGTH, TOO_DEEP_MESSAGE, jsonTooDeep } from '../core/limits.js';
 import { sendError } from './http.js';
 import type { Logger } from '../config/log.js';
 
@@ -71,11 +72,27 @@ function preflight(req: FastifyRequest, reply: FastifyReply): FastifyReply {
   return reply.code(200).send();
 }
 
-export function createHttp(logger: Logger): FastifyInstance {
+/** Requests answered after an error no route anticipated (a defect, whatever status eKuiper's shape gives it). */
+const unexpectedErrors = new WeakMap<FastifyInstance, number>();
+
+/** How many requests of `http` ended in an unanticipated error (logged as `unexpected error in …`). */
+export function unexpectedErrorCount(http: FastifyInstance): number {
+  return unexpectedErrors.get(http) ?? 0;
+}
+
+export interface HttpLimits {
+  /** largest request body in bytes (`basic.maxBodySize`); larger bodies are answered 413 */
+  maxBodySize?: number;
+}
+
+export function createHttp(logger: Logger, limits: HttpLimits = {}): FastifyInstance {
+  const maxBodySize = limits.maxBodySize && limits.maxBodySize > 0 ? Math.floor(limits.maxBodySize) : DEFAULT_MAX_BODY_SIZE;
   const http = Fastify({
     // request logs are info-level: the REST component logs warnings and errors only
     loggerInstance: logger.child({ component: 'rest' }, { level: 'warn' }) as unknown as FastifyBaseLogger,
-    bodyLimit: 1024 * 1024 * 1024,
+    bodyLimit: maxBodySize,
+    // every id that can be created can be addressed (src/core/limits.ts)
+    routerOptions: { maxParamLength: MAX_ID_LENGTH },
     // eKuiper reads bodies on GET and DELETE too (tags match, websocket endpoints)
     return503OnClosing: true,
     // eKuiper's routes take only the methods they name: HEAD on a GET route is 405 like any other method
@@ -83,10 +100,23 @@ export function createHttp(logger: Logger): FastifyInstance {
     // routes match the decoded path (docs/rest-api.md §1.2): an encoded `/` separates segments like a plain one
     rewriteUrl: (req) => decodeSlashes(req.url ?? '/'),
     forceCloseConnections: true,
+    // the router's own refusals (a bad percent-escape, an over-long id) in eKuiper's error shape
+    frameworkErrors: (err, _req, reply) => {
+      const tooLong = err.code === 'FST_ERR_MAX_PARAM_LENGTH';
+      const text = tooLong ? `a path segment is longer than the ${MAX_ID_LENGTH} characters an id may have` : err.message;
+      return sendError(reply, new EddyError(ErrorCode.Undefined, text, tooLong ? 414 : 400));
+    },
   });
 
   http.removeAllContentTypeParsers();
-  http.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, body));
+  http.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => {
+    // bodies are JSON for every route that reads one: nesting is bounded before any handler recurses into it
+    if (typeof body === 'string' && jsonTooDeep(body)) {
+      done(new EddyError(ErrorCode.Undefined, `Invalid body: ${TOO_DEEP_MESSAGE}`), undefined);
+      return;
+    }
+    done(null, body);
+  });
 
   const routes: Array<{ method: string; re: RegExp }> = [];
   http.addHook('onRoute', (opts) => {
@@ -122,9 +152,14 @@ export function createHttp(logger: Logger): FastifyInstance {
   http.setErrorHandler((err, req, reply) => {
     if (err instanceof EddyError) return sendError(reply, err);
     const fe = err as { statusCode?: number; code?: string; message?: string };
+    if (fe.statusCode === 413) {
+      const text = `request body is too large: the limit is ${maxBodySize} bytes (basic.maxBodySize)`;
+      return sendError(reply, new EddyError(ErrorCode.Undefined, text, 413));
+    }
     if (fe.statusCode && fe.statusCode < 500) {
       return sendError(reply, new EddyError(ErrorCode.Undefined, fe.message ?? 'bad request', fe.statusCode));
     }
+    unexpectedErrors.set(http, (unexpectedErrors.get(http) ?? 0) + 1);
     req.log.error({ err }, 'unexpected error in %s %s', req.method, req.url);
     return sendError(reply, new EddyError(ErrorCode.Undefined, fe.message ?? String(err)));
   });

@@ -6,14 +6,16 @@ import multipart from '@fastify/multipart';
 import { basename } from 'node:path';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { EddyError, ErrorCode } from '../core/errors.js';
+import { DEFAULT_MAX_BODY_SIZE } from '../core/limits.js';
 import { field, rawBody, sendJson, sendText } from './http.js';
-import { UploadError, UploadNotFound, type UploadsService } from '../catalog/uploads.js';
+import { UploadError, UploadNotFound, UploadTooLarge, type UploadsService } from '../catalog/uploads.js';
 
-export function registerUploadRoutes(http: FastifyInstance, uploads: UploadsService): void {
+/** `maxFileSize`: the largest uploaded file (`basic.maxBodySize`); a larger one is answered 413 and not kept. */
+export function registerUploadRoutes(http: FastifyInstance, uploads: UploadsService, maxFileSize: number = DEFAULT_MAX_BODY_SIZE): void {
   void http.register(async (scope) => {
     await scope.register(multipart, {
-      limits: { fileSize: Number.MAX_SAFE_INTEGER, files: 16, parts: 1000 },
-      throwFileSizeLimit: false,
+      limits: { fileSize: maxFileSize, files: 16, parts: 1000 },
+      throwFileSizeLimit: true,
     });
 
     scope.post('/config/uploads', async (req, reply) => {
@@ -99,17 +101,23 @@ async function uploadMultipart(req: FastifyRequest, uploads: UploadsService, med
       // browsers may send a full client path; only its last segment names the file
       const name = basename(part.filename.replace(/\\/g, '/'));
       try {
-        stored = await uploads.installStream(name, part.file);
+        stored = await uploads.installStream(name, part.file, () => part.file.truncated);
       } catch (e) {
         part.file.resume();
+        if (e instanceof UploadTooLarge || (e as { statusCode?: number }).statusCode === 413) throw tooLarge();
         if (e instanceof UploadError) throw new EddyError(ErrorCode.Undefined, `Invalid body: ${e.message}`);
         throw new EddyError(ErrorCode.Undefined, `Upload error: ${(e as Error).message}`);
       }
     }
   } catch (e) {
     if (e instanceof EddyError) throw e;
+    if ((e as { statusCode?: number }).statusCode === 413) throw tooLarge();
     throw new EddyError(ErrorCode.Undefined, `Error parse the multi part form: ${(e as Error).message}`);
   }
   if (stored === undefined) throw new EddyError(ErrorCode.Undefined, 'Error Retrieving the File: http: no such file');
   return stored;
+}
+
+function tooLarge(): EddyError {
+  return new EddyError(ErrorCode.Undefined, 'the uploaded file is larger than basic.maxBodySize', 413);
 }

@@ -4,7 +4,7 @@
  * bodies that import endpoints share.
  */
 import { field } from '../core/fields.js';
-import { readUrl } from '../core/files.js';
+import { readUrl, type FileRoots } from '../core/files.js';
 import { goJsonSyntaxError } from '../core/gojson.js';
 
 export const BUNDLE_KEYS = [
@@ -120,7 +120,7 @@ export function importSource(body: Record<string, unknown>): ImportSource | { pr
 }
 
 /** The text an import source designates (reads the file URL). */
-export async function sourceText(src: ImportSource): Promise<string> {
+export async function sourceText(src: ImportSource, roots?: FileRoots): Promise<string> {
   if ('content' in src) return src.content;
-  return (await readUrl(src.file)).toString('utf8');
+  return (await readUrl(src.file, roots)).toString('utf8');
 }

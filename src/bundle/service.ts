@@ -16,6 +16,7 @@
  * reading a stream the bundle does not define makes a malformed bundle.
  * Imports run one at a time.
  */
+import type { FileRoots } from '../core/files.js';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
@@ -120,6 +121,8 @@ export interface BundleDeps {
   builtIn?(kind: 'sources' | 'sinks' | 'functions', name: string): boolean;
   /** validation of config-key properties per kind and type, when the connector offers one */
   propsValidator?(kind: ConfKind, type: string): ((props: Record<string, unknown>) => void) | undefined;
+  /** folders an import's `file://` URL may point into (all when absent) */
+  fileRoots?: FileRoots;
 }
 
 /** Cooperative control of one import: cancellation between items. */
@@ -147,6 +150,8 @@ export interface ImportResult {
 
 const STATUS_NS = 'importStatus';
 const STATUS_KEY = 'last';
+/** Present while a full import runs; left behind only when the process died during one. */
+const RUNNING_KEY = 'running';
 
 const CONFIG_SECTIONS: ReadonlyArray<[BundleKey, ConfKind]> = [
   ['sourceConfig', 'sources'],
@@ -247,6 +252,11 @@ export class BundleService {
   private queue: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly deps: BundleDeps) {}
+
+  /** folders an import's `file://` URL may point into */
+  get fileRoots(): FileRoots | undefined {
+    return this.deps.fileRoots;
+  }
 
   /** Holds every import back until `p` settles (the rules being restored at start). */
   waitFor(p: Promise<unknown>): void {
@@ -376,18 +386,41 @@ export class BundleService {
 
   // ------------------------------------------------------------------------------------------ status
 
-  /** The status document of the last import (all empty before the first). */
-  async lastStatus(): Promise<StatusDoc> {
+  /**
+   * The status document of the last import (all empty before the first). After a full import cut short by the
+   * process dying, it also has `interrupted`: the text saying so (the data is the data from before that import).
+   */
+  async lastStatus(): Promise<StatusDoc & { interrupted?: string }> {
     const text = await this.deps.store.get(STATUS_NS, STATUS_KEY);
-    const doc = emptyStatus();
+    const doc: StatusDoc & { interrupted?: string } = emptyStatus();
     if (text === undefined) return doc;
     try {
-      const saved = JSON.parse(text) as Partial<StatusDoc>;
+      const saved = JSON.parse(text) as Partial<StatusDoc> & { interrupted?: unknown };
       for (const k of BUNDLE_KEYS) if (isObject(saved[k])) doc[k] = saved[k] as Record<string, string>;
+      if (typeof saved.interrupted === 'string') doc.interrupted = saved.interrupted;
     } catch {
       // a damaged record reads as "no errors"
     }
     return doc;
+  }
+
+  /**
+   * At start: a full import that was running when the process died left its marker (its writes were rolled back
+   * with its transaction); the import status then says so.
+   */
+  async recoverInterruptedImport(): Promise<void> {
+    const marker = await this.deps.store.get(STATUS_NS, RUNNING_KEY);
+    if (marker === undefined) return;
+    let startedAt = '';
+    try {
+      startedAt = String((JSON.parse(marker) as { startedAt?: unknown }).startedAt ?? '');
+    } catch {
+      // an unreadable marker still means an interrupted import
+    }
+    const interrupted = `the full import started at ${startedAt || 'an unknown time'} was interrupted: the server stopped before it completed; the data is as it was before that import`;
+    this.deps.logger.warn(interrupted);
+    await this.deps.store.set(STATUS_NS, STATUS_KEY, JSON.stringify({ ...emptyStatus(), interrupted }));
+    await this.deps.store.delete(STATUS_NS, RUNNING_KEY);
   }
 
   // ------------------------------------------------------------------------------------------ ruleset
@@ -550,7 +583,25 @@ export class BundleService {
     const checked = this.check(bundle);
     if (hasErrors(checked)) return { status: mergeInto(notes, checked), failed: true, rolledBack: true, cancelled: false };
     if (ctl.cancelled) return { status: notes, failed: false, rolledBack: true, cancelled: true };
+    const store = this.deps.store;
+    if (!store.transaction) return this.replaceAll(bundle, ctl, notes);
+    // crash atomicity: every store write of the import is one transaction, so a process killed at any moment leaves
+    // the old data or the new, never a mix. The marker, written before it and deleted inside it, survives only a crash.
+    await store.set(STATUS_NS, RUNNING_KEY, JSON.stringify({ startedAt: new Date().toISOString() }));
+    try {
+      return await store.transaction(async () => {
+        const result = await this.replaceAll(bundle, ctl, notes);
+        await store.delete(STATUS_NS, RUNNING_KEY);
+        return result;
+      });
+    } finally {
+      // the transaction failed and was rolled back with its deletion of the marker: no crash happened
+      await store.delete(STATUS_NS, RUNNING_KEY);
+    }
+  }
 
+  /** A full import's changes (reset, then every item), restoring the previous data when an item fails. */
+  private async replaceAll(bundle: Bundle, ctl: ImportControl, notes: StatusDoc): Promise<ImportResult> {
     const before = await this.exportAll();
     const schemaSnap = await this.deps.schemas.snapshot();
     const uploadSnap = await this.deps.uploads.snapshot(Object.keys(bundle.uploads).map((k) => parseUploadRecord(k, bundle.uploads[k]).name));

@@ -4,6 +4,7 @@
  *
  * Streams and tables share one name space: a name is unique across both.
  */
+import { idTooLong } from '../core/limits.js';
 import { EddyError, ErrorCode } from '../core/errors.js';
 import type { KVStore } from '../store/kv.js';
 import { parseDdl } from '../sql/index.js';
@@ -141,6 +142,8 @@ export class Catalog implements StreamCatalog {
       throw new EddyError(ErrorCode.Stream, `Invalid ${expected ?? 'stream'} statement: ${sql}`);
     }
     const def = toDef(sql, stmt.streamKind);
+    const long = idTooLong(`${stmt.streamKind} name`, def.name);
+    if (long) throw new EddyError(ErrorCode.Stream, long);
     const opts = def.options;
     const format = (opts.FORMAT ?? 'json').toLowerCase();
     const known = this.hooks.formatExists ? this.hooks.formatExists(format) : BUILTIN_FORMATS.has(format);

@@ -8,7 +8,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import { basename, dirname, extname, isAbsolute, join } from 'node:path';
 import protobuf from 'protobufjs';
 import type { KVStore } from '../store/kv.js';
-import { TEMP_PREFIX, badFileName, readUrl, writeAtomic } from '../core/files.js';
+import { TEMP_PREFIX, badFileName, readUrl, writeAtomic, type FileRoots } from '../core/files.js';
 import { goJsonSyntaxError } from '../core/gojson.js';
 
 export const SCHEMA_NS = 'schema';
@@ -62,6 +62,8 @@ export class SchemaRegistry {
     /** `<etc>/schemas/protobuf`, the extra import path */
     private readonly etcProtoDir: string,
     private readonly store: KVStore,
+    /** folders a `file://` URL may point into (all when absent) */
+    private readonly fileRoots?: FileRoots,
   ) {}
 
   private typeDir(type: SchemaType): string {
@@ -165,7 +167,7 @@ export class SchemaRegistry {
   private async write(type: SchemaType, rec: SchemaRecord): Promise<void> {
     const dir = this.typeDir(type);
     await mkdir(dir, { recursive: true });
-    const data = rec.content !== '' ? rec.content : await readUrl(rec.file);
+    const data = rec.content !== '' ? rec.content : await readUrl(rec.file, this.fileRoots);
     // not parsed here, as in eKuiper: a proto may import one registered after it; a broken one fails the rules using it
     await writeAtomic(dir, `${rec.name}.proto`, data);
     // a schema stored earlier under another extension would shadow or duplicate this one

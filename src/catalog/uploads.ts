@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
 import type { KVStore } from '../store/kv.js';
-import { TEMP_PREFIX, badFileName, readUrl, tempPath, writeAtomic } from '../core/files.js';
+import { TEMP_PREFIX, badFileName, readUrl, tempPath, writeAtomic, type FileRoots } from '../core/files.js';
 import { goJsonSyntaxError } from '../core/gojson.js';
 
 export const UPLOADS_NS = 'uploads';
@@ -25,10 +25,15 @@ export interface UploadRecord {
 
 export class UploadError extends Error {}
 
+/** The upload was cut at the size limit: nothing of it is kept. */
+export class UploadTooLarge extends Error {}
+
 export class UploadsService {
   constructor(
     readonly dir: string,
     private readonly store: KVStore,
+    /** folders a `file://` URL may point into (all when absent) */
+    private readonly fileRoots?: FileRoots,
   ) {}
 
   /** Absolute path of the upload `name`; throws UploadError for names that would escape the folder. */
@@ -44,7 +49,7 @@ export class UploadsService {
    */
   async install(rec: UploadRecord): Promise<string> {
     this.pathOf(rec.name);
-    const data = rec.content !== '' ? rec.content : await readUrl(rec.file);
+    const data = rec.content !== '' ? rec.content : await readUrl(rec.file, this.fileRoots);
     await mkdir(this.dir, { recursive: true });
     const path = await writeAtomic(this.dir, rec.name, data);
     await this.store.set(UPLOADS_NS, rec.name, JSON.stringify({ name: rec.name, content: rec.content, file: rec.file }));
@@ -55,7 +60,7 @@ export class UploadsService {
    * Stores a multipart upload streamed from `body`. It is recorded (content as text) when it is valid UTF-8 of a
    * reasonable size, so that export carries it too (docs/compatibility.md D14); otherwise any older record of that name is dropped.
    */
-  async installStream(name: string, body: Readable): Promise<string> {
+  async installStream(name: string, body: Readable, truncated: () => boolean = () => false): Promise<string> {
     const target = this.pathOf(name);
     // nothing may be awaited before the pipeline is attached: a request body that fails meanwhile (truncated form)
     // would be destroyed unobserved, and a pipeline from a destroyed stream never settles
@@ -64,6 +69,7 @@ export class UploadsService {
     const tmp = tempPath(this.dir);
     try {
       await pipeline(body, createWriteStream(tmp));
+      if (truncated()) throw new UploadTooLarge('the uploaded file is larger than basic.maxBodySize');
       await rename(tmp, target);
     } catch (e) {
       await rm(tmp, { force: true });

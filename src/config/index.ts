@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
 import { applyEnvOverrides, type ConfigTree } from './env.js';
 import type { RuleOptions } from '../core/rule-options.js';
+import { DEFAULT_MAX_BODY_SIZE } from '../core/limits.js';
 
 export { applyEnvOverrides, typeEnvValue } from './env.js';
 
@@ -36,6 +37,10 @@ export interface EddyConfig {
     ignoreCase: boolean;
     rulePatrolInterval: string;
     cfgStorageType: string;
+    /** largest REST request body in bytes (Eddy's key; default 32 MB) */
+    maxBodySize: number;
+    /** folders besides the home's data/ that file paths given over the API may use (Eddy's key) */
+    fileAccessRoots: string[];
   };
   rule: RuleOptions;
   sink: {
@@ -146,6 +151,22 @@ export function readYamlFile(path: string): ConfigTree {
   return isTree(parsed) ? parsed : {};
 }
 
+/** The folders file paths given over the API may use: the home's data/ folder, then `basic.fileAccessRoots`. */
+export function fileAccessRoots(home: Home, config: EddyConfig): string[] {
+  return [home.data, ...(config.basic.fileAccessRoots ?? [])];
+}
+
+/** A size in bytes from a number or a text such as `64MB` (K, M, G: powers of 1024); `fallback` when unusable. */
+export function byteSize(v: unknown, fallback: number): number {
+  if (typeof v === 'number') return Number.isFinite(v) && v > 0 ? Math.floor(v) : fallback;
+  if (typeof v !== 'string') return fallback;
+  const m = /^\s*(\d+)\s*([KMG]i?B?|B)?\s*$/i.exec(v);
+  if (!m) return fallback;
+  const unit = (m[2] ?? '').toUpperCase()[0];
+  const n = Number(m[1]) * (unit === 'K' ? 1024 : unit === 'M' ? 1024 ** 2 : unit === 'G' ? 1024 ** 3 : 1);
+  return n > 0 ? n : fallback;
+}
+
 /** Loads the configuration of a home: shipped defaults, then the home's kuiper.yaml, then env overrides. */
 export function loadConfig(home: Home, env: NodeJS.ProcessEnv = process.env): EddyConfig {
   const defaults = readYamlFile(join(packageRoot(), 'etc', 'kuiper.yaml'));
@@ -153,6 +174,11 @@ export function loadConfig(home: Home, env: NodeJS.ProcessEnv = process.env): Ed
   const tree = applyEnvOverrides(mergeTree(defaults, own), 'KUIPER', env);
   const basic = (tree.basic ?? {}) as EddyConfig['basic'];
   if (!basic.restIp) basic.restIp = '0.0.0.0';
+  basic.maxBodySize = byteSize(basic.maxBodySize, DEFAULT_MAX_BODY_SIZE);
+  const roots: unknown = basic.fileAccessRoots;
+  basic.fileAccessRoots = (Array.isArray(roots) ? roots : typeof roots === 'string' && roots !== '' ? [roots] : [])
+    .filter((r): r is string => typeof r === 'string' && r.trim() !== '')
+    .map((r) => resolve(home.root, r.trim()));
   const source = (tree.source ?? {}) as EddyConfig['source'];
   if (!source.httpServerIp) source.httpServerIp = '0.0.0.0';
   const rule = (tree.rule ?? {}) as Partial<RuleOptions>;

@@ -10,6 +10,7 @@ import type { Duplex } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, WebSocket, type RawData } from 'ws';
 import type { Logger } from 'pino';
+import { DEFAULT_MAX_BODY_SIZE } from '../core/limits.js';
 
 /** Handles one request whose whole body has been read. */
 export type DataHandler = (req: IncomingMessage, body: Buffer, res: ServerResponse) => void;
@@ -20,6 +21,13 @@ export interface DataServerOptions {
   logger: Logger;
   /** PEM certificate and key: serve https instead of http */
   tls?: { cert: Buffer; key: Buffer };
+  /** largest request body or websocket message in bytes (`basic.maxBodySize`); larger ones are refused */
+  maxBodySize?: number;
+  /**
+   * Checks a request (or websocket upgrade) before it is read: undefined lets it through, a text refuses it with 401
+   * (`basic.authentication` puts the REST API's token check here).
+   */
+  authorize?: (req: IncomingMessage) => string | undefined;
 }
 
 interface WsRoute {
@@ -34,7 +42,11 @@ export class DataServer {
   private readonly wsRoutes = new Map<string, WsRoute>();
   private boundPort: number | undefined;
 
-  constructor(private readonly opts: DataServerOptions) {}
+  private readonly maxBody: number;
+
+  constructor(private readonly opts: DataServerOptions) {
+    this.maxBody = opts.maxBodySize && opts.maxBodySize > 0 ? opts.maxBodySize : DEFAULT_MAX_BODY_SIZE;
+  }
 
   /** The port the server listens on (useful when configured with port 0), undefined while stopped. */
   get port(): number | undefined {
@@ -68,7 +80,7 @@ export class DataServer {
   /** Adds a websocket route; `onConnection` gets every client that connects to `path`. */
   async addWebsocket(path: string, onConnection: (ws: WebSocket, req: IncomingMessage) => void): Promise<() => Promise<void>> {
     if (this.wsRoutes.has(path)) throw new Error(`websocket ${path} is already registered on the data server`);
-    const route: WsRoute = { wss: new WebSocketServer({ noServer: true }), onConnection };
+    const route: WsRoute = { wss: new WebSocketServer({ noServer: true, maxPayload: this.maxBody }), onConnection };
     this.wsRoutes.set(path, route);
     try {
       await this.ensureStarted();
@@ -151,10 +163,36 @@ export class DataServer {
       res.end(known ? 'Method Not Allowed\n' : '404 page not found\n');
       return;
     }
+    const refused = this.opts.authorize?.(req);
+    if (refused !== undefined) {
+      res.writeHead(401, { 'Content-Type': 'text/plain; charset=utf-8', Connection: 'close' });
+      res.end(`${refused}\n`);
+      req.resume();
+      return;
+    }
+    const tooLarge = () => {
+      res.writeHead(413, { 'Content-Type': 'application/json', Connection: 'close' });
+      res.end(`${JSON.stringify({ error: 1000, message: `request body is too large: the limit is ${this.maxBody} bytes (basic.maxBodySize)` })}\n`);
+      req.resume();
+    };
+    if (Number(req.headers['content-length'] ?? 0) > this.maxBody) return tooLarge();
     const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
+    let size = 0;
+    let over = false;
+    req.on('data', (c: Buffer) => {
+      if (over) return;
+      size += c.length;
+      if (size > this.maxBody) {
+        over = true;
+        chunks.length = 0;
+        tooLarge();
+        return;
+      }
+      chunks.push(c);
+    });
     req.on('error', () => res.destroy());
     req.on('end', () => {
+      if (over) return;
       try {
         handler(req, Buffer.concat(chunks), res);
       } catch (err) {
@@ -170,6 +208,12 @@ export class DataServer {
     const route = this.wsRoutes.get(path);
     if (!route) {
       socket.end('HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n');
+      return;
+    }
+    const refused = this.opts.authorize?.(req);
+    if (refused !== undefined) {
+      const text = `${refused}\n`;
+      socket.end(`HTTP/1.1 401 Unauthorized\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`);
       return;
     }
     route.wss.handleUpgrade(req, socket, head, (ws) => route.onConnection(ws, req));

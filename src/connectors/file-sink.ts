@@ -8,6 +8,7 @@ import { mkdir, open, readFile, writeFile, type FileHandle } from 'node:fs/promi
 import { basename, dirname, extname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { EddyError, ErrorCode } from '../core/errors.js';
+import type { FileRoots } from '../core/files.js';
 import type { Props, SinkConnector, SinkContext, SinkPayload } from '../contracts/index.js';
 import { isObject, type Value } from '../values/value.js';
 import type { Registry } from './registry.js';
@@ -53,9 +54,15 @@ export class FileSink implements SinkConnector {
   private readonly files = new Map<string, OpenFile>();
   private timer: NodeJS.Timeout | undefined;
 
+  /** with authentication on, the folders the sink may write into (src/core/files.ts) */
+  constructor(private readonly roots?: FileRoots) {}
+
   provision(_ctx: SinkContext, props: Props): void {
     try {
       this.path = propString(props, 'path', 'cache');
+      // a templated path is checked per file it opens
+      const denied = this.path.includes('{{') ? undefined : this.roots?.problem(this.path);
+      if (denied) throw bad(denied);
       const ft = propString(props, 'fileType', 'lines');
       if (ft !== 'lines' && ft !== 'json' && ft !== 'csv') throw bad(`fileType must be one of lines, json or csv, got ${ft}`);
       this.fileType = ft;
@@ -104,6 +111,8 @@ export class FileSink implements SinkConnector {
 
   private async openFile(rendered: string, first: Value): Promise<OpenFile> {
     const name = this.fileName(rendered);
+    const denied = this.roots?.problem(name);
+    if (denied) throw new Error(denied);
     await mkdir(dirname(name), { recursive: true });
     const handle = await open(name, 'w');
     const f: OpenFile = { name, handle, count: 0, openedAt: Date.now(), chunks: [], pendingBytes: 0, writing: undefined, error: undefined, csvHeader: false };
@@ -179,6 +188,6 @@ export class FileSink implements SinkConnector {
   }
 }
 
-export function registerFileSink(registry: Registry): void {
-  registry.registerSink('file', () => new FileSink());
+export function registerFileSink(registry: Registry, roots?: FileRoots): void {
+  registry.registerSink('file', () => new FileSink(roots));
 }

@@ -9,6 +9,7 @@ import { mkdir, readdir, readFile, rename, stat, unlink, copyFile } from 'node:f
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { EddyError, ErrorCode } from '../core/errors.js';
+import type { FileRoots } from '../core/files.js';
 import type { ConnectorContext, Props, SourceConnector, SourceEvent } from '../contracts/index.js';
 import type { ValueObject } from '../values/value.js';
 import { parseJsonExact } from './formats/jsonparse.js';
@@ -106,6 +107,9 @@ export class FileSource implements SourceConnector {
   private closed = false;
   private reading: Promise<void> | undefined;
 
+  /** with authentication on, the folders the source may read (src/core/files.ts) */
+  constructor(private readonly roots?: FileRoots) {}
+
   provision(ctx: ConnectorContext, datasource: string, props: Props): void {
     try {
       const ft = propString(props, 'fileType', 'json');
@@ -122,6 +126,8 @@ export class FileSource implements SourceConnector {
       if (this.action < 0 || this.action > 2) throw bad(`actionAfterRead must be 0, 1 or 2, got ${this.action}`);
       this.moveTo = propString(props, 'moveTo', '');
       if (this.action === 2 && !this.moveTo) throw bad('missing property moveTo');
+      const denied = this.roots?.problem(this.target) ?? (this.action === 2 ? this.roots?.problem(this.moveTo) : undefined);
+      if (denied) throw bad(denied);
       this.hasHeader = propBool(props, 'hasHeader', false);
       this.columns = propStringList(props, 'columns');
       this.ignoreStart = propInt(props, 'ignoreStartLines', 0);
@@ -261,6 +267,6 @@ function resolveRoot(path: string, dataDir: string): string {
   return candidates.find((c) => existsSync(c)) ?? candidates[0];
 }
 
-export function registerFileSource(registry: Registry): void {
-  registry.registerSource('file', () => new FileSource());
+export function registerFileSource(registry: Registry, roots?: FileRoots): void {
+  registry.registerSource('file', () => new FileSource(roots));
 }

@@ -3,6 +3,7 @@
  * Each request body must be one JSON object; the answer is `200 ok`, or `400 Fail to decode data: …` (also
  * reported to the rule as an error). Every source instance reading the same endpoint receives every body.
  */
+import { TOO_DEEP_MESSAGE, jsonTooDeep } from '../core/limits.js';
 import { EddyError, ErrorCode } from '../core/errors.js';
 import type { ConnectorContext, Props, SourceConnector, SourceEvent } from '../contracts/index.js';
 import type { DataServer } from './dataserver.js';
@@ -64,6 +65,7 @@ export class HttpPushHub {
 
 /** Why a body is not one JSON object (Go's decoder wording), or undefined when it is. */
 function checkBody(text: string): string | undefined {
+  if (jsonTooDeep(text)) return TOO_DEEP_MESSAGE;
   let v: unknown;
   try {
     v = JSON.parse(text);

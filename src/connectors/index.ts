@@ -4,8 +4,12 @@
  * sink nodes the runtime wires into topologies.
  */
 import { readFileSync } from 'node:fs';
+import type { IncomingMessage } from 'node:http';
+import { join } from 'node:path';
 import type { Logger } from 'pino';
-import type { EddyConfig, Home } from '../config/index.js';
+import { fileAccessRoots, type EddyConfig, type Home } from '../config/index.js';
+import { FileRoots } from '../core/files.js';
+import { AuthError, verifyToken } from '../core/jwt.js';
 import type { KVStore } from '../store/kv.js';
 import type { RuleAction, SinkNode, SinkNodeOptions } from '../contracts/index.js';
 import { ConfKeys } from './confkeys.js';
@@ -90,6 +94,8 @@ export class Connectors {
       port: Number(src.httpServerPort ?? 10081),
       logger: opts.logger.child({ component: 'dataserver' }),
       tls: dataServerTls(src),
+      maxBodySize: opts.config.basic?.maxBodySize,
+      authorize: opts.config.basic?.authentication ? dataServerAuth(join(opts.home.etc, 'mgmt')) : undefined,
     });
     this.wsEndpoints = new WsEndpoints(this.dataServer);
     const s = opts.config.sink ?? ({} as Partial<SinkDefaults>);
@@ -107,8 +113,10 @@ export class Connectors {
     registerLogNop(this.registry);
     registerHttpPush(this.registry, this.dataServer);
     registerHttpPull(this.registry);
-    registerFileSource(this.registry);
-    registerFileSink(this.registry);
+    // with authentication on, file sources and sinks stay inside the folders the API may use (docs/runtime.md §2)
+    const fileRoots = opts.config.basic?.authentication ? new FileRoots(fileAccessRoots(opts.home, opts.config)) : undefined;
+    registerFileSource(this.registry, fileRoots);
+    registerFileSink(this.registry, fileRoots);
     registerRedisLookup(this.registry);
     registerRedisSink(this.registry);
     registerRedisSub(this.registry);
@@ -189,4 +197,16 @@ export class Connectors {
     await this.mqtt.close();
     this.neuron.close();
   }
+}
+
+/** With authentication on, the data server asks for the REST API's token (`Authorization` header) on every request. */
+function dataServerAuth(mgmtDir: string): (req: IncomingMessage) => string | undefined {
+  return (req) => {
+    try {
+      verifyToken(String(req.headers.authorization ?? ''), mgmtDir);
+      return undefined;
+    } catch (e) {
+      return e instanceof AuthError ? e.message : `validate token error: ${(e as Error).message}`;
+    }
+  };
 }

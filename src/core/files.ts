@@ -2,14 +2,16 @@
  * File helpers shared by uploads, schemas and imports: safe names, reading `file`/`http`/`https` URLs, and writes
  * that never leave a half-written or empty file behind (docs/compatibility.md D6–D8).
  *
- * Trust model (docs/compatibility.md D7): `file://` URLs read any file the server process may read; whoever can call the REST API can
- * already make the server read and run arbitrary configuration, so this adds no new power. https certificates are
- * verified (Node's default).
+ * Trust model: `file://` URLs given over the API are read only inside the configured folders ({@link FileRoots}: the
+ * home's `data/` folder and `basic.fileAccessRoots`), so the API cannot read or copy arbitrary local files. https
+ * certificates are verified (Node's default).
  */
 import { randomBytes } from 'node:crypto';
 import { readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { existsSync, realpathSync } from 'node:fs';
+import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { idTooLong } from './limits.js';
 
 /** Reads and downloads give up after 5 minutes, like eKuiper. */
 const DOWNLOAD_TIMEOUT_MS = 5 * 60 * 1000;
@@ -23,6 +25,8 @@ export const TEMP_PREFIX = '.eddy-tmp-';
  */
 export function badFileName(name: string, strict = false): string | undefined {
   if (name === '') return 'the name is empty';
+  const long = idTooLong('name', name);
+  if (long) return `invalid ${long}`;
   if (name === '.' || name === '..') return `invalid name ${name}`;
   if (/[/\\\0]/.test(name)) return `invalid name ${name}: it must not contain path separators or NUL`;
   if (name.startsWith(TEMP_PREFIX)) return `invalid name ${name}`;
@@ -31,11 +35,51 @@ export function badFileName(name: string, strict = false): string | undefined {
 }
 
 /**
- * Reads the resource behind a `file://`, `http://` or `https://` URL. Error messages follow eKuiper's
+ * The folders that paths given over the API (`file://` URLs, file source and sink paths) may point into. Paths are
+ * compared after resolving symbolic links, so a link inside a root cannot lead out of it.
+ */
+export class FileRoots {
+  private readonly real: readonly string[];
+
+  constructor(readonly roots: readonly string[]) {
+    this.real = roots.map((r) => realPathOf(resolve(r)));
+  }
+
+  /** Why `path` (absolute, or relative to the working folder) may not be used, or undefined when it may. */
+  problem(path: string): string | undefined {
+    const target = realPathOf(resolve(path));
+    for (const root of this.real) {
+      const rel = relative(root, target);
+      if (rel === '' || (!rel.startsWith('..') && !isAbsolute(rel))) return undefined;
+    }
+    return `access to ${path} is denied: it is outside the folders the API may use (${this.roots.join(', ')}; basic.fileAccessRoots)`;
+  }
+}
+
+/** `path` with symbolic links resolved; for a path that does not exist yet, its nearest existing ancestor's. */
+function realPathOf(path: string): string {
+  let head = path;
+  const tail: string[] = [];
+  while (!existsSync(head)) {
+    const parent = dirname(head);
+    if (parent === head) return path;
+    tail.unshift(basename(head));
+    head = parent;
+  }
+  try {
+    return join(realpathSync(head), ...tail);
+  } catch {
+    return path;
+  }
+}
+
+/**
+ * Reads the resource behind a `file://`, `http://` or `https://` URL; with `roots`, a `file://` URL must point inside
+ * one of them. Error messages follow eKuiper's
  * (`stat <path>: no such file or directory`, `unsupported url scheme ftp`,
  * `cannot download the file with status: 404 Not Found`).
  */
-export async function readUrl(uri: string): Promise<Buffer> {
+export async function readUrl(uri: string, roots?: FileRoots): Promise<Buffer> {
   let url: URL;
   try {
     url = new URL(uri);
@@ -50,6 +94,8 @@ export async function readUrl(uri: string): Promise<Buffer> {
     } catch (e) {
       throw new Error(`invalid file url ${uri}: ${(e as Error).message}`);
     }
+    const denied = roots?.problem(path);
+    if (denied) throw new Error(denied);
     try {
       const st = await stat(path);
       if (st.isDirectory()) throw new Error(`read ${path}: is a directory`);

@@ -37,11 +37,12 @@ export function firstJsonValue(text: string): { value: string } | { error: strin
 }
 
 function scan(text: string): { error?: string; head: string } {
-  const chars = [...text];
+  // indexed by UTF-16 unit (no copy of a body that may be megabytes); only error texts need whole code points
+  const chars = text;
   let i = 0;
   const fail = (what: string): never => {
     if (i >= chars.length) throw new Syntax('unexpected end of JSON input');
-    throw new Syntax(`invalid character ${quoteChar(chars[i])} ${what}`);
+    throw new Syntax(`invalid character ${quoteChar(String.fromCodePoint(chars.codePointAt(i) ?? 0))} ${what}`);
   };
   const skip = () => {
     while (i < chars.length && WS.has(chars[i])) i++;
@@ -159,7 +160,7 @@ function scan(text: string): { error?: string; head: string } {
   let head = '';
   try {
     value();
-    head = chars.slice(0, i).join('');
+    head = chars.slice(0, i);
     skip();
     if (i < chars.length) fail('after top-level value');
     return { head };

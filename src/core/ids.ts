@@ -1,4 +1,5 @@
 /** Identifier checks shared by rules and external services (eKuiper's id rules). */
+import { idTooLong } from './limits.js';
 
 export const INVALID_ID_CHARS = ['/', '#', '%'];
 
@@ -6,6 +7,8 @@ export const INVALID_ID_CHARS = ['/', '#', '%'];
 export function checkRuleId(id: string): string | undefined {
   // eKuiper's text has a space after the colon here, none in the invalid-character text
   if (id.trim() !== id) return `ruleID: ${id} should be trimed`;
+  const long = idTooLong('ruleID:', id);
+  if (long) return long;
   for (const c of INVALID_ID_CHARS) if (id.includes(c)) return `ruleID:${id} contains invalidChar:${c}`;
   return undefined;
 }

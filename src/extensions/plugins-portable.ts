@@ -9,13 +9,14 @@
  * Function symbols are scalar functions (the host does not ask `IsAggregate`, which would start the process when
  * a rule is planned).
  */
+import { idTooLong } from '../core/limits.js';
 import { spawn } from 'node:child_process';
 import { chmodSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import YAML from 'yaml';
 import { EddyError, ErrorCode } from '../core/errors.js';
-import { readUrl, tempPath } from '../core/files.js';
+import { readUrl, tempPath, type FileRoots } from '../core/files.js';
 import type { FunctionDef, FunctionRegistry } from '../functions/registry.js';
 import type { Logger } from '../config/log.js';
 import type {
@@ -80,6 +81,8 @@ export interface PortableOptions {
   pythonBin: string;
   initTimeoutMs: number;
   logger?: Logger;
+  /** folders a `file://` URL may point into (all when absent) */
+  fileRoots?: FileRoots;
 }
 
 const bad = (msg: string) => new EddyError(ErrorCode.Undefined, msg);
@@ -247,11 +250,13 @@ export class PortableManager {
     const name = req.name.trim();
     if (name === '') throw bad('invalid name : should not be empty');
     if (name === '.' || name === '..' || !/^[A-Za-z0-9_.-]+$/.test(name)) throw bad(`invalid name ${name}: only letters, digits, '_', '.' and '-' are allowed`);
+    const long = idTooLong('invalid name', name);
+    if (long) throw bad(long);
     if (!checkUri(req.file)) throw bad(`invalid uri ${req.file}`);
     if (this.plugins.has(name)) throw bad(`invalid name ${name}: duplicate`);
     let bytes: Buffer;
     try {
-      bytes = await readUrl(req.file);
+      bytes = await readUrl(req.file, this.opts.fileRoots);
     } catch (e) {
       throw bad(`fail to download file ${req.file}: ${(e as Error).message}`);
     }

@@ -3,6 +3,7 @@
  * none is ever installed: create requests are checked like eKuiper checks them and then refused with a 400 that says
  * why. The prebuilt-plugin catalogue is computed as eKuiper computes it. Portable plugins: plugins-portable.ts.
  */
+import { idTooLong } from '../core/limits.js';
 import { readFileSync } from 'node:fs';
 import { EddyError, ErrorCode } from '../core/errors.js';
 
@@ -42,6 +43,8 @@ export function refuseInstall(req: PluginRequest, prefix: string): never {
   const name = req.name.trim();
   if (name === '') throw bad(`${prefix}: invalid name : should not be empty`);
   if (name === '.' || name === '..' || !/^[A-Za-z0-9_.-]+$/.test(name)) throw bad(`${prefix}: invalid name ${name}: only letters, digits, '_', '.' and '-' are allowed`);
+  const long = idTooLong('invalid name', name);
+  if (long) throw bad(`${prefix}: ${long}`);
   if (!checkUri(req.file)) throw bad(`${prefix}: invalid uri ${req.file}`);
   throw bad(`${prefix}: fail to install plugin: ${WHY_NATIVE}`);
 }

@@ -8,6 +8,7 @@
  * compiled: state a script keeps in globals is per call site, a rule keeps its engine when the script is updated or
  * deleted, and a rule planned after a delete fails with `function <id> not found`.
  */
+import { idTooLong } from '../core/limits.js';
 import { EddyError, ErrorCode } from '../core/errors.js';
 import { field } from '../core/fields.js';
 import type { FunctionDef, FunctionRegistry } from '../functions/registry.js';
@@ -222,6 +223,8 @@ export class ScriptService {
 
   /** The script loads and defines its function, and its id names no other function. */
   private validate(rec: ScriptRecord): void {
+    const long = idTooLong('function id', rec.id);
+    if (long) throw new EddyError(ErrorCode.Undefined, long);
     try {
       ScriptEngine.load(rec.id, rec.script, this.timeoutMs);
     } catch (e) {

@@ -10,7 +10,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { EddyError, ErrorCode } from '../core/errors.js';
-import { badFileName, readUrl, tempPath } from '../core/files.js';
+import { badFileName, readUrl, tempPath, type FileRoots } from '../core/files.js';
 import type { FunctionDef, FunctionRegistry } from '../functions/registry.js';
 import type { Logger } from '../config/log.js';
 import { checkRuleId } from '../core/ids.js';
@@ -30,6 +30,8 @@ export interface ServiceManagerOptions {
   /** `<data>/services` */
   dir: string;
   logger?: Logger;
+  /** folders a `file://` URL may point into (all when absent) */
+  fileRoots?: FileRoots;
 }
 
 interface Installed {
@@ -196,7 +198,7 @@ export class ServiceManager {
     if (!url || !['http:', 'https:', 'file:'].includes(url.protocol)) throw bad(`invalid file path ${file}`);
     let bytes: Buffer;
     try {
-      bytes = await readUrl(file);
+      bytes = await readUrl(file, this.opts.fileRoots);
     } catch (e) {
       throw bad(`fail to download file ${file}: ${(e as Error).message}`);
     }

@@ -468,11 +468,7 @@ function evalExpr(e: Expr, cur: Value, root: Value): Value {
         case '=~':
           if (typeof l !== 'string' || typeof r !== 'string') return false;
           {
-            const re = compileRegex(r);
-            re.lastIndex = 0;
-            const ok = re.test(l);
-            re.lastIndex = 0;
-            return ok;
+            return compileRegex(r).test(l);
           }
         case 'in':
           return Array.isArray(r) && r.some((x) => looseEqual(l, x));

@@ -1,57 +1,38 @@
 /**
- * Go RE2 patterns run as JS regular expressions. The syntaxes agree on everything users write in practice;
- * RE2-only spellings are rewritten (`(?P<name>…)` named groups, `\z`, `(?i)`-style leading flags) and patterns
- * are compiled once and cached.
+ * SQL regular expressions on RE2 (re2js, a port of the engine Go's `regexp` follows, as eKuiper uses): linear-time
+ * matching whatever the pattern and input, RE2 syntax and semantics, and Go's error texts for the patterns RE2 refuses
+ * (`error parsing regexp: invalid or unsupported Perl syntax: `(?=``). Patterns are compiled once and cached, so a
+ * constant pattern is compiled once per process and a dynamic one once per distinct value.
  */
+import { RE2JS } from 're2js';
 import { EvalError } from '../values/index.js';
 
-const cache = new Map<string, RegExp>();
+const cache = new Map<string, RE2JS>();
+const MAX_CACHED = 10_000;
 
-function translate(re: string): { src: string; flags: string } {
-  let src = re;
-  let flags = '';
-  const m = /^\(\?([imsU]+)\)/.exec(src);
-  if (m) {
-    src = src.slice(m[0].length);
-    for (const f of m[1]) if (f !== 'U' && !flags.includes(f)) flags += f;
-  }
-  src = src.replace(/\(\?P</g, '(?<').replace(/\\z/g, '$(?![\\s\\S])').replace(/\\A/g, '^');
-  return { src, flags };
-}
-
-/** A compiled global RE2-style pattern; throws `error parsing regexp: …` when invalid. */
-export function compileRegex(re: string): RegExp {
+/** The compiled pattern (cached); throws an EvalError with Go's `error parsing regexp: …` text when RE2 refuses it. */
+export function compileRegex(re: string): RE2JS {
   let r = cache.get(re);
   if (r) return r;
-  const { src, flags } = translate(re);
   try {
-    r = new RegExp(src, 'gu' + flags);
-  } catch {
-    try {
-      r = new RegExp(src, 'g' + flags);
-    } catch (e) {
-      throw new EvalError(`error parsing regexp: ${(e as Error).message}`);
-    }
+    r = RE2JS.compile(re);
+  } catch (e) {
+    const text = (e as Error).message;
+    throw new EvalError(text.startsWith('error parsing regexp') ? text : `error parsing regexp: ${text}`);
   }
-  if (cache.size > 10_000) cache.clear();
+  if (cache.size >= MAX_CACHED) cache.clear();
   cache.set(re, r);
   return r;
 }
 
+/** Go's `MatchString`: a match anywhere in `s`. */
 export function regexTest(s: string, re: string): boolean {
-  const r = compileRegex(re);
-  r.lastIndex = 0;
-  const ok = r.test(s);
-  r.lastIndex = 0;
-  return ok;
+  return compileRegex(re).test(s);
 }
 
+/** Go's `FindString`: the leftmost match, `""` when none. */
 export function regexFirst(s: string, re: string): string {
-  const r = compileRegex(re);
-  r.lastIndex = 0;
-  const m = r.exec(s);
-  r.lastIndex = 0;
-  return m ? m[0] : '';
+  return compileRegex(re).exec(s)?.[0] ?? '';
 }
 
 /** Go's `Regexp.Expand` template: `$1`, `${1}`, `$name`, `${name}`, `$$`; unknown groups expand to nothing. */
@@ -95,17 +76,35 @@ function expand(template: string, groups: (string | undefined)[], named: Record<
   return out;
 }
 
-export function regexReplace(s: string, re: string, repl: string): string {
+/**
+ * The successive matches Go's `FindAll…` and `ReplaceAll…` use: an empty match right after the previous match is
+ * skipped (`a*` in `baaac` matches at 0, 1 and 5, where JavaScript also matches at 4).
+ */
+export function* goMatches(r: RE2JS, s: string): Generator<RegExpMatchArray> {
+  let lastMatchEnd = 0;
+  for (const m of r.matchAll(s)) {
+    const start = m.index ?? 0;
+    const end = start + m[0].length;
+    if (!(end > lastMatchEnd || start === 0)) continue;
+    lastMatchEnd = end;
+    yield m;
+  }
+}
+
+/**
+ * Go's `ReplaceAllString`: every match replaced by `repl` with `$1`/`${name}` expanded (`ReplaceAllLiteralString`
+ * when `literal`); as in Go, an empty match right after the previous match is not replaced (`a*` in `baaac` gives
+ * `-b-c-`, where JavaScript gives `-b--c-`).
+ */
+export function regexReplace(s: string, re: string, repl: string, literal = !repl.includes('$')): string {
   const r = compileRegex(re);
-  r.lastIndex = 0;
-  const literal = !repl.includes('$');
-  const out = s.replace(r, (...m: unknown[]) => {
-    if (literal) return repl;
-    const last = m[m.length - 1];
-    const named = typeof last === 'object' && last !== null ? (last as Record<string, string | undefined>) : undefined;
-    const groupEnd = named ? m.length - 3 : m.length - 2;
-    return expand(repl, m.slice(0, groupEnd) as (string | undefined)[], named);
-  });
-  r.lastIndex = 0;
-  return out;
+  let out = '';
+  let copied = 0;
+  for (const m of goMatches(r, s)) {
+    const start = m.index ?? 0;
+    out += s.slice(copied, start);
+    out += literal ? repl : expand(repl, m as unknown as (string | undefined)[], m.groups as Record<string, string | undefined> | undefined);
+    copied = start + m[0].length;
+  }
+  return out + s.slice(copied);
 }

@@ -543,7 +543,7 @@ export class ExprCompiler {
     const neg = e.negated;
     const p = unparen(e.pattern);
     if (p.kind === 'string') {
-      let re: RegExp;
+      let re: ReturnType<typeof likeToRegExp>;
       try {
         re = likeToRegExp(p.value);
       } catch {

@@ -254,8 +254,20 @@ export class Lexer {
         }
         continue;
       }
-      body += quote === "'" && c === '"' ? '\\"' : c;
-      this.advance();
+      if (quote === "'" && c === '"') {
+        body += '\\"';
+        this.advance();
+        continue;
+      }
+      // a run of plain characters is appended as one slice: a statement may carry megabytes of literal text
+      let end = this.pos + 1;
+      while (end < this.src.length) {
+        const d = this.src[end];
+        if (d === quote || d === '\\' || (quote === "'" && d === '"')) break;
+        end++;
+      }
+      body += this.src.slice(this.pos, end);
+      this.advance(end - this.pos);
     }
     const value = unescapeGo(body);
     if (value === null) {
@@ -272,10 +284,13 @@ function unescapeGo(body: string): string | null {
   let i = 0;
   while (i < body.length) {
     const c = body[i];
-    if (c === '\n' || c === '"') return null;
     if (c !== '\\') {
-      out += c;
-      i++;
+      let end = i;
+      for (; end < body.length && body[end] !== '\\'; end++) {
+        if (body[end] === '\n' || body[end] === '"') return null;
+      }
+      out += body.slice(i, end);
+      i = end;
       continue;
     }
     const e = body[i + 1] ?? '';

@@ -26,5 +26,10 @@ export interface KVStore {
   clear(ns: string): Promise<void>;
   /** Applies every write or none. */
   batch(ops: readonly KVOp[]): Promise<void>;
+  /**
+   * Runs `fn` with every write it (or anything else meanwhile) makes held in one transaction: committed when `fn`
+   * resolves, rolled back when it rejects or the process dies first. Absent when the store cannot do it (Redis).
+   */
+  transaction?<T>(fn: () => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }

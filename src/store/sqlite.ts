@@ -75,6 +75,20 @@ export class SqliteStore implements KVStore {
     })(ops);
   }
 
+  async transaction<T>(fn: () => Promise<T>): Promise<T> {
+    // one connection: a transaction already open (an outer call) simply takes these writes too
+    if (this.db.inTransaction) return fn();
+    this.db.exec('BEGIN IMMEDIATE');
+    try {
+      const result = await fn();
+      this.db.exec('COMMIT');
+      return result;
+    } catch (e) {
+      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      throw e;
+    }
+  }
+
   async close(): Promise<void> {
     if (this.db.open) this.db.close();
   }

@@ -1,15 +1,17 @@
 /**
  * LIKE pattern translation (docs/sql.md §6.5), with eKuiper's quirks: `%` → `.*`, `_` → `.`, every backslash is a
- * literal backslash and keeps a following `%`/`_` literal too; other regex metacharacters are not escaped.
+ * literal backslash and keeps a following `%`/`_` literal too; other regex metacharacters are not escaped. The result runs
+ * on RE2 (re2js), like eKuiper's Go regexp: linear time, RE2 syntax.
  */
+import { RE2JS } from 're2js';
 import { EvalError } from './errors.js';
 import { textOf } from './text.js';
 import type { Value } from './value.js';
 
-const cache = new Map<string, RegExp>();
+const cache = new Map<string, RE2JS>();
 
 /** The anchored regular expression of a LIKE pattern (cached); throws `invalid LIKE pattern` when it cannot compile. */
-export function likeToRegExp(pattern: string): RegExp {
+export function likeToRegExp(pattern: string): RE2JS {
   let re = cache.get(pattern);
   if (re) return re;
   let src = '^';
@@ -27,13 +29,9 @@ export function likeToRegExp(pattern: string): RegExp {
   }
   src += '$';
   try {
-    re = new RegExp(src, 'u');
+    re = RE2JS.compile(src);
   } catch {
-    try {
-      re = new RegExp(src);
-    } catch {
-      throw new EvalError(`invalid LIKE pattern ${pattern}`);
-    }
+    throw new EvalError(`invalid LIKE pattern ${pattern}`);
   }
   if (cache.size > 10_000) cache.clear();
   cache.set(pattern, re);

@@ -39,8 +39,11 @@ test('with basic.authentication, routes need an RS256 token whose iss names a ke
     const forged = await get(token(other.privateKey, { iss: 'console.pub', aud: 'eKuiper' }));
     assert.equal(forged.status, 401);
     assert.match(forged.text, /^validate token error/);
-    const wrongAud = await get(token(privateKey, { iss: 'console.pub', aud: 'x' }));
+    const wrongAud = await get(token(privateKey, { iss: 'console.pub', aud: 'x', exp: now + 60 }));
     assert.deepEqual(wrongAud, { status: 401, text: 'audience field should contain eKuiper, but got [x]\n' });
+    // a token that never expires is refused
+    const forever = await get(token(privateKey, { iss: 'console.pub', aud: ['eKuiper'] }));
+    assert.deepEqual(forever, { status: 401, text: 'validate token error: token has no expiry (exp claim)\n' });
     const unknownIssuer = await get(token(privateKey, { iss: 'nobody.pub', aud: 'eKuiper' }));
     assert.equal(unknownIssuer.status, 401);
     const plain = await fetch(`${s.url}/rules`);
@@ -51,6 +54,63 @@ test('with basic.authentication, routes need an RS256 token whose iss names a ke
     const moved = await fetch(`${s.url}//streams`, { redirect: 'manual' });
     assert.equal(moved.status, 301);
     assert.equal(moved.headers.get('location'), '/streams');
+  } finally {
+    await s.dispose();
+  }
+});
+
+test('with basic.authentication, the data server (httppush and websocket endpoints) needs the REST token', async () => {
+  const home = mkdtempSync(join(tmpdir(), 'eddy-auth-'));
+  const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  mkdirSync(join(home, 'etc', 'mgmt'), { recursive: true });
+  writeFileSync(join(home, 'etc', 'mgmt', 'console.pub'), publicKey.export({ type: 'spki', format: 'pem' }));
+  const s = await startTestServer({ home, env: { KUIPER__BASIC__AUTHENTICATION: 'true' } });
+  const good = token(privateKey, { iss: 'console.pub', aud: ['eKuiper'], exp: Math.floor(Date.now() / 1000) + 600 });
+  const api = (method: string, path: string, body?: unknown) =>
+    fetch(`${s.url}${path}`, { method, headers: { authorization: good }, body: body === undefined ? undefined : JSON.stringify(body) });
+  try {
+    assert.equal((await api('POST', '/streams', { sql: 'CREATE STREAM pushed () WITH (DATASOURCE="/pushed", TYPE="httppush")' })).status, 201);
+    const rule = await api('POST', '/rules', { id: 'pushed', sql: 'SELECT * FROM pushed', actions: [{ nop: {} }] });
+    assert.equal(rule.status, 201, await rule.text());
+    const port = () => s.app.connectors.dataServer.port;
+    const deadline = Date.now() + 20_000;
+    while (port() === undefined && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    const push = (auth?: string) =>
+      fetch(`http://127.0.0.1:${port()}/pushed`, { method: 'POST', body: '{"a":1}', headers: auth ? { authorization: auth } : {} });
+    const none = await push();
+    assert.equal(none.status, 401);
+    assert.equal(await none.text(), 'missing_token\n');
+    const forever = await push(token(privateKey, { iss: 'console.pub', aud: ['eKuiper'] }));
+    assert.equal(forever.status, 401);
+    await forever.text();
+    const ok = await push(good);
+    assert.equal(ok.status, 200, await ok.text());
+    const status = async () => (await (await api('GET', '/rules/pushed/status')).json()) as Record<string, unknown>;
+    let st = await status();
+    while (Number(st.source_pushed_0_records_in_total) < 1 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 50));
+      st = await status();
+    }
+    assert.equal(st.source_pushed_0_records_in_total, 1, 'only the authenticated body reached the rule');
+    // a websocket endpoint refuses the upgrade without the token and accepts it with
+    assert.equal((await api('POST', '/connection/websocket', { endpoint: '/wsauth' })).status, 200);
+    const { WebSocket } = await import('ws');
+    const open = (headers: Record<string, string>) =>
+      new Promise<number>((resolve) => {
+        const ws = new WebSocket(`ws://127.0.0.1:${port()}/wsauth`, { headers });
+        ws.on('open', () => {
+          ws.close();
+          resolve(101);
+        });
+        ws.on('unexpected-response', (_req, res) => {
+          resolve(res.statusCode ?? 0);
+          res.resume();
+          ws.terminate();
+        });
+        ws.on('error', () => undefined);
+      });
+    assert.equal(await open({}), 401);
+    assert.equal(await open({ authorization: good }), 101);
   } finally {
     await s.dispose();
   }

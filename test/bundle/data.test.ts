@@ -2,6 +2,7 @@
  * Data import/export over real HTTP on full servers: round trips, partial imports over existing data, malformed
  * bundles that must leave the previous state intact, and the status document.
  */
+import { tmpdir } from 'node:os';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
@@ -340,7 +341,7 @@ test('import request errors: body checks, file URLs', async () => {
     const cases: Array<[unknown, string | RegExp]> = [
       [{ content: '{}', file: 'file:///x.json' }, 'Invalid body: Cannot specify both content and file'],
       [{}, 'Invalid body: must specify content or file'],
-      [{ file: 'file:///nonexistent/eddy/bundle.json' }, 'stat /nonexistent/eddy/bundle.json: no such file or directory'],
+      [{ file: `file://${tmpdir()}/nonexistent/eddy/bundle.json` }, `stat ${tmpdir()}/nonexistent/eddy/bundle.json: no such file or directory`],
       [{ file: 'ftp://example.com/b.json' }, 'unsupported url scheme ftp'],
       ['{"content": ', /^Invalid body: Error decoding json: /],
     ];

@@ -62,7 +62,7 @@ test('ruleset import request errors', async () => {
     const cases: Array<[unknown, string | RegExp]> = [
       [{ content: '{}', file: 'file:///x.json' }, 'Invalid body: Cannot specify both content and file: bad request'],
       [{}, 'Invalid body: must specify content or file: bad request'],
-      [{ file: 'file:///nonexistent/eddy/rs.json' }, 'Fail to read file: stat /nonexistent/eddy/rs.json: no such file or directory'],
+      [{ file: `file://${tmpdir()}/nonexistent/eddy/rs.json` }, `Fail to read file: stat ${tmpdir()}/nonexistent/eddy/rs.json: no such file or directory`],
       [{ content: 'not json' }, /^Import ruleset error: invalid import file: /],
       ['{"content"', /^Invalid body: Error decoding json: /],
     ];

@@ -1,3 +1,4 @@
+import { tmpdir } from 'node:os';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -119,11 +120,11 @@ test('bad schema requests answer 400 and leave no file behind', async () => {
     assert.equal(traversal.status, 400);
     assert.match((traversal.json() as { message: string }).message, /^Invalid body: invalid name/);
 
-    const download = await s.req('POST', '/schemas/protobuf', { name: 'dl', file: 'file:///nonexistent/eddy.proto' });
+    const download = await s.req('POST', '/schemas/protobuf', { name: 'dl', file: `file://${tmpdir()}/nonexistent/eddy.proto` });
     assert.equal(download.status, 400);
     assert.deepEqual(download.json(), {
       error: 1000,
-      message: 'schema create command error: stat /nonexistent/eddy.proto: no such file or directory',
+      message: `schema create command error: stat ${tmpdir()}/nonexistent/eddy.proto: no such file or directory`,
     });
 
     const badJson = await s.req('POST', '/schemas/protobuf', '{"name": ');

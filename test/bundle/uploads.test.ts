@@ -1,3 +1,4 @@
+import { tmpdir } from 'node:os';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
@@ -93,7 +94,7 @@ test('JSON file upload from http and file URLs; a failed download leaves the pre
     });
     assert.equal(readFileSync(join(dir, 'web.txt'), 'utf8'), 'served text');
 
-    const noFile = await postJson(s, { name: 'gone.txt', file: 'file:///nonexistent/eddy/x.txt' });
+    const noFile = await postJson(s, { name: 'gone.txt', file: `file://${tmpdir()}/nonexistent/eddy/x.txt` });
     assert.equal(noFile.status, 400);
     assert.match(JSON.parse(noFile.text).message, /no such file or directory/);
     const ftp = await postJson(s, { name: 'gone.txt', file: 'ftp://example.com/x' });

@@ -4,6 +4,7 @@
  * the function-list registration call, the computed prebuilt-plugin catalogue, and the portable create's body
  * checks (portable plugins themselves: plugins-portable.test.ts).
  */
+import { tmpdir } from 'node:os';
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from '../helpers/server.js';
@@ -70,8 +71,8 @@ test('create bodies are decoded and checked like eKuiper, then the install is re
   assert.match(String(e.message), /^sources plugins create command error: invalid name \.\.\/etc/);
   e = err(await post('/plugins/functions', { name: 'geo', file: 'file:///opt/geo.zip', functions: ['f1'] }), 400);
   assert.equal(e.message, 'functions plugins create command error: fail to install plugin: native plugins are Go shared libraries, which Eddy (a Node.js process) cannot load');
-  e = err(await post('/plugins/portables', { name: 'mirror', file: 'file:///no/such/mirror.zip' }), 400);
-  assert.equal(e.message, 'portable plugin create command error: fail to download file file:///no/such/mirror.zip: stat /no/such/mirror.zip: no such file or directory');
+  e = err(await post('/plugins/portables', { name: 'mirror', file: `file://${tmpdir()}/no/such/mirror.zip` }), 400);
+  assert.equal(e.message, `portable plugin create command error: fail to download file file://${tmpdir()}/no/such/mirror.zip: stat ${tmpdir()}/no/such/mirror.zip: no such file or directory`);
   e = err(await s.req('PUT', '/plugins/portables/mirror', { name: 'mirror', file: 'ftp://h/mirror.zip' }), 400);
   assert.equal(e.message, 'portable plugin update command error: invalid uri ftp://h/mirror.zip');
   e = err(await post('/plugins/portables', '[1]'), 400);

@@ -36,6 +36,9 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     KUIPER__BASIC__FILELOG: 'false',
     KUIPER__SOURCE__HTTPSERVERIP: '127.0.0.1',
     KUIPER__SOURCE__HTTPSERVERPORT: '0',
+    // fixtures (archives, schemas, bundles) are written to the temporary folder; test/api/files.test.ts checks the
+    // default, which is the home's data/ folder only
+    KUIPER__BASIC__FILEACCESSROOTS: `[${tmpdir()}]`,
     ...(opts.redisPrefix ? { KUIPER__STORE__TYPE: 'redis' } : {}),
     ...opts.env,
   };

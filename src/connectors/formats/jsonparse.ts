@@ -4,9 +4,13 @@
  * range come back as `bigint`; every other number is a JS number.
  */
 
+import { TOO_DEEP_MESSAGE, jsonTooDeep } from '../../core/limits.js';
+
 const LONG_DIGITS = /\d{16,}/;
 
 export function parseJsonExact(text: string): unknown {
+  // a message nested deeper than the limit is a decode error of that message, like any malformed one
+  if (jsonTooDeep(text)) throw new SyntaxError(TOO_DEEP_MESSAGE);
   if (!LONG_DIGITS.test(text)) return JSON.parse(text);
   return new ExactParser(text).parseDocument();
 }

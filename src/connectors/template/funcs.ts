@@ -9,6 +9,8 @@ import { DateTime } from '../../values/value.js';
 import { goLayout, formatLayout, parseLayout, hostZone, checkZone, fieldsOf, DAY_NAMES, MONTH_NAMES } from '../../values/datetime.js';
 import { formatV, goType, goQuote, isMap, sprint, sprintf, sprintln, utf8Bytes, bytesText, compareKeys } from './fmt.js';
 import { goJson, goJsonPretty, goJsonRaw } from './json.js';
+import type { RE2JS } from 're2js';
+import { compileRegex, goMatches, regexReplace } from '../../functions/regex.js';
 
 /** A parameter's Go type: values are checked (and constants converted) before the call. */
 export type ParamKind = 'any' | 'raw' | 'string' | 'int' | 'float' | 'bool';
@@ -422,51 +424,50 @@ function strslice(v: unknown): string[] {
 
 // ------------------------------------------------------------------------------------------------ regex
 
-/** A Go RE2 pattern as a JS RegExp (leading inline flags become JS flags). */
-function goRegex(pattern: string, global = false): RegExp {
-  let flags = 'u';
-  let p = pattern;
-  const m = /^\(\?([imsU]+)\)/.exec(p);
-  if (m) {
-    for (const f of m[1]) if (f !== 'U' && !flags.includes(f)) flags += f;
-    p = p.slice(m[0].length);
-  }
-  p = p.replace(/\(\?P</g, '(?<').replace(/\\z/g, '$').replace(/\\A/g, '^');
+/** A Go pattern compiled on RE2 (linear time, Go's syntax); a template error with Go's text when RE2 refuses it. */
+function goRegex(pattern: string): RE2JS {
   try {
-    return new RegExp(p, global ? flags + 'g' : flags);
+    return compileRegex(pattern);
   } catch (e) {
-    return fail(`error parsing regexp: ${(e as Error).message}`);
+    return fail((e as Error).message);
   }
 }
 
-/** Go's `$1`/`${name}` expansion as JS replacement text. */
-function goReplacement(repl: string): string {
-  return repl.replace(/\$\$|\$\{([A-Za-z0-9_]+)\}|\$([A-Za-z0-9_]+)|\$/g, (all, braced: string | undefined, bare: string | undefined) => {
-    if (all === '$$') return '$$';
-    const name = braced ?? bare;
-    if (name === undefined) return '$$';
-    return /^\d+$/.test(name) ? '$' + name : '$<' + name + '>';
-  });
-}
-
+/** Go's `FindAllString(s, n)`: every match (n < 0) or the first n. */
 function regexFindAll(re: string, s: string, n: bigint): string[] {
-  const all = s.match(goRegex(re, true)) ?? [];
-  return n < 0n ? all : all.slice(0, Number(n));
+  const out: string[] = [];
+  if (n === 0n) return out;
+  for (const m of goMatches(goRegex(re), s)) {
+    out.push(m[0]);
+    if (n > 0n && BigInt(out.length) === n) break;
+  }
+  return out;
 }
 
+/** Go's `Regexp.Split(s, n)`. */
 function regexSplit(re: string, s: string, n: bigint): string[] {
   if (n === 0n) return [];
-  const r = goRegex(re, true);
+  const r = goRegex(re);
+  if (re !== '' && s === '') return [''];
   const out: string[] = [];
-  let last = 0;
-  for (const m of s.matchAll(r)) {
+  let beg = 0;
+  let end = 0;
+  for (const m of goMatches(r, s)) {
     if (n > 0n && BigInt(out.length) === n - 1n) break;
-    if (m[0] === '' && (m.index === 0 || m.index === s.length)) continue;
-    out.push(s.slice(last, m.index));
-    last = m.index! + m[0].length;
+    const start = m.index ?? 0;
+    end = start;
+    const matchEnd = start + m[0].length;
+    if (matchEnd !== 0) out.push(s.slice(beg, end));
+    beg = matchEnd;
   }
-  out.push(s.slice(last));
+  if (end !== s.length) out.push(s.slice(beg));
   return out;
+}
+
+/** Go's `ReplaceAllString` / `ReplaceAllLiteralString`. */
+function replaceAll(re: string, s: string, repl: string, literal: boolean): string {
+  goRegex(re);
+  return regexReplace(s, re, repl, literal);
 }
 
 // ------------------------------------------------------------------------------------------------ dates
@@ -890,10 +891,10 @@ function baseFuncs(): Record<string, F> {
     mustRegexFindAll: f([S, S, I], regexFindAll),
     regexFind: f([S, S], (re: string, s: string) => safe(() => goRegex(re).exec(s)?.[0] ?? '', '')),
     mustRegexFind: f([S, S], (re: string, s: string) => goRegex(re).exec(s)?.[0] ?? ''),
-    regexReplaceAll: f([S, S, S], (re: string, s: string, r: string) => safe(() => s.replace(goRegex(re, true), goReplacement(r)), s)),
-    mustRegexReplaceAll: f([S, S, S], (re: string, s: string, r: string) => s.replace(goRegex(re, true), goReplacement(r))),
-    regexReplaceAllLiteral: f([S, S, S], (re: string, s: string, r: string) => safe(() => s.replace(goRegex(re, true), () => r), s)),
-    mustRegexReplaceAllLiteral: f([S, S, S], (re: string, s: string, r: string) => s.replace(goRegex(re, true), () => r)),
+    regexReplaceAll: f([S, S, S], (re: string, s: string, r: string) => safe(() => replaceAll(re, s, r, false), s)),
+    mustRegexReplaceAll: f([S, S, S], (re: string, s: string, r: string) => replaceAll(re, s, r, false)),
+    regexReplaceAllLiteral: f([S, S, S], (re: string, s: string, r: string) => safe(() => replaceAll(re, s, r, true), s)),
+    mustRegexReplaceAllLiteral: f([S, S, S], (re: string, s: string, r: string) => replaceAll(re, s, r, true)),
     regexSplit: f([S, S, I], (re: string, s: string, n: bigint) => safe(() => regexSplit(re, s, n), [])),
     mustRegexSplit: f([S, S, I], regexSplit),
     regexQuoteMeta: f([S], (s: string) => s.replace(/[\\.+*?()|[\]{}^$]/g, '\\$&')),

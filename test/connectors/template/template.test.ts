@@ -235,3 +235,13 @@ test('compiled templates are cached by text and renderTemplate passes plain text
   const t = compileTemplate('{{$n := .room}}{{$n}}');
   assert.equal(t.execute(rows[0]) + t.execute(rows[1]), 'ab');
 });
+
+test('template regex functions run on RE2 with Go semantics: linear time, Go splits and empty matches', () => {
+  const evil = `${'a'.repeat(34)}!`;
+  assert.equal(run('{{regexMatch "(a+)+$" .s}}', { s: evil }), 'false');
+  assert.equal(run('{{regexReplaceAll "a*" "baaac" "-"}} {{regexReplaceAllLiteral "a(x)" "ax" "$1"}}'), '-b-c- $1');
+  assert.equal(run('{{regexFindAll "a*" "baaac" -1}}'), '[ aaa ]');
+  assert.equal(run('{{regexSplit "a*" "baaac" -1}} {{regexSplit "," "a,b,c" 2}} {{regexSplit "x" "" -1}}'), '[b c] [a b,c] []');
+  assert.equal(run('{{regexMatch "^[[:alpha:]]+$" "abc"}} {{regexFind "(?U)a+" "aaa"}}'), 'true a');
+  assert.throws(() => run('{{mustRegexMatch "(?=a)" "a"}}'), /error parsing regexp: invalid or unsupported Perl syntax: `\(\?=`/);
+});
