@@ -4,12 +4,11 @@
  * preceded by a `0x01` message-type byte). IPC addresses are Unix socket paths. The dialler retries every second
  * until closed, so a peer may come and go.
  *
- * This is the pair protocol only; the portable-plugin transport (extensions) speaks other protocols over the same
- * framing and keeps its own copy, as connectors do not depend on extensions.
+ * The handshake and framing are core/nng-wire.ts, which the portable-plugin transport (extensions) shares.
  */
 import { createConnection, type Socket } from 'node:net';
+import { NNG_PROTOCOL, NngReader, nngFrame, nngHeader } from '../core/nng-wire.js';
 
-const PAIR0 = 0x10;
 const RETRY_MS = 1000;
 
 export interface NngAddress {
@@ -31,19 +30,9 @@ export function nngAddress(url: string): NngAddress {
   return { ipc: false, host: m[1].replace(/^\[|\]$/g, ''), port: Number(m[2]) };
 }
 
-function handshake(): Buffer {
-  const b = Buffer.alloc(8);
-  b[1] = 0x53;
-  b[2] = 0x50;
-  b.writeUInt16BE(PAIR0, 4);
-  return b;
-}
-
 export class NngPairDialer {
   private socket: Socket | undefined;
   private ready = false;
-  private buf: Buffer = Buffer.alloc(0);
-  private shaken = false;
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
 
@@ -66,11 +55,17 @@ export class NngPairDialer {
     const a = this.addr;
     const socket = a.ipc ? createConnection(a.path!) : createConnection(a.port!, a.host!);
     this.socket = socket;
-    this.buf = Buffer.alloc(0);
-    this.shaken = false;
+    const reader = new NngReader(NNG_PROTOCOL.PAIR, a.ipc);
     let lastError: Error | undefined;
-    socket.on('connect', () => socket.write(handshake()));
-    socket.on('data', (d: Buffer) => this.feed(socket, d));
+    socket.on('connect', () => socket.write(nngHeader(NNG_PROTOCOL.PAIR)));
+    const handshaken = (): void => {
+      this.ready = true;
+      this.onStatus(true);
+    };
+    socket.on('data', (d: Buffer) => {
+      const broken = reader.feed(d, this.onMessage, handshaken);
+      if (broken) socket.destroy(broken);
+    });
     socket.on('error', (e) => (lastError = e));
     socket.on('close', () => {
       if (this.socket !== socket) return;
@@ -82,41 +77,11 @@ export class NngPairDialer {
     });
   }
 
-  private feed(socket: Socket, d: Buffer): void {
-    this.buf = this.buf.length === 0 ? d : Buffer.concat([this.buf, d]);
-    if (!this.shaken) {
-      if (this.buf.length < 8) return;
-      if (this.buf[0] !== 0 || this.buf[1] !== 0x53 || this.buf[2] !== 0x50 || this.buf.readUInt16BE(4) !== PAIR0) {
-        socket.destroy(new Error('the peer is not an NNG pair socket'));
-        return;
-      }
-      this.buf = this.buf.subarray(8);
-      this.shaken = true;
-      this.ready = true;
-      this.onStatus(true);
-    }
-    const head = this.addr.ipc ? 9 : 8;
-    while (this.buf.length >= head) {
-      if (this.addr.ipc && this.buf[0] !== 1) {
-        socket.destroy(new Error('unexpected NNG IPC message type'));
-        return;
-      }
-      const len = Number(this.buf.readBigUInt64BE(head - 8));
-      if (this.buf.length < head + len) return;
-      const msg = Buffer.from(this.buf.subarray(head, head + len));
-      this.buf = this.buf.subarray(head + len);
-      this.onMessage(msg);
-    }
-  }
-
   /** Sends one message; false when not connected. */
   send(payload: Uint8Array): boolean {
     const socket = this.socket;
     if (!this.ready || !socket) return false;
-    const h = Buffer.alloc(this.addr.ipc ? 9 : 8);
-    if (this.addr.ipc) h[0] = 1;
-    h.writeBigUInt64BE(BigInt(payload.length), this.addr.ipc ? 1 : 0);
-    socket.write(Buffer.concat([h, payload]));
+    socket.write(nngFrame(payload, this.addr.ipc));
     return true;
   }
 

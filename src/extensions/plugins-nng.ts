@@ -4,12 +4,12 @@
  * payload; REQ/REP payloads start with a 4-byte request id. The IPC address is a Unix socket path.
  *
  * `NNG_SOURCE` is the same logic as plain JavaScript for the plugin host worker (which cannot load TypeScript);
- * the TypeScript side below serves the data channels of sources (PULL, listening) and sinks (PUSH, dialling).
+ * the TypeScript side below, on the shared wire helpers of core/nng-wire.ts, serves the data channels of sources
+ * (PULL, listening) and sinks (PUSH, dialling).
  */
 import { unlinkSync } from 'node:fs';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
-
-export const PROTO = { PAIR: 0x10, REQ: 0x30, REP: 0x31, PUSH: 0x50, PULL: 0x51 } as const;
+import { NNG_PROTOCOL as PROTO, NngReader, nngFrame, nngHeader } from '../core/nng-wire.js';
 
 /** JavaScript (CommonJS) of `nngHandshake`, `nngFrame` and `NngConn`, evaluated inside workers and test plugins. */
 export const NNG_SOURCE = String.raw`
@@ -52,71 +52,31 @@ class NngConn {
 }
 `;
 
-function handshake(proto: number): Buffer {
-  const b = Buffer.alloc(8);
-  b[1] = 0x53;
-  b[2] = 0x50;
-  b.writeUInt16BE(proto, 4);
-  return b;
-}
-
-function frame(payload: Uint8Array): Buffer {
-  const h = Buffer.alloc(9);
-  h[0] = 1;
-  h.writeBigUInt64BE(BigInt(payload.length), 1);
-  return Buffer.concat([h, payload]);
-}
-
 /** One connection after (or during) the handshake; complete messages go to `onMessage`. */
 class Conn {
-  private buf: Buffer = Buffer.alloc(0);
-  private shaken = false;
+  private readonly reader: NngReader;
   closed = false;
 
   constructor(
     readonly socket: Socket,
     myProto: number,
-    private readonly peerProto: number,
-    private readonly onMessage: (msg: Buffer) => void,
+    peerProto: number,
+    onMessage: (msg: Buffer) => void,
   ) {
+    this.reader = new NngReader(peerProto, true);
     socket.on('data', (d: Buffer) => {
-      this.buf = this.buf.length > 0 ? Buffer.concat([this.buf, d]) : d;
-      this.drain();
+      if (this.reader.feed(d, onMessage)) socket.destroy();
     });
     socket.on('close', () => {
       this.closed = true;
     });
     socket.on('error', () => undefined);
-    socket.write(handshake(myProto));
-  }
-
-  private drain(): void {
-    if (!this.shaken) {
-      if (this.buf.length < 8) return;
-      const b = this.buf;
-      if (b[0] !== 0 || b[1] !== 0x53 || b[2] !== 0x50 || b.readUInt16BE(4) !== this.peerProto) {
-        this.socket.destroy();
-        return;
-      }
-      this.buf = b.subarray(8);
-      this.shaken = true;
-    }
-    while (this.buf.length >= 9) {
-      if (this.buf[0] !== 1) {
-        this.socket.destroy();
-        return;
-      }
-      const len = Number(this.buf.readBigUInt64BE(1));
-      if (this.buf.length < 9 + len) return;
-      const msg = Buffer.from(this.buf.subarray(9, 9 + len));
-      this.buf = this.buf.subarray(9 + len);
-      this.onMessage(msg);
-    }
+    socket.write(nngHeader(myProto));
   }
 
   send(payload: Uint8Array): boolean {
     if (this.closed) return false;
-    return this.socket.write(frame(payload));
+    return this.socket.write(nngFrame(payload, true));
   }
 }
 

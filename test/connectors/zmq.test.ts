@@ -78,7 +78,7 @@ test('zmq source subscribes to a libzmq publisher: topic prefix, topic metadata,
   try {
     assert.equal((await s.req('PUT', `/metadata/sources/zmq/confKeys/k${id}`, { server: `tcp://127.0.0.1:${port}` })).status, 200);
     assert.equal((await s.req('POST', '/streams', { sql: `CREATE STREAM zs${id} (n bigint, v float) WITH (TYPE="zmq", DATASOURCE="sensors", CONF_KEY="k${id}")` })).status, 201);
-    // the publisher may still be starting: the rule restarts until it can connect
+    // the publisher may still be starting: the source connects as soon as it listens
     assert.equal(
       (await s.req('POST', '/rules', { id: `za${id}`, sql: `SELECT n, v, meta(topic) AS topic FROM zs${id}`, actions: [{ memory: { topic: `zmq/${id}/a`, sendSingle: true } }] })).status,
       201,
@@ -96,6 +96,34 @@ test('zmq source subscribes to a libzmq publisher: topic prefix, topic metadata,
     c2();
     await s.dispose();
     await stop(pub.proc);
+  }
+});
+
+test('zmq source started before its publisher receives once the publisher comes up', async () => {
+  const port = await freePort();
+  const s = await startTestServer();
+  const id = uid();
+  const rows: ValueObject[] = [];
+  const c = s.app.connectors.memory.subscribe(`zmq/${id}/late`, (m) => rows.push(m.row));
+  let pub: ReturnType<typeof python> | undefined;
+  try {
+    assert.equal((await s.req('PUT', `/metadata/sources/zmq/confKeys/k${id}`, { server: `tcp://127.0.0.1:${port}` })).status, 200);
+    assert.equal((await s.req('POST', '/streams', { sql: `CREATE STREAM zl${id} (n bigint) WITH (TYPE="zmq", DATASOURCE="sensors", CONF_KEY="k${id}")` })).status, 201);
+    // nobody listens on the port yet: the SUB socket connects lazily and the rule (restart strategy: no attempts)
+    // runs anyway
+    assert.equal(
+      (await s.req('POST', '/rules', { id: `zl${id}`, sql: `SELECT n FROM zl${id}`, actions: [{ memory: { topic: `zmq/${id}/late`, sendSingle: true } }] })).status,
+      201,
+    );
+    await running(s, `zl${id}`);
+    pub = python(PUBLISHER, [String(port)]);
+    await until(() => rows.length >= 3, 30_000, 'rows after the publisher started');
+    assert.equal(typeof rows[0].n, 'bigint');
+    await running(s, `zl${id}`);
+  } finally {
+    c();
+    await s.dispose();
+    if (pub) await stop(pub.proc);
   }
 });
 
@@ -137,6 +165,16 @@ test('zmq sink binds a PUB socket that a libzmq subscriber receives [topic, payl
       await new Promise((r) => setTimeout(r, 100));
     }
     assert.match(text, /EADDRINUSE/);
+    // a restarted sink binds its port again at once (the old socket let it go) and its subscriber gets what follows
+    assert.equal((await s.req('POST', `/rules/zk${id}/restart`)).status, 200);
+    await running(s, `zk${id}`);
+    const end3 = Date.now() + 30_000;
+    while (!sub.lines.some((l) => l.includes('after')) && Date.now() < end3) {
+      s.app.connectors.memory.publish({ topic: `zmq/${id}/in`, row: { a: BigInt(i++), b: 'after' } as ValueObject });
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.ok(sub.lines.some((l) => l.includes('after')), 'the subscriber receives from the restarted sink');
+    assert.doesNotMatch((await s.req('GET', `/rules/zk${id}/status`)).text, /EADDRINUSE/);
     const noServer = await s.req('POST', '/rules', { id: `zn${id}`, sql: `SELECT a FROM zin${id}`, actions: [{ zmq: {} }] });
     assert.equal(noServer.status, 400);
     assert.match(noServer.text, /zmq sink is missing property server/);
