@@ -22,7 +22,7 @@ import type { Registry } from './registry.js';
 import { propBool, propInt, propString } from './props.js';
 import { tlsSettings, type TlsSettings } from './tls.js';
 import { checkCompression, compress, decompress, type Compression } from '../core/compression.js';
-import { topicMatches } from './memory.js';
+import { TopicTrie } from './topictrie.js';
 import { recoverable } from './sinknode.js';
 
 const RESOLVED: Promise<void> = Promise.resolve();
@@ -129,6 +129,18 @@ export class MqttConn {
   readonly client: MqttClient;
   refs = 0;
   private readonly subs = new Map<string, Subscription>();
+  /** the same subscriptions by filter levels: dispatch costs O(topic levels), not O(subscriptions) */
+  private readonly trie = new TopicTrie<Subscription>();
+  /** the message being dispatched, read by {@link deliver} (no closure per message) */
+  private inTopic = '';
+  private inPayload: Buffer = Buffer.alloc(0);
+  private inQos = 0;
+  private inMessageId = 0;
+  private readonly deliver = (sub: Subscription): void => {
+    for (const h of sub.handlers) h(this.inTopic, this.inPayload, this.inQos, this.inMessageId);
+  };
+  /** one connect wait shared by every caller, so that a thousand rules starting at once add no listeners */
+  private connecting: Promise<void> | undefined;
   private readonly statusHandlers = new Set<MqttStatusHandler>();
   private lastError: Error | undefined;
   private readonly pending = new Set<PendingPublish>();
@@ -141,10 +153,11 @@ export class MqttConn {
   ) {
     this.client = mqtt.connect(brokerUrl(settings.server), clientOptions(settings));
     this.client.on('message', (topic, payload, packet) => {
-      for (const [filter, sub] of this.subs) {
-        if (!topicMatches(filter, topic)) continue;
-        for (const h of sub.handlers) h(topic, payload, packet.qos, packet.messageId ?? 0);
-      }
+      this.inTopic = topic;
+      this.inPayload = payload;
+      this.inQos = packet.qos;
+      this.inMessageId = packet.messageId ?? 0;
+      this.trie.match(topic, this.deliver);
     });
     this.client.on('connect', () => {
       this.lastError = undefined;
@@ -166,8 +179,9 @@ export class MqttConn {
   /** Resolves once connected; rejects when the first attempt fails or takes more than 5 s. */
   waitConnected(): Promise<void> {
     if (this.client.connected) return Promise.resolve();
-    return new Promise((resolve, reject) => {
+    this.connecting ??= new Promise<void>((resolve, reject) => {
       const done = (err?: Error) => {
+        this.connecting = undefined;
         clearTimeout(timer);
         this.client.off('connect', onConnect);
         this.client.off('close', onClose);
@@ -183,6 +197,7 @@ export class MqttConn {
       this.client.on('close', onClose);
       this.client.on('error', onError);
     });
+    return this.connecting;
   }
 
   onStatus(h: MqttStatusHandler): () => void {
@@ -194,7 +209,10 @@ export class MqttConn {
   subscribe(filter: string, qos: QoS, handler: MqttMessageHandler): Promise<() => void> {
     let sub = this.subs.get(filter);
     const fresh = !sub;
-    if (!sub) this.subs.set(filter, (sub = { qos, handlers: new Set() }));
+    if (!sub) {
+      this.subs.set(filter, (sub = { qos, handlers: new Set() }));
+      this.trie.add(filter, sub);
+    }
     sub.handlers.add(handler);
     const unsubscribe = () => {
       const s = this.subs.get(filter);
@@ -202,6 +220,7 @@ export class MqttConn {
       s.handlers.delete(handler);
       if (s.handlers.size === 0) {
         this.subs.delete(filter);
+        this.trie.delete(filter, s);
         if (!this.client.disconnecting) this.client.unsubscribe(filter, () => undefined);
       }
     };
