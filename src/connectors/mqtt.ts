@@ -25,7 +25,11 @@ import { checkCompression, compress, decompress, type Compression } from '../cor
 import { TopicTrie } from './topictrie.js';
 import { recoverable } from './sinknode.js';
 
-const RESOLVED: Promise<void> = Promise.resolve();
+/** bytes a connection's socket may hold unsent before QoS 0 publishers wait for it to drain */
+const SOCKET_BUDGET_BYTES = 8 * 1024 * 1024;
+/** QoS 0 publish options, made once (MQTT.js copies them) */
+const QOS0 = { qos: 0, retain: false } as const;
+const QOS0_RETAINED = { qos: 0, retain: true } as const;
 /** metadata `qos` values (ints are bigint), made once */
 const QOS_INT: readonly bigint[] = [0n, 1n, 2n];
 const CONNECT_TIMEOUT_MS = 5000;
@@ -73,6 +77,8 @@ export function mqttSettings(props: Props, confKeys: ConfKeys): MqttSettings {
   return s;
 }
 
+function noTrace(): void {}
+
 function clientOptions(s: MqttSettings): IClientOptions {
   const o: IClientOptions = {
     clientId: s.clientId ?? `eddy-${randomUUID()}`,
@@ -85,6 +91,9 @@ function clientOptions(s: MqttSettings): IClientOptions {
     // offline QoS 0 publishes would wait for the reconnect; the sink's cache does the waiting instead
     queueQoSZero: false,
   };
+  // MQTT.js traces every packet through `debug`, whose enabled check costs a few percent of a busy connection's CPU:
+  // skipped unless tracing is asked for
+  if (!process.env.DEBUG) o.log = noTrace;
   if (s.username) o.username = s.username;
   // MQTT 3.1.1 forbids a password without a user name (the broker drops such a connection); eKuiper's client leaves it out
   if (s.username && s.password) o.password = s.password;
@@ -145,6 +154,7 @@ export class MqttConn {
   private lastError: Error | undefined;
   private readonly pending = new Set<PendingPublish>();
   private sweep: NodeJS.Timeout | undefined;
+  private drainWait: Promise<void> | undefined;
 
   constructor(
     readonly key: string,
@@ -236,16 +246,24 @@ export class MqttConn {
     });
   }
 
-  /** Publishes; rejects with a recoverable error when not connected or not acknowledged within 5 s. */
-  publish(topic: string, payload: Uint8Array, qos: QoS, retain: boolean): Promise<void> {
+  /**
+   * Publishes; rejects with a recoverable error when not connected or not acknowledged within 5 s. Answers
+   * `undefined` when the packet was written at once (QoS 0 while the socket keeps up): no promise per message.
+   */
+  publish(topic: string, payload: Uint8Array, qos: QoS, retain: boolean): Promise<void> | undefined {
     if (!this.client.connected) {
       return Promise.reject(recoverable(new Error(`mqtt client to ${this.settings.server} is not connected`)));
     }
-    // MQTT.js answers a QoS 0 publish synchronously once written: that common case needs no timeout bookkeeping
+    const buf = Buffer.isBuffer(payload) ? payload : Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
+    if (qos === 0) {
+      // written to the socket (or its buffer) at once, in call order: no callback, no promise while the socket keeps
+      // up; past the budget every caller waits for the one next 'drain'
+      this.client.publish(topic, buf, retain ? QOS0_RETAINED : QOS0);
+      return this.needsDrain() ? this.drained() : undefined;
+    }
     let settled = false;
     let failure: Error | undefined;
     let later: ((err?: Error) => void) | undefined;
-    const buf = Buffer.isBuffer(payload) ? payload : Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
     this.client.publish(topic, buf, { qos, retain }, (err) => {
       if (later) later(err);
       else {
@@ -253,7 +271,7 @@ export class MqttConn {
         failure = err;
       }
     });
-    if (settled) return failure ? Promise.reject(recoverable(failure)) : RESOLVED;
+    if (settled) return failure ? Promise.reject(recoverable(failure)) : undefined;
     return new Promise((resolve, reject) => {
       const pending: PendingPublish = { deadline: Date.now() + PUBLISH_TIMEOUT_MS, reject };
       this.pending.add(pending);
@@ -264,6 +282,33 @@ export class MqttConn {
         else resolve();
       };
     });
+  }
+
+  /**
+   * Whether publishers should wait for the socket: only past a budget well above the stream's high-water mark, so
+   * that a broker pausing for a moment does not turn into waiting sinks, full buffers and drops.
+   */
+  private needsDrain(): boolean {
+    // past the budget the stream needs a drain: one getter per publish
+    const stream = this.client.stream as { writableLength?: number } | undefined;
+    return (stream?.writableLength ?? 0) > SOCKET_BUDGET_BYTES;
+  }
+
+  /** Resolves at the socket's next 'drain' (or close): one listener however many publishes wait. */
+  private drained(): Promise<void> {
+    if (this.drainWait) return this.drainWait;
+    const stream = this.client.stream;
+    this.drainWait = new Promise<void>((resolve) => {
+      const done = () => {
+        stream.off('drain', done);
+        stream.off('close', done);
+        this.drainWait = undefined;
+        resolve();
+      };
+      stream.on('drain', done);
+      stream.on('close', done);
+    });
+    return this.drainWait;
   }
 
   /**
@@ -477,8 +522,11 @@ class MqttSink implements SinkConnector {
     }
   }
 
-  // not `async`: the publish promise is handed on as is, one promise and one microtask hop less per message
-  collect(ctx: SinkContext, payload: SinkPayload): Promise<void> {
+  /** publishes are written to the client's socket in call order: the next may start before the last is acknowledged */
+  readonly pipelined = true;
+
+  // not `async`: a publish written at once settles synchronously, no promise or microtask per message
+  collect(ctx: SinkContext, payload: SinkPayload): Promise<void> | undefined {
     try {
       if (!this.conn) throw recoverable(new Error('mqtt sink is not connected'));
       let topic = payload.resend && this.resendTopic !== '' ? this.resendTopic : this.topic;

@@ -72,6 +72,12 @@ interface CommonProps {
 }
 
 const textEncoder = new TextEncoder();
+/** sends a pipelined connector may have pending at once */
+const PIPELINE_DEPTH = 1024;
+/** items sent in one turn of the event loop before the sink yields */
+const BURST = 1024;
+/** longest wait of close for pending sends */
+const CLOSE_WAIT_MS = 5000;
 
 function executorError(message: string): EddyError {
   return new EddyError(ErrorCode.Executor, message);
@@ -349,6 +355,10 @@ class SinkNodeImpl implements SinkNode {
   }
 
   private kick(): void {
+    if (!this.cache) {
+      this.pump();
+      return;
+    }
     if (this.running || this.closed) return;
     this.running = this.drain().finally(() => {
       this.running = undefined;
@@ -364,19 +374,7 @@ class SinkNodeImpl implements SinkNode {
 
   private async drain(): Promise<void> {
     if (this.cache && this.common.cache.alterQueue) return this.drainAlternate(this.cache);
-    if (!this.cache) {
-      let sent = 0;
-      while (!this.closed) {
-        const unit = this.nextLive();
-        if (unit === undefined) break;
-        // the metric is refreshed now and then, not per row of a large burst
-        if ((sent++ & 63) === 0) this.updateBuffer();
-        await this.send(unit);
-        // a connector that settles at once (memory, nop) would otherwise hold the event loop for a whole burst
-        if ((sent & 1023) === 0) await new Promise<void>((resolve) => setImmediate(resolve));
-      }
-      return;
-    }
+    if (!this.cache) return;
     let first = true;
     while (!this.closed && !this.paused) {
       const unit = await this.cache.head();
@@ -394,6 +392,99 @@ class SinkNodeImpl implements SinkNode {
       }
       this.cache.shift();
       this.updateBuffer();
+    }
+  }
+
+  /** sends started by {@link pump} and not settled yet */
+  private inflight = 0;
+  private pumping = false;
+  private yielded = false;
+  /** resolves the wait of {@link close} for the sends in flight */
+  private settledAll: (() => void) | undefined;
+  private readonly pumpFn = (): void => {
+    this.yielded = false;
+    this.pump();
+  };
+
+  /**
+   * The live path without a failure cache: sends synchronously while the connector settles synchronously (no
+   * promise or microtask per item), keeps one send pending for ordinary connectors and up to
+   * {@link PIPELINE_DEPTH} for pipelined ones (their transport keeps the order), and yields to the event loop
+   * after a long burst so that other rules and the REST API keep answering.
+   */
+  private pump(): void {
+    if (this.pumping || this.yielded || this.closed || !this.opened) return;
+    this.pumping = true;
+    const depth = this.connector.pipelined === true ? PIPELINE_DEPTH : 1;
+    let sent = 0;
+    try {
+      while (this.inflight < depth && !this.closed) {
+        if (sent >= BURST) {
+          this.yielded = true;
+          setImmediate(this.pumpFn);
+          break;
+        }
+        const unit = this.nextLive();
+        if (unit === undefined) break;
+        sent++;
+        // the metric is refreshed now and then, not per row of a large burst
+        if ((sent & 63) === 0) this.updateBuffer();
+        this.sendLive(unit);
+      }
+    } finally {
+      this.pumping = false;
+    }
+    this.updateBuffer();
+    if (this.inflight === 0 && this.settledAll) this.settledAll();
+  }
+
+  private sendLive(unit: SinkUnit): void {
+    const start = performance.now();
+    this.metrics.lastInvocation = Math.round(performance.timeOrigin + start);
+    let payload: SinkPayload;
+    try {
+      payload = this.transform(unit, false);
+    } catch (err) {
+      this.transformFailed(err);
+      return;
+    }
+    let pending: Promise<void> | void;
+    try {
+      pending = this.connector.collect(this.ctx, payload);
+    } catch (err) {
+      this.metrics.error(err);
+      return;
+    }
+    if (pending === undefined) {
+      this.sent(unit, start);
+      return;
+    }
+    this.inflight++;
+    pending.then(
+      () => {
+        this.inflight--;
+        this.sent(unit, start);
+        this.pump();
+      },
+      (err: unknown) => {
+        this.inflight--;
+        this.metrics.error(err);
+        this.pump();
+      },
+    );
+  }
+
+  private sent(unit: SinkUnit, start: number): void {
+    this.metrics.recordsOut++;
+    this.metrics.messagesProcessed += Array.isArray(unit) ? unit.length : 1;
+    this.metrics.processLatencyUs = Math.round((performance.now() - start) * 1000);
+  }
+
+  private transformFailed(err: unknown): void {
+    this.metrics.error(err);
+    this.logger.warn({ err }, 'sink %s cannot transform data', this.metrics.name);
+    if (listensToTransformFailures(this.connector)) {
+      void this.connector.transformFailed(this.ctx, err instanceof Error ? err : new Error(String(err))).catch(() => undefined);
     }
   }
 
@@ -536,6 +627,13 @@ class SinkNodeImpl implements SinkNode {
       this.sleepTimer.resolve();
     }
     if (this.running) await this.running.catch(() => undefined);
+    if (this.inflight > 0) {
+      await new Promise<void>((resolve) => {
+        this.settledAll = resolve;
+        // a connector that never settles must not hold the close forever
+        setTimeout(resolve, CLOSE_WAIT_MS).unref();
+      });
+    }
     this.queue.clear();
     this.current = undefined;
     if (this.cache) {

@@ -186,9 +186,15 @@ export interface SinkConnector {
   connect(ctx: SinkContext): Promise<void>;
   /**
    * Send one payload. A rejection whose error has `recoverable: true` (network down, 5xx) is cached and resent
-   * by the pipeline; any other rejection is counted as an exception and dropped.
+   * by the pipeline; any other rejection is counted as an exception and dropped. Returning nothing means the send
+   * completed synchronously (a throw is then its failure): the pipeline goes on without a microtask per item.
    */
-  collect(ctx: SinkContext, payload: SinkPayload): Promise<void>;
+  collect(ctx: SinkContext, payload: SinkPayload): Promise<void> | void;
+  /**
+   * True when `collect` hands the payload synchronously to an ordered transport (an MQTT client's socket) and its
+   * promise only reports the outcome: the pipeline may then start the next send before the previous settles.
+   */
+  readonly pipelined?: boolean;
   close(ctx: SinkContext): Promise<void>;
 }
 
