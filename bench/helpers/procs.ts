@@ -65,7 +65,9 @@ function wrap(proc: ChildProcess): Child & { first: Promise<Record<string, unkno
 }
 
 function forkWorker(args: string[]): ChildProcess {
-  return fork(WORKER, args, { execArgv: process.execArgv.filter((a) => !a.startsWith('--cpu-prof')), stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  // EDDY_BENCH_PROF=<dir> profiles the children (node --cpu-prof) instead of the benchmark itself
+  const prof = process.env.EDDY_BENCH_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.EDDY_BENCH_PROF}`] : [];
+  return fork(WORKER, args, { execArgv: [...process.execArgv.filter((a) => !a.startsWith('--cpu-prof')), ...prof], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
 }
 
 /** An Eddy server in a child process; `env` adds KUIPER__… settings. */
@@ -92,7 +94,10 @@ export async function startHandFilter(inTopic: string, outTopic: string): Promis
 
 const PUBLISHER = `
 const mqtt = require(process.argv[1]);
-const [topics, rate, total, kind] = [process.argv[2].split(','), Number(process.argv[3]), Number(process.argv[4]), process.argv[5]];
+const spec = process.argv[2];
+// '@<prefix>@<n>' stands for the topics <prefix>0 … <prefix>n-1
+const topics = spec.startsWith('@') ? Array.from({ length: Number(spec.split('@')[2]) }, (_, i) => spec.split('@')[1] + i) : spec.split(',');
+const [rate, total] = [Number(process.argv[3]), Number(process.argv[4])];
 const c = mqtt.connect('mqtt://127.0.0.1:1883');
 c.on('connect', () => {
   let sent = 0;
@@ -110,11 +115,15 @@ c.on('connect', () => {
 });
 `;
 
-/** Publishes `total` demo messages at `rate` msg/s, round-robin over `topics`, from a separate process. */
-export async function publishDemo(topics: string[], rate: number, total: number): Promise<void> {
+/**
+ * Publishes `total` demo messages at `rate` msg/s, round-robin over `topics` (or over `<prefix>0 … <prefix>n-1`),
+ * from a separate process.
+ */
+export async function publishDemo(topics: string[] | { prefix: string; n: number }, rate: number, total: number): Promise<void> {
+  const spec = Array.isArray(topics) ? topics.join(',') : `@${topics.prefix}@${topics.n}`;
   const mqttPath = createRequire(import.meta.url).resolve('mqtt');
   await new Promise<void>((resolve, reject) => {
-    const p = spawn(process.execPath, ['-e', PUBLISHER, mqttPath, topics.join(','), String(rate), String(total)], { stdio: 'ignore' });
+    const p = spawn(process.execPath, ['-e', PUBLISHER, mqttPath, spec, String(rate), String(total)], { stdio: 'ignore' });
     p.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`publisher exited with ${code}`))));
     p.on('error', reject);
   });
