@@ -462,16 +462,20 @@ class SinkNodeImpl implements SinkNode {
     this.inflight++;
     pending.then(
       () => {
-        this.inflight--;
         this.sent(unit, start);
-        this.pump();
+        this.settled();
       },
       (err: unknown) => {
-        this.inflight--;
         this.metrics.error(err);
-        this.pump();
+        this.settled();
       },
     );
+  }
+
+  private settled(): void {
+    this.inflight--;
+    if (this.inflight === 0 && this.settledAll) this.settledAll();
+    this.pump();
   }
 
   private sent(unit: SinkUnit, start: number): void {
@@ -629,9 +633,12 @@ class SinkNodeImpl implements SinkNode {
     if (this.running) await this.running.catch(() => undefined);
     if (this.inflight > 0) {
       await new Promise<void>((resolve) => {
-        this.settledAll = resolve;
         // a connector that never settles must not hold the close forever
-        setTimeout(resolve, CLOSE_WAIT_MS).unref();
+        const timer = setTimeout(resolve, CLOSE_WAIT_MS);
+        this.settledAll = () => {
+          clearTimeout(timer);
+          resolve();
+        };
       });
     }
     this.queue.clear();

@@ -53,7 +53,7 @@ export interface CallCompiler {
 const PROTO_KEYS = new Set(Object.getOwnPropertyNames(Object.prototype));
 
 /** Reads own property `k` of a plain object (undefined when absent), safe for keys such as `constructor`. */
-function ownRead(o: ValueObject, k: string): Value {
+export function ownRead(o: ValueObject, k: string): Value {
   return Object.prototype.hasOwnProperty.call(o, k) ? o[k] : undefined;
 }
 

@@ -74,6 +74,8 @@ export abstract class QueueNode implements Receiver {
   protected readonly queue: BoundedQueue<Item>;
   protected closed = false;
   private scheduled = false;
+  /** set while a long piece of work continues over several turns of the event loop (see {@link suspend}) */
+  private suspended = false;
   private readonly drainFn = () => this.drain();
   /** error reporting hook for failures that end the run (set by the topology) */
   fatal: (err: Error) => void = () => {};
@@ -142,9 +144,24 @@ export abstract class QueueNode implements Receiver {
     return Promise.resolve();
   }
 
+  /**
+   * Stops draining after the item being processed until the returned function is called: a node that splits a
+   * large piece of work over several turns of the event loop keeps its items in order this way.
+   */
+  protected suspend(): () => void {
+    this.suspended = true;
+    return () => {
+      this.suspended = false;
+      if (this.queue.size > 0 && !this.scheduled && !this.closed) {
+        this.scheduled = true;
+        void RESOLVED.then(this.drainFn);
+      }
+    };
+  }
+
   private drain(): void {
     this.scheduled = false;
-    if (this.closed) return;
+    if (this.closed || this.suspended) return;
     const q = this.queue;
     let n = q.size;
     if (n === 0) return;
@@ -162,6 +179,7 @@ export abstract class QueueNode implements Receiver {
       }
       m.messagesProcessed++;
       if (this.closed) return;
+      if (this.suspended) break;
     }
     const t1 = performance.now();
     const us = (t1 - t0) * 1000;
@@ -174,7 +192,7 @@ export abstract class QueueNode implements Receiver {
       m.processLatencyUs = Math.round(us / n);
     }
     m.bufferLength = q.size;
-    if (q.size > 0 && !this.scheduled) {
+    if (q.size > 0 && !this.scheduled && !this.suspended) {
       this.scheduled = true;
       void RESOLVED.then(this.drainFn);
     }
