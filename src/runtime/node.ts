@@ -4,7 +4,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { ErrorRecord, NodeMetrics, type SinkNode } from './contracts.js';
-import { Output, Watermark, type Item } from './items.js';
+import { Output, RowBatch, UnitBatch, Watermark, type Item } from './items.js';
 
 /** Anything a node can push to: another node's queue or a sink. `accept` returns false when the item was dropped. */
 export interface Receiver {
@@ -24,6 +24,18 @@ const RESOLVED: Promise<void> = Promise.resolve();
 /** Items handled per drain before yielding, so that downstream queues drain in between (bounded growth). */
 const MAX_DRAIN_BATCH = 256;
 
+/**
+ * Drains chain as microtasks, which the event loop runs to the end before any I/O: when the drains of one turn
+ * have run this long (a large window emission going through a rule's nodes), the next drain waits for the next
+ * turn so that the REST API and other rules' I/O are served in between.
+ */
+const TURN_BUDGET_MS = 10;
+/** when the drains of the current turn of the event loop started (-1: none yet) */
+let turnStart = -1;
+const newTurn = (): void => {
+  turnStart = -1;
+};
+
 /** A fixed-capacity FIFO ring. */
 export class BoundedQueue<T> {
   private buf: Array<T | undefined>;
@@ -39,6 +51,9 @@ export class BoundedQueue<T> {
     this.buf[(this.head + this.size) % this.buf.length] = v;
     this.size++;
     return true;
+  }
+  peek(): T | undefined {
+    return this.size === 0 ? undefined : this.buf[this.head];
   }
   shift(): T | undefined {
     if (this.size === 0) return undefined;
@@ -165,6 +180,19 @@ export abstract class QueueNode implements Receiver {
     const q = this.queue;
     let n = q.size;
     if (n === 0) return;
+    // only the emissions of windows and joins wait: single events keep their order with the window timers
+    const head = q.peek();
+    if (head instanceof RowBatch || head instanceof UnitBatch) {
+      const started = performance.now();
+      if (turnStart < 0) {
+        turnStart = started;
+        setImmediate(newTurn);
+      } else if (started - turnStart > TURN_BUDGET_MS) {
+        this.scheduled = true;
+        setImmediate(this.drainFn);
+        return;
+      }
+    }
     if (n > MAX_DRAIN_BATCH) n = MAX_DRAIN_BATCH;
     const m = this.metrics;
     const t0 = performance.now();
