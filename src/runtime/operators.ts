@@ -43,6 +43,29 @@ abstract class Operator extends QueueNode {
     this.emitError(err, this.env.sendError);
   }
 
+  /**
+   * Runs work that yields between slices (see {@link Pace}) until it finishes: at each pause the node's queue is
+   * suspended and the work continues in a later turn of the event loop. A throw fails the item being processed.
+   */
+  protected sliced(job: Generator<void, void, void>, resume: (() => void) | undefined): void {
+    let done: boolean | undefined;
+    try {
+      done = job.next().done;
+    } catch (err) {
+      this.fail(err);
+      done = true;
+    }
+    if (done) {
+      resume?.();
+      return;
+    }
+    const wake = resume ?? this.suspend();
+    setImmediate(() => {
+      if (this.closed) return;
+      this.timed(() => this.sliced(job, wake));
+    });
+  }
+
   protected bindBatch(b: RowBatch | UnitBatch): void {
     if (b.windowed) this.ctx.setWindow(b.windowStart, b.windowEnd);
     else this.ctx.setWindow(undefined, undefined);
@@ -222,27 +245,7 @@ export class JoinNode extends Operator {
       if (item instanceof ErrorRecord) this.emit(item);
       return;
     }
-    this.step(this.joinAll(item), undefined);
-  }
-
-  /** Runs the join until it finishes or asks for a pause; a pause suspends the queue and continues later. */
-  private step(job: Generator<void, void, void>, resume: (() => void) | undefined): void {
-    let done: boolean | undefined;
-    try {
-      done = job.next().done;
-    } catch (err) {
-      this.fail(err);
-      done = true;
-    }
-    if (done) {
-      resume?.();
-      return;
-    }
-    const wake = resume ?? this.suspend();
-    setImmediate(() => {
-      if (this.closed) return;
-      this.timed(() => this.step(job, wake));
-    });
+    this.sliced(this.joinAll(item), undefined);
   }
 
   private *joinAll(item: RowBatch): Generator<void, void, void> {
@@ -545,27 +548,35 @@ export class ProjectNode extends Operator {
       return;
     }
     if (item instanceof RowBatch || item instanceof UnitBatch) {
-      const out: ValueObject[] = [];
-      let b: UnitBatch;
-      try {
-        b = this.unitsOf(item);
-        if (b.units.length === 0 && plan.isAggregate) return;
-        this.bindBatch(b);
-        const n = this.limit === null ? b.units.length : Math.min(this.limit, b.units.length);
-        for (let i = 0; i < n; i++) {
-          const u = b.units[i];
-          ctx.bindUnit(u);
-          out.push(project(u.row, ctx));
-        }
-      } catch (err) {
-        this.fail(err);
-        return;
-      }
-      if (b.windowed && plan.usesAggHits) plan.hits.aggHit(ctx, b.windowEnd);
-      this.emit(new Output(out, false, b.windowEnd));
+      this.sliced(this.projectAll(item), undefined);
       return;
     }
     if (item instanceof ErrorRecord) this.emit(item);
+  }
+
+  /** Projects every unit of an emission, in slices when it is large (rules reading hit counters in one go). */
+  private *projectAll(item: RowBatch | UnitBatch): Generator<void, void, void> {
+    const { plan } = this.env;
+    const ctx = this.ctx;
+    const project = plan.project.project;
+    const out: ValueObject[] = [];
+    const b = this.unitsOf(item);
+    if (b.units.length === 0 && plan.isAggregate) return;
+    this.bindBatch(b);
+    const pace = this.direct ? null : new Pace();
+    const n = this.limit === null ? b.units.length : Math.min(this.limit, b.units.length);
+    for (let i = 0; i < n; i++) {
+      const u = b.units[i];
+      ctx.bindUnit(u);
+      out.push(project(u.row, ctx));
+      if (pace !== null && pace.due()) {
+        yield;
+        // other nodes of the rule share the context and may have rebound it meanwhile
+        this.bindBatch(b);
+      }
+    }
+    if (b.windowed && plan.usesAggHits) plan.hits.aggHit(ctx, b.windowEnd);
+    this.emit(new Output(out, false, b.windowEnd));
   }
 }
 
