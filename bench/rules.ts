@@ -128,7 +128,7 @@ async function createStart(): Promise<Record<string, string | number>> {
       [`${n} rules: streams created (s)`]: (streamsMs / 1000).toFixed(1),
       [`${n} rules: rules created and started (s)`]: (rulesMs / 1000).toFixed(1),
       [`${n} rules: Eddy CPU ms per stream + rule`]: ((c1 - c0) / 1000 / n).toFixed(2),
-      [`${n} rules: Eddy CPU of the rules phase (s; the wall time on an unloaded core)`]: (rulesCpuMs / 1000).toFixed(1),
+      [`${n} rules: Eddy CPU during the rules phase (s)`]: (rulesCpuMs / 1000).toFixed(1),
       [`${n} rules: GET /rules median / p99 ms (idle)`]: `${percentile(lat, 50).toFixed(1)} / ${percentile(lat, 99).toFixed(1)}`,
     };
   } finally {
