@@ -36,6 +36,20 @@ const newTurn = (): void => {
   turnStart = -1;
 };
 
+/**
+ * Whether the large-emission work of this turn of the event loop (batch drains, join and projection slices of
+ * every rule) has used its budget: the caller then continues in a later turn.
+ */
+export function turnOver(): boolean {
+  const now = performance.now();
+  if (turnStart < 0) {
+    turnStart = now;
+    setImmediate(newTurn);
+    return false;
+  }
+  return now - turnStart > TURN_BUDGET_MS;
+}
+
 /** A fixed-capacity FIFO ring. */
 export class BoundedQueue<T> {
   private buf: Array<T | undefined>;
@@ -182,16 +196,10 @@ export abstract class QueueNode implements Receiver {
     if (n === 0) return;
     // only the emissions of windows and joins wait: single events keep their order with the window timers
     const head = q.peek();
-    if (head instanceof RowBatch || head instanceof UnitBatch) {
-      const started = performance.now();
-      if (turnStart < 0) {
-        turnStart = started;
-        setImmediate(newTurn);
-      } else if (started - turnStart > TURN_BUDGET_MS) {
-        this.scheduled = true;
-        setImmediate(this.drainFn);
-        return;
-      }
+    if ((head instanceof RowBatch || head instanceof UnitBatch) && turnOver()) {
+      this.scheduled = true;
+      setImmediate(this.drainFn);
+      return;
     }
     if (n > MAX_DRAIN_BATCH) n = MAX_DRAIN_BATCH;
     const m = this.metrics;

@@ -19,7 +19,7 @@ import type {
   WindowFuncStage,
 } from '../plan/plan.js';
 import { Output, RowBatch, TableUpdate, UnitBatch, Watermark, type Item } from './items.js';
-import { QueueNode } from './node.js';
+import { QueueNode, turnOver } from './node.js';
 
 /** What every operator of one rule shares. */
 export interface OpEnv {
@@ -220,9 +220,6 @@ function tuplesOf(row: Row): Tuple[] {
   return row instanceof JoinTuple ? row.tuples : [row];
 }
 
-/** Longest stretch of join work in one turn of the event loop (ms): a large window closing never stalls the process. */
-const JOIN_SLICE_MS = 8;
-
 /**
  * Stream/stream and stream/table joins over one emission, left to right (docs/sql.md §4.5). An equality between a
  * left and a right column as the first conjunct of the condition makes it a hash join (the right rows indexed by
@@ -329,16 +326,15 @@ export class JoinNode extends Operator {
   }
 }
 
-/** Decides when a slice of join work has run long enough (the clock is read every 256 steps). */
+/**
+ * Decides when a slice of work has run long enough: every 256 steps it asks whether this turn of the event loop
+ * has used its budget for large emissions (shared by every node and rule, see runtime/node.ts).
+ */
 class Pace {
   private steps = 0;
-  private start = performance.now();
   due(): boolean {
     if ((++this.steps & 255) !== 0) return false;
-    const now = performance.now();
-    if (now - this.start < JOIN_SLICE_MS) return false;
-    this.start = now;
-    return true;
+    return turnOver();
   }
 }
 
