@@ -23,6 +23,7 @@ import type { Registry } from './registry.js';
 import { SinkCache, type SinkUnit } from './sinkcache.js';
 import { propBool, propInt, propKey, propString, propStringList } from './props.js';
 import { parseJsonExact } from './formats/jsonparse.js';
+import { encodeJson } from './formats/jsonenc.js';
 
 /** Global `sink:` settings of kuiper.yaml: the defaults of the cache properties. */
 export interface SinkDefaults {
@@ -72,6 +73,8 @@ interface CommonProps {
 }
 
 const textEncoder = new TextEncoder();
+/** rows from which a list is encoded in slices of this many rows, one per turn of the event loop */
+const LARGE_LIST = 4096;
 /** sends a pipelined connector may have pending at once */
 const PIPELINE_DEPTH = 1024;
 /** items sent in one turn of the event loop before the sink yields */
@@ -205,6 +208,11 @@ class Payload implements SinkPayload {
   get bytes(): Uint8Array {
     if (this.encoded === undefined) this.encoded = this.encodeFn();
     return this.encoded;
+  }
+
+  /** bytes encoded ahead (a large list encoded in slices) */
+  preset(bytes: Uint8Array): void {
+    this.encoded = bytes;
   }
 }
 
@@ -397,6 +405,8 @@ class SinkNodeImpl implements SinkNode {
 
   /** sends started by {@link pump} and not settled yet */
   private inflight = 0;
+  /** a large list is being encoded in slices: later items wait */
+  private encoding = false;
   private pumping = false;
   private yielded = false;
   /** resolves the wait of {@link close} for the sends in flight */
@@ -418,7 +428,7 @@ class SinkNodeImpl implements SinkNode {
     const depth = this.connector.pipelined === true ? PIPELINE_DEPTH : 1;
     let sent = 0;
     try {
-      while (this.inflight < depth && !this.closed) {
+      while (this.inflight < depth && !this.closed && !this.encoding) {
         if (sent >= BURST) {
           this.yielded = true;
           setImmediate(this.pumpFn);
@@ -441,13 +451,63 @@ class SinkNodeImpl implements SinkNode {
   private sendLive(unit: SinkUnit): void {
     const start = performance.now();
     this.metrics.lastInvocation = Math.round(performance.timeOrigin + start);
-    let payload: SinkPayload;
+    let payload: Payload;
     try {
       payload = this.transform(unit, false);
     } catch (err) {
       this.transformFailed(err);
       return;
     }
+    if (Array.isArray(unit) && unit.length >= LARGE_LIST && this.plainJson()) {
+      this.encodeInSlices(unit, payload, start);
+      return;
+    }
+    this.collectNow(unit, payload, start);
+  }
+
+  /** JSON of the rows as they are: a list's text is the texts of its rows, which can be encoded a slice at a time. */
+  private plainJson(): boolean {
+    const c = this.common;
+    return c.format === 'json' && c.dataTemplate === '' && c.dataField === '' && (c.fields === undefined || c.fields.length === 0);
+  }
+
+  /**
+   * Encodes a large list a slice per turn of the event loop (a window of a hundred thousand rows would otherwise
+   * hold the process for the whole encoding), then sends it; the sink sends nothing else meanwhile.
+   */
+  private encodeInSlices(rows: ValueObject[], payload: Payload, start: number): void {
+    this.inflight++;
+    this.encoding = true;
+    const parts: string[] = [];
+    const step = (from: number): void => {
+      if (this.closed) {
+        this.encoding = false;
+        this.settled();
+        return;
+      }
+      try {
+        const end = Math.min(rows.length, from + LARGE_LIST);
+        for (let i = from; i < end; i++) parts.push(encodeJson(rows[i]));
+        if (end < rows.length) {
+          setImmediate(step, end);
+          return;
+        }
+        payload.preset(Buffer.from(`[${parts.join(',')}]`, 'utf8'));
+      } catch (err) {
+        this.encoding = false;
+        this.transformFailed(err);
+        this.settled();
+        return;
+      }
+      this.encoding = false;
+      this.inflight--;
+      this.collectNow(rows, payload, start);
+      this.pump();
+    };
+    setImmediate(step, 0);
+  }
+
+  private collectNow(unit: SinkUnit, payload: SinkPayload, start: number): void {
     let pending: Promise<void> | void;
     try {
       pending = this.connector.collect(this.ctx, payload);
@@ -587,7 +647,7 @@ class SinkNodeImpl implements SinkNode {
     return 'ok';
   }
 
-  private transform(unit: SinkUnit, resend: boolean): SinkPayload {
+  private transform(unit: SinkUnit, resend: boolean): Payload {
     const { dataTemplate, dataField, fields } = this.common;
     const rows = Array.isArray(unit) ? unit : [unit];
     let data: Value = unit;

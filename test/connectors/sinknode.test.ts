@@ -374,3 +374,27 @@ test('a pipelined connector gets the next send before the last settles; any othe
     await s.dispose();
   }
 });
+
+test('a list of many thousand rows is encoded in slices and sent whole, before what was pushed after it', async () => {
+  const s = await startTestServer();
+  const topic = uniqueTopic('large');
+  const sub = await subscriber(topic);
+  const node = sinkNode(s, 'mqtt', { server: BROKER, topic });
+  try {
+    await node.open();
+    const big = Array.from({ length: 10_000 }, (_, i) => ({ i: BigInt(i), s: `<${i}>`, f: i / 2 }));
+    node.push(big);
+    node.push([{ last: true }]);
+    await until(() => sub.messages.length >= 2, 30_000, 'both messages');
+    const first = JSON.parse(sub.messages[0].text) as Array<{ i: number; s: string; f: number }>;
+    assert.equal(first.length, 10_000);
+    assert.deepEqual(first[9999], { f: 4999.5, i: 9999, s: '<9999>' });
+    assert.ok(sub.messages[0].text.includes('\\u003c9999\\u003e'), 'Go escaping of < and >');
+    assert.equal(sub.messages[1].text, '[{"last":true}]');
+    assert.equal(node.metrics.recordsOut, 2);
+  } finally {
+    await node.close();
+    await sub.close();
+    await s.dispose();
+  }
+});
