@@ -148,6 +148,8 @@ export class MqttConn {
   private readonly deliver = (sub: Subscription): void => {
     for (const h of sub.handlers) h(this.inTopic, this.inPayload, this.inQos, this.inMessageId);
   };
+  /** sources holding back this connection's input (back-pressure): the socket is not read while any does */
+  private readonly holders = new Set<object>();
   /** one connect wait shared by every caller, so that a thousand rules starting at once add no listeners */
   private connecting: Promise<void> | undefined;
   private readonly statusHandlers = new Set<MqttStatusHandler>();
@@ -171,6 +173,8 @@ export class MqttConn {
     });
     this.client.on('connect', () => {
       this.lastError = undefined;
+      // a new socket after a reconnect: still held back
+      if (this.holders.size > 0) this.client.stream.pause();
       for (const h of this.statusHandlers) h(true);
     });
     this.client.on('error', (err) => {
@@ -184,6 +188,20 @@ export class MqttConn {
 
   get connected(): boolean {
     return this.client.connected;
+  }
+
+  /**
+   * Stops reading the socket until every holder has released it: unacknowledged QoS ≥ 1 messages wait at the
+   * broker (and so does every other subscription of the connection, as they share its socket).
+   */
+  holdReading(holder: object): void {
+    this.holders.add(holder);
+    if (this.holders.size === 1) this.client.stream?.pause();
+  }
+
+  releaseReading(holder: object): void {
+    if (!this.holders.delete(holder) || this.holders.size > 0) return;
+    this.client.stream?.resume();
   }
 
   /** Resolves once connected; rejects when the first attempt fails or takes more than 5 s. */
@@ -453,10 +471,24 @@ class MqttSource implements SourceConnector {
     }
   }
 
+  /** QoS ≥ 1: the broker keeps what is not acknowledged, so the source can wait for a full sink */
+  canPause(): boolean {
+    return this.qos > 0;
+  }
+
+  pause(): void {
+    this.conn?.holdReading(this);
+  }
+
+  resume(): void {
+    this.conn?.releaseReading(this);
+  }
+
   async close(): Promise<void> {
     for (const fn of this.cleanup.splice(0)) fn();
     const conn = this.conn;
     this.conn = undefined;
+    conn?.releaseReading(this);
     conn?.release();
   }
 }

@@ -232,6 +232,8 @@ class SinkNodeImpl implements SinkNode {
   private currentPos = 0;
   private readonly cache: SinkCache | undefined;
   private readonly fatalCbs: Array<(err: Error) => void> = [];
+  private pressure: ((full: boolean) => void) | undefined;
+  private pressed = false;
   private readonly logger: Logger;
   private running: Promise<void> | undefined;
   private opened = false;
@@ -293,6 +295,19 @@ class SinkNodeImpl implements SinkNode {
     }
   }
 
+  onPressure(cb: (full: boolean) => void): void {
+    // with a failure cache nothing is dropped anyway: the cache holds what the target does not take
+    if (!this.cache) this.pressure = cb;
+  }
+
+  /** with back-pressure: the sources were asked to wait and are released once the buffer is half empty */
+  private releasePressure(): void {
+    if (this.pressed && this.queue.length <= this.common.bufferLength / 2) {
+      this.pressed = false;
+      this.pressure?.(false);
+    }
+  }
+
   onFatal(cb: (err: Error) => void): void {
     this.fatalCbs.push(cb);
   }
@@ -319,11 +334,16 @@ class SinkNodeImpl implements SinkNode {
         for (const row of rows) if (!this.skipRow(row)) this.cache.push(row);
       } else this.cache.push(rows);
       this.paused = false;
-    } else if (this.queue.length >= this.common.bufferLength) {
+    } else if (this.queue.length >= this.common.bufferLength && !this.pressure) {
       this.metrics.error(new Error(`buffer full, drop message from ${this.metrics.name}`));
       this.logger.warn('sink %s buffer full, drop message', this.metrics.name);
     } else {
       this.queue.push(rows);
+      // the rule's sources wait (they all can): what is already on its way is kept
+      if (this.pressure && !this.pressed && this.queue.length >= this.common.bufferLength) {
+        this.pressed = true;
+        this.pressure(true);
+      }
     }
     this.updateBuffer();
     if (this.opened) this.kick();
@@ -444,6 +464,7 @@ class SinkNodeImpl implements SinkNode {
     } finally {
       this.pumping = false;
     }
+    this.releasePressure();
     this.updateBuffer();
     if (this.inflight === 0 && this.settledAll) this.settledAll();
   }

@@ -353,6 +353,23 @@ export class RuleTopology implements Topology {
 
   // ---------------------------------------------------------------------------------------------- lifecycle
 
+  /**
+   * When every source of the rule can wait (docs/runtime.md §1.7), a full sink pauses them instead of dropping;
+   * they resume once no sink is full. Otherwise full sinks drop and count, as before.
+   */
+  private wireBackpressure(): void {
+    if (this.sources.length === 0 || !this.sources.every((s) => s.pausable)) return;
+    let full = 0;
+    for (const sink of this.sinks) {
+      sink.onPressure?.((isFull) => {
+        const before = full;
+        full += isFull ? 1 : -1;
+        if (before === 0 && full > 0) for (const s of this.sources) s.holdBack();
+        else if (before > 0 && full === 0) for (const s of this.sources) s.release();
+      });
+    }
+  }
+
   async open(): Promise<void> {
     if (this.opened) return;
     this.opened = true;
@@ -363,6 +380,7 @@ export class RuleTopology implements Topology {
       for (const b of this.batches) await b.open();
       for (const n of this.ordered) if (!(n instanceof SourceNode)) await n.open();
       for (const s of this.sources) await s.open();
+      this.wireBackpressure();
     } catch (err) {
       await this.close().catch(() => {});
       throw err;
