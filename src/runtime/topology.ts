@@ -48,6 +48,9 @@ import type { Row, Tuple } from './contracts.js';
 
 export { dropCheckpoints } from './checkpoint.js';
 
+
+/** How long the end of a bounded source waits for the rule's sinks to send what they hold. */
+const SINK_DRAIN_WAIT_MS = 30_000;
 /** What the runtime needs from the rest of the server. */
 export interface TopologyDeps {
   readonly catalog: StreamCatalog;
@@ -431,10 +434,17 @@ export class RuleTopology implements Topology {
   private sourceEnded(): void {
     const streams = this.sources.filter((s) => s.role === 'stream');
     if (streams.length === 0 || !streams.every((s) => s.ended)) return;
+    // sinks holding what back-pressure kept are given a while to send it (a failing target is not waited for long)
+    const sinksUntil = Date.now() + SINK_DRAIN_WAIT_MS;
     const wait = () => {
       if (this.closed) return;
       if (!this.ordered.every((n) => !(n instanceof SourceNode) || n.idle)) {
         setImmediate(wait);
+        return;
+      }
+      const busy = this.ordered.some((n) => n.metrics.bufferLength > 0) || this.sinks.some((sink) => sink.metrics.bufferLength > 0);
+      if (Date.now() < sinksUntil && busy) {
+        setTimeout(wait, 10);
         return;
       }
       // one more turn so that the operators downstream finish the last batch

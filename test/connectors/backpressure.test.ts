@@ -1,8 +1,11 @@
 /**
  * Back-pressure end to end: a rule whose sources can wait (MQTT at QoS 1) holds them back while its sink is full
- * and loses nothing; at QoS 0 the same overflow is dropped and counted in the sink's metrics.
+ * and loses nothing (MQTT at QoS 1, files); at QoS 0 the same overflow is dropped and counted in the sink's metrics.
  */
 import { test } from 'node:test';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import assert from 'node:assert/strict';
 import { startTestServer } from '../helpers/server.js';
 import { BROKER, publisher, uniqueTopic, until } from './helpers.js';
@@ -60,5 +63,39 @@ test('a full sink holds back a QoS 1 MQTT source instead of dropping; at QoS 0 t
   } finally {
     await pub.endAsync();
     await s.dispose();
+  }
+});
+
+test('a full sink holds back a file source: every line of a large file arrives, none dropped', async () => {
+  const s = await startTestServer();
+  const dir = mkdtempSync(join(tmpdir(), 'eddy-bp-'));
+  const got: number[] = [];
+  s.app.connectors.registry.registerSink('slowfile', () => ({
+    provision: () => undefined,
+    connect: async () => undefined,
+    collect: (_ctx, payload) =>
+      new Promise<void>((resolve) =>
+        setImmediate(() => {
+          for (const r of payload.rows) got.push(Number(r.n));
+          resolve();
+        }),
+      ),
+    close: async () => undefined,
+  }));
+  const n = 5000;
+  writeFileSync(join(dir, 'in.jsonl'), Array.from({ length: n }, (_, i) => JSON.stringify({ n: i })).join('\n'));
+  try {
+    let r = await s.req('PUT', '/metadata/sources/file/confKeys/bpfile', { path: dir, fileType: 'lines' });
+    assert.ok(r.status < 300, r.text);
+    r = await s.req('POST', '/streams', { sql: 'CREATE STREAM bpfile (n BIGINT) WITH (DATASOURCE="in.jsonl", TYPE="file", FORMAT="json", CONF_KEY="bpfile")' });
+    assert.equal(r.status, 201, r.text);
+    r = await s.req('POST', '/rules', { id: 'bpfile', sql: 'SELECT n FROM bpfile', actions: [{ slowfile: { bufferLength: 5 } }] });
+    assert.equal(r.status, 201, r.text);
+    await until(() => got.length === n, 60_000, 'every line');
+    assert.deepEqual(got, Array.from({ length: n }, (_, i) => i));
+    assert.equal((s.app.rules.status('bpfile') as Record<string, unknown>).sink_slowfile_0_0_exceptions_total, 0);
+  } finally {
+    await s.dispose();
+    rmSync(dir, { recursive: true, force: true });
   }
 });
