@@ -49,7 +49,7 @@ import type { Row, Tuple } from './contracts.js';
 export { dropCheckpoints } from './checkpoint.js';
 
 
-/** How long the end of a bounded source waits for the rule's sinks to send what they hold. */
+/** How long the end of a bounded source waits for the rule's sinks to send what they hold, without progress. */
 const SINK_DRAIN_WAIT_MS = 30_000;
 /** What the runtime needs from the rest of the server. */
 export interface TopologyDeps {
@@ -434,8 +434,9 @@ export class RuleTopology implements Topology {
   private sourceEnded(): void {
     const streams = this.sources.filter((s) => s.role === 'stream');
     if (streams.length === 0 || !streams.every((s) => s.ended)) return;
-    // sinks holding what back-pressure kept are given a while to send it (a failing target is not waited for long)
-    const sinksUntil = Date.now() + SINK_DRAIN_WAIT_MS;
+    // sinks holding what back-pressure kept are waited for while they make progress (a failing target is not)
+    let sinksUntil = Date.now() + SINK_DRAIN_WAIT_MS;
+    let sentBefore = -1;
     const wait = () => {
       if (this.closed) return;
       if (!this.ordered.every((n) => !(n instanceof SourceNode) || n.idle)) {
@@ -443,6 +444,11 @@ export class RuleTopology implements Topology {
         return;
       }
       const busy = this.ordered.some((n) => n.metrics.bufferLength > 0) || this.sinks.some((sink) => sink.metrics.bufferLength > 0);
+      const sent = this.sinks.reduce((a, sink) => a + sink.metrics.recordsOut + sink.metrics.exceptions, 0);
+      if (sent !== sentBefore) {
+        sentBefore = sent;
+        sinksUntil = Date.now() + SINK_DRAIN_WAIT_MS;
+      }
       if (Date.now() < sinksUntil && busy) {
         setTimeout(wait, 10);
         return;
