@@ -3,21 +3,16 @@
  *  1. memory source → filter + projection → nop sink, records/s on one core;
  *  2. 1-second tumbling window GROUP BY deviceId over 1,000 keys with count, avg, max, records/s;
  *  3. 1,000 rules reading one SHARED stream: heap per rule and time to start them all;
- *  4. `SELECT * FROM demo WHERE temperature > 50` MQTT → MQTT at 10,000 msg/s through the local broker:
- *     engine CPU µs per message vs a hand-written mqtt.js program, both running at once in two child processes
- *     fed by one publisher (the same messages and the same machine load for both), median over 7 rounds.
+ * (MQTT → MQTT through the local broker against a hand-written mqtt.js program: bench/mqtt.ts.)
  * Figures are CPU time, not wall time: the machine is shared, and CPU time is what "per core" means.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fork, spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { performance } from 'node:perf_hooks';
 import pino from 'pino';
-import mqtt from 'mqtt';
 import { loadConfig, prepareHome, resolveHome } from '../src/config/index.js';
 import { openStore } from '../src/store/index.js';
 import { Connectors } from '../src/connectors/index.js';
@@ -245,175 +240,12 @@ async function manyRules(): Promise<Record<string, string | number>> {
   };
 }
 
-// ------------------------------------------------------------------------------------------------ 4
-
-const PUBLISHER = `
-const mqtt = require(process.argv[1]);
-const [topic, rate, seconds] = [process.argv[2], Number(process.argv[3]), Number(process.argv[4])];
-const c = mqtt.connect('mqtt://127.0.0.1:1883');
-c.on('connect', () => {
-  const perTick = rate / 100;
-  let sent = 0;
-  const total = rate * seconds;
-  const t0 = Date.now();
-  const step = () => {
-    const due = Math.min(total, Math.floor(((Date.now() - t0) / 1000) * rate) + perTick);
-    while (sent < due) {
-      c.publish(topic, JSON.stringify({ deviceId: 'dev' + (sent % 100), temperature: (sent * 37) % 100, humidity: 50 }));
-      sent++;
-    }
-    if (sent < total) setTimeout(step, 10);
-    else c.end(false, () => process.exit(0));
-  };
-  step();
-});
-`;
-
-async function publishFor(topic: string, rate: number, seconds: number): Promise<void> {
-  const mqttPath = new URL('../node_modules/mqtt/build/index.js', import.meta.url).pathname;
-  const resolved = await import('node:module').then((m) => m.createRequire(import.meta.url).resolve('mqtt')).catch(() => mqttPath);
-  await new Promise<void>((resolve, reject) => {
-    const p = spawn(process.execPath, ['-e', PUBLISHER, resolved, topic, String(rate), String(seconds)], { stdio: 'ignore' });
-    p.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`publisher exited with ${code}`))));
-    p.on('error', reject);
-  });
-}
-
-async function counter(topic: string): Promise<{ count: () => number; close: () => Promise<void> }> {
-  let n = 0;
-  const c = mqtt.connect('mqtt://127.0.0.1:1883');
-  await new Promise<void>((r) => c.once('connect', () => r()));
-  await c.subscribeAsync(topic);
-  c.on('message', () => n++);
-  return { count: () => n, close: () => c.endAsync() };
-}
-
-const median = (xs: number[]) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-
-/**
- * One side of the MQTT comparison, run in its own process (`<this module> mqtt-worker engine|hand <in> <out>`):
- * sets up, says `ready`, then reports the CPU time it used between `start` and `stop`.
- */
-async function mqttWorker(kind: string, inTopic: string, outTopic: string): Promise<void> {
-  let close: () => Promise<void>;
-  if (kind === 'engine') {
-    const e = await engine();
-    e.ddl(`CREATE STREAM demo () WITH (DATASOURCE="${inTopic}", FORMAT="json")`);
-    await e.rule('mq', 'SELECT * FROM demo WHERE temperature > 50', [{ mqtt: { server: 'tcp://127.0.0.1:1883', topic: outTopic, qos: 0 } }], {
-      bufferLength: 102400,
-    });
-    close = () => e.close();
-  } else {
-    // hand-written mqtt.js program: subscribe, parse, filter, serialise the one-row list, publish
-    const hand = mqtt.connect('mqtt://127.0.0.1:1883');
-    await new Promise<void>((r) => hand.once('connect', () => r()));
-    await hand.subscribeAsync(inTopic, { qos: 1 });
-    hand.on('message', (_t, payload) => {
-      const row = JSON.parse(payload.toString()) as { temperature: number };
-      if (row.temperature > 50) hand.publish(outTopic, JSON.stringify([row]));
-    });
-    close = () => hand.endAsync();
-  }
-  let c0 = process.cpuUsage();
-  process.on('message', (m: unknown) => {
-    if (m === 'start') {
-      c0 = process.cpuUsage();
-    } else if (m === 'stop') {
-      const c = process.cpuUsage(c0);
-      process.send?.({ cpuUs: c.user + c.system });
-      void close().finally(() => process.exit(0));
-    }
-  });
-  process.send?.('ready');
-}
-
-interface Worker {
-  send(m: string): void;
-  next(): Promise<unknown>;
-}
-
-async function startWorker(kind: string, inTopic: string, outTopic: string): Promise<Worker> {
-  const child = fork(fileURLToPath(import.meta.url), ['mqtt-worker', kind, inTopic, outTopic], { execArgv: process.execArgv, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
-  const inbox: unknown[] = [];
-  const waiting: Array<(m: unknown) => void> = [];
-  child.on('message', (m) => {
-    const w = waiting.shift();
-    if (w) w(m);
-    else inbox.push(m);
-  });
-  const w: Worker = {
-    send: (m) => child.send(m),
-    next: () =>
-      inbox.length > 0
-        ? Promise.resolve(inbox.shift())
-        : new Promise((resolve, reject) => {
-            waiting.push(resolve);
-            child.once('exit', (code) => reject(new Error(`${kind} worker exited with ${code}`)));
-          }),
-  };
-  await w.next(); // ready
-  return w;
-}
-
-/**
- * The engine and the hand-written program run as two processes at the same time, fed by the same publisher: each
- * round both see the same messages and the same load from the rest of the machine, and each reports its own CPU
- * time. The figure is the median over rounds of the per-round ratio, next to the medians of each side.
- */
-async function mqttToMqtt(): Promise<Record<string, string | number>> {
-  const rate = 10_000;
-  const seconds = 3;
-  const rounds = 7;
-  const engineUs: number[] = [];
-  const handUs: number[] = [];
-  const ratios: number[] = [];
-  let engineOut = 0;
-  let handCount = 0;
-  for (let round = 0; round < rounds; round++) {
-    const id = `${process.pid}_${Date.now()}_${round}`;
-    const inTopic = `bench/in/${id}`;
-    const outTopic = `bench/out/${id}`;
-    const handOut = `bench/hand/${id}`;
-    const out1 = await counter(outTopic);
-    const out2 = await counter(handOut);
-    const [e, h] = await Promise.all([startWorker('engine', inTopic, outTopic), startWorker('hand', inTopic, handOut)]);
-    await new Promise((r) => setTimeout(r, 300));
-    e.send('start');
-    h.send('start');
-    await publishFor(inTopic, rate, seconds);
-    await new Promise((r) => setTimeout(r, 500));
-    e.send('stop');
-    h.send('stop');
-    const [re, rh] = (await Promise.all([e.next(), h.next()])) as Array<{ cpuUs: number }>;
-    const eu = re.cpuUs / (rate * seconds);
-    const hu = rh.cpuUs / (rate * seconds);
-    engineUs.push(eu);
-    handUs.push(hu);
-    ratios.push(eu / hu);
-    engineOut = out1.count();
-    handCount = out2.count();
-    await out1.close();
-    await out2.close();
-  }
-  return {
-    'mqtt→mqtt messages in per round': rate * seconds,
-    'mqtt→mqtt rounds (engine and hand-written side by side)': rounds,
-    'mqtt→mqtt messages out (engine, last round)': engineOut,
-    'mqtt→mqtt messages out (hand-written, last round)': handCount,
-    'mqtt→mqtt CPU µs/message (engine, median)': median(engineUs).toFixed(2),
-    'mqtt→mqtt CPU µs/message (hand-written mqtt.js, median)': median(handUs).toFixed(2),
-    'mqtt→mqtt engine / hand-written (median of per-round ratios)': median(ratios).toFixed(2),
-    'mqtt→mqtt per-round ratios': ratios.map((r) => r.toFixed(2)).join(' '),
-  };
-}
-
 export async function run(): Promise<Record<string, string | number>> {
   const figures: Record<string, string | number> = {};
   const parts: Array<[string, () => Promise<Record<string, string | number>>]> = [
     ['filter+project', filterProject],
     ['tumbling', tumblingGroupBy],
     ['shared', manyRules],
-    ['mqtt', mqttToMqtt],
   ];
   const only = process.env.EDDY_BENCH_ONLY;
   for (const [name, fn] of parts) {
@@ -424,12 +256,7 @@ export async function run(): Promise<Record<string, string | number>> {
 }
 
 const isMain = Boolean(process.argv[1]) && import.meta.url.endsWith(process.argv[1].replace(/.*\/bench\//, '/bench/'));
-if (isMain && process.argv[2] === 'mqtt-worker') {
-  mqttWorker(process.argv[3], process.argv[4], process.argv[5]).catch((err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  });
-} else if (isMain) {
+if (isMain) {
   // `npx tsx bench/runtime.ts` runs it directly
   run()
     .then((f) => {

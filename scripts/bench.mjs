@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // `npm run bench`: runs every compiled benchmark module under dist/bench/ (each exports `run()` returning figures)
-// and prints its figures. A name filter may be given: `npm run bench -- runtime`.
+// and prints its figures. A name filter may be given: `npm run bench -- runtime`; `--quick` asks the benchmarks that
+// take it for fewer and shorter rounds.
 import { readdirSync, existsSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { ensureDeps } from './ensure-deps.mjs';
@@ -11,9 +12,9 @@ const tsc = spawnSync(process.execPath, [`${root}/node_modules/typescript/bin/ts
 if (tsc.status !== 0) process.exit(tsc.status ?? 1);
 
 const dir = `${root}/dist/bench`;
-const filters = process.argv.slice(2);
+const filters = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 // benchmarks that run only when named (long, or needing a service of their own): `npm run bench -- faults`
-const onRequest = new Set(['faults.js']);
+const onRequest = new Set(['faults.js', 'fuzz.js']);
 const mods = existsSync(dir)
   ? readdirSync(dir)
       .filter((f) => f.endsWith('.js') && (filters.length === 0 ? !onRequest.has(f) : filters.some((s) => f.includes(s))))

@@ -88,6 +88,8 @@ export function parseCsv(text: string, delimiter: string): string[][] {
 }
 
 export class FileSource implements SourceConnector {
+  private held = false;
+  private release: (() => void) | undefined;
   private fileType: FileType = 'json';
   private root = '';
   private target = '';
@@ -175,7 +177,25 @@ export class FileSource implements SourceConnector {
     this.closed = true;
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
+    // a read held back by back-pressure wakes up and sees the close
+    this.resume();
     await this.reading?.catch(() => undefined);
+  }
+
+  /** back-pressure: a file can always wait */
+  canPause(): boolean {
+    return true;
+  }
+
+  pause(): void {
+    this.held = true;
+  }
+
+  resume(): void {
+    this.held = false;
+    const r = this.release;
+    this.release = undefined;
+    r?.();
   }
 
   private async readAll(emit: (ev: SourceEvent) => void): Promise<void> {
@@ -195,8 +215,11 @@ export class FileSource implements SourceConnector {
       } else {
         for (let i = 0; i < rows.length; i++) {
           if (this.closed) return;
+          // held back by a full sink: wait for the release (a yield now and then lets the rule drain meanwhile)
+          if (this.held) await new Promise<void>((r) => (this.release = r));
           emit({ payload: rows[i], meta: { file: file }, timestamp: Date.now() });
           if (this.sendInterval > 0 && i < rows.length - 1) await new Promise((r) => setTimeout(r, this.sendInterval));
+          else if ((i & 1023) === 1023) await new Promise((r) => setImmediate(r));
         }
       }
       await this.afterRead(file);

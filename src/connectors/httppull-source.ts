@@ -81,6 +81,7 @@ export class HttpPullSource implements SourceConnector {
   private timer: NodeJS.Timeout | undefined;
   private busy = false;
   private closed = false;
+  private held = false;
   /** the stream's decoder when a body it rejects should be read as plain JSON instead */
   private decoder: Format | undefined;
   private readonly plainJson = new JsonFormat({ schema: null });
@@ -126,7 +127,8 @@ export class HttpPullSource implements SourceConnector {
     this.closed = false;
     await this.puller.start();
     const tick = async (): Promise<void> => {
-      if (this.busy || this.closed) return;
+      // held back by a full sink: the next interval pulls again (nothing is lost by not asking)
+      if (this.busy || this.closed || this.held) return;
       this.busy = true;
       try {
         const body = await this.puller.pull(ctx.logger);
@@ -143,6 +145,19 @@ export class HttpPullSource implements SourceConnector {
     };
     void tick();
     this.timer = setInterval(() => void tick(), this.puller.interval);
+  }
+
+  /** back-pressure: a pull source can always wait */
+  canPause(): boolean {
+    return true;
+  }
+
+  pause(): void {
+    this.held = true;
+  }
+
+  resume(): void {
+    this.held = false;
   }
 
   async close(_ctx: ConnectorContext): Promise<void> {

@@ -23,12 +23,16 @@ import type { Registry } from './registry.js';
 import { propBool, propInt, propString } from './props.js';
 import { tlsSettings, type TlsSettings } from './tls.js';
 import { checkCompression, compress, decompress, type Compression } from '../core/compression.js';
-import { topicMatches } from './memory.js';
+import { TopicTrie } from './topictrie.js';
 import { recoverable } from './sinknode.js';
 import { HeldAcks, sessionClientId } from './mqtt-acks.js';
 import type { MqttSessionLedger } from './mqtt-sessions.js';
 
-const RESOLVED: Promise<void> = Promise.resolve();
+/** bytes a connection's socket may hold unsent before QoS 0 publishers wait for it to drain */
+const SOCKET_BUDGET_BYTES = 8 * 1024 * 1024;
+/** QoS 0 publish options, made once (MQTT.js copies them) */
+const QOS0 = { qos: 0, retain: false } as const;
+const QOS0_RETAINED = { qos: 0, retain: true } as const;
 /** metadata `qos` values (ints are bigint), made once */
 const QOS_INT: readonly bigint[] = [0n, 1n, 2n];
 const CONNECT_TIMEOUT_MS = 5000;
@@ -80,6 +84,8 @@ export function mqttSettings(props: Props, confKeys: ConfKeys): MqttSettings {
   return s;
 }
 
+function noTrace(): void {}
+
 function clientOptions(s: MqttSettings): IClientOptions {
   const o: IClientOptions = {
     clientId: s.clientId ?? `eddy-${randomUUID()}`,
@@ -92,6 +98,9 @@ function clientOptions(s: MqttSettings): IClientOptions {
     // offline QoS 0 publishes would wait for the reconnect; the sink's cache does the waiting instead
     queueQoSZero: false,
   };
+  // MQTT.js traces every packet through `debug`, whose enabled check costs a few percent of a busy connection's CPU:
+  // skipped unless tracing is asked for
+  if (!process.env.DEBUG) o.log = noTrace;
   if (s.username) o.username = s.username;
   // MQTT 3.1.1 forbids a password without a user name (the broker drops such a connection); eKuiper's client leaves it out
   if (s.username && s.password) o.password = s.password;
@@ -137,10 +146,26 @@ export class MqttConn {
   readonly client: MqttClient;
   refs = 0;
   private readonly subs = new Map<string, Subscription>();
+  /** the same subscriptions by filter levels: dispatch costs O(topic levels), not O(subscriptions) */
+  private readonly trie = new TopicTrie<Subscription>();
+  /** the message being dispatched, read by {@link deliver} (no closure per message) */
+  private inTopic = '';
+  private inPayload: Buffer = Buffer.alloc(0);
+  private inQos = 0;
+  private inMessageId = 0;
+  private inDelivery: Delivery | undefined;
+  private readonly deliver = (sub: Subscription): void => {
+    for (const h of sub.handlers) h(this.inTopic, this.inPayload, this.inQos, this.inMessageId, this.inDelivery);
+  };
+  /** sources holding back this connection's input (back-pressure): the socket is not read while any does */
+  private readonly holders = new Set<object>();
+  /** one connect wait shared by every caller, so that a thousand rules starting at once add no listeners */
+  private connecting: Promise<void> | undefined;
   private readonly statusHandlers = new Set<MqttStatusHandler>();
   private lastError: Error | undefined;
   private readonly pending = new Set<PendingPublish>();
   private sweep: NodeJS.Timeout | undefined;
+  private drainWait: Promise<void> | undefined;
 
   constructor(
     readonly key: string,
@@ -157,10 +182,13 @@ export class MqttConn {
     }
     this.client.on('message', (topic, payload, packet) => {
       const delivery = acks !== undefined && packet.qos === 1 && packet.messageId !== undefined ? acks.begin(packet.messageId) : undefined;
-      for (const [filter, sub] of this.subs) {
-        if (!topicMatches(filter, topic)) continue;
-        for (const h of sub.handlers) h(topic, payload, packet.qos, packet.messageId ?? 0, delivery);
-      }
+      this.inTopic = topic;
+      this.inPayload = payload;
+      this.inQos = packet.qos;
+      this.inMessageId = packet.messageId ?? 0;
+      this.inDelivery = delivery;
+      this.trie.match(topic, this.deliver);
+      this.inDelivery = undefined;
       // the dispatcher's own hold: the message is acknowledged at once unless a handler holds it
       delivery?.release();
     });
@@ -169,6 +197,8 @@ export class MqttConn {
       // publishes kept while offline were just sent again: their time to be acknowledged starts now
       const deadline = Date.now() + PUBLISH_TIMEOUT_MS;
       for (const p of this.pending) p.deadline = deadline;
+      // a new socket after a reconnect: still held back
+      if (this.holders.size > 0) this.client.stream.pause();
       for (const h of this.statusHandlers) h(true);
     });
     this.client.on('error', (err) => {
@@ -184,11 +214,26 @@ export class MqttConn {
     return this.client.connected;
   }
 
+  /**
+   * Stops reading the socket until every holder has released it: unacknowledged QoS ≥ 1 messages wait at the
+   * broker (and so does every other subscription of the connection, as they share its socket).
+   */
+  holdReading(holder: object): void {
+    this.holders.add(holder);
+    if (this.holders.size === 1) this.client.stream?.pause();
+  }
+
+  releaseReading(holder: object): void {
+    if (!this.holders.delete(holder) || this.holders.size > 0) return;
+    this.client.stream?.resume();
+  }
+
   /** Resolves once connected; rejects when the first attempt fails or takes more than 5 s. */
   waitConnected(): Promise<void> {
     if (this.client.connected) return Promise.resolve();
-    return new Promise((resolve, reject) => {
+    this.connecting ??= new Promise<void>((resolve, reject) => {
       const done = (err?: Error) => {
+        this.connecting = undefined;
         clearTimeout(timer);
         this.client.off('connect', onConnect);
         this.client.off('close', onClose);
@@ -204,6 +249,7 @@ export class MqttConn {
       this.client.on('close', onClose);
       this.client.on('error', onError);
     });
+    return this.connecting;
   }
 
   onStatus(h: MqttStatusHandler): () => void {
@@ -215,7 +261,10 @@ export class MqttConn {
   subscribe(filter: string, qos: QoS, handler: MqttMessageHandler): Promise<() => void> {
     let sub = this.subs.get(filter);
     const fresh = !sub;
-    if (!sub) this.subs.set(filter, (sub = { qos, handlers: new Set() }));
+    if (!sub) {
+      this.subs.set(filter, (sub = { qos, handlers: new Set() }));
+      this.trie.add(filter, sub);
+    }
     sub.handlers.add(handler);
     const unsubscribe = () => {
       const s = this.subs.get(filter);
@@ -223,6 +272,7 @@ export class MqttConn {
       s.handlers.delete(handler);
       if (s.handlers.size === 0) {
         this.subs.delete(filter);
+        this.trie.delete(filter, s);
         if (!this.client.disconnecting) this.client.unsubscribe(filter, () => undefined);
       }
     };
@@ -241,17 +291,23 @@ export class MqttConn {
   /**
    * Publishes; rejects with a recoverable error when not acknowledged within 5 s of being sent. While the broker is
    * away a QoS ≥ 1 publish with `keepOffline` waits in the client's offline queue until it is back; others are
-   * rejected (a sink with a failure cache keeps them there instead).
+   * rejected (a sink with a failure cache keeps them there instead). Answers `undefined` when the packet was written
+   * at once (QoS 0 while the socket keeps up): no promise per message.
    */
-  publish(topic: string, payload: Uint8Array, qos: QoS, retain: boolean, keepOffline = false): Promise<void> {
+  publish(topic: string, payload: Uint8Array, qos: QoS, retain: boolean, keepOffline = false): Promise<void> | undefined {
     if (!this.client.connected && (qos === 0 || !keepOffline)) {
       return Promise.reject(recoverable(new Error(`mqtt client to ${this.settings.server} is not connected`)));
     }
-    // MQTT.js answers a QoS 0 publish synchronously once written: that common case needs no timeout bookkeeping
+    const buf = Buffer.isBuffer(payload) ? payload : Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
+    if (qos === 0) {
+      // written to the socket (or its buffer) at once, in call order: no callback, no promise while the socket keeps
+      // up; past the budget every caller waits for the one next 'drain'
+      this.client.publish(topic, buf, retain ? QOS0_RETAINED : QOS0);
+      return this.needsDrain() ? this.drained() : undefined;
+    }
     let settled = false;
     let failure: Error | undefined;
     let later: ((err?: Error) => void) | undefined;
-    const buf = Buffer.isBuffer(payload) ? payload : Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
     this.client.publish(topic, buf, { qos, retain }, (err) => {
       if (later) later(err);
       else {
@@ -259,7 +315,7 @@ export class MqttConn {
         failure = err;
       }
     });
-    if (settled) return failure ? Promise.reject(recoverable(failure)) : RESOLVED;
+    if (settled) return failure ? Promise.reject(recoverable(failure)) : undefined;
     return new Promise((resolve, reject) => {
       const pending: PendingPublish = { deadline: Date.now() + PUBLISH_TIMEOUT_MS, reject };
       this.pending.add(pending);
@@ -270,6 +326,33 @@ export class MqttConn {
         else resolve();
       };
     });
+  }
+
+  /**
+   * Whether publishers should wait for the socket: only past a budget well above the stream's high-water mark, so
+   * that a broker pausing for a moment does not turn into waiting sinks, full buffers and drops.
+   */
+  private needsDrain(): boolean {
+    // past the budget the stream needs a drain: one getter per publish
+    const stream = this.client.stream as { writableLength?: number } | undefined;
+    return (stream?.writableLength ?? 0) > SOCKET_BUDGET_BYTES;
+  }
+
+  /** Resolves at the socket's next 'drain' (or close): one listener however many publishes wait. */
+  private drained(): Promise<void> {
+    if (this.drainWait) return this.drainWait;
+    const stream = this.client.stream;
+    this.drainWait = new Promise<void>((resolve) => {
+      const done = () => {
+        stream.off('drain', done);
+        stream.off('close', done);
+        this.drainWait = undefined;
+        resolve();
+      };
+      stream.on('drain', done);
+      stream.on('close', done);
+    });
+    return this.drainWait;
   }
 
   /**
@@ -485,10 +568,24 @@ class MqttSource implements SourceConnector {
     }
   }
 
+  /** QoS ≥ 1: the broker keeps what is not acknowledged, so the source can wait for a full sink */
+  canPause(): boolean {
+    return this.qos > 0;
+  }
+
+  pause(): void {
+    this.conn?.holdReading(this);
+  }
+
+  resume(): void {
+    this.conn?.releaseReading(this);
+  }
+
   async close(): Promise<void> {
     for (const fn of this.cleanup.splice(0)) fn();
     const conn = this.conn;
     this.conn = undefined;
+    conn?.releaseReading(this);
     conn?.release();
   }
 }
@@ -554,8 +651,11 @@ class MqttSink implements SinkConnector {
     }
   }
 
-  // not `async`: the publish promise is handed on as is, one promise and one microtask hop less per message
-  collect(ctx: SinkContext, payload: SinkPayload): Promise<void> {
+  /** publishes are written to the client's socket in call order: the next may start before the last is acknowledged */
+  readonly pipelined = true;
+
+  // not `async`: a publish written at once settles synchronously, no promise or microtask per message
+  collect(ctx: SinkContext, payload: SinkPayload): Promise<void> | undefined {
     try {
       if (!this.conn) throw recoverable(new Error('mqtt sink is not connected'));
       let topic = payload.resend && this.resendTopic !== '' ? this.resendTopic : this.topic;

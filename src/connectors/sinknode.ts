@@ -23,6 +23,7 @@ import type { Registry } from './registry.js';
 import { SinkCache, type SinkUnit } from './sinkcache.js';
 import { propBool, propInt, propKey, propString, propStringList } from './props.js';
 import { parseJsonExact } from './formats/jsonparse.js';
+import { encodeJson } from './formats/jsonenc.js';
 
 /** Global `sink:` settings of kuiper.yaml: the defaults of the cache properties. */
 export interface SinkDefaults {
@@ -72,6 +73,14 @@ interface CommonProps {
 }
 
 const textEncoder = new TextEncoder();
+/** rows from which a list is encoded in slices of this many rows, one per turn of the event loop */
+const LARGE_LIST = 4096;
+/** sends a pipelined connector may have pending at once */
+const PIPELINE_DEPTH = 1024;
+/** items sent in one turn of the event loop before the sink yields */
+const BURST = 1024;
+/** longest wait of close for pending sends */
+const CLOSE_WAIT_MS = 5000;
 
 function executorError(message: string): EddyError {
   return new EddyError(ErrorCode.Executor, message);
@@ -200,6 +209,11 @@ class Payload implements SinkPayload {
     if (this.encoded === undefined) this.encoded = this.encodeFn();
     return this.encoded;
   }
+
+  /** bytes encoded ahead (a large list encoded in slices) */
+  preset(bytes: Uint8Array): void {
+    this.encoded = bytes;
+  }
 }
 
 /** Longest wait of stop/delete for a sink to send what it accepted (docs/runtime.md §1.3). */
@@ -223,6 +237,8 @@ class SinkNodeImpl implements SinkNode {
   private currentPos = 0;
   private readonly cache: SinkCache | undefined;
   private readonly fatalCbs: Array<(err: Error) => void> = [];
+  private pressure: ((full: boolean) => void) | undefined;
+  private pressed = false;
   private readonly logger: Logger;
   private running: Promise<void> | undefined;
   private opened = false;
@@ -237,6 +253,11 @@ class SinkNodeImpl implements SinkNode {
    */
   private entriesIn = 0;
   private entriesDone = 0;
+  /** send units started and settled (sent, failed or cached), and per taken entry the units it needs settled */
+  private unitsStarted = 0;
+  private unitsSettled = 0;
+  private readonly entryMarks: number[] = [];
+  private markHead = 0;
   private cachedIn = 0;
   private cachedOut = 0;
   private readonly flushWaiters: Array<{ entries: number; cached: number; resolve: (ok: boolean) => void }> = [];
@@ -295,6 +316,19 @@ class SinkNodeImpl implements SinkNode {
     }
   }
 
+  onPressure(cb: (full: boolean) => void): void {
+    // with a failure cache nothing is dropped anyway: the cache holds what the target does not take
+    if (!this.cache) this.pressure = cb;
+  }
+
+  /** with back-pressure: the sources were asked to wait and are released once the buffer is half empty */
+  private releasePressure(): void {
+    if (this.pressed && this.queue.length <= this.common.bufferLength / 2) {
+      this.pressed = false;
+      this.pressure?.(false);
+    }
+  }
+
   onFatal(cb: (err: Error) => void): void {
     this.fatalCbs.push(cb);
   }
@@ -329,12 +363,17 @@ class SinkNodeImpl implements SinkNode {
         this.cachedIn++;
       }
       this.paused = false;
-    } else if (this.queue.length >= this.common.bufferLength) {
+    } else if (this.queue.length >= this.common.bufferLength && !this.pressure) {
       this.metrics.error(new Error(`buffer full, drop message from ${this.metrics.name}`));
       this.logger.warn('sink %s buffer full, drop message', this.metrics.name);
     } else {
       this.queue.push(rows);
       this.entriesIn++;
+      // the rule's sources wait (they all can): what is already on its way is kept
+      if (this.pressure && !this.pressed && this.queue.length >= this.common.bufferLength) {
+        this.pressed = true;
+        this.pressure(true);
+      }
     }
     this.updateBuffer();
     if (this.opened) this.kick();
@@ -356,8 +395,8 @@ class SinkNodeImpl implements SinkNode {
         if (!this.skipRow(row)) return row;
         continue;
       }
-      // every row of the previous entry has been sent
-      if (cur !== undefined) this.entryDone();
+      // every row of the previous entry has been started: it is done once they have settled
+      if (cur !== undefined) this.entryTaken();
       const next = this.queue.shift() as ValueObject[] | undefined;
       this.current = next;
       this.currentPos = 0;
@@ -376,6 +415,10 @@ class SinkNodeImpl implements SinkNode {
   }
 
   private kick(): void {
+    if (!this.cache) {
+      this.pump();
+      return;
+    }
     if (this.running || this.closed) return;
     this.running = this.drain().finally(() => {
       this.running = undefined;
@@ -391,20 +434,7 @@ class SinkNodeImpl implements SinkNode {
 
   private async drain(): Promise<void> {
     if (this.cache && this.common.cache.alterQueue) return this.drainAlternate(this.cache);
-    if (!this.cache) {
-      let sent = 0;
-      while (!this.closed) {
-        const unit = this.nextLive();
-        if (unit === undefined) break;
-        // the metric is refreshed now and then, not per row of a large burst
-        if ((sent++ & 63) === 0) this.updateBuffer();
-        await this.send(unit);
-        if (!this.common.sendSingle) this.entryDone();
-        // a connector that settles at once (memory, nop) would otherwise hold the event loop for a whole burst
-        if ((sent & 1023) === 0) await new Promise<void>((resolve) => setImmediate(resolve));
-      }
-      return;
-    }
+    if (!this.cache) return;
     let first = true;
     while (!this.closed && !this.paused) {
       const unit = await this.cache.head();
@@ -425,6 +455,165 @@ class SinkNodeImpl implements SinkNode {
       this.cachedOut++;
       this.settleFlushes();
       this.updateBuffer();
+    }
+  }
+
+  /** sends started by {@link pump} and not settled yet */
+  private inflight = 0;
+  /** a large list is being encoded in slices: later items wait */
+  private encoding = false;
+  private pumping = false;
+  private yielded = false;
+  /** resolves the wait of {@link close} for the sends in flight */
+  private settledAll: (() => void) | undefined;
+  private readonly pumpFn = (): void => {
+    this.yielded = false;
+    this.pump();
+  };
+
+  /**
+   * The live path without a failure cache: sends synchronously while the connector settles synchronously (no
+   * promise or microtask per item), keeps one send pending for ordinary connectors and up to
+   * {@link PIPELINE_DEPTH} for pipelined ones (their transport keeps the order), and yields to the event loop
+   * after a long burst so that other rules and the REST API keep answering.
+   */
+  private pump(): void {
+    if (this.pumping || this.yielded || this.closed || !this.opened) return;
+    this.pumping = true;
+    const depth = this.connector.pipelined === true ? PIPELINE_DEPTH : 1;
+    let sent = 0;
+    try {
+      while (this.inflight < depth && !this.closed && !this.encoding) {
+        if (sent >= BURST) {
+          this.yielded = true;
+          setImmediate(this.pumpFn);
+          break;
+        }
+        const unit = this.nextLive();
+        if (unit === undefined) break;
+        sent++;
+        this.unitsStarted++;
+        if (!this.common.sendSingle) this.entryTaken();
+        // the metric is refreshed now and then, not per row of a large burst
+        if ((sent & 63) === 0) this.updateBuffer();
+        this.sendLive(unit);
+      }
+    } finally {
+      this.pumping = false;
+    }
+    this.releasePressure();
+    this.updateBuffer();
+    if (this.inflight === 0 && this.settledAll) this.settledAll();
+  }
+
+  private sendLive(unit: SinkUnit): void {
+    const start = performance.now();
+    this.metrics.lastInvocation = Math.round(performance.timeOrigin + start);
+    let payload: Payload;
+    try {
+      payload = this.transform(unit, false);
+    } catch (err) {
+      this.transformFailed(err);
+      this.unitSettled();
+      return;
+    }
+    if (Array.isArray(unit) && unit.length >= LARGE_LIST && this.plainJson()) {
+      this.encodeInSlices(unit, payload, start);
+      return;
+    }
+    this.collectNow(unit, payload, start);
+  }
+
+  /** JSON of the rows as they are: a list's text is the texts of its rows, which can be encoded a slice at a time. */
+  private plainJson(): boolean {
+    const c = this.common;
+    return c.format === 'json' && c.dataTemplate === '' && c.dataField === '' && (c.fields === undefined || c.fields.length === 0);
+  }
+
+  /**
+   * Encodes a large list a slice per turn of the event loop (a window of a hundred thousand rows would otherwise
+   * hold the process for the whole encoding), then sends it; the sink sends nothing else meanwhile.
+   */
+  private encodeInSlices(rows: ValueObject[], payload: Payload, start: number): void {
+    this.inflight++;
+    this.encoding = true;
+    const parts: string[] = [];
+    const step = (from: number): void => {
+      if (this.closed) {
+        this.encoding = false;
+        this.unitSettled();
+        this.settled();
+        return;
+      }
+      try {
+        const end = Math.min(rows.length, from + LARGE_LIST);
+        for (let i = from; i < end; i++) parts.push(encodeJson(rows[i]));
+        if (end < rows.length) {
+          setImmediate(step, end);
+          return;
+        }
+        payload.preset(Buffer.from(`[${parts.join(',')}]`, 'utf8'));
+      } catch (err) {
+        this.encoding = false;
+        this.transformFailed(err);
+        this.unitSettled();
+        this.settled();
+        return;
+      }
+      this.encoding = false;
+      this.inflight--;
+      this.collectNow(rows, payload, start);
+      this.pump();
+    };
+    setImmediate(step, 0);
+  }
+
+  private collectNow(unit: SinkUnit, payload: SinkPayload, start: number): void {
+    let pending: Promise<void> | void;
+    try {
+      pending = this.connector.collect(this.ctx, payload);
+    } catch (err) {
+      this.metrics.error(err);
+      this.unitSettled();
+      return;
+    }
+    if (pending === undefined) {
+      this.sent(unit, start);
+      this.unitSettled();
+      return;
+    }
+    this.inflight++;
+    pending.then(
+      () => {
+        this.sent(unit, start);
+        this.unitSettled();
+        this.settled();
+      },
+      (err: unknown) => {
+        this.metrics.error(err);
+        this.unitSettled();
+        this.settled();
+      },
+    );
+  }
+
+  private settled(): void {
+    this.inflight--;
+    if (this.inflight === 0 && this.settledAll) this.settledAll();
+    this.pump();
+  }
+
+  private sent(unit: SinkUnit, start: number): void {
+    this.metrics.recordsOut++;
+    this.metrics.messagesProcessed += Array.isArray(unit) ? unit.length : 1;
+    this.metrics.processLatencyUs = Math.round((performance.now() - start) * 1000);
+  }
+
+  private transformFailed(err: unknown): void {
+    this.metrics.error(err);
+    this.logger.warn({ err }, 'sink %s cannot transform data', this.metrics.name);
+    if (listensToTransformFailures(this.connector)) {
+      void this.connector.transformFailed(this.ctx, err instanceof Error ? err : new Error(String(err))).catch(() => undefined);
     }
   }
 
@@ -450,11 +639,13 @@ class SinkNodeImpl implements SinkNode {
       if (which === 'live') {
         const unit = this.nextLive();
         if (unit === undefined) continue;
+        this.unitsStarted++;
+        if (!this.common.sendSingle) this.entryTaken();
         if ((await this.send(unit, false)) === 'retry') {
           cache.push(unit);
           this.cachedIn++;
         }
-        if (!this.common.sendSingle) this.entryDone();
+        this.unitSettled();
       } else {
         const unit = await cache.head();
         if (unit === undefined || this.closed) break;
@@ -484,6 +675,28 @@ class SinkNodeImpl implements SinkNode {
   private entryDone(): void {
     this.entriesDone++;
     if (this.flushWaiters.length > 0) this.settleFlushes();
+  }
+
+  /**
+   * Every unit of the entry just taken from the queue has been started: it is done once as many units have settled
+   * (units settle in the order they start; a flush waits for the entries pushed before it).
+   */
+  private entryTaken(): void {
+    this.entryMarks.push(this.unitsStarted);
+    this.unitSettled(0);
+  }
+
+  private unitSettled(count = 1): void {
+    this.unitsSettled += count;
+    const marks = this.entryMarks;
+    while (this.markHead < marks.length && marks[this.markHead] <= this.unitsSettled) {
+      this.markHead++;
+      this.entryDone();
+    }
+    if (this.markHead === marks.length) {
+      marks.length = 0;
+      this.markHead = 0;
+    }
   }
 
   flush(): Promise<boolean> {
@@ -588,7 +801,7 @@ class SinkNodeImpl implements SinkNode {
     return 'ok';
   }
 
-  private transform(unit: SinkUnit, resend: boolean): SinkPayload {
+  private transform(unit: SinkUnit, resend: boolean): Payload {
     const { dataTemplate, dataField, fields } = this.common;
     const rows = Array.isArray(unit) ? unit : [unit];
     let data: Value = unit;
@@ -634,6 +847,16 @@ class SinkNodeImpl implements SinkNode {
     }
     // the drain above already gave the send in flight its time: a target that never answers must not hold the close
     if (this.running) await settledWithin(this.running, IN_FLIGHT_GRACE_MS);
+    if (this.inflight > 0) {
+      await new Promise<void>((resolve) => {
+        // a connector that never settles must not hold the close forever
+        const timer = setTimeout(resolve, CLOSE_WAIT_MS);
+        this.settledAll = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
     for (const w of this.flushWaiters.splice(0)) w.resolve(false);
     this.queue.clear();
     this.current = undefined;

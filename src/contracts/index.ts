@@ -191,6 +191,21 @@ export interface RewindableSource {
   rewind(offset: ValueObject): void;
 }
 
+/**
+ * A source that can hold back its input while its rule's sinks are full (docs/runtime.md §1.7): MQTT at QoS ≥ 1
+ * (the broker keeps the messages). `canPause()` answers for the provisioned settings.
+ */
+export interface PausableSource {
+  canPause(): boolean;
+  pause(): void;
+  resume(): void;
+}
+
+export function isPausable(c: SourceConnector): c is SourceConnector & PausableSource {
+  const p = c as Partial<PausableSource>;
+  return typeof p.canPause === 'function' && typeof p.pause === 'function' && typeof p.resume === 'function' && p.canPause();
+}
+
 export function isRewindable(c: SourceConnector): c is SourceConnector & RewindableSource {
   const r = c as Partial<RewindableSource>;
   return typeof r.offset === 'function' && typeof r.rewind === 'function';
@@ -232,9 +247,15 @@ export interface SinkConnector {
   connect(ctx: SinkContext): Promise<void>;
   /**
    * Send one payload. A rejection whose error has `recoverable: true` (network down, 5xx) is cached and resent
-   * by the pipeline; any other rejection is counted as an exception and dropped.
+   * by the pipeline; any other rejection is counted as an exception and dropped. Returning nothing means the send
+   * completed synchronously (a throw is then its failure): the pipeline goes on without a microtask per item.
    */
-  collect(ctx: SinkContext, payload: SinkPayload): Promise<void>;
+  collect(ctx: SinkContext, payload: SinkPayload): Promise<void> | void;
+  /**
+   * True when `collect` hands the payload synchronously to an ordered transport (an MQTT client's socket) and its
+   * promise only reports the outcome: the pipeline may then start the next send before the previous settles.
+   */
+  readonly pipelined?: boolean;
   close(ctx: SinkContext): Promise<void>;
 }
 
@@ -336,6 +357,11 @@ export interface RuntimeNode {
  */
 export interface SinkNode extends RuntimeNode {
   push(input: SinkInput): void;
+  /**
+   * Back-pressure instead of drops: once set, a full buffer keeps what it is pushed and calls `cb(true)`; `cb(false)`
+   * when it has drained to half. The topology sets it only when every source of the rule can pause.
+   */
+  onPressure?(cb: (full: boolean) => void): void;
   /** reports a fatal error (e.g. cannot connect) to the topology */
   onFatal(cb: (err: Error) => void): void;
   /**

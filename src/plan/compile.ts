@@ -53,7 +53,7 @@ export interface CallCompiler {
 const PROTO_KEYS = new Set(Object.getOwnPropertyNames(Object.prototype));
 
 /** Reads own property `k` of a plain object (undefined when absent), safe for keys such as `constructor`. */
-function ownRead(o: ValueObject, k: string): Value {
+export function ownRead(o: ValueObject, k: string): Value {
   return Object.prototype.hasOwnProperty.call(o, k) ? o[k] : undefined;
 }
 
@@ -179,18 +179,54 @@ const CMP: Record<CmpOp, (a: Value, b: Value) => boolean> = { '=': eq, '!=': neq
 const MIRROR: Record<CmpOp, CmpOp> = { '=': '=', '!=': '!=', '<': '>', '<=': '>=', '>': '<', '>=': '<=' };
 const JS_OP: Record<CmpOp, string> = { '=': '===', '!=': '!==', '<': '<', '<=': '<=', '>': '>', '>=': '>=' };
 
-let siteCounter = 0;
+/** Generated factories by shape (parameter names, dependency shapes, body): see {@link site}. */
+const factories = new Map<string, { make: (...deps: unknown[]) => unknown; shape: string }>();
+/** a bound on the factories kept: beyond it the cache starts over (rules keep the closures they already have) */
+const MAX_FACTORIES = 20_000;
+/** The shape key of each closure made by {@link site}, and ids of the other functions used as dependencies. */
+const shapeOf = new WeakMap<object, string>();
+let nextShapeId = 0;
+
+function functionShape(f: object): string {
+  let key = shapeOf.get(f);
+  if (key === undefined) {
+    // closures of one short literal (per-rule error helpers) share a shape; any other function is its own
+    const text = Function.prototype.toString.call(f);
+    key = text.length <= 160 ? `t${text}` : `f${nextShapeId++}`;
+    shapeOf.set(f, key);
+  }
+  return key;
+}
+
+/** What a dependency contributes to the shape of generated code: functions by identity of code, arrays by members. */
+function depShape(v: unknown): string {
+  if (typeof v === 'function') return functionShape(v);
+  if (Array.isArray(v)) return `[${v.map(depShape).join(',')}]`;
+  return typeof v;
+}
 
 /**
  * A closure with code of its own. Closures made from one function literal share their inline caches, so a rule
  * with five different function calls would make every shared call site megamorphic; generating each hot node's
- * code (unique per site, hence never shared through V8's compilation cache) keeps them monomorphic. `deps` are
- * the free variables of `body`, an arrow function source taking `(r, c)`.
+ * code keeps them monomorphic. Code is generated once per shape — the body and the code of the functions it calls
+ * — and shared by every site of that shape (the same expression in a thousand rules compiles once, and its call
+ * sites see one function each), so that planning stays cheap at thousands of rules. `deps` are the free variables
+ * of `body`, an arrow function source taking `(r, c)`.
  */
 export function site<F>(deps: Record<string, unknown>, body: string): F {
   const names = Object.keys(deps);
-  const src = `"use strict"; /* eddy site ${++siteCounter} */\nreturn ${body};`;
-  return new Function(...names, src)(...names.map((n) => deps[n])) as F;
+  let key = body;
+  for (const n of names) key += `\u0000${n}:${depShape(deps[n])}`;
+  let factory = factories.get(key);
+  if (factory === undefined) {
+    if (factories.size >= MAX_FACTORIES) factories.clear();
+    const make = new Function(...names, `"use strict";\nreturn ${body};`) as (...deps: unknown[]) => unknown;
+    factory = { make, shape: `s${nextShapeId++}` };
+    factories.set(key, factory);
+  }
+  const fn = factory.make(...names.map((n) => deps[n])) as F & object;
+  shapeOf.set(fn, factory.shape);
+  return fn;
 }
 
 /** JS source of a literal value, when it has one that evaluates to exactly that value. */

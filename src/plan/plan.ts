@@ -218,6 +218,18 @@ export interface JoinPlan {
    * value …`).
    */
   readonly on: RowPredicate | null;
+  /**
+   * Set when the first conjunct of `on` is `left.col = right.col` between columns of a stream on the left and of
+   * the joined stream: the runtime may then pair only rows whose keys are equal (a hash join). Pairs skipped that
+   * way are exactly those for which that first conjunct is false without error, so `on` is false for them.
+   */
+  readonly equi?: EquiKeys | null;
+}
+
+/** Key readers of an equi-join conjunct: one for a left row (tuple or joined row), one for a right tuple. */
+export interface EquiKeys {
+  readonly left: (row: Row) => Value;
+  readonly right: (tuple: Tuple) => Value;
 }
 
 /**

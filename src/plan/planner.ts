@@ -17,6 +17,7 @@ import type { RuleOptions } from '../contracts/index.js';
 import { EddyError, ErrorCode } from '../core/errors.js';
 import {
   EvalContext,
+  type EquiKeys,
   type JoinPlan,
   type LookupJoinPlan,
   type NodeKind,
@@ -26,7 +27,7 @@ import {
   type SourcePlan,
   type WindowSpec,
 } from './plan.js';
-import { ExprCompiler, PlanError } from './compile.js';
+import { ExprCompiler, PlanError, ownRead, readStreamColumn } from './compile.js';
 import { RegistryCalls } from './calls.js';
 import { analyze, andAll, conjuncts, findDecl, lookupKeys, walk, type Analysis, type BoundSource } from './analyze.js';
 import {
@@ -160,6 +161,36 @@ function isMqtt(s: BoundSource): boolean {
   return s.def.kind === 'stream' ? t === undefined || t === '' || t.toLowerCase() === 'mqtt' : t !== undefined && t.toLowerCase() === 'mqtt';
 }
 
+/**
+ * The key readers of a hash join (see {@link JoinPlan.equi}): when the first conjunct of `on` is an equality of a
+ * qualified column of a stream already on the left and a qualified column of the joined stream.
+ */
+function equiKeys(on: Expr, joined: BoundSource, a: Analysis, joinIndex: number): EquiKeys | null {
+  const first = unparen(conjuncts(on)[0]);
+  if (first.kind !== 'binary' || first.op !== '=') return null;
+  const left = [a.sources[0], ...a.joins.filter((j) => j.source.role !== 'lookup').slice(0, joinIndex).map((j) => j.source)];
+  if (left.some((s) => s.name === joined.name)) return null;
+  const column = (e: Expr): { source: BoundSource; name: string } | null => {
+    const u = unparen(e);
+    if (u.kind !== 'field' || u.stream === null) return null;
+    // resolved as the compiler resolves qualifiers: an alias first, then a stream name
+    const source = a.sources.find((s) => s.alias === u.stream) ?? a.sources.find((s) => s.name === u.stream);
+    return source ? { source, name: u.name } : null;
+  };
+  const l = column(first.left);
+  const r = column(first.right);
+  if (!l || !r) return null;
+  const [outer, inner] = l.source === joined ? [r, l] : [l, r];
+  if (inner.source !== joined || !left.includes(outer.source)) return null;
+  const stream = outer.source.name;
+  const leftName = outer.name;
+  const rightName = inner.name;
+  return {
+    left: (row) => readStreamColumn(row, stream, leftName),
+    right: (t) => ownRead(t.message, rightName),
+  };
+}
+
 /** What EXPLAIN needs besides the plan: the conditions where they ended up. */
 interface Placement {
   pushed: Expr[][];
@@ -215,6 +246,7 @@ function build(sql: string, a: Analysis, deps: PlanDeps, placement?: Placement):
       stream: j.source.name,
       table: j.source.role === 'table',
       on: on ? joinPredicate(compiler.compile(on)) : null,
+      equi: on && j.clause.type !== 'cross' ? equiKeys(on, j.source, a, streamJoins.indexOf(j)) : null,
     };
   });
   const lookupJoins: LookupJoinPlan[] = a.joins

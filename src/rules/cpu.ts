@@ -16,10 +16,9 @@ export class CpuMeter {
     this.timer.unref();
   }
 
-  /** Starts the ring of a new rule with its current value. */
-  track(id: string): void {
-    const now = this.read().get(id) ?? 0;
-    this.samples.set(id, [{ t: Date.now(), us: now }]);
+  /** Starts the ring of a new rule with its current value (read by the caller: reading every rule here made creating n rules O(n²)). */
+  track(id: string, currentUs: number): void {
+    this.samples.set(id, [{ t: Date.now(), us: currentUs }]);
   }
 
   forget(id: string): void {

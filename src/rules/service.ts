@@ -317,7 +317,7 @@ export class RuleService {
     this.rules.set(def.id, { state, text, sources: planned?.sources ?? this.sourcesOf(def, state.options) });
     // shutting down: keep the entry (the store has it) but start nothing
     if (this.closed) return;
-    this.cpu.track(def.id);
+    this.cpu.track(def.id, state.busyUs());
     if (!planned) state.markPlanFailed();
     else if (def.triggered !== false) await state.start(planned.topo);
     else await state.setPlanned(planned.topo);
@@ -652,7 +652,7 @@ export class RuleService {
         const { state, dest } = this.newState(parsed.def, parsed.options);
         this.keepRuleLog(key, dest);
         this.rules.set(key, { state, text, sources: [] });
-        this.cpu.track(key);
+        this.cpu.track(key, state.busyUs());
         state.markPlanFailed();
         continue;
       }

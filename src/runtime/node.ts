@@ -4,7 +4,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { ErrorRecord, NodeMetrics, type SinkNode } from '../contracts/index.js';
-import { Output, Watermark, type Item } from './items.js';
+import { Output, RowBatch, UnitBatch, Watermark, type Item } from './items.js';
 
 /** Anything a node can push to: another node's queue or a sink. `accept` returns false when the item was dropped. */
 export interface Receiver {
@@ -24,6 +24,32 @@ const RESOLVED: Promise<void> = Promise.resolve();
 /** Items handled per drain before yielding, so that downstream queues drain in between (bounded growth). */
 const MAX_DRAIN_BATCH = 256;
 
+/**
+ * Drains chain as microtasks, which the event loop runs to the end before any I/O: when the drains of one turn
+ * have run this long (a large window emission going through a rule's nodes), the next drain waits for the next
+ * turn so that the REST API and other rules' I/O are served in between.
+ */
+const TURN_BUDGET_MS = 10;
+/** when the drains of the current turn of the event loop started (-1: none yet) */
+let turnStart = -1;
+const newTurn = (): void => {
+  turnStart = -1;
+};
+
+/**
+ * Whether the large-emission work of this turn of the event loop (batch drains, join and projection slices of
+ * every rule) has used its budget: the caller then continues in a later turn.
+ */
+export function turnOver(): boolean {
+  const now = performance.now();
+  if (turnStart < 0) {
+    turnStart = now;
+    setImmediate(newTurn);
+    return false;
+  }
+  return now - turnStart > TURN_BUDGET_MS;
+}
+
 /** A fixed-capacity FIFO ring. */
 export class BoundedQueue<T> {
   private buf: Array<T | undefined>;
@@ -39,6 +65,9 @@ export class BoundedQueue<T> {
     this.buf[(this.head + this.size) % this.buf.length] = v;
     this.size++;
     return true;
+  }
+  peek(): T | undefined {
+    return this.size === 0 ? undefined : this.buf[this.head];
   }
   shift(): T | undefined {
     if (this.size === 0) return undefined;
@@ -74,6 +103,8 @@ export abstract class QueueNode implements Receiver {
   protected readonly queue: BoundedQueue<Item>;
   protected closed = false;
   private scheduled = false;
+  /** set while a long piece of work continues over several turns of the event loop (see {@link suspend}) */
+  private suspended = false;
   private readonly drainFn = () => this.drain();
   /** error reporting hook for failures that end the run (set by the topology) */
   fatal: (err: Error) => void = () => {};
@@ -142,12 +173,34 @@ export abstract class QueueNode implements Receiver {
     return Promise.resolve();
   }
 
+  /**
+   * Stops draining after the item being processed until the returned function is called: a node that splits a
+   * large piece of work over several turns of the event loop keeps its items in order this way.
+   */
+  protected suspend(): () => void {
+    this.suspended = true;
+    return () => {
+      this.suspended = false;
+      if (this.queue.size > 0 && !this.scheduled && !this.closed) {
+        this.scheduled = true;
+        void RESOLVED.then(this.drainFn);
+      }
+    };
+  }
+
   private drain(): void {
     this.scheduled = false;
-    if (this.closed) return;
+    if (this.closed || this.suspended) return;
     const q = this.queue;
     let n = q.size;
     if (n === 0) return;
+    // only the emissions of windows and joins wait: single events keep their order with the window timers
+    const head = q.peek();
+    if ((head instanceof RowBatch || head instanceof UnitBatch) && turnOver()) {
+      this.scheduled = true;
+      setImmediate(this.drainFn);
+      return;
+    }
     if (n > MAX_DRAIN_BATCH) n = MAX_DRAIN_BATCH;
     const m = this.metrics;
     const t0 = performance.now();
@@ -162,6 +215,7 @@ export abstract class QueueNode implements Receiver {
       }
       m.messagesProcessed++;
       if (this.closed) return;
+      if (this.suspended) break;
     }
     const t1 = performance.now();
     const us = (t1 - t0) * 1000;
@@ -174,7 +228,7 @@ export abstract class QueueNode implements Receiver {
       m.processLatencyUs = Math.round(us / n);
     }
     m.bufferLength = q.size;
-    if (q.size > 0 && !this.scheduled) {
+    if (q.size > 0 && !this.scheduled && !this.suspended) {
       this.scheduled = true;
       void RESOLVED.then(this.drainFn);
     }

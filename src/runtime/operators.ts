@@ -5,7 +5,7 @@
  */
 import type { Row } from '../contracts/index.js';
 import { ErrorRecord, JoinTuple, Tuple } from '../contracts/index.js';
-import type { ValueObject } from '../values/value.js';
+import type { Value, ValueObject } from '../values/value.js';
 import { EvalUnit } from '../plan/plan.js';
 import type {
   AnalyticStage,
@@ -19,7 +19,7 @@ import type {
   WindowFuncStage,
 } from '../plan/plan.js';
 import { Output, RowBatch, TableUpdate, UnitBatch, Watermark, type Item } from './items.js';
-import { QueueNode } from './node.js';
+import { QueueNode, turnOver } from './node.js';
 
 /** What every operator of one rule shares. */
 export interface OpEnv {
@@ -41,6 +41,29 @@ abstract class Operator extends QueueNode {
 
   protected fail(err: unknown): void {
     this.emitError(err, this.env.sendError);
+  }
+
+  /**
+   * Runs work that yields between slices (see {@link Pace}) until it finishes: at each pause the node's queue is
+   * suspended and the work continues in a later turn of the event loop. A throw fails the item being processed.
+   */
+  protected sliced(job: Generator<void, void, void>, resume: (() => void) | undefined): void {
+    let done: boolean | undefined;
+    try {
+      done = job.next().done;
+    } catch (err) {
+      this.fail(err);
+      done = true;
+    }
+    if (done) {
+      resume?.();
+      return;
+    }
+    const wake = resume ?? this.suspend();
+    setImmediate(() => {
+      if (this.closed) return;
+      this.timed(() => this.sliced(job, wake));
+    });
   }
 
   protected bindBatch(b: RowBatch | UnitBatch): void {
@@ -197,7 +220,13 @@ function tuplesOf(row: Row): Tuple[] {
   return row instanceof JoinTuple ? row.tuples : [row];
 }
 
-/** Stream/stream and stream/table joins over one emission, left to right (docs/sql.md §4.5). */
+/**
+ * Stream/stream and stream/table joins over one emission, left to right (docs/sql.md §4.5). An equality between a
+ * left and a right column as the first conjunct of the condition makes it a hash join (the right rows indexed by
+ * key once per emission); other conditions run as nested loops that allocate a joined row only for matches. Output
+ * order is the nested loop's in every case. A large emission is joined in slices between which the event loop
+ * runs; the node takes its next item only once the emission is done.
+ */
 export class JoinNode extends Operator {
   constructor(
     name: string,
@@ -213,60 +242,173 @@ export class JoinNode extends Operator {
       if (item instanceof ErrorRecord) this.emit(item);
       return;
     }
+    this.sliced(this.joinAll(item), undefined);
+  }
+
+  private *joinAll(item: RowBatch): Generator<void, void, void> {
     this.bindBatch(item);
     let left: Row[] = [];
     for (const r of item.rows) if (r instanceof JoinTuple || r.emitter === this.from) left.push(r);
-    try {
-      for (const j of this.joins) {
-        const right: Tuple[] = [];
-        for (const r of item.rows) if (r instanceof Tuple && r.emitter === j.stream) right.push(r);
-        left = this.join(j, left, right);
+    // rules reading hit counters run unqueued: their joins finish in one go
+    const pace = this.direct ? null : new Pace();
+    for (const j of this.joins) {
+      const right: Tuple[] = [];
+      for (const r of item.rows) if (r instanceof Tuple && r.emitter === j.stream) right.push(r);
+      const out: Row[] = [];
+      const run = j.kind === 'right' ? this.rightJoin(j, left, right, out, pace) : this.leftJoin(j, left, right, out, pace);
+      for (let r = run.next(); !r.done; r = run.next()) {
+        yield;
+        // other nodes of the rule share the context and may have rebound it meanwhile
+        this.bindBatch(item);
       }
-    } catch (err) {
-      this.fail(err);
-      return;
+      left = out;
     }
     if (left.length > 0) this.emit(new RowBatch(left, item.windowStart, item.windowEnd, item.windowed));
   }
 
-  private join(j: JoinPlan, left: Row[], right: Tuple[]): Row[] {
+  /** INNER, LEFT, FULL and CROSS: for each left row, the matching right rows in order. */
+  private *leftJoin(j: JoinPlan, left: Row[], right: Tuple[], out: Row[], pace: Pace | null): Generator<void, void, void> {
     const ctx = this.ctx;
-    const out: Row[] = [];
     const on = j.kind === 'cross' ? null : j.on;
-    if (j.kind === 'right') {
-      for (const r of right) {
-        let matched = false;
-        for (const l of left) {
-          const jt = new JoinTuple([r, ...tuplesOf(l)], l.timestamp);
-          ctx.bindRow();
-          if (on === null || on(jt, ctx)) {
-            out.push(jt);
-            matched = true;
-          }
-        }
-        if (!matched) out.push(new JoinTuple([r], r.timestamp));
-      }
-      return out;
-    }
+    const index = on !== null && j.equi ? KeyIndex.of(right, j.equi.right) : null;
     const rightMatched = j.kind === 'full' ? new Array<boolean>(right.length).fill(false) : null;
+    const all = index === null ? null : allIndexes(right.length);
     for (const l of left) {
       let matched = false;
       const lt = tuplesOf(l);
-      for (let i = 0; i < right.length; i++) {
-        const jt = new JoinTuple([...lt, right[i]], l.timestamp);
+      const n = lt.length;
+      // one scratch row per left row, refilled per pair: a joined row is allocated only for a match
+      const buf: Tuple[] = lt.concat(lt[0]);
+      const scratch = new JoinTuple(buf, l.timestamp);
+      const candidates = index === null ? null : index.candidates(j.equi!.left(l), all!);
+      const count = candidates === null ? right.length : candidates.length;
+      for (let k = 0; k < count; k++) {
+        const i = candidates === null ? k : candidates[k];
+        buf[n] = right[i];
         ctx.bindRow();
-        if (on === null || on(jt, ctx)) {
-          out.push(jt);
+        if (on === null || on(scratch, ctx)) {
+          out.push(new JoinTuple(buf.slice(), l.timestamp));
           matched = true;
           if (rightMatched) rightMatched[i] = true;
         }
+        if (pace !== null && pace.due()) yield;
       }
       if (!matched && (j.kind === 'left' || j.kind === 'full')) out.push(l instanceof JoinTuple ? l : new JoinTuple([l], l.timestamp));
+      if (pace !== null && pace.due()) yield;
     }
     if (rightMatched) {
       for (let i = 0; i < right.length; i++) if (!rightMatched[i]) out.push(new JoinTuple([right[i]], right[i].timestamp));
     }
-    return out;
+  }
+
+  /** RIGHT: for each right row, the matching left rows in order (the right tuple first). */
+  private *rightJoin(j: JoinPlan, left: Row[], right: Tuple[], out: Row[], pace: Pace | null): Generator<void, void, void> {
+    const ctx = this.ctx;
+    const on = j.on;
+    const index = on !== null && j.equi ? KeyIndex.of(left, j.equi.left) : null;
+    const all = index === null ? null : allIndexes(left.length);
+    for (const r of right) {
+      let matched = false;
+      const candidates = index === null ? null : index.candidates(j.equi!.right(r), all!);
+      const count = candidates === null ? left.length : candidates.length;
+      for (let k = 0; k < count; k++) {
+        const l = left[candidates === null ? k : candidates[k]];
+        const jt = new JoinTuple([r, ...tuplesOf(l)], l.timestamp);
+        ctx.bindRow();
+        if (on === null || on(jt, ctx)) {
+          out.push(jt);
+          matched = true;
+        }
+        if (pace !== null && pace.due()) yield;
+      }
+      if (!matched) out.push(new JoinTuple([r], r.timestamp));
+    }
+  }
+}
+
+/**
+ * Decides when a slice of work has run long enough: every 256 steps it asks whether this turn of the event loop
+ * has used its budget for large emissions (shared by every node and rule, see runtime/node.ts).
+ */
+class Pace {
+  private steps = 0;
+  due(): boolean {
+    if ((++this.steps & 255) !== 0) return false;
+    return turnOver();
+  }
+}
+
+function allIndexes(n: number): number[] {
+  const out = new Array<number>(n);
+  for (let i = 0; i < n; i++) out[i] = i;
+  return out;
+}
+
+/** Which values an index can hold: the kinds `=` compares without error (docs/sql.md §6.2). */
+type KeyClass = 'number' | 'string' | 'boolean';
+
+function keyClass(v: Value): KeyClass | null | undefined {
+  switch (typeof v) {
+    case 'number':
+    case 'bigint':
+      return 'number';
+    case 'string':
+      return 'string';
+    case 'boolean':
+      return 'boolean';
+    default:
+      // null and missing never equal anything; other kinds (datetime, bytes, containers) are not indexed
+      return v === null || v === undefined ? null : undefined;
+  }
+}
+
+/** The hash key of a primitive value: numbers of both kinds by numeric value, NaN never matching. */
+function hashKey(v: Value): number | string | boolean | undefined {
+  if (typeof v === 'bigint') return Number(v);
+  if (typeof v === 'number') return v === v ? v : undefined;
+  return v as string | boolean;
+}
+
+const NO_CANDIDATES: readonly number[] = [];
+
+/**
+ * The rows of one side by join key. Candidates are a superset of the rows the equality holds for (bigints beyond
+ * 2^53 may share a key), checked by the full condition, and come in row order. A probe whose key `=` could not
+ * compare with the indexed kind (or an index over a mix of kinds) falls back to every row, so that an error the
+ * condition raises is raised as the nested loop would.
+ */
+class KeyIndex {
+  private readonly map = new Map<number | string | boolean, number[]>();
+  private kind: KeyClass | null = null;
+
+  static of<R>(rows: readonly R[], key: (row: R) => Value): KeyIndex | null {
+    const index = new KeyIndex();
+    for (let i = 0; i < rows.length; i++) {
+      const v = key(rows[i]);
+      const c = keyClass(v);
+      if (c === undefined) return null;
+      if (c === null) continue;
+      if (index.kind === null) index.kind = c;
+      else if (index.kind !== c) return null;
+      const h = hashKey(v);
+      if (h === undefined) continue;
+      const list = index.map.get(h);
+      if (list) list.push(i);
+      else index.map.set(h, [i]);
+    }
+    return index;
+  }
+
+  /** Row numbers worth evaluating for a probe key; `all` when only the full scan is exact. */
+  candidates(v: Value, all: readonly number[]): readonly number[] {
+    const c = keyClass(v);
+    if (c === null) return NO_CANDIDATES;
+    if (c === undefined) return all;
+    if (this.kind === null) return NO_CANDIDATES;
+    if (c !== this.kind) return all;
+    const h = hashKey(v);
+    if (h === undefined) return NO_CANDIDATES;
+    return this.map.get(h) ?? NO_CANDIDATES;
   }
 }
 
@@ -402,27 +544,35 @@ export class ProjectNode extends Operator {
       return;
     }
     if (item instanceof RowBatch || item instanceof UnitBatch) {
-      const out: ValueObject[] = [];
-      let b: UnitBatch;
-      try {
-        b = this.unitsOf(item);
-        if (b.units.length === 0 && plan.isAggregate) return;
-        this.bindBatch(b);
-        const n = this.limit === null ? b.units.length : Math.min(this.limit, b.units.length);
-        for (let i = 0; i < n; i++) {
-          const u = b.units[i];
-          ctx.bindUnit(u);
-          out.push(project(u.row, ctx));
-        }
-      } catch (err) {
-        this.fail(err);
-        return;
-      }
-      if (b.windowed && plan.usesAggHits) plan.hits.aggHit(ctx, b.windowEnd);
-      this.emit(new Output(out, false, b.windowEnd));
+      this.sliced(this.projectAll(item), undefined);
       return;
     }
     if (item instanceof ErrorRecord) this.emit(item);
+  }
+
+  /** Projects every unit of an emission, in slices when it is large (rules reading hit counters in one go). */
+  private *projectAll(item: RowBatch | UnitBatch): Generator<void, void, void> {
+    const { plan } = this.env;
+    const ctx = this.ctx;
+    const project = plan.project.project;
+    const out: ValueObject[] = [];
+    const b = this.unitsOf(item);
+    if (b.units.length === 0 && plan.isAggregate) return;
+    this.bindBatch(b);
+    const pace = this.direct ? null : new Pace();
+    const n = this.limit === null ? b.units.length : Math.min(this.limit, b.units.length);
+    for (let i = 0; i < n; i++) {
+      const u = b.units[i];
+      ctx.bindUnit(u);
+      out.push(project(u.row, ctx));
+      if (pace !== null && pace.due()) {
+        yield;
+        // other nodes of the rule share the context and may have rebound it meanwhile
+        this.bindBatch(b);
+      }
+    }
+    if (b.windowed && plan.usesAggHits) plan.hits.aggHit(ctx, b.windowEnd);
+    this.emit(new Output(out, false, b.windowEnd));
   }
 }
 

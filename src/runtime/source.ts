@@ -5,7 +5,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
-import { ErrorRecord, isRewindable, Tuple, type ConnectorContext, type Delivery, type ConnectorRegistry, type Format, type Props, type SourceConnector, type SourceEvent } from '../contracts/index.js';
+import { ErrorRecord, isPausable, isRewindable, Tuple, type ConnectorContext, type Delivery, type ConnectorRegistry, type Format, type Props, type SourceConnector, type SourceEvent } from '../contracts/index.js';
 import type { StreamDef } from '../catalog/types.js';
 import type { StreamField } from '../sql/schema.js';
 import { DateTime, type Value, type ValueObject } from '../values/value.js';
@@ -465,6 +465,20 @@ export class SourceNode extends DecodingNode implements SharedSubscriber {
         this.onSourceEnd();
       },
     );
+  }
+
+  /** whether the connector can hold back its input (not a shared instance, which other rules read too) */
+  get pausable(): boolean {
+    return this.conn !== null && isPausable(this.conn);
+  }
+
+  /** holds back the connector's input (back-pressure from a full sink) */
+  holdBack(): void {
+    if (this.conn && isPausable(this.conn)) this.conn.pause();
+  }
+
+  release(): void {
+    if (this.conn && isPausable(this.conn)) this.conn.resume();
   }
 
   /** whether the events already received are still queued here */

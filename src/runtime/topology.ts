@@ -53,6 +53,8 @@ export { dropCheckpoints } from './checkpoint.js';
 
 /** How long a stop waits for the last acknowledged checkpoint (sinks confirming what they received). */
 const FINAL_CHECKPOINT_WAIT_MS = 3000;
+/** How long the end of a bounded source waits for the rule's sinks to send what they hold, without progress. */
+const SINK_DRAIN_WAIT_MS = 30_000;
 
 /** The builder plus the server-wide runtime state it owns. */
 export interface RuntimeBuilder extends TopologyBuilder {
@@ -369,6 +371,23 @@ export class RuleTopology implements Topology {
 
   // ---------------------------------------------------------------------------------------------- lifecycle
 
+  /**
+   * When every source of the rule can wait (docs/runtime.md §1.7), a full sink pauses them instead of dropping;
+   * they resume once no sink is full. Otherwise full sinks drop and count, as before.
+   */
+  private wireBackpressure(): void {
+    if (this.sources.length === 0 || !this.sources.every((s) => s.pausable)) return;
+    let full = 0;
+    for (const sink of this.sinks) {
+      sink.onPressure?.((isFull) => {
+        const before = full;
+        full += isFull ? 1 : -1;
+        if (before === 0 && full > 0) for (const s of this.sources) s.holdBack();
+        else if (before > 0 && full === 0) for (const s of this.sources) s.release();
+      });
+    }
+  }
+
   async open(): Promise<void> {
     if (this.opened) return;
     this.opened = true;
@@ -379,6 +398,7 @@ export class RuleTopology implements Topology {
       for (const b of this.batches) await b.open();
       for (const n of this.ordered) if (!(n instanceof SourceNode)) await n.open();
       for (const s of this.sources) await s.open();
+      this.wireBackpressure();
     } catch (err) {
       await this.close().catch(() => {});
       throw err;
@@ -436,10 +456,23 @@ export class RuleTopology implements Topology {
   private sourceEnded(): void {
     const streams = this.sources.filter((s) => s.role === 'stream');
     if (streams.length === 0 || !streams.every((s) => s.ended)) return;
+    // sinks holding what back-pressure kept are waited for while they make progress (a failing target is not)
+    let sinksUntil = Date.now() + SINK_DRAIN_WAIT_MS;
+    let sentBefore = -1;
     const wait = () => {
       if (this.closed) return;
       if (!this.ordered.every((n) => !(n instanceof SourceNode) || n.idle)) {
         setImmediate(wait);
+        return;
+      }
+      const busy = this.ordered.some((n) => n.metrics.bufferLength > 0) || this.sinks.some((sink) => sink.metrics.bufferLength > 0);
+      const sent = this.sinks.reduce((a, sink) => a + sink.metrics.recordsOut + sink.metrics.exceptions, 0);
+      if (sent !== sentBefore) {
+        sentBefore = sent;
+        sinksUntil = Date.now() + SINK_DRAIN_WAIT_MS;
+      }
+      if (Date.now() < sinksUntil && busy) {
+        setTimeout(wait, 10);
         return;
       }
       // one more turn so that the operators downstream finish the last batch

@@ -308,3 +308,93 @@ test('sendSingle: one collection far larger than bufferLength is delivered row b
     await s.dispose();
   }
 });
+
+test('a burst far larger than bufferLength reaches the broker in order, none dropped, when the socket keeps up', async () => {
+  const s = await startTestServer();
+  const topic = uniqueTopic('burst');
+  const sub = await subscriber(topic);
+  const node = sinkNode(s, 'mqtt', { server: BROKER, topic, bufferLength: 10 });
+  try {
+    await node.open();
+    for (let i = 0; i < 3000; i++) node.push([{ i: BigInt(i) }]);
+    await until(() => sub.messages.length >= 3000, 30_000, 'every message');
+    assert.deepEqual(
+      sub.messages.map((m) => (JSON.parse(m.text) as Array<{ i: number }>)[0].i),
+      Array.from({ length: 3000 }, (_, i) => i),
+    );
+    assert.equal(node.metrics.exceptions, 0);
+    assert.equal(node.metrics.recordsOut, 3000);
+  } finally {
+    await node.close();
+    await sub.close();
+    await s.dispose();
+  }
+});
+
+test('a pipelined connector gets the next send before the last settles; any other waits for each send', async () => {
+  const s = await startTestServer();
+  const calls: Record<string, number[]> = { piped: [], serial: [] };
+  const settle: Array<() => void> = [];
+  for (const [type, pipelined] of [
+    ['piped', true],
+    ['serial', false],
+  ] as const) {
+    s.app.connectors.registry.registerSink(type, () => ({
+      pipelined,
+      provision: () => undefined,
+      connect: async () => undefined,
+      collect: (_ctx, payload) => {
+        calls[type].push((payload.rows[0] as { i: number }).i);
+        return new Promise<void>((resolve) => settle.push(resolve));
+      },
+      close: async () => undefined,
+    }));
+  }
+  const piped = sinkNode(s, 'piped', {}, 'r1', 0);
+  const serial = sinkNode(s, 'serial', {}, 'r1', 1);
+  try {
+    await piped.open();
+    await serial.open();
+    for (let i = 0; i < 5; i++) {
+      piped.push([{ i }]);
+      serial.push([{ i }]);
+    }
+    await until(() => calls.piped.length === 5, 5000, 'five sends in flight');
+    assert.deepEqual(calls.piped, [0, 1, 2, 3, 4]);
+    assert.deepEqual(calls.serial, [0]);
+    while (calls.serial.length < 5 || settle.length > 0) {
+      settle.shift()?.();
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    assert.deepEqual(calls.serial, [0, 1, 2, 3, 4]);
+    await until(() => piped.metrics.recordsOut === 5 && serial.metrics.recordsOut === 5, 5000, 'all settled');
+  } finally {
+    await piped.close();
+    await serial.close();
+    await s.dispose();
+  }
+});
+
+test('a list of many thousand rows is encoded in slices and sent whole, before what was pushed after it', async () => {
+  const s = await startTestServer();
+  const topic = uniqueTopic('large');
+  const sub = await subscriber(topic);
+  const node = sinkNode(s, 'mqtt', { server: BROKER, topic });
+  try {
+    await node.open();
+    const big = Array.from({ length: 10_000 }, (_, i) => ({ i: BigInt(i), s: `<${i}>`, f: i / 2 }));
+    node.push(big);
+    node.push([{ last: true }]);
+    await until(() => sub.messages.length >= 2, 30_000, 'both messages');
+    const first = JSON.parse(sub.messages[0].text) as Array<{ i: number; s: string; f: number }>;
+    assert.equal(first.length, 10_000);
+    assert.deepEqual(first[9999], { f: 4999.5, i: 9999, s: '<9999>' });
+    assert.ok(sub.messages[0].text.includes('\\u003c9999\\u003e'), 'Go escaping of < and >');
+    assert.equal(sub.messages[1].text, '[{"last":true}]');
+    assert.equal(node.metrics.recordsOut, 2);
+  } finally {
+    await node.close();
+    await sub.close();
+    await s.dispose();
+  }
+});
