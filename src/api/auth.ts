@@ -7,6 +7,7 @@ import { createPublicKey, verify, type KeyObject } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import { PlainTextFailure, rethrowing } from './http.js';
 
 class AuthError extends Error {}
 
@@ -31,15 +32,9 @@ export function verifyToken(token: string, mgmtDir: string, nowSeconds = Date.no
   if (!token) throw new AuthError('missing_token');
   const parts = token.split('.');
   if (parts.length !== 3) throw new AuthError('validate token error: token contains an invalid number of segments');
-  let header: Record<string, unknown>;
-  let claims: Record<string, unknown>;
-  try {
-    header = b64urlJson(parts[0]);
-    claims = b64urlJson(parts[1]);
-  } catch (e) {
-    if (e instanceof AuthError) throw e;
-    throw new AuthError('validate token error: malformed token');
-  }
+  const malformed = (e: unknown): unknown => (e instanceof AuthError ? e : new AuthError('validate token error: malformed token'));
+  const header = rethrowing(() => b64urlJson(parts[0]), malformed);
+  const claims = rethrowing(() => b64urlJson(parts[1]), malformed);
   if (header.alg !== 'RS256') throw new AuthError(`validate token error: unexpected signing method: ${String(header.alg)}`);
   const iss = typeof claims.iss === 'string' ? claims.iss : '';
   const key = issuerKey(mgmtDir, iss);
@@ -58,17 +53,18 @@ export function verifyToken(token: string, mgmtDir: string, nowSeconds = Date.no
   return claims;
 }
 
+/** A failed check: 401 with the reason as plain text. */
+function unauthorized(e: unknown): PlainTextFailure {
+  const msg = e instanceof AuthError ? e.message : `validate token error: ${(e as Error).message}`;
+  return new PlainTextFailure(401, `${msg}\n`, { 'X-Content-Type-Options': 'nosniff' });
+}
+
 /** Installs the check on every matched route but `/` and `/ping`. */
 export function registerAuth(http: FastifyInstance, mgmtDir: string): void {
-  http.addHook('preHandler', async (req, reply) => {
+  http.addHook('preHandler', async (req) => {
     if (req.is404 || req.method === 'OPTIONS') return;
     const path = req.url.split('?')[0];
     if (path === '/' || path === '/ping') return;
-    try {
-      verifyToken(String(req.headers.authorization ?? ''), mgmtDir);
-    } catch (e) {
-      const msg = e instanceof AuthError ? e.message : `validate token error: ${(e as Error).message}`;
-      return reply.code(401).type('text/plain; charset=utf-8').header('X-Content-Type-Options', 'nosniff').send(`${msg}\n`);
-    }
+    rethrowing(() => verifyToken(String(req.headers.authorization ?? ''), mgmtDir), unauthorized);
   });
 }

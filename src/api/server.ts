@@ -4,7 +4,7 @@
  */
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { EddyError, ErrorCode } from '../core/errors.js';
-import { sendError } from './http.js';
+import { PlainTextFailure, sendError, sendFailure } from './http.js';
 import type { Logger } from '../config/log.js';
 
 const CORS_METHODS = new Set(['POST', 'GET', 'PUT', 'DELETE', 'HEAD', 'PATCH']);
@@ -119,8 +119,9 @@ export function createHttp(logger: Logger): FastifyInstance {
     return reply.code(404).type('text/plain; charset=utf-8').header('X-Content-Type-Options', 'nosniff').send('404 page not found\n');
   });
 
+  // the one place a failure is answered (routes throw typed errors, api/http.ts)
   http.setErrorHandler((err, req, reply) => {
-    if (err instanceof EddyError) return sendError(reply, err);
+    if (err instanceof EddyError || err instanceof PlainTextFailure) return sendFailure(reply, err);
     const fe = err as { statusCode?: number; code?: string; message?: string };
     if (fe.statusCode && fe.statusCode < 500) {
       return sendError(reply, new EddyError(ErrorCode.Undefined, fe.message ?? 'bad request', fe.statusCode));
