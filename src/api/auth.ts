@@ -5,21 +5,23 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { AuthError, verifyToken } from '../core/jwt.js';
+import { PlainTextFailure, rethrowing } from './http.js';
 
 export { verifyToken } from '../core/jwt.js';
 
+/** A failed check: 401 with the reason as plain text. */
+function unauthorized(e: unknown): PlainTextFailure {
+  const msg = e instanceof AuthError ? e.message : `validate token error: ${(e as Error).message}`;
+  return new PlainTextFailure(401, `${msg}\n`, { 'X-Content-Type-Options': 'nosniff' });
+}
+
 /** Installs the check on every matched route but `/`, `/ping` and the console's static files. */
 export function registerAuth(http: FastifyInstance, mgmtDir: string): void {
-  http.addHook('preHandler', async (req, reply) => {
+  http.addHook('preHandler', async (req) => {
     if (req.is404 || req.method === 'OPTIONS') return;
     const path = req.url.split('?')[0];
     // the console's static files hold no data; its API calls are checked like any other
     if (path === '/' || path === '/ping' || path === '/console' || path.startsWith('/console/')) return;
-    try {
-      verifyToken(String(req.headers.authorization ?? ''), mgmtDir);
-    } catch (e) {
-      const msg = e instanceof AuthError ? e.message : `validate token error: ${(e as Error).message}`;
-      return reply.code(401).type('text/plain; charset=utf-8').header('X-Content-Type-Options', 'nosniff').send(`${msg}\n`);
-    }
+    rethrowing(() => verifyToken(String(req.headers.authorization ?? ''), mgmtDir), unauthorized);
   });
 }

@@ -7,7 +7,7 @@ import type { EddyConfig } from '../config/index.js';
 import { applyLogSettings, checkLogLevel, type LogSettings, type Logger } from '../config/log.js';
 import { setDefaultZone } from '../values/index.js';
 import { EddyError, ErrorCode } from '../core/errors.js';
-import { field, readJsonObject, sendEmpty } from './http.js';
+import { field, readJsonObject, restated, rethrowing, sendEmpty } from './http.js';
 
 export interface ConfigsDeps {
   config: EddyConfig;
@@ -37,19 +37,11 @@ export function registerConfigRoutes(http: FastifyInstance, deps: ConfigsDeps): 
     let timezone = optional<string>(body, 'timezone', 'string');
     // Go loads the empty zone name as UTC
     if (timezone === '') timezone = 'UTC';
-    if (settings.logLevel !== undefined) {
-      try {
-        checkLogLevel(settings.logLevel);
-      } catch (err) {
-        throw new EddyError(ErrorCode.Undefined, (err as Error).message);
-      }
-    }
+    const logLevel = settings.logLevel;
+    if (logLevel !== undefined) rethrowing(() => checkLogLevel(logLevel), restated(''));
     if (timezone !== undefined) {
-      try {
-        setDefaultZone(timezone);
-      } catch (err) {
-        throw new EddyError(ErrorCode.Undefined, (err as Error).message);
-      }
+      const zone = timezone;
+      rethrowing(() => setDefaultZone(zone), restated(''));
       deps.config.basic.timezone = timezone;
       deps.onTimezone?.(timezone);
     }

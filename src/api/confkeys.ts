@@ -7,7 +7,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { EddyError, ErrorCode } from '../core/errors.js';
-import { rawBody, sendEmpty, sendJson } from './http.js';
+import { rawBody, restated, rethrowing, sendEmpty, sendJson } from './http.js';
 import type { Connectors } from '../connectors/index.js';
 import type { ConfKind } from '../connectors/confkeys.js';
 import type { Props } from '../contracts/index.js';
@@ -38,13 +38,10 @@ function notFound(kind: ConfKind, name: string): EddyError {
  */
 function bodyProps(req: FastifyRequest, name: string, confKey: string): Props {
   const text = rawBody(req);
-  let v: unknown;
-  try {
-    v = JSON.parse(text);
-  } catch (e) {
-    const msg = text.trim() === '' ? 'EOF' : (e as Error).message;
-    throw new EddyError(ErrorCode.ConfKey, `Type conversion failed:${name}.${msg}`);
-  }
+  const v: unknown = rethrowing(
+    () => JSON.parse(text),
+    (e) => new EddyError(ErrorCode.ConfKey, `Type conversion failed:${name}.${text.trim() === '' ? 'EOF' : (e as Error).message}`),
+  );
   if (!isObject(v)) {
     throw new EddyError(ErrorCode.ConfKey, `Type conversion failed:${name}.the body must be a JSON object`);
   }
@@ -130,13 +127,7 @@ export function registerConfKeyRoutes(http: FastifyInstance, connectors: Connect
       const stored = connectors.confKeys.user(kind, name)[confKey];
       if (stored) restoreSecrets(props, stored);
       const validate = connectors.registry.propsValidator(kind, name);
-      if (validate) {
-        try {
-          validate(props);
-        } catch (err) {
-          throw new EddyError(ErrorCode.ConfKey, err instanceof Error ? err.message : String(err));
-        }
-      }
+      if (validate) rethrowing(() => validate(props), restated('', ErrorCode.ConfKey));
       await connectors.confKeys.put(kind, name, confKey, props);
       return sendEmpty(reply, 200);
     });

@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { EddyError, ErrorCode } from '../core/errors.js';
-import { rawBody, sendEmpty, sendText } from './http.js';
+import { rawBody, restated, rethrowing, sendEmpty, sendText } from './http.js';
 import type { Connectors } from '../connectors/index.js';
 import type { CheckKind } from '../connectors/registry.js';
 import type { Props } from '../contracts/index.js';
@@ -18,12 +18,10 @@ function isObject(v: unknown): v is Record<string, unknown> {
 }
 
 function parseObject(text: string, prefix: string): Record<string, unknown> {
-  let v: unknown;
-  try {
-    v = JSON.parse(text);
-  } catch (e) {
-    throw new EddyError(ErrorCode.Undefined, `${prefix}${text.trim() === '' ? 'EOF' : (e as Error).message}`);
-  }
+  const v: unknown = rethrowing(
+    () => JSON.parse(text),
+    (e) => new EddyError(ErrorCode.Undefined, `${prefix}${text.trim() === '' ? 'EOF' : (e as Error).message}`),
+  );
   if (!isObject(v)) throw new EddyError(ErrorCode.Undefined, `${prefix}the body must be a JSON object`);
   return v;
 }
@@ -87,12 +85,11 @@ export function registerConnectionRoutes(http: FastifyInstance, connectors: Conn
         if (!typeExists(connectors, kind, type)) throw new EddyError(ErrorCode.Undefined, `${kind} type ${type} not found`);
         throw new EddyError(ErrorCode.Undefined, `${kind} ${type} doesn't support ping connection`);
       }
-      try {
-        await check(props);
-      } catch (err) {
-        if (err instanceof EddyError) throw new EddyError(err.code, err.message);
-        throw new EddyError(ErrorCode.Undefined, err instanceof Error ? err.message : String(err));
-      }
+      // a failed probe is always a 400, whatever status the connector's error carried
+      await rethrowing(
+        () => check(props),
+        (err) => (err instanceof EddyError ? new EddyError(err.code, err.message) : restated('')(err)),
+      );
       return sendEmpty(reply, 200);
     });
   }
@@ -106,11 +103,7 @@ export function registerConnectionRoutes(http: FastifyInstance, connectors: Conn
 
   http.post('/connection/websocket', async (req, reply) => {
     const ep = await endpointOf(req);
-    try {
-      await connectors.wsEndpoints.acquire(ep, 'api');
-    } catch (err) {
-      throw new EddyError(ErrorCode.Undefined, err instanceof Error ? err.message : String(err));
-    }
+    await rethrowing(() => connectors.wsEndpoints.acquire(ep, 'api'), restated(''));
     return sendEmpty(reply, 200);
   });
   http.get('/connection/websocket', async (req, reply) => {

@@ -6,6 +6,9 @@
 import { readFile } from 'node:fs/promises';
 import { join, normalize, sep } from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import { PlainTextFailure, rethrowing } from './http.js';
+
+const notFound = (): PlainTextFailure => new PlainTextFailure(404, '404 page not found\n');
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -21,13 +24,9 @@ export function registerConsoleRoutes(http: FastifyInstance, dir: string): void 
   http.get('/console/*', async (req, reply) => {
     const rel = (req.params as { '*': string })['*'] || 'index.html';
     const file = normalize(join(dir, rel));
-    if (!file.startsWith(dir + sep)) return reply.code(404).type('text/plain; charset=utf-8').send('404 page not found\n');
+    if (!file.startsWith(dir + sep)) throw notFound();
     const ext = file.slice(file.lastIndexOf('.'));
-    try {
-      const body = await readFile(file);
-      return reply.code(200).type(TYPES[ext] ?? 'application/octet-stream').header('Cache-Control', 'no-cache').send(body);
-    } catch {
-      return reply.code(404).type('text/plain; charset=utf-8').send('404 page not found\n');
-    }
+    const body = await rethrowing(() => readFile(file), notFound);
+    return reply.code(200).type(TYPES[ext] ?? 'application/octet-stream').header('Cache-Control', 'no-cache').send(body);
   });
 }

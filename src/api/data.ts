@@ -4,7 +4,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { EddyError, ErrorCode } from '../core/errors.js';
-import { rawBody, readJson, sendJson, sendText } from './http.js';
+import { rawBody, readJson, rethrowing, sendJson, sendText } from './http.js';
 import { sendDownload } from './download.js';
 import {
   importSource,
@@ -157,11 +157,7 @@ export function registerDataRoutes(http: FastifyInstance, deps: DataRouteDeps): 
   });
 
   http.get<{ Params: { id: string } }>('/async/task/:id', async (req, reply) => {
-    try {
-      return sendJson(reply, 200, await tasks.get(req.params.id));
-    } catch (e) {
-      throw taskError(e);
-    }
+    return sendJson(reply, 200, await rethrowing(() => tasks.get(req.params.id), taskError));
   });
 
   // Eddy's own: items applied so far, for progress bars (the CLI's and the console's imports)
@@ -174,11 +170,7 @@ export function registerDataRoutes(http: FastifyInstance, deps: DataRouteDeps): 
   });
 
   http.post<{ Params: { id: string } }>('/async/task/:id/cancel', async (req, reply) => {
-    try {
-      await tasks.cancel(req.params.id);
-    } catch (e) {
-      throw taskError(e);
-    }
+    await rethrowing(() => tasks.cancel(req.params.id), taskError);
     return sendText(reply, 200, 'cancel success');
   });
 }

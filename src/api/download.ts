@@ -4,6 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { PlainTextFailure, rethrowing } from './http.js';
 
 interface ByteRange {
   start: number;
@@ -78,17 +79,14 @@ export function sendDownload(req: FastifyRequest, reply: FastifyReply, text: str
   // only a date can match (there is no ETag); a range that does not apply yields the whole body
   if (rangeHeader !== undefined && typeof ifRange === 'string' && httpDateSeconds(ifRange) !== modified) rangeHeader = undefined;
 
-  let ranges: ByteRange[] | undefined;
-  try {
-    ranges = parseRange(rangeHeader, size);
-  } catch (e) {
-    return reply
-      .code(416)
-      .header('Content-Range', `bytes */${size}`)
-      .header('Content-Type', 'text/plain; charset=utf-8')
-      .header('X-Content-Type-Options', 'nosniff')
-      .send(`${(e as Error).message}\n`);
-  }
+  let ranges: ByteRange[] | undefined = rethrowing(
+    () => parseRange(rangeHeader, size),
+    (e) =>
+      new PlainTextFailure(416, `${(e as Error).message}\n`, {
+        'Content-Range': `bytes */${size}`,
+        'X-Content-Type-Options': 'nosniff',
+      }),
+  );
   if (ranges !== undefined && ranges.reduce((n, r) => n + r.length, 0) > size) ranges = undefined;
   if (ranges === undefined || ranges.length === 0) {
     return reply.code(200).header('Content-Type', 'application/octet-stream').send(body);

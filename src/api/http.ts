@@ -1,8 +1,11 @@
 /**
- * Shared helpers of the REST layer: body decoding, text/JSON replies, case-insensitive request fields.
+ * Shared helpers of the REST layer: body decoding, text/JSON replies, case-insensitive request fields, and the typed
+ * failures route handlers throw. Routes never answer a failure themselves: they throw an {@link EddyError} (answered
+ * as eKuiper's `{"error", "message"}` body) or a {@link PlainTextFailure}, and the one error handler of
+ * `api/server.ts` ({@link sendFailure}) answers it.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { EddyError, ErrorCode } from '../core/errors.js';
+import { EddyError, ErrorCode, toEddyError } from '../core/errors.js';
 import { firstJsonValue } from '../core/gojson.js';
 export { field } from '../core/fields.js';
 
@@ -55,6 +58,61 @@ export function sendDownload(reply: FastifyReply, filename: string, text: string
     .header('Content-Type', 'application/octet-stream')
     .header('Content-Disposition', `Attachment; filename=${filename}`)
     .send(text);
+}
+
+/**
+ * A failure eKuiper answers as plain text rather than as its JSON error body: the router's `404 page not found`,
+ * a 422 validation verdict, a 401 token check, a 416 range.
+ */
+export class PlainTextFailure extends Error {
+  constructor(
+    readonly status: number,
+    readonly text: string,
+    /** extra response headers (`X-Content-Type-Options`, `Content-Range`) */
+    readonly headers: Readonly<Record<string, string>> = {},
+  ) {
+    super(text);
+    this.name = 'PlainTextFailure';
+  }
+}
+
+/**
+ * Runs `action` (sync or async) and rethrows its failure as `translate` makes it: the one place where a route turns a
+ * lower layer's failure into the typed error its endpoint answers with.
+ */
+export function rethrowing<T>(action: () => T, translate: (err: unknown) => unknown): T {
+  let result: T;
+  try {
+    result = action();
+  } catch (err) {
+    throw translate(err);
+  }
+  if (result instanceof Promise) {
+    return result.catch((err: unknown) => {
+      throw translate(err);
+    }) as T;
+  }
+  return result;
+}
+
+/**
+ * A translation for {@link rethrowing}: an EddyError keeps its code, anything else gets `fallback`; `prefix: ` goes in
+ * front of the message when given (eKuiper's per-endpoint prefixes).
+ */
+export function asEddyError(prefix?: string, fallback: number = ErrorCode.Undefined): (err: unknown) => EddyError {
+  return (err) => toEddyError(err, fallback, prefix);
+}
+
+/** A translation for {@link rethrowing}: `<prefix><message>` with `code`, whatever the failure carried. */
+export function restated(prefix: string, code: number = ErrorCode.Undefined): (err: unknown) => EddyError {
+  return (err) => new EddyError(code, `${prefix}${err instanceof Error ? err.message : String(err)}`);
+}
+
+/** Answers a failure a route threw: plain text as it asks, anything else as eKuiper's JSON error body. */
+export function sendFailure(reply: FastifyReply, err: EddyError | PlainTextFailure): FastifyReply {
+  if (err instanceof EddyError) return sendError(reply, err);
+  for (const [name, value] of Object.entries(err.headers)) reply.header(name, value);
+  return reply.code(err.status).type('text/plain; charset=utf-8').send(err.text);
 }
 
 export function sendError(reply: FastifyReply, err: EddyError): FastifyReply {

@@ -5,8 +5,8 @@
  * (extensions/plugins-portable.ts).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { EddyError, ErrorCode, toEddyError } from '../core/errors.js';
-import { field, readJson, sendJson, sendText } from './http.js';
+import { EddyError, ErrorCode } from '../core/errors.js';
+import { asEddyError, field, readJson, rethrowing, sendJson, sendText } from './http.js';
 import { EDDY_VERSION } from './root.js';
 import { NATIVE_TYPES, prebuiltPlugins, refuseInstall, type PluginRequest } from '../extensions/plugins.js';
 import type { PortableManager } from '../extensions/plugins-portable.js';
@@ -102,11 +102,7 @@ export function registerPluginRoutes(http: FastifyInstance, opts: { pluginHosts:
   http.get('/plugins/portables', async (_req, reply) => sendJson(reply, 200, portables.names()));
   http.post('/plugins/portables', async (req, reply) => {
     const body = readPluginRequest(req, portablePrefix, 'plugin.IOPlugin');
-    try {
-      await portables.create(body);
-    } catch (e) {
-      throw toEddyError(e, ErrorCode.Undefined, 'portable plugin create command error');
-    }
+    await rethrowing(() => portables.create(body), asEddyError('portable plugin create command error'));
     return sendText(reply, 201, `portable plugin ${body.name.trim()} is created`);
   });
   http.get<NameParams>('/plugins/portables/:name', async (req, reply) => {
@@ -116,21 +112,13 @@ export function registerPluginRoutes(http: FastifyInstance, opts: { pluginHosts:
   });
   http.delete<NameParams>('/plugins/portables/:name', async (req, reply) => {
     const { name } = req.params;
-    try {
-      await portables.delete(name);
-    } catch (e) {
-      throw toEddyError(e, ErrorCode.Undefined, `delete portable plugin ${name} error`);
-    }
+    await rethrowing(() => portables.delete(name), asEddyError(`delete portable plugin ${name} error`));
     return sendText(reply, 200, `portable plugin ${name} is deleted`);
   });
   // eKuiper ignores the failure to delete the old version, so PUT also creates
   http.put<NameParams>('/plugins/portables/:name', async (req, reply) => {
     const body = readPluginRequest(req, portablePrefix, 'plugin.IOPlugin');
-    try {
-      await portables.update(req.params.name, body);
-    } catch (e) {
-      throw toEddyError(e, ErrorCode.Undefined, 'portable plugin update command error');
-    }
+    await rethrowing(() => portables.update(req.params.name, body), asEddyError('portable plugin update command error'));
     return sendText(reply, 200, `portable plugin ${body.name.trim()} is updated`);
   });
 }

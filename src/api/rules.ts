@@ -4,8 +4,18 @@
  * `/rules/tags/match`) never collide with `/rules/{id}`; `GET /rules/validate` is "describe rule validate".
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { EddyError, ErrorCode, toEddyError } from '../core/errors.js';
-import { field, rawBody, readJsonObject, sendEmpty, sendError, sendJson, sendText } from './http.js';
+import { EddyError, ErrorCode } from '../core/errors.js';
+import {
+  PlainTextFailure,
+  asEddyError,
+  field,
+  rawBody,
+  readJsonObject,
+  rethrowing,
+  sendEmpty,
+  sendJson,
+  sendText,
+} from './http.js';
 import { RuleDefError } from '../rules/definition.js';
 import type { RuleService } from '../rules/service.js';
 import type { ValueObject } from '../values/value.js';
@@ -21,33 +31,29 @@ async function bodyText(req: FastifyRequest): Promise<string> {
 
 /**
  * The rule addressed by the path: its id, or the name of exactly one rule (the brief: "the id or name"). Waits for
- * the stored rules to be restored at boot.
+ * the stored rules to be restored at boot. `/rules/` and ids holding an encoded `/` address no rule (one path segment
+ * each, docs/rest-api.md §1.2).
  */
-async function idOf(req: FastifyRequest, rules: RuleService): Promise<string> {
+async function ruleIdOf(req: FastifyRequest, rules: RuleService): Promise<string> {
   await rules.whenRestored();
   const key = (req.params as { id: string }).id;
-  return rules.resolve(key) ?? key;
+  const id = rules.resolve(key) ?? key;
+  if (id === '' || id.includes('/')) throw new PlainTextFailure(404, '404 page not found\n');
+  return id;
 }
 
-/** `/rules/` and ids holding an encoded `/` address no rule (one path segment each, docs/rest-api.md §1.2). */
-function badPath(reply: FastifyReply, id: string): FastifyReply | undefined {
-  if (id === '' || id.includes('/')) return reply.code(404).type('text/plain; charset=utf-8').send('404 page not found\n');
-  return undefined;
-}
-
-function fail(reply: FastifyReply, err: unknown, prefix?: string, fallback: number = ErrorCode.Undefined): FastifyReply {
-  return sendError(reply, toEddyError(err, fallback, prefix));
+/** Throws eKuiper's not-found error, worded as the endpoint words it, when no rule has this id. */
+function requireRule(rules: RuleService, id: string, message: string): void {
+  if (!rules.has(id)) throw new EddyError(ErrorCode.NotFound, message);
 }
 
 /** Tag lists from `{"tags": [...]}` and/or `{"keys": [...]}` (both accepted, united; docs/rest-api.md §4.16). */
 function decodeTags(text: string, allowEmptyBody: boolean): string[] {
   if (allowEmptyBody && text.trim() === '') return [];
-  let v: unknown;
-  try {
-    v = JSON.parse(text);
-  } catch (e) {
-    throw new EddyError(ErrorCode.Undefined, `decode body error: ${text.trim() === '' ? 'EOF' : (e as Error).message}`);
-  }
+  const v: unknown = rethrowing(
+    () => JSON.parse(text),
+    (e) => new EddyError(ErrorCode.Undefined, `decode body error: ${text.trim() === '' ? 'EOF' : (e as Error).message}`),
+  );
   if (typeof v !== 'object' || v === null || Array.isArray(v)) {
     throw new EddyError(ErrorCode.Undefined, 'decode body error: the body must be a JSON object');
   }
@@ -64,213 +70,178 @@ function decodeTags(text: string, allowEmptyBody: boolean): string[] {
   return out;
 }
 
-export function registerRuleRoutes(http: FastifyInstance, rules: RuleService): void {
-  // ---------------------------------------------------------------------------------------- fixed routes
+type RuleHandler = (rules: RuleService, req: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply>;
 
-  http.post('/rules', async (req, reply) => {
-    await rules.whenRestored();
-    try {
-      const id = await rules.create(rawBody(req));
-      return sendText(reply, 201, `Rule ${id} was created successfully.`);
-    } catch (err) {
-      return fail(reply, err);
-    }
-  });
+// ---------------------------------------------------------------------------------------- fixed routes
 
-  http.get('/rules', async (_req, reply) => {
-    await rules.whenRestored();
-    return sendJson(reply, 200, rules.list());
-  });
+const createRule: RuleHandler = async (rules, req, reply) => {
+  await rules.whenRestored();
+  const id = await rethrowing(() => rules.create(rawBody(req)), asEddyError());
+  return sendText(reply, 201, `Rule ${id} was created successfully.`);
+};
 
-  http.post('/rules/validate', async (req, reply) => {
-    const text = rawBody(req);
-    let body: unknown;
-    try {
-      body = JSON.parse(text);
-    } catch (e) {
+const listRules: RuleHandler = async (rules, _req, reply) => {
+  await rules.whenRestored();
+  return sendJson(reply, 200, rules.list());
+};
+
+/** The body of `POST /rules/validate` as a JSON object, with the endpoint's decode messages. */
+function validationBody(text: string): Record<string, unknown> {
+  const body: unknown = rethrowing(
+    () => JSON.parse(text),
+    (e) => {
       const msg = text.trim() === '' ? 'EOF' : (e as Error).message;
-      return sendError(reply, new EddyError(ErrorCode.Undefined, `invalid rule json: Parse rule ${text} error : ${msg}.`));
-    }
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-      return sendError(reply, new EddyError(ErrorCode.Undefined, 'invalid rule json: the body must be a JSON object'));
-    }
-    try {
-      const result = rules.validate(text, body as Record<string, unknown>);
-      return sendJson(reply, 200, result);
-    } catch (err) {
-      const msg = err instanceof RuleDefError ? `invalid rule json: ${err.detail}` : err instanceof Error ? err.message : String(err);
-      return sendText(reply, 422, msg);
-    }
-  });
-
-  http.get('/rules/status/all', async (_req, reply) => {
-    await rules.whenRestored();
-    return sendJson(reply, 200, rules.statusAll());
-  });
-
-  http.get('/rules/usage/cpu', async (_req, reply) => {
-    await rules.whenRestored();
-    return sendJson(reply, 200, rules.cpuUsage());
-  });
-
-  http.get('/rules/tags/match', async (req, reply) => {
-    await rules.whenRestored();
-    try {
-      const tags = decodeTags(await bodyText(req), true);
-      return sendJson(reply, 200, rules.matchTags(tags));
-    } catch (err) {
-      return fail(reply, err);
-    }
-  });
-
-  // ---------------------------------------------------------------------------------------- one rule
-
-  http.get('/rules/:id', async (req, reply) => {
-    const id = await idOf(req, rules);
-    const bad = badPath(reply, id);
-    if (bad) return bad;
-    if (!rules.has(id)) return sendError(reply, new EddyError(ErrorCode.NotFound, `Describe rule error: Rule ${id} is not found.`));
-    // the stored text as is (docs/rest-api.md §4.4)
-    return reply.code(200).type('application/json').send(rules.describe(id));
-  });
-
-  http.put('/rules/:id', async (req, reply) => {
-    const id = await idOf(req, rules);
-    const bad = badPath(reply, id);
-    if (bad) return bad;
-    try {
-      await rules.update(id, rawBody(req));
-      return sendText(reply, 200, `Rule ${id} was updated successfully.`);
-    } catch (err) {
-      return fail(reply, err);
-    }
-  });
-
-  http.delete('/rules/:id', async (req, reply) => {
-    const id = await idOf(req, rules);
-    const bad = badPath(reply, id);
-    if (bad) return bad;
-    if (!rules.has(id)) return sendError(reply, new EddyError(ErrorCode.NotFound, `Delete rule error: ${id} is not found`));
-    try {
-      await rules.delete(id);
-      return sendText(reply, 200, `Rule ${id} is dropped.`);
-    } catch (err) {
-      return fail(reply, err, 'Delete rule error');
-    }
-  });
-
-  for (const action of ['start', 'restart'] as const) {
-    http.post(`/rules/:id/${action}`, async (req, reply) => {
-      const id = await idOf(req, rules);
-      const bad = badPath(reply, id);
-      if (bad) return bad;
-      const prefix = `${action} rule error`;
-      if (!rules.has(id)) {
-        return sendError(reply, new EddyError(ErrorCode.NotFound, `${prefix}: Rule ${id} is not found in registry, please check if it is created`));
-      }
-      try {
-        await rules[action](id);
-        return sendText(reply, 200, `Rule ${id} was ${action}ed`);
-      } catch (err) {
-        return fail(reply, err, prefix, ErrorCode.Rule);
-      }
-    });
+      return new EddyError(ErrorCode.Undefined, `invalid rule json: Parse rule ${text} error : ${msg}.`);
+    },
+  );
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new EddyError(ErrorCode.Undefined, 'invalid rule json: the body must be a JSON object');
   }
+  return body as Record<string, unknown>;
+}
 
-  http.post('/rules/:id/stop', async (req, reply) => {
-    const id = await idOf(req, rules);
-    const bad = badPath(reply, id);
-    if (bad) return bad;
-    if (!rules.has(id)) return sendError(reply, new EddyError(ErrorCode.NotFound, `stop rule error: Rule ${id} was not found.`));
-    try {
-      await rules.stop(id);
-      return sendText(reply, 200, `Rule ${id} was stopped.`);
-    } catch (err) {
-      return fail(reply, err, 'stop rule error', ErrorCode.Rule);
-    }
-  });
+/** A rule that fails validation is answered 422 with the reason as plain text. */
+function validationVerdict(err: unknown): PlainTextFailure {
+  const msg = err instanceof RuleDefError ? `invalid rule json: ${err.detail}` : err instanceof Error ? err.message : String(err);
+  return new PlainTextFailure(422, msg);
+}
 
-  // docs/rest-api.md §16.6: type 1 moves a running rule's source to another offset
-  http.put('/rules/:id/reset_state', async (req, reply) => {
-    const id = await idOf(req, rules);
-    const bad = badPath(reply, id);
-    if (bad) return bad;
-    try {
-      const body = readJsonObject(req, 'decode body error: ');
-      const type = field(body, 'type');
-      if (type !== 1) return sendError(reply, new EddyError(ErrorCode.Undefined, `unknown stateType:${typeof type === 'number' ? type : 0}`));
-      if (!rules.has(id)) return sendError(reply, new EddyError(ErrorCode.NotFound, `Rule ${id} is not found in registry`));
-      const params = field(body, 'params');
-      const p = typeof params === 'object' && params !== null && !Array.isArray(params) ? (params as Record<string, unknown>) : {};
-      const streamName = field(p, 'streamName');
-      const input = field(p, 'input');
-      await rules.resetOffset(
-        id,
-        typeof streamName === 'string' ? streamName : '',
-        typeof input === 'object' && input !== null && !Array.isArray(input) ? (input as ValueObject) : {},
-      );
-      return sendText(reply, 200, 'success');
-    } catch (err) {
-      return fail(reply, err);
-    }
-  });
+const validateRule: RuleHandler = async (rules, req, reply) => {
+  const text = rawBody(req);
+  const body = validationBody(text);
+  return sendJson(reply, 200, rethrowing(() => rules.validate(text, body), validationVerdict));
+};
 
-  http.get('/rules/:id/status', async (req, reply) => {
-    const id = await idOf(req, rules);
-    const bad = badPath(reply, id);
-    if (bad) return bad;
-    if (!rules.has(id)) return sendError(reply, new EddyError(ErrorCode.NotFound, `get rule status error: Rule ${id} is not found`));
-    const status = rules.status(id);
-    if (status.status !== 'running') return sendJson(reply, 200, status);
-    return reply.code(200).type('application/json').send(JSON.stringify(status, null, 2));
-  });
+const allStatuses: RuleHandler = async (rules, _req, reply) => {
+  await rules.whenRestored();
+  return sendJson(reply, 200, rules.statusAll());
+};
 
-  http.get('/rules/:id/topo', async (req, reply) => {
-    const id = await idOf(req, rules);
-    const bad = badPath(reply, id);
-    if (bad) return bad;
-    if (!rules.has(id)) return sendError(reply, new EddyError(ErrorCode.NotFound, `get rule topo error: Rule ${id} is not found`));
-    try {
-      return sendJson(reply, 200, rules.topo(id));
-    } catch (err) {
-      return fail(reply, err, 'get rule topo error', ErrorCode.General);
-    }
-  });
+const cpuUsage: RuleHandler = async (rules, _req, reply) => {
+  await rules.whenRestored();
+  return sendJson(reply, 200, rules.cpuUsage());
+};
 
-  http.get('/rules/:id/explain', async (req, reply) => {
-    const id = await idOf(req, rules);
-    const bad = badPath(reply, id);
-    if (bad) return bad;
-    if (!rules.has(id)) return sendError(reply, new EddyError(ErrorCode.NotFound, `explain rules error: Rule ${id} is not found.`));
-    try {
-      return sendText(reply, 200, rules.explain(id));
-    } catch (err) {
-      return fail(reply, err, 'explain rules error', ErrorCode.Plan);
-    }
-  });
+const matchTags: RuleHandler = async (rules, req, reply) => {
+  await rules.whenRestored();
+  const tags = decodeTags(await bodyText(req), true);
+  return sendJson(reply, 200, rules.matchTags(tags));
+};
 
-  // ---------------------------------------------------------------------------------------- tags
+// ---------------------------------------------------------------------------------------- one rule
 
-  const tagRoute = (method: 'PUT' | 'PATCH' | 'DELETE', apply: (id: string, tags: string[]) => Promise<void>) => {
-    http.route({
-      method,
-      url: '/rules/:id/tags',
-      handler: async (req, reply) => {
-        const id = await idOf(req, rules);
-        const bad = badPath(reply, id);
-        if (bad) return bad;
-        try {
-          const tags = decodeTags(await bodyText(req), false);
-          if (!rules.has(id)) throw new EddyError(ErrorCode.NotFound, `Get rule error: Rule ${id} is not found.`);
-          await apply(id, tags);
-          return sendEmpty(reply, 200);
-        } catch (err) {
-          return fail(reply, err);
-        }
-      },
-    });
+const describeRule: RuleHandler = async (rules, req, reply) => {
+  const id = await ruleIdOf(req, rules);
+  requireRule(rules, id, `Describe rule error: Rule ${id} is not found.`);
+  // the stored text as is (docs/rest-api.md §4.4)
+  return reply.code(200).type('application/json').send(rules.describe(id));
+};
+
+const updateRule: RuleHandler = async (rules, req, reply) => {
+  const id = await ruleIdOf(req, rules);
+  await rethrowing(() => rules.update(id, rawBody(req)), asEddyError());
+  return sendText(reply, 200, `Rule ${id} was updated successfully.`);
+};
+
+const deleteRule: RuleHandler = async (rules, req, reply) => {
+  const id = await ruleIdOf(req, rules);
+  requireRule(rules, id, `Delete rule error: ${id} is not found`);
+  await rethrowing(() => rules.delete(id), asEddyError('Delete rule error'));
+  return sendText(reply, 200, `Rule ${id} is dropped.`);
+};
+
+/** `POST /rules/{id}/start` and `/restart`: the same answer shapes, worded after the action. */
+function startOrRestart(action: 'start' | 'restart'): RuleHandler {
+  return async (rules, req, reply) => {
+    const id = await ruleIdOf(req, rules);
+    const prefix = `${action} rule error`;
+    requireRule(rules, id, `${prefix}: Rule ${id} is not found in registry, please check if it is created`);
+    await rethrowing(() => rules[action](id), asEddyError(prefix, ErrorCode.Rule));
+    return sendText(reply, 200, `Rule ${id} was ${action}ed`);
   };
-  tagRoute('PUT', (id, tags) => rules.setTags(id, tags));
-  tagRoute('PATCH', (id, tags) => rules.addTags(id, tags));
-  tagRoute('DELETE', (id, tags) => rules.removeTags(id, tags));
+}
+
+const stopRule: RuleHandler = async (rules, req, reply) => {
+  const id = await ruleIdOf(req, rules);
+  requireRule(rules, id, `stop rule error: Rule ${id} was not found.`);
+  await rethrowing(() => rules.stop(id), asEddyError('stop rule error', ErrorCode.Rule));
+  return sendText(reply, 200, `Rule ${id} was stopped.`);
+};
+
+/** The object at `name` in `obj`, or an empty object when it is anything else. */
+function objectField(obj: Record<string, unknown>, name: string): Record<string, unknown> {
+  const v = field(obj, name);
+  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+}
+
+// docs/rest-api.md §16.6: type 1 moves a running rule's source to another offset
+const resetState: RuleHandler = async (rules, req, reply) => {
+  const id = await ruleIdOf(req, rules);
+  const body = readJsonObject(req, 'decode body error: ');
+  const type = field(body, 'type');
+  if (type !== 1) throw new EddyError(ErrorCode.Undefined, `unknown stateType:${typeof type === 'number' ? type : 0}`);
+  requireRule(rules, id, `Rule ${id} is not found in registry`);
+  const params = objectField(body, 'params');
+  const streamName = field(params, 'streamName');
+  const input = objectField(params, 'input') as ValueObject;
+  await rethrowing(() => rules.resetOffset(id, typeof streamName === 'string' ? streamName : '', input), asEddyError());
+  return sendText(reply, 200, 'success');
+};
+
+const ruleStatus: RuleHandler = async (rules, req, reply) => {
+  const id = await ruleIdOf(req, rules);
+  requireRule(rules, id, `get rule status error: Rule ${id} is not found`);
+  const status = rules.status(id);
+  if (status.status !== 'running') return sendJson(reply, 200, status);
+  return reply.code(200).type('application/json').send(JSON.stringify(status, null, 2));
+};
+
+const ruleTopology: RuleHandler = async (rules, req, reply) => {
+  const id = await ruleIdOf(req, rules);
+  requireRule(rules, id, `get rule topo error: Rule ${id} is not found`);
+  return sendJson(reply, 200, rethrowing(() => rules.topo(id), asEddyError('get rule topo error', ErrorCode.General)));
+};
+
+const explainRule: RuleHandler = async (rules, req, reply) => {
+  const id = await ruleIdOf(req, rules);
+  requireRule(rules, id, `explain rules error: Rule ${id} is not found.`);
+  return sendText(reply, 200, rethrowing(() => rules.explain(id), asEddyError('explain rules error', ErrorCode.Plan)));
+};
+
+// ---------------------------------------------------------------------------------------- tags
+
+/** `PUT`, `PATCH` and `DELETE /rules/{id}/tags`: decode the tag list, then `apply` it to the rule. */
+function changeTags(apply: (rules: RuleService, id: string, tags: string[]) => Promise<void>): RuleHandler {
+  return async (rules, req, reply) => {
+    const id = await ruleIdOf(req, rules);
+    const tags = decodeTags(await bodyText(req), false);
+    requireRule(rules, id, `Get rule error: Rule ${id} is not found.`);
+    await rethrowing(() => apply(rules, id, tags), asEddyError());
+    return sendEmpty(reply, 200);
+  };
+}
+
+export function registerRuleRoutes(http: FastifyInstance, rules: RuleService): void {
+  const route = (method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', url: string, handler: RuleHandler): void => {
+    http.route({ method, url, handler: (req, reply) => handler(rules, req, reply) });
+  };
+  route('POST', '/rules', createRule);
+  route('GET', '/rules', listRules);
+  route('POST', '/rules/validate', validateRule);
+  route('GET', '/rules/status/all', allStatuses);
+  route('GET', '/rules/usage/cpu', cpuUsage);
+  route('GET', '/rules/tags/match', matchTags);
+  route('GET', '/rules/:id', describeRule);
+  route('PUT', '/rules/:id', updateRule);
+  route('DELETE', '/rules/:id', deleteRule);
+  route('POST', '/rules/:id/start', startOrRestart('start'));
+  route('POST', '/rules/:id/restart', startOrRestart('restart'));
+  route('POST', '/rules/:id/stop', stopRule);
+  route('PUT', '/rules/:id/reset_state', resetState);
+  route('GET', '/rules/:id/status', ruleStatus);
+  route('GET', '/rules/:id/topo', ruleTopology);
+  route('GET', '/rules/:id/explain', explainRule);
+  route('PUT', '/rules/:id/tags', changeTags((rules, id, tags) => rules.setTags(id, tags)));
+  route('PATCH', '/rules/:id/tags', changeTags((rules, id, tags) => rules.addTags(id, tags)));
+  route('DELETE', '/rules/:id/tags', changeTags((rules, id, tags) => rules.removeTags(id, tags)));
 }

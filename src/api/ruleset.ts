@@ -3,7 +3,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { EddyError, ErrorCode } from '../core/errors.js';
-import { sendText } from './http.js';
+import { restated, rethrowing, sendText } from './http.js';
 import { readImportBody } from './data.js';
 import { sendDownload } from './download.js';
 import { RULESET_KEYS, importSource, parseSections, sourceText } from '../bundle/bundle.js';
@@ -21,18 +21,8 @@ export function registerRulesetRoutes(http: FastifyInstance, bundle: BundleServi
           : 'Invalid body: must specify content or file: bad request',
       );
     }
-    let text: string;
-    try {
-      text = await sourceText(src, bundle.fileRoots);
-    } catch (e) {
-      throw new EddyError(ErrorCode.Undefined, `Fail to read file: ${(e as Error).message}`);
-    }
-    let rs;
-    try {
-      rs = parseSections(text, RULESET_KEYS, 'Ruleset');
-    } catch (e) {
-      throw new EddyError(ErrorCode.Undefined, `Import ruleset error: invalid import file: ${(e as Error).message}`);
-    }
+    const text = await rethrowing(() => sourceText(src, bundle.fileRoots), restated('Fail to read file: '));
+    const rs = rethrowing(() => parseSections(text, RULESET_KEYS, 'Ruleset'), restated('Import ruleset error: invalid import file: '));
     const n = await bundle.importRuleset(rs);
     return sendText(reply, 200, `imported ${n.streams} streams, ${n.tables} tables and ${n.rules} rules`);
   });

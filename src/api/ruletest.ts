@@ -3,8 +3,7 @@
  * websocket endpoint `/test/<id>`. Errors are error objects (400; 404 with code 1002 for an unknown trial, docs/compatibility.md D1).
  */
 import type { FastifyInstance } from 'fastify';
-import { ErrorCode, toEddyError } from '../core/errors.js';
-import { readJsonObject, sendJson, sendText } from './http.js';
+import { asEddyError, readJsonObject, rethrowing, sendJson, sendText } from './http.js';
 import type { RuleTestService } from '../rules/trial.js';
 
 type IdParams = { Params: { id: string } };
@@ -12,20 +11,12 @@ type IdParams = { Params: { id: string } };
 export function registerRuleTestRoutes(http: FastifyInstance, trials: RuleTestService): void {
   http.post('/ruletest', async (req, reply) => {
     const body = readJsonObject(req, 'Invalid body: ');
-    try {
-      return sendJson(reply, 200, await trials.create(body));
-    } catch (e) {
-      throw toEddyError(e, ErrorCode.Undefined, 'create test rule error');
-    }
+    return sendJson(reply, 200, await rethrowing(() => trials.create(body), asEddyError('create test rule error')));
   });
 
   http.post<IdParams>('/ruletest/:id/start', async (req, reply) => {
     const { id } = req.params;
-    try {
-      await trials.start(id);
-    } catch (e) {
-      throw toEddyError(e, ErrorCode.Undefined, 'start test rule error');
-    }
+    await rethrowing(() => trials.start(id), asEddyError('start test rule error'));
     return sendText(reply, 200, `Test rule ${id} was started`);
   });
 

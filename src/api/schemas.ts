@@ -4,7 +4,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { EddyError, ErrorCode } from '../core/errors.js';
-import { field, readJsonObject, sendJson, sendText } from './http.js';
+import { field, readJsonObject, restated, rethrowing, sendJson, sendText } from './http.js';
 import {
   SchemaInvalid,
   SchemaNotFound,
@@ -26,11 +26,7 @@ export function registerSchemaRoutes(http: FastifyInstance, schemas: SchemaRegis
     const type = knownType(req.params.type);
     const rec = readRecord(req, type);
     checkBody(rec);
-    try {
-      await schemas.create(type, rec);
-    } catch (e) {
-      throw new EddyError(ErrorCode.Undefined, `schema create command error: ${(e as Error).message}`);
-    }
+    await rethrowing(() => schemas.create(type, rec), restated('schema create command error: '));
     return sendText(reply, 201, `${type} schema ${rec.name} is created`);
   });
 
@@ -42,12 +38,11 @@ export function registerSchemaRoutes(http: FastifyInstance, schemas: SchemaRegis
   http.get<{ Params: Params }>('/schemas/:type/:name', async (req, reply) => {
     if (req.params.type === CUSTOM) throw new EddyError(ErrorCode.NotFound, `schema type ${CUSTOM}, file ${req.params.name} not found`);
     const type = knownType(req.params.type);
-    try {
-      return sendJson(reply, 200, schemas.describe(type, req.params.name));
-    } catch (e) {
-      if (e instanceof SchemaNotFound) throw new EddyError(ErrorCode.NotFound, e.message);
-      throw e;
-    }
+    const described = rethrowing(
+      () => schemas.describe(type, req.params.name),
+      (e) => (e instanceof SchemaNotFound ? new EddyError(ErrorCode.NotFound, e.message) : e),
+    );
+    return sendJson(reply, 200, described);
   });
 
   http.put<{ Params: Params }>('/schemas/:type/:name', async (req, reply) => {
@@ -59,11 +54,7 @@ export function registerSchemaRoutes(http: FastifyInstance, schemas: SchemaRegis
     }
     rec.name = req.params.name;
     checkBody(rec);
-    try {
-      await schemas.upsert(type, rec);
-    } catch (e) {
-      throw new EddyError(ErrorCode.Undefined, `schema update command error: ${(e as Error).message}`);
-    }
+    await rethrowing(() => schemas.upsert(type, rec), restated('schema update command error: '));
     return sendText(reply, 200, `${type} schema ${rec.name} is updated`);
   });
 
@@ -71,12 +62,10 @@ export function registerSchemaRoutes(http: FastifyInstance, schemas: SchemaRegis
     const { name } = req.params;
     if (req.params.type === CUSTOM) throw new EddyError(ErrorCode.NotFound, `delete ${CUSTOM} schema ${name} error: schema ${CUSTOM}.${name} not found`);
     const type = knownType(req.params.type);
-    try {
-      await schemas.remove(type, name);
-    } catch (e) {
-      const code = e instanceof SchemaNotFound ? ErrorCode.NotFound : ErrorCode.Undefined;
-      throw new EddyError(code, `delete ${type} schema ${name} error: ${(e as Error).message}`);
-    }
+    await rethrowing(
+      () => schemas.remove(type, name),
+      (e) => restated(`delete ${type} schema ${name} error: `, e instanceof SchemaNotFound ? ErrorCode.NotFound : ErrorCode.Undefined)(e),
+    );
     return sendText(reply, 200, `${type} schema ${name} is deleted`);
   });
 }
@@ -97,10 +86,8 @@ function readRecord(req: FastifyRequest, type: SchemaType): SchemaRecord {
 
 /** Runs the registry's validation up front so that a bad body answers `Invalid body: ...` (docs/compatibility.md D3). */
 function checkBody(rec: SchemaRecord): void {
-  try {
-    validateSchemaRecord(rec);
-  } catch (e) {
-    if (e instanceof SchemaInvalid) throw new EddyError(ErrorCode.Undefined, `Invalid body: ${e.message}`);
-    throw e;
-  }
+  rethrowing(
+    () => validateSchemaRecord(rec),
+    (e) => (e instanceof SchemaInvalid ? new EddyError(ErrorCode.Undefined, `Invalid body: ${e.message}`) : e),
+  );
 }

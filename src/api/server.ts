@@ -5,7 +5,7 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { EddyError, ErrorCode } from '../core/errors.js';
 import { DEFAULT_MAX_BODY_SIZE, MAX_ID_LENGTH, TOO_DEEP_MESSAGE, jsonTooDeep } from '../core/limits.js';
-import { sendError } from './http.js';
+import { PlainTextFailure, sendError, sendFailure } from './http.js';
 import type { Logger } from '../config/log.js';
 
 const CORS_METHODS = new Set(['POST', 'GET', 'PUT', 'DELETE', 'HEAD', 'PATCH']);
@@ -149,8 +149,9 @@ export function createHttp(logger: Logger, limits: HttpLimits = {}): FastifyInst
     return reply.code(404).type('text/plain; charset=utf-8').header('X-Content-Type-Options', 'nosniff').send('404 page not found\n');
   });
 
+  // the one place a failure is answered (routes throw typed errors, api/http.ts)
   http.setErrorHandler((err, req, reply) => {
-    if (err instanceof EddyError) return sendError(reply, err);
+    if (err instanceof EddyError || err instanceof PlainTextFailure) return sendFailure(reply, err);
     const fe = err as { statusCode?: number; code?: string; message?: string };
     if (fe.statusCode === 413) {
       const text = `request body is too large: the limit is ${maxBodySize} bytes (basic.maxBodySize)`;

@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Catalog } from '../catalog/catalog.js';
 import type { StreamKind } from '../catalog/types.js';
 import { EddyError, ErrorCode } from '../core/errors.js';
-import { field, readJson, sendJson, sendText } from './http.js';
+import { field, readJson, rethrowing, sendJson, sendText } from './http.js';
 
 /** The `sql` of a `{"sql": ...}` body; a missing or empty field is an empty statement (eKuiper). */
 function statementOf(req: FastifyRequest): string {
@@ -22,6 +22,11 @@ function statementOf(req: FastifyRequest): string {
     throw new EddyError(ErrorCode.Undefined, 'Invalid body: Error decoding the statement descriptor: "sql" must be a string');
   }
   return sql;
+}
+
+/** A coded failure gets `prefix: ` in front of its message; anything else goes to the handler as it is. */
+function prefixedAs(prefix: string): (err: unknown) => unknown {
+  return (err) => (err instanceof EddyError ? err.withPrefix(prefix) : err);
 }
 
 export function registerStreamRoutes(http: FastifyInstance, catalog: Catalog): void {
@@ -59,11 +64,7 @@ export function registerStreamRoutes(http: FastifyInstance, catalog: Catalog): v
 
     http.get<{ Params: { id: string } }>(`${base}/:id/schema`, async (req, reply) => {
       const def = catalog.require(kind, req.params.id, (c) => `get schema of ${kind} error: Describe ${kind} fails, ${c}.`);
-      try {
-        return sendJson(reply, 200, catalog.schemaJson(def));
-      } catch (err) {
-        throw err instanceof EddyError ? err.withPrefix(`get schema of ${kind} error`) : err;
-      }
+      return sendJson(reply, 200, rethrowing(() => catalog.schemaJson(def), prefixedAs(`get schema of ${kind} error`)));
     });
 
     http.put<{ Params: { id: string } }>(`${base}/:id`, async (req, reply) => {
@@ -73,11 +74,7 @@ export function registerStreamRoutes(http: FastifyInstance, catalog: Catalog): v
     });
 
     http.delete<{ Params: { id: string } }>(`${base}/:id`, async (req, reply) => {
-      try {
-        await catalog.drop(kind, req.params.id);
-      } catch (err) {
-        throw err instanceof EddyError ? err.withPrefix(`delete ${kind} error`) : err;
-      }
+      await rethrowing(() => catalog.drop(kind, req.params.id), prefixedAs(`delete ${kind} error`));
       return sendText(reply, 200, `${Word} ${req.params.id} is dropped.`);
     });
   }

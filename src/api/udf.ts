@@ -4,8 +4,8 @@
  * body's `id`.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { EddyError, ErrorCode, toEddyError } from '../core/errors.js';
-import { readJson, sendJson, sendText } from './http.js';
+import { EddyError, ErrorCode } from '../core/errors.js';
+import { asEddyError, readJson, restated, rethrowing, sendJson, sendText } from './http.js';
 import { decodeScript, type ScriptRecord, type ScriptService } from '../extensions/scripts.js';
 
 type IdParams = { Params: { id: string } };
@@ -15,11 +15,7 @@ export function registerUdfRoutes(http: FastifyInstance, scripts: ScriptService)
 
   http.post('/udf/javascript', async (req, reply) => {
     const rec = readScript(req, 'Invalid body: Error decoding the new javascript function json: ');
-    try {
-      await scripts.create(rec);
-    } catch (e) {
-      throw toEddyError(e, ErrorCode.Undefined, 'javascript function create command error');
-    }
+    await rethrowing(() => scripts.create(rec), asEddyError('javascript function create command error'));
     return sendText(reply, 201, `javascript function ${rec.id} is created`);
   });
 
@@ -32,30 +28,18 @@ export function registerUdfRoutes(http: FastifyInstance, scripts: ScriptService)
 
   http.put<IdParams>('/udf/javascript/:id', async (req, reply) => {
     const rec = readScript(req, 'Invalid body: Error decoding the javascript function json: ');
-    try {
-      await scripts.upsert(rec);
-    } catch (e) {
-      throw toEddyError(e, ErrorCode.Undefined, 'javascript function update command error');
-    }
+    await rethrowing(() => scripts.upsert(rec), asEddyError('javascript function update command error'));
     return sendText(reply, 200, `javascript function ${rec.id} is updated`);
   });
 
   http.delete<IdParams>('/udf/javascript/:id', async (req, reply) => {
     const { id } = req.params;
-    try {
-      await scripts.delete(id);
-    } catch (e) {
-      throw toEddyError(e, ErrorCode.Undefined, `delete javascript function ${id} error`);
-    }
+    await rethrowing(() => scripts.delete(id), asEddyError(`delete javascript function ${id} error`));
     return sendText(reply, 200, `javascript function ${id} is deleted`);
   });
 }
 
 function readScript(req: FastifyRequest, prefix: string): ScriptRecord {
   const body = readJson(req, prefix);
-  try {
-    return decodeScript(body);
-  } catch (e) {
-    throw new EddyError(ErrorCode.Undefined, `${prefix}${(e as Error).message}`);
-  }
+  return rethrowing(() => decodeScript(body), restated(prefix));
 }

@@ -7,7 +7,7 @@ import { basename } from 'node:path';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { EddyError, ErrorCode } from '../core/errors.js';
 import { DEFAULT_MAX_BODY_SIZE } from '../core/limits.js';
-import { field, rawBody, sendJson, sendText } from './http.js';
+import { field, rawBody, restated, rethrowing, sendJson, sendText } from './http.js';
 import { UploadError, UploadNotFound, UploadTooLarge, type UploadsService } from '../catalog/uploads.js';
 
 /** `maxFileSize`: the largest uploaded file (`basic.maxBodySize`); a larger one is answered 413 and not kept. */
@@ -25,20 +25,14 @@ export function registerUploadRoutes(http: FastifyInstance, uploads: UploadsServ
     });
 
     scope.get('/config/uploads', async (_req, reply) => {
-      try {
-        return sendJson(reply, 200, await uploads.list());
-      } catch (e) {
-        throw new EddyError(ErrorCode.Undefined, `Error reading the file upload dir: ${(e as Error).message}`);
-      }
+      return sendJson(reply, 200, await rethrowing(() => uploads.list(), restated('Error reading the file upload dir: ')));
     });
 
     scope.delete<{ Params: { fileName: string } }>('/config/uploads/:fileName', async (req, reply) => {
-      try {
-        await uploads.remove(req.params.fileName);
-      } catch (e) {
-        if (e instanceof UploadNotFound) throw new EddyError(ErrorCode.NotFound, `Error deleting the file: ${e.message}`);
-        throw new EddyError(ErrorCode.Undefined, `Error deleting the file: ${(e as Error).message}`);
-      }
+      await rethrowing(
+        () => uploads.remove(req.params.fileName),
+        (e) => restated('Error deleting the file: ', e instanceof UploadNotFound ? ErrorCode.NotFound : ErrorCode.Undefined)(e),
+      );
       return sendText(reply, 200, 'ok');
     });
   });
@@ -52,13 +46,11 @@ function mediaType(req: FastifyRequest): string {
 }
 
 async function uploadJson(req: FastifyRequest, uploads: UploadsService): Promise<string> {
-  let body: unknown;
-  try {
-    body = JSON.parse(rawBody(req));
-  } catch (e) {
-    const text = rawBody(req);
-    throw new EddyError(ErrorCode.Undefined, `Invalid body: Error decoding file json: ${text.trim() === '' ? 'EOF' : (e as Error).message}`);
-  }
+  const text = rawBody(req);
+  const body: unknown = rethrowing(
+    () => JSON.parse(text),
+    (e) => new EddyError(ErrorCode.Undefined, `Invalid body: Error decoding file json: ${text.trim() === '' ? 'EOF' : (e as Error).message}`),
+  );
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new EddyError(ErrorCode.Undefined, 'Invalid body: Error decoding file json: the body must be a JSON object');
   }
@@ -74,50 +66,49 @@ async function uploadJson(req: FastifyRequest, uploads: UploadsService): Promise
   if (content === '' && file === '') {
     throw new EddyError(ErrorCode.Undefined, 'Invalid body: missing necessary field: invalid body: content or FilePath is required');
   }
-  try {
-    uploads.pathOf(name);
-  } catch (e) {
-    throw new EddyError(ErrorCode.Undefined, `Invalid body: ${(e as Error).message}`);
-  }
-  try {
-    return await uploads.install({ name, content, file });
-  } catch (e) {
-    throw new EddyError(ErrorCode.Undefined, `Upload error: getFile has error: ${(e as Error).message}`);
-  }
+  rethrowing(() => uploads.pathOf(name), restated('Invalid body: '));
+  return rethrowing(() => uploads.install({ name, content, file }), restated('Upload error: getFile has error: '));
 }
 
 async function uploadMultipart(req: FastifyRequest, uploads: UploadsService, media: string): Promise<string> {
   if (media !== 'multipart/form-data' || !req.isMultipart()) {
     throw new EddyError(ErrorCode.Undefined, "Error parse the multi part form: request Content-Type isn't multipart/form-data");
   }
-  let stored: string | undefined;
-  try {
-    for await (const part of req.parts()) {
-      if (part.type !== 'file') continue;
-      if (part.fieldname !== 'uploadFile' || stored !== undefined) {
-        part.file.resume();
-        continue;
-      }
-      // browsers may send a full client path; only its last segment names the file
-      const name = basename(part.filename.replace(/\\/g, '/'));
-      try {
-        stored = await uploads.installStream(name, part.file, () => part.file.truncated);
-      } catch (e) {
-        part.file.resume();
-        if (e instanceof UploadTooLarge || (e as { statusCode?: number }).statusCode === 413) throw tooLarge();
-        if (e instanceof UploadError) throw new EddyError(ErrorCode.Undefined, `Invalid body: ${e.message}`);
-        throw new EddyError(ErrorCode.Undefined, `Upload error: ${(e as Error).message}`);
-      }
-    }
-  } catch (e) {
-    if (e instanceof EddyError) throw e;
-    if ((e as { statusCode?: number }).statusCode === 413) throw tooLarge();
-    throw new EddyError(ErrorCode.Undefined, `Error parse the multi part form: ${(e as Error).message}`);
-  }
+  const stored = await rethrowing(
+    () => storeUploadFile(req, uploads),
+    (e) => {
+      if (e instanceof EddyError) return e;
+      if ((e as { statusCode?: number }).statusCode === 413) return tooLarge();
+      return restated('Error parse the multi part form: ')(e);
+    },
+  );
   if (stored === undefined) throw new EddyError(ErrorCode.Undefined, 'Error Retrieving the File: http: no such file');
   return stored;
 }
 
 function tooLarge(): EddyError {
   return new EddyError(ErrorCode.Undefined, 'the uploaded file is larger than basic.maxBodySize', 413);
+}
+
+/** Stores the first `uploadFile` part and drains every other part; its stored path, or undefined when none came. */
+async function storeUploadFile(req: FastifyRequest, uploads: UploadsService): Promise<string | undefined> {
+  let stored: string | undefined;
+  for await (const part of req.parts()) {
+    if (part.type !== 'file') continue;
+    if (part.fieldname !== 'uploadFile' || stored !== undefined) {
+      part.file.resume();
+      continue;
+    }
+    // browsers may send a full client path; only its last segment names the file
+    const name = basename(part.filename.replace(/\\/g, '/'));
+    stored = await rethrowing(
+      () => uploads.installStream(name, part.file, () => part.file.truncated),
+      (e) => {
+        part.file.resume();
+        if (e instanceof UploadTooLarge || (e as { statusCode?: number }).statusCode === 413) return tooLarge();
+        return e instanceof UploadError ? new EddyError(ErrorCode.Undefined, `Invalid body: ${e.message}`) : restated('Upload error: ')(e);
+      },
+    );
+  }
+  return stored;
 }

@@ -6,7 +6,7 @@ import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
 import { applyEnvOverrides, type ConfigTree } from './env.js';
-import type { RuleOptions } from '../core/rule-options.js';
+import { builtInRuleOptions, type RuleOptions } from '../core/rule-options.js';
 import { DEFAULT_MAX_BODY_SIZE } from '../core/limits.js';
 
 export { applyEnvOverrides, typeEnvValue } from './env.js';
@@ -64,22 +64,10 @@ export interface EddyConfig {
 }
 
 /** eKuiper's built-in rule option defaults (docs/runtime.md §1.2), under the `rule:` section of kuiper.yaml. */
-export const DEFAULT_RULE_OPTIONS: Readonly<RuleOptions> = Object.freeze({
-  debug: false,
-  logFilename: '',
-  isEventTime: false,
-  lateTolerance: 1000,
-  concurrency: 1,
-  bufferLength: 1024,
-  sendMetaToSink: false,
-  sendError: true,
-  qos: 0,
-  checkpointInterval: 300000,
-  cron: '',
-  duration: '',
-  cronDatetimeRange: [],
-  restartStrategy: Object.freeze({ attempts: 0, delay: 1000, multiplier: 2, maxDelay: 30000, jitterFactor: 0.1 }),
-});
+export const DEFAULT_RULE_OPTIONS: Readonly<RuleOptions> = (() => {
+  const defaults = builtInRuleOptions();
+  return Object.freeze({ ...defaults, restartStrategy: Object.freeze(defaults.restartStrategy) });
+})();
 
 /** Folder holding the `etc/` defaults shipped with Eddy (the repository root, or the package root when installed). */
 export function packageRoot(): string {

@@ -7,7 +7,7 @@
  * Failures are EddyErrors: 2001 for syntax errors, {@link UnknownStreamError} (2101) for a missing stream,
  * 2101 for every other planning error, with eKuiper's message texts.
  */
-import type { CallExpr, Expr, SelectStatement } from '../sql/ast.js';
+import type { CallExpr, Expr, SelectStatement, WindowExpr } from '../sql/ast.js';
 import { TIME_UNIT_MS, unparen } from '../sql/ast.js';
 import { parseSelect, SqlSyntaxError } from '../sql/index.js';
 import { exprToString } from '../sql/print.js';
@@ -197,28 +197,13 @@ interface Placement {
   where: Expr | null;
 }
 
-function build(sql: string, a: Analysis, deps: PlanDeps, placement?: Placement): QueryPlan {
-  const { functions, options } = deps;
-  const isEventTime = options.isEventTime;
-  const calls = new RegistryCalls(functions);
-  const compiler = new ExprCompiler({
-    sources: a.sources.map((s) => ({ name: s.name, alias: s.alias })),
-    multi: a.sources.length > 1,
-    calls,
-    cached: a.cachedExprs,
-  });
-  const analytic = calls.analyticStage(a.analyticCalls, compiler);
-
-  // ---- WHERE placement (docs/sql.md §4.2)
-  const w = a.window;
-  const hasTable = a.sources.some((s) => s.role !== 'stream');
-  const timeWindowBelow =
-    w !== null && !isEventTime && (w.type === 'tumbling' || w.type === 'hopping' || w.type === 'session');
-  // never below a watermark: it must see every event to move on (docs/sql.md §4.2 steps 2 and 6), or rows that pass
-  // WHERE would wait for a later row that passes too
-  const canPush = timeWindowBelow && !hasTable && analytic === null;
+/**
+ * Where each WHERE conjunct runs (docs/sql.md §4.2): `pushed[i]` filter source i before a processing-time window,
+ * `remaining` run after the join. Compiles nothing.
+ */
+function placeWhere(a: Analysis, canPush: boolean): { pushed: Expr[][]; remaining: Expr[] } {
   const pushed: Expr[][] = a.sources.map(() => []);
-  let remaining: Expr[] = [];
+  const remaining: Expr[] = [];
   if (a.where) {
     for (const cj of conjuncts(a.where)) {
       if (!canPush) {
@@ -230,14 +215,32 @@ function build(sql: string, a: Analysis, deps: PlanDeps, placement?: Placement):
       else pushed[i < 0 ? 0 : i].push(cj);
     }
   }
+  return { pushed, remaining };
+}
 
-  // ---- joins
+/** Whether WHERE may filter each source before the window: never below a watermark, a table or an analytic call. */
+function wherePushesDown(a: Analysis, isEventTime: boolean, hasAnalytic: boolean): boolean {
+  const w = a.window;
+  const hasTable = a.sources.some((s) => s.role !== 'stream');
+  const timeWindowBelow =
+    w !== null && !isEventTime && (w.type === 'tumbling' || w.type === 'hopping' || w.type === 'session');
+  // never below a watermark: it must see every event to move on (docs/sql.md §4.2 steps 2 and 6), or rows that pass
+  // WHERE would wait for a later row that passes too
+  return timeWindowBelow && !hasTable && !hasAnalytic;
+}
+
+/**
+ * The stream and table joins; what is left of WHERE after an inner last join is merged into its ON. Returns the joins
+ * and the conjuncts still left for the WHERE stage.
+ */
+function planStreamJoins(a: Analysis, remaining: Expr[], compiler: ExprCompiler): { joins: JoinPlan[]; remaining: Expr[] } {
   const streamJoins = a.joins.filter((j) => j.source.role !== 'lookup');
   const lastJoin = streamJoins[streamJoins.length - 1];
   let mergedIntoOn: Expr | null = null;
-  if (remaining.length && lastJoin && lastJoin.clause.type === 'inner') {
-    mergedIntoOn = andAll(remaining);
-    remaining = [];
+  let left = remaining;
+  if (left.length && lastJoin && lastJoin.clause.type === 'inner') {
+    mergedIntoOn = andAll(left);
+    left = [];
   }
   const joins: JoinPlan[] = streamJoins.map((j) => {
     const on = j === lastJoin && mergedIntoOn ? andAll([...(j.on ? [j.on] : []), mergedIntoOn]) : j.on;
@@ -249,7 +252,12 @@ function build(sql: string, a: Analysis, deps: PlanDeps, placement?: Placement):
       equi: on && j.clause.type !== 'cross' ? equiKeys(on, j.source, a, streamJoins.indexOf(j)) : null,
     };
   });
-  const lookupJoins: LookupJoinPlan[] = a.joins
+  return { joins, remaining: left };
+}
+
+/** The lookup-table joins: the key columns the ON equates, their values, and the rest of the ON as a predicate. */
+function planLookupJoins(a: Analysis, compiler: ExprCompiler): LookupJoinPlan[] {
+  return a.joins
     .filter((j) => j.source.role === 'lookup')
     .map((j) => {
       const keys = lookupKeys(j.on as Expr, j.source, a.sources);
@@ -266,15 +274,11 @@ function build(sql: string, a: Analysis, deps: PlanDeps, placement?: Placement):
         on: rest.length ? joinPredicate(compiler.compile(andAll(rest) as Expr)) : null,
       };
     });
+}
 
-  const where = remaining.length ? wherePredicate(compiler.compile(andAll(remaining) as Expr)) : null;
-  if (placement) {
-    placement.pushed = pushed;
-    placement.where = andAll(remaining);
-  }
-
-  // ---- sources
-  const sources: SourcePlan[] = a.sources.map((s, i) => ({
+/** The sources with their decode schemas, event-time field and pushed-down filter. */
+function planSources(a: Analysis, pushed: Expr[][], isEventTime: boolean, compiler: ExprCompiler): SourcePlan[] {
+  return a.sources.map((s, i) => ({
     name: s.name,
     alias: s.alias,
     def: s.def,
@@ -283,68 +287,106 @@ function build(sql: string, a: Analysis, deps: PlanDeps, placement?: Placement):
     timestampField: isEventTime && s.def.options.TIMESTAMP ? s.def.options.TIMESTAMP : null,
     filter: pushed[i].length ? wherePredicate(compiler.compile(andAll(pushed[i]) as Expr)) : null,
   }));
+}
 
-  // ---- window
-  let window: WindowSpec | null = null;
-  if (w) {
-    const unitMs = w.unit ? TIME_UNIT_MS[w.unit] : 1;
-    const [p0, p1] = w.lengths;
-    const length = p0 * unitMs;
-    let interval: number;
-    let alignParam = p0;
-    switch (w.type) {
-      case 'tumbling':
-        interval = length;
-        break;
-      case 'hopping':
-        interval = p1 * unitMs;
-        alignParam = p1;
-        break;
-      case 'sliding':
-        interval = p1 === undefined ? 0 : p1 * unitMs;
-        break;
-      case 'session':
-        interval = p1 * unitMs;
-        break;
-      case 'count':
-        interval = p1 === undefined ? p0 : p1;
-        break;
-    }
-    let triggerUsesHits = false;
-    if (w.trigger) {
-      walk(w.trigger, (x) => {
-        if (x.kind === 'call' && ['last_hit_count', 'last_hit_time'].includes(x.name.toLowerCase())) triggerUsesHits = true;
-      });
-    }
-    window = {
-      type: w.type,
-      unitMs,
-      length,
-      interval,
-      alignParam,
-      filter: w.filter ? wherePredicate(compiler.compile(w.filter)) : null,
-      trigger: w.trigger ? condition(compiler.compile(w.trigger), 'run Where error: ', true) : null,
-      triggerUsesHits,
-    };
+/** Length and interval (ms, or rows for a count window) of a window, and the parameter its alignment uses. */
+function windowSizes(w: WindowExpr): { unitMs: number; length: number; interval: number; alignParam: number } {
+  const unitMs = w.unit ? TIME_UNIT_MS[w.unit] : 1;
+  const [p0, p1] = w.lengths;
+  const length = p0 * unitMs;
+  let interval: number;
+  let alignParam = p0;
+  switch (w.type) {
+    case 'tumbling':
+      interval = length;
+      break;
+    case 'hopping':
+      interval = p1 * unitMs;
+      alignParam = p1;
+      break;
+    case 'sliding':
+      interval = p1 === undefined ? 0 : p1 * unitMs;
+      break;
+    case 'session':
+      interval = p1 * unitMs;
+      break;
+    case 'count':
+      interval = p1 === undefined ? p0 : p1;
+      break;
   }
+  return { unitMs, length, interval, alignParam };
+}
 
-  // ---- after the join
-  const key = a.dims.length ? groupKey(a.dims.map((d) => compiler.compile(d))) : null;
-  const singleEvent = w === null && a.sources.length === 1;
-  const having = a.having ? havingStage(compiler.compile(a.having), a.isAggregate, singleEvent) : null;
-  const rowNumberCalls: CallExpr[] = [];
+/** The window of the GROUP BY, with its filter and trigger compiled. */
+function planWindow(w: WindowExpr, compiler: ExprCompiler): WindowSpec {
+  let triggerUsesHits = false;
+  if (w.trigger) {
+    walk(w.trigger, (x) => {
+      if (x.kind === 'call' && ['last_hit_count', 'last_hit_time'].includes(x.name.toLowerCase())) triggerUsesHits = true;
+    });
+  }
+  return {
+    type: w.type,
+    ...windowSizes(w),
+    filter: w.filter ? wherePredicate(compiler.compile(w.filter)) : null,
+    trigger: w.trigger ? condition(compiler.compile(w.trigger), 'run Where error: ', true) : null,
+    triggerUsesHits,
+  };
+}
+
+/** The window functions (`row_number()`) the select fields call, each numbered for the call compiler. */
+function windowFunctionCalls(a: Analysis, functions: FunctionRegistry, calls: RegistryCalls): CallExpr[] {
+  const found: CallExpr[] = [];
   for (const f of a.fields) {
     walk(f.expr, (x) => {
       if (x.kind === 'call' && functions.kindOf(x.name) === 'window' && !calls.windowIndex.has(x)) {
-        calls.windowIndex.set(x, rowNumberCalls.length);
-        rowNumberCalls.push(x);
+        calls.windowIndex.set(x, found.length);
+        found.push(x);
       }
     });
   }
+  return found;
+}
+
+/** The stages after the join: grouping key, HAVING, window functions, ORDER BY, projection and set-returning fields. */
+function planAfterJoin(a: Analysis, deps: PlanDeps, calls: RegistryCalls, compiler: ExprCompiler) {
+  const key = a.dims.length ? groupKey(a.dims.map((d) => compiler.compile(d))) : null;
+  const singleEvent = a.window === null && a.sources.length === 1;
+  const having = a.having ? havingStage(compiler.compile(a.having), a.isAggregate, singleEvent) : null;
+  const rowNumberCalls = windowFunctionCalls(a, deps.functions, calls);
   const windowFuncs = rowNumberCalls.length ? windowFuncStage(rowNumberCalls, compiler) : null;
   const order = a.sorts.length ? orderStage(a.sorts, compiler) : null;
-  const projection = compileProjection(a.fields, compiler, functions, deps.options.sendMetaToSink);
+  const projection = compileProjection(a.fields, compiler, deps.functions, deps.options.sendMetaToSink);
   const projectSet = projection.srfKey !== null ? projectSetStage(projection.srfKey) : null;
+  return { key, having, windowFuncs, order, project: { project: projection.project }, projectSet };
+}
+
+/**
+ * Compiles an analysed SELECT into its plan. Expressions compile in a fixed order (joins, lookups, WHERE, sources,
+ * window, the stages after the join), the order generated code and call-site numbering depend on.
+ */
+function build(sql: string, a: Analysis, deps: PlanDeps, placement?: Placement): QueryPlan {
+  const { isEventTime } = deps.options;
+  const calls = new RegistryCalls(deps.functions);
+  const compiler = new ExprCompiler({
+    sources: a.sources.map((s) => ({ name: s.name, alias: s.alias })),
+    multi: a.sources.length > 1,
+    calls,
+    cached: a.cachedExprs,
+  });
+  const analytic = calls.analyticStage(a.analyticCalls, compiler);
+
+  const { pushed, remaining: afterPush } = placeWhere(a, wherePushesDown(a, isEventTime, analytic !== null));
+  const { joins, remaining } = planStreamJoins(a, afterPush, compiler);
+  const lookupJoins = planLookupJoins(a, compiler);
+  const where = remaining.length ? wherePredicate(compiler.compile(andAll(remaining) as Expr)) : null;
+  if (placement) {
+    placement.pushed = pushed;
+    placement.where = andAll(remaining);
+  }
+  const sources = planSources(a, pushed, isEventTime, compiler);
+  const window = a.window ? planWindow(a.window, compiler) : null;
+  const after = planAfterJoin(a, deps, calls, compiler);
 
   const nodes = buildNodes(a, {
     decompresses: deps.decompresses ?? (() => false),
@@ -352,10 +394,9 @@ function build(sql: string, a: Analysis, deps: PlanDeps, placement?: Placement):
     analytic: analytic !== null,
     pushed: pushed.map((p) => p.length > 0),
     where: where !== null,
-    windowFuncs: windowFuncs !== null,
-    projectSet: projectSet !== null,
+    windowFuncs: after.windowFuncs !== null,
+    projectSet: after.projectSet !== null,
   });
-  const toUnits = unitBuilder(a.isAggregate, key);
 
   return {
     sql,
@@ -368,18 +409,18 @@ function build(sql: string, a: Analysis, deps: PlanDeps, placement?: Placement):
     lookupJoins,
     joins,
     where,
-    aggregate: a.dims.length ? { key } : null,
-    having,
-    windowFuncs,
-    order,
-    project: { project: projection.project },
+    aggregate: a.dims.length ? { key: after.key } : null,
+    having: after.having,
+    windowFuncs: after.windowFuncs,
+    order: after.order,
+    project: after.project,
     limit: a.stmt.limit,
-    projectSet,
+    projectSet: after.projectSet,
     usesHits: a.usesHits,
     usesAggHits: a.usesAggHits,
     hits: hitTracker,
     newContext: (ruleId, ruleStart) => new EvalContext(ruleId, ruleStart),
-    toUnits,
+    toUnits: unitBuilder(a.isAggregate, after.key),
   };
 }
 

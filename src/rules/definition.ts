@@ -6,6 +6,15 @@ import type { Props, RuleAction, RuleDef, RuleOptions } from '../contracts/index
 import { parseGoDuration, parseCronSpec, parseRangeTime } from './schedule.js';
 import { MASK, maskUrl } from '../connectors/secrets.js';
 import { checkRuleId } from '../core/ids.js';
+import {
+  DATETIME_RANGE_FIELDS,
+  GO_TYPE,
+  NESTED_RULE_OPTIONS,
+  RESTART_STRATEGY_OPTIONS,
+  SCALAR_RULE_OPTIONS,
+  optionValueProblems,
+  type OptionKind,
+} from '../core/rule-options.js';
 
 /** A definition error; `detail` is the text after `invalid rule json: `. */
 export class RuleDefError extends Error {
@@ -190,30 +199,6 @@ export function graphSources(graph: Record<string, unknown>): string[] {
 
 // ---------------------------------------------------------------------------------------------- options
 
-type OptionKind = 'bool' | 'string' | 'int' | 'float';
-const OPTION_FIELDS: Record<string, OptionKind> = {
-  debug: 'bool',
-  logFilename: 'string',
-  isEventTime: 'bool',
-  lateTolerance: 'int',
-  concurrency: 'int',
-  bufferLength: 'int',
-  sendMetaToSink: 'bool',
-  sendError: 'bool',
-  qos: 'int',
-  checkpointInterval: 'int',
-  cron: 'string',
-  duration: 'string',
-};
-const RESTART_FIELDS: Record<string, OptionKind> = {
-  attempts: 'int',
-  delay: 'int',
-  multiplier: 'float',
-  maxDelay: 'int',
-  jitterFactor: 'float',
-};
-const GO_TYPE: Record<OptionKind, string> = { bool: 'bool', string: 'string', int: 'int', float: 'float64' };
-
 function fitsKind(v: unknown, kind: OptionKind): boolean {
   switch (kind) {
     case 'bool':
@@ -228,45 +213,47 @@ function fitsKind(v: unknown, kind: OptionKind): boolean {
   }
 }
 
-/** Canonical-keyed partial options; unknown keys are dropped, wrong JSON types are decoding errors. */
-function decodeOptions(obj: Record<string, unknown>, text: string): Partial<RuleOptions> {
+/**
+ * The declared fields of `obj` (matched case-insensitively), with `kinds`; nulls are absent, a wrong JSON type is a
+ * decoding error naming `options.<path><field>`.
+ */
+function decodeFields(
+  obj: Record<string, unknown>,
+  kinds: ReadonlyArray<readonly [string, OptionKind]>,
+  path: string,
+  text: string,
+): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [name, kind] of Object.entries(OPTION_FIELDS)) {
+  for (const [name, kind] of kinds) {
     const v = pick(obj, name);
     if (v === undefined || v === null) continue;
-    if (!fitsKind(v, kind)) throw typeError(text, v, `options.${name}`, GO_TYPE[kind], 'RuleOption');
+    if (!fitsKind(v, kind)) throw typeError(text, v, `options.${path}${name}`, GO_TYPE[kind], 'RuleOption');
     out[name] = v;
   }
+  return out;
+}
+
+const kindsOf = (fields: Record<string, { kind: OptionKind }>): Array<[string, OptionKind]> =>
+  Object.entries(fields).map(([name, spec]) => [name, spec.kind]);
+const SCALAR_KINDS = kindsOf(SCALAR_RULE_OPTIONS);
+const RESTART_KINDS = kindsOf(RESTART_STRATEGY_OPTIONS);
+const RANGE_KINDS = Object.entries(DATETIME_RANGE_FIELDS);
+
+/** Canonical-keyed partial options; unknown keys are dropped, wrong JSON types are decoding errors. */
+function decodeOptions(obj: Record<string, unknown>, text: string): Partial<RuleOptions> {
+  const out = decodeFields(obj, SCALAR_KINDS, '', text);
+  const { restartStrategy, cronDatetimeRange } = NESTED_RULE_OPTIONS;
   const rs = pick(obj, 'restartStrategy');
   if (rs !== undefined && rs !== null) {
-    if (!isObject(rs)) throw typeError(text, rs, 'options.restartStrategy', 'api.RestartStrategy', 'RuleOption');
-    const r: Record<string, unknown> = {};
-    for (const [name, kind] of Object.entries(RESTART_FIELDS)) {
-      const v = pick(rs, name);
-      if (v === undefined || v === null) continue;
-      if (!fitsKind(v, kind)) throw typeError(text, v, `options.restartStrategy.${name}`, GO_TYPE[kind], 'RuleOption');
-      r[name] = v;
-    }
-    out.restartStrategy = r;
+    if (!isObject(rs)) throw typeError(text, rs, 'options.restartStrategy', restartStrategy.goType, 'RuleOption');
+    out.restartStrategy = decodeFields(rs, RESTART_KINDS, 'restartStrategy.', text);
   }
   const ranges = pick(obj, 'cronDatetimeRange');
   if (ranges !== undefined && ranges !== null) {
-    if (!Array.isArray(ranges)) throw typeError(text, ranges, 'options.cronDatetimeRange', '[]api.DatetimeRange', 'RuleOption');
+    if (!Array.isArray(ranges)) throw typeError(text, ranges, 'options.cronDatetimeRange', cronDatetimeRange.goType, 'RuleOption');
     out.cronDatetimeRange = ranges.map((item) => {
-      if (!isObject(item)) throw typeError(text, item, 'options.cronDatetimeRange', 'api.DatetimeRange', 'RuleOption');
-      const range: Record<string, unknown> = {};
-      for (const [name, kind] of [
-        ['begin', 'string'],
-        ['end', 'string'],
-        ['beginTimestamp', 'int'],
-        ['endTimestamp', 'int'],
-      ] as const) {
-        const v = pick(item, name);
-        if (v === undefined || v === null) continue;
-        if (!fitsKind(v, kind)) throw typeError(text, v, `options.cronDatetimeRange.${name}`, GO_TYPE[kind], 'RuleOption');
-        range[name] = v;
-      }
-      return range;
+      if (!isObject(item)) throw typeError(text, item, 'options.cronDatetimeRange', cronDatetimeRange.itemGoType, 'RuleOption');
+      return decodeFields(item, RANGE_KINDS, 'cronDatetimeRange.', text);
     });
   }
   return out as Partial<RuleOptions>;
@@ -285,18 +272,7 @@ export function mergeOptions(defaults: RuleOptions, partial: Partial<RuleOptions
 
 /** The problems of merged options (empty when valid), docs/runtime.md §1.2. */
 export function validateOptions(o: RuleOptions, timezone?: string): string[] {
-  const p: string[] = [];
-  if (o.checkpointInterval < 0) p.push(`checkpointInterval must be greater than or equal to 0, got ${o.checkpointInterval}`);
-  if (o.concurrency < 0) p.push(`concurrency must be greater than or equal to 0, got ${o.concurrency}`);
-  if (o.bufferLength < 0) p.push(`bufferLength must be greater than or equal to 0, got ${o.bufferLength}`);
-  if (o.lateTolerance < 0) p.push(`lateTolerance must be greater than or equal to 0, got ${o.lateTolerance}`);
-  if (![0, 1, 2].includes(o.qos)) p.push(`qos must be 0, 1 or 2, got ${o.qos}`);
-  const r = o.restartStrategy;
-  if (!(r.multiplier > 0)) p.push(`restart multiplier must be greater than 0, got ${r.multiplier}`);
-  if (r.attempts < 0) p.push(`restart attempts must be greater than or equal to 0, got ${r.attempts}`);
-  if (!(r.delay > 0)) p.push(`restart delay must be greater than 0, got ${r.delay}`);
-  if (!(r.maxDelay > 0)) p.push(`restart maxDelay must be greater than 0, got ${r.maxDelay}`);
-  if (!(r.jitterFactor > 0 && r.jitterFactor < 1)) p.push(`restart jitterFactor must be between 0 and 1, got ${r.jitterFactor}`);
+  const p = optionValueProblems(o);
   if (o.cron) {
     try {
       parseCronSpec(o.cron, timezone);

@@ -8,6 +8,7 @@
 import { basename, join } from 'node:path';
 import pino, { type Logger } from 'pino';
 import { EddyError, ErrorCode } from '../core/errors.js';
+import { everyOption } from '../core/rule-options.js';
 import type { KVStore } from '../store/kv.js';
 import type { NodeMetrics, RuleDef, RuleOptions, Topology, PrintableTopo } from '../contracts/index.js';
 import { sortKeysDeep } from '../connectors/secrets.js';
@@ -687,22 +688,7 @@ export class RuleService {
  */
 function fullOptions(o: RuleOptions): Partial<RuleOptions> {
   // the key order of a decoded `options` object, so that stored text survives export and import unchanged
-  return {
-    debug: o.debug,
-    logFilename: o.logFilename,
-    isEventTime: o.isEventTime,
-    lateTolerance: o.lateTolerance,
-    concurrency: o.concurrency,
-    bufferLength: o.bufferLength,
-    sendMetaToSink: o.sendMetaToSink,
-    sendError: o.sendError,
-    qos: o.qos,
-    checkpointInterval: o.checkpointInterval,
-    cron: o.cron,
-    duration: o.duration,
-    restartStrategy: { ...o.restartStrategy },
-    cronDatetimeRange: [...(o.cronDatetimeRange ?? [])],
-  };
+  return everyOption(o);
 }
 
 /**
