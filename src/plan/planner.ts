@@ -19,6 +19,8 @@ import {
   EvalContext,
   type JoinPlan,
   type LookupJoinPlan,
+  type AsyncConsumer,
+  type AsyncStage,
   type NodeKind,
   type PlanNode,
   type QueryPlan,
@@ -185,7 +187,9 @@ function build(sql: string, a: Analysis, deps: PlanDeps, placement?: Placement):
     w !== null && !isEventTime && (w.type === 'tumbling' || w.type === 'hopping' || w.type === 'session');
   // a windowless event-time rule filters each stream before its watermark (events failing WHERE never reach it)
   const watermarkBelow = w === null && isEventTime && a.sources.length === 1;
-  const canPush = (timeWindowBelow || watermarkBelow) && !hasTable && analytic === null;
+  // asynchronous calls are computed ahead of the rule's WHERE node: such a WHERE stays whole there
+  const whereAsync = a.where !== null && calls.hasAsyncCall(a.where);
+  const canPush = (timeWindowBelow || watermarkBelow) && !hasTable && analytic === null && !whereAsync;
   const pushed: Expr[][] = a.sources.map(() => []);
   let remaining: Expr[] = [];
   if (a.where) {
@@ -204,7 +208,7 @@ function build(sql: string, a: Analysis, deps: PlanDeps, placement?: Placement):
   const streamJoins = a.joins.filter((j) => j.source.role !== 'lookup');
   const lastJoin = streamJoins[streamJoins.length - 1];
   let mergedIntoOn: Expr | null = null;
-  if (remaining.length && lastJoin && lastJoin.clause.type === 'inner') {
+  if (remaining.length && lastJoin && lastJoin.clause.type === 'inner' && !whereAsync) {
     mergedIntoOn = andAll(remaining);
     remaining = [];
   }
@@ -235,7 +239,9 @@ function build(sql: string, a: Analysis, deps: PlanDeps, placement?: Placement):
       };
     });
 
-  const where = remaining.length ? wherePredicate(compiler.compile(andAll(remaining) as Expr)) : null;
+  const where = remaining.length
+    ? wherePredicate(calls.inAsyncStage('where', () => compiler.compile(andAll(remaining) as Expr)))
+    : null;
   if (placement) {
     placement.pushed = pushed;
     placement.where = andAll(remaining);
@@ -299,7 +305,9 @@ function build(sql: string, a: Analysis, deps: PlanDeps, placement?: Placement):
   // ---- after the join
   const key = a.dims.length ? groupKey(a.dims.map((d) => compiler.compile(d))) : null;
   const singleEvent = w === null && a.sources.length === 1;
-  const having = a.having ? havingStage(compiler.compile(a.having), a.isAggregate, singleEvent) : null;
+  const having = a.having
+    ? havingStage(calls.inAsyncStage('having', () => compiler.compile(a.having as Expr)), a.isAggregate, singleEvent)
+    : null;
   const rowNumberCalls: CallExpr[] = [];
   for (const f of a.fields) {
     walk(f.expr, (x) => {
@@ -310,8 +318,13 @@ function build(sql: string, a: Analysis, deps: PlanDeps, placement?: Placement):
     });
   }
   const windowFuncs = rowNumberCalls.length ? windowFuncStage(rowNumberCalls, compiler) : null;
-  const order = a.sorts.length ? orderStage(a.sorts, compiler) : null;
-  const projection = compileProjection(a.fields, compiler, functions, deps.options.sendMetaToSink);
+  const order = a.sorts.length ? calls.inAsyncStage('order', () => orderStage(a.sorts, compiler)) : null;
+  const projection = calls.inAsyncStage('project', () => compileProjection(a.fields, compiler, functions, deps.options.sendMetaToSink));
+  const asyncStages: Partial<Record<AsyncConsumer, AsyncStage>> = {};
+  for (const consumer of ['where', 'having', 'order', 'project'] as const) {
+    const stage = calls.asyncStage(consumer);
+    if (stage) asyncStages[consumer] = stage;
+  }
   const projectSet = projection.srfKey !== null ? projectSetStage(projection.srfKey) : null;
 
   const nodes = buildNodes(a, {
@@ -322,6 +335,7 @@ function build(sql: string, a: Analysis, deps: PlanDeps, placement?: Placement):
     where: where !== null,
     windowFuncs: windowFuncs !== null,
     projectSet: projectSet !== null,
+    asyncStages,
   });
   const toUnits = unitBuilder(a.isAggregate, key);
 
@@ -361,6 +375,8 @@ interface NodeFlags {
   where: boolean;
   windowFuncs: boolean;
   projectSet: boolean;
+  /** stages that read asynchronous calls: an `async` node computing them precedes each */
+  asyncStages: Partial<Record<AsyncConsumer, AsyncStage>>;
 }
 
 /** Topology nodes with the post-order numbering of docs/runtime.md §1.6. */
@@ -372,6 +388,15 @@ function buildNodes(a: Analysis, f: NodeFlags): PlanNode[] {
     const nm = name ?? `op_${n}_${kind}`;
     nodes.push({ name: nm, kind, inputs, source });
     return nm;
+  };
+  // the asynchronous node computing the calls a stage reads, just before that stage
+  const ahead = (consumer: AsyncConsumer, inputs: string[]): string[] => {
+    const stage = f.asyncStages[consumer];
+    if (!stage) return inputs;
+    n++;
+    const nm = `op_${n}_async`;
+    nodes.push({ name: nm, kind: 'async', inputs, source: null, async: stage });
+    return [nm];
   };
   const chain = (s: BoundSource, i: number): string => {
     let tail = add('source', [], s.name, `source_${s.name}`);
@@ -410,12 +435,12 @@ function buildNodes(a: Analysis, f: NodeFlags): PlanNode[] {
   const streamJoins = a.joins.filter((j) => j.source.role !== 'lookup');
   if (tables.length) tails = [add('join_aligner', [...tails, ...tables])];
   if (streamJoins.length) tails = [add('join', tails)];
-  if (f.where) tails = [add('filter', tails)];
+  if (f.where) tails = [add('filter', ahead('where', tails))];
   if (a.dims.length) tails = [add('aggregate', tails)];
-  if (a.having) tails = [add('having', tails)];
+  if (a.having) tails = [add('having', ahead('having', tails))];
   if (f.windowFuncs) tails = [add('windowFunc', tails)];
-  if (a.sorts.length) tails = [add('order', tails)];
-  tails = [add('project', tails)];
+  if (a.sorts.length) tails = [add('order', ahead('order', tails))];
+  tails = [add('project', ahead('project', tails))];
   if (f.projectSet) add('projectset', tails);
   return nodes;
 }
