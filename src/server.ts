@@ -26,7 +26,7 @@ import { registerConfKeyRoutes } from './api/confkeys.js';
 import { registerConnectionRoutes } from './api/connections.js';
 import { createBuiltinRegistry, type FunctionRegistry } from './functions/index.js';
 import { setDefaultZone } from './values/index.js';
-import { createTopologyBuilder, dropCheckpoints, type RuntimeBuilder } from './runtime/topology.js';
+import { createTopologyBuilder, dropCheckpoints, RuleTopology, type RuntimeBuilder } from './runtime/topology.js';
 import { explainQuery, validateQuery } from './plan/planner.js';
 import { RuleService } from './rules/service.js';
 import { createRuleEngine } from './rules/engine.js';
@@ -38,6 +38,7 @@ import { registerServiceRoutes } from './api/services.js';
 import { registerPluginRoutes } from './api/plugins.js';
 import { PortableManager } from './extensions/plugins-portable.js';
 import { registerConfigRoutes } from './api/configs.js';
+import { RemoteTopology, WorkerPool, workerCount } from './workers/pool.js';
 
 /** Everything a service or route module may need; built once per server. */
 export interface App {
@@ -66,6 +67,8 @@ export interface App {
   readonly runtime: RuntimeBuilder;
   /** rule registry */
   readonly rules: RuleService;
+  /** rule executor threads, when `basic.workers` > 1 */
+  readonly workers: WorkerPool | undefined;
   /** Closers run in reverse order of registration at shutdown. */
   onClose(fn: () => Promise<void> | void): void;
 }
@@ -137,12 +140,23 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
     logger,
   });
   closers.push(() => runtime.close());
+  // docs/runtime.md §1.10: with more than one worker, rules that can run away from the main thread run on workers
+  const workers = workerCount(config.basic.workers ?? 1);
+  const pool =
+    workers > 1
+      ? new WorkerPool({ size: workers, home: home.root, env: opts.env ?? process.env, store, catalog, functions, local: runtime, logger })
+      : undefined;
+  if (pool) closers.push(() => pool.close());
   const rules = new RuleService({
     store,
     logger,
     defaults: config.rule,
     engine: createRuleEngine({
-      builder: runtime,
+      builder: pool ?? runtime,
+      sourcesOf: (topo) => {
+        const t = topo instanceof RemoteTopology ? topo.local : topo;
+        return t instanceof RuleTopology ? t.plan.sources.map((s) => s.name) : undefined;
+      },
       validate: (sql, options) => validateQuery(sql, { catalog, functions, options }).sources,
       explain: (sql, options) => explainQuery(sql, { catalog, functions, options }),
       cleanup: async (rule) => {
@@ -178,6 +192,7 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
     portables,
     runtime,
     rules,
+    workers: pool,
     onClose: (fn) => closers.push(fn),
   };
 

@@ -36,6 +36,8 @@ export interface EddyConfig {
     ignoreCase: boolean;
     rulePatrolInterval: string;
     cfgStorageType: string;
+    /** rule executor threads (docs/runtime.md §1.10): 1 = every rule on the main thread, 0 = one per core */
+    workers?: number | string;
   };
   rule: RuleOptions;
   sink: {

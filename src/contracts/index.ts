@@ -256,6 +256,11 @@ export interface Topology {
   /** Nodes in metric order: sources, operators in topology order, sinks. */
   nodes(): readonly NodeMetrics[];
   printable(): PrintableTopo;
+  /**
+   * Where the rule runs when it runs on a worker thread (docs/runtime.md §1.10), and whether that worker answers its
+   * heartbeat; absent for rules run in-process.
+   */
+  placement?(): { worker: number; answering: boolean };
 }
 
 export interface TopologyBuilder {
