@@ -56,6 +56,12 @@ export interface PoolOptions {
 const STREAM_TYPES = new Set(['mqtt', 'httppull', 'file', 'simulator', 'redissub', 'sql', 'websocket']);
 const SINK_TYPES = new Set(['mqtt', 'log', 'nop', 'rest', 'file', 'redis', 'redispub', 'sql']);
 
+/** A request that a replaced worker will never answer; the rules it was about open again on the new worker. */
+class WorkerReplaced extends Error {}
+
+/** How long a new worker may take to load before it must answer heartbeats. */
+const START_LIMIT_MS = 60_000;
+
 interface Pending {
   resolve: () => void;
   reject: (e: Error) => void;
@@ -67,6 +73,8 @@ class Slot {
   worker!: Worker;
   ready!: Promise<void>;
   lastPong = Date.now();
+  started = false;
+  spawnedAt = Date.now();
   seq = 0;
   replacing = false;
   /** wait before the next replacement of a worker that died young */
@@ -246,7 +254,7 @@ export class WorkerPool implements TopologyBuilder {
   /** False while a worker misses its heartbeats (its rules' status says so). */
   answering(slot: number): boolean {
     const s = this.slots[slot];
-    return s !== undefined && !s.replacing && Date.now() - s.lastPong <= 2 * this.heartbeatMs;
+    return s !== undefined && !s.replacing && (!s.started || Date.now() - s.lastPong <= 2 * this.heartbeatMs);
   }
 
   async openRemote(t: RemoteTopology): Promise<void> {
@@ -262,6 +270,8 @@ export class WorkerPool implements TopologyBuilder {
         streams: [...this.opts.catalog.list('stream'), ...this.opts.catalog.list('table')],
       }));
     } catch (err) {
+      // the worker was replaced meanwhile: the replacement opens the rule
+      if (err instanceof WorkerReplaced && this.remotes.has(t.handle)) return;
       this.remotes.delete(t.handle);
       t.open_ = false;
       throw err;
@@ -323,11 +333,15 @@ export class WorkerPool implements TopologyBuilder {
     const spawnedAt = Date.now();
     s.worker = worker;
     s.lastPong = Date.now();
+    s.spawnedAt = Date.now();
+    s.started = false;
     s.replacing = false;
     s.ready = new Promise<void>((resolve) => {
       const onReady = (m: FromWorker) => {
         if (m.ev === 'ready') {
           worker.off('message', onReady);
+          s.started = true;
+          s.lastPong = Date.now();
           resolve();
         }
       };
@@ -407,6 +421,14 @@ export class WorkerPool implements TopologyBuilder {
     const now = Date.now();
     for (const s of this.slots) {
       if (s.replacing) continue;
+      if (!s.started) {
+        // loading its modules: heartbeats start once it is ready
+        if (now - s.spawnedAt > START_LIMIT_MS) {
+          this.opts.logger.error('rule worker %d did not start within %d ms; replacing it', s.index, START_LIMIT_MS);
+          this.replace(s);
+        }
+        continue;
+      }
       if (now - s.lastPong > this.limitMs) {
         this.opts.logger.error('rule worker %d missed its heartbeats for %d ms; replacing it', s.index, now - s.lastPong);
         this.replace(s);
@@ -423,7 +445,7 @@ export class WorkerPool implements TopologyBuilder {
     const old = s.worker;
     for (const p of s.pending.values()) {
       clearTimeout(p.timer);
-      p.reject(new Error(`worker ${s.index} was replaced`));
+      p.reject(new WorkerReplaced(`worker ${s.index} was replaced`));
     }
     s.pending.clear();
     this.replaced[s.index] = (this.replaced[s.index] ?? 0) + 1;

@@ -35,6 +35,8 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     KUIPER__SOURCE__HTTPSERVERIP: '127.0.0.1',
     KUIPER__SOURCE__HTTPSERVERPORT: '0',
     ...(opts.redisPrefix ? { KUIPER__STORE__TYPE: 'redis' } : {}),
+    // EDDY_TEST_WORKERS=2 runs a test file's servers with rule workers (docs/runtime.md §1.10)
+    ...(process.env.EDDY_TEST_WORKERS ? { KUIPER__BASIC__WORKERS: process.env.EDDY_TEST_WORKERS } : {}),
     ...opts.env,
   };
   const server = await startServer({ home: homeDir, env, redisPrefix: opts.redisPrefix });
