@@ -144,7 +144,17 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
   const workers = workerCount(config.basic.workers ?? 1);
   const pool =
     workers > 1
-      ? new WorkerPool({ size: workers, home: home.root, env: opts.env ?? process.env, store, catalog, functions, local: runtime, logger })
+      ? new WorkerPool({
+          size: workers,
+          home: home.root,
+          env: opts.env ?? process.env,
+          store,
+          catalog,
+          functions,
+          local: runtime,
+          logger,
+          heartbeatLimitMs: Number(config.basic.ruleEvalLimit) > 0 ? Number(config.basic.ruleEvalLimit) : undefined,
+        })
       : undefined;
   if (pool) closers.push(() => pool.close());
   const rules = new RuleService({

@@ -38,6 +38,8 @@ export interface EddyConfig {
     cfgStorageType: string;
     /** rule executor threads (docs/runtime.md §1.10): 1 = every rule on the main thread, 0 = one per core */
     workers?: number | string;
+    /** ms a worker may stay busy with one record before its rule is stopped and the worker replaced */
+    ruleEvalLimit?: number | string;
   };
   rule: RuleOptions;
   sink: {

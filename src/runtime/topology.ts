@@ -458,6 +458,11 @@ export class RuleTopology implements Topology {
     return out;
   }
 
+  /** The queued nodes in {@link nodes} order (sinks excepted): rule workers tag them for tracing (docs/runtime.md §1.10). */
+  queueNodes(): readonly QueueNode[] {
+    return [...this.ordered, ...this.batches];
+  }
+
   /** CPU µs spent in this rule's nodes so far (rules' CPU usage endpoint) */
   busyUs(): number {
     let t = 0;

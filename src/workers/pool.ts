@@ -47,7 +47,10 @@ export interface PoolOptions {
   logger: Logger;
   /** heartbeat period; a worker silent for 2 periods is reported as not answering */
   heartbeatMs?: number;
-  /** a worker silent this long is terminated and replaced */
+  /**
+   * a worker silent this long is terminated and replaced; when a rule's node was evaluating a record all that time,
+   * that rule is stopped with an error naming it (`basic.ruleEvalLimit`, default 5000 ms)
+   */
   heartbeatLimitMs?: number;
   /** longest wait for a worker to open or close a topology */
   requestTimeoutMs?: number;
@@ -58,6 +61,20 @@ const SINK_TYPES = new Set(['mqtt', 'log', 'nop', 'rest', 'file', 'redis', 'redi
 
 /** A request that a replaced worker will never answer; the rules it was about open again on the new worker. */
 class WorkerReplaced extends Error {}
+
+/** Node slots per topology in an activity id (worker.ts encodes it the same way). */
+const ACTIVITY_NODES = 4096;
+
+/** What a node of each kind evaluates, for the error of a rule stopped in it. */
+const NODE_WORK: Array<[RegExp, string]> = [
+  [/_project$/, 'the SELECT list'],
+  [/_filter$/, 'the WHERE condition'],
+  [/_having$/, 'the HAVING condition'],
+  [/_order$/, 'the ORDER BY'],
+  [/_aggregate$/, 'the GROUP BY'],
+  [/_join$/, 'the join condition'],
+  [/_analytic$/, 'the analytic functions'],
+];
 
 /** How long a new worker may take to load before it must answer heartbeats. */
 const START_LIMIT_MS = 60_000;
@@ -77,6 +94,8 @@ class Slot {
   spawnedAt = Date.now();
   seq = 0;
   replacing = false;
+  /** cell 0: the activity id of the node the worker is running now, 0 when idle */
+  activity = new Int32Array(new SharedArrayBuffer(4));
   /** wait before the next replacement of a worker that died young */
   backoffMs = 0;
   readonly pending = new Map<number, Pending>();
@@ -323,7 +342,8 @@ export class WorkerPool implements TopologyBuilder {
     // under the TypeScript loader (tests, development) the worker registers the loader before loading its entry
     const ts = import.meta.url.endsWith('.ts');
     const entry = new URL(ts ? './worker.ts' : './worker.js', import.meta.url);
-    const workerData = { index: s.index, home: this.opts.home, env: this.opts.env };
+    s.activity = new Int32Array(new SharedArrayBuffer(4));
+    const workerData = { index: s.index, home: this.opts.home, env: this.opts.env, activity: s.activity.buffer };
     const worker = ts
       ? new Worker(
           `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}).then((m) => { m.register(); return import(${JSON.stringify(entry.href)}); })`,
@@ -431,18 +451,32 @@ export class WorkerPool implements TopologyBuilder {
       }
       if (now - s.lastPong > this.limitMs) {
         this.opts.logger.error('rule worker %d missed its heartbeats for %d ms; replacing it', s.index, now - s.lastPong);
-        this.replace(s);
+        this.replace(s, Atomics.load(s.activity, 0));
         continue;
       }
       s.worker.postMessage({ op: 'ping', seq: ++s.seq } satisfies ToWorker);
     }
   }
 
-  /** Terminates the slot's thread, starts a new one and opens its rules there again. */
-  private replace(s: Slot): void {
+  /**
+   * Terminates the slot's thread, starts a new one and opens its rules there again, except the rule whose node
+   * (`activity`, when not 0) kept the thread busy: that one is stopped with an error naming it.
+   */
+  private replace(s: Slot, activity = 0): void {
     if (this.closed || s.replacing) return;
     s.replacing = true;
     const old = s.worker;
+    if (activity > 0) {
+      const t = this.remotes.get(Math.floor(activity / ACTIVITY_NODES));
+      if (t && t.slot === s.index) {
+        const node = t.local.nodes()[(activity % ACTIVITY_NODES) - 1]?.name ?? 'a node';
+        const what = NODE_WORK.find(([re]) => re.test(node))?.[1] ?? 'its operator';
+        this.remotes.delete(t.handle);
+        t.fail(
+          new Error(`rule ${t.rule.id} was stopped: evaluating one record in ${node} (${what}) took more than ${this.limitMs} ms`),
+        );
+      }
+    }
     for (const p of s.pending.values()) {
       clearTimeout(p.timer);
       p.reject(new WorkerReplaced(`worker ${s.index} was replaced`));

@@ -10,6 +10,7 @@ import { createLogger } from '../config/log.js';
 import { Connectors } from '../connectors/index.js';
 import { createBuiltinRegistry } from '../functions/index.js';
 import { createTopologyBuilder, type RuleTopology } from '../runtime/topology.js';
+import { trackActivity } from '../runtime/node.js';
 import { setDefaultZone } from '../values/index.js';
 import { EddyError } from '../core/errors.js';
 import type { StreamCatalog, StreamDef, StreamKind } from '../catalog/types.js';
@@ -20,7 +21,12 @@ interface WorkerInit {
   index: number;
   home: string;
   env: NodeJS.ProcessEnv;
+  /** cell 0: the activity id of the node working now (see pool.ts `activityOf`) */
+  activity: SharedArrayBuffer;
 }
+
+/** Node slots per topology in an activity id (pool.ts decodes it the same way). */
+const ACTIVITY_NODES = 4096;
 
 /** How often the metrics of changed topologies are sent to the main thread. */
 const METRICS_INTERVAL_MS = 100;
@@ -104,6 +110,7 @@ async function main(): Promise<void> {
     // the main thread logs the unknown zone
   }
   const logger = createLogger(config, home).child({ worker: init.index });
+  trackActivity(new Int32Array(init.activity));
   const store = new MainStore();
   const connectors = await Connectors.create({ home, config, env: init.env, store, logger });
   const catalog = new CatalogView();
@@ -124,6 +131,8 @@ async function main(): Promise<void> {
     await connectors.confKeys.load();
     const topo = builder.build(m.rule, m.options, logger.child({ rule: m.rule.id }));
     topologies.set(m.handle, { topo, sig: -1 });
+    // handle and node index in one id: the main thread can name the node even while this thread is stuck in it
+    topo.queueNodes().forEach((n, i) => (n.activityId = m.handle * ACTIVITY_NODES + i + 1));
     topo.onFatal((err) => post({ ev: 'fatal', handle: m.handle, message: err.message }));
     topo.onEnd(() => post({ ev: 'end', handle: m.handle }));
     try {

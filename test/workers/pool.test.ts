@@ -163,3 +163,45 @@ test('a stuck worker: the status answers at once and says so; a worker that ends
     await s.dispose();
   }
 });
+
+test('a rule whose evaluation of one record outlasts basic.ruleEvalLimit is stopped with an error naming it; its worker neighbours run on', async () => {
+  const s = await startTestServer({ env: { KUIPER__BASIC__WORKERS: '2', KUIPER__BASIC__RULEEVALLIMIT: '1000' } });
+  const topic = uniqueTopic('heavy');
+  const sub = await subscriber(`${topic}/out`);
+  try {
+    const pool = s.app.workers!;
+    await pool.ready();
+    const heavy = `heavy_${topic.replace(/\W/g, '_')}`;
+    let r = await s.req('POST', '/streams', { sql: `CREATE STREAM st_${heavy} (s STRING) WITH (DATASOURCE="${topic}/heavy", FORMAT="json")` });
+    assert.equal(r.status, 201, r.text);
+    // each column checksums a 50-million-character string: seconds of synchronous work for one record
+    const columns = Array.from({ length: 30 }, (_, i) => `crc32(lpad(s, ${50_000_000 + i})) AS c${i}`).join(', ');
+    r = await s.req('POST', '/rules', { id: heavy, sql: `SELECT ${columns} FROM st_${heavy}`, actions: [{ nop: {} }] });
+    assert.equal(r.status, 201, r.text);
+    // a neighbour on the same worker
+    let light = '';
+    for (let i = 0; light === ''; i++) if (pool.place(`light${i}_${heavy}`) === pool.place(heavy)) light = `light${i}_${heavy}`;
+    await mqttRule(s, topic, light);
+    await feed(topic, () => sub.messages.length, 1);
+
+    const pub = await publisher();
+    let st: J = await status(s, heavy);
+    const end = Date.now() + 60_000;
+    while (st.status === 'running' && Date.now() < end) {
+      await pub.publishAsync(`${topic}/heavy`, JSON.stringify({ s: 'x' }));
+      await new Promise((res) => setTimeout(res, 300));
+      st = await status(s, heavy);
+    }
+    await pub.endAsync();
+    assert.equal(st.status, 'stopped');
+    assert.match(String(st.message), new RegExp(`^Stopped: rule ${heavy} was stopped: evaluating one record in op_\\d+_project \\(the SELECT list\\) took more than 1000 ms\\.$`));
+    assert.equal(pool.replaced[pool.place(heavy)], 1);
+    // the neighbour opened again on the new worker and delivers
+    const before = sub.messages.length;
+    await feed(topic, () => sub.messages.length, before + 2, 1000);
+    assert.equal((await status(s, light)).status, 'running');
+  } finally {
+    await sub.close();
+    await s.dispose();
+  }
+});
