@@ -502,6 +502,8 @@ export class WorkerPool implements TopologyBuilder {
             streams: [...this.opts.catalog.list('stream'), ...this.opts.catalog.list('table')],
           }));
         } catch (err) {
+          // replaced again meanwhile: that replacement opens it
+          if (err instanceof WorkerReplaced) return;
           this.remotes.delete(t.handle);
           t.fail(err instanceof Error ? err : new Error(String(err)));
         }
