@@ -88,7 +88,9 @@ interface Pending {
 /** One worker slot: its current thread and heartbeat state. */
 class Slot {
   worker!: Worker;
-  ready!: Promise<void>;
+  ready: Promise<void> = Promise.resolve();
+  /** started on the first rule placed on it */
+  spawned = false;
   lastPong = Date.now();
   started = false;
   spawnedAt = Date.now();
@@ -209,11 +211,8 @@ export class WorkerPool implements TopologyBuilder {
     this.heartbeatMs = opts.heartbeatMs ?? 500;
     this.limitMs = opts.heartbeatLimitMs ?? 5000;
     this.requestTimeoutMs = opts.requestTimeoutMs ?? 30_000;
-    for (let i = 0; i < opts.size; i++) {
-      const s = new Slot(i);
-      this.spawn(s);
-      this.slots.push(s);
-    }
+    // a worker starts when the first rule is placed on it: a server with no such rule runs no thread
+    for (let i = 0; i < opts.size; i++) this.slots.push(new Slot(i));
     this.heartbeat = setInterval(() => this.beat(), this.heartbeatMs);
     this.heartbeat.unref();
   }
@@ -238,6 +237,8 @@ export class WorkerPool implements TopologyBuilder {
 
   /** Whether the rule needs nothing that exists only on the main thread. */
   private movable(rule: RuleDef, t: RuleTopology): boolean {
+    // a rule's own log file (and debug level) belong to the main thread's loggers
+    if (t.options.logFilename || t.options.debug) return false;
     for (const s of t.plan.sources) {
       if (s.role !== 'stream') return false;
       const type = (s.def.options.TYPE || 'mqtt').toLowerCase();
@@ -277,6 +278,8 @@ export class WorkerPool implements TopologyBuilder {
   }
 
   async openRemote(t: RemoteTopology): Promise<void> {
+    const slot = this.slots[t.slot];
+    if (slot && !slot.spawned && !this.closed) this.spawn(slot);
     this.remotes.set(t.handle, t);
     t.open_ = true;
     try {
@@ -307,12 +310,12 @@ export class WorkerPool implements TopologyBuilder {
 
   /** Fault injection for tests: keeps worker `slot` busy for `ms`. */
   stall(slot: number, ms: number): void {
-    this.slots[slot]?.worker.postMessage({ op: 'stall', ms } satisfies ToWorker);
+    if (this.slots[slot]?.spawned) this.slots[slot].worker.postMessage({ op: 'stall', ms } satisfies ToWorker);
   }
 
   /** Fault injection for tests: the worker ends as a crash would. */
   crash(slot: number): void {
-    this.slots[slot]?.worker.postMessage({ op: 'crash' } satisfies ToWorker);
+    if (this.slots[slot]?.spawned) this.slots[slot].worker.postMessage({ op: 'crash' } satisfies ToWorker);
   }
 
   /** Resolves once every worker started (tests). */
@@ -333,7 +336,7 @@ export class WorkerPool implements TopologyBuilder {
       }
       s.pending.clear();
     }
-    await Promise.all(this.slots.map((s) => s.worker.terminate().catch(() => 0)));
+    await Promise.all(this.slots.filter((s) => s.spawned).map((s) => s.worker.terminate().catch(() => 0)));
   }
 
   // ------------------------------------------------------------------------------------------ internals
@@ -352,6 +355,7 @@ export class WorkerPool implements TopologyBuilder {
       : new Worker(entry, { workerData });
     const spawnedAt = Date.now();
     s.worker = worker;
+    s.spawned = true;
     s.lastPong = Date.now();
     s.spawnedAt = Date.now();
     s.started = false;
@@ -425,7 +429,7 @@ export class WorkerPool implements TopologyBuilder {
 
   private send(slot: number, make: (req: number) => ToWorker): Promise<void> {
     const s = this.slots[slot];
-    if (!s || this.closed) return Promise.reject(new EddyError(ErrorCode.Executor, 'the worker pool is closed'));
+    if (!s || !s.spawned || this.closed) return Promise.reject(new EddyError(ErrorCode.Executor, 'the worker pool is closed'));
     const req = this.nextReq++;
     return new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
@@ -440,7 +444,7 @@ export class WorkerPool implements TopologyBuilder {
   private beat(): void {
     const now = Date.now();
     for (const s of this.slots) {
-      if (s.replacing) continue;
+      if (s.replacing || !s.spawned) continue;
       if (!s.started) {
         // loading its modules: heartbeats start once it is ready
         if (now - s.spawnedAt > START_LIMIT_MS) {
