@@ -141,7 +141,7 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
   });
   closers.push(() => runtime.close());
   // docs/runtime.md §1.10: with more than one worker, rules that can run away from the main thread run on workers
-  const workers = workerCount(config.basic.workers ?? 1);
+  const workers = workerCount(config.basic.workers ?? 0);
   const pool =
     workers > 1
       ? new WorkerPool({

@@ -36,7 +36,7 @@ export interface EddyConfig {
     ignoreCase: boolean;
     rulePatrolInterval: string;
     cfgStorageType: string;
-    /** rule executor threads (docs/runtime.md §1.10): 1 = every rule on the main thread, 0 = one per core */
+    /** rule executor threads (docs/runtime.md §1.10): 0 (default) = one per core, 1 = every rule on the main thread */
     workers?: number | string;
     /** ms a worker may stay busy with one record before its rule is stopped and the worker replaced */
     ruleEvalLimit?: number | string;
