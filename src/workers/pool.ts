@@ -6,8 +6,8 @@
  *
  * Rules stay on the main thread when they need something that exists only there: memory or httppush sources and
  * memory sinks (process-wide buses and the data server), lookup or scan tables, formats other than JSON (schemas,
- * format plugins), websocket sinks, portable-plugin connectors, and functions other than built-ins (scripts,
- * external services, plugin functions).
+ * format plugins), websocket sinks, portable-plugin connectors, functions other than built-ins (scripts,
+ * external services, plugin functions), and a rule's own log file or debug level.
  *
  * Supervision: every worker answers a heartbeat; a worker that misses it is marked as not answering (the status of
  * its rules says so at once) and, past the limit, terminated and replaced; its rules open again on the new worker,
