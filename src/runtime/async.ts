@@ -9,8 +9,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Row } from '../contracts/index.js';
 import type { Value } from '../values/value.js';
-import type { AsyncSite, AsyncStage, EvalContext, QueryPlan } from '../plan/plan.js';
-import { EvalUnit } from '../plan/plan.js';
+import type { AsyncSite, AsyncStage, EvalContext, EvalUnit, QueryPlan } from '../plan/plan.js';
 import { JoinTuple, RowBatch, Tuple, UnitBatch, type Item } from './items.js';
 import { QueueNode } from './node.js';
 
