@@ -22,9 +22,9 @@ const TIME_ORIGIN = performance.timeOrigin;
 const RESOLVED: Promise<void> = Promise.resolve();
 
 /**
- * Rule worker threads (docs/runtime.md §1.10): the id of the node doing synchronous work now, 0 when none, in memory the
- * main thread can read while this thread is busy, so that a record whose evaluation never ends can be traced to its
- * rule and node.
+ * Rule worker threads (docs/runtime.md §1.10): in memory the main thread can read while this thread is busy, cell 0 holds
+ * the id of the node doing synchronous work now (0 when none) and cell 1 counts the batches started. A thread whose
+ * count stands still while a node is busy is stuck in that node; one whose count moves is only overloaded.
  */
 let activity: Int32Array | null = null;
 
@@ -167,7 +167,10 @@ export abstract class QueueNode implements Receiver {
     const t0 = performance.now();
     m.lastInvocation = Math.round(TIME_ORIGIN + t0);
     const track = activity;
-    if (track !== null) track[0] = this.activityId;
+    if (track !== null) {
+      track[0] = this.activityId;
+      track[1]++;
+    }
     for (let i = 0; i < n; i++) {
       const item = q.shift() as Item;
       if (!(item instanceof Watermark) && !(item instanceof ErrorRecord)) m.recordsIn++;
@@ -205,7 +208,10 @@ export abstract class QueueNode implements Receiver {
     if (!(item instanceof Watermark) && !(item instanceof ErrorRecord)) m.recordsIn++;
     const track = activity;
     const outer = track !== null ? track[0] : 0;
-    if (track !== null) track[0] = this.activityId;
+    if (track !== null) {
+      track[0] = this.activityId;
+      track[1]++;
+    }
     try {
       this.process(item);
     } catch (err) {

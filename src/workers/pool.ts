@@ -96,8 +96,11 @@ class Slot {
   spawnedAt = Date.now();
   seq = 0;
   replacing = false;
-  /** cell 0: the activity id of the node the worker is running now, 0 when idle */
-  activity = new Int32Array(new SharedArrayBuffer(4));
+  /** cell 0: the activity id of the node the worker is running now, 0 when idle; cell 1: batches started */
+  activity = new Int32Array(new SharedArrayBuffer(8));
+  /** the batch count last seen, and when it last moved (or the worker last answered) */
+  lastSeq = 0;
+  lastProgress = Date.now();
   /** wait before the next replacement of a worker that died young */
   backoffMs = 0;
   readonly pending = new Map<number, Pending>();
@@ -345,7 +348,9 @@ export class WorkerPool implements TopologyBuilder {
     // under the TypeScript loader (tests, development) the worker registers the loader before loading its entry
     const ts = import.meta.url.endsWith('.ts');
     const entry = new URL(ts ? './worker.ts' : './worker.js', import.meta.url);
-    s.activity = new Int32Array(new SharedArrayBuffer(4));
+    s.activity = new Int32Array(new SharedArrayBuffer(8));
+    s.lastSeq = 0;
+    s.lastProgress = Date.now();
     const workerData = { index: s.index, home: this.opts.home, env: this.opts.env, activity: s.activity.buffer };
     const worker = ts
       ? new Worker(
@@ -453,8 +458,14 @@ export class WorkerPool implements TopologyBuilder {
         }
         continue;
       }
-      if (now - s.lastPong > this.limitMs) {
-        this.opts.logger.error('rule worker %d missed its heartbeats for %d ms; replacing it', s.index, now - s.lastPong);
+      const seq = Atomics.load(s.activity, 1);
+      if (seq !== s.lastSeq) {
+        s.lastSeq = seq;
+        s.lastProgress = now;
+      }
+      // silent but still starting new batches: overloaded, not stuck (its rules' status says it does not answer)
+      if (now - s.lastPong > this.limitMs && now - Math.max(s.lastProgress, s.lastPong) > this.limitMs) {
+        this.opts.logger.error('rule worker %d made no progress for %d ms; replacing it', s.index, now - s.lastPong);
         this.replace(s, Atomics.load(s.activity, 0));
         continue;
       }

@@ -21,7 +21,7 @@ interface WorkerInit {
   index: number;
   home: string;
   env: NodeJS.ProcessEnv;
-  /** cell 0: the activity id of the node working now (see pool.ts `activityOf`) */
+  /** cell 0: the activity id of the node working now, cell 1: batches started (see runtime/node.ts) */
   activity: SharedArrayBuffer;
 }
 
