@@ -27,7 +27,7 @@ import { registerConfKeyRoutes } from './api/confkeys.js';
 import { registerConnectionRoutes } from './api/connections.js';
 import { createBuiltinRegistry, type FunctionRegistry } from './functions/index.js';
 import { setDefaultZone } from './values/index.js';
-import { createTopologyBuilder, dropCheckpoints, type RuntimeBuilder } from './runtime/topology.js';
+import { createTopologyBuilder, dropCheckpoints, RuleTopology, type RuntimeBuilder } from './runtime/topology.js';
 import { explainQuery, validateQuery } from './plan/planner.js';
 import { RuleService } from './rules/service.js';
 import { createRuleEngine } from './rules/engine.js';
@@ -44,6 +44,7 @@ import { RuleTestService } from './rules/trial.js';
 import { registerRuleTestRoutes } from './api/ruletest.js';
 import { registerOpsRoutes } from './api/ops.js';
 import { registerConsoleRoutes } from './api/console.js';
+import { RemoteTopology, WorkerPool, workerCount } from './workers/pool.js';
 
 /** Everything a service or route module may need; built once per server. */
 export interface App {
@@ -72,6 +73,8 @@ export interface App {
   readonly runtime: RuntimeBuilder;
   /** rule registry */
   readonly rules: RuleService;
+  /** rule executor threads, when `basic.workers` > 1 */
+  readonly workers: WorkerPool | undefined;
   /** Closers run in reverse order of registration at shutdown. */
   onClose(fn: () => Promise<void> | void): void;
 }
@@ -149,12 +152,33 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
     logger,
   });
   closers.push(() => runtime.close());
+  // docs/runtime.md §1.10: with more than one worker, rules that can run away from the main thread run on workers
+  const workers = workerCount(config.basic.workers ?? 0);
+  const pool =
+    workers > 1
+      ? new WorkerPool({
+          size: workers,
+          home: home.root,
+          env: opts.env ?? process.env,
+          store,
+          catalog,
+          functions,
+          local: runtime,
+          logger,
+          heartbeatLimitMs: Number(config.basic.ruleEvalLimit) > 0 ? Number(config.basic.ruleEvalLimit) : undefined,
+        })
+      : undefined;
+  if (pool) closers.push(() => pool.close());
   const rules = new RuleService({
     store,
     logger,
     defaults: config.rule,
     engine: createRuleEngine({
-      builder: runtime,
+      builder: pool ?? runtime,
+      sourcesOf: (topo) => {
+        const t = topo instanceof RemoteTopology ? topo.local : topo;
+        return t instanceof RuleTopology ? t.plan.sources.map((s) => s.name) : undefined;
+      },
       validate: (sql, options) => validateQuery(sql, { catalog, functions, options }).sources,
       explain: (sql, options) => explainQuery(sql, { catalog, functions, options }),
       cleanup: async (rule) => {
@@ -191,6 +215,7 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
     portables,
     runtime,
     rules,
+    workers: pool,
     onClose: (fn) => closers.push(fn),
   };
 

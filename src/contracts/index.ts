@@ -327,6 +327,11 @@ export interface Topology {
    * from `input` (a rewindable connector's offset). Throws an Error with eKuiper's text.
    */
   resetOffset?(streamName: string, input: ValueObject): Promise<void>;
+  /**
+   * Where the rule runs when it runs on a worker thread (docs/runtime.md §1.10), and whether that worker answers its
+   * heartbeat; absent for rules run in-process.
+   */
+  placement?(): { worker: number; answering: boolean };
 }
 
 export interface TopologyBuilder {

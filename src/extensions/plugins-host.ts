@@ -1,13 +1,14 @@
 /**
  * The portable-plugin host (docs/runtime.md §5.3 Process model): one worker thread owns every plugin process and the REP
  * sockets of their control and function channels. Control commands (start/stop of sources and sinks) are sent
- * asynchronously; function calls are synchronous for the SQL runtime: the caller waits on `Atomics.wait` while the
- * worker starts the process if needed, sends the call and reads the reply (as for external services).
+ * asynchronously, and so are function calls: plugin functions are asynchronous SQL functions awaited by the rule's
+ * asynchronous node (docs/runtime.md §6.3) while the worker starts the process if needed, sends the call and reads the
+ * reply.
  *
  * Because the engine is the REP side, every command or call is the *reply* to the plugin's pending request, and the
  * plugin's next request carries the answer (and becomes the new pending request).
  */
-import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
+import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import { NNG_SOURCE } from './plugins-nng.js';
 
 /** How to start one plugin's process. */
@@ -26,15 +27,12 @@ const { workerData } = require('node:worker_threads');
 const net = require('node:net');
 const fs = require('node:fs');
 const { spawn } = require('node:child_process');
-const { syncPort, asyncPort, cell } = workerData;
-const flag = new Int32Array(cell);
+const { syncPort, asyncPort } = workerData;
 const REQ = 0x30, REP = 0x31;
 const COMMAND_TIMEOUT_MS = 10000;
 
 function answerSync(id, r) {
   syncPort.postMessage({ id, ...r });
-  Atomics.store(flag, 0, 1);
-  Atomics.notify(flag, 0);
 }
 const log = (plugin, line) => asyncPort.postMessage({ op: 'log', plugin, line });
 const errText = (e) => (e && e.message ? e.message : String(e));
@@ -241,8 +239,19 @@ asyncPort.on('message', (m) => {
     if (remembered.has(m.spec.name) && !plugins.has(m.spec.name)) startPlugin(m.spec).ready.catch(() => {});
   }
 });
+// A function channel is request/reply: one call at a time per function, whichever rules call it.
+const funcQueues = new Map();
+function queuedCall(spec, fname, payload, timeoutMs) {
+  const key = spec.name + '/' + fname;
+  const run = (funcQueues.get(key) || Promise.resolve()).then(() => callFunction(spec, fname, payload, timeoutMs));
+  const tail = run.then(() => {}, () => {});
+  funcQueues.set(key, tail);
+  tail.then(() => { if (funcQueues.get(key) === tail) funcQueues.delete(key); });
+  return run;
+}
+
 syncPort.on('message', ({ id, spec, fname, payload, timeoutMs }) => {
-  callFunction(spec, fname, payload, timeoutMs).then((result) => answerSync(id, { result }), (e) => answerSync(id, { error: errText(e) }));
+  queuedCall(spec, fname, payload, timeoutMs).then((result) => answerSync(id, { result }), (e) => answerSync(id, { error: errText(e) }));
 });
 `;
 
@@ -252,8 +261,9 @@ export class PluginHost {
   private worker: Worker | undefined;
   private syncPort: MessagePort | undefined;
   private asyncPort: MessagePort | undefined;
-  private flag: Int32Array | undefined;
   private nextId = 1;
+  /** function calls waiting for their reply */
+  private readonly calls = new Map<number, { resolve: (text: string) => void; reject: (e: Error) => void; timer: NodeJS.Timeout }>();
   private readonly waiting = new Map<number, { resolve: () => void; reject: (e: Error) => void }>();
   /** live plugin processes by plugin name */
   private readonly pids = new Map<string, number>();
@@ -270,25 +280,40 @@ export class PluginHost {
     });
   }
 
-  /** One synchronous function call; returns the plugin's reply text. */
-  call(spec: PluginSpec, fname: string, payload: string, timeoutMs: number): string {
-    const { syncPort, flag } = this.start();
+  /** The longest one function call may take: the first call may have to start the process. */
+  static callTimeLimit(initTimeoutMs: number, timeoutMs: number): number {
+    return timeoutMs + initTimeoutMs + GRACE_MS;
+  }
+
+  /** One function call; resolves with the plugin's reply text. */
+  call(spec: PluginSpec, fname: string, payload: string, timeoutMs: number): Promise<string> {
+    const { syncPort } = this.start();
     const id = this.nextId++;
-    Atomics.store(flag, 0, 0);
-    syncPort.postMessage({ id, spec, fname, payload, timeoutMs });
-    // the first call may have to start the process
-    const deadline = Date.now() + timeoutMs + spec.initTimeoutMs + GRACE_MS;
-    for (;;) {
-      const msg = receiveMessageOnPort(syncPort)?.message as { id: number; result?: string; error?: string } | undefined;
-      if (msg !== undefined) {
-        if (msg.id !== id) continue;
-        if (msg.error !== undefined) throw new Error(msg.error);
-        return msg.result ?? '';
-      }
-      const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`no reply from plugin ${spec.name} within ${timeoutMs}ms`);
-      if (Atomics.wait(flag, 0, 0, Math.min(left, 50)) !== 'timed-out') Atomics.store(flag, 0, 0);
+    return new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.calls.delete(id);
+        reject(new Error(`no reply from plugin ${spec.name} within ${timeoutMs}ms`));
+      }, PluginHost.callTimeLimit(spec.initTimeoutMs, timeoutMs));
+      this.calls.set(id, { resolve, reject, timer });
+      syncPort.postMessage({ id, spec, fname, payload, timeoutMs });
+    });
+  }
+
+  private callAnswered(msg: { id: number; result?: string; error?: string }): void {
+    const c = this.calls.get(msg.id);
+    if (!c) return; // a call that already gave up
+    this.calls.delete(msg.id);
+    clearTimeout(c.timer);
+    if (msg.error !== undefined) c.reject(new Error(msg.error));
+    else c.resolve(msg.result ?? '');
+  }
+
+  private failCalls(reason: string): void {
+    for (const c of this.calls.values()) {
+      clearTimeout(c.timer);
+      c.reject(new Error(reason));
     }
+    this.calls.clear();
   }
 
   /** Kills a plugin's process (delete, update). */
@@ -308,6 +333,7 @@ export class PluginHost {
     this.asyncPort?.close();
     for (const w2 of this.waiting.values()) w2.reject(new Error('the plugin host is closed'));
     this.waiting.clear();
+    this.failCalls('the plugin host is closed');
     // terminating the worker closes its sockets; the plugin processes would outlive it
     for (const pid of this.pids.values()) {
       try {
@@ -320,18 +346,19 @@ export class PluginHost {
     if (w) await w.terminate();
   }
 
-  private start(): { syncPort: MessagePort; asyncPort: MessagePort; flag: Int32Array } {
-    if (this.worker && this.syncPort && this.asyncPort && this.flag) return { syncPort: this.syncPort, asyncPort: this.asyncPort, flag: this.flag };
-    const cell = new SharedArrayBuffer(4);
+  private start(): { syncPort: MessagePort; asyncPort: MessagePort } {
+    if (this.worker && this.syncPort && this.asyncPort) return { syncPort: this.syncPort, asyncPort: this.asyncPort };
     const sync = new MessageChannel();
     const async = new MessageChannel();
     const worker = new Worker(HOST_SOURCE, {
       eval: true,
-      workerData: { syncPort: sync.port2, asyncPort: async.port2, cell },
+      workerData: { syncPort: sync.port2, asyncPort: async.port2 },
       transferList: [sync.port2, async.port2],
       execArgv: [],
     });
     worker.unref();
+    sync.port1.on('message', (m: { id: number; result?: string; error?: string }) => this.callAnswered(m));
+    // pending calls keep the process alive through their timers, not through the port
     sync.port1.unref();
     async.port1.on('message', (m: { op: string; reqId?: number; error?: string; plugin?: string; line?: string; pid?: number }) => {
       if (m.op === 'log') this.log(m.plugin ?? '', m.line ?? '');
@@ -352,12 +379,12 @@ export class PluginHost {
         this.worker = undefined;
         this.syncPort = undefined;
         this.asyncPort = undefined;
+        this.failCalls('the plugin host failed');
       }
     });
     this.worker = worker;
     this.syncPort = sync.port1;
     this.asyncPort = async.port1;
-    this.flag = new Int32Array(cell);
-    return { syncPort: sync.port1, asyncPort: async.port1, flag: this.flag };
+    return { syncPort: sync.port1, asyncPort: async.port1 };
   }
 }

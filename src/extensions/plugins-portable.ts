@@ -394,7 +394,14 @@ export class PortableManager {
     }
     for (const f of info.functions) {
       this.owners.func.set(f, info.name);
-      const def: FunctionDef = { name: f, kind: 'scalar', nullCheck: 'none', exec: (args) => this.callFunction(f, args) };
+      const def: FunctionDef = {
+        name: f,
+        kind: 'scalar',
+        nullCheck: 'none',
+        // the plugin answers one call at a time (request/reply channel)
+        async: { timeoutMs: PluginHost.callTimeLimit(this.opts.initTimeoutMs, FUNC_TIMEOUT_MS), maxInFlight: 1 },
+        execAsync: (args) => this.callFunction(f, args),
+      };
       this.opts.functions.register(def);
       this.registeredFuncs.set(f, def);
     }
@@ -432,7 +439,7 @@ export class PortableManager {
     return `${symbol}${this.opCounter++}`;
   }
 
-  private callFunction(f: string, args: Value[]): Value {
+  private async callFunction(f: string, args: Value[]): Promise<Value> {
     let spec: PluginSpec;
     try {
       spec = this.specOf('func', f);
@@ -443,7 +450,7 @@ export class PortableManager {
     const payload = JSON.stringify({ func: 'Exec', arg: [...args.map(toJsonData), ctx] }, (_k, v: unknown) => (typeof v === 'bigint' ? Number(v) : v));
     let text: string;
     try {
-      text = this.host.call(spec, f, payload, FUNC_TIMEOUT_MS);
+      text = await this.host.call(spec, f, payload, FUNC_TIMEOUT_MS);
     } catch (e) {
       throw new EvalError((e as Error).message);
     }

@@ -1,7 +1,9 @@
 /**
  * How a SQL call of a service function becomes a remote call (docs/runtime.md §6.3): the arguments are mapped onto the
- * method's input message, sent over REST, gRPC or msgpack-rpc through the blocking {@link SyncTransport}, and the reply is
- * converted back into Eddy values (int → bigint, float → number, wrapper messages → their bare value).
+ * method's input message, sent over REST, gRPC or msgpack-rpc through the {@link ServiceTransport}, and the reply is
+ * converted back into Eddy values (int → bigint, float → number, wrapper messages → their bare value). The functions
+ * are asynchronous: the arguments are read and encoded before the first await, and the rule's asynchronous node
+ * awaits the reply.
  */
 import protobuf from 'protobufjs';
 import type { FunctionDef } from '../functions/registry.js';
@@ -20,7 +22,7 @@ import {
   type ValueObject,
 } from '../values/index.js';
 import type { InterfaceDef, SchemaMethod } from './services-def.js';
-import { TransportError, type RemoteCall, type RemoteReply, type SyncTransport } from './services-transport.js';
+import { TransportError, type RemoteCall, type RemoteReply, type ServiceTransport } from './services-transport.js';
 
 const CALL_TIMEOUT_MS = 5000;
 
@@ -222,17 +224,23 @@ function decodeJsonReply(type: protobuf.Type, json: unknown): Value {
 // ------------------------------------------------------------------------------------ calls
 
 /** One call with the interface's retry policy: transport failures are retried `retryCount` times. */
-function callWithRetry(transport: SyncTransport, iface: InterfaceDef, call: RemoteCall): RemoteReply {
+async function callWithRetry(transport: ServiceTransport, iface: InterfaceDef, call: RemoteCall): Promise<RemoteReply> {
   for (let attempt = 0; ; attempt++) {
     try {
-      return transport.call(call);
+      return await transport.call(call);
     } catch (e) {
       if (!(e instanceof TransportError) || attempt >= iface.options.retryCount) {
         throw new EvalError(`${iface.protocol} call to ${iface.addr} failed: ${(e as Error).message}`);
       }
-      if (iface.options.retryIntervalMs > 0) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, iface.options.retryIntervalMs);
+      if (iface.options.retryIntervalMs > 0) await new Promise((r) => setTimeout(r, iface.options.retryIntervalMs));
     }
   }
+}
+
+/** The longest a call with every retry can take, plus a margin: the asynchronous node's time limit. */
+function callTimeLimit(iface: InterfaceDef): number {
+  const attempts = iface.options.retryCount + 1;
+  return attempts * (CALL_TIMEOUT_MS + 1000) + iface.options.retryCount * iface.options.retryIntervalMs + 1000;
 }
 
 function joinUrl(base: string, path: string): string {
@@ -253,8 +261,8 @@ interface HttpCallResult {
   body: string | undefined;
 }
 
-function sendHttp(transport: SyncTransport, iface: InterfaceDef, c: HttpCallResult): RemoteReply {
-  const reply = callWithRetry(transport, iface, {
+async function sendHttp(transport: ServiceTransport, iface: InterfaceDef, c: HttpCallResult): Promise<RemoteReply> {
+  const reply = await callWithRetry(transport, iface, {
     kind: 'http',
     method: c.method,
     url: c.url,
@@ -331,7 +339,7 @@ function decodeHttpReply(m: SchemaMethod, reply: RemoteReply, url: string): Valu
   throw new EvalError(`unsupported response content type ${reply.contentType} from ${url}`);
 }
 
-function restSchemaCall(transport: SyncTransport, iface: InterfaceDef, m: SchemaMethod, args: Value[]): Value {
+async function restSchemaCall(transport: ServiceTransport, iface: InterfaceDef, m: SchemaMethod, args: Value[]): Promise<Value> {
   const rule = httpRuleOf(m.method);
   let c: HttpCallResult;
   if (rule) {
@@ -356,10 +364,10 @@ function restSchemaCall(transport: SyncTransport, iface: InterfaceDef, m: Schema
         : JSON.stringify(messageToJson(m.input, argsToMessage(m.input, args)));
     c = httpCall(iface, 'POST', url, body);
   }
-  return decodeHttpReply(m, sendHttp(transport, iface, c), c.url);
+  return decodeHttpReply(m, await sendHttp(transport, iface, c), c.url);
 }
 
-function grpcCall(transport: SyncTransport, iface: InterfaceDef, m: SchemaMethod, args: Value[]): Value {
+async function grpcCall(transport: ServiceTransport, iface: InterfaceDef, m: SchemaMethod, args: Value[]): Promise<Value> {
   let bytes: Uint8Array;
   try {
     bytes = m.input.encode(m.input.fromObject(argsToMessage(m.input, args))).finish();
@@ -367,7 +375,7 @@ function grpcCall(transport: SyncTransport, iface: InterfaceDef, m: SchemaMethod
     if (e instanceof EvalError) throw e;
     throw new EvalError(`cannot encode message ${m.input.name}: ${(e as Error).message}`);
   }
-  const reply = callWithRetry(transport, iface, {
+  const reply = await callWithRetry(transport, iface, {
     kind: 'grpc',
     target: new URL(iface.addr).host,
     path: `/${m.serviceFullName}/${m.methodName}`,
@@ -417,7 +425,7 @@ function plainToJson(v: unknown): unknown {
  * msgpack-rpc: the arguments are converted through the input message; no argument → no params, one → that value
  * (the whole message for an object argument), n → one param per field.
  */
-function msgpackCall(transport: SyncTransport, iface: InterfaceDef, m: SchemaMethod, args: Value[]): Value {
+async function msgpackCall(transport: ServiceTransport, iface: InterfaceDef, m: SchemaMethod, args: Value[]): Promise<Value> {
   const msg = argsToMessage(m.input, args);
   const fields = m.input.fieldsArray;
   let params: unknown[];
@@ -425,7 +433,7 @@ function msgpackCall(transport: SyncTransport, iface: InterfaceDef, m: SchemaMet
   else if (args.length === 1 && isObject(args[0]) && !(fields.length === 1 && !(fields[0].resolvedType instanceof protobuf.Type))) {
     params = [messageToPlain(m.input, msg)];
   } else params = fields.map((f) => (msg[f.name] === undefined ? null : fieldToPlain(f, msg[f.name])));
-  const reply = callWithRetry(transport, iface, {
+  const reply = await callWithRetry(transport, iface, {
     kind: 'msgpack',
     target: new URL(iface.addr).host,
     method: m.methodName,
@@ -437,7 +445,7 @@ function msgpackCall(transport: SyncTransport, iface: InterfaceDef, m: SchemaMet
 }
 
 /** Schemaless REST: `iface(method, uri, body…)`. */
-function restSchemalessCall(transport: SyncTransport, iface: InterfaceDef, args: Value[]): Value {
+async function restSchemalessCall(transport: ServiceTransport, iface: InterfaceDef, args: Value[]): Promise<Value> {
   if (args.length < 2) throw new EvalError('expect at least 2 arguments: the http method and the uri');
   if (typeof args[0] !== 'string' || typeof args[1] !== 'string') throw new EvalError('the http method and the uri must be strings');
   const method = args[0].toUpperCase();
@@ -445,7 +453,7 @@ function restSchemalessCall(transport: SyncTransport, iface: InterfaceDef, args:
   const body =
     bodyArgs.length === 0 ? undefined : JSON.stringify(toJsonData(bodyArgs.length === 1 ? bodyArgs[0] : bodyArgs), jsonBigint);
   const c = httpCall(iface, method, joinUrl(iface.addr, args[1]), body);
-  const reply = sendHttp(transport, iface, c);
+  const reply = await sendHttp(transport, iface, c);
   const text = utf8Text(reply.body);
   if (reply.contentType.toLowerCase().startsWith('application/json')) {
     try {
@@ -462,17 +470,18 @@ function jsonBigint(_k: string, v: unknown): unknown {
 }
 
 /** The SQL functions of one interface. */
-export function interfaceFunctions(iface: InterfaceDef, transport: SyncTransport): FunctionDef[] {
+export function interfaceFunctions(iface: InterfaceDef, transport: ServiceTransport): FunctionDef[] {
+  const async = { timeoutMs: callTimeLimit(iface) };
   if (iface.schemaless) {
-    return [{ name: iface.name, kind: 'scalar', nullCheck: 'none', exec: (args) => restSchemalessCall(transport, iface, args) }];
+    return [{ name: iface.name, kind: 'scalar', nullCheck: 'none', async, execAsync: (args) => restSchemalessCall(transport, iface, args) }];
   }
   return iface.methods.map((m): FunctionDef => {
-    const exec =
+    const execAsync =
       iface.protocol === 'grpc'
         ? (args: Value[]) => grpcCall(transport, iface, m, args)
         : iface.protocol === 'msgpack-rpc'
           ? (args: Value[]) => msgpackCall(transport, iface, m, args)
           : (args: Value[]) => restSchemaCall(transport, iface, m, args);
-    return { name: m.funcName, kind: 'scalar', nullCheck: 'none', exec };
+    return { name: m.funcName, kind: 'scalar', nullCheck: 'none', async, execAsync };
   });
 }

@@ -1,16 +1,15 @@
 /**
- * Blocking remote calls (HTTP, gRPC, msgpack-rpc) for external-service functions.
+ * Remote calls (HTTP, gRPC, msgpack-rpc) for external-service functions, as promises.
  *
- * SQL functions are synchronous (the per-record path has no promises), while HTTP and gRPC are asynchronous in Node.
- * A worker thread does the network I/O; the calling thread posts the request, sleeps on a shared cell with
- * `Atomics.wait` until the worker flags the answer, and takes the answer with `receiveMessageOnPort`. Like eKuiper's
- * Go executor, a call blocks the rule that makes it until the reply or the time limit (5 s by default); in Node the
- * whole main thread waits, so a slow service slows every rule and the REST API for that time.
+ * Service functions are asynchronous SQL functions: the rule's asynchronous node (docs/runtime.md §6.3) awaits them,
+ * so a slow service delays only the rows waiting for it, never the thread. A worker thread keeps the clients
+ * (gRPC channels, msgpack-rpc connections) and does the network I/O; the calling thread posts the request and the
+ * worker posts the answer back.
  *
  * The worker is started on first use, unref'd (it never keeps the process alive) and stopped by `close()`.
  */
 import { createRequire } from 'node:module';
-import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
+import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 
 export interface HttpCall {
   kind: 'http';
@@ -61,16 +60,13 @@ const { workerData } = require('node:worker_threads');
 const http = require('node:http');
 const https = require('node:https');
 const net = require('node:net');
-const { port, cell, grpcPath, msgpackPath } = workerData;
-const flag = new Int32Array(cell);
+const { port, grpcPath, msgpackPath } = workerData;
 let grpc;
 const grpcClients = new Map();
 const identity = (b) => b;
 
 function answer(id, result) {
   port.postMessage({ id, ...result });
-  Atomics.store(flag, 0, 1);
-  Atomics.notify(flag, 0);
 }
 
 function doHttp(id, c) {
@@ -182,31 +178,30 @@ interface WorkerAnswer {
 /** Extra wait beyond a call's own time limit before the caller gives up on the worker. */
 const GRACE_MS = 1000;
 
-export class SyncTransport {
+interface Waiting {
+  resolve: (r: RemoteReply) => void;
+  reject: (e: Error) => void;
+  timer: NodeJS.Timeout;
+}
+
+export class ServiceTransport {
   private worker: Worker | undefined;
   private port: MessagePort | undefined;
-  private flag: Int32Array | undefined;
   private nextId = 1;
+  private readonly waiting = new Map<number, Waiting>();
 
-  /** Performs one call and blocks until its reply; throws TransportError when no reply came. */
-  call(call: RemoteCall): RemoteReply {
-    const { port, flag } = this.start();
+  /** Performs one call; rejects with TransportError when no reply came. */
+  call(call: RemoteCall): Promise<RemoteReply> {
+    const port = this.start();
     const id = this.nextId++;
-    Atomics.store(flag, 0, 0);
-    port.postMessage({ id, call });
-    const deadline = Date.now() + call.timeoutMs + GRACE_MS;
-    for (;;) {
-      const msg = receiveMessageOnPort(port)?.message as WorkerAnswer | undefined;
-      if (msg !== undefined) {
-        if (msg.id !== id) continue; // the late answer of a call that already gave up
-        if (msg.error !== undefined) throw new TransportError(msg.error);
-        return { status: msg.status ?? 0, contentType: msg.contentType ?? '', body: msg.body ?? new Uint8Array(0), value: msg.value };
-      }
-      const left = deadline - Date.now();
-      if (left <= 0) throw new TransportError(`no reply within ${call.timeoutMs}ms`);
-      // woken by the worker's flag; the message is then (or very soon) readable
-      if (Atomics.wait(flag, 0, 0, Math.min(left, 50)) !== 'timed-out') Atomics.store(flag, 0, 0);
-    }
+    return new Promise<RemoteReply>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.waiting.delete(id);
+        reject(new TransportError(`no reply within ${call.timeoutMs}ms`));
+      }, call.timeoutMs + GRACE_MS);
+      this.waiting.set(id, { resolve, reject, timer });
+      port.postMessage({ id, call });
+    });
   }
 
   async close(): Promise<void> {
@@ -214,36 +209,55 @@ export class SyncTransport {
     this.worker = undefined;
     this.port?.close();
     this.port = undefined;
+    this.failAll('the service transport is closed');
     if (w) await w.terminate();
   }
 
-  private start(): { port: MessagePort; flag: Int32Array } {
-    if (this.worker && this.port && this.flag) return { port: this.port, flag: this.flag };
-    const cell = new SharedArrayBuffer(4);
+  private failAll(reason: string): void {
+    for (const w of this.waiting.values()) {
+      clearTimeout(w.timer);
+      w.reject(new TransportError(reason));
+    }
+    this.waiting.clear();
+  }
+
+  private answer(msg: WorkerAnswer): void {
+    const w = this.waiting.get(msg.id);
+    if (!w) return; // the late answer of a call that already gave up
+    this.waiting.delete(msg.id);
+    clearTimeout(w.timer);
+    if (msg.error !== undefined) w.reject(new TransportError(msg.error));
+    else w.resolve({ status: msg.status ?? 0, contentType: msg.contentType ?? '', body: msg.body ?? new Uint8Array(0), value: msg.value });
+  }
+
+  private start(): MessagePort {
+    if (this.worker && this.port) return this.port;
     const { port1, port2 } = new MessageChannel();
     const req = createRequire(import.meta.url);
     const grpcPath = req.resolve('@grpc/grpc-js');
     const msgpackPath = req.resolve('@msgpack/msgpack');
     const worker = new Worker(WORKER_SOURCE, {
       eval: true,
-      workerData: { port: port2, cell, grpcPath, msgpackPath },
+      workerData: { port: port2, grpcPath, msgpackPath },
       transferList: [port2],
       // the worker needs no TypeScript loader: do not pass the parent's --import flags
       execArgv: [],
     });
     worker.unref();
+    port1.on('message', (m: WorkerAnswer) => this.answer(m));
+    // pending calls keep the process alive through their timers, not through the port
     port1.unref();
     worker.on('error', () => {
-      // a crashed worker is replaced at the next call
+      // a crashed worker is replaced at the next call; its pending calls fail now
       if (this.worker === worker) {
         this.worker = undefined;
         this.port?.close();
         this.port = undefined;
+        this.failAll('the service transport worker failed');
       }
     });
     this.worker = worker;
     this.port = port1;
-    this.flag = new Int32Array(cell);
-    return { port: port1, flag: this.flag };
+    return port1;
   }
 }

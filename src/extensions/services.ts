@@ -18,7 +18,7 @@ import type { KVOp, KVStore } from '../store/kv.js';
 import { moveEntries, readZip, writeEntries, type ArchiveEntry } from './services-archive.js';
 import { interfaceFunctions } from './services-call.js';
 import { describeService, functionRecords, parseServiceDef, type ServiceDef, type ServiceFuncRecord } from './services-def.js';
-import { SyncTransport } from './services-transport.js';
+import { ServiceTransport } from './services-transport.js';
 
 const NS_SERVICES = 'services';
 const NS_FUNCS = 'serviceFuncs';
@@ -47,7 +47,7 @@ export class ServiceManager {
   private readonly funcs = new Map<string, ServiceFuncRecord>();
   /** the definitions this manager put in the registry, by function name */
   private readonly registered = new Map<string, FunctionDef>();
-  private readonly transport = new SyncTransport();
+  private readonly transport = new ServiceTransport();
   private queue: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly opts: ServiceManagerOptions) {}

@@ -58,11 +58,31 @@ const keyedStateValidate: Validator = all(exactly(3), (a) => {
   return undefined;
 });
 
-const sleepCell = new Int32Array(new SharedArrayBuffer(4));
+/** The longest `delay` waits. */
+const MAX_DELAY_MS = 60_000;
 
-function sleepSync(ms: number): void {
-  if (ms > 0) Atomics.wait(sleepCell, 0, 0, ms);
-}
+/**
+ * `delay(ms, v)`: the reference sleeps inside the rule, holding back its later events. Here it is an asynchronous
+ * function awaited by the rule's asynchronous node with one call in flight, so the rule's events still wait one
+ * after the other while the thread serves everything else.
+ */
+const delayDef: FunctionDef = {
+  name: 'delay',
+  kind: 'scalar',
+  nullCheck: 'N',
+  validate: all(exactly(2), rejects(0, NUMBER, ['string', 'bool', 'boolExpr', 'unit'])),
+  async: { timeoutMs: MAX_DELAY_MS + 5_000, maxInFlight: 1 },
+  execAsync(a) {
+    const ms = a[0];
+    let n: number;
+    if (typeof ms === 'bigint') n = Number(ms);
+    else if (typeof ms === 'number' && Number.isInteger(ms)) n = ms;
+    else return Promise.reject(new EvalError(`cannot convert ${typedText(ms)} to int`));
+    const v = a[1];
+    if (n <= 0) return Promise.resolve(v);
+    return new Promise((resolve) => setTimeout(() => resolve(v), Math.min(n, MAX_DELAY_MS)));
+  },
+};
 
 function optionalInt(v: number | undefined): Value {
   return v === undefined ? null : BigInt(v);
@@ -95,16 +115,7 @@ export const otherFunctions: FunctionDef[] = [
   scalar('event_time', 'none', exactly(0), (_a, ctx) => optionalInt(ctx.eventTime)),
   scalar('last_hit_count', 'none', exactly(0), (_a, ctx) => BigInt(ctx.lastHitCount)),
   scalar('last_hit_time', 'none', exactly(0), (_a, ctx) => BigInt(ctx.lastHitTime)),
-  scalar('delay', 'N', all(exactly(2), rejects(0, NUMBER, ['string', 'bool', 'boolExpr', 'unit'])), (a) => {
-    const ms = a[0];
-    let n: number;
-    if (typeof ms === 'bigint') n = Number(ms);
-    else if (typeof ms === 'number' && Number.isInteger(ms)) n = ms;
-    else throw new EvalError(`cannot convert ${typedText(ms)} to int`);
-    // The reference sleeps inside the rule; a JS rule runs on the event loop, so this blocks it the same way.
-    sleepSync(Math.min(n, 60_000));
-    return a[1];
-  }),
+  delayDef,
   scalar('get_keyed_state', 'N', keyedStateValidate, (a, ctx) => {
     if (typeof a[0] !== 'string') throw new EvalError(`key ${textOf(a[0])} is not a string`);
     // Without a keyed-state store nothing was ever stored: every key is absent and the default applies.

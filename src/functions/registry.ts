@@ -14,6 +14,9 @@
  * - `multicol` — `createState()` once per call site, then `execMultiCol(state, args, names, ctx)` per event;
  *                `names[i]` is the output name of argument i (for `*` expanded by the compiler, one per column).
  * - `window`   — `row_number()`: numbered by the runtime; the def only validates.
+ * A scalar with `async` set (external services, portable-plugin functions, `delay`) has `execAsync` instead of
+ * `exec`: the planner evaluates it ahead of the stage that reads it, in an asynchronous runtime node, so that no
+ * call ever blocks the thread (docs/runtime.md §6.3).
  * Runtime failures are thrown as `EvalError`; the bound closures prefix them with `call func <f> error: `.
  */
 import { EvalError, isObject, type Value, type ValueObject } from '../values/index.js';
@@ -80,6 +83,14 @@ export function createFuncContext(init: Partial<FuncContext> = {}): FuncContext 
   };
 }
 
+/** How the runtime runs the calls of an asynchronous function. */
+export interface AsyncCallOptions {
+  /** time limit of one call; a call still pending then fails with `timed out after <n> ms` */
+  readonly timeoutMs: number;
+  /** calls of one call site in flight at once (results are still emitted in arrival order); default 32 */
+  readonly maxInFlight?: number;
+}
+
 export interface FunctionDef {
   /** canonical lower-case name; used in `call func <name> error:` and `validate function <name> error:`. */
   readonly name: string;
@@ -89,6 +100,16 @@ export interface FunctionDef {
   validate?(args: readonly ArgInfo[]): string | undefined;
   /** scalar and srf */
   exec?(args: Value[], ctx: FuncContext): Value;
+  /**
+   * Set for asynchronous scalars, which have {@link execAsync} and no `exec`. They can be called where the planner
+   * can compute them ahead of the stage that reads them (SELECT, WHERE, HAVING, ORDER BY).
+   */
+  readonly async?: AsyncCallOptions;
+  /**
+   * Asynchronous scalar: starts one call. It must read `args` and `ctx` before it first awaits (both are reused
+   * for the next call) and settle within `async.timeoutMs`; a rejection is the function's error.
+   */
+  execAsync?(args: Value[], ctx: FuncContext): Promise<Value>;
   /** aggregate: `args[i]` = values of argument i over the group's rows */
   aggregate?(args: Value[][], ctx: FuncContext): Value;
   /** analytic and multicol: fresh state for one call site (and partition) */

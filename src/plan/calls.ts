@@ -17,8 +17,17 @@ import {
 } from '../functions/registry.js';
 import { EvalError } from '../values/errors.js';
 import { JoinTuple, type Row } from '../contracts/index.js';
-import type { AnalyticStage, EvalContext, RowFn } from './plan.js';
+import type { AnalyticStage, AsyncConsumer, AsyncSite, AsyncStage, EvalContext, RowFn } from './plan.js';
 import { PlanError, site, type CallCompiler, type ExprCompiler } from './compile.js';
+import { walk } from './analyze.js';
+
+/** Calls of one asynchronous site in flight at once, unless the function asks for fewer. */
+const DEFAULT_MAX_IN_FLIGHT = 32;
+
+/** A failed asynchronous call, kept in its result slot until the stage reading it rethrows the error. */
+class FailedCall {
+  constructor(readonly err: unknown) {}
+}
 
 /** The failure of a function as its record error says it (`call func <f> error: …`). */
 function funcError(def: FunctionDef, e: unknown): EvalError {
@@ -66,6 +75,15 @@ function analyticOf(row: Row, k: number): Value {
   return null;
 }
 
+function slotsOf(results: WeakMap<object, Array<Value | FailedCall | undefined>>, key: object): Array<Value | FailedCall | undefined> {
+  let slots = results.get(key);
+  if (slots === undefined) {
+    slots = [];
+    results.set(key, slots);
+  }
+  return slots;
+}
+
 export class RegistryCalls implements CallCompiler {
   /** analytic call → index into `row.analytic` */
   readonly analyticIndex = new Map<CallExpr, number>();
@@ -73,6 +91,115 @@ export class RegistryCalls implements CallCompiler {
   readonly windowIndex = new Map<CallExpr, number>();
 
   constructor(readonly registry: FunctionRegistry) {}
+
+  /** the stage whose expressions are being compiled, when it may read asynchronous calls */
+  private asyncConsumer: AsyncConsumer | null = null;
+  private readonly asyncSites = new Map<AsyncConsumer, Array<{ site: AsyncSite; level: number; maxInFlight: number }>>();
+  private asyncCount = 0;
+  /** results of the asynchronous calls of this rule, by row (or group) and site index */
+  private readonly asyncResults = new WeakMap<object, Array<Value | FailedCall | undefined>>();
+
+  /** Compiles the expressions of `consumer` with `fn`: the asynchronous calls met are computed ahead of it. */
+  inAsyncStage<T>(consumer: AsyncConsumer, fn: () => T): T {
+    const prev = this.asyncConsumer;
+    this.asyncConsumer = consumer;
+    try {
+      return fn();
+    } finally {
+      this.asyncConsumer = prev;
+    }
+  }
+
+  /** The asynchronous calls collected for `consumer`, or null when it reads none. */
+  asyncStage(consumer: AsyncConsumer): AsyncStage | null {
+    const sites = this.asyncSites.get(consumer);
+    if (!sites || sites.length === 0) return null;
+    const levels: AsyncSite[][] = [];
+    let maxInFlight = DEFAULT_MAX_IN_FLIGHT;
+    for (const s of sites) {
+      (levels[s.level] ??= []).push(s.site);
+      maxInFlight = Math.min(maxInFlight, s.maxInFlight);
+    }
+    const results = this.asyncResults;
+    return {
+      consumer,
+      levels: levels.filter((l) => l !== undefined),
+      maxInFlight: Math.max(1, maxInFlight),
+      put(key, index, result) {
+        slotsOf(results, key)[index] = result === undefined ? null : result;
+      },
+      fail(key, index, err) {
+        slotsOf(results, key)[index] = new FailedCall(err);
+      },
+    };
+  }
+
+  /** True when the expression calls an asynchronous function. */
+  hasAsyncCall(e: Expr): boolean {
+    let found = false;
+    walk(e, (x) => {
+      if (x.kind === 'call' && this.registry.get(x.name)?.async) found = true;
+    });
+    return found;
+  }
+
+  /** Nesting depth of asynchronous calls inside the arguments of `e` (0: none). */
+  private asyncDepth(e: CallExpr): number {
+    let depth = 0;
+    for (const a of e.args) {
+      walk(a, (x) => {
+        if (x.kind === 'call' && this.registry.get(x.name)?.async) depth = Math.max(depth, 1 + this.asyncDepth(x));
+      });
+    }
+    return depth;
+  }
+
+  /**
+   * An asynchronous call: registered as a site of the stage being compiled, and compiled to a read of the result
+   * its asynchronous node stored for the row (or group) being evaluated.
+   */
+  private asyncCall(def: FunctionDef, e: CallExpr, c: ExprCompiler): RowFn {
+    const consumer = this.asyncConsumer;
+    const execAsync = def.execAsync;
+    if (consumer === null || !execAsync || !def.async) {
+      throw new PlanError(`function ${def.name} calls out asynchronously and can only be used in SELECT, WHERE, HAVING and ORDER BY`);
+    }
+    const args = e.args.map((a) => this.arg(a, c));
+    const index = this.asyncCount++;
+    const onNull = def.nullCheck === 'none' ? undefined : def.nullCheck === 'F' ? false : def.nullCheck === 'Z' ? 0n : null;
+    const asyncSite: AsyncSite = {
+      index,
+      func: def.name,
+      timeoutMs: def.async.timeoutMs,
+      start(row, ctx) {
+        const vals: Value[] = new Array<Value>(args.length);
+        for (let i = 0; i < args.length; i++) {
+          const v = args[i](row, ctx);
+          if (onNull !== undefined && isNullish(v)) return onNull;
+          vals[i] = v;
+        }
+        try {
+          return execAsync.call(def, vals, ctx);
+        } catch (err) {
+          return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+        }
+      },
+      failure: (err) => funcError(def, err),
+    };
+    let list = this.asyncSites.get(consumer);
+    if (!list) this.asyncSites.set(consumer, (list = []));
+    list.push({ site: asyncSite, level: this.asyncDepth(e), maxInFlight: def.async.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT });
+    const results = this.asyncResults;
+    const name = def.name;
+    return (r, ctx) => {
+      const key = ctx.group ?? r;
+      let v = results.get(key)?.[index];
+      if (v === undefined && key !== r) v = results.get(r)?.[index];
+      if (v instanceof FailedCall) throw v.err;
+      if (v === undefined) throw new EvalError(`call func ${name} error: no result was computed for this row`);
+      return v;
+    };
+  }
 
   /** Compiles a call argument: `*` is the row object (docs/sql.md §2.7). */
   arg(a: Expr, c: ExprCompiler): RowFn {
@@ -100,6 +227,7 @@ export class RegistryCalls implements CallCompiler {
       case 'srf':
         break;
     }
+    if (def.async) return this.asyncCall(def.instantiate?.() ?? def, e, c);
     const args = e.args.map((a) => this.arg(a, c));
     if (def.name === 'event_time') {
       const call = bindScalar(def);

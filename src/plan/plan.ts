@@ -168,6 +168,44 @@ export interface AnalyticStage {
   restore(states: ReadonlyArray<ReadonlyArray<readonly [string, unknown]>>): void;
 }
 
+// ------------------------------------------------------------------------------------------------ asynchronous calls
+
+/** The stages that may read asynchronous calls: each gets its own asynchronous node just before it. */
+export type AsyncConsumer = 'where' | 'having' | 'order' | 'project';
+
+/** One call site of an asynchronous function (external service, portable-plugin function, delay). */
+export interface AsyncSite {
+  /** index of the site in the rule's result slots */
+  readonly index: number;
+  /** the function's canonical name */
+  readonly func: string;
+  readonly timeoutMs: number;
+  /**
+   * Evaluates the arguments on the bound context and starts the call: a value when no call is needed (the null
+   * pre-check answered), otherwise the pending call. Throws when an argument fails.
+   */
+  start(row: Row, ctx: EvalContext): Value | Promise<Value>;
+  /** the error a failed call (rejection or time-out) is reported as: `call func <f> error: …` */
+  failure(err: unknown): Error;
+}
+
+/**
+ * The asynchronous calls read by one stage, computed ahead of it by the runtime's asynchronous node
+ * (docs/runtime.md §6.3): per row (or per group for grouped stages), level by level (a call inside another call's arguments is a
+ * level lower), results stored with {@link AsyncStage.put} and read by the compiled expression of the stage.
+ */
+export interface AsyncStage {
+  readonly consumer: AsyncConsumer;
+  /** call sites by nesting level, innermost first */
+  readonly levels: ReadonlyArray<readonly AsyncSite[]>;
+  /** how many rows (or emissions) may have calls in flight at once */
+  readonly maxInFlight: number;
+  /** Stores the result of site `index` for a row or a group: the key is the group's row array for a group unit, else the row. */
+  put(key: object, index: number, result: Value): void;
+  /** Stores the failure of site `index`: the stage reading the call rethrows `err` (eKuiper's error handling). */
+  fail(key: object, index: number, err: unknown): void;
+}
+
 // ------------------------------------------------------------------------------------------------ window
 
 export interface WindowSpec {
@@ -325,6 +363,7 @@ export type NodeKind =
   | 'preprocessor'
   | 'watermark'
   | 'analytic'
+  | 'async'
   | 'filter'
   | 'windowFilter'
   | 'window'
@@ -346,6 +385,8 @@ export interface PlanNode {
   readonly inputs: readonly string[];
   /** for source-side nodes (source, decoder, decompress, preprocessor, pushed-down filter): the stream name */
   readonly source: string | null;
+  /** `async` nodes: the calls they compute ahead of the next node */
+  readonly async?: AsyncStage;
 }
 
 // ------------------------------------------------------------------------------------------------ the plan

@@ -20,6 +20,8 @@ import {
   type EquiKeys,
   type JoinPlan,
   type LookupJoinPlan,
+  type AsyncConsumer,
+  type AsyncStage,
   type NodeKind,
   type PlanNode,
   type QueryPlan,
@@ -218,27 +220,35 @@ function placeWhere(a: Analysis, canPush: boolean): { pushed: Expr[][]; remainin
   return { pushed, remaining };
 }
 
-/** Whether WHERE may filter each source before the window: never below a watermark, a table or an analytic call. */
-function wherePushesDown(a: Analysis, isEventTime: boolean, hasAnalytic: boolean): boolean {
+/**
+ * Whether WHERE may filter each source before the window: never below a watermark, a table or an analytic call, nor
+ * when it reads an asynchronous call (those are computed ahead of the rule's WHERE node, which keeps the WHERE whole).
+ */
+function wherePushesDown(a: Analysis, isEventTime: boolean, hasAnalytic: boolean, whereAsync: boolean): boolean {
   const w = a.window;
   const hasTable = a.sources.some((s) => s.role !== 'stream');
   const timeWindowBelow =
     w !== null && !isEventTime && (w.type === 'tumbling' || w.type === 'hopping' || w.type === 'session');
   // never below a watermark: it must see every event to move on (docs/sql.md §4.2 steps 2 and 6), or rows that pass
   // WHERE would wait for a later row that passes too
-  return timeWindowBelow && !hasTable && !hasAnalytic;
+  return timeWindowBelow && !hasTable && !hasAnalytic && !whereAsync;
 }
 
 /**
  * The stream and table joins; what is left of WHERE after an inner last join is merged into its ON. Returns the joins
  * and the conjuncts still left for the WHERE stage.
  */
-function planStreamJoins(a: Analysis, remaining: Expr[], compiler: ExprCompiler): { joins: JoinPlan[]; remaining: Expr[] } {
+function planStreamJoins(
+  a: Analysis,
+  remaining: Expr[],
+  compiler: ExprCompiler,
+  whereAsync: boolean,
+): { joins: JoinPlan[]; remaining: Expr[] } {
   const streamJoins = a.joins.filter((j) => j.source.role !== 'lookup');
   const lastJoin = streamJoins[streamJoins.length - 1];
   let mergedIntoOn: Expr | null = null;
   let left = remaining;
-  if (left.length && lastJoin && lastJoin.clause.type === 'inner') {
+  if (left.length && lastJoin && lastJoin.clause.type === 'inner' && !whereAsync) {
     mergedIntoOn = andAll(left);
     left = [];
   }
@@ -352,13 +362,22 @@ function windowFunctionCalls(a: Analysis, functions: FunctionRegistry, calls: Re
 function planAfterJoin(a: Analysis, deps: PlanDeps, calls: RegistryCalls, compiler: ExprCompiler) {
   const key = a.dims.length ? groupKey(a.dims.map((d) => compiler.compile(d))) : null;
   const singleEvent = a.window === null && a.sources.length === 1;
-  const having = a.having ? havingStage(compiler.compile(a.having), a.isAggregate, singleEvent) : null;
+  const having = a.having
+    ? havingStage(calls.inAsyncStage('having', () => compiler.compile(a.having as Expr)), a.isAggregate, singleEvent)
+    : null;
   const rowNumberCalls = windowFunctionCalls(a, deps.functions, calls);
   const windowFuncs = rowNumberCalls.length ? windowFuncStage(rowNumberCalls, compiler) : null;
-  const order = a.sorts.length ? orderStage(a.sorts, compiler) : null;
-  const projection = compileProjection(a.fields, compiler, deps.functions, deps.options.sendMetaToSink);
+  const order = a.sorts.length ? calls.inAsyncStage('order', () => orderStage(a.sorts, compiler)) : null;
+  const projection = calls.inAsyncStage('project', () =>
+    compileProjection(a.fields, compiler, deps.functions, deps.options.sendMetaToSink),
+  );
   const projectSet = projection.srfKey !== null ? projectSetStage(projection.srfKey) : null;
-  return { key, having, windowFuncs, order, project: { project: projection.project }, projectSet };
+  const asyncStages: Partial<Record<AsyncConsumer, AsyncStage>> = {};
+  for (const consumer of ['where', 'having', 'order', 'project'] as const) {
+    const stage = calls.asyncStage(consumer);
+    if (stage) asyncStages[consumer] = stage;
+  }
+  return { key, having, windowFuncs, order, project: { project: projection.project }, projectSet, asyncStages };
 }
 
 /**
@@ -376,10 +395,13 @@ function build(sql: string, a: Analysis, deps: PlanDeps, placement?: Placement):
   });
   const analytic = calls.analyticStage(a.analyticCalls, compiler);
 
-  const { pushed, remaining: afterPush } = placeWhere(a, wherePushesDown(a, isEventTime, analytic !== null));
-  const { joins, remaining } = planStreamJoins(a, afterPush, compiler);
+  const whereAsync = a.where !== null && calls.hasAsyncCall(a.where);
+  const { pushed, remaining: afterPush } = placeWhere(a, wherePushesDown(a, isEventTime, analytic !== null, whereAsync));
+  const { joins, remaining } = planStreamJoins(a, afterPush, compiler, whereAsync);
   const lookupJoins = planLookupJoins(a, compiler);
-  const where = remaining.length ? wherePredicate(compiler.compile(andAll(remaining) as Expr)) : null;
+  const where = remaining.length
+    ? wherePredicate(calls.inAsyncStage('where', () => compiler.compile(andAll(remaining) as Expr)))
+    : null;
   if (placement) {
     placement.pushed = pushed;
     placement.where = andAll(remaining);
@@ -396,6 +418,7 @@ function build(sql: string, a: Analysis, deps: PlanDeps, placement?: Placement):
     where: where !== null,
     windowFuncs: after.windowFuncs !== null,
     projectSet: after.projectSet !== null,
+    asyncStages: after.asyncStages,
   });
 
   return {
@@ -434,6 +457,8 @@ interface NodeFlags {
   where: boolean;
   windowFuncs: boolean;
   projectSet: boolean;
+  /** stages that read asynchronous calls: an `async` node computing them precedes each */
+  asyncStages: Partial<Record<AsyncConsumer, AsyncStage>>;
 }
 
 /** Topology nodes with the post-order numbering of docs/runtime.md §1.6. */
@@ -445,6 +470,15 @@ function buildNodes(a: Analysis, f: NodeFlags): PlanNode[] {
     const nm = name ?? `op_${n}_${kind}`;
     nodes.push({ name: nm, kind, inputs, source });
     return nm;
+  };
+  // the asynchronous node computing the calls a stage reads, just before that stage
+  const ahead = (consumer: AsyncConsumer, inputs: string[]): string[] => {
+    const stage = f.asyncStages[consumer];
+    if (!stage) return inputs;
+    n++;
+    const nm = `op_${n}_async`;
+    nodes.push({ name: nm, kind: 'async', inputs, source: null, async: stage });
+    return [nm];
   };
   const chain = (s: BoundSource, i: number): string => {
     let tail = add('source', [], s.name, `source_${s.name}`);
@@ -483,12 +517,12 @@ function buildNodes(a: Analysis, f: NodeFlags): PlanNode[] {
   const streamJoins = a.joins.filter((j) => j.source.role !== 'lookup');
   if (tables.length) tails = [add('join_aligner', [...tails, ...tables])];
   if (streamJoins.length) tails = [add('join', tails)];
-  if (f.where) tails = [add('filter', tails)];
+  if (f.where) tails = [add('filter', ahead('where', tails))];
   if (a.dims.length) tails = [add('aggregate', tails)];
-  if (a.having) tails = [add('having', tails)];
+  if (a.having) tails = [add('having', ahead('having', tails))];
   if (f.windowFuncs) tails = [add('windowFunc', tails)];
-  if (a.sorts.length) tails = [add('order', tails)];
-  tails = [add('project', tails)];
+  if (a.sorts.length) tails = [add('order', ahead('order', tails))];
+  tails = [add('project', ahead('project', tails))];
   if (f.projectSet) add('projectset', tails);
   return nodes;
 }

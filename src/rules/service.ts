@@ -462,6 +462,13 @@ export class RuleService {
       lastStopTimestamp: s.lastStop,
       nextStartTimestamp: s.nextStart(),
     };
+    // a rule on a worker thread says which one, and whether it answers (docs/runtime.md §1.10); the counters are then
+    // the last the worker sent
+    const placement = s.placement();
+    if (placement) {
+      o.worker = placement.worker;
+      if (!placement.answering) o.workerStatus = `worker ${placement.worker} is not answering its heartbeat`;
+    }
     const tz = this.deps.timezone;
     for (const n of s.nodes()) {
       const p = `${n.name}_0_`;

@@ -125,6 +125,11 @@ export class RuleState {
     return this.topo?.printable();
   }
 
+  /** the worker thread running the rule (docs/runtime.md §1.10); undefined in-process */
+  placement(): { worker: number; answering: boolean } | undefined {
+    return this.topo?.placement?.();
+  }
+
   /** CPU µs spent by this rule's nodes since it was created (monotonic across restarts) */
   busyUs(): number {
     let sum = this.retiredBusyUs;

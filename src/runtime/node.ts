@@ -21,6 +21,18 @@ const TIME_ORIGIN = performance.timeOrigin;
  */
 const RESOLVED: Promise<void> = Promise.resolve();
 
+/**
+ * Rule worker threads (docs/runtime.md §1.10): in memory the main thread can read while this thread is busy, cell 0 holds
+ * the id of the node doing synchronous work now (0 when none) and cell 1 counts the batches started. A thread whose
+ * count stands still while a node is busy is stuck in that node; one whose count moves is only overloaded.
+ */
+let activity: Int32Array | null = null;
+
+/** Starts (or, with null, stops) recording which node works in `cell[0]`. */
+export function trackActivity(cell: Int32Array | null): void {
+  activity = cell;
+}
+
 /** Items handled per drain before yielding, so that downstream queues drain in between (bounded growth). */
 const MAX_DRAIN_BATCH = 256;
 
@@ -119,6 +131,8 @@ export abstract class QueueNode implements Receiver {
    * (sources, docs/runtime.md §1.7); -1 elsewhere: those report the average processing time of their last batch.
    */
   protected arrival = -1;
+  /** this node's id in the activity cell ({@link trackActivity}); 0 when not tracked */
+  activityId = 0;
 
   constructor(
     readonly name: string,
@@ -205,6 +219,11 @@ export abstract class QueueNode implements Receiver {
     const m = this.metrics;
     const t0 = performance.now();
     m.lastInvocation = Math.round(TIME_ORIGIN + t0);
+    const track = activity;
+    if (track !== null) {
+      track[0] = this.activityId;
+      track[1]++;
+    }
     for (let i = 0; i < n; i++) {
       const item = q.shift() as Item;
       if (!(item instanceof Watermark) && !(item instanceof ErrorRecord)) m.recordsIn++;
@@ -214,9 +233,11 @@ export abstract class QueueNode implements Receiver {
         m.error(err);
       }
       m.messagesProcessed++;
-      if (this.closed) return;
+      if (this.closed) break;
       if (this.suspended) break;
     }
+    if (track !== null) track[0] = 0;
+    if (this.closed) return;
     const t1 = performance.now();
     const us = (t1 - t0) * 1000;
     m.busyUs += us;
@@ -239,11 +260,19 @@ export abstract class QueueNode implements Receiver {
     const t0 = performance.now();
     m.lastInvocation = Math.round(TIME_ORIGIN + t0);
     if (!(item instanceof Watermark) && !(item instanceof ErrorRecord)) m.recordsIn++;
+    const track = activity;
+    const outer = track !== null ? track[0] : 0;
+    if (track !== null) {
+      track[0] = this.activityId;
+      track[1]++;
+    }
     try {
       this.process(item);
     } catch (err) {
       m.error(err);
     }
+    // direct nodes run nested inside their upstream node's processing
+    if (track !== null) track[0] = outer;
     m.messagesProcessed++;
     const us = (performance.now() - t0) * 1000;
     m.busyUs += us;

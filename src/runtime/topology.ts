@@ -44,6 +44,7 @@ import { createWindowNode, WindowNode } from './windows.js';
 import { WatermarkNode } from './watermark.js';
 import { DecoderNode, DecompressNode, PreprocessorNode, resolveSource, SharedSources, SourceNode, type TupleMaker } from './source.js';
 import { LookupNode, LookupTables } from './lookup.js';
+import { AsyncNode } from './async.js';
 import { decodeRow, decodeValue, encodeRow, encodeValue, loadCheckpoint, saveCheckpoint } from './checkpoint.js';
 import { BatchNode, batchSettings } from './batch.js';
 import type { Value, ValueObject } from '../values/value.js';
@@ -282,6 +283,10 @@ export class RuleTopology implements Topology {
         case 'analytic':
           node = plan.analytic ? new AnalyticNode(n.name, opEnv, plan.analytic) : new FilterNode(n.name, opEnv, () => true);
           break;
+        case 'async':
+          if (!n.async) throw new EddyError(ErrorCode.Plan, 'async node without asynchronous calls');
+          node = new AsyncNode(n.name, bufferLength, n.async, this.ctx, plan, options.sendError);
+          break;
         case 'filter': {
           const pred = n.source !== null ? sourceOf(n.source).filter : plan.where;
           node = new FilterNode(n.name, opEnv, pred ?? (() => true));
@@ -461,7 +466,7 @@ export class RuleTopology implements Topology {
     let sentBefore = -1;
     const wait = () => {
       if (this.closed) return;
-      if (!this.ordered.every((n) => !(n instanceof SourceNode) || n.idle)) {
+      if (!this.ordered.every((n) => !(n instanceof SourceNode || n instanceof AsyncNode) || n.idle)) {
         setImmediate(wait);
         return;
       }
@@ -511,6 +516,11 @@ export class RuleTopology implements Topology {
     for (const b of this.batches) out.push(b.metrics);
     for (const s of this.sinks) out.push(s.metrics);
     return out;
+  }
+
+  /** The queued nodes in {@link nodes} order (sinks excepted): rule workers tag them for tracing (docs/runtime.md §1.10). */
+  queueNodes(): readonly QueueNode[] {
+    return [...this.ordered, ...this.batches];
   }
 
   /** CPU µs spent in this rule's nodes so far (rules' CPU usage endpoint) */

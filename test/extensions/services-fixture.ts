@@ -1,7 +1,6 @@
 /**
- * Test fixture for external services: a REST, a gRPC and a msgpack-rpc service, all run in a worker thread (a service
- * function call blocks the main thread until the reply, so the services must not live on it), and service archives
- * built with adm-zip.
+ * Test fixture for external services: a REST, a gRPC and a msgpack-rpc service, all run in a worker thread (kept off
+ * the engine's thread so that their own work never competes with it), and service archives built with adm-zip.
  */
 import { createRequire } from 'node:module';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';

@@ -61,11 +61,16 @@ test('meta and mqtt take the metadata value the compiler resolved', () => {
   assert.equal(validate('meta', lit.star()), undefined);
 });
 
-test('delay returns its value after waiting', () => {
-  const t0 = Date.now();
-  assert.equal(call('delay', 20n, 'bar'), 'bar');
-  assert.ok(Date.now() - t0 >= 15);
-  assert.equal(callError('delay', 'bar', 'bar'), 'call func delay error: cannot convert string(bar) to int');
+test('delay is asynchronous and resolves to its value', async () => {
+  const def = registry.get('delay')!;
+  assert.equal(def.exec, undefined, 'delay never blocks the thread');
+  assert.equal(def.async?.maxInFlight, 1, 'one delayed event at a time, as the rule would wait');
+  let later = false;
+  const p = def.execAsync!([20n, 'bar'], ctx);
+  setImmediate(() => (later = true));
+  assert.equal(await p, 'bar');
+  assert.ok(later, 'the thread ran other work while delay waited');
+  await assert.rejects(def.execAsync!(['bar', 'bar'], ctx), /^Error: cannot convert string\(bar\) to int$|cannot convert string\(bar\) to int/);
 });
 
 test('get_keyed_state reads the store and converts with cast rules', () => {

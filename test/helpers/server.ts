@@ -40,6 +40,8 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     // default, which is the home's data/ folder only
     KUIPER__BASIC__FILEACCESSROOTS: `[${tmpdir()}]`,
     ...(opts.redisPrefix ? { KUIPER__STORE__TYPE: 'redis' } : {}),
+    // EDDY_TEST_WORKERS=2 runs a test file's servers with rule workers (docs/runtime.md §1.10)
+    ...(process.env.EDDY_TEST_WORKERS ? { KUIPER__BASIC__WORKERS: process.env.EDDY_TEST_WORKERS } : {}),
     ...opts.env,
   };
   const server = await startServer({ home: homeDir, env, redisPrefix: opts.redisPrefix, ruleTestTimeoutMs: opts.ruleTestTimeoutMs });

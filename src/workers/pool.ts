@@ -1,0 +1,539 @@
+/**
+ * Rule executors on worker threads (docs/runtime.md §1.10). With `basic.workers` > 1 the pool places each rule that
+ * can run away from the main thread on one of its workers (by a hash of the rule id: deterministic and visible in
+ * the rule's status), and hands the rules service a {@link RemoteTopology} that proxies open/close to that worker and
+ * reads the metrics the worker sends. The main thread keeps REST, the store, schedules and import/export.
+ *
+ * Rules stay on the main thread when they need something that exists only there: memory or httppush sources and
+ * memory sinks (process-wide buses and the data server), lookup or scan tables, formats other than JSON (schemas,
+ * format plugins), websocket sinks, portable-plugin connectors, functions other than built-ins (scripts,
+ * external services, plugin functions), and a rule's own log file or debug level.
+ *
+ * Supervision: every worker answers a heartbeat; a worker that misses it is marked as not answering (the status of
+ * its rules says so at once) and, past the limit, terminated and replaced; its rules open again on the new worker,
+ * from their last checkpoint when they have qos ≥ 1. A worker that exits is replaced the same way.
+ */
+import type { ValueObject } from '../values/value.js';
+import { Worker } from 'node:worker_threads';
+import { availableParallelism } from 'node:os';
+import type { Logger } from 'pino';
+import type { NodeMetrics, PrintableTopo, RuleDef, RuleOptions, Topology, TopologyBuilder } from '../contracts/index.js';
+import type { StreamCatalog } from '../catalog/types.js';
+import type { FunctionRegistry } from '../functions/registry.js';
+import { createBuiltinRegistry } from '../functions/index.js';
+import type { KVStore } from '../store/kv.js';
+import { RuleTopology } from '../runtime/topology.js';
+import { parseSelect } from '../sql/index.js';
+import { walk } from '../plan/analyze.js';
+import { EddyError, ErrorCode } from '../core/errors.js';
+import type { FromWorker, NodeMetricsRow, ToWorker } from './protocol.js';
+
+/** `basic.workers`: a positive integer, 0 or absent = the number of cores. */
+export function workerCount(configured: unknown): number {
+  const n = typeof configured === 'string' ? Number(configured.trim()) : typeof configured === 'number' ? configured : NaN;
+  if (Number.isInteger(n) && n > 0) return n;
+  return availableParallelism();
+}
+
+export interface PoolOptions {
+  size: number;
+  home: string;
+  env: NodeJS.ProcessEnv;
+  store: KVStore;
+  catalog: StreamCatalog;
+  /** the main thread's registry: a rule calling anything but a built-in stays on the main thread */
+  functions: FunctionRegistry;
+  /** the in-process builder: plans every rule (same errors), and runs the rules that stay on the main thread */
+  local: TopologyBuilder;
+  logger: Logger;
+  /** heartbeat period; a worker silent for 2 periods is reported as not answering */
+  heartbeatMs?: number;
+  /**
+   * a worker silent this long is terminated and replaced; when a rule's node was evaluating a record all that time,
+   * that rule is stopped with an error naming it (`basic.ruleEvalLimit`, default 5000 ms)
+   */
+  heartbeatLimitMs?: number;
+  /** longest wait for a worker to open or close a topology */
+  requestTimeoutMs?: number;
+}
+
+const STREAM_TYPES = new Set(['mqtt', 'httppull', 'file', 'simulator', 'redissub', 'sql', 'websocket']);
+const SINK_TYPES = new Set(['mqtt', 'log', 'nop', 'rest', 'file', 'redis', 'redispub', 'sql']);
+
+/** A request that a replaced worker will never answer; the rules it was about open again on the new worker. */
+class WorkerReplaced extends Error {}
+
+/** Node slots per topology in an activity id (worker.ts encodes it the same way). */
+const ACTIVITY_NODES = 4096;
+
+/** What a node of each kind evaluates, for the error of a rule stopped in it. */
+const NODE_WORK: Array<[RegExp, string]> = [
+  [/_project$/, 'the SELECT list'],
+  [/_filter$/, 'the WHERE condition'],
+  [/_having$/, 'the HAVING condition'],
+  [/_order$/, 'the ORDER BY'],
+  [/_aggregate$/, 'the GROUP BY'],
+  [/_join$/, 'the join condition'],
+  [/_analytic$/, 'the analytic functions'],
+];
+
+/** How long a new worker may take to load before it must answer heartbeats. */
+const START_LIMIT_MS = 60_000;
+
+interface Pending {
+  resolve: () => void;
+  reject: (e: Error) => void;
+  timer: NodeJS.Timeout;
+}
+
+/** One worker slot: its current thread and heartbeat state. */
+class Slot {
+  worker!: Worker;
+  ready: Promise<void> = Promise.resolve();
+  /** started on the first rule placed on it */
+  spawned = false;
+  lastPong = Date.now();
+  started = false;
+  spawnedAt = Date.now();
+  seq = 0;
+  replacing = false;
+  /** cell 0: the activity id of the node the worker is running now, 0 when idle; cell 1: batches started */
+  activity = new Int32Array(new SharedArrayBuffer(8));
+  /** the batch count last seen, and when it last moved (or the worker last answered) */
+  lastSeq = 0;
+  lastProgress = Date.now();
+  /** wait before the next replacement of a worker that died young */
+  backoffMs = 0;
+  readonly pending = new Map<number, Pending>();
+  constructor(readonly index: number) {}
+}
+
+/** The topology of a rule placed on a worker. */
+export class RemoteTopology implements Topology {
+  private fatalCb: ((err: Error) => void) | null = null;
+  private fatalErr: Error | null = null;
+  private endCb: (() => void) | null = null;
+  private ended = false;
+  open_ = false;
+
+  constructor(
+    readonly handle: number,
+    readonly slot: number,
+    readonly rule: RuleDef,
+    readonly options: RuleOptions,
+    /** the same rule planned on the main thread: node names, printable topology, planned sources */
+    readonly local: RuleTopology,
+    private readonly pool: WorkerPool,
+  ) {}
+
+  open(): Promise<void> {
+    return this.pool.openRemote(this);
+  }
+
+  resetOffset(streamName: string, input: ValueObject): Promise<void> {
+    return this.pool.resetRemoteOffset(this, streamName, input);
+  }
+
+  close(): Promise<void> {
+    return this.pool.closeRemote(this);
+  }
+
+  onFatal(cb: (err: Error) => void): void {
+    this.fatalCb = cb;
+    if (this.fatalErr) {
+      const e = this.fatalErr;
+      this.fatalErr = null;
+      cb(e);
+    }
+  }
+
+  onEnd(cb: () => void): void {
+    this.endCb = cb;
+    if (this.ended) cb();
+  }
+
+  nodes(): readonly NodeMetrics[] {
+    return this.local.nodes();
+  }
+
+  printable(): PrintableTopo {
+    return this.local.printable();
+  }
+
+  placement(): { worker: number; answering: boolean } {
+    return { worker: this.slot, answering: this.pool.answering(this.slot) };
+  }
+
+  /** @internal metrics sent by the worker */
+  update(rows: NodeMetricsRow[]): void {
+    const nodes = this.local.nodes();
+    for (let i = 0; i < rows.length && i < nodes.length; i++) {
+      const n = nodes[i];
+      const r = rows[i];
+      n.recordsIn = r[1];
+      n.recordsOut = r[2];
+      n.messagesProcessed = r[3];
+      n.processLatencyUs = r[4];
+      n.bufferLength = r[5];
+      n.lastInvocation = r[6];
+      n.exceptions = r[7];
+      n.lastException = r[8];
+      n.lastExceptionTime = r[9];
+      n.busyUs = r[10];
+    }
+  }
+
+  /** @internal */
+  fail(err: Error): void {
+    if (this.fatalCb) {
+      const cb = this.fatalCb;
+      this.fatalCb = null;
+      cb(err);
+    } else if (!this.fatalErr) this.fatalErr = err;
+  }
+
+  /** @internal */
+  end(): void {
+    this.ended = true;
+    if (this.endCb) {
+      const cb = this.endCb;
+      this.endCb = null;
+      cb();
+    }
+  }
+}
+
+export class WorkerPool implements TopologyBuilder {
+  private readonly slots: Slot[] = [];
+  private readonly remotes = new Map<number, RemoteTopology>();
+  private readonly builtins = createBuiltinRegistry();
+  private nextHandle = 1;
+  private nextReq = 1;
+  private closed = false;
+  private readonly heartbeatMs: number;
+  private readonly limitMs: number;
+  private readonly requestTimeoutMs: number;
+  private readonly heartbeat: NodeJS.Timeout;
+
+  constructor(private readonly opts: PoolOptions) {
+    this.heartbeatMs = opts.heartbeatMs ?? 500;
+    this.limitMs = opts.heartbeatLimitMs ?? 5000;
+    this.requestTimeoutMs = opts.requestTimeoutMs ?? 30_000;
+    // a worker starts when the first rule is placed on it: a server with no such rule runs no thread
+    for (let i = 0; i < opts.size; i++) this.slots.push(new Slot(i));
+    this.heartbeat = setInterval(() => this.beat(), this.heartbeatMs);
+    this.heartbeat.unref();
+  }
+
+  get size(): number {
+    return this.slots.length;
+  }
+
+  /** Plans the rule here (same errors as in-process); a rule that can run on a worker gets a remote topology. */
+  build(rule: RuleDef, options: RuleOptions, logger: Logger): Topology {
+    const local = this.opts.local.build(rule, options, logger);
+    if (!(local instanceof RuleTopology) || !this.movable(rule, local)) return local;
+    return new RemoteTopology(this.nextHandle++, this.place(rule.id), rule, options, local, this);
+  }
+
+  /** Deterministic placement: a hash of the rule id over the workers. */
+  place(ruleId: string): number {
+    let h = 2166136261;
+    for (let i = 0; i < ruleId.length; i++) h = Math.imul(h ^ ruleId.charCodeAt(i), 16777619);
+    return (h >>> 0) % this.slots.length;
+  }
+
+  /** Whether the rule needs nothing that exists only on the main thread. */
+  private movable(rule: RuleDef, t: RuleTopology): boolean {
+    // a rule's own log file (and debug level) belong to the main thread's loggers
+    if (t.options.logFilename || t.options.debug) return false;
+    for (const s of t.plan.sources) {
+      if (s.role !== 'stream') return false;
+      const type = (s.def.options.TYPE || 'mqtt').toLowerCase();
+      const format = (s.def.options.FORMAT || 'json').toLowerCase();
+      if (!STREAM_TYPES.has(type) || format !== 'json' || s.def.options.SCHEMAID) return false;
+    }
+    for (const action of rule.actions) {
+      for (const [type, props] of Object.entries(action)) {
+        if (!SINK_TYPES.has(type.toLowerCase())) return false;
+        const format = (props as Record<string, unknown> | undefined)?.format;
+        if (format !== undefined && String(format).toLowerCase() !== 'json') return false;
+      }
+    }
+    let builtinOnly = true;
+    try {
+      const stmt = parseSelect(rule.sql ?? '');
+      const check = (e: Parameters<typeof walk>[0]) =>
+        walk(e, (x) => {
+          if (x.kind === 'call' && this.opts.functions.get(x.name) !== this.builtins.get(x.name)) builtinOnly = false;
+        });
+      for (const f of stmt.fields) check(f.expr);
+      if (stmt.where) check(stmt.where);
+      if (stmt.having) check(stmt.having);
+      for (const d of stmt.dimensions) if (d.kind !== 'window') check(d);
+      for (const s of stmt.sorts) check(s.expr);
+      for (const j of stmt.joins) if (j.on) check(j.on);
+    } catch {
+      return false;
+    }
+    return builtinOnly;
+  }
+
+  /** False while a worker misses its heartbeats (its rules' status says so). */
+  answering(slot: number): boolean {
+    const s = this.slots[slot];
+    return s !== undefined && !s.replacing && (!s.started || Date.now() - s.lastPong <= 2 * this.heartbeatMs);
+  }
+
+  async openRemote(t: RemoteTopology): Promise<void> {
+    const slot = this.slots[t.slot];
+    if (slot && !slot.spawned && !this.closed) this.spawn(slot);
+    this.remotes.set(t.handle, t);
+    t.open_ = true;
+    try {
+      await this.send(t.slot, (req) => ({
+        op: 'open',
+        req,
+        handle: t.handle,
+        rule: t.rule,
+        options: t.options,
+        streams: [...this.opts.catalog.list('stream'), ...this.opts.catalog.list('table')],
+      }));
+    } catch (err) {
+      // the worker was replaced meanwhile: the replacement opens the rule
+      if (err instanceof WorkerReplaced && this.remotes.has(t.handle)) return;
+      this.remotes.delete(t.handle);
+      t.open_ = false;
+      throw err;
+    }
+  }
+
+  async closeRemote(t: RemoteTopology): Promise<void> {
+    if (!this.remotes.delete(t.handle)) return;
+    t.open_ = false;
+    await this.send(t.slot, (req) => ({ op: 'close', req, handle: t.handle })).catch((err: unknown) =>
+      this.opts.logger.warn({ err }, 'worker %d did not close rule %s', t.slot, t.rule.id),
+    );
+  }
+
+  /** Forwards `reset_state` to the worker running the rule; its error texts come back as they are. */
+  resetRemoteOffset(t: RemoteTopology, streamName: string, input: ValueObject): Promise<void> {
+    return this.send(t.slot, (req) => ({ op: 'resetOffset', req, handle: t.handle, streamName, input }));
+  }
+
+  /** Fault injection for tests: keeps worker `slot` busy for `ms`. */
+  stall(slot: number, ms: number): void {
+    if (this.slots[slot]?.spawned) this.slots[slot].worker.postMessage({ op: 'stall', ms } satisfies ToWorker);
+  }
+
+  /** Fault injection for tests: the worker ends as a crash would. */
+  crash(slot: number): void {
+    if (this.slots[slot]?.spawned) this.slots[slot].worker.postMessage({ op: 'crash' } satisfies ToWorker);
+  }
+
+  /** Resolves once every worker started (tests). */
+  async ready(): Promise<void> {
+    await Promise.all(this.slots.map((s) => s.ready));
+  }
+
+  /** How many times worker `slot` was replaced (tests, logs). */
+  readonly replaced: number[] = [];
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.heartbeat);
+    for (const s of this.slots) {
+      for (const p of s.pending.values()) {
+        clearTimeout(p.timer);
+        p.reject(new Error('the worker pool is closed'));
+      }
+      s.pending.clear();
+    }
+    await Promise.all(this.slots.filter((s) => s.spawned).map((s) => s.worker.terminate().catch(() => 0)));
+  }
+
+  // ------------------------------------------------------------------------------------------ internals
+
+  private spawn(s: Slot): void {
+    // under the TypeScript loader (tests, development) the worker registers the loader before loading its entry
+    const ts = import.meta.url.endsWith('.ts');
+    const entry = new URL(ts ? './worker.ts' : './worker.js', import.meta.url);
+    s.activity = new Int32Array(new SharedArrayBuffer(8));
+    s.lastSeq = 0;
+    s.lastProgress = Date.now();
+    const workerData = { index: s.index, home: this.opts.home, env: this.opts.env, activity: s.activity.buffer };
+    const worker = ts
+      ? new Worker(
+          `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}).then((m) => { m.register(); return import(${JSON.stringify(entry.href)}); })`,
+          { eval: true, workerData },
+        )
+      : new Worker(entry, { workerData });
+    const spawnedAt = Date.now();
+    s.worker = worker;
+    s.spawned = true;
+    s.lastPong = Date.now();
+    s.spawnedAt = Date.now();
+    s.started = false;
+    s.replacing = false;
+    s.ready = new Promise<void>((resolve) => {
+      const onReady = (m: FromWorker) => {
+        if (m.ev === 'ready') {
+          worker.off('message', onReady);
+          s.started = true;
+          s.lastPong = Date.now();
+          resolve();
+        }
+      };
+      worker.on('message', onReady);
+      worker.once('exit', () => resolve());
+    });
+    worker.on('message', (m: FromWorker) => this.onMessage(s, worker, m));
+    worker.on('error', (err) => this.opts.logger.error({ err }, 'rule worker %d failed', s.index));
+    worker.on('exit', (code) => {
+      if (this.closed || s.worker !== worker) return;
+      this.opts.logger.error('rule worker %d exited with %d; replacing it', s.index, code);
+      // a worker that cannot even start is not restarted in a tight loop
+      s.backoffMs = Date.now() - spawnedAt < 2000 ? Math.min(Math.max(1000, s.backoffMs * 2), 30_000) : 0;
+      this.replace(s);
+    });
+  }
+
+  private onMessage(s: Slot, worker: Worker, m: FromWorker): void {
+    if (s.worker !== worker) return;
+    switch (m.ev) {
+      case 'pong':
+        s.lastPong = Date.now();
+        break;
+      case 'reply': {
+        const p = s.pending.get(m.req);
+        if (!p) return;
+        s.pending.delete(m.req);
+        clearTimeout(p.timer);
+        if (m.error) p.reject(m.error.code !== undefined ? new EddyError(m.error.code, m.error.message) : new Error(m.error.message));
+        else p.resolve();
+        break;
+      }
+      case 'metrics':
+        for (const [handle, rows] of m.topologies) this.remotes.get(handle)?.update(rows);
+        break;
+      case 'fatal':
+        this.remotes.get(m.handle)?.fail(new Error(m.message));
+        break;
+      case 'end':
+        this.remotes.get(m.handle)?.end();
+        break;
+      case 'kv':
+        void this.kv(worker, m.id, m.method, m.args);
+        break;
+      case 'ready':
+        break;
+    }
+  }
+
+  private async kv(worker: Worker, id: number, method: string, args: unknown[]): Promise<void> {
+    const store = this.opts.store as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>;
+    try {
+      const fn = store[method];
+      if (typeof fn !== 'function' || method === 'close') throw new Error(`unknown store method ${method}`);
+      const value = await fn.apply(this.opts.store, args);
+      worker.postMessage({ op: 'kv', id, value } satisfies ToWorker);
+    } catch (err) {
+      worker.postMessage({ op: 'kv', id, error: err instanceof Error ? err.message : String(err) } satisfies ToWorker);
+    }
+  }
+
+  private send(slot: number, make: (req: number) => ToWorker): Promise<void> {
+    const s = this.slots[slot];
+    if (!s || !s.spawned || this.closed) return Promise.reject(new EddyError(ErrorCode.Executor, 'the worker pool is closed'));
+    const req = this.nextReq++;
+    return new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        s.pending.delete(req);
+        reject(new Error(`worker ${slot} did not answer within ${this.requestTimeoutMs} ms`));
+      }, this.requestTimeoutMs);
+      s.pending.set(req, { resolve, reject, timer });
+      s.worker.postMessage(make(req));
+    });
+  }
+
+  private beat(): void {
+    const now = Date.now();
+    for (const s of this.slots) {
+      if (s.replacing || !s.spawned) continue;
+      if (!s.started) {
+        // loading its modules: heartbeats start once it is ready
+        if (now - s.spawnedAt > START_LIMIT_MS) {
+          this.opts.logger.error('rule worker %d did not start within %d ms; replacing it', s.index, START_LIMIT_MS);
+          this.replace(s);
+        }
+        continue;
+      }
+      const seq = Atomics.load(s.activity, 1);
+      if (seq !== s.lastSeq) {
+        s.lastSeq = seq;
+        s.lastProgress = now;
+      }
+      // silent but still starting new batches: overloaded, not stuck (its rules' status says it does not answer)
+      if (now - s.lastPong > this.limitMs && now - Math.max(s.lastProgress, s.lastPong) > this.limitMs) {
+        this.opts.logger.error('rule worker %d made no progress for %d ms; replacing it', s.index, now - s.lastPong);
+        this.replace(s, Atomics.load(s.activity, 0));
+        continue;
+      }
+      s.worker.postMessage({ op: 'ping', seq: ++s.seq } satisfies ToWorker);
+    }
+  }
+
+  /**
+   * Terminates the slot's thread, starts a new one and opens its rules there again, except the rule whose node
+   * (`activity`, when not 0) kept the thread busy: that one is stopped with an error naming it.
+   */
+  private replace(s: Slot, activity = 0): void {
+    if (this.closed || s.replacing) return;
+    s.replacing = true;
+    const old = s.worker;
+    if (activity > 0) {
+      const t = this.remotes.get(Math.floor(activity / ACTIVITY_NODES));
+      if (t && t.slot === s.index) {
+        const node = t.local.nodes()[(activity % ACTIVITY_NODES) - 1]?.name ?? 'a node';
+        const what = NODE_WORK.find(([re]) => re.test(node))?.[1] ?? 'its operator';
+        this.remotes.delete(t.handle);
+        t.fail(
+          new Error(`rule ${t.rule.id} was stopped: evaluating one record in ${node} (${what}) took more than ${this.limitMs} ms`),
+        );
+      }
+    }
+    for (const p of s.pending.values()) {
+      clearTimeout(p.timer);
+      p.reject(new WorkerReplaced(`worker ${s.index} was replaced`));
+    }
+    s.pending.clear();
+    this.replaced[s.index] = (this.replaced[s.index] ?? 0) + 1;
+    void old.terminate().catch(() => 0);
+    const again = [...this.remotes.values()].filter((t) => t.slot === s.index);
+    const respawn = async (): Promise<void> => {
+      if (s.backoffMs > 0) await new Promise((r) => setTimeout(r, s.backoffMs).unref());
+      if (this.closed) return;
+      this.spawn(s);
+      await s.ready;
+      for (const t of again) {
+        if (!this.remotes.has(t.handle)) continue;
+        try {
+          await this.send(s.index, (req) => ({
+            op: 'open',
+            req,
+            handle: t.handle,
+            rule: t.rule,
+            options: t.options,
+            streams: [...this.opts.catalog.list('stream'), ...this.opts.catalog.list('table')],
+          }));
+        } catch (err) {
+          // replaced again meanwhile: that replacement opens it
+          if (err instanceof WorkerReplaced) return;
+          this.remotes.delete(t.handle);
+          t.fail(err instanceof Error ? err : new Error(String(err)));
+        }
+      }
+    };
+    void respawn();
+  }
+}

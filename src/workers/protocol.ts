@@ -1,0 +1,34 @@
+/**
+ * Messages between the main thread and a rule worker (docs/runtime.md §1.10). The main thread keeps the control plane
+ * and the metadata store; a worker owns the topologies of the rules placed on it and reaches the store through
+ * `kv` requests.
+ */
+import type { RuleDef, RuleOptions } from '../contracts/index.js';
+import type { StreamDef } from '../catalog/types.js';
+import type { ValueObject } from '../values/value.js';
+
+/** Main → worker. */
+export type ToWorker =
+  | { op: 'open'; req: number; handle: number; rule: RuleDef; options: RuleOptions; streams: StreamDef[] }
+  | { op: 'close'; req: number; handle: number }
+  /** `PUT /rules/{id}/reset_state` of a rule on the worker (docs/rest-api.md §16.6) */
+  | { op: 'resetOffset'; req: number; handle: number; streamName: string; input: ValueObject }
+  | { op: 'ping'; seq: number }
+  | { op: 'kv'; id: number; value?: unknown; error?: string }
+  /** fault injection of the tests: busy the worker's thread for `ms` */
+  | { op: 'stall'; ms: number }
+  /** fault injection of the tests: end the worker's thread as a crash would */
+  | { op: 'crash' };
+
+/** One node's metrics: name, then the counters in {@link METRIC_FIELDS} order. */
+export type NodeMetricsRow = [string, number, number, number, number, number, number, number, string, number, number];
+
+/** Worker → main. */
+export type FromWorker =
+  | { ev: 'ready' }
+  | { ev: 'reply'; req: number; error?: { message: string; code?: number } }
+  | { ev: 'pong'; seq: number }
+  | { ev: 'fatal'; handle: number; message: string }
+  | { ev: 'end'; handle: number }
+  | { ev: 'metrics'; topologies: Array<[number, NodeMetricsRow[]]> }
+  | { ev: 'kv'; id: number; method: string; args: unknown[] };

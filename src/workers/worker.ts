@@ -1,0 +1,217 @@
+/**
+ * The entry of a rule worker thread (docs/runtime.md §1.10): builds its own connector registry, catalog view and
+ * topology builder from the same home and configuration as the main thread, then opens and closes the topologies the
+ * main thread places on it and reports their metrics, fatal errors and ends. The metadata store (checkpoints, sink
+ * caches, config keys kept in the store) is the main thread's, reached by request.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { loadConfig, resolveHome } from '../config/index.js';
+import { createLogger } from '../config/log.js';
+import { Connectors } from '../connectors/index.js';
+import { createBuiltinRegistry } from '../functions/index.js';
+import { createTopologyBuilder, type RuleTopology } from '../runtime/topology.js';
+import { trackActivity } from '../runtime/node.js';
+import { setDefaultZone } from '../values/index.js';
+import { EddyError } from '../core/errors.js';
+import type { StreamCatalog, StreamDef, StreamKind } from '../catalog/types.js';
+import type { KVOp, KVStore } from '../store/kv.js';
+import type { FromWorker, NodeMetricsRow, ToWorker } from './protocol.js';
+import type { RuleDef } from '../contracts/index.js';
+
+interface WorkerInit {
+  index: number;
+  home: string;
+  env: NodeJS.ProcessEnv;
+  /** cell 0: the activity id of the node working now, cell 1: batches started (see runtime/node.ts) */
+  activity: SharedArrayBuffer;
+}
+
+/** Node slots per topology in an activity id (pool.ts decodes it the same way). */
+const ACTIVITY_NODES = 4096;
+
+/** How often the metrics of changed topologies are sent to the main thread. */
+const METRICS_INTERVAL_MS = 100;
+
+if (!parentPort) throw new Error('the rule worker must run in a worker thread');
+const port = parentPort;
+const init = workerData as WorkerInit;
+const post = (m: FromWorker): void => port.postMessage(m);
+
+/** The main thread's store, by request. */
+class MainStore implements KVStore {
+  private next = 1;
+  private readonly waiting = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  private call<T>(method: string, ...args: unknown[]): Promise<T> {
+    const id = this.next++;
+    return new Promise<T>((resolve, reject) => {
+      this.waiting.set(id, { resolve: resolve as (v: unknown) => void, reject });
+      post({ ev: 'kv', id, method, args });
+    });
+  }
+  answer(id: number, value: unknown, error: string | undefined): void {
+    const w = this.waiting.get(id);
+    this.waiting.delete(id);
+    if (error !== undefined) w?.reject(new Error(error));
+    else w?.resolve(value);
+  }
+  get = (ns: string, key: string) => this.call<string | undefined>('get', ns, key);
+  set = (ns: string, key: string, value: string) => this.call<void>('set', ns, key, value);
+  setIfAbsent = (ns: string, key: string, value: string) => this.call<boolean>('setIfAbsent', ns, key, value);
+  delete = (ns: string, key: string) => this.call<boolean>('delete', ns, key);
+  keys = (ns: string) => this.call<string[]>('keys', ns);
+  entries = (ns: string) => this.call<Array<[string, string]>>('entries', ns);
+  clear = (ns: string) => this.call<void>('clear', ns);
+  batch = (ops: readonly KVOp[]) => this.call<void>('batch', ops);
+  close = () => Promise.resolve();
+}
+
+/** The streams and tables the main thread sent with the latest open. */
+class CatalogView implements StreamCatalog {
+  private defs = new Map<string, StreamDef>();
+  replace(defs: StreamDef[]): void {
+    this.defs = new Map(defs.map((d) => [d.name, d]));
+  }
+  get(name: string): StreamDef | undefined {
+    return this.defs.get(name);
+  }
+  list(kind: StreamKind): StreamDef[] {
+    return [...this.defs.values()].filter((d) => d.kind === kind);
+  }
+}
+
+function metricsRows(t: RuleTopology): NodeMetricsRow[] {
+  return t.nodes().map((n) => [
+    n.name,
+    n.recordsIn,
+    n.recordsOut,
+    n.messagesProcessed,
+    n.processLatencyUs,
+    n.bufferLength,
+    n.lastInvocation,
+    n.exceptions,
+    n.lastException,
+    n.lastExceptionTime,
+    n.busyUs,
+  ]);
+}
+
+/** Changes whenever a node processed, failed or buffered something. */
+function signature(t: RuleTopology): number {
+  let s = 0;
+  for (const n of t.nodes()) s += n.messagesProcessed + n.recordsOut + n.exceptions * 7 + n.bufferLength * 13 + n.lastInvocation;
+  return s;
+}
+
+async function main(): Promise<void> {
+  const home = resolveHome(init.home);
+  const config = loadConfig(home, init.env);
+  try {
+    setDefaultZone(config.basic.timezone);
+  } catch {
+    // the main thread logs the unknown zone
+  }
+  const logger = createLogger(config, home).child({ worker: init.index });
+  trackActivity(new Int32Array(init.activity));
+  const store = new MainStore();
+  const connectors = await Connectors.create({ home, config, env: init.env, store, logger });
+  const catalog = new CatalogView();
+  const builder = createTopologyBuilder({
+    catalog,
+    functions: createBuiltinRegistry(),
+    connectors: connectors.registry,
+    createSinkNode: (o) => connectors.createSinkNode(o),
+    store,
+    dataDir: home.data,
+    logger,
+  });
+  const topologies = new Map<number, { topo: RuleTopology; sig: number }>();
+
+  const open = async (m: Extract<ToWorker, { op: 'open' }>): Promise<void> => {
+    catalog.replace(m.streams);
+    // config keys may have changed through the REST API since the last open
+    await connectors.confKeys.load();
+    // only SQL rules are placed on workers (graph rules stay on the main thread)
+    const topo = builder.build(m.rule as RuleDef & { sql: string }, m.options, logger.child({ rule: m.rule.id }));
+    topologies.set(m.handle, { topo, sig: -1 });
+    // handle and node index in one id: the main thread can name the node even while this thread is stuck in it
+    topo.queueNodes().forEach((n, i) => (n.activityId = m.handle * ACTIVITY_NODES + i + 1));
+    topo.onFatal((err) => post({ ev: 'fatal', handle: m.handle, message: err.message }));
+    topo.onEnd(() => post({ ev: 'end', handle: m.handle }));
+    try {
+      await topo.open();
+    } catch (err) {
+      topologies.delete(m.handle);
+      throw err;
+    }
+  };
+
+  const close = async (handle: number): Promise<void> => {
+    const t = topologies.get(handle);
+    if (!t) return;
+    topologies.delete(handle);
+    const rows = metricsRows(t.topo);
+    await t.topo.close();
+    post({ ev: 'metrics', topologies: [[handle, rows]] });
+  };
+
+  const reply = (req: number, p: Promise<void>): void => {
+    p.then(
+      () => post({ ev: 'reply', req }),
+      (err: unknown) =>
+        post({
+          ev: 'reply',
+          req,
+          error: { message: err instanceof Error ? err.message : String(err), code: err instanceof EddyError ? err.code : undefined },
+        }),
+    );
+  };
+
+  port.on('message', (m: ToWorker) => {
+    switch (m.op) {
+      case 'open':
+        reply(m.req, open(m));
+        break;
+      case 'close':
+        reply(m.req, close(m.handle));
+        break;
+      case 'resetOffset': {
+        const t = topologies.get(m.handle);
+        reply(m.req, t ? t.topo.resetOffset(m.streamName, m.input) : Promise.reject(new Error('the rule is not running')));
+        break;
+      }
+      case 'ping':
+        post({ ev: 'pong', seq: m.seq });
+        break;
+      case 'kv':
+        store.answer(m.id, m.value, m.error);
+        break;
+      case 'stall': {
+        const end = Date.now() + m.ms;
+        while (Date.now() < end) {
+          // busy on purpose: a test's stand-in for an evaluation that never yields
+        }
+        break;
+      }
+      case 'crash':
+        process.exit(1);
+    }
+  });
+
+  setInterval(() => {
+    const changed: Array<[number, NodeMetricsRow[]]> = [];
+    for (const [handle, t] of topologies) {
+      const sig = signature(t.topo);
+      if (sig === t.sig) continue;
+      t.sig = sig;
+      changed.push([handle, metricsRows(t.topo)]);
+    }
+    if (changed.length > 0) post({ ev: 'metrics', topologies: changed });
+  }, METRICS_INTERVAL_MS);
+  post({ ev: 'ready' });
+}
+
+main().catch((err: unknown) => {
+  // the main thread sees the worker exit and replaces it
+  console.error('rule worker failed to start', err);
+  process.exit(1);
+});

@@ -1,0 +1,207 @@
+/**
+ * Rules on worker threads (docs/runtime.md §1.10), against the real broker on loopback: an MQTT rule placed on a worker
+ * processes data end to end; the rules API answers the same with 1 and with 2 workers; the status of a rule whose
+ * worker is stuck answers at once and says so; a worker that ends is replaced and its rules run again.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+import { publisher, subscriber, uniqueTopic, until } from '../connectors/helpers.js';
+
+type J = Record<string, unknown>;
+
+async function mqttRule(s: TestServer, topic: string, id: string): Promise<void> {
+  const stream = `st_${id}`;
+  let r = await s.req('POST', '/streams', { sql: `CREATE STREAM ${stream} (temperature FLOAT, n BIGINT) WITH (DATASOURCE="${topic}/in", FORMAT="json")` });
+  assert.equal(r.status, 201, r.text);
+  r = await s.req('POST', '/rules', {
+    id,
+    sql: `SELECT n, temperature * 2 AS t2 FROM ${stream} WHERE temperature > 50`,
+    actions: [{ mqtt: { server: 'tcp://127.0.0.1:1883', topic: `${topic}/out`, sendSingle: true } }],
+  });
+  assert.equal(r.status, 201, r.text);
+}
+
+/** Publishes `{n, temperature}` rows until `count` outputs arrived (the rule's subscription may lag its start). */
+async function feed(topic: string, got: () => number, count: number, from = 0): Promise<void> {
+  const pub = await publisher();
+  try {
+    let n = from;
+    const end = Date.now() + 30_000;
+    while (got() < count) {
+      if (Date.now() > end) assert.fail(`only ${got()} of ${count} outputs`);
+      await pub.publishAsync(`${topic}/in`, JSON.stringify({ n: n++, temperature: 60 }));
+      await pub.publishAsync(`${topic}/in`, JSON.stringify({ n: n++, temperature: 10 }));
+      await new Promise((r) => setTimeout(r, 30));
+    }
+  } finally {
+    await pub.endAsync();
+  }
+}
+
+async function status(s: TestServer, id: string): Promise<J> {
+  const r = await s.req('GET', `/rules/${id}/status`);
+  assert.equal(r.status, 200, r.text);
+  return r.json() as J;
+}
+
+test('an MQTT rule placed on a worker processes data end to end; its status names the worker', async () => {
+  const s = await startTestServer({ env: { KUIPER__BASIC__WORKERS: '2' } });
+  const topic = uniqueTopic('wk');
+  const sub = await subscriber(`${topic}/out`);
+  try {
+    assert.equal(s.app.workers?.size, 2);
+    const id = `r_${topic.replace(/\W/g, '_')}`;
+    await mqttRule(s, topic, id);
+    await feed(topic, () => sub.messages.length, 3);
+    const row = JSON.parse(sub.messages[0].text) as J;
+    assert.equal(row.t2, 120);
+    const st = await status(s, id);
+    assert.equal(st.status, 'running');
+    assert.equal(st.worker, s.app.workers?.place(id));
+    assert.equal(st.workerStatus, undefined);
+    // counters come from the worker
+    await until(() => true);
+    let last: J = st;
+    const end = Date.now() + 10_000;
+    while (!((last.op_4_project_0_records_out_total as number) >= 3) && Date.now() < end) {
+      await new Promise((r) => setTimeout(r, 50));
+      last = await status(s, id);
+    }
+    assert.ok((last.op_4_project_0_records_out_total as number) >= 3, JSON.stringify(last));
+  } finally {
+    await sub.close();
+    await s.dispose();
+  }
+});
+
+test('the rules API answers the same with 1 and with 2 workers', async () => {
+  const answers: J[] = [];
+  for (const workers of ['1', '2']) {
+    const s = await startTestServer({ env: { KUIPER__BASIC__WORKERS: workers } });
+    const topic = uniqueTopic(`par${workers}`);
+    const sub = await subscriber(`${topic}/out`);
+    try {
+      const id = 'parity_rule';
+      await mqttRule(s, topic, id);
+      await feed(topic, () => sub.messages.length, 2);
+      // let the counters settle: the input stops, then wait until the status no longer changes
+      let prev = '';
+      let st: J = {};
+      for (;;) {
+        await new Promise((r) => setTimeout(r, 300));
+        st = await status(s, id);
+        const counts = JSON.stringify(Object.entries(st).filter(([k]) => k.endsWith('_total')));
+        if (counts === prev) break;
+        prev = counts;
+      }
+      const counters = Object.fromEntries(Object.entries(st).filter(([k]) => k.endsWith('_total') || k.endsWith('buffer_length')));
+      const ruleDesc = (await s.req('GET', `/rules/${id}`)).json() as J;
+      ruleDesc.actions = undefined; // the topic differs per run
+      answers.push({
+        list: (await s.req('GET', '/rules')).json(),
+        describe: ruleDesc,
+        topo: (await s.req('GET', `/rules/${id}/topo`)).json(),
+        explain: (await s.req('GET', `/rules/${id}/explain`)).text,
+        statusKeys: Object.keys(st).filter((k) => k !== 'worker'),
+        // one output per hot row: same ratios however many rows the start-up race let through
+        outputsPerIn: (counters.op_4_project_0_records_out_total as number) - (counters.op_3_filter_0_records_out_total as number),
+        exceptions: Object.entries(counters).filter(([k, v]) => k.endsWith('exceptions_total') && v !== 0),
+        statusAll: Object.keys((await s.req('GET', '/rules/status/all')).json() as J),
+        stopped: (await s.req('POST', `/rules/${id}/stop`)).text,
+        afterStop: await status(s, id),
+        started: (await s.req('POST', `/rules/${id}/start`)).text,
+        deleted: (await s.req('DELETE', `/rules/${id}`)).text,
+      });
+    } finally {
+      await sub.close();
+      await s.dispose();
+    }
+  }
+  assert.deepEqual(answers[1], answers[0]);
+});
+
+test('a stuck worker: the status answers at once and says so; a worker that ends is replaced and its rules run again', async () => {
+  const s = await startTestServer({ env: { KUIPER__BASIC__WORKERS: '2' } });
+  const topic = uniqueTopic('stk');
+  const sub = await subscriber(`${topic}/out`);
+  try {
+    const pool = s.app.workers!;
+    await pool.ready();
+    const id = `r_${topic.replace(/\W/g, '_')}`;
+    await mqttRule(s, topic, id);
+    await feed(topic, () => sub.messages.length, 1);
+    const slot = pool.place(id);
+
+    // busy for longer than two heartbeats but shorter than the replacement limit
+    pool.stall(slot, 3000);
+    let st = await status(s, id);
+    const end = Date.now() + 10_000;
+    while (st.workerStatus === undefined && Date.now() < end) {
+      await new Promise((r) => setTimeout(r, 50));
+      st = await status(s, id);
+    }
+    assert.equal(st.status, 'running');
+    assert.equal(st.workerStatus, `worker ${slot} is not answering its heartbeat`);
+    // the worker recovers by itself
+    while (st.workerStatus !== undefined && Date.now() < end + 10_000) {
+      await new Promise((r) => setTimeout(r, 50));
+      st = await status(s, id);
+    }
+    assert.equal(st.workerStatus, undefined);
+    assert.equal(pool.replaced[slot] ?? 0, 0);
+
+    // a crash: the worker is replaced and the rule opens again there
+    pool.crash(slot);
+    await until(() => (pool.replaced[slot] ?? 0) === 1, 15_000, 'the replacement');
+    await pool.ready();
+    const before = sub.messages.length;
+    await feed(topic, () => sub.messages.length, before + 2, 1000);
+    assert.equal((await status(s, id)).status, 'running');
+  } finally {
+    await sub.close();
+    await s.dispose();
+  }
+});
+
+test('a rule whose evaluation of one record outlasts basic.ruleEvalLimit is stopped with an error naming it; its worker neighbours run on', async () => {
+  const s = await startTestServer({ env: { KUIPER__BASIC__WORKERS: '2', KUIPER__BASIC__RULEEVALLIMIT: '1000' } });
+  const topic = uniqueTopic('heavy');
+  const sub = await subscriber(`${topic}/out`);
+  try {
+    const pool = s.app.workers!;
+    await pool.ready();
+    const heavy = `heavy_${topic.replace(/\W/g, '_')}`;
+    let r = await s.req('POST', '/streams', { sql: `CREATE STREAM st_${heavy} (s STRING) WITH (DATASOURCE="${topic}/heavy", FORMAT="json")` });
+    assert.equal(r.status, 201, r.text);
+    // each column checksums a 50-million-character string: seconds of synchronous work for one record
+    const columns = Array.from({ length: 30 }, (_, i) => `crc32(lpad(s, ${50_000_000 + i})) AS c${i}`).join(', ');
+    r = await s.req('POST', '/rules', { id: heavy, sql: `SELECT ${columns} FROM st_${heavy}`, actions: [{ nop: {} }] });
+    assert.equal(r.status, 201, r.text);
+    // a neighbour on the same worker
+    let light = '';
+    for (let i = 0; light === ''; i++) if (pool.place(`light${i}_${heavy}`) === pool.place(heavy)) light = `light${i}_${heavy}`;
+    await mqttRule(s, topic, light);
+    await feed(topic, () => sub.messages.length, 1);
+
+    const pub = await publisher();
+    let st: J = await status(s, heavy);
+    const end = Date.now() + 60_000;
+    while (st.status === 'running' && Date.now() < end) {
+      await pub.publishAsync(`${topic}/heavy`, JSON.stringify({ s: 'x' }));
+      await new Promise((res) => setTimeout(res, 300));
+      st = await status(s, heavy);
+    }
+    await pub.endAsync();
+    assert.equal(st.status, 'stopped');
+    assert.match(String(st.message), new RegExp(`^Stopped: rule ${heavy} was stopped: evaluating one record in op_\\d+_project \\(the SELECT list\\) took more than 1000 ms\\.$`));
+    assert.equal(pool.replaced[pool.place(heavy)], 1);
+    // the neighbour opened again on the new worker and delivers
+    const before = sub.messages.length;
+    await feed(topic, () => sub.messages.length, before + 2, 1000);
+    assert.equal((await status(s, light)).status, 'running');
+  } finally {
+    await sub.close();
+    await s.dispose();
+  }
+});
