@@ -34,7 +34,7 @@ function rows(n: number): Tuple[] {
   for (let i = 0; i < n; i++) {
     const message: ValueObject = {
       temperature: 20 + (i % 60) + 0.5,
-      humidity: (i * 7) % 100 + 0.25,
+      humidity: ((i * 7) % 100) + 0.25,
       pressure: 1000 + (i % 50) + 0.75,
       name: `sensor-${i % 97}`,
       device: { info: { id: `dev-${i % 13}`, rack: i % 5 } },
@@ -49,7 +49,12 @@ function rows(n: number): Tuple[] {
  * ops per CPU-second of `compiled` and `hand` over `data`: rounds alternate between the two (so a busy machine slows both
  * alike), best round of each after a warm-up.
  */
-function measurePair(data: Tuple[], compiled: (row: Tuple) => unknown, hand: (row: Tuple) => unknown, rounds = 15): [number, number] {
+function measurePair(
+  data: Tuple[],
+  compiled: (row: Tuple) => unknown,
+  hand: (row: Tuple) => unknown,
+  rounds = 15,
+): [number, number] {
   let sink = 0;
   // CPU time of this process (not wall time): other processes on a busy machine do not count against a round
   const once = (f: (row: Tuple) => unknown): number => {
@@ -81,12 +86,16 @@ export async function run(): Promise<Record<string, string | number>> {
   const where = filterPlan.where!;
   const fctx = filterPlan.newContext('bench', 0);
   fctx.bindRow();
-  const [compiledFilter, handFilter] = measurePair(data, (r) => where(r, fctx), (r) => {
-    const m = r.message;
-    const t = m.temperature;
-    const h = m.humidity;
-    return typeof t === 'number' && typeof h === 'number' && t > 50 && h < 30;
-  });
+  const [compiledFilter, handFilter] = measurePair(
+    data,
+    (r) => where(r, fctx),
+    (r) => {
+      const m = r.message;
+      const t = m.temperature;
+      const h = m.humidity;
+      return typeof t === 'number' && typeof h === 'number' && t > 50 && h < 30;
+    },
+  );
 
   // 2. projection with five functions
   const projPlan = planOf(
@@ -95,41 +104,49 @@ export async function run(): Promise<Record<string, string | number>> {
   const project = projPlan.project.project;
   const pctx = projPlan.newContext('bench', 0);
   pctx.bindRow();
-  const [compiledProject, handProject] = measurePair(data, (r) => project(r, pctx), (r) => {
-    const m = r.message;
-    const o: ValueObject = {};
-    const t = m.temperature;
-    if (typeof t === 'number') o.t = Math.abs(t);
-    const h = m.humidity;
-    if (typeof h === 'number') {
-      // SQL round() rounds half away from zero
-      const t = Math.trunc(h);
-      o.h = Math.abs(h - t) >= 0.5 ? t + Math.sign(h) : t;
-    }
-    const n = m.name;
-    if (typeof n === 'string') {
-      o.n = n.toUpperCase();
-      o.c = n + '-x';
-    }
-    const p = m.pressure;
-    if (typeof p === 'number') o.p = Math.floor(p);
-    return o;
-  });
+  const [compiledProject, handProject] = measurePair(
+    data,
+    (r) => project(r, pctx),
+    (r) => {
+      const m = r.message;
+      const o: ValueObject = {};
+      const t = m.temperature;
+      if (typeof t === 'number') o.t = Math.abs(t);
+      const h = m.humidity;
+      if (typeof h === 'number') {
+        // SQL round() rounds half away from zero
+        const t = Math.trunc(h);
+        o.h = Math.abs(h - t) >= 0.5 ? t + Math.sign(h) : t;
+      }
+      const n = m.name;
+      if (typeof n === 'string') {
+        o.n = n.toUpperCase();
+        o.c = n + '-x';
+      }
+      const p = m.pressure;
+      if (typeof p === 'number') o.p = Math.floor(p);
+      return o;
+    },
+  );
 
   // 3. JSON path navigation
   const pathPlan = planOf('SELECT device->info->id AS id, readings[0]->value AS v FROM s');
   const path = pathPlan.project.project;
   const jctx = pathPlan.newContext('bench', 0);
   jctx.bindRow();
-  const [compiledPath, handPath] = measurePair(data, (r) => path(r, jctx), (r) => {
-    const m = r.message as { device?: { info?: { id?: unknown } }; readings?: Array<{ value?: unknown }> };
-    const o: Record<string, unknown> = {};
-    const id = m.device?.info?.id;
-    if (id !== undefined && id !== null) o.id = id;
-    const v = Array.isArray(m.readings) ? m.readings[0]?.value : undefined;
-    if (v !== undefined && v !== null) o.v = v;
-    return o;
-  });
+  const [compiledPath, handPath] = measurePair(
+    data,
+    (r) => path(r, jctx),
+    (r) => {
+      const m = r.message as { device?: { info?: { id?: unknown } }; readings?: Array<{ value?: unknown }> };
+      const o: Record<string, unknown> = {};
+      const id = m.device?.info?.id;
+      if (id !== undefined && id !== null) o.id = id;
+      const v = Array.isArray(m.readings) ? m.readings[0]?.value : undefined;
+      if (v !== undefined && v !== null) o.v = v;
+      return o;
+    },
+  );
 
   const ratio = (a: number, b: number): string => (a / b).toFixed(2);
   out['filter: compiled ops/s'] = compiledFilter;

@@ -18,8 +18,14 @@ export async function run(): Promise<Record<string, string>> {
     ['kill -9 at 5k msg/s, qos 1', { fault: 'kill9', count: 25000, rate: 5000 }],
     // the same fault at qos 0, in the same run: what at-least-once prevents
     ['kill -9 at 5k msg/s, qos 0 (comparison)', { fault: 'kill9', count: 25000, rate: 5000, ruleQos: 0 }],
-    ['10 s broker outage, source side, 1k msg/s, qos 1', { fault: 'source-outage', count: 15000, rate: 1000, outageMs: 10_000 }],
-    ['10 s broker outage, sink side, 1k msg/s, qos 1', { fault: 'sink-outage', count: 15000, rate: 1000, outageMs: 10_000 }],
+    [
+      '10 s broker outage, source side, 1k msg/s, qos 1',
+      { fault: 'source-outage', count: 15000, rate: 1000, outageMs: 10_000 },
+    ],
+    [
+      '10 s broker outage, sink side, 1k msg/s, qos 1',
+      { fault: 'sink-outage', count: 15000, rate: 1000, outageMs: 10_000 },
+    ],
   ];
   const out: Record<string, string> = {};
   for (const [name, s] of scenarios) {

@@ -29,7 +29,13 @@ async function routes(): Promise<RouteSpec[]> {
   const home = mkdtempSync(join(tmpdir(), 'eddy-fuzz-routes-'));
   const s = await startServer({
     home,
-    env: { KUIPER__BASIC__RESTIP: '127.0.0.1', KUIPER__BASIC__RESTPORT: '0', KUIPER__BASIC__CONSOLELOG: 'false', KUIPER__BASIC__FILELOG: 'false', KUIPER__SOURCE__HTTPSERVERPORT: '0' },
+    env: {
+      KUIPER__BASIC__RESTIP: '127.0.0.1',
+      KUIPER__BASIC__RESTPORT: '0',
+      KUIPER__BASIC__CONSOLELOG: 'false',
+      KUIPER__BASIC__FILELOG: 'false',
+      KUIPER__SOURCE__HTTPSERVERPORT: '0',
+    },
   });
   try {
     return routesOf(s.app.http);
@@ -75,7 +81,8 @@ function send(url: string, r: FuzzRequest): Promise<number> {
   return new Promise((resolve) => {
     const target = new URL(url);
     // an explicit length: node's client sends the body of a GET or DELETE unframed otherwise
-    const headers = r.body === undefined ? r.headers : { ...r.headers, 'content-length': String(Buffer.byteLength(r.body)) };
+    const headers =
+      r.body === undefined ? r.headers : { ...r.headers, 'content-length': String(Buffer.byteLength(r.body)) };
     const req = request(
       { host: target.hostname, port: target.port, method: r.method, path: r.url, headers, agent, timeout: 120_000 },
       (res) => {
@@ -93,18 +100,22 @@ function send(url: string, r: FuzzRequest): Promise<number> {
 /** Deletes every rule, stream, table and JavaScript function, so that what remains is the server's own memory. */
 async function cleanup(url: string): Promise<void> {
   const json = async (path: string): Promise<unknown> => (await fetch(url + path)).json();
-  for (const r of (await json('/rules')) as Array<{ id: string }>) await send(url, { method: 'DELETE', url: `/rules/${encodeURIComponent(r.id)}`, headers: {} });
+  for (const r of (await json('/rules')) as Array<{ id: string }>)
+    await send(url, { method: 'DELETE', url: `/rules/${encodeURIComponent(r.id)}`, headers: {} });
   for (const kind of ['streams', 'tables']) {
-    for (const n of (await json(`/${kind}`)) as string[]) await send(url, { method: 'DELETE', url: `/${kind}/${encodeURIComponent(n)}`, headers: {} });
+    for (const n of (await json(`/${kind}`)) as string[])
+      await send(url, { method: 'DELETE', url: `/${kind}/${encodeURIComponent(n)}`, headers: {} });
   }
-  for (const id of (await json('/udf/javascript')) as string[]) await send(url, { method: 'DELETE', url: `/udf/javascript/${encodeURIComponent(id)}`, headers: {} });
+  for (const id of (await json('/udf/javascript')) as string[])
+    await send(url, { method: 'DELETE', url: `/udf/javascript/${encodeURIComponent(id)}`, headers: {} });
 }
 
 function unexpectedLogged(home: string): number {
   const dir = join(home, 'log');
   if (!existsSync(dir)) return 0;
   let n = 0;
-  for (const f of readdirSync(dir)) n += (readFileSync(join(dir, f), 'utf8').match(/unexpected error in/g) ?? []).length;
+  for (const f of readdirSync(dir))
+    n += (readFileSync(join(dir, f), 'utf8').match(/unexpected error in/g) ?? []).length;
   return n;
 }
 
@@ -114,8 +125,18 @@ export async function run(): Promise<Record<string, string | number>> {
   const { child, url } = await startChild(home);
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   try {
-    await send(url, { method: 'POST', url: '/streams', headers: {}, body: JSON.stringify({ sql: 'CREATE STREAM fz () WITH (DATASOURCE="fz", TYPE="memory")' }) });
-    await send(url, { method: 'POST', url: '/rules', headers: {}, body: JSON.stringify({ id: 'fzr', sql: 'SELECT * FROM fz', actions: [{ nop: {} }] }) });
+    await send(url, {
+      method: 'POST',
+      url: '/streams',
+      headers: {},
+      body: JSON.stringify({ sql: 'CREATE STREAM fz () WITH (DATASOURCE="fz", TYPE="memory")' }),
+    });
+    await send(url, {
+      method: 'POST',
+      url: '/rules',
+      headers: {},
+      body: JSON.stringify({ id: 'fzr', sql: 'SELECT * FROM fz', actions: [{ nop: {} }] }),
+    });
     await new Promise((r) => setTimeout(r, 1000));
     const rssCold = rssKb(child.pid!);
     const statuses = new Map<number, number>();
@@ -174,7 +195,10 @@ export async function run(): Promise<Record<string, string | number>> {
       'RSS after / after warm-up (target ≤ 1.10)': (rssEnd / rssStart).toFixed(2),
       'RSS every tenth of the requests (MB)': samples.slice(0, 10).join(' '),
       'RSS every 5 s of idleness afterwards (MB)': idle.join(' '),
-      'status counts': [...statuses].sort((a, b) => a[0] - b[0]).map(([s, c]) => `${s}:${c}`).join(' '),
+      'status counts': [...statuses]
+        .sort((a, b) => a[0] - b[0])
+        .map(([s, c]) => `${s}:${c}`)
+        .join(' '),
     };
   } finally {
     if (child.exitCode === null) child.kill('SIGTERM');

@@ -30,7 +30,10 @@ async function engine() {
   const logger = pino({ level: 'silent' });
   const connectors = await Connectors.create({ home, config, env: {}, store, logger });
   const defs = new Map<string, StreamDef>();
-  const catalog: StreamCatalog = { get: (n) => defs.get(n), list: (k: StreamKind) => [...defs.values()].filter((d) => d.kind === k) };
+  const catalog: StreamCatalog = {
+    get: (n) => defs.get(n),
+    list: (k: StreamKind) => [...defs.values()].filter((d) => d.kind === k),
+  };
   const sql = `CREATE STREAM demo (deviceId STRING, temperature FLOAT, humidity FLOAT) WITH (DATASOURCE="${TOPIC}", TYPE="memory")`;
   const st = parseDdl(sql);
   if (st.kind !== 'createStream') throw new Error('not a CREATE');
@@ -65,7 +68,8 @@ async function engine() {
 
 function rows(n: number): ValueObject[] {
   const out: ValueObject[] = [];
-  for (let i = 0; i < n; i++) out.push({ deviceId: `dev${i % 1000}`, temperature: (i * 37) % 100, humidity: 40 + (i % 20) });
+  for (let i = 0; i < n; i++)
+    out.push({ deviceId: `dev${i % 1000}`, temperature: (i * 37) % 100, humidity: 40 + (i % 20) });
   return out;
 }
 
@@ -100,7 +104,8 @@ async function engineRound(def: RuleDef, data: ValueObject[], total: number): Pr
   const ms = await feed(e.publish, data, total);
   // a round that lost rows measures nothing
   const expected = (data.filter((r) => (r.temperature as number) > 50).length * total) / data.length;
-  if (sink.recordsIn - before !== expected) throw new Error(`rule ${def.id} delivered ${sink.recordsIn - before} of ${expected} rows`);
+  if (sink.recordsIn - before !== expected)
+    throw new Error(`rule ${def.id} delivered ${sink.recordsIn - before} of ${expected} rows`);
   await e.close();
   return (total / ms) * 1000;
 }
@@ -122,7 +127,8 @@ async function handRound(data: ValueObject[], total: number): Promise<number> {
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const spread = (xs: number[]) => `${Math.round(Math.min(...xs)).toLocaleString('en-US')}–${Math.round(Math.max(...xs)).toLocaleString('en-US')}`;
+const spread = (xs: number[]) =>
+  `${Math.round(Math.min(...xs)).toLocaleString('en-US')}–${Math.round(Math.max(...xs)).toLocaleString('en-US')}`;
 
 export async function run(): Promise<Record<string, string>> {
   const total = 300_000;
@@ -132,7 +138,13 @@ export async function run(): Promise<Record<string, string>> {
   const h: number[] = [];
   for (let i = 0; i < 5; i++) {
     g.push(await engineRound({ id: 'g', graph: GRAPH, actions: [] }, data, total));
-    s.push(await engineRound({ id: 's', sql: 'SELECT deviceId, temperature FROM demo WHERE temperature > 50', actions: [{ nop: {} }] }, data, total));
+    s.push(
+      await engineRound(
+        { id: 's', sql: 'SELECT deviceId, temperature FROM demo WHERE temperature > 50', actions: [{ nop: {} }] },
+        data,
+        total,
+      ),
+    );
     h.push(await handRound(data, total));
   }
   const ratios = g.map((x, i) => x / s[i]);

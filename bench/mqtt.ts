@@ -6,7 +6,16 @@
  * counted after the output has settled) next to the drops Eddy counted in the rule's metrics. Each round starts
  * with an unmeasured warm-up of half a second of messages.
  */
-import { QUICK, counter, demoPassing, machineLoad, publishDemo, spread, startEddy, startHandFilter } from './helpers/procs.js';
+import {
+  QUICK,
+  counter,
+  demoPassing,
+  machineLoad,
+  publishDemo,
+  spread,
+  startEddy,
+  startHandFilter,
+} from './helpers/procs.js';
 
 interface Round {
   rate: number;
@@ -28,7 +37,9 @@ async function round(rate: number, total: number, tag: string): Promise<Round> {
     counter(handOutTopic),
   ]);
   try {
-    let r = await eddy.req('POST', '/streams', { sql: `CREATE STREAM demo () WITH (DATASOURCE="${inTopic}", FORMAT="json")` });
+    let r = await eddy.req('POST', '/streams', {
+      sql: `CREATE STREAM demo () WITH (DATASOURCE="${inTopic}", FORMAT="json")`,
+    });
     if (r.status !== 201) throw new Error(r.text);
     r = await eddy.req('POST', '/rules', {
       id: 'mq',
@@ -45,13 +56,28 @@ async function round(rate: number, total: number, tag: string): Promise<Round> {
     const [e0, h0] = await Promise.all([eddy.cpuUs(), hand.cpuUs()]);
     await publishDemo([inTopic], rate, total);
     const expected = demoPassing(total);
-    const [gotE, gotH] = (await Promise.all([outE.settle(warmE + expected), outH.settle(warmH + expected)])).map((got, i) => got - [warmE, warmH][i]);
+    const [gotE, gotH] = (await Promise.all([outE.settle(warmE + expected), outH.settle(warmH + expected)])).map(
+      (got, i) => got - [warmE, warmH][i],
+    );
     const [e1, h1] = await Promise.all([eddy.cpuUs(), hand.cpuUs()]);
     const status = JSON.parse((await eddy.req('GET', '/rules/mq/status')).text) as Record<string, unknown>;
-    if (process.env.BENCH_DEBUG) console.error(JSON.stringify(Object.fromEntries(Object.entries(status).filter(([k]) => /exception|buffer_length|records_in/.test(k)))));
+    if (process.env.BENCH_DEBUG)
+      console.error(
+        JSON.stringify(
+          Object.fromEntries(Object.entries(status).filter(([k]) => /exception|buffer_length|records_in/.test(k))),
+        ),
+      );
     let drops = 0;
-    for (const [k, v] of Object.entries(status)) if (k.endsWith('_exceptions_total') && typeof v === 'number') drops += v;
-    return { rate, engineUs: (e1 - e0) / total, handUs: (h1 - h0) / total, engineLost: expected - gotE, handLost: expected - gotH, engineDrops: drops };
+    for (const [k, v] of Object.entries(status))
+      if (k.endsWith('_exceptions_total') && typeof v === 'number') drops += v;
+    return {
+      rate,
+      engineUs: (e1 - e0) / total,
+      handUs: (h1 - h0) / total,
+      engineLost: expected - gotE,
+      handLost: expected - gotH,
+      engineDrops: drops,
+    };
   } finally {
     await Promise.all([eddy.close(), hand.close(), outE.close(), outH.close()]);
   }

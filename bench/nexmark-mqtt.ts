@@ -96,14 +96,17 @@ function queries(w: number): Record<string, { sql: string; memory?: boolean }> {
 type Row = Record<string, unknown>;
 
 /** The matching (auction, bid) pairs of the window, computed directly from the generated events. */
-function matchedPairs(events: Event[]): Array<{ a: Record<string, number | string>; b: Record<string, number | string> }> {
+function matchedPairs(
+  events: Event[],
+): Array<{ a: Record<string, number | string>; b: Record<string, number | string> }> {
   const auctions = new Map<number, Record<string, number | string>>();
   for (const [t, o] of events) if (t === 'auction') auctions.set(o.id as number, o);
   const out: Array<{ a: Record<string, number | string>; b: Record<string, number | string> }> = [];
   for (const [t, b] of events) {
     if (t !== 'bid') continue;
     const a = auctions.get(b.auction as number);
-    if (a && (b.datetime as number) >= (a.datetime as number) && (b.datetime as number) <= (a.expires as number)) out.push({ a, b });
+    if (a && (b.datetime as number) >= (a.datetime as number) && (b.datetime as number) <= (a.expires as number))
+      out.push({ a, b });
   }
   return out;
 }
@@ -113,7 +116,8 @@ function checkQ4(events: Event[], rows: Row[]): string {
   for (const { a, b } of matchedPairs(events)) {
     const k = `${a.id}/${a.category}`;
     const f = finals.get(k);
-    if (!f || (b.price as number) > f.final) finals.set(k, { category: a.category as number, final: b.price as number });
+    if (!f || (b.price as number) > f.final)
+      finals.set(k, { category: a.category as number, final: b.price as number });
   }
   const byCat = new Map<number, number[]>();
   for (const f of finals.values()) byCat.set(f.category, [...(byCat.get(f.category) ?? []), f.final]);
@@ -124,7 +128,8 @@ function checkQ4(events: Event[], rows: Row[]): string {
     if (!finalsOf) return `unexpected category ${String(r.category)}`;
     const expected = finalsOf.reduce((x, y) => x + y, 0) / finalsOf.length;
     // AVG of integers may be truncated to an integer
-    if (typeof avg !== 'number' || Math.abs(avg - expected) > 1) return `category ${String(r.category)}: avg ${String(avg)}, expected ${expected.toFixed(3)}`;
+    if (typeof avg !== 'number' || Math.abs(avg - expected) > 1)
+      return `category ${String(r.category)}: avg ${String(avg)}, expected ${expected.toFixed(3)}`;
   }
   return 'ok';
 }
@@ -133,7 +138,8 @@ function checkQ4(events: Event[], rows: Row[]): string {
 function checkRanked(events: Event[], rows: Row[], q: 'q6' | 'q9'): string {
   const pairs = matchedPairs(events);
   if (rows.length !== pairs.length) return `${rows.length} rows, expected ${pairs.length}`;
-  const key = (auction: unknown, price: unknown, datetime: unknown) => `${String(auction)}/${String(price)}/${String(datetime)}`;
+  const key = (auction: unknown, price: unknown, datetime: unknown) =>
+    `${String(auction)}/${String(price)}/${String(datetime)}`;
   const expected = new Map<string, number>();
   for (const { b } of pairs) {
     const k = key(b.auction, b.price, b.datetime);
@@ -158,7 +164,8 @@ function checkRanked(events: Event[], rows: Row[], q: 'q6' | 'q9'): string {
       if (i > 0) {
         const prev = list[i - 1];
         const cur = list[i];
-        const ordered = prev.price > cur.price || (prev.price === cur.price && (q === 'q6' || prev.datetime <= cur.datetime));
+        const ordered =
+          prev.price > cur.price || (prev.price === cur.price && (q === 'q6' || prev.datetime <= cur.datetime));
         if (!ordered) return `partition ${p}: rank ${i + 1} out of order`;
       }
     }
@@ -188,7 +195,9 @@ export async function run(): Promise<Record<string, string | number>> {
       if (r.status !== 201) throw new Error(r.text);
     }
     for (const [id, q] of Object.entries(queries(window))) {
-      const action = q.memory ? { memory: { topic: `${prefix}q4mem` } } : { mqtt: { server: 'tcp://127.0.0.1:1883', topic: `${prefix}out/${id}` } };
+      const action = q.memory
+        ? { memory: { topic: `${prefix}q4mem` } }
+        : { mqtt: { server: 'tcp://127.0.0.1:1883', topic: `${prefix}out/${id}` } };
       const r = await eddy.req('POST', '/rules', { id, sql: q.sql, actions: [action] });
       if (r.status !== 201) throw new Error(r.text);
     }
@@ -214,7 +223,11 @@ export async function run(): Promise<Record<string, string | number>> {
     const pollers = Promise.all([poll(eddy, pings), poll(idle, idlePings)]);
     const mqttPath = createRequire(import.meta.url).resolve('mqtt');
     await new Promise<void>((resolve, reject) => {
-      const p = spawn(process.execPath, ['-e', PUBLISHER, mqttPath, prefix, String(rate), String(total), String(seed)], { stdio: 'ignore' });
+      const p = spawn(
+        process.execPath,
+        ['-e', PUBLISHER, mqttPath, prefix, String(rate), String(total), String(seed)],
+        { stdio: 'ignore' },
+      );
       p.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`publisher exited with ${code}`))));
     });
     const published = Date.now();

@@ -30,7 +30,13 @@ const RUN_MS = Number(process.env.NEXMARK_RUN_MS ?? 3000);
 const UNBOUNDED_QPS = 100_000_000;
 const WINDOW_MS = 30_000;
 /** eKuiper's published figures (messages/s, CPU share) per query, docs/connectors.md nexmark */
-const EKUIPER: Record<string, [number, number]> = { q1: [11_400, 2.0], q2: [7_000, 2.0], q3: [6_000, 1.68], q4: [2_000, 1.44], q6: [2_870, 1.78] };
+const EKUIPER: Record<string, [number, number]> = {
+  q1: [11_400, 2.0],
+  q2: [7_000, 2.0],
+  q3: [6_000, 1.68],
+  q4: [2_000, 1.44],
+  q6: [2_870, 1.78],
+};
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
@@ -41,11 +47,13 @@ const STREAMS: Record<string, { columns: string; exclude: string }> = {
     exclude: 'excludePerson: true, excludeAuction: true',
   },
   person: {
-    columns: 'id bigint,name string,emailAddress string,creditCard string,city string,state string,datetime bigint,extra string',
+    columns:
+      'id bigint,name string,emailAddress string,creditCard string,city string,state string,datetime bigint,extra string',
     exclude: 'excludeAuction: true, excludeBid: true',
   },
   auction: {
-    columns: 'id bigint,itemName string,description string,initialBid bigint,reserve bigint,datetime bigint,expires bigint,seller bigint,category bigint,extra string',
+    columns:
+      'id bigint,itemName string,description string,initialBid bigint,reserve bigint,datetime bigint,expires bigint,seller bigint,category bigint,extra string',
     exclude: 'excludePerson: true, excludeBid: true',
   },
 };
@@ -106,7 +114,10 @@ const QUERIES: Query[] = [
     name: 'q7',
     windowed: true,
     stages: [
-      { sql: 'select max(price) as maxprice, window_end() as datetime from bid group by TUMBLINGWINDOW(ss,30)', to: 'q7Mem' },
+      {
+        sql: 'select max(price) as maxprice, window_end() as datetime from bid group by TUMBLINGWINDOW(ss,30)',
+        to: 'q7Mem',
+      },
       {
         sql: 'SELECT bid.auction, bid.price, bid.bidder, bid.datetime, bid.extra from bid inner join q7Mem on bid.price = q7Mem.maxprice where bid.datetime < q7Mem.datetime group by TUMBLINGWINDOW(ss,30)',
       },
@@ -115,7 +126,11 @@ const QUERIES: Query[] = [
   {
     name: 'q8',
     windowed: true,
-    stages: [{ sql: 'select person.id,person.name,window_start() from person inner join auction on person.id = auction.seller group by TUMBLINGWINDOW(ss,30)' }],
+    stages: [
+      {
+        sql: 'select person.id,person.name,window_start() from person inner join auction on person.id = auction.seller group by TUMBLINGWINDOW(ss,30)',
+      },
+    ],
   },
   {
     name: 'q9',
@@ -129,7 +144,11 @@ const QUERIES: Query[] = [
   {
     name: 'q10',
     windowed: false,
-    stages: [{ sql: "SELECT auction, bidder, price, datetime, extra, format_time(datetime, 'yyyy-MM-dd') as f1, format_time(datetime, 'HH:mm') as f2 FROM bid" }],
+    stages: [
+      {
+        sql: "SELECT auction, bidder, price, datetime, extra, format_time(datetime, 'yyyy-MM-dd') as f1, format_time(datetime, 'HH:mm') as f2 FROM bid",
+      },
+    ],
   },
 ];
 
@@ -168,7 +187,10 @@ async function runQuery(q: Query): Promise<{ records: number; cpuMs: number; res
   // windows start on a 30 s boundary, so one move of WINDOW_MS closes exactly one window
   const clock = new ManualClock(Math.ceil(Date.now() / WINDOW_MS) * WINDOW_MS);
   const defs = new Map<string, StreamDef>();
-  const catalog: StreamCatalog = { get: (n) => defs.get(n), list: (k: StreamKind) => [...defs.values()].filter((d) => d.kind === k) };
+  const catalog: StreamCatalog = {
+    get: (n) => defs.get(n),
+    list: (k: StreamKind) => [...defs.values()].filter((d) => d.kind === k),
+  };
   const builder = createTopologyBuilder({
     catalog,
     functions: createBuiltinRegistry(),
@@ -187,7 +209,12 @@ async function runQuery(q: Query): Promise<{ records: number; cpuMs: number; res
   };
   for (const [name, s] of Object.entries(STREAMS)) {
     // each stream reads a config key excluding the other kinds
-    await connectors.confKeys.put('sources', 'nexmark', name, Object.fromEntries([['qps', qps], ...s.exclude.split(', ').map((e) => [e.split(': ')[0], true])]));
+    await connectors.confKeys.put(
+      'sources',
+      'nexmark',
+      name,
+      Object.fromEntries([['qps', qps], ...s.exclude.split(', ').map((e) => [e.split(': ')[0], true])]),
+    );
     ddl(`create stream ${name} (${s.columns}) WITH (TYPE="nexmark", CONF_KEY="${name}")`);
   }
   for (const st of q.stages) if (st.to) ddl(`create stream ${st.to} () WITH (TYPE="memory", DATASOURCE="${st.to}")`);
@@ -198,7 +225,11 @@ async function runQuery(q: Query): Promise<{ records: number; cpuMs: number; res
   for (let i = q.stages.length - 1; i >= 0; i--) {
     const st = q.stages[i];
     const actions: RuleAction[] = [st.to ? { memory: { topic: st.to } } : { nop: {} }];
-    const t = builder.build({ id: `${q.name}_${i}`, sql: st.sql, actions }, { ...config.rule, bufferLength: 102400 }, logger);
+    const t = builder.build(
+      { id: `${q.name}_${i}`, sql: st.sql, actions },
+      { ...config.rule, bufferLength: 102400 },
+      logger,
+    );
     await t.open();
     topos.unshift(t);
   }
@@ -253,7 +284,8 @@ export async function run(): Promise<Record<string, string | number>> {
     const ek = EKUIPER[q.name];
     const theirs = ek ? `; eKuiper ${fmt(ek[0] / ek[1])}` : '';
     out[`${q.name} records per CPU-second`] = `${fmt((r.records / r.cpuMs) * 1000)}${theirs}`;
-    out[`${q.name} records in / results out / drops`] = `${r.records} / ${r.results} / ${r.drops}${q.windowed ? ` (${fmt(qpsOf(q))} events/s for ${RUN_MS} ms)` : ''}`;
+    out[`${q.name} records in / results out / drops`] =
+      `${r.records} / ${r.results} / ${r.drops}${q.windowed ? ` (${fmt(qpsOf(q))} events/s for ${RUN_MS} ms)` : ''}`;
   }
   return out;
 }

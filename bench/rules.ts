@@ -6,7 +6,16 @@
  *  2. 8,000 rules created and started: the time from the first `POST /rules` until `GET /rules` lists every rule
  *     running (the streams are created first and timed apart), with 8 requests in flight.
  */
-import { QUICK, machineLoad, percentile, publishDemo, sleep, spread, startEddy, type EddyChild } from './helpers/procs.js';
+import {
+  QUICK,
+  machineLoad,
+  percentile,
+  publishDemo,
+  sleep,
+  spread,
+  startEddy,
+  type EddyChild,
+} from './helpers/procs.js';
 
 /** Runs `fn(i)` for i in [0, n) with `conc` calls in flight. */
 async function parallel(n: number, conc: number, fn: (i: number) => Promise<void>): Promise<void> {
@@ -23,9 +32,18 @@ async function must(p: Promise<{ status: number; text: string }>): Promise<void>
   if (r.status >= 300) throw new Error(r.text);
 }
 
-async function createRules(e: EddyChild, n: number, prefix: string, conc: number): Promise<{ streamsMs: number; rulesMs: number; rulesCpuMs: number }> {
+async function createRules(
+  e: EddyChild,
+  n: number,
+  prefix: string,
+  conc: number,
+): Promise<{ streamsMs: number; rulesMs: number; rulesCpuMs: number }> {
   const t0 = performance.now();
-  await parallel(n, conc, (i) => must(e.req('POST', '/streams', { sql: `CREATE STREAM s${i} () WITH (DATASOURCE="${prefix}in/${i}", FORMAT="json")` })));
+  await parallel(n, conc, (i) =>
+    must(
+      e.req('POST', '/streams', { sql: `CREATE STREAM s${i} () WITH (DATASOURCE="${prefix}in/${i}", FORMAT="json")` }),
+    ),
+  );
   const c1 = await e.cpuUs();
   const t1 = performance.now();
   await parallel(n, conc, (i) =>

@@ -38,7 +38,10 @@ async function engine(clock?: Clock) {
   const logger = pino({ level: 'silent' });
   const connectors = await Connectors.create({ home, config, env: {}, store, logger });
   const defs = new Map<string, StreamDef>();
-  const catalog: StreamCatalog = { get: (n) => defs.get(n), list: (k: StreamKind) => [...defs.values()].filter((d) => d.kind === k) };
+  const catalog: StreamCatalog = {
+    get: (n) => defs.get(n),
+    list: (k: StreamKind) => [...defs.values()].filter((d) => d.kind === k),
+  };
   const builder = createTopologyBuilder({
     catalog,
     functions: createBuiltinRegistry(),
@@ -76,7 +79,8 @@ async function engine(clock?: Clock) {
 
 function rows(n: number, keys: number): ValueObject[] {
   const out: ValueObject[] = [];
-  for (let i = 0; i < n; i++) out.push({ deviceId: `dev${i % keys}`, temperature: (i * 37) % 100, humidity: 40 + (i % 20) });
+  for (let i = 0; i < n; i++)
+    out.push({ deviceId: `dev${i % keys}`, temperature: (i * 37) % 100, humidity: 40 + (i % 20) });
   return out;
 }
 
@@ -84,7 +88,13 @@ function rows(n: number, keys: number): ValueObject[] {
  * Publishes `total` rows on a memory topic in batches, yielding between batches so the pipeline drains. Returns
  * the CPU time used (ms): on a shared machine CPU time, not wall time, is what "records/s on one core" means.
  */
-async function feed(publish: (row: ValueObject) => void, data: ValueObject[], total: number, batch: number, between?: () => void): Promise<number> {
+async function feed(
+  publish: (row: ValueObject) => void,
+  data: ValueObject[],
+  total: number,
+  batch: number,
+  between?: () => void,
+): Promise<number> {
   const c0 = process.cpuUsage();
   let sent = 0;
   while (sent < total) {
@@ -107,7 +117,9 @@ async function filterProject(): Promise<Record<string, string | number>> {
   const batch = 1000;
   const data = rows(batch, 1000);
   const e = await engine();
-  e.ddl('CREATE STREAM demo (deviceId STRING, temperature FLOAT, humidity FLOAT) WITH (DATASOURCE="bench/fp", TYPE="memory")');
+  e.ddl(
+    'CREATE STREAM demo (deviceId STRING, temperature FLOAT, humidity FLOAT) WITH (DATASOURCE="bench/fp", TYPE="memory")',
+  );
   const topo = await e.rule('fp', 'SELECT deviceId, temperature FROM demo WHERE temperature > 50');
   const publish = (row: ValueObject) => e.connectors.memory.publish({ topic: 'bench/fp', row });
   await feed(publish, data, 100_000, batch); // warm-up
@@ -150,7 +162,9 @@ async function tumblingGroupBy(): Promise<Record<string, string | number>> {
   const T0 = 1_700_000_000_000;
   const clock = new ManualClock(T0);
   const e = await engine(clock);
-  e.ddl('CREATE STREAM tw (deviceId STRING, temperature FLOAT, humidity FLOAT) WITH (DATASOURCE="bench/tw", TYPE="memory")');
+  e.ddl(
+    'CREATE STREAM tw (deviceId STRING, temperature FLOAT, humidity FLOAT) WITH (DATASOURCE="bench/tw", TYPE="memory")',
+  );
   const topo = await e.rule(
     'tw',
     'SELECT deviceId, count(*) AS c, avg(temperature) AS a, max(temperature) AS m FROM tw GROUP BY deviceId, TUMBLINGWINDOW(ss, 1)',
@@ -212,7 +226,9 @@ async function tumblingGroupBy(): Promise<Record<string, string | number>> {
 async function manyRules(): Promise<Record<string, string | number>> {
   const n = 1000;
   const e = await engine();
-  e.ddl('CREATE STREAM shared (deviceId STRING, temperature FLOAT) WITH (DATASOURCE="bench/shared", TYPE="memory", SHARED="true")');
+  e.ddl(
+    'CREATE STREAM shared (deviceId STRING, temperature FLOAT) WITH (DATASOURCE="bench/shared", TYPE="memory", SHARED="true")',
+  );
   // one rule first, so that the shared instance itself is not counted per rule
   await e.rule('warm', 'SELECT * FROM shared WHERE temperature > 50');
   gc();
@@ -225,7 +241,8 @@ async function manyRules(): Promise<Record<string, string | number>> {
   gc();
   const heap1 = process.memoryUsage().heapUsed;
   const t1 = performance.now();
-  for (let i = 0; i < 100; i++) e.connectors.memory.publish({ topic: 'bench/shared', row: { deviceId: 'd', temperature: 60 } });
+  for (let i = 0; i < 100; i++)
+    e.connectors.memory.publish({ topic: 'bench/shared', row: { deviceId: 'd', temperature: 60 } });
   await tick();
   await tick();
   const fanoutMs = performance.now() - t1;

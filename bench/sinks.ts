@@ -128,7 +128,8 @@ export async function run(): Promise<Record<string, string | number>> {
   const a = readFileSync(sinkPath);
   const b = readFileSync(plainPath);
   const same = a.equals(b);
-  if (!same && process.env.EDDY_BENCH_DEBUG) console.log(a.subarray(0, 200).toString(), '\n---\n', b.subarray(0, 200).toString(), a.length, b.length);
+  if (!same && process.env.EDDY_BENCH_DEBUG)
+    console.log(a.subarray(0, 200).toString(), '\n---\n', b.subarray(0, 200).toString(), a.length, b.length);
   out['file sink rows/s (lines)'] = rate(FILE_ROWS, sinkFileMs);
   out['plain FileHandle append rows/s'] = rate(FILE_ROWS, plainFileMs);
   out['file sink / plain'] = (plainFileMs / sinkFileMs).toFixed(2);

@@ -42,9 +42,15 @@ async function seed(home: string): Promise<void> {
     const res = await fetch(server.url + path, { method: 'POST', body: JSON.stringify(body) });
     if (res.status >= 300) throw new Error(`${path}: ${res.status} ${await res.text()}`);
   };
-  await post('/streams', { sql: 'CREATE STREAM benchstart (a BIGINT, b FLOAT) WITH (TYPE="memory", DATASOURCE="bench/startup", FORMAT="json", SHARED="true")' });
+  await post('/streams', {
+    sql: 'CREATE STREAM benchstart (a BIGINT, b FLOAT) WITH (TYPE="memory", DATASOURCE="bench/startup", FORMAT="json", SHARED="true")',
+  });
   for (let i = 0; i < RULES; i++) {
-    await post('/rules', { id: `start${i}`, sql: `SELECT a, b * 2 AS c FROM benchstart WHERE a > ${i}`, actions: [{ nop: {} }] });
+    await post('/rules', {
+      id: `start${i}`,
+      sql: `SELECT a, b * 2 AS c FROM benchstart WHERE a > ${i}`,
+      actions: [{ nop: {} }],
+    });
   }
   await server.close();
 }
@@ -58,11 +64,24 @@ async function until(cond: () => Promise<boolean>, deadlineMs: number): Promise<
   throw new Error('condition not met before the deadline');
 }
 
-async function oneStart(root: string, home: string, port: number, viaNpm = false): Promise<{ ping: number; running: number }> {
+async function oneStart(
+  root: string,
+  home: string,
+  port: number,
+  viaNpm = false,
+): Promise<{ ping: number; running: number }> {
   const t0 = performance.now();
   const child: ChildProcess = viaNpm
-    ? spawn('npm', ['start', '--silent'], { cwd: root, env: env(home, port), stdio: process.env.EDDY_BENCH_VERBOSE ? 'inherit' : 'ignore', detached: true })
-    : spawn(process.execPath, [join(root, 'scripts', 'start.mjs')], { env: env(home, port), stdio: process.env.EDDY_BENCH_VERBOSE ? 'inherit' : 'ignore' });
+    ? spawn('npm', ['start', '--silent'], {
+        cwd: root,
+        env: env(home, port),
+        stdio: process.env.EDDY_BENCH_VERBOSE ? 'inherit' : 'ignore',
+        detached: true,
+      })
+    : spawn(process.execPath, [join(root, 'scripts', 'start.mjs')], {
+        env: env(home, port),
+        stdio: process.env.EDDY_BENCH_VERBOSE ? 'inherit' : 'ignore',
+      });
   try {
     const base = `http://127.0.0.1:${port}`;
     await until(async () => (await fetch(`${base}/ping`)).status === 200, 60_000);
@@ -81,7 +100,14 @@ async function oneStart(root: string, home: string, port: number, viaNpm = false
       await exited;
     }
     // the next start must not find this server still answering (npm exits before its child has closed)
-    await until(async () => !(await fetch(`http://127.0.0.1:${port}/ping`).then(() => true, () => false)), 60_000);
+    await until(
+      async () =>
+        !(await fetch(`http://127.0.0.1:${port}/ping`).then(
+          () => true,
+          () => false,
+        )),
+      60_000,
+    );
   }
 }
 

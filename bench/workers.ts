@@ -31,7 +31,8 @@ import { startServer } from '../src/server.js';
 
 const tick = () => new Promise<void>((r) => setImmediate(r));
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))];
+const pct = (xs: number[], p: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))];
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 
 // ------------------------------------------------------------------------------------------------ 1: thread side
@@ -52,7 +53,10 @@ async function threadMain(init: ThreadInit): Promise<void> {
   const logger = pino({ level: 'silent' });
   const connectors = await Connectors.create({ home, config, env: {}, store, logger });
   const defs = new Map<string, StreamDef>();
-  const catalog: StreamCatalog = { get: (n) => defs.get(n), list: (k: StreamKind) => [...defs.values()].filter((d) => d.kind === k) };
+  const catalog: StreamCatalog = {
+    get: (n) => defs.get(n),
+    list: (k: StreamKind) => [...defs.values()].filter((d) => d.kind === k),
+  };
   const builder = createTopologyBuilder({
     catalog,
     functions: createBuiltinRegistry(),
@@ -62,18 +66,24 @@ async function threadMain(init: ThreadInit): Promise<void> {
     dataDir: home.data,
     logger,
   });
-  const sql = 'CREATE STREAM demo (deviceId STRING, temperature FLOAT, humidity FLOAT) WITH (DATASOURCE="bench/wk", TYPE="memory")';
+  const sql =
+    'CREATE STREAM demo (deviceId STRING, temperature FLOAT, humidity FLOAT) WITH (DATASOURCE="bench/wk", TYPE="memory")';
   const st = parseDdl(sql);
   if (st.kind !== 'createStream') throw new Error('not a CREATE');
   defs.set(st.name, { name: st.name, kind: st.streamKind, fields: st.fields, options: st.options, sql });
   const topos: RuleTopology[] = [];
   for (let i = 0; i < init.rules; i++) {
-    const t = builder.build({ id: `fp${i}`, sql: 'SELECT deviceId, temperature FROM demo WHERE temperature > 50', actions: [{ nop: {} }] }, config.rule, logger);
+    const t = builder.build(
+      { id: `fp${i}`, sql: 'SELECT deviceId, temperature FROM demo WHERE temperature > 50', actions: [{ nop: {} }] },
+      config.rule,
+      logger,
+    );
     await t.open();
     topos.push(t);
   }
   const data: ValueObject[] = [];
-  for (let i = 0; i < 500; i++) data.push({ deviceId: `dev${i % 100}`, temperature: (i * 37) % 100, humidity: 40 + (i % 20) });
+  for (let i = 0; i < 500; i++)
+    data.push({ deviceId: `dev${i % 100}`, temperature: (i * 37) % 100, humidity: 40 + (i % 20) });
   const delivered = () => topos.reduce((a, t) => a + t.nodes()[0].recordsIn, 0);
   port.on('message', (m: { go: number }) => {
     void (async () => {
@@ -100,7 +110,10 @@ if (!isMainThread && (workerData as ThreadInit | undefined)?.eddyBenchWorker) vo
 
 /** Records/s of 8 rules spread over `threads` threads (each feeding its own topic), over `ms` of wall time. */
 async function round(threads: number, ms: number): Promise<number> {
-  const workers = Array.from({ length: threads }, () => new Worker(fileURLToPath(import.meta.url), { workerData: { eddyBenchWorker: true, rules: 8 / threads } }));
+  const workers = Array.from(
+    { length: threads },
+    () => new Worker(fileURLToPath(import.meta.url), { workerData: { eddyBenchWorker: true, rules: 8 / threads } }),
+  );
   await Promise.all(workers.map((w) => new Promise<void>((r) => w.once('message', () => r()))));
   const t0 = performance.now();
   const counts = await Promise.all(
@@ -173,19 +186,36 @@ async function controlPlane(workers: string, topic: string, svcUrl: string): Pro
     return r.text();
   };
   try {
-    await req('POST', '/streams', { sql: `CREATE STREAM cp (temperature FLOAT, n BIGINT) WITH (DATASOURCE="${topic}", FORMAT="json", SHARED="true")` });
-    for (let i = 0; i < 200; i++) await req('POST', '/rules', { id: `cp${i}`, sql: `SELECT n FROM cp WHERE temperature > ${i % 100}`, actions: [{ nop: {} }] });
+    await req('POST', '/streams', {
+      sql: `CREATE STREAM cp (temperature FLOAT, n BIGINT) WITH (DATASOURCE="${topic}", FORMAT="json", SHARED="true")`,
+    });
+    for (let i = 0; i < 200; i++)
+      await req('POST', '/rules', {
+        id: `cp${i}`,
+        sql: `SELECT n FROM cp WHERE temperature > ${i % 100}`,
+        actions: [{ nop: {} }],
+      });
     // the service rule: the zip names a schemaless REST interface answering in 3 s
     const zip = new AdmZip();
-    zip.addFile('slow.json', Buffer.from(JSON.stringify({ about: {}, interfaces: { slowsvc: { address: svcUrl, protocol: 'rest', schemaless: true } } })));
+    zip.addFile(
+      'slow.json',
+      Buffer.from(
+        JSON.stringify({ about: {}, interfaces: { slowsvc: { address: svcUrl, protocol: 'rest', schemaless: true } } }),
+      ),
+    );
     const zipFile = join(homeDir, 'slow.zip');
     zip.writeZip(zipFile);
     await req('POST', '/services', { name: 'slow', file: `file://${zipFile}` });
-    await req('POST', '/rules', { id: 'slowrule', sql: 'SELECT slowsvc("post", "/slow", n) AS s FROM cp', actions: [{ nop: {} }] });
+    await req('POST', '/rules', {
+      id: 'slowrule',
+      sql: 'SELECT slowsvc("post", "/slow", n) AS s FROM cp',
+      actions: [{ nop: {} }],
+    });
     await server.app.workers?.ready();
     await new Promise((r) => setTimeout(r, 1500));
     const lat: Record<string, number[]> = { ping: [], rules: [], status: [] };
-    const inOf = async () => (JSON.parse(await req('GET', '/rules/cp0/status')) as Record<string, number>).source_cp_0_records_in_total ?? 0;
+    const inOf = async () =>
+      (JSON.parse(await req('GET', '/rules/cp0/status')) as Record<string, number>).source_cp_0_records_in_total ?? 0;
     const in0 = await inOf();
     const t0 = performance.now();
     const end = performance.now() + 6000;
@@ -203,7 +233,9 @@ async function controlPlane(workers: string, topic: string, svcUrl: string): Pro
       await new Promise((r) => setTimeout(r, 10));
     }
     const out: Record<string, number> = {};
-    out['records/s into one of the 200 rules while measuring'] = Math.round(((await inOf()) - in0) / ((performance.now() - t0) / 1000));
+    out['records/s into one of the 200 rules while measuring'] = Math.round(
+      ((await inOf()) - in0) / ((performance.now() - t0) / 1000),
+    );
     for (const [name, xs] of Object.entries(lat)) {
       out[`${name} p50 ms`] = Math.round(pct(xs, 0.5) * 10) / 10;
       out[`${name} p99 ms`] = Math.round(pct(xs, 0.99) * 10) / 10;
@@ -218,7 +250,9 @@ async function controlPlane(workers: string, topic: string, svcUrl: string): Pro
 async function controlPlaneBoth(): Promise<Record<string, string | number>> {
   const slow = createServer((q, s) => {
     q.resume();
-    q.on('end', () => setTimeout(() => s.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}'), 3000));
+    q.on('end', () =>
+      setTimeout(() => s.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}'), 3000),
+    );
   });
   await new Promise<void>((r) => slow.listen(0, '127.0.0.1', r));
   const svcUrl = `http://127.0.0.1:${(slow.address() as AddressInfo).port}`;

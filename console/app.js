@@ -17,7 +17,8 @@ export function h(tag, attrs, ...children) {
     else if (k === 'value') el.value = v;
     else el.setAttribute(k, v === true ? '' : String(v));
   }
-  for (const c of children.flat()) if (c !== undefined && c !== null && c !== false) el.append(c instanceof Node ? c : String(c));
+  for (const c of children.flat())
+    if (c !== undefined && c !== null && c !== false) el.append(c instanceof Node ? c : String(c));
   return el;
 }
 
@@ -55,7 +56,11 @@ export async function api(method, path, body) {
     const token = sessionStorage.getItem('eddy.token');
     if (token) headers.Authorization = token;
     if (body !== undefined) headers['Content-Type'] = 'application/json';
-    const res = await fetch(path, { method, headers, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) });
+    const res = await fetch(path, {
+      method,
+      headers,
+      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+    });
     const text = await res.text();
     let data = text;
     try {
@@ -67,7 +72,11 @@ export async function api(method, path, body) {
       await askToken(`The server asks for a token: ${text.trim()}`);
       continue;
     }
-    if (!res.ok) throw new ApiError(res.status, (data && typeof data === 'object' && data.message) || text.trim() || `HTTP ${res.status}`);
+    if (!res.ok)
+      throw new ApiError(
+        res.status,
+        (data && typeof data === 'object' && data.message) || text.trim() || `HTTP ${res.status}`,
+      );
     return data;
   }
 }
@@ -110,7 +119,12 @@ function every(ms, fn) {
   return timer;
 }
 
-const fmtBytes = (n) => (n >= 1 << 30 ? `${(n / (1 << 30)).toFixed(2)} GiB` : n >= 1 << 20 ? `${(n / (1 << 20)).toFixed(1)} MiB` : `${Math.round(n / 1024)} KiB`);
+const fmtBytes = (n) =>
+  n >= 1 << 30
+    ? `${(n / (1 << 30)).toFixed(2)} GiB`
+    : n >= 1 << 20
+      ? `${(n / (1 << 20)).toFixed(1)} MiB`
+      : `${Math.round(n / 1024)} KiB`;
 const fmtNum = (n) => Number(n).toLocaleString('en-US');
 const statusClass = (s) => (/^running$/i.test(s) ? 'running' : /^stopped/i.test(s) ? 'stopped' : '');
 
@@ -130,7 +144,12 @@ function sqlEditor(initial, rows = 4) {
       status.replaceChildren();
       return;
     }
-    const r = await api('POST', '/eddy/sql/check', { sql }).catch((e) => ({ ok: false, message: e.message, line: 0, column: 0 }));
+    const r = await api('POST', '/eddy/sql/check', { sql }).catch((e) => ({
+      ok: false,
+      message: e.message,
+      line: 0,
+      column: 0,
+    }));
     if (my !== seq) return;
     if (r.ok) {
       status.replaceChildren(h('span', { class: 'ok' }, 'syntax ok'));
@@ -149,7 +168,16 @@ function sqlEditor(initial, rows = 4) {
     timer = setTimeout(check, 250);
   });
   if (initial) void check();
-  return { el: h('div', {}, area, status), get value() { return area.value; }, set value(v) { area.value = v; void check(); } };
+  return {
+    el: h('div', {}, area, status),
+    get value() {
+      return area.value;
+    },
+    set value(v) {
+      area.value = v;
+      void check();
+    },
+  };
 }
 
 // ------------------------------------------------------------------------------------------------ streams, tables
@@ -179,7 +207,11 @@ async function streamsPage(kind) {
     const d = await act(() => api('GET', `/${plural}/${encodeURIComponent(name)}`));
     if (!d) return;
     const typeName = (t) =>
-      t.Type === 7 ? `array(${typeName(t.ElementType ?? {})})` : t.Type === 8 ? `struct(${(t.Fields ?? []).map((f) => `${f.Name} ${typeName(f.FieldType)}`).join(', ')})` : ['', 'bigint', 'float', 'string', 'bytea', 'datetime', 'boolean'][t.Type] ?? `type ${t.Type}`;
+      t.Type === 7
+        ? `array(${typeName(t.ElementType ?? {})})`
+        : t.Type === 8
+          ? `struct(${(t.Fields ?? []).map((f) => `${f.Name} ${typeName(f.FieldType)}`).join(', ')})`
+          : (['', 'bigint', 'float', 'string', 'bytea', 'datetime', 'boolean'][t.Type] ?? `type ${t.Type}`);
     detail.replaceChildren(
       h(
         'div',
@@ -187,15 +219,27 @@ async function streamsPage(kind) {
         h('h2', {}, `${kind} ${name}`),
         d.StreamFields.length === 0
           ? h('p', { class: 'muted' }, 'schemaless')
-          : h('table', {}, h('tr', {}, h('th', {}, 'Field'), h('th', {}, 'Type')), ...d.StreamFields.map((f) => h('tr', {}, h('td', {}, f.Name), h('td', {}, typeName(f.FieldType))))),
+          : h(
+              'table',
+              {},
+              h('tr', {}, h('th', {}, 'Field'), h('th', {}, 'Type')),
+              ...d.StreamFields.map((f) => h('tr', {}, h('td', {}, f.Name), h('td', {}, typeName(f.FieldType)))),
+            ),
         h('h2', {}, 'Options'),
-        h('table', {}, ...Object.entries(d.Options ?? {}).map(([k, v]) => h('tr', {}, h('th', {}, k), h('td', {}, String(v))))),
+        h(
+          'table',
+          {},
+          ...Object.entries(d.Options ?? {}).map(([k, v]) => h('tr', {}, h('th', {}, k), h('td', {}, String(v)))),
+        ),
       ),
     );
   };
   const drop = async (name) => {
     if (!confirm(`Drop ${kind} ${name}?`)) return;
-    await act(() => api('DELETE', `/${plural}/${encodeURIComponent(name)}`), (r) => r);
+    await act(
+      () => api('DELETE', `/${plural}/${encodeURIComponent(name)}`),
+      (r) => r,
+    );
     detail.replaceChildren();
     await load();
   };
@@ -206,14 +250,28 @@ async function streamsPage(kind) {
   const editor = sqlEditor('', 3);
   editor.value = example;
   const create = async () => {
-    const r = await act(() => api('POST', `/${plural}`, { sql: editor.value }), (t) => t);
+    const r = await act(
+      () => api('POST', `/${plural}`, { sql: editor.value }),
+      (t) => t,
+    );
     if (r !== undefined) await load();
   };
   main.replaceChildren(
     h('h1', {}, kind === 'stream' ? 'Streams' : 'Tables'),
-    h('table', {}, h('thead', {}, h('tr', {}, h('th', {}, 'Name'), h('th', {}, 'Type'), h('th', {}, 'Format'), h('th', {}, ''))), list),
+    h(
+      'table',
+      {},
+      h('thead', {}, h('tr', {}, h('th', {}, 'Name'), h('th', {}, 'Type'), h('th', {}, 'Format'), h('th', {}, ''))),
+      list,
+    ),
     detail,
-    h('div', { class: 'panel' }, h('h2', {}, `New ${kind}`), editor.el, h('p', {}, h('button', { class: 'primary', 'data-role': 'create', onclick: create }, `Create ${kind}`))),
+    h(
+      'div',
+      { class: 'panel' },
+      h('h2', {}, `New ${kind}`),
+      editor.el,
+      h('p', {}, h('button', { class: 'primary', 'data-role': 'create', onclick: create }, `Create ${kind}`)),
+    ),
   );
   await load();
 }
@@ -232,9 +290,18 @@ async function rulesPage() {
   const rowFor = (r) => {
     let row = rows.get(r.id);
     if (!row) {
-      const cells = { status: h('span', { class: 'badge' }), in: h('td', { class: 'num' }), out: h('td', { class: 'num' }), exc: h('td', { class: 'num' }) };
+      const cells = {
+        status: h('span', { class: 'badge' }),
+        in: h('td', { class: 'num' }),
+        out: h('td', { class: 'num' }),
+        exc: h('td', { class: 'num' }),
+      };
       const id = encodeURIComponent(r.id);
-      const op = (verb) => () => act(() => api('POST', `/rules/${id}/${verb}`), (t) => t).then(refresh);
+      const op = (verb) => () =>
+        act(
+          () => api('POST', `/rules/${id}/${verb}`),
+          (t) => t,
+        ).then(refresh);
       const el = h(
         'tr',
         { 'data-rule': r.id },
@@ -252,14 +319,21 @@ async function rulesPage() {
           ' ',
           h('button', { onclick: op('restart') }, 'Restart'),
           ' ',
-          h('button', {
-            class: 'danger',
-            onclick: async () => {
-              if (!confirm(`Delete rule ${r.id}?`)) return;
-              await act(() => api('DELETE', `/rules/${id}`), (t) => t);
-              await refresh();
+          h(
+            'button',
+            {
+              class: 'danger',
+              onclick: async () => {
+                if (!confirm(`Delete rule ${r.id}?`)) return;
+                await act(
+                  () => api('DELETE', `/rules/${id}`),
+                  (t) => t,
+                );
+                await refresh();
+              },
             },
-          }, 'Delete'),
+            'Delete',
+          ),
         ),
       );
       row = { el, cells };
@@ -284,9 +358,12 @@ async function rulesPage() {
     const ids = new Set(page.rules.map((r) => r.id));
     for (const id of rows.keys()) if (!ids.has(id)) rows.delete(id);
     if (els.length !== body.children.length || els.some((el, i) => body.children[i] !== el)) {
-      body.replaceChildren(...(els.length > 0 ? els : [h('tr', {}, h('td', { colspan: 6, class: 'muted' }, 'no rules'))]));
+      body.replaceChildren(
+        ...(els.length > 0 ? els : [h('tr', {}, h('td', { colspan: 6, class: 'muted' }, 'no rules'))]),
+      );
     }
-    pager.textContent = page.total === 0 ? '0 rules' : `${offset + 1}–${Math.min(offset + PAGE, page.total)} of ${fmtNum(page.total)}`;
+    pager.textContent =
+      page.total === 0 ? '0 rules' : `${offset + 1}–${Math.min(offset + PAGE, page.total)} of ${fmtNum(page.total)}`;
     prev.disabled = offset === 0;
     next.disabled = offset + PAGE >= page.total;
     if (first) {
@@ -317,11 +394,32 @@ async function rulesPage() {
   });
   main.replaceChildren(
     h('h1', {}, 'Rules'),
-    h('div', { class: 'toolbar' }, h('a', { href: '#/rules/new' }, h('button', { class: 'primary' }, 'New rule')), search, prev, next, pager),
+    h(
+      'div',
+      { class: 'toolbar' },
+      h('a', { href: '#/rules/new' }, h('button', { class: 'primary' }, 'New rule')),
+      search,
+      prev,
+      next,
+      pager,
+    ),
     h(
       'table',
       { 'data-role': 'rules' },
-      h('thead', {}, h('tr', {}, h('th', {}, 'ID'), h('th', {}, 'Status'), h('th', { class: 'num' }, 'Records in'), h('th', { class: 'num' }, 'Records out'), h('th', { class: 'num' }, 'Exceptions'), h('th', {}, ''))),
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          h('th', {}, 'ID'),
+          h('th', {}, 'Status'),
+          h('th', { class: 'num' }, 'Records in'),
+          h('th', { class: 'num' }, 'Records out'),
+          h('th', { class: 'num' }, 'Exceptions'),
+          h('th', {}, ''),
+        ),
+      ),
       body,
     ),
   );
@@ -376,7 +474,12 @@ async function ruleEditor(id) {
     h('p', {}, idInput),
     h('label', {}, 'SQL', sql.el),
     h('label', {}, 'Actions and options (JSON)', other),
-    h('p', { class: 'toolbar' }, h('button', { onclick: validate, 'data-role': 'validate' }, 'Validate'), h('button', { class: 'primary', onclick: save, 'data-role': 'save' }, id ? 'Save' : 'Create rule')),
+    h(
+      'p',
+      { class: 'toolbar' },
+      h('button', { onclick: validate, 'data-role': 'validate' }, 'Validate'),
+      h('button', { class: 'primary', onclick: save, 'data-role': 'save' }, id ? 'Save' : 'Create rule'),
+    ),
     result,
     trialRun(() => sql.value),
   );
@@ -404,25 +507,51 @@ function trialRun(getSql) {
       ws.onmessage = (m) => {
         out.textContent += `${m.data}\n`;
       };
-      ws.onopen = () => api('POST', `/ruletest/${testId}/start`).then(() => (note.textContent = 'running: rows appear below as they arrive'));
+      ws.onopen = () =>
+        api('POST', `/ruletest/${testId}/start`).then(
+          () => (note.textContent = 'running: rows appear below as they arrive'),
+        );
       pageSockets.push(ws);
     } catch (e) {
       testId = undefined;
-      note.textContent = e.status === 404 ? 'Trial runs are not available on this server (no /ruletest endpoint).' : e.message;
+      note.textContent =
+        e.status === 404 ? 'Trial runs are not available on this server (no /ruletest endpoint).' : e.message;
     }
   };
   pageTimers.push({ stop: () => void stop() });
-  return h('div', {}, h('h2', {}, 'Trial run'), h('p', { class: 'toolbar' }, h('button', { onclick: start, 'data-role': 'trial' }, 'Run'), h('button', { onclick: stop }, 'Stop')), note, out);
+  return h(
+    'div',
+    {},
+    h('h2', {}, 'Trial run'),
+    h(
+      'p',
+      { class: 'toolbar' },
+      h('button', { onclick: start, 'data-role': 'trial' }, 'Run'),
+      h('button', { onclick: stop }, 'Stop'),
+    ),
+    note,
+    out,
+  );
 }
 
 async function rulePage(id) {
   const enc = encodeURIComponent(id);
   const status = h('span', { class: 'badge', 'data-role': 'rule-status' });
   const graph = h('div', { 'data-role': 'topology' });
-  const op = (verb) => () => act(() => api('POST', `/rules/${enc}/${verb}`), (t) => t);
+  const op = (verb) => () =>
+    act(
+      () => api('POST', `/rules/${enc}/${verb}`),
+      (t) => t,
+    );
   main.replaceChildren(
     h('h1', {}, h('a', { href: '#/rules' }, 'Rules'), ' / ', id, ' ', status),
-    h('div', { class: 'toolbar' }, h('button', { onclick: op('start') }, 'Start'), h('button', { onclick: op('stop'), 'data-role': 'stop' }, 'Stop'), h('button', { onclick: op('restart') }, 'Restart')),
+    h(
+      'div',
+      { class: 'toolbar' },
+      h('button', { onclick: op('start') }, 'Start'),
+      h('button', { onclick: op('stop'), 'data-role': 'stop' }, 'Stop'),
+      h('button', { onclick: op('restart') }, 'Restart'),
+    ),
     h('div', { class: 'panel' }, h('h2', {}, 'Topology'), graph),
     await ruleEditor(id),
   );
@@ -452,7 +581,9 @@ async function configPage() {
   };
   const loadKeys = async () => {
     if (!typeSel.value) return keys.replaceChildren();
-    const map = await api('GET', `/metadata/${kindSel.value}/yaml/${encodeURIComponent(typeSel.value)}`).catch(() => ({}));
+    const map = await api('GET', `/metadata/${kindSel.value}/yaml/${encodeURIComponent(typeSel.value)}`).catch(
+      () => ({}),
+    );
     keys.replaceChildren(
       h(
         'table',
@@ -467,9 +598,28 @@ async function configPage() {
             h(
               'td',
               {},
-              h('button', { onclick: () => ((keyName.value = k), (keyProps.value = JSON.stringify(v, null, 2))) }, 'Edit'),
+              h(
+                'button',
+                { onclick: () => ((keyName.value = k), (keyProps.value = JSON.stringify(v, null, 2))) },
+                'Edit',
+              ),
               ' ',
-              h('button', { class: 'danger', onclick: () => act(() => api('DELETE', `/metadata/${kindSel.value}/${encodeURIComponent(typeSel.value)}/confKeys/${encodeURIComponent(k)}`), 'deleted').then(loadKeys) }, 'Delete'),
+              h(
+                'button',
+                {
+                  class: 'danger',
+                  onclick: () =>
+                    act(
+                      () =>
+                        api(
+                          'DELETE',
+                          `/metadata/${kindSel.value}/${encodeURIComponent(typeSel.value)}/confKeys/${encodeURIComponent(k)}`,
+                        ),
+                      'deleted',
+                    ).then(loadKeys),
+                },
+                'Delete',
+              ),
             ),
           ),
         ),
@@ -477,14 +627,29 @@ async function configPage() {
     );
   };
   const save = () =>
-    act(() => api('PUT', `/metadata/${kindSel.value}/${encodeURIComponent(typeSel.value)}/confKeys/${encodeURIComponent(keyName.value.trim())}`, keyProps.value), 'saved').then(loadKeys);
+    act(
+      () =>
+        api(
+          'PUT',
+          `/metadata/${kindSel.value}/${encodeURIComponent(typeSel.value)}/confKeys/${encodeURIComponent(keyName.value.trim())}`,
+          keyProps.value,
+        ),
+      'saved',
+    ).then(loadKeys);
   kindSel.addEventListener('change', loadTypes);
   typeSel.addEventListener('change', loadKeys);
   main.replaceChildren(
     h('h1', {}, 'Config keys'),
     h('div', { class: 'toolbar' }, kindSel, typeSel),
     keys,
-    h('div', { class: 'panel' }, h('h2', {}, 'Add or change a key'), h('p', {}, keyName), keyProps, h('p', {}, h('button', { class: 'primary', onclick: save, 'data-role': 'confkey-save' }, 'Save key'))),
+    h(
+      'div',
+      { class: 'panel' },
+      h('h2', {}, 'Add or change a key'),
+      h('p', {}, keyName),
+      keyProps,
+      h('p', {}, h('button', { class: 'primary', onclick: save, 'data-role': 'confkey-save' }, 'Save key')),
+    ),
   );
   await loadTypes();
 }
@@ -502,7 +667,9 @@ async function dataPage() {
     if (!f) return toast('choose a bundle file first', true);
     note.textContent = 'uploading…';
     try {
-      const { id } = await api('POST', `/async/data/import${partial.checked ? '?partial=1' : ''}`, { content: await f.text() });
+      const { id } = await api('POST', `/async/data/import${partial.checked ? '?partial=1' : ''}`, {
+        content: await f.text(),
+      });
       for (;;) {
         const p = await api('GET', `/async/task/${encodeURIComponent(id)}/progress`);
         if (p.total > 0) {
@@ -517,8 +684,13 @@ async function dataPage() {
       if (rec.status !== 'finish') throw new Error(`import ${rec.status}: ${rec.message}`);
       bar.value = bar.max;
       const res = JSON.parse(rec.message);
-      const failures = Object.entries(res.ConfigResponse ?? {}).flatMap(([sec, items]) => Object.entries(items ?? {}).map(([n, m]) => `${sec} ${n}: ${m}`));
-      note.replaceChildren(h('span', { class: 'ok' }, 'imported'), ...failures.map((f) => h('div', { class: 'error' }, f)));
+      const failures = Object.entries(res.ConfigResponse ?? {}).flatMap(([sec, items]) =>
+        Object.entries(items ?? {}).map(([n, m]) => `${sec} ${n}: ${m}`),
+      );
+      note.replaceChildren(
+        h('span', { class: 'ok' }, 'imported'),
+        ...failures.map((f) => h('div', { class: 'error' }, f)),
+      );
     } catch (e) {
       note.replaceChildren(h('span', { class: 'error' }, e.message));
     }
@@ -526,13 +698,30 @@ async function dataPage() {
   const doExport = async () => {
     const data = await act(() => api('GET', '/data/export'));
     if (data === undefined) return;
-    const url = URL.createObjectURL(new Blob([typeof data === 'string' ? data : JSON.stringify(data)], { type: 'application/json' }));
-    link.replaceChildren(h('a', { href: url, download: 'eddy-export.json', 'data-role': 'export-link' }, 'eddy-export.json'));
+    const url = URL.createObjectURL(
+      new Blob([typeof data === 'string' ? data : JSON.stringify(data)], { type: 'application/json' }),
+    );
+    link.replaceChildren(
+      h('a', { href: url, download: 'eddy-export.json', 'data-role': 'export-link' }, 'eddy-export.json'),
+    );
   };
   main.replaceChildren(
     h('h1', {}, 'Import / export'),
-    h('div', { class: 'panel' }, h('h2', {}, 'Import a bundle'), h('p', {}, file, ' ', h('label', {}, partial, ' partial (keep what is there)')), h('p', {}, h('button', { class: 'primary', onclick: doImport, 'data-role': 'import' }, 'Import')), bar, note),
-    h('div', { class: 'panel' }, h('h2', {}, 'Export everything'), h('p', {}, h('button', { onclick: doExport }, 'Export'), ' ', link)),
+    h(
+      'div',
+      { class: 'panel' },
+      h('h2', {}, 'Import a bundle'),
+      h('p', {}, file, ' ', h('label', {}, partial, ' partial (keep what is there)')),
+      h('p', {}, h('button', { class: 'primary', onclick: doImport, 'data-role': 'import' }, 'Import')),
+      bar,
+      note,
+    ),
+    h(
+      'div',
+      { class: 'panel' },
+      h('h2', {}, 'Export everything'),
+      h('p', {}, h('button', { onclick: doExport }, 'Export'), ' ', link),
+    ),
   );
 }
 
@@ -547,7 +736,8 @@ async function serverPage() {
     const s = await api('GET', '/eddy/server');
     history.push(s.cpuPercent);
     if (history.length > 60) history.shift();
-    const metric = (label, value) => h('div', { class: 'metric' }, h('span', { class: 'muted' }, label), h('b', {}, value));
+    const metric = (label, value) =>
+      h('div', { class: 'metric' }, h('span', { class: 'muted' }, label), h('b', {}, value));
     box.replaceChildren(
       metric('CPU (one core = 100 %)', `${s.cpuPercent.toFixed(1)} %`),
       metric('Memory (RSS)', fmtBytes(s.memory.rss)),
@@ -572,12 +762,14 @@ async function route() {
   pageTimers = [];
   pageSockets = [];
   const hash = location.hash || '#/rules';
-  for (const a of document.querySelectorAll('nav a')) a.classList.toggle('active', hash.startsWith(a.getAttribute('href')));
+  for (const a of document.querySelectorAll('nav a'))
+    a.classList.toggle('active', hash.startsWith(a.getAttribute('href')));
   const parts = hash.slice(2).split('/').map(decodeURIComponent);
   try {
     if (parts[0] === 'streams') await streamsPage('stream');
     else if (parts[0] === 'tables') await streamsPage('table');
-    else if (parts[0] === 'rules' && parts[1] === 'new') main.replaceChildren(h('h1', {}, h('a', { href: '#/rules' }, 'Rules'), ' / new'), await ruleEditor(undefined));
+    else if (parts[0] === 'rules' && parts[1] === 'new')
+      main.replaceChildren(h('h1', {}, h('a', { href: '#/rules' }, 'Rules'), ' / new'), await ruleEditor(undefined));
     else if (parts[0] === 'rules' && parts[1]) await rulePage(parts[1]);
     else if (parts[0] === 'config') await configPage();
     else if (parts[0] === 'data') await dataPage();

@@ -24,7 +24,8 @@ function layout(topo) {
   const depth = new Map([...names].map((n) => [n, 0]));
   // longest path from a source; a topology is a DAG, bounded by the node count
   for (let i = 0; i < names.size; i++) {
-    for (const [from, tos] of Object.entries(edges)) for (const t of tos) depth.set(t, Math.max(depth.get(t), depth.get(from) + 1));
+    for (const [from, tos] of Object.entries(edges))
+      for (const t of tos) depth.set(t, Math.max(depth.get(t), depth.get(from) + 1));
   }
   const cols = [];
   for (const n of names) (cols[depth.get(n)] ??= []).push(n);
@@ -44,7 +45,15 @@ export function drawTopology(container, topo, status) {
     const { pos, edges, width, height } = layout(topo);
     const root = svg('svg', { class: 'topo', width, height, viewBox: `0 0 ${width} ${height}` });
     const defs = svg('defs', {});
-    const marker = svg('marker', { id: 'arrow', viewBox: '0 0 10 10', refX: 10, refY: 5, markerWidth: 6, markerHeight: 6, orient: 'auto' });
+    const marker = svg('marker', {
+      id: 'arrow',
+      viewBox: '0 0 10 10',
+      refX: 10,
+      refY: 5,
+      markerWidth: 6,
+      markerHeight: 6,
+      orient: 'auto',
+    });
     marker.append(svg('path', { d: 'M0,0 L10,5 L0,10 z', fill: '#8aa4d6', stroke: 'none' }));
     defs.append(marker);
     root.append(defs);
@@ -76,6 +85,9 @@ export function drawTopology(container, topo, status) {
   for (const [name, el] of state.labels) {
     const inN = status[`${name}_0_records_in_total`];
     const outN = status[`${name}_0_records_out_total`];
-    el.textContent = inN === undefined ? 'stopped' : `in ${Number(inN).toLocaleString('en-US')} · out ${Number(outN ?? 0).toLocaleString('en-US')}`;
+    el.textContent =
+      inN === undefined
+        ? 'stopped'
+        : `in ${Number(inN).toLocaleString('en-US')} · out ${Number(outN ?? 0).toLocaleString('en-US')}`;
   }
 }

@@ -8,7 +8,9 @@ import { ensureDeps } from './ensure-deps.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 ensureDeps(root);
-const tsc = spawnSync(process.execPath, [`${root}/node_modules/typescript/bin/tsc`, '-p', `${root}/tsconfig.json`], { stdio: 'inherit' });
+const tsc = spawnSync(process.execPath, [`${root}/node_modules/typescript/bin/tsc`, '-p', `${root}/tsconfig.json`], {
+  stdio: 'inherit',
+});
 if (tsc.status !== 0) process.exit(tsc.status ?? 1);
 
 const dir = `${root}/dist/bench`;
@@ -17,7 +19,9 @@ const filters = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const onRequest = new Set(['faults.js', 'fuzz.js']);
 const mods = existsSync(dir)
   ? readdirSync(dir)
-      .filter((f) => f.endsWith('.js') && (filters.length === 0 ? !onRequest.has(f) : filters.some((s) => f.includes(s))))
+      .filter(
+        (f) => f.endsWith('.js') && (filters.length === 0 ? !onRequest.has(f) : filters.some((s) => f.includes(s))),
+      )
       .sort()
   : [];
 if (mods.length === 0) {

@@ -18,7 +18,12 @@ function walk(dir, out) {
 
 function fingerprint(root, files) {
   const hash = createHash('sha1');
-  for (const f of [...files, join(root, 'tsconfig.json'), join(root, 'tsconfig.build.json'), join(root, 'package.json')]) {
+  for (const f of [
+    ...files,
+    join(root, 'tsconfig.json'),
+    join(root, 'tsconfig.build.json'),
+    join(root, 'package.json'),
+  ]) {
     const st = statSync(f);
     hash.update(`${relative(root, f)}\0${st.size}\0${st.mtimeMs}\n`);
   }
@@ -70,7 +75,8 @@ export async function ensureServerBuild(root, log = (msg) => console.error(msg))
   const files = walk(src, []).sort();
   const stampFile = join(out, '.stamp');
   const print = fingerprint(root, files);
-  if (existsSync(stampFile) && readFileSync(stampFile, 'utf8') === print && existsSync(join(out, 'main.js'))) return 'fresh';
+  if (existsSync(stampFile) && readFileSync(stampFile, 'utf8') === print && existsSync(join(out, 'main.js')))
+    return 'fresh';
   const t0 = Date.now();
   log('eddy: sources changed, compiling src/ …');
   await compile(root, files, out);

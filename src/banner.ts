@@ -27,7 +27,9 @@ export function startupBanner(server: EddyServer): string[] {
   const rest = reachableHosts(config.basic.restIp).map((h) => `${scheme}://${h}:${restPort}`);
   const ds = connectors.dataServer;
   const dsPort = ds.port ?? Number(config.source.httpServerPort);
-  const dsUrls = reachableHosts(config.source.httpServerIp).map((h) => `http://${h}:${dsPort === 0 ? '<any free port>' : dsPort}`);
+  const dsUrls = reachableHosts(config.source.httpServerIp).map(
+    (h) => `http://${h}:${dsPort === 0 ? '<any free port>' : dsPort}`,
+  );
   const store =
     config.store?.type === 'redis'
       ? `redis ${config.store.redis.host}:${config.store.redis.port} db ${config.store.redis.database}`

@@ -4,7 +4,15 @@
  */
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { fileAccessRoots, loadConfig, packageRoot, prepareHome, resolveHome, type EddyConfig, type Home } from './config/index.js';
+import {
+  fileAccessRoots,
+  loadConfig,
+  packageRoot,
+  prepareHome,
+  resolveHome,
+  type EddyConfig,
+  type Home,
+} from './config/index.js';
 import { FileRoots } from './core/files.js';
 import { createLogger, type Logger } from './config/log.js';
 import { openStore, type KVStore } from './store/index.js';
@@ -185,7 +193,11 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
         await dropCheckpoints(store, rule.id);
         await connectors.dropSinkCaches(rule.id, rule.actions);
         // in the background: a broker that is away must not hold the DELETE for its connect timeout
-        void connectors.dropMqttSessions(rule.id).catch((err: unknown) => logger.warn({ err, rule: rule.id }, 'cannot end the mqtt sessions of a deleted rule'));
+        void connectors
+          .dropMqttSessions(rule.id)
+          .catch((err: unknown) =>
+            logger.warn({ err, rule: rule.id }, 'cannot end the mqtt sessions of a deleted rule'),
+          );
       },
     }),
     timezone: config.basic.timezone,
@@ -237,7 +249,11 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
     timezone: config.basic.timezone,
     extensions: { portablePlugins: portables, Service: services },
     builtIn: (kind, name) =>
-      kind === 'functions' ? functions.has(name) : kind === 'sources' ? !!connectors.registry.source(name) || !!connectors.registry.lookup(name) : !!connectors.registry.sink(name),
+      kind === 'functions'
+        ? functions.has(name)
+        : kind === 'sources'
+          ? !!connectors.registry.source(name) || !!connectors.registry.lookup(name)
+          : !!connectors.registry.sink(name),
     propsValidator: (kind, type) => connectors.registry.propsValidator(kind, type),
     fileRoots,
   });
@@ -330,11 +346,15 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
         .list('table')
         .filter((def) => def.options.KIND === 'lookup')
         .map((def) =>
-          runtime.lookups.openTable(def).catch((err: unknown) => logger.error({ err }, 'lookup table %s cannot be opened', def.name)),
+          runtime.lookups
+            .openTable(def)
+            .catch((err: unknown) => logger.error({ err }, 'lookup table %s cannot be opened', def.name)),
         );
       // docs/runtime.md §10.3 step 4 before step 6: the initial ruleset's streams exist before any request is read, its rules before
       // rule requests are answered (they wait for the restore)
-      await bundle.importInitialRuleset(home.data).catch((err: unknown) => logger.error({ err }, 'importing the initial ruleset failed'));
+      await bundle
+        .importInitialRuleset(home.data)
+        .catch((err: unknown) => logger.error({ err }, 'importing the initial ruleset failed'));
       await rules.restore();
       await Promise.all(opening);
     })().catch((err: unknown) => logger.error({ err }, 'restoring the rules failed'));

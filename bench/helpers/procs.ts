@@ -67,7 +67,10 @@ function wrap(proc: ChildProcess): Child & { first: Promise<Record<string, unkno
 function forkWorker(args: string[]): ChildProcess {
   // EDDY_BENCH_PROF=<dir> profiles the children (node --cpu-prof) instead of the benchmark itself
   const prof = process.env.EDDY_BENCH_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.EDDY_BENCH_PROF}`] : [];
-  return fork(WORKER, args, { execArgv: [...process.execArgv.filter((a) => !a.startsWith('--cpu-prof')), ...prof], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  return fork(WORKER, args, {
+    execArgv: [...process.execArgv.filter((a) => !a.startsWith('--cpu-prof')), ...prof],
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
 }
 
 /** An Eddy server in a child process; `env` adds KUIPER__… settings. */
@@ -79,7 +82,10 @@ export async function startEddy(env: Record<string, string> = {}): Promise<EddyC
     ...c,
     url,
     async req(method, path, body) {
-      const res = await fetch(url + path, { method, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) });
+      const res = await fetch(url + path, {
+        method,
+        body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+      });
       return { status: res.status, text: await res.text() };
     },
   };
@@ -119,11 +125,17 @@ c.on('connect', () => {
  * Publishes `total` demo messages at `rate` msg/s, round-robin over `topics` (or over `<prefix>0 … <prefix>n-1`),
  * from a separate process.
  */
-export async function publishDemo(topics: string[] | { prefix: string; n: number }, rate: number, total: number): Promise<void> {
+export async function publishDemo(
+  topics: string[] | { prefix: string; n: number },
+  rate: number,
+  total: number,
+): Promise<void> {
   const spec = Array.isArray(topics) ? topics.join(',') : `@${topics.prefix}@${topics.n}`;
   const mqttPath = createRequire(import.meta.url).resolve('mqtt');
   await new Promise<void>((resolve, reject) => {
-    const p = spawn(process.execPath, ['-e', PUBLISHER, mqttPath, spec, String(rate), String(total)], { stdio: 'ignore' });
+    const p = spawn(process.execPath, ['-e', PUBLISHER, mqttPath, spec, String(rate), String(total)], {
+      stdio: 'ignore',
+    });
     p.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`publisher exited with ${code}`))));
     p.on('error', reject);
   });

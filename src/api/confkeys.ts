@@ -12,7 +12,14 @@ import type { Connectors } from '../connectors/index.js';
 import type { ConfKind } from '../connectors/confkeys.js';
 import type { Props } from '../contracts/index.js';
 import { maskSecrets, restoreSecrets, sortKeysDeep } from '../connectors/secrets.js';
-import { connectionMeta, connectionPlugins, sinkMeta, sinkPlugins, sourceMeta, sourcePlugins } from '../connectors/uimeta.js';
+import {
+  connectionMeta,
+  connectionPlugins,
+  sinkMeta,
+  sinkPlugins,
+  sourceMeta,
+  sourcePlugins,
+} from '../connectors/uimeta.js';
 
 const KINDS: readonly ConfKind[] = ['sources', 'sinks', 'connections'];
 
@@ -40,7 +47,11 @@ function bodyProps(req: FastifyRequest, name: string, confKey: string): Props {
   const text = rawBody(req);
   const v: unknown = rethrowing(
     () => JSON.parse(text),
-    (e) => new EddyError(ErrorCode.ConfKey, `Type conversion failed:${name}.${text.trim() === '' ? 'EOF' : (e as Error).message}`),
+    (e) =>
+      new EddyError(
+        ErrorCode.ConfKey,
+        `Type conversion failed:${name}.${text.trim() === '' ? 'EOF' : (e as Error).message}`,
+      ),
   );
   if (!isObject(v)) {
     throw new EddyError(ErrorCode.ConfKey, `Type conversion failed:${name}.the body must be a JSON object`);
@@ -55,8 +66,10 @@ function sortedNames(names: Iterable<string>): string[] {
 }
 
 function registerMetadataRoutes(http: FastifyInstance, c: Connectors): void {
-  const pluginNotFound = (name: string): EddyError => new EddyError(ErrorCode.NotFound, `This plugin was not found:${name}`);
-  const installedSource = (type: string, lookup: boolean): boolean => (lookup ? !!c.registry.lookup(type) : !!c.registry.source(type));
+  const pluginNotFound = (name: string): EddyError =>
+    new EddyError(ErrorCode.NotFound, `This plugin was not found:${name}`);
+  const installedSource = (type: string, lookup: boolean): boolean =>
+    lookup ? !!c.registry.lookup(type) : !!c.registry.source(type);
 
   http.get<{ Querystring: { kind?: string } }>('/metadata/sources', async (req, reply) => {
     return sendJson(reply, 200, sourcePlugins(installedSource, (req.query.kind ?? '').toLowerCase()));
@@ -67,7 +80,13 @@ function registerMetadataRoutes(http: FastifyInstance, c: Connectors): void {
     if (!m) throw pluginNotFound(name);
     return sendJson(reply, 200, m);
   });
-  http.get('/metadata/sinks', async (_req, reply) => sendJson(reply, 200, sinkPlugins((t) => !!c.registry.sink(t))));
+  http.get('/metadata/sinks', async (_req, reply) =>
+    sendJson(
+      reply,
+      200,
+      sinkPlugins((t) => !!c.registry.sink(t)),
+    ),
+  );
   http.get<{ Params: { name: string } }>('/metadata/sinks/:name', async (req, reply) => {
     const { name } = req.params;
     const m = c.registry.sink(name) ? sinkMeta(name) : undefined;
@@ -121,22 +140,28 @@ export function registerConfKeyRoutes(http: FastifyInstance, connectors: Connect
       return sendJson(reply, 200, sortKeysDeep(maskSecrets(connectors.confKeys.merged(kind, name))));
     });
 
-    http.put<{ Params: { name: string; confKey: string } }>(`/metadata/${kind}/:name/confKeys/:confKey`, async (req, reply) => {
-      const { name, confKey } = req.params;
-      const props = bodyProps(req, name, confKey);
-      const stored = connectors.confKeys.user(kind, name)[confKey];
-      if (stored) restoreSecrets(props, stored);
-      const validate = connectors.registry.propsValidator(kind, name);
-      if (validate) rethrowing(() => validate(props), restated('', ErrorCode.ConfKey));
-      await connectors.confKeys.put(kind, name, confKey, props);
-      return sendEmpty(reply, 200);
-    });
+    http.put<{ Params: { name: string; confKey: string } }>(
+      `/metadata/${kind}/:name/confKeys/:confKey`,
+      async (req, reply) => {
+        const { name, confKey } = req.params;
+        const props = bodyProps(req, name, confKey);
+        const stored = connectors.confKeys.user(kind, name)[confKey];
+        if (stored) restoreSecrets(props, stored);
+        const validate = connectors.registry.propsValidator(kind, name);
+        if (validate) rethrowing(() => validate(props), restated('', ErrorCode.ConfKey));
+        await connectors.confKeys.put(kind, name, confKey, props);
+        return sendEmpty(reply, 200);
+      },
+    );
 
-    http.delete<{ Params: { name: string; confKey: string } }>(`/metadata/${kind}/:name/confKeys/:confKey`, async (req, reply) => {
-      const { name, confKey } = req.params;
-      if (!isKnownType(connectors, kind, name)) throw notFound(kind, name);
-      await connectors.confKeys.delete(kind, name, confKey);
-      return sendEmpty(reply, 200);
-    });
+    http.delete<{ Params: { name: string; confKey: string } }>(
+      `/metadata/${kind}/:name/confKeys/:confKey`,
+      async (req, reply) => {
+        const { name, confKey } = req.params;
+        if (!isKnownType(connectors, kind, name)) throw notFound(kind, name);
+        await connectors.confKeys.delete(kind, name, confKey);
+        return sendEmpty(reply, 200);
+      },
+    );
   }
 }

@@ -42,7 +42,13 @@ function typeExists(c: Connectors, kind: CheckKind, type: string): boolean {
 }
 
 /** Puts stored secrets back into a masked check body (`resourceId`, or a rule's action for sinks). */
-async function restoreCheckSecrets(c: Connectors, store: KVStore, kind: CheckKind, type: string, props: Props): Promise<void> {
+async function restoreCheckSecrets(
+  c: Connectors,
+  store: KVStore,
+  kind: CheckKind,
+  type: string,
+  props: Props,
+): Promise<void> {
   const resourceId = prop(props, 'resourceId');
   if (typeof resourceId === 'string' && resourceId !== '') {
     const stored = c.confKeys.user(kind === 'sink' ? 'sinks' : 'sources', type)[resourceId];
@@ -82,7 +88,8 @@ export function registerConnectionRoutes(http: FastifyInstance, connectors: Conn
       await restoreCheckSecrets(connectors, store, kind, type, props);
       const check = connectors.registry.connectionCheck(kind, type);
       if (!check) {
-        if (!typeExists(connectors, kind, type)) throw new EddyError(ErrorCode.Undefined, `${kind} type ${type} not found`);
+        if (!typeExists(connectors, kind, type))
+          throw new EddyError(ErrorCode.Undefined, `${kind} type ${type} not found`);
         throw new EddyError(ErrorCode.Undefined, `${kind} ${type} doesn't support ping connection`);
       }
       // a failed probe is always a 400, whatever status the connector's error carried
@@ -97,7 +104,8 @@ export function registerConnectionRoutes(http: FastifyInstance, connectors: Conn
   const endpointOf = async (req: FastifyRequest): Promise<string> => {
     const body = parseObject(await bodyText(req), 'Invalid body: ');
     const ep = body.endpoint;
-    if (typeof ep !== 'string' || ep === '') throw new EddyError(ErrorCode.Undefined, 'Invalid body: endpoint should be defined');
+    if (typeof ep !== 'string' || ep === '')
+      throw new EddyError(ErrorCode.Undefined, 'Invalid body: endpoint should be defined');
     return ep;
   };
 

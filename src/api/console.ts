@@ -27,6 +27,10 @@ export function registerConsoleRoutes(http: FastifyInstance, dir: string): void 
     if (!file.startsWith(dir + sep)) throw notFound();
     const ext = file.slice(file.lastIndexOf('.'));
     const body = await rethrowing(() => readFile(file), notFound);
-    return reply.code(200).type(TYPES[ext] ?? 'application/octet-stream').header('Cache-Control', 'no-cache').send(body);
+    return reply
+      .code(200)
+      .type(TYPES[ext] ?? 'application/octet-stream')
+      .header('Cache-Control', 'no-cache')
+      .send(body);
   });
 }

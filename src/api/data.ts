@@ -28,7 +28,12 @@ export interface DataRouteDeps {
 type Outcome = { ok: true; body: unknown } | { ok: false; message: string; cancelled?: boolean };
 
 /** Runs one import request to its outcome; never throws for a bad bundle. */
-async function runImport(bundle: BundleService, src: ImportSource, partial: boolean, ctl?: ImportControl): Promise<Outcome> {
+async function runImport(
+  bundle: BundleService,
+  src: ImportSource,
+  partial: boolean,
+  ctl?: ImportControl,
+): Promise<Outcome> {
   let text: string;
   try {
     text = await sourceText(src, bundle.fileRoots);
@@ -46,7 +51,9 @@ async function runImport(bundle: BundleService, src: ImportSource, partial: bool
     return {
       ok: false,
       cancelled: true,
-      message: partial ? 'the import was cancelled; the items imported before stay' : 'the import was cancelled; the previous data was restored',
+      message: partial
+        ? 'the import was cancelled; the items imported before stay'
+        : 'the import was cancelled; the previous data was restored',
     };
   }
   if (res.failed) return { ok: false, message: JSON.stringify(res.status) };
@@ -72,7 +79,10 @@ export function readImportBody(req: FastifyRequest, prefix: string, structName: 
   if (v === null) return {};
   if (typeof v !== 'object' || Array.isArray(v)) {
     const kind = Array.isArray(v) ? 'array' : typeof v === 'boolean' ? 'bool' : typeof v;
-    throw new EddyError(ErrorCode.Undefined, `${prefix}json: cannot unmarshal ${kind} into Go value of type server.${structName}`);
+    throw new EddyError(
+      ErrorCode.Undefined,
+      `${prefix}json: cannot unmarshal ${kind} into Go value of type server.${structName}`,
+    );
   }
   const body = v as Record<string, unknown>;
   const problem = sourceTypeProblem(body, structName);
@@ -91,7 +101,9 @@ function checkedSource(body: Record<string, unknown>): ImportSource {
   if ('problem' in src) {
     throw new EddyError(
       ErrorCode.Undefined,
-      src.problem === 'both' ? 'Invalid body: Cannot specify both content and file' : 'Invalid body: must specify content or file',
+      src.problem === 'both'
+        ? 'Invalid body: Cannot specify both content and file'
+        : 'Invalid body: must specify content or file',
     );
   }
   return src;
@@ -140,7 +152,10 @@ export function registerDataRoutes(http: FastifyInstance, deps: DataRouteDeps): 
       if ('problem' in src) {
         return {
           status: 'error',
-          message: src.problem === 'both' ? 'Invalid body: Cannot specify both content and file' : 'Invalid body: must specify content or file',
+          message:
+            src.problem === 'both'
+              ? 'Invalid body: Cannot specify both content and file'
+              : 'Invalid body: must specify content or file',
         };
       }
       const out = await runImport(bundle, src, partial, ctl);

@@ -77,7 +77,8 @@ export function sendDownload(req: FastifyRequest, reply: FastifyReply, text: str
   let rangeHeader = typeof req.headers.range === 'string' ? req.headers.range : undefined;
   const ifRange = req.headers['if-range'];
   // only a date can match (there is no ETag); a range that does not apply yields the whole body
-  if (rangeHeader !== undefined && typeof ifRange === 'string' && httpDateSeconds(ifRange) !== modified) rangeHeader = undefined;
+  if (rangeHeader !== undefined && typeof ifRange === 'string' && httpDateSeconds(ifRange) !== modified)
+    rangeHeader = undefined;
 
   let ranges: ByteRange[] | undefined = rethrowing(
     () => parseRange(rangeHeader, size),
@@ -108,5 +109,8 @@ export function sendDownload(req: FastifyRequest, reply: FastifyReply, text: str
     parts.push(Buffer.from(parts.length === 0 ? head.slice(2) : head), body.subarray(r.start, r.start + r.length));
   }
   parts.push(Buffer.from(`\r\n--${boundary}--\r\n`));
-  return reply.code(206).header('Content-Type', `multipart/byteranges; boundary=${boundary}`).send(Buffer.concat(parts));
+  return reply
+    .code(206)
+    .header('Content-Type', `multipart/byteranges; boundary=${boundary}`)
+    .send(Buffer.concat(parts));
 }

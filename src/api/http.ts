@@ -31,7 +31,11 @@ export function readJson(req: FastifyRequest, prefix: string, code: number = Err
 }
 
 /** Like {@link readJson} but the body must be a JSON object. */
-export function readJsonObject(req: FastifyRequest, prefix: string, code: number = ErrorCode.Undefined): Record<string, unknown> {
+export function readJsonObject(
+  req: FastifyRequest,
+  prefix: string,
+  code: number = ErrorCode.Undefined,
+): Record<string, unknown> {
   const v = readJson(req, prefix, code);
   if (typeof v !== 'object' || v === null || Array.isArray(v)) {
     throw new EddyError(code, `${prefix}the body must be a JSON object`);

@@ -64,9 +64,19 @@ export function registerOpsRoutes(http: FastifyInstance, deps: ServerInfoDeps): 
       cpuPercent: wallUs > 0 ? Math.round((usedUs / wallUs) * 1000) / 10 : 0,
       cores: os.cpus().length,
       loadAverage: os.loadavg(),
-      memory: { rss: mem.rss, heapUsed: mem.heapUsed, heapTotal: mem.heapTotal, systemTotal: os.totalmem(), systemFree: os.freemem() },
+      memory: {
+        rss: mem.rss,
+        heapUsed: mem.heapUsed,
+        heapTotal: mem.heapTotal,
+        systemTotal: os.totalmem(),
+        systemFree: os.freemem(),
+      },
       rules: deps.ruleCount(),
-      dataServer: { host: deps.dataServer.host, port: deps.dataServer.port() ?? deps.dataServer.configuredPort, listening: deps.dataServer.port() !== undefined },
+      dataServer: {
+        host: deps.dataServer.host,
+        port: deps.dataServer.port() ?? deps.dataServer.configuredPort,
+        listening: deps.dataServer.port() !== undefined,
+      },
     });
   });
 
@@ -74,7 +84,9 @@ export function registerOpsRoutes(http: FastifyInstance, deps: ServerInfoDeps): 
   http.get('/eddy/rules', async (req, reply) => {
     const q = req.query as Record<string, string | undefined>;
     const filter = (q.filter ?? '').toLowerCase();
-    const all = deps.ruleList().filter((r) => filter === '' || r.id.toLowerCase().includes(filter) || r.name.toLowerCase().includes(filter));
+    const all = deps
+      .ruleList()
+      .filter((r) => filter === '' || r.id.toLowerCase().includes(filter) || r.name.toLowerCase().includes(filter));
     const offset = Math.max(0, Number(q.offset) || 0);
     const limit = Math.min(1000, Math.max(1, Number(q.limit) || 50));
     const page = all.slice(offset, offset + limit).map((r) => {
@@ -93,7 +105,8 @@ export function registerOpsRoutes(http: FastifyInstance, deps: ServerInfoDeps): 
     let sql = rawBody(req);
     try {
       const body: unknown = JSON.parse(sql);
-      if (body && typeof body === 'object' && typeof (body as { sql?: unknown }).sql === 'string') sql = (body as { sql: string }).sql;
+      if (body && typeof body === 'object' && typeof (body as { sql?: unknown }).sql === 'string')
+        sql = (body as { sql: string }).sql;
     } catch {
       // a plain-text body is the statement itself
     }
@@ -104,7 +117,12 @@ export function registerOpsRoutes(http: FastifyInstance, deps: ServerInfoDeps): 
       if (e instanceof SqlSyntaxError) {
         return sendJson(reply, 200, { ok: false, message: e.message, line: e.line, column: e.column });
       }
-      return sendJson(reply, 200, { ok: false, message: e instanceof Error ? e.message : String(e), line: 1, column: 1 });
+      return sendJson(reply, 200, {
+        ok: false,
+        message: e instanceof Error ? e.message : String(e),
+        line: 1,
+        column: 1,
+      });
     }
   });
 }

@@ -26,9 +26,15 @@ function readPluginRequest(req: FastifyRequest, prefix: string, struct: string):
   const out: PluginRequest = { name: '', file: '', shellParas: [], functions: [] };
   if (body === null) return out;
   const fail = (v: unknown, key: string, goType: string) =>
-    new EddyError(ErrorCode.Undefined, `${prefix}json: cannot unmarshal ${jsonKind(v)} into Go struct field ${struct.split('.').pop()}.${key} of type ${goType}`);
+    new EddyError(
+      ErrorCode.Undefined,
+      `${prefix}json: cannot unmarshal ${jsonKind(v)} into Go struct field ${struct.split('.').pop()}.${key} of type ${goType}`,
+    );
   if (typeof body !== 'object' || Array.isArray(body)) {
-    throw new EddyError(ErrorCode.Undefined, `${prefix}json: cannot unmarshal ${jsonKind(body)} into Go value of type ${struct}`);
+    throw new EddyError(
+      ErrorCode.Undefined,
+      `${prefix}json: cannot unmarshal ${jsonKind(body)} into Go value of type ${struct}`,
+    );
   }
   const obj = body as Record<string, unknown>;
   for (const key of ['name', 'file'] as const) {
@@ -47,7 +53,10 @@ function readPluginRequest(req: FastifyRequest, prefix: string, struct: string):
   return out;
 }
 
-export function registerPluginRoutes(http: FastifyInstance, opts: { pluginHosts: string; portables: PortableManager }): void {
+export function registerPluginRoutes(
+  http: FastifyInstance,
+  opts: { pluginHosts: string; portables: PortableManager },
+): void {
   const version = EDDY_VERSION.split('-')[0];
 
   for (const type of NATIVE_TYPES) {
@@ -86,7 +95,10 @@ export function registerPluginRoutes(http: FastifyInstance, opts: { pluginHosts:
     const { name } = req.params;
     const body = readPluginRequest(req, `Invalid body: Error decoding the function list json: `, 'server.fileContent');
     if (body.functions.length === 0) {
-      throw new EddyError(ErrorCode.Undefined, `function plugins ${name} regiser functions error: property 'functions' must not be empty`);
+      throw new EddyError(
+        ErrorCode.Undefined,
+        `function plugins ${name} regiser functions error: property 'functions' must not be empty`,
+      );
     }
     throw new EddyError(ErrorCode.NotFound, `register functions plugin ${name} error: not found`);
   });
@@ -118,7 +130,10 @@ export function registerPluginRoutes(http: FastifyInstance, opts: { pluginHosts:
   // eKuiper ignores the failure to delete the old version, so PUT also creates
   http.put<NameParams>('/plugins/portables/:name', async (req, reply) => {
     const body = readPluginRequest(req, portablePrefix, 'plugin.IOPlugin');
-    await rethrowing(() => portables.update(req.params.name, body), asEddyError('portable plugin update command error'));
+    await rethrowing(
+      () => portables.update(req.params.name, body),
+      asEddyError('portable plugin update command error'),
+    );
     return sendText(reply, 200, `portable plugin ${body.name.trim()} is updated`);
   });
 }

@@ -52,11 +52,23 @@ class NodeLatencyHistogram extends Histogram<NodeLabel> {
     private readonly metricName: string,
     private readonly nodes: () => readonly LabelledNode[],
   ) {
-    super({ name: metricName, help: LATENCY_HELP, labelNames: NODE_LABELS, buckets: [...LATENCY_BUCKETS_US], registers: [] });
+    super({
+      name: metricName,
+      help: LATENCY_HELP,
+      labelNames: NODE_LABELS,
+      buckets: [...LATENCY_BUCKETS_US],
+      registers: [],
+    });
   }
 
   /** what the registry's text exposition reads (the base `get()` reads it too) */
-  async getForPromString(): Promise<{ name: string; help: string; type: string; values: ExportedValue[]; aggregator: string }> {
+  async getForPromString(): Promise<{
+    name: string;
+    help: string;
+    type: string;
+    values: ExportedValue[];
+    aggregator: string;
+  }> {
     const name = this.metricName;
     const values: ExportedValue[] = [];
     for (const { labels, metrics } of this.nodes()) {
@@ -111,7 +123,9 @@ export class PrometheusExporter {
       counter('records_out_total', 'Total number of records sent', (m) => m.recordsOut);
       counter('messages_processed_total', 'Total number of messages processed', (m) => m.messagesProcessed);
       counter('exceptions_total', 'Total number of exceptions', (m) => m.exceptions);
-      gauge('process_latency_us', 'Process latency of the last record in microseconds', (m) => Math.max(0, Math.round(m.processLatencyUs)));
+      gauge('process_latency_us', 'Process latency of the last record in microseconds', (m) =>
+        Math.max(0, Math.round(m.processLatencyUs)),
+      );
       this.registry.registerMetric(new NodeLatencyHistogram(`kuiper_${kind}_process_latency_us_hist`, nodes));
       gauge('buffer_length', 'Length of the input buffer', (m) => m.bufferLength);
     }
@@ -164,7 +178,12 @@ export class PrometheusExporter {
 
   /** `GET /metrics` on the REST server. */
   route(http: FastifyInstance): void {
-    http.get('/metrics', async (_req, reply) => reply.code(200).type(this.contentType).send(await this.scrape()));
+    http.get('/metrics', async (_req, reply) =>
+      reply
+        .code(200)
+        .type(this.contentType)
+        .send(await this.scrape()),
+    );
   }
 
   /** A server of its own answering `GET /metrics`; resolves with its port. */

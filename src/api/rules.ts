@@ -52,7 +52,8 @@ function decodeTags(text: string, allowEmptyBody: boolean): string[] {
   if (allowEmptyBody && text.trim() === '') return [];
   const v: unknown = rethrowing(
     () => JSON.parse(text),
-    (e) => new EddyError(ErrorCode.Undefined, `decode body error: ${text.trim() === '' ? 'EOF' : (e as Error).message}`),
+    (e) =>
+      new EddyError(ErrorCode.Undefined, `decode body error: ${text.trim() === '' ? 'EOF' : (e as Error).message}`),
   );
   if (typeof v !== 'object' || v === null || Array.isArray(v)) {
     throw new EddyError(ErrorCode.Undefined, 'decode body error: the body must be a JSON object');
@@ -102,14 +103,19 @@ function validationBody(text: string): Record<string, unknown> {
 
 /** A rule that fails validation is answered 422 with the reason as plain text. */
 function validationVerdict(err: unknown): PlainTextFailure {
-  const msg = err instanceof RuleDefError ? `invalid rule json: ${err.detail}` : err instanceof Error ? err.message : String(err);
+  const msg =
+    err instanceof RuleDefError ? `invalid rule json: ${err.detail}` : err instanceof Error ? err.message : String(err);
   return new PlainTextFailure(422, msg);
 }
 
 const validateRule: RuleHandler = async (rules, req, reply) => {
   const text = rawBody(req);
   const body = validationBody(text);
-  return sendJson(reply, 200, rethrowing(() => rules.validate(text, body), validationVerdict));
+  return sendJson(
+    reply,
+    200,
+    rethrowing(() => rules.validate(text, body), validationVerdict),
+  );
 };
 
 const allStatuses: RuleHandler = async (rules, _req, reply) => {
@@ -193,19 +199,30 @@ const ruleStatus: RuleHandler = async (rules, req, reply) => {
   requireRule(rules, id, `get rule status error: Rule ${id} is not found`);
   const status = rules.status(id);
   if (status.status !== 'running') return sendJson(reply, 200, status);
-  return reply.code(200).type('application/json').send(JSON.stringify(status, null, 2));
+  return reply
+    .code(200)
+    .type('application/json')
+    .send(JSON.stringify(status, null, 2));
 };
 
 const ruleTopology: RuleHandler = async (rules, req, reply) => {
   const id = await ruleIdOf(req, rules);
   requireRule(rules, id, `get rule topo error: Rule ${id} is not found`);
-  return sendJson(reply, 200, rethrowing(() => rules.topo(id), asEddyError('get rule topo error', ErrorCode.General)));
+  return sendJson(
+    reply,
+    200,
+    rethrowing(() => rules.topo(id), asEddyError('get rule topo error', ErrorCode.General)),
+  );
 };
 
 const explainRule: RuleHandler = async (rules, req, reply) => {
   const id = await ruleIdOf(req, rules);
   requireRule(rules, id, `explain rules error: Rule ${id} is not found.`);
-  return sendText(reply, 200, rethrowing(() => rules.explain(id), asEddyError('explain rules error', ErrorCode.Plan)));
+  return sendText(
+    reply,
+    200,
+    rethrowing(() => rules.explain(id), asEddyError('explain rules error', ErrorCode.Plan)),
+  );
 };
 
 // ---------------------------------------------------------------------------------------- tags
@@ -241,7 +258,19 @@ export function registerRuleRoutes(http: FastifyInstance, rules: RuleService): v
   route('GET', '/rules/:id/status', ruleStatus);
   route('GET', '/rules/:id/topo', ruleTopology);
   route('GET', '/rules/:id/explain', explainRule);
-  route('PUT', '/rules/:id/tags', changeTags((rules, id, tags) => rules.setTags(id, tags)));
-  route('PATCH', '/rules/:id/tags', changeTags((rules, id, tags) => rules.addTags(id, tags)));
-  route('DELETE', '/rules/:id/tags', changeTags((rules, id, tags) => rules.removeTags(id, tags)));
+  route(
+    'PUT',
+    '/rules/:id/tags',
+    changeTags((rules, id, tags) => rules.setTags(id, tags)),
+  );
+  route(
+    'PATCH',
+    '/rules/:id/tags',
+    changeTags((rules, id, tags) => rules.addTags(id, tags)),
+  );
+  route(
+    'DELETE',
+    '/rules/:id/tags',
+    changeTags((rules, id, tags) => rules.removeTags(id, tags)),
+  );
 }

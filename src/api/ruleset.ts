@@ -22,7 +22,10 @@ export function registerRulesetRoutes(http: FastifyInstance, bundle: BundleServi
       );
     }
     const text = await rethrowing(() => sourceText(src, bundle.fileRoots), restated('Fail to read file: '));
-    const rs = rethrowing(() => parseSections(text, RULESET_KEYS, 'Ruleset'), restated('Import ruleset error: invalid import file: '));
+    const rs = rethrowing(
+      () => parseSections(text, RULESET_KEYS, 'Ruleset'),
+      restated('Import ruleset error: invalid import file: '),
+    );
     const n = await bundle.importRuleset(rs);
     return sendText(reply, 200, `imported ${n.streams} streams, ${n.tables} tables and ${n.rules} rules`);
   });

@@ -22,7 +22,8 @@ const NO_CUSTOM = 'custom schemas are Go plugins, which Eddy cannot load';
 
 export function registerSchemaRoutes(http: FastifyInstance, schemas: SchemaRegistry): void {
   http.post<{ Params: { type: string } }>('/schemas/:type', async (req, reply) => {
-    if (req.params.type === CUSTOM) throw new EddyError(ErrorCode.Undefined, `schema create command error: ${NO_CUSTOM}`);
+    if (req.params.type === CUSTOM)
+      throw new EddyError(ErrorCode.Undefined, `schema create command error: ${NO_CUSTOM}`);
     const type = knownType(req.params.type);
     const rec = readRecord(req, type);
     checkBody(rec);
@@ -36,7 +37,8 @@ export function registerSchemaRoutes(http: FastifyInstance, schemas: SchemaRegis
   });
 
   http.get<{ Params: Params }>('/schemas/:type/:name', async (req, reply) => {
-    if (req.params.type === CUSTOM) throw new EddyError(ErrorCode.NotFound, `schema type ${CUSTOM}, file ${req.params.name} not found`);
+    if (req.params.type === CUSTOM)
+      throw new EddyError(ErrorCode.NotFound, `schema type ${CUSTOM}, file ${req.params.name} not found`);
     const type = knownType(req.params.type);
     const described = rethrowing(
       () => schemas.describe(type, req.params.name),
@@ -46,7 +48,8 @@ export function registerSchemaRoutes(http: FastifyInstance, schemas: SchemaRegis
   });
 
   http.put<{ Params: Params }>('/schemas/:type/:name', async (req, reply) => {
-    if (req.params.type === CUSTOM) throw new EddyError(ErrorCode.Undefined, `schema update command error: ${NO_CUSTOM}`);
+    if (req.params.type === CUSTOM)
+      throw new EddyError(ErrorCode.Undefined, `schema update command error: ${NO_CUSTOM}`);
     const type = knownType(req.params.type);
     const rec = readRecord(req, type);
     if (rec.name !== '' && rec.name !== req.params.name) {
@@ -60,11 +63,19 @@ export function registerSchemaRoutes(http: FastifyInstance, schemas: SchemaRegis
 
   http.delete<{ Params: Params }>('/schemas/:type/:name', async (req, reply) => {
     const { name } = req.params;
-    if (req.params.type === CUSTOM) throw new EddyError(ErrorCode.NotFound, `delete ${CUSTOM} schema ${name} error: schema ${CUSTOM}.${name} not found`);
+    if (req.params.type === CUSTOM)
+      throw new EddyError(
+        ErrorCode.NotFound,
+        `delete ${CUSTOM} schema ${name} error: schema ${CUSTOM}.${name} not found`,
+      );
     const type = knownType(req.params.type);
     await rethrowing(
       () => schemas.remove(type, name),
-      (e) => restated(`delete ${type} schema ${name} error: `, e instanceof SchemaNotFound ? ErrorCode.NotFound : ErrorCode.Undefined)(e),
+      (e) =>
+        restated(
+          `delete ${type} schema ${name} error: `,
+          e instanceof SchemaNotFound ? ErrorCode.NotFound : ErrorCode.Undefined,
+        )(e),
     );
     return sendText(reply, 200, `${type} schema ${name} is deleted`);
   });

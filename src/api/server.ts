@@ -9,7 +9,14 @@ import { PlainTextFailure, sendError, sendFailure } from './http.js';
 import type { Logger } from '../config/log.js';
 
 const CORS_METHODS = new Set(['POST', 'GET', 'PUT', 'DELETE', 'HEAD', 'PATCH']);
-const CORS_HEADERS = new Set(['accept', 'accept-language', 'content-type', 'content-language', 'origin', 'authorization']);
+const CORS_HEADERS = new Set([
+  'accept',
+  'accept-language',
+  'content-type',
+  'content-language',
+  'origin',
+  'authorization',
+]);
 
 /** A dot segment, also percent-encoded (`%2e`), as Go's router sees it after decoding. */
 function dotSegment(seg: string): 0 | 1 | 2 {
@@ -86,7 +93,8 @@ export interface HttpLimits {
 }
 
 export function createHttp(logger: Logger, limits: HttpLimits = {}): FastifyInstance {
-  const maxBodySize = limits.maxBodySize && limits.maxBodySize > 0 ? Math.floor(limits.maxBodySize) : DEFAULT_MAX_BODY_SIZE;
+  const maxBodySize =
+    limits.maxBodySize && limits.maxBodySize > 0 ? Math.floor(limits.maxBodySize) : DEFAULT_MAX_BODY_SIZE;
   const http = Fastify({
     // request logs are info-level: the REST component logs warnings and errors only
     loggerInstance: logger.child({ component: 'rest' }, { level: 'warn' }) as unknown as FastifyBaseLogger,
@@ -103,7 +111,9 @@ export function createHttp(logger: Logger, limits: HttpLimits = {}): FastifyInst
     // the router's own refusals (a bad percent-escape, an over-long id) in eKuiper's error shape
     frameworkErrors: (err, _req, reply) => {
       const tooLong = err.code === 'FST_ERR_MAX_PARAM_LENGTH';
-      const text = tooLong ? `a path segment is longer than the ${MAX_ID_LENGTH} characters an id may have` : err.message;
+      const text = tooLong
+        ? `a path segment is longer than the ${MAX_ID_LENGTH} characters an id may have`
+        : err.message;
       return sendError(reply, new EddyError(ErrorCode.Undefined, text, tooLong ? 414 : 400));
     },
   });
@@ -121,7 +131,9 @@ export function createHttp(logger: Logger, limits: HttpLimits = {}): FastifyInst
   const routes: Array<{ method: string; re: RegExp }> = [];
   http.addHook('onRoute', (opts) => {
     const methods = Array.isArray(opts.method) ? opts.method : [opts.method];
-    const re = new RegExp(`^${opts.url.replace(/[.*+?^${}()|[\]\\]/g, (c) => (c === '*' ? '.*' : `\\${c}`)).replace(/:[A-Za-z_]+/g, '[^/]+')}$`);
+    const re = new RegExp(
+      `^${opts.url.replace(/[.*+?^${}()|[\]\\]/g, (c) => (c === '*' ? '.*' : `\\${c}`)).replace(/:[A-Za-z_]+/g, '[^/]+')}$`,
+    );
     for (const m of methods) routes.push({ method: m, re });
   });
 
@@ -138,7 +150,11 @@ export function createHttp(logger: Logger, limits: HttpLimits = {}): FastifyInst
     // (absolute-form targets such as `http://host/x` and `*` are not paths: left to the router)
     if (!path.startsWith('/')) return;
     const clean = cleanPath(path);
-    if (clean !== path) return reply.code(301).header('Location', clean + (q < 0 ? '' : req.url.slice(q))).send();
+    if (clean !== path)
+      return reply
+        .code(301)
+        .header('Location', clean + (q < 0 ? '' : req.url.slice(q)))
+        .send();
   });
 
   http.setNotFoundHandler((req, reply) => {
@@ -146,7 +162,11 @@ export function createHttp(logger: Logger, limits: HttpLimits = {}): FastifyInst
     if (req.method === 'OPTIONS') return reply.code(200).send();
     if (routes.some((r) => r.method !== req.method && r.re.test(path))) return reply.code(405).send();
     // Go's http.Error: plain text, nosniff, a trailing newline
-    return reply.code(404).type('text/plain; charset=utf-8').header('X-Content-Type-Options', 'nosniff').send('404 page not found\n');
+    return reply
+      .code(404)
+      .type('text/plain; charset=utf-8')
+      .header('X-Content-Type-Options', 'nosniff')
+      .send('404 page not found\n');
   });
 
   // the one place a failure is answered (routes throw typed errors, api/http.ts)

@@ -26,7 +26,10 @@ function readRequest(req: FastifyRequest): { name: string; file: string } {
   const out = { name: '', file: '' };
   if (body === null) return out;
   if (typeof body !== 'object' || Array.isArray(body)) {
-    throw new EddyError(ErrorCode.Undefined, `${BODY_PREFIX}json: cannot unmarshal ${jsonKind(body)} into Go value of type service.ServiceCreationRequest`);
+    throw new EddyError(
+      ErrorCode.Undefined,
+      `${BODY_PREFIX}json: cannot unmarshal ${jsonKind(body)} into Go value of type service.ServiceCreationRequest`,
+    );
   }
   for (const key of ['name', 'file'] as const) {
     const v = field(body as Record<string, unknown>, key);
@@ -57,7 +60,9 @@ export function registerServiceRoutes(http: FastifyInstance, services: ServiceMa
     sendJson(reply, 200, services.describeFunction(req.params.name)),
   );
 
-  http.get<NameParams>('/services/:name', async (req, reply) => sendJson(reply, 200, services.describe(req.params.name)));
+  http.get<NameParams>('/services/:name', async (req, reply) =>
+    sendJson(reply, 200, services.describe(req.params.name)),
+  );
 
   http.put<NameParams>('/services/:name', async (req, reply) => {
     const { file } = readRequest(req);

@@ -19,7 +19,10 @@ function statementOf(req: FastifyRequest): string {
   const sql = field(body as Record<string, unknown>, 'sql');
   if (sql === undefined || sql === null) return '';
   if (typeof sql !== 'string') {
-    throw new EddyError(ErrorCode.Undefined, 'Invalid body: Error decoding the statement descriptor: "sql" must be a string');
+    throw new EddyError(
+      ErrorCode.Undefined,
+      'Invalid body: Error decoding the statement descriptor: "sql" must be a string',
+    );
   }
   return sql;
 }
@@ -37,9 +40,18 @@ export function registerStreamRoutes(http: FastifyInstance, catalog: Catalog): v
     http.post(base, async (req, reply) => sendText(reply, 201, await catalog.exec(statementOf(req), kind)));
 
     http.get(base, async (req, reply) => {
-      if (kind === 'stream') return sendJson(reply, 200, catalog.list('stream').map((d) => d.name));
+      if (kind === 'stream')
+        return sendJson(
+          reply,
+          200,
+          catalog.list('stream').map((d) => d.name),
+        );
       const q = req.query as Record<string, string | undefined>;
-      return sendJson(reply, 200, catalog.listTables(q.kind).map((d) => d.name));
+      return sendJson(
+        reply,
+        200,
+        catalog.listTables(q.kind).map((d) => d.name),
+      );
     });
 
     // eKuiper's list with type and format (docs/rest-api.md §16.3), used by its UI
@@ -63,8 +75,16 @@ export function registerStreamRoutes(http: FastifyInstance, catalog: Catalog): v
     });
 
     http.get<{ Params: { id: string } }>(`${base}/:id/schema`, async (req, reply) => {
-      const def = catalog.require(kind, req.params.id, (c) => `get schema of ${kind} error: Describe ${kind} fails, ${c}.`);
-      return sendJson(reply, 200, rethrowing(() => catalog.schemaJson(def), prefixedAs(`get schema of ${kind} error`)));
+      const def = catalog.require(
+        kind,
+        req.params.id,
+        (c) => `get schema of ${kind} error: Describe ${kind} fails, ${c}.`,
+      );
+      return sendJson(
+        reply,
+        200,
+        rethrowing(() => catalog.schemaJson(def), prefixedAs(`get schema of ${kind} error`)),
+      );
     });
 
     http.put<{ Params: { id: string } }>(`${base}/:id`, async (req, reply) => {

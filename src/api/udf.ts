@@ -22,7 +22,8 @@ export function registerUdfRoutes(http: FastifyInstance, scripts: ScriptService)
   http.get<IdParams>('/udf/javascript/:id', async (req, reply) => {
     const { id } = req.params;
     const rec = scripts.get(id);
-    if (rec === undefined) throw new EddyError(ErrorCode.NotFound, `describe javascript function ${id} error: not found`);
+    if (rec === undefined)
+      throw new EddyError(ErrorCode.NotFound, `describe javascript function ${id} error: not found`);
     return sendJson(reply, 200, rec);
   });
 

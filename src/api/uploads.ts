@@ -11,7 +11,11 @@ import { field, rawBody, restated, rethrowing, sendJson, sendText } from './http
 import { UploadError, UploadNotFound, UploadTooLarge, type UploadsService } from '../catalog/uploads.js';
 
 /** `maxFileSize`: the largest uploaded file (`basic.maxBodySize`); a larger one is answered 413 and not kept. */
-export function registerUploadRoutes(http: FastifyInstance, uploads: UploadsService, maxFileSize: number = DEFAULT_MAX_BODY_SIZE): void {
+export function registerUploadRoutes(
+  http: FastifyInstance,
+  uploads: UploadsService,
+  maxFileSize: number = DEFAULT_MAX_BODY_SIZE,
+): void {
   void http.register(async (scope) => {
     await scope.register(multipart, {
       limits: { fileSize: maxFileSize, files: 16, parts: 1000 },
@@ -20,18 +24,27 @@ export function registerUploadRoutes(http: FastifyInstance, uploads: UploadsServ
 
     scope.post('/config/uploads', async (req, reply) => {
       const media = mediaType(req);
-      const path = media === 'application/json' ? await uploadJson(req, uploads) : await uploadMultipart(req, uploads, media);
+      const path =
+        media === 'application/json' ? await uploadJson(req, uploads) : await uploadMultipart(req, uploads, media);
       return sendText(reply, 201, path);
     });
 
     scope.get('/config/uploads', async (_req, reply) => {
-      return sendJson(reply, 200, await rethrowing(() => uploads.list(), restated('Error reading the file upload dir: ')));
+      return sendJson(
+        reply,
+        200,
+        await rethrowing(() => uploads.list(), restated('Error reading the file upload dir: ')),
+      );
     });
 
     scope.delete<{ Params: { fileName: string } }>('/config/uploads/:fileName', async (req, reply) => {
       await rethrowing(
         () => uploads.remove(req.params.fileName),
-        (e) => restated('Error deleting the file: ', e instanceof UploadNotFound ? ErrorCode.NotFound : ErrorCode.Undefined)(e),
+        (e) =>
+          restated(
+            'Error deleting the file: ',
+            e instanceof UploadNotFound ? ErrorCode.NotFound : ErrorCode.Undefined,
+          )(e),
       );
       return sendText(reply, 200, 'ok');
     });
@@ -49,7 +62,11 @@ async function uploadJson(req: FastifyRequest, uploads: UploadsService): Promise
   const text = rawBody(req);
   const body: unknown = rethrowing(
     () => JSON.parse(text),
-    (e) => new EddyError(ErrorCode.Undefined, `Invalid body: Error decoding file json: ${text.trim() === '' ? 'EOF' : (e as Error).message}`),
+    (e) =>
+      new EddyError(
+        ErrorCode.Undefined,
+        `Invalid body: Error decoding file json: ${text.trim() === '' ? 'EOF' : (e as Error).message}`,
+      ),
   );
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new EddyError(ErrorCode.Undefined, 'Invalid body: Error decoding file json: the body must be a JSON object');
@@ -62,9 +79,13 @@ async function uploadJson(req: FastifyRequest, uploads: UploadsService): Promise
   const name = str('name');
   const content = str('content');
   const file = str('file');
-  if (name === '') throw new EddyError(ErrorCode.Undefined, 'Invalid body: missing necessary field: invalid body: name is required');
+  if (name === '')
+    throw new EddyError(ErrorCode.Undefined, 'Invalid body: missing necessary field: invalid body: name is required');
   if (content === '' && file === '') {
-    throw new EddyError(ErrorCode.Undefined, 'Invalid body: missing necessary field: invalid body: content or FilePath is required');
+    throw new EddyError(
+      ErrorCode.Undefined,
+      'Invalid body: missing necessary field: invalid body: content or FilePath is required',
+    );
   }
   rethrowing(() => uploads.pathOf(name), restated('Invalid body: '));
   return rethrowing(() => uploads.install({ name, content, file }), restated('Upload error: getFile has error: '));
@@ -72,7 +93,10 @@ async function uploadJson(req: FastifyRequest, uploads: UploadsService): Promise
 
 async function uploadMultipart(req: FastifyRequest, uploads: UploadsService, media: string): Promise<string> {
   if (media !== 'multipart/form-data' || !req.isMultipart()) {
-    throw new EddyError(ErrorCode.Undefined, "Error parse the multi part form: request Content-Type isn't multipart/form-data");
+    throw new EddyError(
+      ErrorCode.Undefined,
+      "Error parse the multi part form: request Content-Type isn't multipart/form-data",
+    );
   }
   const stored = await rethrowing(
     () => storeUploadFile(req, uploads),
@@ -106,7 +130,9 @@ async function storeUploadFile(req: FastifyRequest, uploads: UploadsService): Pr
       (e) => {
         part.file.resume();
         if (e instanceof UploadTooLarge || (e as { statusCode?: number }).statusCode === 413) return tooLarge();
-        return e instanceof UploadError ? new EddyError(ErrorCode.Undefined, `Invalid body: ${e.message}`) : restated('Upload error: ')(e);
+        return e instanceof UploadError
+          ? new EddyError(ErrorCode.Undefined, `Invalid body: ${e.message}`)
+          : restated('Upload error: ')(e);
       },
     );
   }

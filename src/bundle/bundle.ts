@@ -55,7 +55,11 @@ function jsonKind(v: unknown): string {
  * are empty, unknown keys ignored, as Go's decoder does; a section that is not an object of strings is an error
  * worded like Go's (`json: cannot unmarshal number into Go struct field Configuration.streams of type ...`).
  */
-export function parseSections<K extends string>(text: string, keys: readonly K[], structName: string): Record<K, Section> {
+export function parseSections<K extends string>(
+  text: string,
+  keys: readonly K[],
+  structName: string,
+): Record<K, Section> {
   let v: unknown;
   try {
     v = JSON.parse(text);
@@ -72,11 +76,15 @@ export function parseSections<K extends string>(text: string, keys: readonly K[]
     const section: Section = {};
     if (raw !== undefined && raw !== null) {
       if (typeof raw !== 'object' || Array.isArray(raw)) {
-        throw new Error(`json: cannot unmarshal ${jsonKind(raw)} into Go struct field ${structName}.${k} of type map[string]string`);
+        throw new Error(
+          `json: cannot unmarshal ${jsonKind(raw)} into Go struct field ${structName}.${k} of type map[string]string`,
+        );
       }
       for (const [name, item] of Object.entries(raw as Record<string, unknown>)) {
         if (typeof item !== 'string') {
-          throw new Error(`json: cannot unmarshal ${jsonKind(item)} into Go struct field ${structName}.${k} of type string`);
+          throw new Error(
+            `json: cannot unmarshal ${jsonKind(item)} into Go struct field ${structName}.${k} of type string`,
+          );
         }
         section[name] = item;
       }

@@ -41,7 +41,13 @@ import {
 } from './bundle.js';
 import { parseUploadRecord, type UploadsService } from '../catalog/uploads.js';
 import { goJsonSyntaxError } from '../core/gojson.js';
-import { isSchemaType, parseSchemaRecord, validateSchemaRecord, type SchemaRecord, type SchemaRegistry } from '../catalog/schemas.js';
+import {
+  isSchemaType,
+  parseSchemaRecord,
+  validateSchemaRecord,
+  type SchemaRecord,
+  type SchemaRegistry,
+} from '../catalog/schemas.js';
 
 /** What import/export needs of the rules service. */
 export interface RulesPort {
@@ -170,7 +176,11 @@ const UNSUPPORTED: ReadonlyArray<[BundleKey, string]> = [
  * Planning errors of a rule that is well formed but needs something Eddy does not provide; such a rule is imported
  * stopped (`fail to create the topo`), as eKuiper imports a rule whose plugin is not installed yet.
  */
-const MISSING_EXTENSION = [/^function \S+ not found$/, /^sink \S+ is not defined$/, /^parse \w+ \S+ with .* error: function \S+ not found$/];
+const MISSING_EXTENSION = [
+  /^function \S+ not found$/,
+  /^sink \S+ is not defined$/,
+  /^parse \w+ \S+ with .* error: function \S+ not found$/,
+];
 
 function needsMissingExtension(err: unknown): boolean {
   const text = err instanceof Error ? err.message.replace(/^Update rule error: /, '') : '';
@@ -181,7 +191,10 @@ function needsMissingExtension(err: unknown): boolean {
  * Splits off the items Eddy cannot install (the sections above, and schemas of eKuiper's `custom` type, which are Go
  * plugins): `notes` names each with why (reported, never fatal), `installable` is the rest of the bundle.
  */
-function notInstalled(bundle: Bundle, deps: Pick<BundleDeps, 'extensions' | 'builtIn'>): { notes: StatusDoc; installable: Bundle } {
+function notInstalled(
+  bundle: Bundle,
+  deps: Pick<BundleDeps, 'extensions' | 'builtIn'>,
+): { notes: StatusDoc; installable: Bundle } {
   const notes = emptyStatus();
   const installable: Bundle = { ...bundle, Schema: {} };
   const installers = deps.extensions ?? {};
@@ -201,14 +214,16 @@ function notInstalled(bundle: Bundle, deps: Pick<BundleDeps, 'extensions' | 'bui
     } catch {
       // a broken record is reported by the checks
     }
-    if (rec?.type === 'custom') notes.Schema[name] = `custom schemas (Go plugins) are not supported by Eddy: ${name} was not installed`;
+    if (rec?.type === 'custom')
+      notes.Schema[name] = `custom schemas (Go plugins) are not supported by Eddy: ${name} was not installed`;
     else if (rec?.soFile) {
       // a static codec (Go plugin) beside the proto: the proto alone serves Eddy
       if (rec.content === '' && rec.file === '') {
         notes.Schema[name] = `static schema plugins (soFile) are not supported by Eddy: ${name} was not installed`;
       } else {
         installable.Schema[name] = JSON.stringify({ ...rec, soFile: '' });
-        notes.Schema[name] = `static schema plugins (soFile) are not supported by Eddy: ${name} was installed from its proto only`;
+        notes.Schema[name] =
+          `static schema plugins (soFile) are not supported by Eddy: ${name} was installed from its proto only`;
       }
     } else installable.Schema[name] = text;
   }
@@ -309,11 +324,13 @@ export class BundleService {
     const sourceKeys = new Map<string, Set<string>>();
     const sinkKeys = new Map<string, Set<string>>();
     const schemaIds = new Set<string>();
-    const add = (m: Map<string, Set<string>>, type: string, key: string) => m.set(type, (m.get(type) ?? new Set()).add(key));
+    const add = (m: Map<string, Set<string>>, type: string, key: string) =>
+      m.set(type, (m.get(type) ?? new Set()).add(key));
     for (const d of defs) {
       (d.kind === 'stream' ? b.streams : b.tables)[d.name] = d.sql;
       add(sourceKeys, (d.options.TYPE || 'mqtt').toLowerCase(), d.options.CONF_KEY || 'default');
-      if (d.options.SCHEMAID) schemaIds.add(`${(d.options.FORMAT ?? 'json').toLowerCase()}_${d.options.SCHEMAID.split('.')[0]}`);
+      if (d.options.SCHEMAID)
+        schemaIds.add(`${(d.options.FORMAT ?? 'json').toLowerCase()}_${d.options.SCHEMAID.split('.')[0]}`);
     }
     for (const id of wanted) {
       for (const action of rules.get(id)?.actions ?? []) {
@@ -346,8 +363,12 @@ export class BundleService {
       if (Object.keys(map).length > 0) b.connectionConfig[type] = JSON.stringify(map);
     }
     // the extension items providing the source types of those streams, the sink types and the functions the rules call
-    const sourceTypes = new Set(defs.flatMap((d) => [d.options.TYPE || 'mqtt', (d.options.TYPE || 'mqtt').toLowerCase()]));
-    const sinkTypes = new Set([...wanted].flatMap((id) => (rules.get(id)?.actions ?? []).flatMap((a) => Object.keys(a))));
+    const sourceTypes = new Set(
+      defs.flatMap((d) => [d.options.TYPE || 'mqtt', (d.options.TYPE || 'mqtt').toLowerCase()]),
+    );
+    const sinkTypes = new Set(
+      [...wanted].flatMap((id) => (rules.get(id)?.actions ?? []).flatMap((a) => Object.keys(a))),
+    );
     for (const key of EXTENSION_SECTIONS) {
       const installer = this.deps.extensions?.[key];
       if (!installer) continue;
@@ -487,7 +508,12 @@ export class BundleService {
     try {
       const rs = parseSections(readFileSync(file, 'utf8'), RULESET_KEYS, 'Ruleset');
       const n = await this.importRuleset(rs);
-      this.deps.logger.info('initial ruleset imported: %d streams, %d tables and %d rules', n.streams, n.tables, n.rules);
+      this.deps.logger.info(
+        'initial ruleset imported: %d streams, %d tables and %d rules',
+        n.streams,
+        n.tables,
+        n.rules,
+      );
     } catch (err) {
       this.deps.logger.error({ err: message(err) }, 'cannot import the initial ruleset %s', file);
     }
@@ -569,7 +595,8 @@ export class BundleService {
   private checkRule(key: string, text: string): void {
     const body = decodeRuleText(text);
     const id = body.id;
-    if (typeof id === 'string' && id !== '' && id !== key) throw new RuleDefError('RuleId is not consistent with rule id.');
+    if (typeof id === 'string' && id !== '' && id !== key)
+      throw new RuleDefError('RuleId is not consistent with rule id.');
     parseRule(body, text, {
       defaults: this.deps.ruleDefaults,
       sql: { statementKind: sqlStatementKind },
@@ -581,7 +608,8 @@ export class BundleService {
   private async importFull(all: Bundle, ctl: ImportControl): Promise<ImportResult> {
     const { notes, installable: bundle } = notInstalled(all, this.deps);
     const checked = this.check(bundle);
-    if (hasErrors(checked)) return { status: mergeInto(notes, checked), failed: true, rolledBack: true, cancelled: false };
+    if (hasErrors(checked))
+      return { status: mergeInto(notes, checked), failed: true, rolledBack: true, cancelled: false };
     if (ctl.cancelled) return { status: notes, failed: false, rolledBack: true, cancelled: true };
     const store = this.deps.store;
     if (!store.transaction) return this.replaceAll(bundle, ctl, notes);
@@ -604,7 +632,9 @@ export class BundleService {
   private async replaceAll(bundle: Bundle, ctl: ImportControl, notes: StatusDoc): Promise<ImportResult> {
     const before = await this.exportAll();
     const schemaSnap = await this.deps.schemas.snapshot();
-    const uploadSnap = await this.deps.uploads.snapshot(Object.keys(bundle.uploads).map((k) => parseUploadRecord(k, bundle.uploads[k]).name));
+    const uploadSnap = await this.deps.uploads.snapshot(
+      Object.keys(bundle.uploads).map((k) => parseUploadRecord(k, bundle.uploads[k]).name),
+    );
     const errs = emptyStatus();
     let cancelled = false;
     let failure: unknown;
@@ -615,7 +645,8 @@ export class BundleService {
       if (e instanceof ImportCancelled) cancelled = true;
       else failure = e;
     }
-    if (!cancelled && failure === undefined && !hasErrors(errs)) return { status: notes, failed: false, rolledBack: false, cancelled: false };
+    if (!cancelled && failure === undefined && !hasErrors(errs))
+      return { status: notes, failed: false, rolledBack: false, cancelled: false };
 
     this.deps.logger.warn({ cancelled, errors: errs, err: failure }, 'data import failed; restoring the previous data');
     await this.reset();
@@ -623,7 +654,8 @@ export class BundleService {
     await this.deps.uploads.restore(uploadSnap);
     const restoreErrs = emptyStatus();
     await this.apply({ ...before, Schema: {}, uploads: {} }, 'restore', restoreErrs, NO_CONTROL);
-    if (hasErrors(restoreErrs)) this.deps.logger.error({ errors: restoreErrs }, 'some previous items could not be restored');
+    if (hasErrors(restoreErrs))
+      this.deps.logger.error({ errors: restoreErrs }, 'some previous items could not be restored');
     // an unexpected failure (the store, the file system) is reported as such once the old data is back
     if (failure !== undefined) throw failure;
     return { status: mergeInto(notes, errs), failed: hasErrors(errs), rolledBack: true, cancelled };
@@ -671,7 +703,10 @@ export class BundleService {
     const { catalog, rules, confKeys } = this.deps;
     let lastYield = Date.now();
     const total =
-      [b.uploads, b.Schema, b.scripts, b.streams, b.tables, b.rules].reduce((n, sec) => n + Object.keys(sec).length, 0) +
+      [b.uploads, b.Schema, b.scripts, b.streams, b.tables, b.rules].reduce(
+        (n, sec) => n + Object.keys(sec).length,
+        0,
+      ) +
       EXTENSION_SECTIONS.reduce((n, key) => n + (this.deps.extensions?.[key] ? Object.keys(b[key]).length : 0), 0) +
       CONFIG_SECTIONS.reduce((n, [key]) => n + Object.keys(b[key]).length, 0);
     let done = 0;
@@ -727,13 +762,14 @@ export class BundleService {
         await step(key, type, async () => {
           const map = parseConfMap(text);
           const validate = this.deps.propsValidator?.(kind, type);
-          if (validate) for (const [k, props] of Object.entries(map)) {
-            try {
-              validate(props);
-            } catch (e) {
-              throw new Error(`config key ${k}: ${message(e)}`);
+          if (validate)
+            for (const [k, props] of Object.entries(map)) {
+              try {
+                validate(props);
+              } catch (e) {
+                throw new Error(`config key ${k}: ${message(e)}`);
+              }
             }
-          }
           await confKeys.setUser(kind, type, map, mode === 'partial');
         });
       }
@@ -759,7 +795,10 @@ export class BundleService {
           if (exists) await rules.update(key, text);
           else await rules.create(text, { defaultId: key });
         } catch (e) {
-          const keepStopped = mode === 'full' || EXTENSION_SECTIONS.some((k) => Object.keys(notes[k]).length > 0) || Object.keys(notes.nativePlugins).length > 0;
+          const keepStopped =
+            mode === 'full' ||
+            EXTENSION_SECTIONS.some((k) => Object.keys(notes[k]).length > 0) ||
+            Object.keys(notes.nativePlugins).length > 0;
           if (!keepStopped || !needsMissingExtension(e)) throw e;
           // the bundle's definition is what is kept (and exported), stopped until Eddy has what it needs
           if (exists) await rules.delete(key);

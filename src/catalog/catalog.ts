@@ -108,7 +108,11 @@ export class Catalog implements StreamCatalog {
         return names.length > 0 ? names.join('\n') : `No ${stmt.streamKind} definitions are found.`;
       }
       case 'describeStream': {
-        const def = this.lookupForStatement(stmt.streamKind, stmt.name, (c) => `Describe ${stmt.streamKind} fails, ${c}.`);
+        const def = this.lookupForStatement(
+          stmt.streamKind,
+          stmt.name,
+          (c) => `Describe ${stmt.streamKind} fails, ${c}.`,
+        );
         return describeText(def);
       }
       case 'explainStream': {
@@ -173,7 +177,10 @@ export class Catalog implements StreamCatalog {
       try {
         await this.hooks.openLookup(def);
       } catch (err) {
-        throw new EddyError(ErrorCode.Stream, `Create table fails: ${err instanceof Error ? err.message : String(err)}.`);
+        throw new EddyError(
+          ErrorCode.Stream,
+          `Create table fails: ${err instanceof Error ? err.message : String(err)}.`,
+        );
       }
     }
     const added = await this.store.setIfAbsent(NS, def.name, JSON.stringify(toEntry(def)));
@@ -207,7 +214,10 @@ export class Catalog implements StreamCatalog {
         } catch (err) {
           // the definition stays as it was: so does its lookup source
           if (old) await this.hooks.openLookup(old).catch(() => undefined);
-          throw new EddyError(ErrorCode.Stream, `Replace ${kind} fails: ${err instanceof Error ? err.message : String(err)}.`);
+          throw new EddyError(
+            ErrorCode.Stream,
+            `Replace ${kind} fails: ${err instanceof Error ? err.message : String(err)}.`,
+          );
         }
       }
       await this.store.set(NS, id, JSON.stringify(toEntry(def)));
@@ -227,7 +237,10 @@ export class Catalog implements StreamCatalog {
       throw new EddyError(ErrorCode.NotFound, def ? `${kind} ${name} is not found` : `${name} is not found`);
     }
     if (isLookup(def) && (this.hooks.runningRulesUsing?.(name) ?? []).length > 0) {
-      throw new EddyError(ErrorCode.Stream, `lookup table ${name} is still in use, stop all using rules before dropping it`);
+      throw new EddyError(
+        ErrorCode.Stream,
+        `lookup table ${name} is still in use, stop all using rules before dropping it`,
+      );
     }
     if (isLookup(def)) await this.hooks.closeLookup?.(name);
     await this.store.delete(NS, name);

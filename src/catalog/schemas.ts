@@ -172,15 +172,20 @@ export class SchemaRegistry {
     await writeAtomic(dir, `${rec.name}.proto`, data);
     // a schema stored earlier under another extension would shadow or duplicate this one
     for (const f of readdirSync(dir)) {
-      if (stem(f) === rec.name && f !== `${rec.name}.proto` && !f.startsWith(TEMP_PREFIX)) await rm(join(dir, f), { force: true });
+      if (stem(f) === rec.name && f !== `${rec.name}.proto` && !f.startsWith(TEMP_PREFIX))
+        await rm(join(dir, f), { force: true });
     }
-    await this.store.set(SCHEMA_NS, `${type}_${rec.name}`, JSON.stringify({
-      type,
-      name: rec.name,
-      content: rec.content,
-      file: rec.file,
-      soFile: rec.soFile,
-    }));
+    await this.store.set(
+      SCHEMA_NS,
+      `${type}_${rec.name}`,
+      JSON.stringify({
+        type,
+        name: rec.name,
+        content: rec.content,
+        file: rec.file,
+        soFile: rec.soFile,
+      }),
+    );
     this.roots.clear();
   }
 
@@ -221,7 +226,8 @@ export class SchemaRegistry {
     if (!schemaName || !messageName) throw new Error(`invalid schemaId ${schemaId}: expect <schemaName>.<MessageName>`);
     const root = this.protoRoot(schemaName);
     const found = root.lookup(messageName, [protobuf.Type]) ?? findNested(root, messageName);
-    if (!(found instanceof protobuf.Type)) throw new Error(`cannot find message ${messageName} in schema ${schemaName}`);
+    if (!(found instanceof protobuf.Type))
+      throw new Error(`cannot find message ${messageName} in schema ${schemaName}`);
     return found;
   }
 }
@@ -255,7 +261,8 @@ export function parseSchemaRecord(key: string, text: string): SchemaRecord {
   } catch (e) {
     throw new SchemaInvalid(`invalid schema record: ${goJsonSyntaxError(text) ?? (e as Error).message}`);
   }
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new SchemaInvalid('invalid schema record: not a JSON object');
+  if (typeof v !== 'object' || v === null || Array.isArray(v))
+    throw new SchemaInvalid('invalid schema record: not a JSON object');
   const o = v as Record<string, unknown>;
   const pick = (k: string): string => {
     const found = Object.keys(o).find((x) => x.toLowerCase() === k.toLowerCase());

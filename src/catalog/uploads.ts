@@ -52,7 +52,11 @@ export class UploadsService {
     const data = rec.content !== '' ? rec.content : await readUrl(rec.file, this.fileRoots);
     await mkdir(this.dir, { recursive: true });
     const path = await writeAtomic(this.dir, rec.name, data);
-    await this.store.set(UPLOADS_NS, rec.name, JSON.stringify({ name: rec.name, content: rec.content, file: rec.file }));
+    await this.store.set(
+      UPLOADS_NS,
+      rec.name,
+      JSON.stringify({ name: rec.name, content: rec.content, file: rec.file }),
+    );
     return path;
   }
 
@@ -95,7 +99,8 @@ export class UploadsService {
     } catch (e) {
       const err = e as NodeJS.ErrnoException;
       if (err.code === 'ENOENT') throw new UploadNotFound(`remove ${path}: no such file or directory`);
-      if (err.code === 'EISDIR' || err.code === 'ERR_FS_EISDIR') throw new UploadError(`remove ${path}: is a directory`);
+      if (err.code === 'EISDIR' || err.code === 'ERR_FS_EISDIR')
+        throw new UploadError(`remove ${path}: is a directory`);
       throw e;
     }
     await this.store.delete(UPLOADS_NS, name);
@@ -164,7 +169,8 @@ export function parseUploadRecord(key: string, text: string): UploadRecord {
   } catch (e) {
     throw new UploadError(`invalid upload record: ${goJsonSyntaxError(text) ?? (e as Error).message}`);
   }
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new UploadError('invalid upload record: not a JSON object');
+  if (typeof v !== 'object' || v === null || Array.isArray(v))
+    throw new UploadError('invalid upload record: not a JSON object');
   const o = v as Record<string, unknown>;
   const pick = (k: string): string => {
     const found = Object.keys(o).find((x) => x.toLowerCase() === k);

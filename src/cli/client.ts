@@ -46,7 +46,8 @@ export class RestClient {
   /** Sends a request; throws `CliError` unless the server answers 2xx. */
   async call(method: string, path: string, body?: unknown): Promise<Answer> {
     const ans = await this.send(method, path, body);
-    if (ans.status === 401) throw new CliError(`unauthorized: ${ans.text.trim()} (set EDDY_TOKEN)`, ExitCode.Unauthorized);
+    if (ans.status === 401)
+      throw new CliError(`unauthorized: ${ans.text.trim()} (set EDDY_TOKEN)`, ExitCode.Unauthorized);
     if (ans.status >= 400) throw new CliError(errorText(ans), ExitCode.Rejected);
     return ans;
   }
@@ -65,7 +66,10 @@ export class RestClient {
       });
     } catch (e) {
       const cause = (e as { cause?: { code?: string; message?: string } }).cause;
-      throw new CliError(`cannot reach Eddy at ${this.base}: ${cause?.code ?? cause?.message ?? (e as Error).message}`, ExitCode.Unreachable);
+      throw new CliError(
+        `cannot reach Eddy at ${this.base}: ${cause?.code ?? cause?.message ?? (e as Error).message}`,
+        ExitCode.Unreachable,
+      );
     }
     const text = await res.text();
     let parsed: unknown = text;

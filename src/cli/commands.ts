@@ -24,7 +24,8 @@ type Handler = (ctx: CommandContext, args: string[]) => Promise<void>;
 
 const PLUGIN_TYPES = ['source', 'sink', 'function', 'portable'];
 const pluginPath = (type: string) => {
-  if (!PLUGIN_TYPES.includes(type)) throw new CliError(`plugin type must be one of ${PLUGIN_TYPES.join(', ')}`, ExitCode.Usage);
+  if (!PLUGIN_TYPES.includes(type))
+    throw new CliError(`plugin type must be one of ${PLUGIN_TYPES.join(', ')}`, ExitCode.Usage);
   return type === 'portable' ? 'portables' : `${type}s`;
 };
 
@@ -94,11 +95,19 @@ async function createStreamOrTable(ctx: CommandContext, kind: 'stream' | 'table'
 
 async function describeStreamOrTable(ctx: CommandContext, kind: 'stream' | 'table', name: string): Promise<void> {
   const ans = await ctx.client.call('GET', `/${kind}s/${encodeURIComponent(name)}`);
-  const d = ans.body as { StreamFields?: Array<{ Name: string; FieldType: { Type?: number } }>; Options?: Record<string, unknown> };
+  const d = ans.body as {
+    StreamFields?: Array<{ Name: string; FieldType: { Type?: number } }>;
+    Options?: Record<string, unknown>;
+  };
   print(ctx, ans.body, () => {
     const fields = d.StreamFields ?? [];
     const parts = [
-      fields.length > 0 ? table(['Field', 'Type'], fields.map((f) => [f.Name, typeName(f.FieldType)])) : '(schemaless)',
+      fields.length > 0
+        ? table(
+            ['Field', 'Type'],
+            fields.map((f) => [f.Name, typeName(f.FieldType)]),
+          )
+        : '(schemaless)',
       '',
       keyValues(d.Options ?? {}),
     ];
@@ -114,7 +123,11 @@ async function showNames(ctx: CommandContext, path: string, header: string): Pro
       ? `no ${header.toLowerCase()}s`
       : table(
           [header],
-          list.map((x) => [typeof x === 'string' ? x : ((x as { name?: string; id?: string }).name ?? (x as { id?: string }).id ?? JSON.stringify(x))]),
+          list.map((x) => [
+            typeof x === 'string'
+              ? x
+              : ((x as { name?: string; id?: string }).name ?? (x as { id?: string }).id ?? JSON.stringify(x)),
+          ]),
         ),
   );
 }
@@ -124,7 +137,14 @@ async function showNames(ctx: CommandContext, path: string, header: string): Pro
 async function showRules(ctx: CommandContext): Promise<void> {
   const ans = await ctx.client.call('GET', '/rules');
   const list = (Array.isArray(ans.body) ? ans.body : []) as Array<{ id: string; name?: string; status: string }>;
-  print(ctx, ans.body, () => (list.length === 0 ? 'no rules' : table(['ID', 'Name', 'Status'], list.map((r) => [r.id, r.name ?? '', r.status]))));
+  print(ctx, ans.body, () =>
+    list.length === 0
+      ? 'no rules'
+      : table(
+          ['ID', 'Name', 'Status'],
+          list.map((r) => [r.id, r.name ?? '', r.status]),
+        ),
+  );
 }
 
 async function ruleStatus(ctx: CommandContext, id: string): Promise<void> {
@@ -136,7 +156,10 @@ async function ruleTopo(ctx: CommandContext, id: string): Promise<void> {
   const ans = await ctx.client.call('GET', `/rules/${encodeURIComponent(id)}/topo`);
   const t = ans.body as { sources?: string[]; edges?: Record<string, string[]> };
   print(ctx, ans.body, () =>
-    [`sources: ${(t.sources ?? []).join(', ')}`, ...Object.entries(t.edges ?? {}).map(([from, to]) => `  ${from} -> ${to.join(', ')}`)].join('\n'),
+    [
+      `sources: ${(t.sources ?? []).join(', ')}`,
+      ...Object.entries(t.edges ?? {}).map(([from, to]) => `  ${from} -> ${to.join(', ')}`),
+    ].join('\n'),
   );
 }
 
@@ -150,12 +173,19 @@ async function importData(ctx: CommandContext): Promise<void> {
   const id = (started.body as { id: string }).id;
   const bar = ctx.json ? undefined : new ProgressBar(`importing ${ctx.file}`);
   for (;;) {
-    const p = (await ctx.client.call('GET', `/async/task/${encodeURIComponent(id)}/progress`)).body as { status: string; done: number; total: number };
+    const p = (await ctx.client.call('GET', `/async/task/${encodeURIComponent(id)}/progress`)).body as {
+      status: string;
+      done: number;
+      total: number;
+    };
     if (p.status !== 'register' && p.status !== 'running') break;
     if (p.total > 0) bar?.update(p.done, p.total);
     await new Promise((r) => setTimeout(r, 100));
   }
-  const rec = (await ctx.client.call('GET', `/async/task/${encodeURIComponent(id)}`)).body as { status: string; message: string };
+  const rec = (await ctx.client.call('GET', `/async/task/${encodeURIComponent(id)}`)).body as {
+    status: string;
+    message: string;
+  };
   if (rec.status === 'finish') {
     let result: unknown = rec.message;
     try {
@@ -163,11 +193,16 @@ async function importData(ctx: CommandContext): Promise<void> {
     } catch {
       // plain message
     }
-    const status = ((result as { ConfigResponse?: Record<string, Record<string, string>> }).ConfigResponse ?? {}) as Record<string, Record<string, string>>;
-    const failures = Object.entries(status).flatMap(([section, items]) => Object.entries(items ?? {}).map(([n, m]) => [section, n, m]));
+    const status = ((result as { ConfigResponse?: Record<string, Record<string, string>> }).ConfigResponse ??
+      {}) as Record<string, Record<string, string>>;
+    const failures = Object.entries(status).flatMap(([section, items]) =>
+      Object.entries(items ?? {}).map(([n, m]) => [section, n, m]),
+    );
     bar?.update(1, 1, 'done');
     bar?.finish();
-    print(ctx, result, () => (failures.length === 0 ? 'imported' : `imported, except:\n${table(['Section', 'Name', 'Problem'], failures)}`));
+    print(ctx, result, () =>
+      failures.length === 0 ? 'imported' : `imported, except:\n${table(['Section', 'Name', 'Problem'], failures)}`,
+    );
     return;
   }
   bar?.finish();
@@ -189,11 +224,13 @@ async function exportTo(ctx: CommandContext, kind: string, args: string[]): Prom
 
 // ------------------------------------------------------------------------------------------------------ dispatching
 
-const simple = (method: string, path: (a: string[]) => string, usage: string, min = 1): Handler => async (ctx, args) => {
-  need(args, min, usage);
-  const ans = await ctx.client.call(method, path(args));
-  print(ctx, ans.body, () => textOf(ans.body));
-};
+const simple =
+  (method: string, path: (a: string[]) => string, usage: string, min = 1): Handler =>
+  async (ctx, args) => {
+    need(args, min, usage);
+    const ans = await ctx.client.call(method, path(args));
+    print(ctx, ans.body, () => textOf(ans.body));
+  };
 
 const enc = encodeURIComponent;
 
@@ -218,7 +255,11 @@ export const COMMANDS: Record<string, Handler> = {
   'register plugin': async (ctx, a) => {
     need(a, 2, `register plugin function <name> '{"functions":[…]}'`);
     if (a[0] !== 'function') throw new CliError('only function plugins are registered', ExitCode.Usage);
-    const ans = await ctx.client.call('POST', `/plugins/functions/${enc(a[1])}/register`, jsonDefinition(ctx, a.slice(2), 'functions'));
+    const ans = await ctx.client.call(
+      'POST',
+      `/plugins/functions/${enc(a[1])}/register`,
+      jsonDefinition(ctx, a.slice(2), 'functions'),
+    );
     print(ctx, ans.body, () => textOf(ans.body));
   },
   'create service': async (ctx, a) => {
@@ -250,10 +291,18 @@ export const COMMANDS: Record<string, Handler> = {
     await showNames(ctx, `/schemas/${enc(a[0])}`, 'Schema');
   },
 
-  'describe stream': async (ctx, a) => (need(a, 1, 'describe stream <name>'), describeStreamOrTable(ctx, 'stream', a[0])),
+  'describe stream': async (ctx, a) => (
+    need(a, 1, 'describe stream <name>'),
+    describeStreamOrTable(ctx, 'stream', a[0])
+  ),
   'describe table': async (ctx, a) => (need(a, 1, 'describe table <name>'), describeStreamOrTable(ctx, 'table', a[0])),
   'describe rule': simple('GET', (a) => `/rules/${enc(a[0])}`, 'describe rule <id>'),
-  'describe plugin': simple('GET', (a) => `/plugins/${pluginPath(a[0])}/${enc(a[1])}`, 'describe plugin <type> <name>', 2),
+  'describe plugin': simple(
+    'GET',
+    (a) => `/plugins/${pluginPath(a[0])}/${enc(a[1])}`,
+    'describe plugin <type> <name>',
+    2,
+  ),
   'describe service': simple('GET', (a) => `/services/${enc(a[0])}`, 'describe service <name>'),
   'describe service_func': simple('GET', (a) => `/services/functions/${enc(a[0])}`, 'describe service_func <name>'),
   'describe schema': simple('GET', (a) => `/schemas/${enc(a[0])}/${enc(a[1])}`, 'describe schema protobuf <name>', 2),
@@ -263,7 +312,10 @@ export const COMMANDS: Record<string, Handler> = {
   'drop rule': simple('DELETE', (a) => `/rules/${enc(a[0])}`, 'drop rule <id>'),
   'drop plugin': async (ctx, a) => {
     need(a, 2, 'drop plugin <type> <name> [-s true]');
-    const ans = await ctx.client.call('DELETE', `/plugins/${pluginPath(a[0])}/${enc(a[1])}${ctx.stop ? '?stop=1' : ''}`);
+    const ans = await ctx.client.call(
+      'DELETE',
+      `/plugins/${pluginPath(a[0])}/${enc(a[1])}${ctx.stop ? '?stop=1' : ''}`,
+    );
     print(ctx, ans.body, () => textOf(ans.body));
   },
   'drop service': simple('DELETE', (a) => `/services/${enc(a[0])}`, 'drop service <name>'),

@@ -79,7 +79,13 @@ async function main(argv: string[]): Promise<number> {
     }
     if (verb === 'status') {
       const ans = await client.call('GET', '/');
-      out(values.json ? JSON.stringify(ans.body, null, 2) : Object.entries(ans.body as object).map(([k, v]) => `${k}: ${String(v)}`).join('\n'));
+      out(
+        values.json
+          ? JSON.stringify(ans.body, null, 2)
+          : Object.entries(ans.body as object)
+              .map(([k, v]) => `${k}: ${String(v)}`)
+              .join('\n'),
+      );
       return ExitCode.Ok;
     }
     const handler = COMMANDS[`${verb} ${noun ?? ''}`];
@@ -88,7 +94,14 @@ async function main(argv: string[]): Promise<number> {
       return ExitCode.Usage;
     }
     await handler(
-      { client, json: values.json!, file: values.file, stop: truthy(values.stop), partial: truthy(values.partial), out },
+      {
+        client,
+        json: values.json!,
+        file: values.file,
+        stop: truthy(values.stop),
+        partial: truthy(values.partial),
+        out,
+      },
       rest,
     );
     return ExitCode.Ok;

@@ -48,9 +48,16 @@ export class QueryShell {
       this.err('only SELECT statements run here; use `eddy create stream …` and friends for the rest');
       return true;
     }
-    const check = (await this.client.call('POST', '/eddy/sql/check', { sql })).body as { ok: boolean; message?: string; line?: number; column?: number };
+    const check = (await this.client.call('POST', '/eddy/sql/check', { sql })).body as {
+      ok: boolean;
+      message?: string;
+      line?: number;
+      column?: number;
+    };
     if (!check.ok) {
-      this.err(`syntax error at line ${check.line}, column ${check.column}: ${check.message}\n${caretUnder(sql, check.line ?? 1, check.column ?? 1)}`);
+      this.err(
+        `syntax error at line ${check.line}, column ${check.column}: ${check.message}\n${caretUnder(sql, check.line ?? 1, check.column ?? 1)}`,
+      );
       return true;
     }
     const ruleId = `eddy_query_${process.pid}_${++this.counter}`;
@@ -116,11 +123,18 @@ export class QueryShell {
       const rec = r as Record<string, unknown>;
       if (!this.columns) {
         this.columns = Object.keys(rec);
-        this.out(this.columns.map((c) => c.padEnd(12)).join(' ').trimEnd());
+        this.out(
+          this.columns
+            .map((c) => c.padEnd(12))
+            .join(' ')
+            .trimEnd(),
+        );
       }
       const extra = Object.keys(rec).filter((k) => !this.columns!.includes(k));
       this.out(
-        [...this.columns.map((c) => cell(rec[c]).padEnd(12)), ...extra.map((k) => `${k}=${cell(rec[k])}`)].join(' ').trimEnd(),
+        [...this.columns.map((c) => cell(rec[c]).padEnd(12)), ...extra.map((k) => `${k}=${cell(rec[k])}`)]
+          .join(' ')
+          .trimEnd(),
       );
     }
   }
@@ -142,7 +156,12 @@ export class QueryShell {
 
 function loadHistory(): string[] {
   try {
-    return existsSync(HISTORY_FILE) ? readFileSync(HISTORY_FILE, 'utf8').split('\n').filter((l) => l !== '').reverse() : [];
+    return existsSync(HISTORY_FILE)
+      ? readFileSync(HISTORY_FILE, 'utf8')
+          .split('\n')
+          .filter((l) => l !== '')
+          .reverse()
+      : [];
   } catch {
     return [];
   }
@@ -210,7 +229,9 @@ export async function runQueryShell(client: RestClient, json: boolean): Promise<
     rl.on('close', finish);
   });
   if (tty) {
-    process.stdout.write('Eddy SQL shell: type a SELECT, rows print as they arrive. Ctrl-C stops a query, exit quits.\n');
+    process.stdout.write(
+      'Eddy SQL shell: type a SELECT, rows print as they arrive. Ctrl-C stops a query, exit quits.\n',
+    );
     rl.prompt();
   }
   await done;

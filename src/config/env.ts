@@ -24,15 +24,14 @@ function isTree(v: unknown): v is ConfigTree {
 }
 
 /** Applies every `PREFIX__...` variable of `env` to `tree` in place and returns it. */
-export function applyEnvOverrides(
-  tree: ConfigTree,
-  prefix: string,
-  env: NodeJS.ProcessEnv = process.env,
-): ConfigTree {
+export function applyEnvOverrides(tree: ConfigTree, prefix: string, env: NodeJS.ProcessEnv = process.env): ConfigTree {
   const head = `${prefix.toUpperCase()}__`;
   for (const [name, raw] of Object.entries(env)) {
     if (raw === undefined || !name.toUpperCase().startsWith(head)) continue;
-    const path = name.slice(head.length).split('__').filter((p) => p !== '');
+    const path = name
+      .slice(head.length)
+      .split('__')
+      .filter((p) => p !== '');
     if (path.length === 0) continue;
     let node: ConfigTree = tree;
     for (let i = 0; i < path.length; i++) {

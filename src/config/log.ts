@@ -12,7 +12,14 @@ export interface LogSettings {
   fileLog?: boolean;
 }
 
-const LEVEL_NAMES: Record<number, string> = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO ', 40: 'WARN ', 50: 'ERROR', 60: 'FATAL' };
+const LEVEL_NAMES: Record<number, string> = {
+  10: 'TRACE',
+  20: 'DEBUG',
+  30: 'INFO ',
+  40: 'WARN ',
+  50: 'ERROR',
+  60: 'FATAL',
+};
 
 /**
  * One pino JSON line as a person reads it on a console: `time LEVEL [context] message key=value…`, the error's stack

@@ -123,7 +123,8 @@ export class ConfKeys {
     if (existsSync(conn)) {
       try {
         const tree: unknown = YAML.parse(readFileSync(conn, 'utf8'));
-        if (isObject(tree)) for (const [type, m] of Object.entries(tree)) this.userLayer.connections.set(type, toConfMap(m));
+        if (isObject(tree))
+          for (const [type, m] of Object.entries(tree)) this.userLayer.connections.set(type, toConfMap(m));
       } catch {
         // same as above
       }
@@ -150,7 +151,9 @@ export class ConfKeys {
         tree = {};
       }
     }
-    const prefix = basename(rel).replace(/\.ya?ml$/, '').toUpperCase();
+    const prefix = basename(rel)
+      .replace(/\.ya?ml$/, '')
+      .toUpperCase();
     return applyEnvOverrides(tree, prefix, this.env);
   }
 

@@ -63,7 +63,8 @@ export class DataServer {
    */
   async addRoute(method: string, path: string, handler: DataHandler): Promise<() => Promise<void>> {
     const key = `${method.toUpperCase()} ${path}`;
-    if (this.routes.has(key)) throw new Error(`${method.toUpperCase()} ${path} is already registered on the data server`);
+    if (this.routes.has(key))
+      throw new Error(`${method.toUpperCase()} ${path} is already registered on the data server`);
     this.routes.set(key, handler);
     try {
       await this.ensureStarted();
@@ -78,7 +79,10 @@ export class DataServer {
   }
 
   /** Adds a websocket route; `onConnection` gets every client that connects to `path`. */
-  async addWebsocket(path: string, onConnection: (ws: WebSocket, req: IncomingMessage) => void): Promise<() => Promise<void>> {
+  async addWebsocket(
+    path: string,
+    onConnection: (ws: WebSocket, req: IncomingMessage) => void,
+  ): Promise<() => Promise<void>> {
     if (this.wsRoutes.has(path)) throw new Error(`websocket ${path} is already registered on the data server`);
     const route: WsRoute = { wss: new WebSocketServer({ noServer: true, maxPayload: this.maxBody }), onConnection };
     this.wsRoutes.set(path, route);
@@ -172,7 +176,9 @@ export class DataServer {
     }
     const tooLarge = () => {
       res.writeHead(413, { 'Content-Type': 'application/json', Connection: 'close' });
-      res.end(`${JSON.stringify({ error: 1000, message: `request body is too large: the limit is ${this.maxBody} bytes (basic.maxBodySize)` })}\n`);
+      res.end(
+        `${JSON.stringify({ error: 1000, message: `request body is too large: the limit is ${this.maxBody} bytes (basic.maxBodySize)` })}\n`,
+      );
       req.resume();
     };
     if (Number(req.headers['content-length'] ?? 0) > this.maxBody) return tooLarge();
@@ -213,7 +219,9 @@ export class DataServer {
     const refused = this.opts.authorize?.(req);
     if (refused !== undefined) {
       const text = `${refused}\n`;
-      socket.end(`HTTP/1.1 401 Unauthorized\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`);
+      socket.end(
+        `HTTP/1.1 401 Unauthorized\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`,
+      );
       return;
     }
     route.wss.handleUpgrade(req, socket, head, (ws) => route.onConnection(ws, req));

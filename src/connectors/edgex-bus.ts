@@ -39,20 +39,24 @@ export function busSettings(props: Props, confKeys: ConfKeys): BusSettings {
   if (selector) {
     const dot = selector.indexOf('.');
     const type = dot < 0 ? selector : selector.slice(0, dot);
-    const conn = type === 'edgex' ? confKeys.connectionProps('edgex', dot < 0 ? '' : selector.slice(dot + 1)) : undefined;
+    const conn =
+      type === 'edgex' ? confKeys.connectionProps('edgex', dot < 0 ? '' : selector.slice(dot + 1)) : undefined;
     if (!conn) throw new Error(`connection selector ${selector} is not found`);
     p = conn;
   }
   const type = propString(p, 'type', 'redis');
-  if (type === 'nats-jetstream') throw new Error('edgex message bus type nats-jetstream is not supported, use nats-core');
-  if (type !== 'redis' && type !== 'mqtt' && type !== 'nats-core') throw new Error(`specified wrong type value ${type}`);
+  if (type === 'nats-jetstream')
+    throw new Error('edgex message bus type nats-jetstream is not supported, use nats-core');
+  if (type !== 'redis' && type !== 'mqtt' && type !== 'nats-core')
+    throw new Error(`specified wrong type value ${type}`);
   const host = propString(p, 'server') ?? propString(p, 'host', 'localhost');
   const port = propInt(p, 'port', 6379);
   if (port < 0) throw new Error(`specified wrong port value, expect positive integer but got ${port}`);
   const optionalRaw = prop(p, 'optional');
   const optional: Record<string, string> = {};
   if (optionalRaw !== undefined && optionalRaw !== null) {
-    if (typeof optionalRaw !== 'object' || Array.isArray(optionalRaw)) throw new Error('optional should be a map of strings');
+    if (typeof optionalRaw !== 'object' || Array.isArray(optionalRaw))
+      throw new Error('optional should be a map of strings');
     for (const [k, v] of Object.entries(optionalRaw)) optional[k] = String(v);
   }
   return { type, protocol: propString(p, 'protocol', 'redis'), host, port, optional };
@@ -61,7 +65,10 @@ export function busSettings(props: Props, confKeys: ConfKeys): BusSettings {
 /** The bus spelling of an EdgeX topic (filters included). */
 export function busTopic(type: BusType, topic: string): string {
   if (type === 'mqtt') return topic;
-  return topic.replace(/\//g, '.').replace(/\+/g, '*').replace(/#/g, type === 'redis' ? '*' : '>');
+  return topic
+    .replace(/\//g, '.')
+    .replace(/\+/g, '*')
+    .replace(/#/g, type === 'redis' ? '*' : '>');
 }
 
 function opt(s: BusSettings, name: string): string | undefined {
@@ -78,7 +85,12 @@ class RedisBus implements EdgexBus {
   constructor(private readonly s: BusSettings) {}
 
   private settings() {
-    return { addr: `${this.s.host}:${this.s.port}`, db: 0, username: opt(this.s, 'Username'), password: opt(this.s, 'Password') };
+    return {
+      addr: `${this.s.host}:${this.s.port}`,
+      db: 0,
+      username: opt(this.s, 'Username'),
+      password: opt(this.s, 'Password'),
+    };
   }
 
   async subscribe(topic: string, handler: BusHandler): Promise<void> {
@@ -97,7 +109,10 @@ class RedisBus implements EdgexBus {
 
   async publish(topic: string, payload: Uint8Array): Promise<void> {
     if (!this.pub) this.pub = await openRedis(this.settings());
-    await this.pub.publish(busTopic('redis', topic), Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength));
+    await this.pub.publish(
+      busTopic('redis', topic),
+      Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength),
+    );
   }
 
   async close(): Promise<void> {
@@ -124,7 +139,8 @@ class MqttBus implements EdgexBus {
 
   private async open(): Promise<MqttConn> {
     if (this.conn) return this.conn;
-    const scheme = this.s.protocol === 'ssl' || this.s.protocol === 'tls' ? 'ssl' : this.s.protocol === 'ws' ? 'ws' : 'tcp';
+    const scheme =
+      this.s.protocol === 'ssl' || this.s.protocol === 'tls' ? 'ssl' : this.s.protocol === 'ws' ? 'ws' : 'tcp';
     const conn = this.pool.acquire({
       server: `${scheme}://${this.s.host}:${this.s.port}`,
       protocolVersion: 4,

@@ -52,7 +52,8 @@ function arrayItems(text: string, type: string): unknown[] {
 /** The SQL value of one reading. */
 export function readingValue(r: Record<string, unknown>): Value {
   const type = String(r.valueType ?? '');
-  if (type === 'Binary') return typeof r.binaryValue === 'string' ? new Uint8Array(Buffer.from(r.binaryValue, 'base64')) : null;
+  if (type === 'Binary')
+    return typeof r.binaryValue === 'string' ? new Uint8Array(Buffer.from(r.binaryValue, 'base64')) : null;
   if (type === 'Object') return jsonValue(r.objectValue);
   const text = typeof r.value === 'string' ? r.value : r.value === undefined || r.value === null ? '' : String(r.value);
   if (type === 'Bool') return toBool(text);
@@ -82,13 +83,15 @@ export function envelopeEvent(envelopeBytes: Uint8Array, messageType: MessageTyp
   // nanosecond origins need all 64 bits
   const env: unknown = parseJsonExact(Buffer.from(envelopeBytes).toString('utf8'));
   if (!isPlainObject(env)) throw new Error('edgex message envelope is not a JSON object');
-  const contentType = typeof env.contentType === 'string' && env.contentType !== '' ? env.contentType : 'application/json';
+  const contentType =
+    typeof env.contentType === 'string' && env.contentType !== '' ? env.contentType : 'application/json';
   if (!contentType.startsWith('application/json')) throw new Error(`unsupported content type ${contentType}`);
   let payload: unknown = env.payload;
   if (typeof payload === 'string') payload = parseJsonExact(Buffer.from(payload, 'base64').toString('utf8'));
   if (!isPlainObject(payload)) throw new Error('edgex message payload is not a JSON object');
   const event = messageType === 'request' ? payload.event : payload;
-  if (!isPlainObject(event)) throw new Error(`edgex payload is not ${messageType === 'request' ? 'an AddEventRequest' : 'an Event'}`);
+  if (!isPlainObject(event))
+    throw new Error(`edgex payload is not ${messageType === 'request' ? 'an AddEventRequest' : 'an Event'}`);
   return event;
 }
 
@@ -97,11 +100,14 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
 }
 
 function metaInt(v: unknown): Value {
-  return typeof v === 'number' && Number.isInteger(v) ? BigInt(v) : typeof v === 'number' ? v : (v as Value) ?? null;
+  return typeof v === 'number' && Number.isInteger(v) ? BigInt(v) : typeof v === 'number' ? v : ((v as Value) ?? null);
 }
 
 /** An event as a row (resourceName → value) and its metadata; null when it has no readings. */
-export function eventRow(event: Record<string, unknown>, correlationId: string): { row: ValueObject; meta: ValueObject } | null {
+export function eventRow(
+  event: Record<string, unknown>,
+  correlationId: string,
+): { row: ValueObject; meta: ValueObject } | null {
   const readings = Array.isArray(event.readings) ? event.readings : [];
   if (readings.length === 0) return null;
   const row: ValueObject = {};
@@ -149,7 +155,12 @@ function arrayType(items: Value[]): string {
 }
 
 /** A reading for a value, its type given (from metadata) or inferred. */
-function reading(name: string, v: Value, given: string | undefined, base: Record<string, unknown>): Record<string, unknown> {
+function reading(
+  name: string,
+  v: Value,
+  given: string | undefined,
+  base: Record<string, unknown>,
+): Record<string, unknown> {
   const r: Record<string, unknown> = { ...base, resourceName: name };
   let type = given;
   if (!type) {
@@ -163,7 +174,8 @@ function reading(name: string, v: Value, given: string | undefined, base: Record
   }
   r.valueType = type;
   if (type === 'Binary') {
-    r.binaryValue = v instanceof Uint8Array ? Buffer.from(v).toString('base64') : Buffer.from(String(v)).toString('base64');
+    r.binaryValue =
+      v instanceof Uint8Array ? Buffer.from(v).toString('base64') : Buffer.from(String(v)).toString('base64');
     r.mediaType = (base.mediaType as string | undefined) ?? 'application/octet-stream';
     r.value = '';
   } else if (type === 'Object' || type === 'ObjectArray') {
@@ -187,7 +199,11 @@ function scalarText(v: Value, type: string): string {
 }
 
 function plainJson(v: Value): unknown {
-  return JSON.parse(JSON.stringify(v, (_k, x: unknown) => (typeof x === 'bigint' ? Number(x) : x instanceof Uint8Array ? Buffer.from(x).toString('base64') : x)));
+  return JSON.parse(
+    JSON.stringify(v, (_k, x: unknown) =>
+      typeof x === 'bigint' ? Number(x) : x instanceof Uint8Array ? Buffer.from(x).toString('base64') : x,
+    ),
+  );
 }
 
 export interface EventDefaults {
@@ -206,7 +222,8 @@ export function rowsEvent(rows: readonly ValueObject[], d: EventDefaults): Recor
   const nowNs = Date.now() * 1_000_000;
   const first = rows[0] ?? {};
   const fm = d.metadataField !== '' && isObject(first[d.metadataField]) ? (first[d.metadataField] as ValueObject) : {};
-  const str = (m: ValueObject, k: string, dflt: string): string => (typeof m[k] === 'string' && m[k] !== '' ? (m[k] as string) : dflt);
+  const str = (m: ValueObject, k: string, dflt: string): string =>
+    typeof m[k] === 'string' && m[k] !== '' ? (m[k] as string) : dflt;
   const event: Record<string, unknown> = {
     apiVersion: 'v3',
     id: str(fm, 'id', randomUUID()),
@@ -225,12 +242,15 @@ export function rowsEvent(rows: readonly ValueObject[], d: EventDefaults): Recor
       const rm = isObject(m[name]) ? (m[name] as ValueObject) : {};
       const base: Record<string, unknown> = {
         id: str(rm, 'id', randomUUID()),
-        origin: typeof rm.origin === 'bigint' || typeof rm.origin === 'number' ? Number(rm.origin) : (event.origin as number),
+        origin:
+          typeof rm.origin === 'bigint' || typeof rm.origin === 'number' ? Number(rm.origin) : (event.origin as number),
         deviceName: str(rm, 'deviceName', event.deviceName as string),
         profileName: str(rm, 'profileName', event.profileName as string),
       };
       if (typeof rm.mediaType === 'string') base.mediaType = rm.mediaType;
-      readings.push(reading(name, v, typeof rm.valueType === 'string' && rm.valueType !== '' ? rm.valueType : undefined, base));
+      readings.push(
+        reading(name, v, typeof rm.valueType === 'string' && rm.valueType !== '' ? rm.valueType : undefined, base),
+      );
     }
   }
   return event;

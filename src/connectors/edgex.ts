@@ -6,7 +6,15 @@
  * every non-null field of its rows, to `topic`, or `<topicPrefix>/<profile>/<device>/<source>`, or `application`.
  */
 import { EddyError, ErrorCode } from '../core/errors.js';
-import type { ConnectorContext, Props, SinkConnector, SinkContext, SinkPayload, SourceConnector, SourceEvent } from '../contracts/index.js';
+import type {
+  ConnectorContext,
+  Props,
+  SinkConnector,
+  SinkContext,
+  SinkPayload,
+  SourceConnector,
+  SourceEvent,
+} from '../contracts/index.js';
 import { isObject, type Value, type ValueObject } from '../values/value.js';
 import type { ConfKeys } from './confkeys.js';
 import { busSettings, openBus, type BusSettings, type EdgexBus } from './edgex-bus.js';
@@ -98,10 +106,12 @@ interface SinkSettings {
 function sinkSettings(props: Props, confKeys: ConfKeys, ruleId: string): SinkSettings {
   const topic = propString(props, 'topic', '');
   const topicPrefix = propString(props, 'topicPrefix', '');
-  if (topic !== '' && topicPrefix !== '') throw new Error('not allow to specify both topic and topicPrefix, please set one only');
+  if (topic !== '' && topicPrefix !== '')
+    throw new Error('not allow to specify both topic and topicPrefix, please set one only');
   const contentType = propString(props, 'contentType', 'application/json');
   const mt = messageType(props);
-  if (!contentType.startsWith('application/json')) throw new Error(`specified wrong contentType value ${contentType}: only application/json is supported`);
+  if (!contentType.startsWith('application/json'))
+    throw new Error(`specified wrong contentType value ${contentType}: only application/json is supported`);
   return {
     bus: busSettings(props, confKeys),
     topic,
@@ -142,9 +152,18 @@ export class EdgexSink implements SinkConnector {
     const data: Value = payload.data;
     const list = (Array.isArray(data) ? data : [data]).filter((r): r is ValueObject => isObject(r));
     if (list.length === 0) return;
-    const event = rowsEvent(list, { deviceName: this.s.deviceName, profileName: this.s.profileName, sourceName: this.s.sourceName, metadataField: this.s.metadata });
+    const event = rowsEvent(list, {
+      deviceName: this.s.deviceName,
+      profileName: this.s.profileName,
+      sourceName: this.s.sourceName,
+      metadataField: this.s.metadata,
+    });
     let topic = this.s.topic;
-    if (topic === '') topic = this.s.topicPrefix !== '' ? `${this.s.topicPrefix}/${event.profileName}/${event.deviceName}/${event.sourceName}` : 'application';
+    if (topic === '')
+      topic =
+        this.s.topicPrefix !== ''
+          ? `${this.s.topicPrefix}/${event.profileName}/${event.deviceName}/${event.sourceName}`
+          : 'application';
     try {
       await client.publish(topic, envelope(event, this.s.messageType, this.s.contentType));
     } catch (e) {
@@ -163,8 +182,13 @@ const BUS_FIELDS = [
   f('protocol', 'string', 'redis', 'Protocol', 'Protocol of the bus server (redis, tcp, ssl).', { connection: true }),
   f('server', 'string', 'localhost', 'Server', 'Host of the bus server.', { connection: true }),
   f('port', 'int', 6379, 'Port', 'Port of the bus server.', { connection: true }),
-  f('type', 'string', 'redis', 'Bus type', 'Message bus transport.', { values: ['redis', 'mqtt', 'nats-core'], connection: true }),
-  f('optional', 'object', {}, 'Options', 'ClientId, Username, Password, Qos, Retained, … as strings.', { connection: true }),
+  f('type', 'string', 'redis', 'Bus type', 'Message bus transport.', {
+    values: ['redis', 'mqtt', 'nats-core'],
+    connection: true,
+  }),
+  f('optional', 'object', {}, 'Options', 'ClientId, Username, Password, Qos, Retained, … as strings.', {
+    connection: true,
+  }),
   f('connectionSelector', 'string', '', 'Connection', 'Shared connection edgex.<key> from the connections config.'),
 ];
 
@@ -174,29 +198,60 @@ export function registerEdgex(registry: Registry, pool: MqttPool, confKeys: Conf
   addSourceMeta('edgex', {
     stream: true,
     lookup: false,
-    about: about({ en_US: 'Subscribes to events of the EdgeX message bus.', zh_CN: '订阅 EdgeX 消息总线的事件。' }, 'sources/builtin/edgex'),
+    about: about(
+      { en_US: 'Subscribes to events of the EdgeX message bus.', zh_CN: '订阅 EdgeX 消息总线的事件。' },
+      'sources/builtin/edgex',
+    ),
     libs: [],
     node: { category: 'source', icon: 'iconPath', label: same('EdgeX') },
     properties: {
       default: [
         ...BUS_FIELDS,
-        f('topic', 'string', 'rules-events', 'Topic', 'Bus topic subscribed to; # and + are allowed.', { optional: false }),
-        f('messageType', 'string', 'event', 'Message type', 'Payload is an Event or an AddEventRequest.', { values: ['event', 'request'] }),
+        f('topic', 'string', 'rules-events', 'Topic', 'Bus topic subscribed to; # and + are allowed.', {
+          optional: false,
+        }),
+        f('messageType', 'string', 'event', 'Message type', 'Payload is an Event or an AddEventRequest.', {
+          values: ['event', 'request'],
+        }),
       ],
     },
   });
   addSinkMeta(
     'edgex',
-    sink({ en_US: 'Publishes results as EdgeX events on the message bus.', zh_CN: '将结果作为 EdgeX 事件发布到消息总线。' }, 'sinks/builtin/edgex', 'EdgeX', [
-      ...BUS_FIELDS,
-      f('topic', 'string', '', 'Topic', 'Topic published to; application when neither topic nor topicPrefix is set.'),
-      f('topicPrefix', 'string', '', 'Topic prefix', 'Publish to <prefix>/<profileName>/<deviceName>/<sourceName>.'),
-      f('messageType', 'string', 'event', 'Message type', 'Publish Events or AddEventRequests.', { values: ['event', 'request'] }),
-      f('contentType', 'string', 'application/json', 'Content type', 'Content type of the envelope payload.', { values: ['application/json'] }),
-      f('deviceName', 'string', 'ekuiper', 'Device name', 'Device of the events when the row metadata has none.'),
-      f('profileName', 'string', 'ekuiperProfile', 'Profile name', 'Profile of the events when the row metadata has none.'),
-      f('sourceName', 'string', '', 'Source name', 'Source of the events; the rule id when empty.'),
-      f('metadata', 'string', '', 'Metadata field', 'Row field holding meta(*) of an edgex source: its values override event and reading metadata.'),
-    ]),
+    sink(
+      {
+        en_US: 'Publishes results as EdgeX events on the message bus.',
+        zh_CN: '将结果作为 EdgeX 事件发布到消息总线。',
+      },
+      'sinks/builtin/edgex',
+      'EdgeX',
+      [
+        ...BUS_FIELDS,
+        f('topic', 'string', '', 'Topic', 'Topic published to; application when neither topic nor topicPrefix is set.'),
+        f('topicPrefix', 'string', '', 'Topic prefix', 'Publish to <prefix>/<profileName>/<deviceName>/<sourceName>.'),
+        f('messageType', 'string', 'event', 'Message type', 'Publish Events or AddEventRequests.', {
+          values: ['event', 'request'],
+        }),
+        f('contentType', 'string', 'application/json', 'Content type', 'Content type of the envelope payload.', {
+          values: ['application/json'],
+        }),
+        f('deviceName', 'string', 'ekuiper', 'Device name', 'Device of the events when the row metadata has none.'),
+        f(
+          'profileName',
+          'string',
+          'ekuiperProfile',
+          'Profile name',
+          'Profile of the events when the row metadata has none.',
+        ),
+        f('sourceName', 'string', '', 'Source name', 'Source of the events; the rule id when empty.'),
+        f(
+          'metadata',
+          'string',
+          '',
+          'Metadata field',
+          'Row field holding meta(*) of an edgex source: its values override event and reading metadata.',
+        ),
+      ],
+    ),
   );
 }

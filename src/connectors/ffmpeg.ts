@@ -15,7 +15,9 @@ export function checkFfmpeg(): void {
 /** Runs ffmpeg with `args` (stdin gets `input` when given); resolves with stdout, rejects with stderr's last line. */
 export function runFfmpeg(args: readonly string[], input: Uint8Array | undefined, timeoutMs: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    const p = spawn(FFMPEG, ['-hide_banner', '-loglevel', 'error', ...args], { stdio: [input ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
+    const p = spawn(FFMPEG, ['-hide_banner', '-loglevel', 'error', ...args], {
+      stdio: [input ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+    });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     const timer = setTimeout(() => p.kill('SIGKILL'), timeoutMs);
@@ -29,7 +31,9 @@ export function runFfmpeg(args: readonly string[], input: Uint8Array | undefined
       clearTimeout(timer);
       const data = Buffer.concat(out);
       if (code === 0 && data.length > 0) return resolve(data);
-      const msg = Buffer.concat(err).toString('utf8').trim().split('\n').pop() || (signal ? `killed by ${signal}` : `exit ${code}, no output`);
+      const msg =
+        Buffer.concat(err).toString('utf8').trim().split('\n').pop() ||
+        (signal ? `killed by ${signal}` : `exit ${code}, no output`);
       reject(new Error(`ffmpeg: ${msg}`));
     });
     if (input) {

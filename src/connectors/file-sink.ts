@@ -64,7 +64,8 @@ export class FileSink implements SinkConnector {
       const denied = this.path.includes('{{') ? undefined : this.roots?.problem(this.path);
       if (denied) throw bad(denied);
       const ft = propString(props, 'fileType', 'lines');
-      if (ft !== 'lines' && ft !== 'json' && ft !== 'csv') throw bad(`fileType must be one of lines, json or csv, got ${ft}`);
+      if (ft !== 'lines' && ft !== 'json' && ft !== 'csv')
+        throw bad(`fileType must be one of lines, json or csv, got ${ft}`);
       this.fileType = ft;
       if (ft === 'csv' && propString(props, 'format', 'json').toLowerCase() !== 'delimited')
         throw bad('format must be delimited when fileType is csv');
@@ -74,10 +75,13 @@ export class FileSink implements SinkConnector {
       this.rollingInterval = propInt(props, 'rollingInterval', 0);
       this.checkInterval = propInt(props, 'checkInterval', 300000);
       this.rollingCount = propInt(props, 'rollingCount', 1000000);
-      if (this.rollingInterval < 0 || this.rollingCount < 0 || this.checkInterval < 0) throw bad('rolling settings must not be negative');
-      if (this.rollingInterval === 0 && this.rollingCount === 0) throw bad('one of rollingInterval and rollingCount must be set');
+      if (this.rollingInterval < 0 || this.rollingCount < 0 || this.checkInterval < 0)
+        throw bad('rolling settings must not be negative');
+      if (this.rollingInterval === 0 && this.rollingCount === 0)
+        throw bad('one of rollingInterval and rollingCount must be set');
       this.namePattern = propString(props, 'rollingNamePattern', '');
-      if (!['', 'none', 'prefix', 'suffix'].includes(this.namePattern)) throw bad(`rollingNamePattern must be prefix, suffix or none`);
+      if (!['', 'none', 'prefix', 'suffix'].includes(this.namePattern))
+        throw bad(`rollingNamePattern must be prefix, suffix or none`);
       const comp = propString(props, 'compression', '');
       if (comp && comp !== 'gzip') throw bad(`compression ${comp} is not supported`);
       this.gzip = comp === 'gzip';
@@ -115,7 +119,17 @@ export class FileSink implements SinkConnector {
     if (denied) throw new Error(denied);
     await mkdir(dirname(name), { recursive: true });
     const handle = await open(name, 'w');
-    const f: OpenFile = { name, handle, count: 0, openedAt: Date.now(), chunks: [], pendingBytes: 0, writing: undefined, error: undefined, csvHeader: false };
+    const f: OpenFile = {
+      name,
+      handle,
+      count: 0,
+      openedAt: Date.now(),
+      chunks: [],
+      pendingBytes: 0,
+      writing: undefined,
+      error: undefined,
+      csvHeader: false,
+    };
     let header = '';
     if (this.fileType === 'json') header = '[';
     else if (this.fileType === 'csv' && this.hasHeader) {

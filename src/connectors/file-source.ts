@@ -128,7 +128,8 @@ export class FileSource implements SourceConnector {
       if (this.action < 0 || this.action > 2) throw bad(`actionAfterRead must be 0, 1 or 2, got ${this.action}`);
       this.moveTo = propString(props, 'moveTo', '');
       if (this.action === 2 && !this.moveTo) throw bad('missing property moveTo');
-      const denied = this.roots?.problem(this.target) ?? (this.action === 2 ? this.roots?.problem(this.moveTo) : undefined);
+      const denied =
+        this.roots?.problem(this.target) ?? (this.action === 2 ? this.roots?.problem(this.moveTo) : undefined);
       if (denied) throw bad(denied);
       this.hasHeader = propBool(props, 'hasHeader', false);
       this.columns = propStringList(props, 'columns');
@@ -147,7 +148,12 @@ export class FileSource implements SourceConnector {
     }
   }
 
-  async connect(ctx: ConnectorContext, emit: (ev: SourceEvent) => void, onError: (err: Error) => void, onEnd?: () => void): Promise<void> {
+  async connect(
+    ctx: ConnectorContext,
+    emit: (ev: SourceEvent) => void,
+    onError: (err: Error) => void,
+    onEnd?: () => void,
+  ): Promise<void> {
     this.closed = false;
     const once = async (): Promise<void> => {
       try {
@@ -201,7 +207,10 @@ export class FileSource implements SourceConnector {
   private async readAll(emit: (ev: SourceEvent) => void): Promise<void> {
     const st = await stat(this.target);
     const files = st.isDirectory()
-      ? (await readdir(this.target, { withFileTypes: true })).filter((d) => d.isFile()).map((d) => join(this.target, d.name)).sort()
+      ? (await readdir(this.target, { withFileTypes: true }))
+          .filter((d) => d.isFile())
+          .map((d) => join(this.target, d.name))
+          .sort()
       : [this.target];
     const batch: ValueObject[] = [];
     for (const file of files) {
@@ -224,7 +233,8 @@ export class FileSource implements SourceConnector {
       }
       await this.afterRead(file);
     }
-    if (this.isTable && this.batchable && !this.closed) emit({ payload: batch, meta: { file: this.target }, timestamp: Date.now() });
+    if (this.isTable && this.batchable && !this.closed)
+      emit({ payload: batch, meta: { file: this.target }, timestamp: Date.now() });
   }
 
   private async readFile(file: string): Promise<Array<ValueObject | Uint8Array>> {
@@ -234,7 +244,8 @@ export class FileSource implements SourceConnector {
     if (this.fileType === 'json') {
       const v = parseJsonExact(text);
       const list = Array.isArray(v) ? v : [v];
-      for (const r of list) if (!r || typeof r !== 'object' || Array.isArray(r)) throw new Error(`file ${file}: not an array of objects`);
+      for (const r of list)
+        if (!r || typeof r !== 'object' || Array.isArray(r)) throw new Error(`file ${file}: not an array of objects`);
       return list as ValueObject[];
     }
     if (this.ignoreStart > 0 || this.ignoreEnd > 0) {

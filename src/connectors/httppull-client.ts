@@ -68,7 +68,8 @@ export function checkUrl(url: string): void {
 export function httpSettings(props: Props, defaults: { url: string; method: string }): HttpSettings {
   const url = propString(props, 'url', defaults.url);
   const method = propString(props, 'method', defaults.method).toUpperCase();
-  if (!(METHODS as readonly string[]).includes(method)) throw bad(`Not supported HTTP method ${propString(props, 'method', defaults.method)}`);
+  if (!(METHODS as readonly string[]).includes(method))
+    throw bad(`Not supported HTTP method ${propString(props, 'method', defaults.method)}`);
   const bodyType = propString(props, 'bodyType', method === 'GET' || method === 'HEAD' ? 'none' : 'json').toLowerCase();
   // a templated body type (rest sink) is checked once rendered
   if (!(bodyType in BODY_TYPES) && !bodyType.includes('{{')) throw bad(`Not valid body type value ${bodyType}.`);
@@ -121,7 +122,9 @@ function oauthSettings(props: Props): OAuthSettings | undefined {
   if (!access) return undefined;
   const url = propString(access, 'url', '');
   if (!url) throw bad('oauth access url is required');
-  const out: OAuthSettings = { access: { url, body: propString(access, 'body', ''), expire: propString(access, 'expire', '') } };
+  const out: OAuthSettings = {
+    access: { url, body: propString(access, 'body', ''), expire: propString(access, 'expire', '') },
+  };
   const refresh = propObject(o, 'refresh');
   if (refresh && propString(refresh, 'url', '')) {
     const h = propObject(refresh, 'headers') ?? {};
@@ -143,7 +146,8 @@ export function renderHeaders(h: HttpSettings['headers'], data: unknown): Record
     } catch {
       throw new Error(`parse headers ${text} error: not a JSON object`);
     }
-    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error(`parse headers ${text} error: not a JSON object`);
+    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
+      throw new Error(`parse headers ${text} error: not a JSON object`);
     const out: Record<string, string> = {};
     for (const [k, v] of Object.entries(parsed)) out[k] = typeof v === 'string' ? v : JSON.stringify(v);
     return out;
@@ -204,7 +208,8 @@ export async function httpSend(
   }
   const ce = res.headers.get('content-encoding');
   if (compression && ce && buf.length > 0) {
-    const alg: Compression | undefined = ce === 'gzip' ? 'gzip' : ce === 'deflate' ? 'flate' : ce === 'zlib' ? 'zlib' : undefined;
+    const alg: Compression | undefined =
+      ce === 'gzip' ? 'gzip' : ce === 'deflate' ? 'flate' : ce === 'zlib' ? 'zlib' : undefined;
     // fetch already decodes gzip/deflate responses; only undecoded bodies are left to us
     if (alg && buf[0] === 0x1f && buf[1] === 0x8b) buf = Buffer.from(decompress(alg, buf));
   }
@@ -228,7 +233,15 @@ function httpsSend(
     };
     const req = httpsRequest(
       url,
-      { method, headers, rejectUnauthorized: tls.rejectUnauthorized, cert: tls.cert, key: tls.key, ca: tls.ca, minVersion: tls.minVersion },
+      {
+        method,
+        headers,
+        rejectUnauthorized: tls.rejectUnauthorized,
+        cert: tls.cert,
+        key: tls.key,
+        ca: tls.ca,
+        minVersion: tls.minVersion,
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
@@ -286,7 +299,10 @@ export function checkResponse(res: HttpResponse, responseType: ResponseType): st
     } catch {
       throw new Error(`http return body is not a valid json: ${text}`);
     }
-    const code = parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>).code : undefined;
+    const code =
+      parsed && typeof parsed === 'object' && !Array.isArray(parsed)
+        ? (parsed as Record<string, unknown>).code
+        : undefined;
     if (typeof code !== 'number') throw new Error(`http return body does not contain a numeric code: ${text}`);
     if (code < 200 || code > 299) throw new Error(`http status code is not 200: ${code}, body: ${text}`);
   }
@@ -294,7 +310,11 @@ export function checkResponse(res: HttpResponse, responseType: ResponseType): st
 }
 
 /** Body and Content-Type of a request for a body type; `form` url-encodes a JSON object's fields. */
-export function encodeBody(bodyType: string, text: string, listAsResult = false): { body: string | undefined; contentType: string | null } {
+export function encodeBody(
+  bodyType: string,
+  text: string,
+  listAsResult = false,
+): { body: string | undefined; contentType: string | null } {
   const ct = BODY_TYPES[bodyType] ?? null;
   if (bodyType === 'none') return { body: undefined, contentType: null };
   if (bodyType === 'form') {
@@ -332,20 +352,30 @@ export class TokenManager {
   async access(): Promise<void> {
     const a = this.oauth.access;
     const body = renderTemplate(a.body, this.tokens);
-    const res = await httpSend('POST', renderTemplate(a.url, this.tokens), { 'Content-Type': 'application/json' }, body, this.timeoutMs, undefined, this.tls);
+    const res = await httpSend(
+      'POST',
+      renderTemplate(a.url, this.tokens),
+      { 'Content-Type': 'application/json' },
+      body,
+      this.timeoutMs,
+      undefined,
+      this.tls,
+    );
     this.merge(this.parse(res, 'access'), true);
   }
 
   private parse(res: HttpResponse, what: string): Record<string, unknown> {
     const text = res.body.toString('utf8');
-    if (res.status < 200 || res.status > 299) throw new Error(`fail to get ${what} token: http return code error: ${res.status}, body: ${text}`);
+    if (res.status < 200 || res.status > 299)
+      throw new Error(`fail to get ${what} token: http return code error: ${res.status}, body: ${text}`);
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
     } catch {
       throw new Error(`fail to get ${what} token: response is not a JSON object: ${text}`);
     }
-    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error(`fail to get ${what} token: response is not a JSON object: ${text}`);
+    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
+      throw new Error(`fail to get ${what} token: response is not a JSON object: ${text}`);
     return parsed as Record<string, unknown>;
   }
 
@@ -366,7 +396,15 @@ export class TokenManager {
     if (!r) return this.access();
     const headers: Record<string, string> = { 'Content-Type': 'application/json' };
     for (const [k, v] of Object.entries(r.headers)) headers[k] = renderTemplate(v, this.tokens);
-    const res = await httpSend('POST', renderTemplate(r.url, this.tokens), headers, renderTemplate(r.body, this.tokens), this.timeoutMs, undefined, this.tls);
+    const res = await httpSend(
+      'POST',
+      renderTemplate(r.url, this.tokens),
+      headers,
+      renderTemplate(r.body, this.tokens),
+      this.timeoutMs,
+      undefined,
+      this.tls,
+    );
     this.merge(this.parse(res, 'refresh'), false);
   }
 }

@@ -28,7 +28,12 @@ export class HttpPullLookup implements LookupConnector {
     await this.puller.start();
   }
 
-  async lookup(ctx: ConnectorContext, _fields: readonly string[], keys: readonly string[], values: readonly Value[]): Promise<ValueObject[]> {
+  async lookup(
+    ctx: ConnectorContext,
+    _fields: readonly string[],
+    keys: readonly string[],
+    values: readonly Value[],
+  ): Promise<ValueObject[]> {
     const body = await this.puller.pull(ctx.logger);
     const text = body === null ? '' : body.toString('utf8');
     if (text.trim() === '') return [];

@@ -13,7 +13,16 @@ import { JsonFormat } from './formats/json.js';
 import type { Registry } from './registry.js';
 import { propBool, propInt, propString } from './props.js';
 import { renderTemplate } from './template/index.js';
-import { TokenManager, checkResponse, checkUrl, encodeBody, httpSend, httpSettings, renderHeaders, type HttpSettings } from './httppull-client.js';
+import {
+  TokenManager,
+  checkResponse,
+  checkUrl,
+  encodeBody,
+  httpSend,
+  httpSettings,
+  renderHeaders,
+  type HttpSettings,
+} from './httppull-client.js';
 import { transientError } from './mqtt.js';
 
 /** Settings and request logic shared by the httppull source and lookup. */
@@ -58,10 +67,12 @@ export class HttpPuller {
     if (this.s.method !== 'GET') {
       const enc = encodeBody(this.s.bodyType, renderTemplate(this.s.body, data));
       body = enc.body;
-      if (enc.contentType && !Object.keys(headers).some((k) => k.toLowerCase() === 'content-type')) headers['Content-Type'] = enc.contentType;
+      if (enc.contentType && !Object.keys(headers).some((k) => k.toLowerCase() === 'content-type'))
+        headers['Content-Type'] = enc.contentType;
     }
     const res = await httpSend(this.s.method, url, headers, body, this.s.timeout, this.s.compression, this.s.tls);
-    if (this.s.debugResp) logger?.info('httppull %s response: status %d, body %s', url, res.status, res.body.toString('utf8'));
+    if (this.s.debugResp)
+      logger?.info('httppull %s response: status %d, body %s', url, res.status, res.body.toString('utf8'));
     checkResponse(res, this.s.responseType);
     this.lastPullTime = now;
     if (this.incremental) {

@@ -58,7 +58,9 @@ export class HttpPushHub {
       endpoint.consumers.delete(consumer);
       if (endpoint.consumers.size > 0 || this.endpoints.get(key) !== endpoint) return;
       this.endpoints.delete(key);
-      await (await endpoint.remove)();
+      await (
+        await endpoint.remove
+      )();
     };
   }
 }
@@ -76,7 +78,8 @@ function checkBody(text: string): string | undefined {
     return 'unexpected end of JSON input';
   }
   if (Array.isArray(v)) return 'json: cannot unmarshal array into Go value of type map[string]interface {}';
-  if (v === null || typeof v !== 'object') return `json: cannot unmarshal ${v === null ? 'null' : typeof v === 'string' ? 'string' : typeof v === 'boolean' ? 'bool' : 'number'} into Go value of type map[string]interface {}`;
+  if (v === null || typeof v !== 'object')
+    return `json: cannot unmarshal ${v === null ? 'null' : typeof v === 'string' ? 'string' : typeof v === 'boolean' ? 'bool' : 'number'} into Go value of type map[string]interface {}`;
   return undefined;
 }
 
@@ -88,11 +91,17 @@ export class HttpPushSource implements SourceConnector {
   constructor(private readonly hub: HttpPushHub) {}
 
   provision(_ctx: ConnectorContext, datasource: string, props: Props): void {
-    if (!datasource.startsWith('/')) throw new EddyError(ErrorCode.Executor, `property datasource must start with '/', got ${JSON.stringify(datasource)}`);
+    if (!datasource.startsWith('/'))
+      throw new EddyError(
+        ErrorCode.Executor,
+        `property datasource must start with '/', got ${JSON.stringify(datasource)}`,
+      );
     const method = propString(props, 'method', 'POST').toUpperCase();
-    if (method !== 'POST' && method !== 'PUT') throw new EddyError(ErrorCode.Executor, `property method must be POST or PUT, got ${method}`);
+    if (method !== 'POST' && method !== 'PUT')
+      throw new EddyError(ErrorCode.Executor, `property method must be POST or PUT, got ${method}`);
     const ct = propString(props, 'contentType', 'application/json');
-    if (ct !== 'application/json') throw new EddyError(ErrorCode.Executor, `property contentType must be application/json, got ${ct}`);
+    if (ct !== 'application/json')
+      throw new EddyError(ErrorCode.Executor, `property contentType must be application/json, got ${ct}`);
     this.method = method;
     this.path = datasource;
   }

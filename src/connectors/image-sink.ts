@@ -55,7 +55,10 @@ export class ImageSink implements SinkConnector {
       this.path = propString(props, 'path', '');
       if (this.path === '') throw new Error('path is required');
       const fmt = propString(props, 'imageFormat', '');
-      if (fmt !== 'jpeg' && fmt !== 'png') throw new Error(`${fmt === '' ? 'imageFormat is required' : `invalid image format: ${fmt}`}, should be jpeg or png`);
+      if (fmt !== 'jpeg' && fmt !== 'png')
+        throw new Error(
+          `${fmt === '' ? 'imageFormat is required' : `invalid image format: ${fmt}`}, should be jpeg or png`,
+        );
       this.format = fmt;
       this.maxAgeHours = propInt(props, 'maxAge', 72);
       this.maxCount = propInt(props, 'maxCount', 1000);
@@ -74,7 +77,9 @@ export class ImageSink implements SinkConnector {
   }
 
   private clean(ctx: SinkContext): Promise<void> {
-    this.cleaning ??= this.cleanOnce().catch((e: Error) => ctx.logger.warn('image sink cleanup of %s: %s', this.path, e.message)).finally(() => (this.cleaning = undefined));
+    this.cleaning ??= this.cleanOnce()
+      .catch((e: Error) => ctx.logger.warn('image sink cleanup of %s: %s', this.path, e.message))
+      .finally(() => (this.cleaning = undefined));
     return this.cleaning;
   }
 
@@ -108,7 +113,11 @@ export class ImageSink implements SinkConnector {
     if (kind === undefined) throw new Error('image: unknown format');
     if (kind === this.format) return bytes;
     const codec = this.format === 'png' ? 'png' : 'mjpeg';
-    return runFfmpeg(['-f', 'image2pipe', '-i', 'pipe:0', '-frames:v', '1', '-f', 'image2', '-c:v', codec, 'pipe:1'], bytes, CONVERT_TIMEOUT_MS);
+    return runFfmpeg(
+      ['-f', 'image2pipe', '-i', 'pipe:0', '-frames:v', '1', '-f', 'image2', '-c:v', codec, 'pipe:1'],
+      bytes,
+      CONVERT_TIMEOUT_MS,
+    );
   }
 
   async collect(_ctx: SinkContext, payload: SinkPayload): Promise<void> {
@@ -135,11 +144,22 @@ export function registerImage(registry: Registry): void {
   registry.registerSink('image', () => new ImageSink());
   addSinkMeta(
     'image',
-    sink({ en_US: 'Saves image fields of the results as JPEG or PNG files.', zh_CN: '将结果中的图像保存为 JPEG 或 PNG 文件。' }, 'sinks/plugin/image', 'Image', [
-      f('path', 'string', '', 'Path', 'Folder the images are saved in (created).', { optional: false }),
-      f('imageFormat', 'string', 'jpeg', 'Image format', 'Format of the saved files.', { values: ['jpeg', 'png'], optional: false }),
-      f('maxAge', 'int', 72, 'Maximum age', 'Hours an image is kept.'),
-      f('maxCount', 'int', 1000, 'Maximum count', 'Most images kept.'),
-    ]),
+    sink(
+      {
+        en_US: 'Saves image fields of the results as JPEG or PNG files.',
+        zh_CN: '将结果中的图像保存为 JPEG 或 PNG 文件。',
+      },
+      'sinks/plugin/image',
+      'Image',
+      [
+        f('path', 'string', '', 'Path', 'Folder the images are saved in (created).', { optional: false }),
+        f('imageFormat', 'string', 'jpeg', 'Image format', 'Format of the saved files.', {
+          values: ['jpeg', 'png'],
+          optional: false,
+        }),
+        f('maxAge', 'int', 72, 'Maximum age', 'Hours an image is kept.'),
+        f('maxCount', 'int', 1000, 'Maximum count', 'Most images kept.'),
+      ],
+    ),
   );
 }

@@ -65,7 +65,8 @@ function dataServerTls(source: object): { cert: Buffer; key: Buffer } | undefine
   const tls = (source as { httpServerTls?: unknown }).httpServerTls;
   if (typeof tls !== 'object' || tls === null) return undefined;
   const { certfile, keyfile } = tls as { certfile?: unknown; keyfile?: unknown };
-  if (typeof certfile !== 'string' || typeof keyfile !== 'string' || certfile === '' || keyfile === '') return undefined;
+  if (typeof certfile !== 'string' || typeof keyfile !== 'string' || certfile === '' || keyfile === '')
+    return undefined;
   return { cert: readFileSync(certfile), key: readFileSync(keyfile) };
 }
 
@@ -114,7 +115,9 @@ export class Connectors {
     registerHttpPush(this.registry, this.dataServer);
     registerHttpPull(this.registry);
     // with authentication on, file sources and sinks stay inside the folders the API may use (docs/runtime.md §2)
-    const fileRoots = opts.config.basic?.authentication ? new FileRoots(fileAccessRoots(opts.home, opts.config)) : undefined;
+    const fileRoots = opts.config.basic?.authentication
+      ? new FileRoots(fileAccessRoots(opts.home, opts.config))
+      : undefined;
     registerFileSource(this.registry, fileRoots);
     registerFileSink(this.registry, fileRoots);
     registerRedisLookup(this.registry);
@@ -148,7 +151,8 @@ export class Connectors {
       this.registry.registerPropsValidator('sinks', type, (props) => {
         const connector = this.registry.sink(type)?.();
         if (!connector) return;
-        const checked = type === 'redis' && props.key === undefined && props.field === undefined ? { ...props, key: 'key' } : props;
+        const checked =
+          type === 'redis' && props.key === undefined && props.field === undefined ? { ...props, key: 'key' } : props;
         connector.provision(ctx, checked);
       });
     }

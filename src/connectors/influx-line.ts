@@ -48,7 +48,12 @@ export function nowIn(precision: Precision): bigint {
 }
 
 /** One point as a line; undefined when no field can be written (the protocol needs at least one). */
-export function pointLine(measurement: string, tags: ReadonlyArray<[string, string]>, fields: ReadonlyArray<[string, Value]>, timestamp: bigint): string | undefined {
+export function pointLine(
+  measurement: string,
+  tags: ReadonlyArray<[string, string]>,
+  fields: ReadonlyArray<[string, Value]>,
+  timestamp: bigint,
+): string | undefined {
   let line = escapeMeasurement(measurement);
   for (const [k, v] of [...tags].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))) {
     if (v !== '') line += `,${escapeKey(k)}=${escapeKey(v)}`;

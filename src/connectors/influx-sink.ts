@@ -27,14 +27,18 @@ export interface InfluxTarget {
 }
 
 /** `addr` (an http(s) URL, a scheme added when missing) with basic credentials and TLS. */
-export function influxTarget(props: Props, credentials: { username?: string; password?: string; token?: string }): InfluxTarget {
+export function influxTarget(
+  props: Props,
+  credentials: { username?: string; password?: string; token?: string },
+): InfluxTarget {
   let addr = propString(props, 'addr', '');
   if (addr === '') throw new Error('addr is required');
   if (!/^https?:\/\//i.test(addr)) addr = `http://${addr}`;
   addr = addr.replace(/\/+$/, '');
   const headers: Record<string, string> = {};
   if (credentials.token) headers.Authorization = `Token ${credentials.token}`;
-  else if (credentials.username) headers.Authorization = `Basic ${Buffer.from(`${credentials.username}:${credentials.password ?? ''}`).toString('base64')}`;
+  else if (credentials.username)
+    headers.Authorization = `Basic ${Buffer.from(`${credentials.username}:${credentials.password ?? ''}`).toString('base64')}`;
   const t: InfluxTarget = { addr, headers };
   const tls = tlsSettings(props);
   if (tls) t.tls = tls;
@@ -43,7 +47,8 @@ export function influxTarget(props: Props, credentials: { username?: string; pas
 
 export function readPrecision(props: Props): Precision {
   const p = propString(props, 'precision', 'ms');
-  if (!(PRECISIONS as readonly string[]).includes(p)) throw new Error(`precision ${p} is not supported, should be one of ns, us, ms, s`);
+  if (!(PRECISIONS as readonly string[]).includes(p))
+    throw new Error(`precision ${p} is not supported, should be one of ns, us, ms, s`);
   return p as Precision;
 }
 
@@ -63,7 +68,8 @@ export function pointRows(payload: SinkPayload): Array<{ fields: ValueObject; sc
   const out: Array<{ fields: ValueObject; scope: ValueObject }> = [];
   for (let i = 0; i < list.length; i++) {
     const row = list[i];
-    if (!isObject(row)) throw new Error(`unsupported data type ${Array.isArray(row) ? 'array' : typeof row}, should be a map`);
+    if (!isObject(row))
+      throw new Error(`unsupported data type ${Array.isArray(row) ? 'array' : typeof row}, should be a map`);
     const raw = payload.rows.length === list.length ? payload.rows[i] : undefined;
     out.push({ fields: row, scope: raw ? { ...raw, ...row } : row });
   }
@@ -79,7 +85,11 @@ export function pointTime(scope: ValueObject, tsField: string, precision: Precis
   throw new Error(`time field ${tsField} can not convert to timestamp(int64) : ${String(v)}`);
 }
 
-export function renderTags(ctx: SinkContext, tags: ReadonlyArray<[string, string]>, scope: ValueObject): Array<[string, string]> {
+export function renderTags(
+  ctx: SinkContext,
+  tags: ReadonlyArray<[string, string]>,
+  scope: ValueObject,
+): Array<[string, string]> {
   return tags.map(([k, v]) => [k, v.includes('{{') ? ctx.render(v, scope) : v]);
 }
 
@@ -87,7 +97,15 @@ export function renderTags(ctx: SinkContext, tags: ReadonlyArray<[string, string
 export async function writeLines(target: InfluxTarget, path: string, body: string): Promise<void> {
   let res;
   try {
-    res = await httpSend('POST', target.addr + path, { ...target.headers, 'Content-Type': 'text/plain; charset=utf-8' }, body, WRITE_TIMEOUT_MS, undefined, target.tls);
+    res = await httpSend(
+      'POST',
+      target.addr + path,
+      { ...target.headers, 'Content-Type': 'text/plain; charset=utf-8' },
+      body,
+      WRITE_TIMEOUT_MS,
+      undefined,
+      target.tls,
+    );
   } catch (e) {
     throw recoverable(e);
   }
@@ -112,7 +130,15 @@ function influxError(text: string): string {
 export async function pingInflux(target: InfluxTarget): Promise<void> {
   let res;
   try {
-    res = await httpSend('GET', `${target.addr}/ping`, target.headers, undefined, PING_TIMEOUT_MS, undefined, target.tls);
+    res = await httpSend(
+      'GET',
+      `${target.addr}/ping`,
+      target.headers,
+      undefined,
+      PING_TIMEOUT_MS,
+      undefined,
+      target.tls,
+    );
   } catch (e) {
     throw new Error(`error pinging InfluxDB: ${(e as Error).message}`);
   }
@@ -130,12 +156,22 @@ interface InfluxSettings {
 
 function influxSettings(props: Props): InfluxSettings {
   try {
-    const target = influxTarget(props, { username: propString(props, 'username'), password: propString(props, 'password') });
+    const target = influxTarget(props, {
+      username: propString(props, 'username'),
+      password: propString(props, 'password'),
+    });
     const database = propString(props, 'database', '');
     if (database === '') throw new Error('database is required');
     const measurement = propString(props, 'measurement', '');
     if (measurement === '') throw new Error('measurement is required');
-    return { target, database, measurement, precision: readPrecision(props), tsFieldName: propString(props, 'tsFieldName', ''), tags: readTags(props) };
+    return {
+      target,
+      database,
+      measurement,
+      precision: readPrecision(props),
+      tsFieldName: propString(props, 'tsFieldName', ''),
+      tags: readTags(props),
+    };
   } catch (e) {
     throw new EddyError(ErrorCode.Executor, `influx sink: ${(e as Error).message}`);
   }
@@ -156,7 +192,12 @@ export class InfluxSink implements SinkConnector {
     const { measurement, tags, tsFieldName, precision } = this.s;
     const lines: string[] = [];
     for (const { fields, scope } of pointRows(payload)) {
-      const line = pointLine(measurement, renderTags(ctx, tags, scope), Object.entries(fields), pointTime(scope, tsFieldName, precision));
+      const line = pointLine(
+        measurement,
+        renderTags(ctx, tags, scope),
+        Object.entries(fields),
+        pointTime(scope, tsFieldName, precision),
+      );
       if (line !== undefined) lines.push(line);
     }
     if (lines.length === 0) return;
@@ -176,16 +217,30 @@ export function registerInflux(registry: Registry): void {
   registry.registerConnectionCheck('sink', 'influx', async (props) => pingInflux(influxSettings(props).target));
   addSinkMeta(
     'influx',
-    sink({ en_US: 'Writes results as points to an InfluxDB 1.x database.', zh_CN: '将结果写入 InfluxDB 1.x。' }, 'sinks/plugin/influx', 'InfluxDB', [
-      f('addr', 'string', 'http://127.0.0.1:8086', 'Address', 'URL of the InfluxDB server.', { optional: false, connection: true }),
-      f('username', 'string', '', 'User name', 'User name.', { connection: true }),
-      f('password', 'string', '', 'Password', 'Password.', { connection: true }),
-      f('database', 'string', '', 'Database', 'Database written.', { optional: false }),
-      f('measurement', 'string', '', 'Measurement', 'Measurement of the points.', { optional: false }),
-      f('precision', 'string', 'ms', 'Precision', 'Unit of the timestamps.', { values: [...PRECISIONS] }),
-      f('tsFieldName', 'string', '', 'Timestamp field', 'Field holding the point time in precision units; now when empty.'),
-      f('tags', 'object', {}, 'Tags', 'Tag name to value; values may use templates.'),
-      ...TLS,
-    ]),
+    sink(
+      { en_US: 'Writes results as points to an InfluxDB 1.x database.', zh_CN: '将结果写入 InfluxDB 1.x。' },
+      'sinks/plugin/influx',
+      'InfluxDB',
+      [
+        f('addr', 'string', 'http://127.0.0.1:8086', 'Address', 'URL of the InfluxDB server.', {
+          optional: false,
+          connection: true,
+        }),
+        f('username', 'string', '', 'User name', 'User name.', { connection: true }),
+        f('password', 'string', '', 'Password', 'Password.', { connection: true }),
+        f('database', 'string', '', 'Database', 'Database written.', { optional: false }),
+        f('measurement', 'string', '', 'Measurement', 'Measurement of the points.', { optional: false }),
+        f('precision', 'string', 'ms', 'Precision', 'Unit of the timestamps.', { values: [...PRECISIONS] }),
+        f(
+          'tsFieldName',
+          'string',
+          '',
+          'Timestamp field',
+          'Field holding the point time in precision units; now when empty.',
+        ),
+        f('tags', 'object', {}, 'Tags', 'Tag name to value; values may use templates.'),
+        ...TLS,
+      ],
+    ),
   );
 }

@@ -87,7 +87,8 @@ class MemorySource implements SourceConnector {
 
   provision(_ctx: ConnectorContext, datasource: string): void {
     checkTopic(datasource, 'topic');
-    if (datasource.includes('#') && !datasource.endsWith('#')) throw new Error(`invalid memory topic ${datasource}: # must be the last level`);
+    if (datasource.includes('#') && !datasource.endsWith('#'))
+      throw new Error(`invalid memory topic ${datasource}: # must be the last level`);
     this.topic = datasource;
   }
 
@@ -116,7 +117,8 @@ class MemorySink implements SinkConnector {
   provision(_ctx: SinkContext, props: Props): void {
     this.topic = propString(props, 'topic', '');
     if (this.topic === '') throw new EddyError(ErrorCode.Executor, 'topic is required');
-    if (hasWildcard(this.topic)) throw new EddyError(ErrorCode.Executor, `invalid memory topic ${this.topic}: wildcard found`);
+    if (hasWildcard(this.topic))
+      throw new EddyError(ErrorCode.Executor, `invalid memory topic ${this.topic}: wildcard found`);
     this.resendTopic = propString(props, 'resendDestination', '');
     this.rowkindField = propString(props, 'rowkindField') || undefined;
     this.keyField = propString(props, 'keyField') || undefined;
@@ -129,7 +131,11 @@ class MemorySink implements SinkConnector {
 
   async collect(ctx: SinkContext, payload: SinkPayload): Promise<void> {
     const data = payload.data;
-    const rows: ValueObject[] = Array.isArray(data) ? (data.filter((r) => isObject(r)) as ValueObject[]) : isObject(data) ? [data] : [];
+    const rows: ValueObject[] = Array.isArray(data)
+      ? (data.filter((r) => isObject(r)) as ValueObject[])
+      : isObject(data)
+        ? [data]
+        : [];
     if (rows.length === 0 && data !== null && !Array.isArray(data) && !isObject(data)) {
       throw new Error(`memory sink requires map data, got ${typeof data}`);
     }
@@ -175,7 +181,8 @@ class MemoryLookup implements LookupConnector {
     checkTopic(datasource, 'topic');
     this.topic = datasource;
     const key = prop(props, 'key');
-    if (typeof key !== 'string' || key === '') throw new EddyError(ErrorCode.Executor, 'Option "key" is required for memory lookup table.');
+    if (typeof key !== 'string' || key === '')
+      throw new EddyError(ErrorCode.Executor, 'Option "key" is required for memory lookup table.');
     this.key = key;
   }
 
@@ -198,7 +205,12 @@ class MemoryLookup implements LookupConnector {
     this.table = table;
   }
 
-  async lookup(_ctx: ConnectorContext, _fields: readonly string[], keys: readonly string[], values: readonly Value[]): Promise<ValueObject[]> {
+  async lookup(
+    _ctx: ConnectorContext,
+    _fields: readonly string[],
+    keys: readonly string[],
+    values: readonly Value[],
+  ): Promise<ValueObject[]> {
     const t = this.table;
     if (!t) return [];
     if (keys.length === 1 && keys[0] === this.key) {

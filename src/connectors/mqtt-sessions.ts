@@ -20,7 +20,12 @@ const namespace = (ruleId: string): string => `mqttsession:${ruleId}`;
 
 function encode(s: SessionSettings): string {
   return JSON.stringify(s, (_k, v: unknown) => {
-    if (v && typeof v === 'object' && (v as { type?: unknown }).type === 'Buffer' && Array.isArray((v as { data?: unknown }).data)) {
+    if (
+      v &&
+      typeof v === 'object' &&
+      (v as { type?: unknown }).type === 'Buffer' &&
+      Array.isArray((v as { data?: unknown }).data)
+    ) {
       return { $buf: Buffer.from((v as { data: number[] }).data).toString('base64') };
     }
     return v;
@@ -28,7 +33,11 @@ function encode(s: SessionSettings): string {
 }
 
 function decode(text: string): SessionSettings {
-  return JSON.parse(text, (_k, v: unknown) => (v && typeof v === 'object' && typeof (v as { $buf?: unknown }).$buf === 'string' ? Buffer.from((v as { $buf: string }).$buf, 'base64') : v)) as SessionSettings;
+  return JSON.parse(text, (_k, v: unknown) =>
+    v && typeof v === 'object' && typeof (v as { $buf?: unknown }).$buf === 'string'
+      ? Buffer.from((v as { $buf: string }).$buf, 'base64')
+      : v,
+  ) as SessionSettings;
 }
 
 export class MqttSessionLedger {

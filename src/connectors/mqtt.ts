@@ -117,9 +117,23 @@ function clientOptions(s: MqttSettings): IClientOptions {
 
 function poolKey(s: MqttSettings): string {
   const tls = s.tls
-    ? [s.tls.rejectUnauthorized, s.tls.minVersion, s.tls.cert?.toString('base64'), s.tls.key?.toString('base64'), s.tls.ca?.toString('base64')]
+    ? [
+        s.tls.rejectUnauthorized,
+        s.tls.minVersion,
+        s.tls.cert?.toString('base64'),
+        s.tls.key?.toString('base64'),
+        s.tls.ca?.toString('base64'),
+      ]
     : null;
-  return JSON.stringify([s.server, s.clientId ?? '', s.username ?? '', s.password ?? '', s.protocolVersion, tls, s.persistent === true]);
+  return JSON.stringify([
+    s.server,
+    s.clientId ?? '',
+    s.username ?? '',
+    s.password ?? '',
+    s.protocolVersion,
+    tls,
+    s.persistent === true,
+  ]);
 }
 
 /** A broker URL MQTT.js understands (`tcp://` and `ssl://` are accepted as they are). */
@@ -128,7 +142,13 @@ function brokerUrl(server: string): string {
 }
 
 /** `delivery` is set on persistent sessions for QoS 1 messages: hold it to delay the broker's acknowledgement. */
-export type MqttMessageHandler = (topic: string, payload: Buffer, qos: number, messageId: number, delivery?: Delivery) => void;
+export type MqttMessageHandler = (
+  topic: string,
+  payload: Buffer,
+  qos: number,
+  messageId: number,
+  delivery?: Delivery,
+) => void;
 export type MqttStatusHandler = (connected: boolean, err?: Error) => void;
 
 interface Subscription {
@@ -181,7 +201,10 @@ export class MqttConn {
       throw err;
     }
     this.client.on('message', (topic, payload, packet) => {
-      const delivery = acks !== undefined && packet.qos === 1 && packet.messageId !== undefined ? acks.begin(packet.messageId) : undefined;
+      const delivery =
+        acks !== undefined && packet.qos === 1 && packet.messageId !== undefined
+          ? acks.begin(packet.messageId)
+          : undefined;
       this.inTopic = topic;
       this.inPayload = payload;
       this.inQos = packet.qos;
@@ -205,7 +228,9 @@ export class MqttConn {
       this.lastError = err;
     });
     this.client.on('close', () => {
-      const err = new Error(`mqtt connection to ${settings.server} lost${this.lastError ? `: ${this.lastError.message}` : ''}`);
+      const err = new Error(
+        `mqtt connection to ${settings.server} lost${this.lastError ? `: ${this.lastError.message}` : ''}`,
+      );
       for (const h of this.statusHandlers) h(false, err);
     });
   }
@@ -294,11 +319,19 @@ export class MqttConn {
    * rejected (a sink with a failure cache keeps them there instead). Answers `undefined` when the packet was written
    * at once (QoS 0 while the socket keeps up): no promise per message.
    */
-  publish(topic: string, payload: Uint8Array, qos: QoS, retain: boolean, keepOffline = false): Promise<void> | undefined {
+  publish(
+    topic: string,
+    payload: Uint8Array,
+    qos: QoS,
+    retain: boolean,
+    keepOffline = false,
+  ): Promise<void> | undefined {
     if (!this.client.connected && (qos === 0 || !keepOffline)) {
       return Promise.reject(recoverable(new Error(`mqtt client to ${this.settings.server} is not connected`)));
     }
-    const buf = Buffer.isBuffer(payload) ? payload : Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
+    const buf = Buffer.isBuffer(payload)
+      ? payload
+      : Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
     if (qos === 0) {
       // written to the socket (or its buffer) at once, in call order: no callback, no promise while the socket keeps
       // up; past the budget every caller waits for the one next 'drain'
@@ -543,7 +576,11 @@ class MqttSource implements SourceConnector {
             return;
           }
         }
-        const ev: SourceEvent = { payload: bytes, meta: { topic, qos: QOS_INT[qos] ?? BigInt(qos), messageId: messageId === 0 ? 0n : BigInt(messageId) }, timestamp: Date.now() };
+        const ev: SourceEvent = {
+          payload: bytes,
+          meta: { topic, qos: QOS_INT[qos] ?? BigInt(qos), messageId: messageId === 0 ? 0n : BigInt(messageId) },
+          timestamp: Date.now(),
+        };
         if (delivery !== undefined) ev.delivery = delivery;
         emit(ev);
       });
@@ -555,7 +592,11 @@ class MqttSource implements SourceConnector {
         conn.onStatus((connected, err) => {
           if (!connected && wasConnected) {
             ctx.logger.warn('mqtt source %s: %s; reconnecting', this.topic, err?.message);
-            onError(Object.assign(transientError(err ?? new Error('mqtt connection lost')), { connectionLost: true as const }));
+            onError(
+              Object.assign(transientError(err ?? new Error('mqtt connection lost')), {
+                connectionLost: true as const,
+              }),
+            );
           } else if (connected && !wasConnected) {
             ctx.logger.info('mqtt source %s reconnected', this.topic);
           }
@@ -601,7 +642,8 @@ function sinkTopic(props: Props): string {
 /** The sink's qos, with eKuiper's sink message. */
 function sinkQos(props: Props): QoS {
   const qos = propInt(props, 'qos', 0);
-  if (qos !== 0 && qos !== 1 && qos !== 2) throw new Error(`invalid qos value ${qos}, the value could be only int 0 or 1 or 2`);
+  if (qos !== 0 && qos !== 1 && qos !== 2)
+    throw new Error(`invalid qos value ${qos}, the value could be only int 0 or 1 or 2`);
   return qos;
 }
 

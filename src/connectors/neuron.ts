@@ -6,7 +6,15 @@
  * payload as it is.
  */
 import { EddyError, ErrorCode } from '../core/errors.js';
-import type { ConnectorContext, Props, SinkConnector, SinkContext, SinkPayload, SourceConnector, SourceEvent } from '../contracts/index.js';
+import type {
+  ConnectorContext,
+  Props,
+  SinkConnector,
+  SinkContext,
+  SinkPayload,
+  SourceConnector,
+  SourceEvent,
+} from '../contracts/index.js';
 import { toJson } from '../values/json.js';
 import { isObject, type Value, type ValueObject } from '../values/value.js';
 import { JsonFormat } from './formats/json.js';
@@ -192,19 +200,35 @@ export function registerNeuron(registry: Registry, pool: NeuronPool): void {
   addSourceMeta('neuron', {
     stream: true,
     lookup: false,
-    about: about({ en_US: 'Receives data of the Neuron industrial gateway.', zh_CN: '接收 Neuron 工业网关的数据。' }, 'sources/builtin/neuron'),
+    about: about(
+      { en_US: 'Receives data of the Neuron industrial gateway.', zh_CN: '接收 Neuron 工业网关的数据。' },
+      'sources/builtin/neuron',
+    ),
     libs: [],
     node: { category: 'source', icon: 'iconPath', label: same('Neuron') },
-    properties: { default: [f('url', 'string', 'tcp://127.0.0.1:7081', 'URL', 'NNG address of Neuron: ipc:///path or tcp://host:port.', { connection: true })] },
+    properties: {
+      default: [
+        f('url', 'string', 'tcp://127.0.0.1:7081', 'URL', 'NNG address of Neuron: ipc:///path or tcp://host:port.', {
+          connection: true,
+        }),
+      ],
+    },
   });
   addSinkMeta(
     'neuron',
-    sink({ en_US: 'Writes tag values to the Neuron industrial gateway.', zh_CN: '向 Neuron 工业网关写入点位值。' }, 'sinks/builtin/neuron', 'Neuron', [
-      f('url', 'string', 'tcp://127.0.0.1:7081', 'URL', 'NNG address of Neuron: ipc:///path or tcp://host:port.', { connection: true }),
-      f('nodeName', 'string', '', 'Node name', 'Neuron node written; may use templates. Required unless raw.'),
-      f('groupName', 'string', '', 'Group name', 'Neuron group written; may use templates. Required unless raw.'),
-      f('tags', 'list_string', [], 'Tags', 'Row fields written as tags; every field when empty. May use templates.'),
-      f('raw', 'bool', false, 'Raw', 'Send the encoded payload as it is.'),
-    ]),
+    sink(
+      { en_US: 'Writes tag values to the Neuron industrial gateway.', zh_CN: '向 Neuron 工业网关写入点位值。' },
+      'sinks/builtin/neuron',
+      'Neuron',
+      [
+        f('url', 'string', 'tcp://127.0.0.1:7081', 'URL', 'NNG address of Neuron: ipc:///path or tcp://host:port.', {
+          connection: true,
+        }),
+        f('nodeName', 'string', '', 'Node name', 'Neuron node written; may use templates. Required unless raw.'),
+        f('groupName', 'string', '', 'Group name', 'Neuron group written; may use templates. Required unless raw.'),
+        f('tags', 'list_string', [], 'Tags', 'Row fields written as tags; every field when empty. May use templates.'),
+        f('raw', 'bool', false, 'Raw', 'Send the encoded payload as it is.'),
+      ],
+    ),
   );
 }

@@ -23,7 +23,18 @@ const MAX_AUCTION_MS = 20_000;
 
 const FIRST_NAMES = ['Peter', 'Paul', 'Luke', 'John', 'Saul', 'Vicky', 'Kate', 'Julie', 'Sarah', 'Deiter', 'Walter'];
 const LAST_NAMES = ['Shultz', 'Abrams', 'Spencer', 'White', 'Bartels', 'Walton', 'Smith', 'Jones', 'Noris'];
-const CITIES = ['phoenix', 'los angeles', 'san francisco', 'boise', 'portland', 'bend', 'redmond', 'seattle', 'kent', 'cheyenne'];
+const CITIES = [
+  'phoenix',
+  'los angeles',
+  'san francisco',
+  'boise',
+  'portland',
+  'bend',
+  'redmond',
+  'seattle',
+  'kent',
+  'cheyenne',
+];
 const STATES = ['az', 'ca', 'id', 'or', 'wa', 'wy'];
 const CHANNELS = ['Google', 'Facebook', 'Baidu', 'Apple'];
 

@@ -88,7 +88,13 @@ export function registerNexmark(registry: Registry): void {
   addSourceMeta('nexmark', {
     stream: true,
     lookup: false,
-    about: about({ en_US: 'Generates Nexmark auction events (persons, auctions, bids) at a given rate.', zh_CN: '按给定速率生成 Nexmark 拍卖事件。' }, 'sources/builtin/nexmark'),
+    about: about(
+      {
+        en_US: 'Generates Nexmark auction events (persons, auctions, bids) at a given rate.',
+        zh_CN: '按给定速率生成 Nexmark 拍卖事件。',
+      },
+      'sources/builtin/nexmark',
+    ),
     libs: [],
     node: { category: 'source', icon: 'iconPath', label: same('Nexmark') },
     properties: {

@@ -22,7 +22,9 @@ function describe(v: unknown): string {
 }
 
 function typeError(name: string, want: string, v: unknown): Error {
-  return new Error(`'${name}' expected type '${want}', got unconvertible type '${describe(v)}', value: '${typeof v === 'object' ? JSON.stringify(v) : String(v)}'`);
+  return new Error(
+    `'${name}' expected type '${want}', got unconvertible type '${describe(v)}', value: '${typeof v === 'object' ? JSON.stringify(v) : String(v)}'`,
+  );
 }
 
 /** The key of `props` matching `name` case-insensitively, exact spelling first. */

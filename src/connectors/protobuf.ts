@@ -229,7 +229,10 @@ export class ProtobufFormat implements Format {
     let row: ValueObject;
     if (Array.isArray(data)) {
       // protobuf has no framing for a list of messages: a trigger of several rows needs sendSingle
-      if (data.length !== 1) throw new Error(`unsupported type: the protobuf format encodes one row at a time (got ${data.length}); set sendSingle to true`);
+      if (data.length !== 1)
+        throw new Error(
+          `unsupported type: the protobuf format encodes one row at a time (got ${data.length}); set sendSingle to true`,
+        );
       row = data[0];
     } else row = data;
     if (!isObject(row)) throw new Error('unsupported type: the protobuf format encodes objects only');
@@ -263,7 +266,12 @@ function messageFields(type: protobuf.Type, seen: Set<protobuf.Type>): StreamFie
   return type.fieldsArray.map((f) => {
     f.resolve();
     const base = fieldType(f.type, f.resolvedType, inner);
-    const t: FieldType = f instanceof protobuf.MapField || f.map ? { kind: 'struct', fields: [] } : f.repeated ? { kind: 'array', element: base } : base;
+    const t: FieldType =
+      f instanceof protobuf.MapField || f.map
+        ? { kind: 'struct', fields: [] }
+        : f.repeated
+          ? { kind: 'array', element: base }
+          : base;
     return { name: f.name, type: t };
   });
 }

@@ -36,7 +36,8 @@ function randomSettings(props: Props): RandomSettings {
     throw bad((e as Error).message);
   }
   if (format.toLowerCase() !== 'json') throw bad('random source only supports `json` format');
-  if (interval <= 0) throw bad(`source \`random\` property \`interval\` must be a positive integer but got ${interval}`);
+  if (interval <= 0)
+    throw bad(`source \`random\` property \`interval\` must be a positive integer but got ${interval}`);
   if (seed <= 0) throw bad(`source \`random\` property \`seed\` must be a positive integer but got ${seed}`);
   if (pattern === undefined) throw bad('source `random` property `pattern` is required');
   const base: Array<[string, number]> = [];
@@ -100,15 +101,31 @@ export function registerRandom(registry: Registry): void {
   addSourceMeta('random', {
     stream: true,
     lookup: false,
-    about: about({ en_US: 'Generates rows of random integers around a pattern, for trials and demos.', zh_CN: '按模板生成随机整数数据，用于试用和演示。' }, 'sources/plugin/random'),
+    about: about(
+      {
+        en_US: 'Generates rows of random integers around a pattern, for trials and demos.',
+        zh_CN: '按模板生成随机整数数据，用于试用和演示。',
+      },
+      'sources/plugin/random',
+    ),
     libs: [],
     node: { category: 'source', icon: 'iconPath', label: same('Random') },
     properties: {
       default: [
         f('interval', 'int', 1000, 'Interval', 'Milliseconds between two rows.', { optional: false }),
-        f('seed', 'int', 1, 'Seed', 'Each field is its pattern value plus a random integer below this.', { optional: false }),
-        f('pattern', 'object', { count: 50 }, 'Pattern', 'Field names and their integer base values.', { optional: false }),
-        f('deduplicate', 'int', 0, 'Deduplicate', '0 off; N > 0 skip rows equal to one of the last N; < 0 skip any row seen before.'),
+        f('seed', 'int', 1, 'Seed', 'Each field is its pattern value plus a random integer below this.', {
+          optional: false,
+        }),
+        f('pattern', 'object', { count: 50 }, 'Pattern', 'Field names and their integer base values.', {
+          optional: false,
+        }),
+        f(
+          'deduplicate',
+          'int',
+          0,
+          'Deduplicate',
+          '0 off; N > 0 skip rows equal to one of the last N; < 0 skip any row seen before.',
+        ),
       ],
     },
   });

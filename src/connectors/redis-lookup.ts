@@ -19,17 +19,27 @@ function bad(msg: string): EddyError {
 
 export function parseDb(datasource: string): number {
   const db = datasource === '' ? 0 : Number(datasource);
-  if (!Number.isInteger(db) || db < 0 || db > 15) throw bad(`redis db should be in range 0-15, got ${JSON.stringify(datasource)}`);
+  if (!Number.isInteger(db) || db < 0 || db > 15)
+    throw bad(`redis db should be in range 0-15, got ${JSON.stringify(datasource)}`);
   return db;
 }
 
-export function lookupSettings(datasource: string, props: Props): { settings: RedisSettings; dataType: 'string' | 'list' } {
+export function lookupSettings(
+  datasource: string,
+  props: Props,
+): { settings: RedisSettings; dataType: 'string' | 'list' } {
   const addr = propString(props, 'addr', '');
   if (!addr) throw bad('redis addr is null');
   const dataType = propString(props, 'dataType', '');
-  if (dataType !== 'string' && dataType !== 'list') throw bad(`redis dataType must be string or list, got ${JSON.stringify(dataType)}`);
+  if (dataType !== 'string' && dataType !== 'list')
+    throw bad(`redis dataType must be string or list, got ${JSON.stringify(dataType)}`);
   return {
-    settings: { addr, username: propString(props, 'username'), password: propString(props, 'password'), db: parseDb(datasource) },
+    settings: {
+      addr,
+      username: propString(props, 'username'),
+      password: propString(props, 'password'),
+      db: parseDb(datasource),
+    },
     dataType,
   };
 }
@@ -55,7 +65,12 @@ export class RedisLookup implements LookupConnector {
     this.client = await openRedis(this.settings);
   }
 
-  async lookup(_ctx: ConnectorContext, _fields: readonly string[], keys: readonly string[], values: readonly Value[]): Promise<ValueObject[]> {
+  async lookup(
+    _ctx: ConnectorContext,
+    _fields: readonly string[],
+    keys: readonly string[],
+    values: readonly Value[],
+  ): Promise<ValueObject[]> {
     if (keys.length !== 1) throw new Error('redis lookup only supports one key');
     const client = this.client;
     if (!client) throw new Error('redis lookup is not connected');

@@ -54,7 +54,8 @@ export class RedisSink implements SinkConnector {
       this.dataType = dt;
       this.expiration = propInt(props, 'expiration', -1);
       this.rowkindField = propString(props, 'rowkindField', '');
-      if (this.keyType === 'single' && !this.key && !this.field) throw bad('redis sink must have key or field when KeyType is single');
+      if (this.keyType === 'single' && !this.key && !this.field)
+        throw bad('redis sink must have key or field when KeyType is single');
     } catch (e) {
       throw e instanceof EddyError ? e : bad((e as Error).message);
     }

@@ -16,7 +16,11 @@ function bad(msg: string): EddyError {
   return new EddyError(ErrorCode.Executor, msg);
 }
 
-function subSettings(props: Props): { settings: RedisSettings; channels: string[]; decompression: Compression | undefined } {
+function subSettings(props: Props): {
+  settings: RedisSettings;
+  channels: string[];
+  decompression: Compression | undefined;
+} {
   try {
     const address = propString(props, 'address', '');
     if (!address) throw bad('redisSub address is required');
@@ -53,7 +57,8 @@ export class RedisSubSource implements SourceConnector {
     this.client = client;
     let ready = true;
     client.on('close', () => {
-      if (ready && this.client === client) onError(transientError(new Error(`redis ${this.settings.addr}: connection lost`)));
+      if (ready && this.client === client)
+        onError(transientError(new Error(`redis ${this.settings.addr}: connection lost`)));
       ready = false;
     });
     client.on('ready', () => (ready = true));

@@ -69,7 +69,8 @@ export class RestSink implements SinkConnector {
       const text = textDecoder.decode(payload.bytes);
       const enc = encodeBody(bodyType, text, !this.sendSingle && bodyType === 'form' && Array.isArray(payload.data));
       body = enc.body;
-      if (enc.contentType && !Object.keys(headers).some((k) => k.toLowerCase() === 'content-type')) headers['Content-Type'] = enc.contentType;
+      if (enc.contentType && !Object.keys(headers).some((k) => k.toLowerCase() === 'content-type'))
+        headers['Content-Type'] = enc.contentType;
     }
     let res;
     try {
@@ -77,7 +78,8 @@ export class RestSink implements SinkConnector {
     } catch (e) {
       throw recoverable(e);
     }
-    if (this.s.debugResp) ctx.logger.info('rest sink response: status %d, body %s', res.status, res.body.toString('utf8'));
+    if (this.s.debugResp)
+      ctx.logger.info('rest sink response: status %d, body %s', res.status, res.body.toString('utf8'));
     if (isTransientStatus(res.status)) {
       try {
         checkResponse(res, 'code');

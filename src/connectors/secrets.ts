@@ -59,7 +59,12 @@ export function restoreSecrets(incoming: unknown, stored: unknown): void {
     if (!(k in stored)) continue;
     const old = stored[k];
     if (isSecretName(k) && val === MASK && old !== undefined && old !== MASK) incoming[k] = old;
-    else if (k.toLowerCase() === 'url' && typeof val === 'string' && urlHasMaskedPassword(val) && typeof old === 'string') {
+    else if (
+      k.toLowerCase() === 'url' &&
+      typeof val === 'string' &&
+      urlHasMaskedPassword(val) &&
+      typeof old === 'string'
+    ) {
       incoming[k] = old;
     } else if (isPlainObject(val) || Array.isArray(val)) restoreSecrets(val, old);
   }

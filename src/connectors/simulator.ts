@@ -34,10 +34,12 @@ export class SimulatorSource implements SourceConnector {
 
   provision(_ctx: ConnectorContext, _datasource: string, props: Props): void {
     const data = prop(props, 'data') ?? SHIPPED.data;
-    if (!Array.isArray(data) || data.length === 0) throw bad('simulator property data must be a non-empty list of objects');
+    if (!Array.isArray(data) || data.length === 0)
+      throw bad('simulator property data must be a non-empty list of objects');
     const enc = new TextEncoder();
     this.rows = data.map((row) => {
-      if (typeof row !== 'object' || row === null || Array.isArray(row)) throw bad('simulator property data must be a non-empty list of objects');
+      if (typeof row !== 'object' || row === null || Array.isArray(row))
+        throw bad('simulator property data must be a non-empty list of objects');
       return enc.encode(JSON.stringify(row));
     });
     try {
@@ -51,14 +53,23 @@ export class SimulatorSource implements SourceConnector {
     this.asBytes = format === undefined || format === 'json';
   }
 
-  async connect(_ctx: ConnectorContext, emit: (ev: SourceEvent) => void, _onError: (err: Error) => void, onEnd?: () => void): Promise<void> {
+  async connect(
+    _ctx: ConnectorContext,
+    emit: (ev: SourceEvent) => void,
+    _onError: (err: Error) => void,
+    onEnd?: () => void,
+  ): Promise<void> {
     this.closed = false;
     let next = 0;
     const tick = (): void => {
       this.timer = undefined;
       if (this.closed) return;
       const row = this.rows[next];
-      emit({ payload: this.asBytes ? row.slice() : (this.json.decode(row) as ValueObject), meta: {}, timestamp: Date.now() });
+      emit({
+        payload: this.asBytes ? row.slice() : (this.json.decode(row) as ValueObject),
+        meta: {},
+        timestamp: Date.now(),
+      });
       next++;
       if (next === this.rows.length) {
         if (!this.loop) {

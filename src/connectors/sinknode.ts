@@ -527,7 +527,12 @@ class SinkNodeImpl implements SinkNode {
   /** JSON of the rows as they are: a list's text is the texts of its rows, which can be encoded a slice at a time. */
   private plainJson(): boolean {
     const c = this.common;
-    return c.format === 'json' && c.dataTemplate === '' && c.dataField === '' && (c.fields === undefined || c.fields.length === 0);
+    return (
+      c.format === 'json' &&
+      c.dataTemplate === '' &&
+      c.dataField === '' &&
+      (c.fields === undefined || c.fields.length === 0)
+    );
   }
 
   /**
@@ -613,7 +618,9 @@ class SinkNodeImpl implements SinkNode {
     this.metrics.error(err);
     this.logger.warn({ err }, 'sink %s cannot transform data', this.metrics.name);
     if (listensToTransformFailures(this.connector)) {
-      void this.connector.transformFailed(this.ctx, err instanceof Error ? err : new Error(String(err))).catch(() => undefined);
+      void this.connector
+        .transformFailed(this.ctx, err instanceof Error ? err : new Error(String(err)))
+        .catch(() => undefined);
     }
   }
 
@@ -784,7 +791,9 @@ class SinkNodeImpl implements SinkNode {
       this.metrics.error(err);
       this.logger.warn({ err }, 'sink %s cannot transform data', this.metrics.name);
       if (listensToTransformFailures(this.connector)) {
-        await this.connector.transformFailed(this.ctx, err instanceof Error ? err : new Error(String(err))).catch(() => undefined);
+        await this.connector
+          .transformFailed(this.ctx, err instanceof Error ? err : new Error(String(err)))
+          .catch(() => undefined);
       }
       return 'drop';
     }
@@ -829,7 +838,8 @@ class SinkNodeImpl implements SinkNode {
     const finalData: Value = templateOnly && data === undefined ? text! : data;
     const encodeFn = (): Uint8Array => {
       if (templateOnly && isJson) return textEncoder.encode(text!);
-      if (templateOnly && !isObject(data)) throw new Error(`template output must be a JSON object for format ${this.common.format}`);
+      if (templateOnly && !isObject(data))
+        throw new Error(`template output must be a JSON object for format ${this.common.format}`);
       return format.encode(finalData as ValueObject | ValueObject[]);
     };
     return new Payload(finalData, rows, encodeFn, resend);

@@ -56,10 +56,12 @@ function decoded(s: string): string {
 export function parseSqlUrl(url: string): SqlTarget {
   if (typeof url !== 'string' || url === '') throw new Error('sql url is required');
   const m = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(url);
-  if (!m) throw new Error(`invalid sql url ${maskUrl(url)}: missing the driver scheme (such as mysql:// or postgres://)`);
+  if (!m)
+    throw new Error(`invalid sql url ${maskUrl(url)}: missing the driver scheme (such as mysql:// or postgres://)`);
   const scheme = m[1].toLowerCase();
   const driver = SCHEMES[scheme];
-  if (!driver) throw new Error(`unsupported driver ${scheme}: the sql connector supports mysql (mariadb) and postgres urls`);
+  if (!driver)
+    throw new Error(`unsupported driver ${scheme}: the sql connector supports mysql (mariadb) and postgres urls`);
   let u: URL;
   try {
     u = new URL(url);

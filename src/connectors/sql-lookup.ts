@@ -36,7 +36,12 @@ export class SqlLookup implements LookupConnector {
     return `SELECT ${cols} FROM ${this.table}${where ? ` WHERE ${where}` : ''}`;
   }
 
-  async lookup(_ctx: ConnectorContext, fields: readonly string[], keys: readonly string[], values: readonly Value[]): Promise<ValueObject[]> {
+  async lookup(
+    _ctx: ConnectorContext,
+    fields: readonly string[],
+    keys: readonly string[],
+    values: readonly Value[],
+  ): Promise<ValueObject[]> {
     if (!this.db) throw new Error('sql lookup is not connected');
     return this.db.query(this.statement(fields, keys, values));
   }

@@ -93,7 +93,8 @@ export function sqlSourceSettings(props: Props): SqlSourceSettings {
       const list = prop(internal, 'indexFields');
       if (Array.isArray(list)) {
         for (const c of list) {
-          if (typeof c !== 'object' || c === null || Array.isArray(c)) throw new Error('internalSqlQueryCfg.indexFields must be a list of objects');
+          if (typeof c !== 'object' || c === null || Array.isArray(c))
+            throw new Error('internalSqlQueryCfg.indexFields must be a list of objects');
           const idx = indexCol(c as Record<string, unknown>, 'internalSqlQueryCfg.indexFields');
           if (idx) indexes.push(idx);
         }
@@ -144,7 +145,9 @@ export class SqlSource implements SourceConnector {
     let sql = `select * from ${q.table}`;
     // a time without dateTimeFormat stays a time, written as the dialect's timestamp literal
     const bound = (i: IndexCol): Value => (i.value instanceof DateTime && !i.layout ? i.value : indexText(i));
-    const conds = idx.filter((i) => i.value !== null && i.value !== undefined).map((i) => `${i.field} > ${db.literal(bound(i))}`);
+    const conds = idx
+      .filter((i) => i.value !== null && i.value !== undefined)
+      .map((i) => `${i.field} > ${db.literal(bound(i))}`);
     if (conds.length > 0) sql += ` where ${conds.join(' AND ')}`;
     if (idx.length > 0) sql += ` order by ${idx.map((i) => `${i.field} ASC`).join(', ')}`;
     if (q.limit > 0) sql += ` limit ${q.limit}`;
@@ -160,7 +163,8 @@ export class SqlSource implements SourceConnector {
 
   /** Continues reading after the given index values (a restored offset). */
   rewind(offset: ValueObject): void {
-    for (const i of this.s.indexes) if (Object.prototype.hasOwnProperty.call(offset, i.field)) i.value = offset[i.field];
+    for (const i of this.s.indexes)
+      if (Object.prototype.hasOwnProperty.call(offset, i.field)) i.value = offset[i.field];
   }
 
   /** Runs one poll and emits its rows; rejects with the query's error. */
@@ -206,4 +210,3 @@ export class SqlSource implements SourceConnector {
     this.db = undefined;
   }
 }
-

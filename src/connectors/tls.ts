@@ -16,8 +16,22 @@ export interface TlsSettings {
   minVersion?: SecureVersion;
 }
 
-const KEYS = ['insecureSkipVerify', 'certificationPath', 'privateKeyPath', 'rootCaPath', 'certificationRaw', 'privateKeyRaw', 'rootCARaw', 'tlsMinVersion'];
-const VERSIONS: Record<string, SecureVersion> = { 'tls1.0': 'TLSv1', 'tls1.1': 'TLSv1.1', 'tls1.2': 'TLSv1.2', 'tls1.3': 'TLSv1.3' };
+const KEYS = [
+  'insecureSkipVerify',
+  'certificationPath',
+  'privateKeyPath',
+  'rootCaPath',
+  'certificationRaw',
+  'privateKeyRaw',
+  'rootCARaw',
+  'tlsMinVersion',
+];
+const VERSIONS: Record<string, SecureVersion> = {
+  'tls1.0': 'TLSv1',
+  'tls1.1': 'TLSv1.1',
+  'tls1.2': 'TLSv1.2',
+  'tls1.3': 'TLSv1.3',
+};
 
 function material(props: Props, pathKey: string, rawKey: string): Buffer | undefined {
   const raw = propString(props, rawKey);

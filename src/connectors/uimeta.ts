@@ -67,8 +67,25 @@ export interface FieldOpts {
 }
 
 /** One property descriptor; the control follows from the type unless given. */
-export function f(name: string, type: FieldMeta['type'], dflt: unknown, label: string, hint: string, o: FieldOpts = {}): FieldMeta {
-  const control = o.control ?? (o.values ? 'select' : type === 'bool' ? 'radio' : type.startsWith('list') ? 'list' : type === 'object' ? 'textarea' : 'text');
+export function f(
+  name: string,
+  type: FieldMeta['type'],
+  dflt: unknown,
+  label: string,
+  hint: string,
+  o: FieldOpts = {},
+): FieldMeta {
+  const control =
+    o.control ??
+    (o.values
+      ? 'select'
+      : type === 'bool'
+        ? 'radio'
+        : type.startsWith('list')
+          ? 'list'
+          : type === 'object'
+            ? 'textarea'
+            : 'text');
   const m: FieldMeta = {
     name,
     default: dflt,
@@ -84,11 +101,16 @@ export function f(name: string, type: FieldMeta['type'], dflt: unknown, label: s
 }
 
 export const TLS: FieldMeta[] = [
-  f('insecureSkipVerify', 'bool', false, 'Skip certificate verification', 'Do not verify the server certificate.', { connection: true }),
+  f('insecureSkipVerify', 'bool', false, 'Skip certificate verification', 'Do not verify the server certificate.', {
+    connection: true,
+  }),
   f('certificationPath', 'string', '', 'Certificate path', 'Client certificate file (PEM).', { connection: true }),
   f('privateKeyPath', 'string', '', 'Private key path', 'Client private key file (PEM).', { connection: true }),
   f('rootCaPath', 'string', '', 'Root CA path', 'Root CA file used to verify the server (PEM).', { connection: true }),
-  f('tlsMinVersion', 'string', 'tls1.2', 'Minimum TLS version', 'Lowest TLS version accepted.', { values: ['tls1.0', 'tls1.1', 'tls1.2', 'tls1.3'], connection: true }),
+  f('tlsMinVersion', 'string', 'tls1.2', 'Minimum TLS version', 'Lowest TLS version accepted.', {
+    values: ['tls1.0', 'tls1.1', 'tls1.2', 'tls1.3'],
+    connection: true,
+  }),
 ];
 
 // zstd is left out: Node 20 has no zstd codec (compression.ts)
@@ -97,11 +119,21 @@ const HTTP_METHODS = ['get', 'post', 'put', 'delete'];
 const BODY_TYPES = ['none', 'text', 'json', 'html', 'xml', 'javascript', 'form'];
 
 const MQTT_CONN: FieldMeta[] = [
-  f('server', 'string', 'tcp://127.0.0.1:1883', 'Broker address', 'Broker URL, e.g. tcp://127.0.0.1:1883 or ssl://host:8883.', { optional: false, connection: true }),
+  f(
+    'server',
+    'string',
+    'tcp://127.0.0.1:1883',
+    'Broker address',
+    'Broker URL, e.g. tcp://127.0.0.1:1883 or ssl://host:8883.',
+    { optional: false, connection: true },
+  ),
   f('username', 'string', '', 'User name', 'User name for the broker.', { connection: true }),
   f('password', 'string', '', 'Password', 'Password for the broker.', { connection: true }),
   f('clientid', 'string', '', 'Client id', 'Client id; a random one when empty.', { connection: true }),
-  f('protocolVersion', 'string', '3.1.1', 'Protocol version', 'MQTT protocol version.', { values: ['3.1', '3.1.1'], connection: true }),
+  f('protocolVersion', 'string', '3.1.1', 'Protocol version', 'MQTT protocol version.', {
+    values: ['3.1', '3.1.1'],
+    connection: true,
+  }),
   ...TLS,
 ];
 
@@ -111,23 +143,41 @@ const SOURCES: Record<string, SourceEntry> = {
   mqtt: {
     stream: true,
     lookup: false,
-    about: about({ en_US: 'Subscribes to topics of an MQTT broker.', zh_CN: '订阅 MQTT 服务器的主题。' }, 'sources/builtin/mqtt'),
+    about: about(
+      { en_US: 'Subscribes to topics of an MQTT broker.', zh_CN: '订阅 MQTT 服务器的主题。' },
+      'sources/builtin/mqtt',
+    ),
     libs: [],
     node: { category: 'source', icon: 'iconPath', label: same('MQTT') },
-    dataSource: { default: 'topic/temperature', hint: same('Topic filter; + and # are allowed.'), label: same('Topic') },
+    dataSource: {
+      default: 'topic/temperature',
+      hint: same('Topic filter; + and # are allowed.'),
+      label: same('Topic'),
+    },
     properties: {
       default: [
         ...MQTT_CONN,
         f('qos', 'int', 1, 'QoS', 'Subscription quality of service.', { values: [0, 1, 2] }),
-        f('decompression', 'string', '', 'Decompression', 'Decompress payloads with this algorithm.', { values: COMPRESSIONS }),
-        f('connectionSelector', 'string', '', 'Connection', 'Shared connection mqtt.<key> from the connections config.'),
+        f('decompression', 'string', '', 'Decompression', 'Decompress payloads with this algorithm.', {
+          values: COMPRESSIONS,
+        }),
+        f(
+          'connectionSelector',
+          'string',
+          '',
+          'Connection',
+          'Shared connection mqtt.<key> from the connections config.',
+        ),
       ],
     },
   },
   memory: {
     stream: true,
     lookup: true,
-    about: about({ en_US: 'Reads rows published by memory sinks of other rules.', zh_CN: '读取其他规则内存动作发布的数据。' }, 'sources/builtin/memory'),
+    about: about(
+      { en_US: 'Reads rows published by memory sinks of other rules.', zh_CN: '读取其他规则内存动作发布的数据。' },
+      'sources/builtin/memory',
+    ),
     libs: [],
     node: { category: 'source', icon: 'iconPath', label: same('Memory') },
     dataSource: { default: 'topic1', hint: same('Memory topic; + and # are allowed.'), label: same('Topic') },
@@ -136,13 +186,18 @@ const SOURCES: Record<string, SourceEntry> = {
   httppull: {
     stream: true,
     lookup: true,
-    about: about({ en_US: 'Polls an HTTP endpoint at an interval.', zh_CN: '定时请求 HTTP 服务获取数据。' }, 'sources/builtin/http_pull'),
+    about: about(
+      { en_US: 'Polls an HTTP endpoint at an interval.', zh_CN: '定时请求 HTTP 服务获取数据。' },
+      'sources/builtin/http_pull',
+    ),
     libs: [],
     node: { category: 'source', icon: 'iconPath', label: same('HTTP pull') },
     dataSource: { default: '/api/data', hint: same('Path appended to the url.'), label: same('Path') },
     properties: {
       default: [
-        f('url', 'string', 'http://localhost', 'URL', 'Base URL of the server (http or https); may use templates.', { optional: false }),
+        f('url', 'string', 'http://localhost', 'URL', 'Base URL of the server (http or https); may use templates.', {
+          optional: false,
+        }),
         f('method', 'string', 'post', 'Method', 'HTTP method.', { values: HTTP_METHODS }),
         f('interval', 'int', 10000, 'Interval', 'Pull period in milliseconds.'),
         f('timeout', 'int', 5000, 'Timeout', 'Request timeout in milliseconds.'),
@@ -150,8 +205,17 @@ const SOURCES: Record<string, SourceEntry> = {
         f('body', 'string', '', 'Body', 'Request body; may use templates.', { control: 'textarea' }),
         f('bodyType', 'string', 'json', 'Body type', 'Content type of the body.', { values: BODY_TYPES }),
         f('headers', 'object', { Accept: 'application/json' }, 'Headers', 'Request headers; values may use templates.'),
-        f('responseType', 'string', 'code', 'Response type', 'How success is decided: by status code or by a code field of the body.', { values: ['code', 'body'] }),
-        f('compression', 'string', '', 'Compression', 'Compress requests and accept compressed answers.', { values: COMPRESSIONS }),
+        f(
+          'responseType',
+          'string',
+          'code',
+          'Response type',
+          'How success is decided: by status code or by a code field of the body.',
+          { values: ['code', 'body'] },
+        ),
+        f('compression', 'string', '', 'Compression', 'Compress requests and accept compressed answers.', {
+          values: COMPRESSIONS,
+        }),
         f('debugResp', 'bool', false, 'Log responses', 'Log every response.'),
         ...TLS,
       ],
@@ -160,22 +224,32 @@ const SOURCES: Record<string, SourceEntry> = {
   httppush: {
     stream: true,
     lookup: false,
-    about: about({ en_US: 'Receives data POSTed to the HTTP data server.', zh_CN: '接收推送到 HTTP 数据服务的数据。' }, 'sources/builtin/http_push'),
+    about: about(
+      { en_US: 'Receives data POSTed to the HTTP data server.', zh_CN: '接收推送到 HTTP 数据服务的数据。' },
+      'sources/builtin/http_push',
+    ),
     libs: [],
     node: { category: 'source', icon: 'iconPath', label: same('HTTP push') },
     dataSource: { default: '/api/data', hint: same('Endpoint path on the data server.'), label: same('Endpoint') },
-    properties: { default: [f('method', 'string', 'POST', 'Method', 'HTTP method accepted.', { values: ['POST', 'PUT'] })] },
+    properties: {
+      default: [f('method', 'string', 'POST', 'Method', 'HTTP method accepted.', { values: ['POST', 'PUT'] })],
+    },
   },
   file: {
     stream: true,
     lookup: false,
-    about: about({ en_US: 'Reads rows from files (json, csv, lines).', zh_CN: '从文件读取数据。' }, 'sources/builtin/file'),
+    about: about(
+      { en_US: 'Reads rows from files (json, csv, lines).', zh_CN: '从文件读取数据。' },
+      'sources/builtin/file',
+    ),
     libs: [],
     node: { category: 'source', icon: 'iconPath', label: same('File') },
     dataSource: { default: 'data.json', hint: same('File or folder relative to path.'), label: same('File') },
     properties: {
       default: [
-        f('fileType', 'string', 'json', 'File type', 'Content type of the files.', { values: ['json', 'csv', 'lines'] }),
+        f('fileType', 'string', 'json', 'File type', 'Content type of the files.', {
+          values: ['json', 'csv', 'lines'],
+        }),
         f('path', 'string', 'data', 'Path', 'Folder holding the files.'),
         f('interval', 'int', 0, 'Interval', 'Re-read period in milliseconds; 0 reads once.'),
         f('sendInterval', 'int', 0, 'Send interval', 'Pause between rows in milliseconds.'),
@@ -200,10 +274,15 @@ const SOURCES: Record<string, SourceEntry> = {
     dataSource: { default: '0', hint: same('Database number 0-15.'), label: same('Database') },
     properties: {
       default: [
-        f('addr', 'string', '127.0.0.1:6379', 'Address', 'host:port of the server.', { optional: false, connection: true }),
+        f('addr', 'string', '127.0.0.1:6379', 'Address', 'host:port of the server.', {
+          optional: false,
+          connection: true,
+        }),
         f('username', 'string', '', 'User name', 'User name.', { connection: true }),
         f('password', 'string', '', 'Password', 'Password.', { connection: true }),
-        f('dataType', 'string', 'string', 'Data type', 'string: a JSON object per key; list: a list of JSON objects.', { values: ['string', 'list'] }),
+        f('dataType', 'string', 'string', 'Data type', 'string: a JSON object per key; list: a list of JSON objects.', {
+          values: ['string', 'list'],
+        }),
       ],
     },
   },
@@ -215,7 +294,10 @@ const SOURCES: Record<string, SourceEntry> = {
     node: { category: 'source', icon: 'iconPath', label: same('Redis subscription') },
     properties: {
       default: [
-        f('address', 'string', '127.0.0.1:6379', 'Address', 'host:port of the server.', { optional: false, connection: true }),
+        f('address', 'string', '127.0.0.1:6379', 'Address', 'host:port of the server.', {
+          optional: false,
+          connection: true,
+        }),
         f('username', 'string', '', 'User name', 'User name.', { connection: true }),
         f('password', 'string', '', 'Password', 'Password.', { connection: true }),
         f('db', 'int', 0, 'Database', 'Database number 0-15.', { connection: true }),
@@ -227,13 +309,23 @@ const SOURCES: Record<string, SourceEntry> = {
   websocket: {
     stream: true,
     lookup: false,
-    about: about({ en_US: 'Receives websocket text messages, as client or as server endpoint.', zh_CN: '接收 websocket 消息。' }, 'sources/builtin/websocket'),
+    about: about(
+      { en_US: 'Receives websocket text messages, as client or as server endpoint.', zh_CN: '接收 websocket 消息。' },
+      'sources/builtin/websocket',
+    ),
     libs: [],
     node: { category: 'source', icon: 'iconPath', label: same('Websocket') },
     dataSource: { default: '/api/data', hint: same('Path of the websocket.'), label: same('Path') },
     properties: {
       default: [
-        f('addr', 'string', '', 'Address', 'host:port of a server to connect to; empty serves the path on the data server.', { connection: true }),
+        f(
+          'addr',
+          'string',
+          '',
+          'Address',
+          'host:port of a server to connect to; empty serves the path on the data server.',
+          { connection: true },
+        ),
         ...TLS,
       ],
     },
@@ -241,12 +333,17 @@ const SOURCES: Record<string, SourceEntry> = {
   simulator: {
     stream: true,
     lookup: false,
-    about: about({ en_US: 'Replays a fixed list of rows at an interval, for trials.', zh_CN: '按间隔重放固定数据，用于试运行。' }, 'sources/builtin/simulator'),
+    about: about(
+      { en_US: 'Replays a fixed list of rows at an interval, for trials.', zh_CN: '按间隔重放固定数据，用于试运行。' },
+      'sources/builtin/simulator',
+    ),
     libs: [],
     node: { category: 'source', icon: 'iconPath', label: same('Simulator') },
     properties: {
       default: [
-        f('data', 'list_object', [{ temperature: 22.5, humidity: 50 }], 'Data', 'Rows replayed in order.', { optional: false }),
+        f('data', 'list_object', [{ temperature: 22.5, humidity: 50 }], 'Data', 'Rows replayed in order.', {
+          optional: false,
+        }),
         f('interval', 'int', 1000, 'Interval', 'Milliseconds between two rows.'),
         f('loop', 'bool', true, 'Loop', 'Start over after the last row.'),
       ],
@@ -255,15 +352,27 @@ const SOURCES: Record<string, SourceEntry> = {
   sql: {
     stream: true,
     lookup: true,
-    about: about({ en_US: 'Queries a SQL database at an interval or by key.', zh_CN: '定时或按键查询 SQL 数据库。' }, 'sources/plugin/sql'),
+    about: about(
+      { en_US: 'Queries a SQL database at an interval or by key.', zh_CN: '定时或按键查询 SQL 数据库。' },
+      'sources/plugin/sql',
+    ),
     libs: [],
     node: { category: 'source', icon: 'iconPath', label: same('SQL') },
     dataSource: { default: 'table1', hint: same('Table name.'), label: same('Table') },
     properties: {
       default: [
-        f('url', 'string', '', 'URL', 'Database URL, e.g. mysql://user:pw@host:3306/db.', { optional: false, connection: true }),
+        f('url', 'string', '', 'URL', 'Database URL, e.g. mysql://user:pw@host:3306/db.', {
+          optional: false,
+          connection: true,
+        }),
         f('interval', 'int', 10000, 'Interval', 'Query period in milliseconds.'),
-        f('internalSqlQueryCfg', 'object', {}, 'Query', 'Generated query: table, indexField, indexValue, limit, indexFieldType, dateTimeFormat.'),
+        f(
+          'internalSqlQueryCfg',
+          'object',
+          {},
+          'Query',
+          'Generated query: table, indexField, indexValue, limit, indexFieldType, dateTimeFormat.',
+        ),
         f('templateSqlQueryCfg', 'object', {}, 'Template query', 'Query template with an index field.'),
       ],
     },
@@ -284,56 +393,98 @@ const COMMON_SINK: FieldMeta[] = [
 ];
 
 export function sink(description: Lang, doc: string, label: string, props: FieldMeta[]): SinkMeta {
-  return { about: about(description, doc), libs: [], node: { category: 'sink', icon: 'iconPath', label: same(label) }, properties: [...props, ...COMMON_SINK] };
+  return {
+    about: about(description, doc),
+    libs: [],
+    node: { category: 'sink', icon: 'iconPath', label: same(label) },
+    properties: [...props, ...COMMON_SINK],
+  };
 }
 
 const SINKS: Record<string, SinkMeta> = {
   log: sink({ en_US: 'Writes results to the log.', zh_CN: '将结果写入日志。' }, 'sinks/builtin/log', 'Log', []),
-  nop: sink({ en_US: 'Discards results.', zh_CN: '丢弃结果。' }, 'sinks/builtin/nop', 'Nop', [f('log', 'bool', false, 'Log', 'Also log each result.')]),
-  mqtt: sink({ en_US: 'Publishes results to an MQTT broker.', zh_CN: '将结果发布到 MQTT 服务器。' }, 'sinks/builtin/mqtt', 'MQTT', [
-    ...MQTT_CONN,
-    f('topic', 'string', '', 'Topic', 'Topic to publish to; may use templates.', { optional: false }),
-    f('qos', 'int', 0, 'QoS', 'Publish quality of service.', { values: [0, 1, 2] }),
-    f('retained', 'bool', false, 'Retained', 'Publish retained messages.'),
-    f('compression', 'string', '', 'Compression', 'Compress payloads.', { values: COMPRESSIONS }),
-    f('connectionSelector', 'string', '', 'Connection', 'Shared connection mqtt.<key> from the connections config.'),
+  nop: sink({ en_US: 'Discards results.', zh_CN: '丢弃结果。' }, 'sinks/builtin/nop', 'Nop', [
+    f('log', 'bool', false, 'Log', 'Also log each result.'),
   ]),
-  rest: sink({ en_US: 'Sends results to an HTTP server.', zh_CN: '将结果发送到 HTTP 服务。' }, 'sinks/builtin/rest', 'REST', [
-    f('url', 'string', 'http://localhost', 'URL', 'Target URL; may use templates.', { optional: false }),
-    f('method', 'string', 'POST', 'Method', 'HTTP method.', { values: HTTP_METHODS.map((m) => m.toUpperCase()) }),
-    f('bodyType', 'string', 'json', 'Body type', 'Content type of the body.', { values: BODY_TYPES }),
-    f('timeout', 'int', 5000, 'Timeout', 'Request timeout in milliseconds.'),
-    f('headers', 'object', {}, 'Headers', 'Request headers; values may use templates.'),
-    f('responseType', 'string', 'code', 'Response type', 'How success is decided.', { values: ['code', 'body'] }),
-    f('debugResp', 'bool', false, 'Log responses', 'Log every response.'),
-    f('compression', 'string', '', 'Compression', 'Compress request bodies.', { values: COMPRESSIONS }),
-    ...TLS,
-  ]),
-  memory: sink({ en_US: 'Publishes rows to a memory topic read by other rules.', zh_CN: '将数据发布到内存主题。' }, 'sinks/builtin/memory', 'Memory', [
-    f('topic', 'string', '', 'Topic', 'Memory topic; may use templates.', { optional: false }),
-    f('rowkindField', 'string', '', 'Row kind field', 'Field holding insert, update, upsert or delete.'),
-    f('keyField', 'string', '', 'Key field', 'Key of the rows, required with a row kind field.'),
-  ]),
-  redis: sink({ en_US: 'Writes rows to Redis keys or lists.', zh_CN: '将数据写入 Redis。' }, 'sinks/builtin/redis', 'Redis', [
-    f('addr', 'string', '127.0.0.1:6379', 'Address', 'host:port of the server.', { optional: false, connection: true }),
-    f('username', 'string', '', 'User name', 'User name.', { connection: true }),
-    f('password', 'string', '', 'Password', 'Password.', { connection: true }),
-    f('db', 'int', 0, 'Database', 'Database number 0-15.', { connection: true }),
-    f('key', 'string', '', 'Key', 'Key written.'),
-    f('field', 'string', '', 'Key field', 'Take the key from this field of the row.'),
-    f('keyType', 'string', 'single', 'Key type', 'single: the row under one key; multiple: one key per field.', { values: ['single', 'multiple'] }),
-    f('dataType', 'string', 'string', 'Data type', 'SET a string or LPUSH onto a list.', { values: ['string', 'list'] }),
-    f('expiration', 'int', -1, 'Expiration', 'Seconds before a string key expires; -1 never.'),
-    f('rowkindField', 'string', '', 'Row kind field', 'Field holding the row kind; delete removes.'),
-  ]),
-  redisPub: sink({ en_US: 'Publishes results to a Redis channel.', zh_CN: '将结果发布到 Redis 频道。' }, 'sinks/builtin/redisPub', 'Redis publish', [
-    f('address', 'string', '127.0.0.1:6379', 'Address', 'host:port of the server.', { optional: false, connection: true }),
-    f('username', 'string', '', 'User name', 'User name.', { connection: true }),
-    f('password', 'string', '', 'Password', 'Password.', { connection: true }),
-    f('db', 'int', 0, 'Database', 'Database number 0-15.', { connection: true }),
-    f('channel', 'string', '', 'Channel', 'Channel to publish to.', { optional: false }),
-    f('compression', 'string', '', 'Compression', 'Compress payloads.', { values: COMPRESSIONS }),
-  ]),
+  mqtt: sink(
+    { en_US: 'Publishes results to an MQTT broker.', zh_CN: '将结果发布到 MQTT 服务器。' },
+    'sinks/builtin/mqtt',
+    'MQTT',
+    [
+      ...MQTT_CONN,
+      f('topic', 'string', '', 'Topic', 'Topic to publish to; may use templates.', { optional: false }),
+      f('qos', 'int', 0, 'QoS', 'Publish quality of service.', { values: [0, 1, 2] }),
+      f('retained', 'bool', false, 'Retained', 'Publish retained messages.'),
+      f('compression', 'string', '', 'Compression', 'Compress payloads.', { values: COMPRESSIONS }),
+      f('connectionSelector', 'string', '', 'Connection', 'Shared connection mqtt.<key> from the connections config.'),
+    ],
+  ),
+  rest: sink(
+    { en_US: 'Sends results to an HTTP server.', zh_CN: '将结果发送到 HTTP 服务。' },
+    'sinks/builtin/rest',
+    'REST',
+    [
+      f('url', 'string', 'http://localhost', 'URL', 'Target URL; may use templates.', { optional: false }),
+      f('method', 'string', 'POST', 'Method', 'HTTP method.', { values: HTTP_METHODS.map((m) => m.toUpperCase()) }),
+      f('bodyType', 'string', 'json', 'Body type', 'Content type of the body.', { values: BODY_TYPES }),
+      f('timeout', 'int', 5000, 'Timeout', 'Request timeout in milliseconds.'),
+      f('headers', 'object', {}, 'Headers', 'Request headers; values may use templates.'),
+      f('responseType', 'string', 'code', 'Response type', 'How success is decided.', { values: ['code', 'body'] }),
+      f('debugResp', 'bool', false, 'Log responses', 'Log every response.'),
+      f('compression', 'string', '', 'Compression', 'Compress request bodies.', { values: COMPRESSIONS }),
+      ...TLS,
+    ],
+  ),
+  memory: sink(
+    { en_US: 'Publishes rows to a memory topic read by other rules.', zh_CN: '将数据发布到内存主题。' },
+    'sinks/builtin/memory',
+    'Memory',
+    [
+      f('topic', 'string', '', 'Topic', 'Memory topic; may use templates.', { optional: false }),
+      f('rowkindField', 'string', '', 'Row kind field', 'Field holding insert, update, upsert or delete.'),
+      f('keyField', 'string', '', 'Key field', 'Key of the rows, required with a row kind field.'),
+    ],
+  ),
+  redis: sink(
+    { en_US: 'Writes rows to Redis keys or lists.', zh_CN: '将数据写入 Redis。' },
+    'sinks/builtin/redis',
+    'Redis',
+    [
+      f('addr', 'string', '127.0.0.1:6379', 'Address', 'host:port of the server.', {
+        optional: false,
+        connection: true,
+      }),
+      f('username', 'string', '', 'User name', 'User name.', { connection: true }),
+      f('password', 'string', '', 'Password', 'Password.', { connection: true }),
+      f('db', 'int', 0, 'Database', 'Database number 0-15.', { connection: true }),
+      f('key', 'string', '', 'Key', 'Key written.'),
+      f('field', 'string', '', 'Key field', 'Take the key from this field of the row.'),
+      f('keyType', 'string', 'single', 'Key type', 'single: the row under one key; multiple: one key per field.', {
+        values: ['single', 'multiple'],
+      }),
+      f('dataType', 'string', 'string', 'Data type', 'SET a string or LPUSH onto a list.', {
+        values: ['string', 'list'],
+      }),
+      f('expiration', 'int', -1, 'Expiration', 'Seconds before a string key expires; -1 never.'),
+      f('rowkindField', 'string', '', 'Row kind field', 'Field holding the row kind; delete removes.'),
+    ],
+  ),
+  redisPub: sink(
+    { en_US: 'Publishes results to a Redis channel.', zh_CN: '将结果发布到 Redis 频道。' },
+    'sinks/builtin/redisPub',
+    'Redis publish',
+    [
+      f('address', 'string', '127.0.0.1:6379', 'Address', 'host:port of the server.', {
+        optional: false,
+        connection: true,
+      }),
+      f('username', 'string', '', 'User name', 'User name.', { connection: true }),
+      f('password', 'string', '', 'Password', 'Password.', { connection: true }),
+      f('db', 'int', 0, 'Database', 'Database number 0-15.', { connection: true }),
+      f('channel', 'string', '', 'Channel', 'Channel to publish to.', { optional: false }),
+      f('compression', 'string', '', 'Compression', 'Compress payloads.', { values: COMPRESSIONS }),
+    ],
+  ),
   file: sink({ en_US: 'Writes results to files.', zh_CN: '将结果写入文件。' }, 'sinks/builtin/file', 'File', [
     f('path', 'string', 'cache', 'Path', 'File path; may use templates.', { optional: false }),
     f('fileType', 'string', 'lines', 'File type', 'lines, json or csv.', { values: ['lines', 'json', 'csv'] }),
@@ -341,26 +492,43 @@ const SINKS: Record<string, SinkMeta> = {
     f('rollingInterval', 'int', 0, 'Rolling interval', 'Close a file after this many milliseconds.'),
     f('checkInterval', 'int', 300000, 'Check interval', 'How often the rolling interval is checked.'),
     f('rollingCount', 'int', 1000000, 'Rolling count', 'Close a file after this many results.'),
-    f('rollingNamePattern', 'string', '', 'Name pattern', 'Where the timestamp goes in rolled file names.', { values: ['prefix', 'suffix', 'none'] }),
+    f('rollingNamePattern', 'string', '', 'Name pattern', 'Where the timestamp goes in rolled file names.', {
+      values: ['prefix', 'suffix', 'none'],
+    }),
     f('compression', 'string', '', 'Compression', 'Compress the files.', { values: ['gzip'] }),
   ]),
-  websocket: sink({ en_US: 'Sends results as websocket text messages.', zh_CN: '通过 websocket 发送结果。' }, 'sinks/builtin/websocket', 'Websocket', [
-    f('addr', 'string', '', 'Address', 'host:port of a server; empty serves the path on the data server.', { connection: true }),
-    f('path', 'string', '', 'Path', 'Path of the websocket.', { optional: false }),
-    f('sendError', 'bool', false, 'Send errors', 'Also send {"error": ...} when a result cannot be sent.'),
-    ...TLS,
-  ]),
-  sql: sink({ en_US: 'Inserts results into a SQL database table.', zh_CN: '将结果写入 SQL 数据库。' }, 'sinks/plugin/sql', 'SQL', [
-    f('url', 'string', '', 'URL', 'Database URL.', { optional: false, connection: true }),
-    f('table', 'string', '', 'Table', 'Table written; may use templates.', { optional: false }),
-    f('rowkindField', 'string', '', 'Row kind field', 'Field holding insert, update or delete.'),
-    f('keyField', 'string', '', 'Key field', 'Key column for update and delete.'),
-  ]),
+  websocket: sink(
+    { en_US: 'Sends results as websocket text messages.', zh_CN: '通过 websocket 发送结果。' },
+    'sinks/builtin/websocket',
+    'Websocket',
+    [
+      f('addr', 'string', '', 'Address', 'host:port of a server; empty serves the path on the data server.', {
+        connection: true,
+      }),
+      f('path', 'string', '', 'Path', 'Path of the websocket.', { optional: false }),
+      f('sendError', 'bool', false, 'Send errors', 'Also send {"error": ...} when a result cannot be sent.'),
+      ...TLS,
+    ],
+  ),
+  sql: sink(
+    { en_US: 'Inserts results into a SQL database table.', zh_CN: '将结果写入 SQL 数据库。' },
+    'sinks/plugin/sql',
+    'SQL',
+    [
+      f('url', 'string', '', 'URL', 'Database URL.', { optional: false, connection: true }),
+      f('table', 'string', '', 'Table', 'Table written; may use templates.', { optional: false }),
+      f('rowkindField', 'string', '', 'Row kind field', 'Field holding insert, update or delete.'),
+      f('keyField', 'string', '', 'Key field', 'Key column for update and delete.'),
+    ],
+  ),
 };
 
 const CONNECTIONS: Record<string, SourceMeta> = {
   mqtt: {
-    about: about({ en_US: 'A broker connection shared by MQTT sources and sinks.', zh_CN: '共享的 MQTT 连接。' }, 'sources/builtin/mqtt'),
+    about: about(
+      { en_US: 'A broker connection shared by MQTT sources and sinks.', zh_CN: '共享的 MQTT 连接。' },
+      'sources/builtin/mqtt',
+    ),
     libs: [],
     node: { category: 'source', icon: 'iconPath', label: same('MQTT') },
     properties: { default: MQTT_CONN },
@@ -382,7 +550,9 @@ export interface PluginInfo {
 }
 
 function list(entries: Array<[string, ConnectorMeta]>): PluginInfo[] {
-  return entries.map(([name, m]) => ({ name, about: m.about })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return entries
+    .map(([name, m]) => ({ name, about: m.about }))
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
 /** `GET /metadata/sources?kind=`: sources Eddy has metadata for and has installed; `scan`/`lookup` narrow it. */

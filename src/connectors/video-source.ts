@@ -36,7 +36,11 @@ export class VideoSource implements SourceConnector {
     this.closed = false;
     const grab = async (): Promise<void> => {
       try {
-        const jpeg = await runFfmpeg(['-i', this.url, '-vf', 'select=gte(n\\,5)', '-frames:v', '1', '-f', 'image2', '-c:v', 'mjpeg', 'pipe:1'], undefined, GRAB_TIMEOUT_MS);
+        const jpeg = await runFfmpeg(
+          ['-i', this.url, '-vf', 'select=gte(n\\,5)', '-frames:v', '1', '-f', 'image2', '-c:v', 'mjpeg', 'pipe:1'],
+          undefined,
+          GRAB_TIMEOUT_MS,
+        );
         if (!this.closed) emit({ payload: new Uint8Array(jpeg), meta: {}, timestamp: Date.now() });
       } catch (e) {
         if (!this.closed) {
@@ -67,12 +71,20 @@ export function registerVideo(registry: Registry): void {
   addSourceMeta('video', {
     stream: true,
     lookup: false,
-    about: about({ en_US: 'Takes periodic snapshots of a video stream or file through ffmpeg.', zh_CN: '通过 ffmpeg 定时截取视频流的图像。' }, 'sources/plugin/video'),
+    about: about(
+      {
+        en_US: 'Takes periodic snapshots of a video stream or file through ffmpeg.',
+        zh_CN: '通过 ffmpeg 定时截取视频流的图像。',
+      },
+      'sources/plugin/video',
+    ),
     libs: [],
     node: { category: 'source', icon: 'iconPath', label: same('Video') },
     properties: {
       default: [
-        f('url', 'string', 'http://localhost', 'URL', 'Video stream or file ffmpeg can open (rtsp, http, file path).', { optional: false }),
+        f('url', 'string', 'http://localhost', 'URL', 'Video stream or file ffmpeg can open (rtsp, http, file path).', {
+          optional: false,
+        }),
         f('interval', 'int', 10000, 'Interval', 'Milliseconds between two snapshots.'),
       ],
     },

@@ -82,14 +82,17 @@ export class WsClient {
 
   private scheduleReconnect(): void {
     if (this.closed || this.timer) return;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      this.open().catch((err: Error) => {
-        this.failures++;
-        if (this.failures >= this.maxRetry) this.events.fatal?.(err);
-        else this.scheduleReconnect();
-      });
-    }, 500 * Math.max(1, this.failures));
+    this.timer = setTimeout(
+      () => {
+        this.timer = undefined;
+        this.open().catch((err: Error) => {
+          this.failures++;
+          if (this.failures >= this.maxRetry) this.events.fatal?.(err);
+          else this.scheduleReconnect();
+        });
+      },
+      500 * Math.max(1, this.failures),
+    );
   }
 
   /** Sends a text frame; rejects when not connected (and starts reconnecting). */

@@ -8,7 +8,15 @@
  */
 import { Publisher, Subscriber } from 'zeromq';
 import { EddyError, ErrorCode } from '../core/errors.js';
-import type { ConnectorContext, Props, SinkConnector, SinkContext, SinkPayload, SourceConnector, SourceEvent } from '../contracts/index.js';
+import type {
+  ConnectorContext,
+  Props,
+  SinkConnector,
+  SinkContext,
+  SinkPayload,
+  SourceConnector,
+  SourceEvent,
+} from '../contracts/index.js';
 import { propString } from './props.js';
 import type { Registry } from './registry.js';
 import { about, addSinkMeta, addSourceMeta, f, same, sink } from './uimeta.js';
@@ -61,13 +69,21 @@ export class ZmqSource implements SourceConnector {
     void this.receive(sub, emit, onError);
   }
 
-  private async receive(sub: Subscriber, emit: (ev: SourceEvent) => void, onError: (err: Error) => void): Promise<void> {
+  private async receive(
+    sub: Subscriber,
+    emit: (ev: SourceEvent) => void,
+    onError: (err: Error) => void,
+  ): Promise<void> {
     const withTopic = this.topic !== '';
     try {
       for await (const parts of sub) {
         if (withTopic) {
           const [first, ...rest] = parts;
-          emit({ payload: new Uint8Array(Buffer.concat(rest)), meta: { topic: first.toString('utf8') }, timestamp: Date.now() });
+          emit({
+            payload: new Uint8Array(Buffer.concat(rest)),
+            meta: { topic: first.toString('utf8') },
+            timestamp: Date.now(),
+          });
         } else {
           emit({ payload: new Uint8Array(Buffer.concat(parts)), meta: {}, timestamp: Date.now() });
         }
@@ -138,14 +154,33 @@ export function registerZmq(registry: Registry): void {
     about: about({ en_US: 'Subscribes to a ZeroMQ publisher.', zh_CN: '订阅 ZeroMQ 发布者。' }, 'sources/plugin/zmq'),
     libs: [],
     node: { category: 'source', icon: 'iconPath', label: same('ZeroMQ') },
-    dataSource: { default: '', hint: same('Topic prefix subscribed to; empty receives everything.'), label: same('Topic') },
-    properties: { default: [f('server', 'string', 'tcp://127.0.0.1:5563', 'Server', 'tcp://host:port of the publisher.', { optional: false, connection: true })] },
+    dataSource: {
+      default: '',
+      hint: same('Topic prefix subscribed to; empty receives everything.'),
+      label: same('Topic'),
+    },
+    properties: {
+      default: [
+        f('server', 'string', 'tcp://127.0.0.1:5563', 'Server', 'tcp://host:port of the publisher.', {
+          optional: false,
+          connection: true,
+        }),
+      ],
+    },
   });
   addSinkMeta(
     'zmq',
-    sink({ en_US: 'Publishes results on a ZeroMQ PUB socket.', zh_CN: '通过 ZeroMQ PUB 套接字发布结果。' }, 'sinks/plugin/zmq', 'ZeroMQ', [
-      f('server', 'string', 'tcp://127.0.0.1:5563', 'Server', 'tcp://host:port the PUB socket binds.', { optional: false, connection: true }),
-      f('topic', 'string', '', 'Topic', 'First frame of every message; none when empty.'),
-    ]),
+    sink(
+      { en_US: 'Publishes results on a ZeroMQ PUB socket.', zh_CN: '通过 ZeroMQ PUB 套接字发布结果。' },
+      'sinks/plugin/zmq',
+      'ZeroMQ',
+      [
+        f('server', 'string', 'tcp://127.0.0.1:5563', 'Server', 'tcp://host:port the PUB socket binds.', {
+          optional: false,
+          connection: true,
+        }),
+        f('topic', 'string', '', 'Topic', 'First frame of every message; none when empty.'),
+      ],
+    ),
   );
 }

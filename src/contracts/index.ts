@@ -178,7 +178,12 @@ export interface SourceConnector {
    * `onError` reports a failure (connection lost after retries, unreadable file...) to the rule.
    * `onEnd`, when a bounded source (file read once) has delivered everything.
    */
-  connect(ctx: ConnectorContext, emit: (ev: SourceEvent) => void, onError: (err: Error) => void, onEnd?: () => void): Promise<void>;
+  connect(
+    ctx: ConnectorContext,
+    emit: (ev: SourceEvent) => void,
+    onError: (err: Error) => void,
+    onEnd?: () => void,
+  ): Promise<void>;
   close(ctx: ConnectorContext): Promise<void>;
 }
 
@@ -203,7 +208,9 @@ export interface PausableSource {
 
 export function isPausable(c: SourceConnector): c is SourceConnector & PausableSource {
   const p = c as Partial<PausableSource>;
-  return typeof p.canPause === 'function' && typeof p.pause === 'function' && typeof p.resume === 'function' && p.canPause();
+  return (
+    typeof p.canPause === 'function' && typeof p.pause === 'function' && typeof p.resume === 'function' && p.canPause()
+  );
 }
 
 export function isRewindable(c: SourceConnector): c is SourceConnector & RewindableSource {
@@ -216,7 +223,12 @@ export interface LookupConnector {
   provision(ctx: ConnectorContext, datasource: string, props: Props): void;
   connect(ctx: ConnectorContext): Promise<void>;
   /** rows whose `keys[i]` field equals `values[i]` for every i */
-  lookup(ctx: ConnectorContext, fields: readonly string[], keys: readonly string[], values: readonly Value[]): Promise<ValueObject[]>;
+  lookup(
+    ctx: ConnectorContext,
+    fields: readonly string[],
+    keys: readonly string[],
+    values: readonly Value[],
+  ): Promise<ValueObject[]>;
   close(ctx: ConnectorContext): Promise<void>;
 }
 

@@ -42,8 +42,6 @@ export const badRequest = (message: string, code: number = ErrorCode.Undefined):
 /** Wraps any thrown value as an EddyError, keeping its code when it has one, adding `prefix: ` when given. */
 export function toEddyError(err: unknown, fallbackCode: number = ErrorCode.Undefined, prefix?: string): EddyError {
   const e =
-    err instanceof EddyError
-      ? err
-      : new EddyError(fallbackCode, err instanceof Error ? err.message : String(err));
+    err instanceof EddyError ? err : new EddyError(fallbackCode, err instanceof Error ? err.message : String(err));
   return prefix ? e.withPrefix(prefix) : e;
 }

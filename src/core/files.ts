@@ -30,7 +30,8 @@ export function badFileName(name: string, strict = false): string | undefined {
   if (name === '.' || name === '..') return `invalid name ${name}`;
   if (/[/\\\0]/.test(name)) return `invalid name ${name}: it must not contain path separators or NUL`;
   if (name.startsWith(TEMP_PREFIX)) return `invalid name ${name}`;
-  if (strict && !/^[A-Za-z0-9_.-]+$/.test(name)) return `invalid name ${name}: only letters, digits, '_', '.' and '-' are allowed`;
+  if (strict && !/^[A-Za-z0-9_.-]+$/.test(name))
+    return `invalid name ${name}: only letters, digits, '_', '.' and '-' are allowed`;
   return undefined;
 }
 

@@ -10,7 +10,15 @@ function quoteChar(c: string): string {
   if (c === '"') return `'"'`;
   const code = c.codePointAt(0) ?? 0;
   if (code < 0x20 || code === 0x7f) {
-    const named: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t', '\b': '\\b', '\f': '\\f', '\v': '\\v', '\x07': '\\a' };
+    const named: Record<string, string> = {
+      '\n': '\\n',
+      '\r': '\\r',
+      '\t': '\\t',
+      '\b': '\\b',
+      '\f': '\\f',
+      '\v': '\\v',
+      '\x07': '\\a',
+    };
     return `'${named[c] ?? `\\x${code.toString(16).padStart(2, '0')}`}'`;
   }
   return `'${c}'`;

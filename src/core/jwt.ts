@@ -12,7 +12,8 @@ export class AuthError extends Error {}
 
 function b64urlJson(part: string): Record<string, unknown> {
   const v: unknown = JSON.parse(Buffer.from(part, 'base64url').toString('utf8'));
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new AuthError('validate token error: malformed token');
+  if (typeof v !== 'object' || v === null || Array.isArray(v))
+    throw new AuthError('validate token error: malformed token');
   return v as Record<string, unknown>;
 }
 
@@ -40,7 +41,8 @@ export function verifyToken(token: string, mgmtDir: string, nowSeconds = Date.no
     if (e instanceof AuthError) throw e;
     throw new AuthError('validate token error: malformed token');
   }
-  if (header.alg !== 'RS256') throw new AuthError(`validate token error: unexpected signing method: ${String(header.alg)}`);
+  if (header.alg !== 'RS256')
+    throw new AuthError(`validate token error: unexpected signing method: ${String(header.alg)}`);
   const iss = typeof claims.iss === 'string' ? claims.iss : '';
   const key = issuerKey(mgmtDir, iss);
   const ok = verify('RSA-SHA256', Buffer.from(`${parts[0]}.${parts[1]}`), key, Buffer.from(parts[2], 'base64url'));
@@ -56,6 +58,7 @@ export function verifyToken(token: string, mgmtDir: string, nowSeconds = Date.no
   if (iat !== undefined && nowSeconds + 1 < iat) throw new AuthError('validate token error: token used before issued');
   const aud = claims.aud;
   const auds = Array.isArray(aud) ? aud.map(String) : typeof aud === 'string' ? [aud] : [];
-  if (!auds.includes('eKuiper')) throw new AuthError(`audience field should contain eKuiper, but got [${auds.join(' ')}]`);
+  if (!auds.includes('eKuiper'))
+    throw new AuthError(`audience field should contain eKuiper, but got [${auds.join(' ')}]`);
   return claims;
 }

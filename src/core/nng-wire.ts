@@ -10,7 +10,9 @@ export const NNG_PROTOCOL = { PAIR: 0x10, REQ: 0x30, REP: 0x31, PUSH: 0x50, PULL
 const HEADER_SIZE = 8;
 const IPC_MESSAGE = 0x01;
 
-const PROTOCOL_NAMES = new Map<number, string>(Object.entries(NNG_PROTOCOL).map(([name, id]) => [id, name.toLowerCase()]));
+const PROTOCOL_NAMES = new Map<number, string>(
+  Object.entries(NNG_PROTOCOL).map(([name, id]) => [id, name.toLowerCase()]),
+);
 
 /** The header a socket of protocol `proto` sends when the connection opens. */
 export function nngHeader(proto: number): Buffer {

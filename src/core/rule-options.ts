@@ -10,7 +10,12 @@ export type OptionKind = 'bool' | 'string' | 'int' | 'float';
 type KindValue = { bool: boolean; string: string; int: number; float: number };
 
 /** Go's type name of a kind, as decoding errors word it. */
-export const GO_TYPE: Readonly<Record<OptionKind, string>> = { bool: 'bool', string: 'string', int: 'int', float: 'float64' };
+export const GO_TYPE: Readonly<Record<OptionKind, string>> = {
+  bool: 'bool',
+  string: 'string',
+  int: 'int',
+  float: 'float64',
+};
 
 /** One scalar option (or sub-field of a nested option). */
 export interface ScalarOption<K extends OptionKind = OptionKind> {
@@ -22,7 +27,12 @@ export interface ScalarOption<K extends OptionKind = OptionKind> {
   readonly doc: string;
 }
 
-function option<K extends OptionKind>(kind: K, value: KindValue[K], doc: string, check?: ScalarOption<K>['check']): ScalarOption<K> {
+function option<K extends OptionKind>(
+  kind: K,
+  value: KindValue[K],
+  doc: string,
+  check?: ScalarOption<K>['check'],
+): ScalarOption<K> {
   return check ? { kind, default: value, check, doc } : { kind, default: value, doc };
 }
 
@@ -39,7 +49,11 @@ const restartPositive = (v: number, name: string): string | undefined =>
 export const SCALAR_RULE_OPTIONS = {
   debug: option('bool', false, "this rule's logger at debug level"),
   logFilename: option('string', '', 'log this rule into its own file of that name in the log folder'),
-  isEventTime: option('bool', false, "event time from the streams' `TIMESTAMP` field (docs/sql.md §5.2); adds a watermark node"),
+  isEventTime: option(
+    'bool',
+    false,
+    "event time from the streams' `TIMESTAMP` field (docs/sql.md §5.2); adds a watermark node",
+  ),
   lateTolerance: option('int', 1000, 'watermark lag in ms (docs/sql.md §5.10)', notNegative),
   concurrency: option('int', 1, 'validated (≥ 0); every node runs as one instance', notNegative),
   bufferLength: option('int', 1024, "capacity of every node's input queue", notNegative),
@@ -48,11 +62,20 @@ export const SCALAR_RULE_OPTIONS = {
     false,
     'add the source metadata to each row under `__meta`; refused for rules reading several streams or grouping',
   ),
-  sendError: option('bool', true, 'errors reach sinks as `{"error": "<message>"}` rows; otherwise only logged and counted'),
+  sendError: option(
+    'bool',
+    true,
+    'errors reach sinks as `{"error": "<message>"}` rows; otherwise only logged and counted',
+  ),
   qos: option('int', 0, '0 at-most-once; 1 and 2 take checkpoints (docs/runtime.md §1.9)', (v, name) =>
     [0, 1, 2].includes(v) ? undefined : `${name} must be 0, 1 or 2, got ${v}`,
   ),
-  checkpointInterval: option('int', 300000, 'ms between checkpoints when qos ≥ 1 (≤ 0 at run time means 300000)', notNegative),
+  checkpointInterval: option(
+    'int',
+    300000,
+    'ms between checkpoints when qos ≥ 1 (≤ 0 at run time means 300000)',
+    notNegative,
+  ),
   cron: option('string', '', 'periodic rule: cron expression (5 fields, or `@every 1m` style descriptors)'),
   duration: option('string', '', 'periodic rule: run length per firing, Go duration (`30s`, `1h30m`)'),
 } as const;
@@ -94,13 +117,27 @@ export const NESTED_RULE_OPTIONS = {
  * The order in which validation reports problems (eKuiper's), which is not the decoded key order; every option with a
  * check is listed once (test/core/rule-options.test.ts).
  */
-export const CHECK_ORDER = ['checkpointInterval', 'concurrency', 'bufferLength', 'lateTolerance', 'qos'] as const satisfies readonly (keyof typeof SCALAR_RULE_OPTIONS)[];
-export const RESTART_CHECK_ORDER = ['multiplier', 'attempts', 'delay', 'maxDelay', 'jitterFactor'] as const satisfies readonly (keyof typeof RESTART_STRATEGY_OPTIONS)[];
+export const CHECK_ORDER = [
+  'checkpointInterval',
+  'concurrency',
+  'bufferLength',
+  'lateTolerance',
+  'qos',
+] as const satisfies readonly (keyof typeof SCALAR_RULE_OPTIONS)[];
+export const RESTART_CHECK_ORDER = [
+  'multiplier',
+  'attempts',
+  'delay',
+  'maxDelay',
+  'jitterFactor',
+] as const satisfies readonly (keyof typeof RESTART_STRATEGY_OPTIONS)[];
 
 type Values<T extends Record<string, { kind: OptionKind }>> = { -readonly [K in keyof T]: KindValue[T[K]['kind']] };
 
 export type RestartStrategy = Values<typeof RESTART_STRATEGY_OPTIONS>;
-export type DatetimeRange = { -readonly [K in keyof typeof DATETIME_RANGE_FIELDS]?: KindValue[(typeof DATETIME_RANGE_FIELDS)[K]] };
+export type DatetimeRange = {
+  -readonly [K in keyof typeof DATETIME_RANGE_FIELDS]?: KindValue[(typeof DATETIME_RANGE_FIELDS)[K]];
+};
 
 /** Rule options (docs/runtime.md §1.2), already merged over the server's `rule:` defaults. */
 export type RuleOptions = Values<typeof SCALAR_RULE_OPTIONS> & {

@@ -263,7 +263,10 @@ export class PluginHost {
   private asyncPort: MessagePort | undefined;
   private nextId = 1;
   /** function calls waiting for their reply */
-  private readonly calls = new Map<number, { resolve: (text: string) => void; reject: (e: Error) => void; timer: NodeJS.Timeout }>();
+  private readonly calls = new Map<
+    number,
+    { resolve: (text: string) => void; reject: (e: Error) => void; timer: NodeJS.Timeout }
+  >();
   private readonly waiting = new Map<number, { resolve: () => void; reject: (e: Error) => void }>();
   /** live plugin processes by plugin name */
   private readonly pids = new Map<string, number>();
@@ -290,10 +293,13 @@ export class PluginHost {
     const { syncPort } = this.start();
     const id = this.nextId++;
     return new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.calls.delete(id);
-        reject(new Error(`no reply from plugin ${spec.name} within ${timeoutMs}ms`));
-      }, PluginHost.callTimeLimit(spec.initTimeoutMs, timeoutMs));
+      const timer = setTimeout(
+        () => {
+          this.calls.delete(id);
+          reject(new Error(`no reply from plugin ${spec.name} within ${timeoutMs}ms`));
+        },
+        PluginHost.callTimeLimit(spec.initTimeoutMs, timeoutMs),
+      );
       this.calls.set(id, { resolve, reject, timer });
       syncPort.postMessage({ id, spec, fname, payload, timeoutMs });
     });
@@ -360,19 +366,21 @@ export class PluginHost {
     sync.port1.on('message', (m: { id: number; result?: string; error?: string }) => this.callAnswered(m));
     // pending calls keep the process alive through their timers, not through the port
     sync.port1.unref();
-    async.port1.on('message', (m: { op: string; reqId?: number; error?: string; plugin?: string; line?: string; pid?: number }) => {
-      if (m.op === 'log') this.log(m.plugin ?? '', m.line ?? '');
-      else if (m.op === 'pid') {
-        if (m.pid) this.pids.set(m.plugin ?? '', m.pid);
-        else this.pids.delete(m.plugin ?? '');
-      }
-      else if (m.op === 'result' && m.reqId !== undefined) {
-        const w = this.waiting.get(m.reqId);
-        this.waiting.delete(m.reqId);
-        if (m.error !== undefined) w?.reject(new Error(m.error));
-        else w?.resolve();
-      }
-    });
+    async.port1.on(
+      'message',
+      (m: { op: string; reqId?: number; error?: string; plugin?: string; line?: string; pid?: number }) => {
+        if (m.op === 'log') this.log(m.plugin ?? '', m.line ?? '');
+        else if (m.op === 'pid') {
+          if (m.pid) this.pids.set(m.plugin ?? '', m.pid);
+          else this.pids.delete(m.plugin ?? '');
+        } else if (m.op === 'result' && m.reqId !== undefined) {
+          const w = this.waiting.get(m.reqId);
+          this.waiting.delete(m.reqId);
+          if (m.error !== undefined) w?.reject(new Error(m.error));
+          else w?.resolve();
+        }
+      },
+    );
     async.port1.unref();
     worker.on('error', () => {
       if (this.worker === worker) {

@@ -90,7 +90,8 @@ const LANGUAGES = new Set(['go', 'python', 'javascript', 'node']);
 
 function strings(v: unknown, what: string): string[] {
   if (v === undefined || v === null) return [];
-  if (!Array.isArray(v) || v.some((x) => typeof x !== 'string' || x === '')) throw new Error(`invalid plugin, ${what} must be an array of names`);
+  if (!Array.isArray(v) || v.some((x) => typeof x !== 'string' || x === ''))
+    throw new Error(`invalid plugin, ${what} must be an array of names`);
   return v as string[];
 }
 
@@ -102,11 +103,13 @@ export function parseDescriptor(name: string, text: string): PortableInfo {
   } catch (e) {
     throw new Error(`invalid plugin, cannot parse ${name}.json: ${(e as Error).message}`);
   }
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new Error(`invalid plugin, ${name}.json must be a JSON object`);
+  if (typeof v !== 'object' || v === null || Array.isArray(v))
+    throw new Error(`invalid plugin, ${name}.json must be a JSON object`);
   const o = v as Record<string, unknown>;
   const str = (k: string) => (typeof o[k] === 'string' ? (o[k] as string) : '');
   const declared = str('name');
-  if (declared !== '' && declared !== name) throw new Error(`invalid plugin, the name ${declared} in ${name}.json does not match ${name}`);
+  if (declared !== '' && declared !== name)
+    throw new Error(`invalid plugin, the name ${declared} in ${name}.json does not match ${name}`);
   const info: PortableInfo = {
     name,
     version: str('version'),
@@ -120,9 +123,11 @@ export function parseDescriptor(name: string, text: string): PortableInfo {
   if (info.executable === '' || info.executable.split(/[\\/]/).includes('..') || info.executable.startsWith('/')) {
     throw new Error('invalid plugin, executable must be a path inside the plugin');
   }
-  if (info.sources.length + info.sinks.length + info.functions.length === 0) throw new Error('invalid plugin, it declares no source, sink or function');
+  if (info.sources.length + info.sinks.length + info.functions.length === 0)
+    throw new Error('invalid plugin, it declares no source, sink or function');
   if (str('virtualEnvType') !== '') {
-    if (str('virtualEnvType') !== 'conda') throw new Error(`invalid plugin, unsupported virtualEnvType ${str('virtualEnvType')}`);
+    if (str('virtualEnvType') !== 'conda')
+      throw new Error(`invalid plugin, unsupported virtualEnvType ${str('virtualEnvType')}`);
     info.virtualEnvType = 'conda';
     info.env = str('env');
   }
@@ -138,7 +143,11 @@ interface Installed {
 export class PortableManager {
   private readonly plugins = new Map<string, Installed>();
   /** symbol → plugin name, per kind */
-  private readonly owners = { source: new Map<string, string>(), sink: new Map<string, string>(), func: new Map<string, string>() };
+  private readonly owners = {
+    source: new Map<string, string>(),
+    sink: new Map<string, string>(),
+    func: new Map<string, string>(),
+  };
   private readonly registeredFuncs = new Map<string, FunctionDef>();
   /** source/sink types whose registry factory this manager installed (they stay across delete and re-create) */
   private readonly factories = { source: new Set<string>(), sink: new Set<string>() };
@@ -169,7 +178,11 @@ export class PortableManager {
         this.checkSymbols(info);
         this.register(info, records.get(name) ?? { name, file: '', shellParas: [] });
       } catch (err) {
-        this.opts.logger?.warn({ err: (err as Error).message }, 'portable plugin %s cannot be loaded; it is skipped', name);
+        this.opts.logger?.warn(
+          { err: (err as Error).message },
+          'portable plugin %s cannot be loaded; it is skipped',
+          name,
+        );
       }
     }
   }
@@ -249,7 +262,8 @@ export class PortableManager {
   private async install(req: PluginRequest): Promise<void> {
     const name = req.name.trim();
     if (name === '') throw bad('invalid name : should not be empty');
-    if (name === '.' || name === '..' || !/^[A-Za-z0-9_.-]+$/.test(name)) throw bad(`invalid name ${name}: only letters, digits, '_', '.' and '-' are allowed`);
+    if (name === '.' || name === '..' || !/^[A-Za-z0-9_.-]+$/.test(name))
+      throw bad(`invalid name ${name}: only letters, digits, '_', '.' and '-' are allowed`);
     const long = idTooLong('invalid name', name);
     if (long) throw bad(long);
     if (!checkUri(req.file)) throw bad(`invalid uri ${req.file}`);
@@ -283,7 +297,9 @@ export class PortableManager {
     this.checkSymbols(info);
 
     const metaDirs = ['sources/', 'sinks/', 'functions/'];
-    const metaEntries = entries.filter((e) => metaDirs.some((d) => e.path.startsWith(d)) && !e.path.slice(e.path.indexOf('/') + 1).includes('/'));
+    const metaEntries = entries.filter(
+      (e) => metaDirs.some((d) => e.path.startsWith(d)) && !e.path.slice(e.path.indexOf('/') + 1).includes('/'),
+    );
     const pluginEntries = entries.filter((e) => !metaEntries.includes(e));
     const target = join(this.opts.dir, name);
     const staging = tempPath(this.opts.dir);
@@ -312,7 +328,8 @@ export class PortableManager {
       const m = /^sources\/(.+)\.yaml$/.exec(e.path);
       if (m && info.sources.includes(m[1])) {
         // the config keys of the source: kept when the user already has some (a reinstall keeps their edits)
-        if (!this.opts.confKeys.hasUser('sources', m[1])) await this.opts.confKeys.setUser('sources', m[1], yamlConfKeys(e.data));
+        if (!this.opts.confKeys.hasUser('sources', m[1]))
+          await this.opts.confKeys.setUser('sources', m[1], yamlConfKeys(e.data));
         continue;
       }
       const p = join(this.opts.dataDir, e.path);
@@ -357,10 +374,12 @@ export class PortableManager {
   /** Symbol names are global per kind: a built-in or another plugin's symbol is a clash. */
   private checkSymbols(info: PortableInfo): void {
     for (const s of info.sources) {
-      if (this.owners.source.has(s) || (!this.owns('source', s) && this.opts.connectors.source(s))) throw bad(`source ${s} already exists`);
+      if (this.owners.source.has(s) || (!this.owns('source', s) && this.opts.connectors.source(s)))
+        throw bad(`source ${s} already exists`);
     }
     for (const s of info.sinks) {
-      if (this.owners.sink.has(s) || (!this.owns('sink', s) && this.opts.connectors.sink(s))) throw bad(`sink ${s} already exists`);
+      if (this.owners.sink.has(s) || (!this.owns('sink', s) && this.opts.connectors.sink(s)))
+        throw bad(`sink ${s} already exists`);
     }
     for (const f of info.functions) {
       const current = this.opts.functions.get(f);
@@ -431,7 +450,11 @@ export class PortableManager {
   specOf(kind: 'source' | 'sink' | 'func', symbol: string): PluginSpec {
     const owner = this.owners[kind].get(symbol);
     const p = owner === undefined ? undefined : this.plugins.get(owner);
-    if (!p) throw new EddyError(ErrorCode.Executor, `portable plugin providing ${kind === 'func' ? 'function' : kind} ${symbol} is not installed`);
+    if (!p)
+      throw new EddyError(
+        ErrorCode.Executor,
+        `portable plugin providing ${kind === 'func' ? 'function' : kind} ${symbol} is not installed`,
+      );
     return p.spec;
   }
 
@@ -447,7 +470,9 @@ export class PortableManager {
       throw new EvalError((e as Error).message);
     }
     const ctx = JSON.stringify({ ruleId: '', opId: '', instanceId: 0, funcId: 0 });
-    const payload = JSON.stringify({ func: 'Exec', arg: [...args.map(toJsonData), ctx] }, (_k, v: unknown) => (typeof v === 'bigint' ? Number(v) : v));
+    const payload = JSON.stringify({ func: 'Exec', arg: [...args.map(toJsonData), ctx] }, (_k, v: unknown) =>
+      typeof v === 'bigint' ? Number(v) : v,
+    );
     let text: string;
     try {
       text = await this.host.call(spec, f, payload, FUNC_TIMEOUT_MS);
@@ -460,7 +485,8 @@ export class PortableManager {
     } catch {
       throw new EvalError(`invalid reply from the plugin: ${text}`);
     }
-    if (reply.state !== true) throw new EvalError(typeof reply.result === 'string' ? reply.result : JSON.stringify(reply.result));
+    if (reply.state !== true)
+      throw new EvalError(typeof reply.result === 'string' ? reply.result : JSON.stringify(reply.result));
     return (reply.result ?? null) as Value;
   }
 
@@ -494,11 +520,19 @@ function runInstall(dir: string, params: string[]): Promise<void> {
     p.stdout.on('data', (d: Buffer) => (out += d.toString()));
     p.stderr.on('data', (d: Buffer) => (out += d.toString()));
     p.on('error', reject);
-    p.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`install.sh exited with ${code}: ${out.trim()}`))));
+    p.on('exit', (code) =>
+      code === 0 ? resolve() : reject(new Error(`install.sh exited with ${code}: ${out.trim()}`)),
+    );
   });
 }
 
-function controlArg(symbol: string, pluginType: 'source' | 'sink', ruleId: string, opId: string, extra: Record<string, unknown>): string {
+function controlArg(
+  symbol: string,
+  pluginType: 'source' | 'sink',
+  ruleId: string,
+  opId: string,
+  extra: Record<string, unknown>,
+): string {
   return JSON.stringify({ symbolName: symbol, pluginType, meta: { ruleId, opId, instanceId: 0 }, ...extra });
 }
 
@@ -590,7 +624,9 @@ class PortableSink implements SinkConnector {
     const spec = this.manager.specOf('sink', this.symbol);
     const opId = this.manager.nextOpId(this.symbol);
     const base = `/tmp/${ctx.ruleId}_${opId}_0`;
-    this.ackListener = await PullListener.listen(`${base}_ack.ipc`, (msg) => this.ackWaiters.shift()?.(msg.toString('utf8')));
+    this.ackListener = await PullListener.listen(`${base}_ack.ipc`, (msg) =>
+      this.ackWaiters.shift()?.(msg.toString('utf8')),
+    );
     const arg = controlArg(this.symbol, 'sink', ctx.ruleId, opId, { config: this.props });
     try {
       await this.manager.host.command(spec, { cmd: 'start', arg });
@@ -608,11 +644,14 @@ class PortableSink implements SinkConnector {
       // the plugin process was restarted: its sink listens again once the remembered start was replayed
       this.push?.close();
       this.push = undefined;
-      if (this.dataPath === undefined) throw Object.assign(new Error(`portable sink ${this.symbol} is not connected`), { recoverable: true });
+      if (this.dataPath === undefined)
+        throw Object.assign(new Error(`portable sink ${this.symbol} is not connected`), { recoverable: true });
       try {
         this.push = await PushDialer.dial(this.dataPath, REDIAL_TIMEOUT_MS);
       } catch (e) {
-        throw Object.assign(new Error(`portable sink ${this.symbol} is not connected: ${(e as Error).message}`), { recoverable: true });
+        throw Object.assign(new Error(`portable sink ${this.symbol} is not connected: ${(e as Error).message}`), {
+          recoverable: true,
+        });
       }
     }
     const ack = this.requiredAcks > 0 ? this.nextAck() : undefined;
@@ -633,7 +672,11 @@ class PortableSink implements SinkConnector {
       const t = setTimeout(() => {
         const i = this.ackWaiters.indexOf(done);
         if (i >= 0) this.ackWaiters.splice(i, 1);
-        reject(Object.assign(new Error(`no ack from portable sink ${this.symbol} within ${ACK_TIMEOUT_MS}ms`), { recoverable: true }));
+        reject(
+          Object.assign(new Error(`no ack from portable sink ${this.symbol} within ${ACK_TIMEOUT_MS}ms`), {
+            recoverable: true,
+          }),
+        );
       }, ACK_TIMEOUT_MS);
       const done = (v: string) => {
         clearTimeout(t);
@@ -654,4 +697,3 @@ class PortableSink implements SinkConnector {
     if (s) await this.manager.host.command(s.spec, { cmd: 'stop', arg: s.arg }).catch(() => undefined);
   }
 }
-

@@ -42,7 +42,8 @@ const WHY_NATIVE = 'native plugins are Go shared libraries, which Eddy (a Node.j
 export function refuseInstall(req: PluginRequest, prefix: string): never {
   const name = req.name.trim();
   if (name === '') throw bad(`${prefix}: invalid name : should not be empty`);
-  if (name === '.' || name === '..' || !/^[A-Za-z0-9_.-]+$/.test(name)) throw bad(`${prefix}: invalid name ${name}: only letters, digits, '_', '.' and '-' are allowed`);
+  if (name === '.' || name === '..' || !/^[A-Za-z0-9_.-]+$/.test(name))
+    throw bad(`${prefix}: invalid name ${name}: only letters, digits, '_', '.' and '-' are allowed`);
   const long = idTooLong('invalid name', name);
   if (long) throw bad(`${prefix}: ${long}`);
   if (!checkUri(req.file)) throw bad(`${prefix}: invalid uri ${req.file}`);
@@ -56,7 +57,15 @@ const PREBUILT: Record<NativeType, readonly string[]> = {
   functions: ['accumulateWordCount', 'countPlusOne', 'echo', 'geohash', 'image', 'labelImage', 'tfLite'],
 };
 
-const GO_ARCH: Record<string, string> = { x64: 'amd64', arm64: 'arm64', arm: 'arm', ia32: '386', ppc64: 'ppc64le', s390x: 's390x', riscv64: 'riscv64' };
+const GO_ARCH: Record<string, string> = {
+  x64: 'amd64',
+  arm64: 'arm64',
+  arm: 'arm',
+  ia32: '386',
+  ppc64: 'ppc64le',
+  s390x: 's390x',
+  riscv64: 'riscv64',
+};
 
 export interface PrebuildEnv {
   platform: string;
@@ -72,7 +81,12 @@ const HOST_ENV: PrebuildEnv = {
 };
 
 /** `GET /plugins/{type}/prebuild` (docs/rest-api.md §10.4): name → download URL, computed, nothing fetched. */
-export function prebuiltPlugins(type: NativeType, pluginHosts: string, version: string, env: PrebuildEnv = HOST_ENV): Record<string, string> {
+export function prebuiltPlugins(
+  type: NativeType,
+  pluginHosts: string,
+  version: string,
+  env: PrebuildEnv = HOST_ENV,
+): Record<string, string> {
   if (env.platform !== 'linux') {
     throw bad(
       "It's strongly recommended to install plugins at linux. If you choose to proceed to install plugin, please make sure the plugin is already validated in your own build.",
@@ -86,12 +100,16 @@ export function prebuiltPlugins(type: NativeType, pluginHosts: string, version: 
   }
   const pretty = /^PRETTY_NAME=(.*)$/m.exec(release)?.[1] ?? '';
   const os = pretty.toLowerCase().includes('alpine') ? 'alpine' : 'debian';
-  const hosts = pluginHosts.split(',').map((h) => h.trim()).filter((h) => h !== '');
+  const hosts = pluginHosts
+    .split(',')
+    .map((h) => h.trim())
+    .filter((h) => h !== '');
   if (hosts.length === 0) throw bad('invalid configuration for plugin host in kuiper.yaml');
   const arch = GO_ARCH[env.arch] ?? env.arch;
   const out: Record<string, string> = {};
   for (const host of hosts) {
-    for (const name of PREBUILT[type]) out[name] = `${host}/kuiper-plugins/${version}/${os}/${type}/${name}_${arch}.zip`;
+    for (const name of PREBUILT[type])
+      out[name] = `${host}/kuiper-plugins/${version}/${os}/${type}/${name}_${arch}.zip`;
   }
   return out;
 }

@@ -174,7 +174,11 @@ export class ScriptEngine {
    * when the evaluation fails (or runs out of time), `cannot find function "<id>" in script` when the script does
    * not define a global function named `id`.
    */
-  static load(id: string, source: string | CompiledScript, timeoutMs: number = DEFAULT_SCRIPT_TIMEOUT_MS): ScriptEngine {
+  static load(
+    id: string,
+    source: string | CompiledScript,
+    timeoutMs: number = DEFAULT_SCRIPT_TIMEOUT_MS,
+  ): ScriptEngine {
     const script = typeof source === 'string' ? compileScript(id, source) : source;
     const context = vm.createContext(Object.create(null) as object, {
       name: `script ${id}`,
@@ -182,7 +186,11 @@ export class ScriptEngine {
       // anything that slips past the checks above still runs inside the time limit
       microtaskMode: 'afterEvaluate',
     });
-    const factory = preludeScript.runInContext(context, { displayErrors: false }) as (proto: object, depth: number, name: string) => HelperState;
+    const factory = preludeScript.runInContext(context, { displayErrors: false }) as (
+      proto: object,
+      depth: number,
+      name: string,
+    ) => HelperState;
     const state = factory(DateTime.prototype, MAX_DEPTH, HELPER);
     const engine = new ScriptEngine(context, state, timeoutMs);
     try {
@@ -190,7 +198,8 @@ export class ScriptEngine {
       // after the time limit has ended
       script.vm.runInContext(context, { timeout: timeoutMs, displayErrors: false });
     } catch (e) {
-      if (isTimeout(e)) throw new ScriptLoadError(`failed to interprete script: script execution timed out after ${timeoutMs}ms`);
+      if (isTimeout(e))
+        throw new ScriptLoadError(`failed to interprete script: script execution timed out after ${timeoutMs}ms`);
       throw new ScriptLoadError(`failed to interprete script: ${engine.helper('describe', e)}`);
     }
     if (engine.helper('find', id) !== true) throw new ScriptLoadError(`cannot find function "${id}" in script`);
@@ -242,7 +251,9 @@ export class ScriptEngine {
       return callScript.runInContext(this.context, { timeout: this.timeoutMs, displayErrors: false });
     } catch (e) {
       // the helper catches whatever the script throws: only a time-out (or a broken engine) gets here
-      throw new EvalError(isTimeout(e) ? `script execution timed out after ${this.timeoutMs}ms` : 'the script engine failed');
+      throw new EvalError(
+        isTimeout(e) ? `script execution timed out after ${this.timeoutMs}ms` : 'the script engine failed',
+      );
     }
   }
 
@@ -282,7 +293,8 @@ export class ScriptEngine {
     const out: ValueObject = {};
     for (const k of Object.keys(src)) {
       const x = this.toEddy(src[k]);
-      if (k === '__proto__') Object.defineProperty(out, k, { value: x, writable: true, enumerable: true, configurable: true });
+      if (k === '__proto__')
+        Object.defineProperty(out, k, { value: x, writable: true, enumerable: true, configurable: true });
       else out[k] = x;
     }
     return out;
@@ -299,7 +311,9 @@ export interface CompiledScript {
 /** Compiles a script's text (throws {@link ScriptLoadError} for a syntax error or async syntax). */
 export function compileScript(id: string, source: string): CompiledScript {
   if (ASYNC_SYNTAX.test(source)) {
-    throw new ScriptLoadError('failed to interprete script: async functions, await and import are not supported in javascript functions');
+    throw new ScriptLoadError(
+      'failed to interprete script: async functions, await and import are not supported in javascript functions',
+    );
   }
   try {
     return { vm: new vm.Script(source, { filename: `${id}.js` }) };

@@ -15,7 +15,13 @@ import type { FunctionDef, FunctionRegistry } from '../functions/registry.js';
 import type { Logger } from '../config/log.js';
 import type { KVStore } from '../store/kv.js';
 import { EvalError } from '../values/index.js';
-import { compileScript, DEFAULT_SCRIPT_TIMEOUT_MS, ScriptEngine, ScriptLoadError, type CompiledScript } from './scripts-engine.js';
+import {
+  compileScript,
+  DEFAULT_SCRIPT_TIMEOUT_MS,
+  ScriptEngine,
+  ScriptLoadError,
+  type CompiledScript,
+} from './scripts-engine.js';
 import { goJsonSyntaxError } from '../core/gojson.js';
 
 export { DEFAULT_SCRIPT_TIMEOUT_MS } from './scripts-engine.js';
@@ -51,12 +57,14 @@ function jsonKind(v: unknown): string {
 export function decodeScript(v: unknown, defaults: Partial<ScriptRecord> = {}): ScriptRecord {
   const rec: ScriptRecord = { id: '', description: '', script: '', isAgg: false, ...defaults };
   if (v === null) return rec;
-  if (typeof v !== 'object' || Array.isArray(v)) throw new Error(`json: cannot unmarshal ${jsonKind(v)} into Go value of type js.Script`);
+  if (typeof v !== 'object' || Array.isArray(v))
+    throw new Error(`json: cannot unmarshal ${jsonKind(v)} into Go value of type js.Script`);
   const obj = v as Record<string, unknown>;
   const text = (name: 'id' | 'description' | 'script') => {
     const x = field(obj, name);
     if (x === undefined || x === null) return;
-    if (typeof x !== 'string') throw new Error(`json: cannot unmarshal ${jsonKind(x)} into Go struct field Script.${name} of type string`);
+    if (typeof x !== 'string')
+      throw new Error(`json: cannot unmarshal ${jsonKind(x)} into Go struct field Script.${name} of type string`);
     rec[name] = x;
   };
   text('id');
@@ -64,7 +72,8 @@ export function decodeScript(v: unknown, defaults: Partial<ScriptRecord> = {}): 
   text('script');
   const agg = field(obj, 'isAgg');
   if (agg !== undefined && agg !== null) {
-    if (typeof agg !== 'boolean') throw new Error(`json: cannot unmarshal ${jsonKind(agg)} into Go struct field Script.isAgg of type bool`);
+    if (typeof agg !== 'boolean')
+      throw new Error(`json: cannot unmarshal ${jsonKind(agg)} into Go struct field Script.isAgg of type bool`);
     rec.isAgg = agg;
   }
   return rec;
@@ -134,7 +143,11 @@ export class ScriptService {
         this.validate(rec);
         this.register(rec);
       } catch (err) {
-        this.opts.logger?.warn({ err: (err as Error).message }, 'javascript function %s cannot be loaded; it is not callable', key);
+        this.opts.logger?.warn(
+          { err: (err as Error).message },
+          'javascript function %s cannot be loaded; it is not callable',
+          key,
+        );
       }
     }
   }
@@ -213,9 +226,13 @@ export class ScriptService {
     try {
       rec = decodeScript(JSON.parse(text), { id: key });
     } catch (e) {
-      throw new EddyError(ErrorCode.Undefined, `fail to unmarshal the script ${key}: ${goJsonSyntaxError(text) ?? (e as Error).message}`);
+      throw new EddyError(
+        ErrorCode.Undefined,
+        `fail to unmarshal the script ${key}: ${goJsonSyntaxError(text) ?? (e as Error).message}`,
+      );
     }
-    if (rec.id !== key) throw new EddyError(ErrorCode.Undefined, `the script id ${rec.id} does not match the key ${key}`);
+    if (rec.id !== key)
+      throw new EddyError(ErrorCode.Undefined, `the script id ${rec.id} does not match the key ${key}`);
     return rec;
   }
 

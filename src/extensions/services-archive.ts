@@ -23,9 +23,11 @@ export function readZip(bytes: Buffer): ArchiveEntry[] {
   const out: ArchiveEntry[] = [];
   for (const e of zip.getEntries()) {
     const raw = e.entryName.replace(/\\/g, '/');
-    if (raw.includes('\0') || isAbsolute(raw) || /^[A-Za-z]:/.test(raw)) throw new Error(`invalid zip entry ${e.entryName}: absolute path`);
+    if (raw.includes('\0') || isAbsolute(raw) || /^[A-Za-z]:/.test(raw))
+      throw new Error(`invalid zip entry ${e.entryName}: absolute path`);
     const rel = normalize(raw).split(sep).join('/');
-    if (rel === '..' || rel.startsWith('../')) throw new Error(`invalid zip entry ${e.entryName}: it leads outside the target folder`);
+    if (rel === '..' || rel.startsWith('../'))
+      throw new Error(`invalid zip entry ${e.entryName}: it leads outside the target folder`);
     if (e.isDirectory) continue;
     out.push({ path: rel, data: e.getData() });
   }

@@ -31,7 +31,9 @@ const INT64 = new Set(['int64', 'sint64', 'sfixed64', 'uint64', 'fixed64']);
 const FLOATS = new Set(['double', 'float']);
 
 const WRAPPERS = new Set(
-  ['Double', 'Float', 'Int64', 'UInt64', 'Int32', 'UInt32', 'Bool', 'String', 'Bytes'].map((n) => `.google.protobuf.${n}Value`),
+  ['Double', 'Float', 'Int64', 'UInt64', 'Int32', 'UInt32', 'Bool', 'String', 'Bytes'].map(
+    (n) => `.google.protobuf.${n}Value`,
+  ),
 );
 
 function isWrapper(t: protobuf.Type): boolean {
@@ -102,7 +104,8 @@ function valueToMessage(type: protobuf.Type, v: ValueObject, path: string): Reco
 export function argsToMessage(type: protobuf.Type, args: Value[]): Record<string, unknown> {
   const fields = type.fieldsArray;
   if (args.length === 0) {
-    if (fields.length > 0) throw new EvalError(`the message ${type.name} has ${fields.length} fields but no argument is given`);
+    if (fields.length > 0)
+      throw new EvalError(`the message ${type.name} has ${fields.length} fields but no argument is given`);
     return {};
   }
   if (args.length === 1) {
@@ -110,7 +113,8 @@ export function argsToMessage(type: protobuf.Type, args: Value[]): Record<string
     if (isObject(a) && !(fields.length === 1 && !(fields[0].resolvedType instanceof protobuf.Type) && !fields[0].map)) {
       return valueToMessage(type, a, '');
     }
-    if (fields.length !== 1) throw new EvalError(`the message ${type.name} has ${fields.length} fields, one argument cannot fill it`);
+    if (fields.length !== 1)
+      throw new EvalError(`the message ${type.name} has ${fields.length} fields, one argument cannot fill it`);
     return a === null || a === undefined ? {} : { [fields[0].name]: fieldValue(fields[0], a, fields[0].name) };
   }
   if (args.length !== fields.length) {
@@ -135,7 +139,8 @@ function protoScalarToValue(type: string, v: unknown): Value {
 
 function protoFieldToValue(field: protobuf.Field, v: unknown): Value {
   const rt = field.resolvedType;
-  if (rt instanceof protobuf.Type) return v === null || v === undefined ? null : messageToValue(rt, v as Record<string, unknown>);
+  if (rt instanceof protobuf.Type)
+    return v === null || v === undefined ? null : messageToValue(rt, v as Record<string, unknown>);
   if (rt instanceof protobuf.Enum) return v as Value;
   return protoScalarToValue(field.type, v);
 }
@@ -158,7 +163,13 @@ function messageToValue(type: protobuf.Type, obj: Record<string, unknown>): Valu
   return out;
 }
 
-const TO_OBJECT: protobuf.IConversionOptions = { longs: String, enums: String, defaults: true, arrays: true, objects: true };
+const TO_OBJECT: protobuf.IConversionOptions = {
+  longs: String,
+  enums: String,
+  defaults: true,
+  arrays: true,
+  objects: true,
+};
 
 function decodeBinary(type: protobuf.Type, bytes: Uint8Array): Value {
   return messageToValue(type, type.toObject(type.decode(bytes), TO_OBJECT));
@@ -180,7 +191,8 @@ function renameToJson(type: protobuf.Type, plain: Record<string, unknown>): unkn
     const v = plain[f.name];
     if (v === undefined) continue;
     const rt = f.resolvedType;
-    const conv = (x: unknown) => (rt instanceof protobuf.Type && x !== null ? renameToJson(rt, x as Record<string, unknown>) : x);
+    const conv = (x: unknown) =>
+      rt instanceof protobuf.Type && x !== null ? renameToJson(rt, x as Record<string, unknown>) : x;
     out[jsonName(f.name)] = f.map
       ? Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([k, x]) => [k, conv(x)]))
       : f.repeated
@@ -250,7 +262,8 @@ function joinUrl(base: string, path: string): string {
 
 function httpCall(iface: InterfaceDef, method: string, url: string, body: string | undefined): HttpCallResult {
   const headers: Record<string, string> = { ...iface.options.headers };
-  if (body !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) headers['Content-Type'] = 'application/json';
+  if (body !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type'))
+    headers['Content-Type'] = 'application/json';
   return { method, url, headers, body };
 }
 
@@ -339,7 +352,12 @@ function decodeHttpReply(m: SchemaMethod, reply: RemoteReply, url: string): Valu
   throw new EvalError(`unsupported response content type ${reply.contentType} from ${url}`);
 }
 
-async function restSchemaCall(transport: ServiceTransport, iface: InterfaceDef, m: SchemaMethod, args: Value[]): Promise<Value> {
+async function restSchemaCall(
+  transport: ServiceTransport,
+  iface: InterfaceDef,
+  m: SchemaMethod,
+  args: Value[],
+): Promise<Value> {
   const rule = httpRuleOf(m.method);
   let c: HttpCallResult;
   if (rule) {
@@ -351,9 +369,10 @@ async function restSchemaCall(transport: ServiceTransport, iface: InterfaceDef, 
       const f = m.input.fields[rule.body];
       if (!f) throw new EvalError(`the body field ${rule.body} is not a field of ${m.input.name}`);
       const sub = msg[rule.body];
-      body = f.resolvedType instanceof protobuf.Type
-        ? JSON.stringify(sub === undefined ? {} : messageToJson(f.resolvedType, sub as Record<string, unknown>))
-        : JSON.stringify(sub ?? null);
+      body =
+        f.resolvedType instanceof protobuf.Type
+          ? JSON.stringify(sub === undefined ? {} : messageToJson(f.resolvedType, sub as Record<string, unknown>))
+          : JSON.stringify(sub ?? null);
     }
     c = httpCall(iface, rule.verb, url, body);
   } else {
@@ -367,7 +386,12 @@ async function restSchemaCall(transport: ServiceTransport, iface: InterfaceDef, 
   return decodeHttpReply(m, await sendHttp(transport, iface, c), c.url);
 }
 
-async function grpcCall(transport: ServiceTransport, iface: InterfaceDef, m: SchemaMethod, args: Value[]): Promise<Value> {
+async function grpcCall(
+  transport: ServiceTransport,
+  iface: InterfaceDef,
+  m: SchemaMethod,
+  args: Value[],
+): Promise<Value> {
   let bytes: Uint8Array;
   try {
     bytes = m.input.encode(m.input.fromObject(argsToMessage(m.input, args))).finish();
@@ -382,7 +406,8 @@ async function grpcCall(transport: ServiceTransport, iface: InterfaceDef, m: Sch
     body: bytes,
     timeoutMs: CALL_TIMEOUT_MS,
   });
-  if (reply.status !== 0) throw new EvalError(`grpc call ${m.methodName} failed with status ${reply.status}: ${utf8Text(reply.body)}`);
+  if (reply.status !== 0)
+    throw new EvalError(`grpc call ${m.methodName} failed with status ${reply.status}: ${utf8Text(reply.body)}`);
   return decodeBinary(m.output, reply.body);
 }
 
@@ -417,7 +442,8 @@ function plainToJson(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(plainToJson);
   if (v instanceof Uint8Array) return Buffer.from(v).toString('base64');
   if (v instanceof Map) return Object.fromEntries([...v].map(([k, x]) => [String(k), plainToJson(x)]));
-  if (typeof v === 'object' && v !== null) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, plainToJson(x)]));
+  if (typeof v === 'object' && v !== null)
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, plainToJson(x)]));
   return v;
 }
 
@@ -425,12 +451,21 @@ function plainToJson(v: unknown): unknown {
  * msgpack-rpc: the arguments are converted through the input message; no argument → no params, one → that value
  * (the whole message for an object argument), n → one param per field.
  */
-async function msgpackCall(transport: ServiceTransport, iface: InterfaceDef, m: SchemaMethod, args: Value[]): Promise<Value> {
+async function msgpackCall(
+  transport: ServiceTransport,
+  iface: InterfaceDef,
+  m: SchemaMethod,
+  args: Value[],
+): Promise<Value> {
   const msg = argsToMessage(m.input, args);
   const fields = m.input.fieldsArray;
   let params: unknown[];
   if (args.length === 0) params = [];
-  else if (args.length === 1 && isObject(args[0]) && !(fields.length === 1 && !(fields[0].resolvedType instanceof protobuf.Type))) {
+  else if (
+    args.length === 1 &&
+    isObject(args[0]) &&
+    !(fields.length === 1 && !(fields[0].resolvedType instanceof protobuf.Type))
+  ) {
     params = [messageToPlain(m.input, msg)];
   } else params = fields.map((f) => (msg[f.name] === undefined ? null : fieldToPlain(f, msg[f.name])));
   const reply = await callWithRetry(transport, iface, {
@@ -447,11 +482,14 @@ async function msgpackCall(transport: ServiceTransport, iface: InterfaceDef, m: 
 /** Schemaless REST: `iface(method, uri, body…)`. */
 async function restSchemalessCall(transport: ServiceTransport, iface: InterfaceDef, args: Value[]): Promise<Value> {
   if (args.length < 2) throw new EvalError('expect at least 2 arguments: the http method and the uri');
-  if (typeof args[0] !== 'string' || typeof args[1] !== 'string') throw new EvalError('the http method and the uri must be strings');
+  if (typeof args[0] !== 'string' || typeof args[1] !== 'string')
+    throw new EvalError('the http method and the uri must be strings');
   const method = args[0].toUpperCase();
   const bodyArgs = args.slice(2);
   const body =
-    bodyArgs.length === 0 ? undefined : JSON.stringify(toJsonData(bodyArgs.length === 1 ? bodyArgs[0] : bodyArgs), jsonBigint);
+    bodyArgs.length === 0
+      ? undefined
+      : JSON.stringify(toJsonData(bodyArgs.length === 1 ? bodyArgs[0] : bodyArgs), jsonBigint);
   const c = httpCall(iface, method, joinUrl(iface.addr, args[1]), body);
   const reply = await sendHttp(transport, iface, c);
   const text = utf8Text(reply.body);
@@ -473,7 +511,15 @@ function jsonBigint(_k: string, v: unknown): unknown {
 export function interfaceFunctions(iface: InterfaceDef, transport: ServiceTransport): FunctionDef[] {
   const async = { timeoutMs: callTimeLimit(iface) };
   if (iface.schemaless) {
-    return [{ name: iface.name, kind: 'scalar', nullCheck: 'none', async, execAsync: (args) => restSchemalessCall(transport, iface, args) }];
+    return [
+      {
+        name: iface.name,
+        kind: 'scalar',
+        nullCheck: 'none',
+        async,
+        execAsync: (args) => restSchemalessCall(transport, iface, args),
+      },
+    ];
   }
   return iface.methods.map((m): FunctionDef => {
     const execAsync =

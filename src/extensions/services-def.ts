@@ -309,7 +309,13 @@ export function functionRecords(def: ServiceDef): ServiceFuncRecord[] {
       out.push({ FuncName: i.name, ServiceName: def.name, InterfaceName: i.name, Addr: i.addr, MethodName: i.name });
     } else {
       for (const m of i.methods) {
-        out.push({ FuncName: m.funcName, ServiceName: def.name, InterfaceName: i.name, Addr: i.addr, MethodName: m.methodName });
+        out.push({
+          FuncName: m.funcName,
+          ServiceName: def.name,
+          InterfaceName: i.name,
+          Addr: i.addr,
+          MethodName: m.methodName,
+        });
       }
     }
   }

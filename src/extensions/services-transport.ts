@@ -227,7 +227,13 @@ export class ServiceTransport {
     this.waiting.delete(msg.id);
     clearTimeout(w.timer);
     if (msg.error !== undefined) w.reject(new TransportError(msg.error));
-    else w.resolve({ status: msg.status ?? 0, contentType: msg.contentType ?? '', body: msg.body ?? new Uint8Array(0), value: msg.value });
+    else
+      w.resolve({
+        status: msg.status ?? 0,
+        contentType: msg.contentType ?? '',
+        body: msg.body ?? new Uint8Array(0),
+        value: msg.value,
+      });
   }
 
   private start(): MessagePort {

@@ -17,7 +17,13 @@ import { checkRuleId } from '../core/ids.js';
 import type { KVOp, KVStore } from '../store/kv.js';
 import { moveEntries, readZip, writeEntries, type ArchiveEntry } from './services-archive.js';
 import { interfaceFunctions } from './services-call.js';
-import { describeService, functionRecords, parseServiceDef, type ServiceDef, type ServiceFuncRecord } from './services-def.js';
+import {
+  describeService,
+  functionRecords,
+  parseServiceDef,
+  type ServiceDef,
+  type ServiceFuncRecord,
+} from './services-def.js';
 import { ServiceTransport } from './services-transport.js';
 
 const NS_SERVICES = 'services';
@@ -81,12 +87,18 @@ export class ServiceManager {
         this.register(def);
         ops.push({ ns: NS_SERVICES, key: name, value: JSON.stringify(describeService(def)) });
       } catch (err) {
-        this.opts.logger?.warn({ err: (err as Error).message }, 'service definition %s.json cannot be loaded; it is skipped', name);
+        this.opts.logger?.warn(
+          { err: (err as Error).message },
+          'service definition %s.json cannot be loaded; it is skipped',
+          name,
+        );
       }
     }
     // the stored records follow the files: services whose file is gone are dropped
-    for (const key of await this.opts.store.keys(NS_SERVICES)) if (!this.services.has(key)) ops.push({ ns: NS_SERVICES, key, value: null });
-    for (const key of await this.opts.store.keys(NS_FUNCS)) if (!this.funcs.has(key)) ops.push({ ns: NS_FUNCS, key, value: null });
+    for (const key of await this.opts.store.keys(NS_SERVICES))
+      if (!this.services.has(key)) ops.push({ ns: NS_SERVICES, key, value: null });
+    for (const key of await this.opts.store.keys(NS_FUNCS))
+      if (!this.funcs.has(key)) ops.push({ ns: NS_FUNCS, key, value: null });
     for (const [fn, rec] of this.funcs) ops.push({ ns: NS_FUNCS, key: fn, value: JSON.stringify(rec) });
     if (ops.length > 0) await this.opts.store.batch(ops);
   }
@@ -151,7 +163,8 @@ export class ServiceManager {
   /** Replaces a service: delete + create, the path name is used. */
   update(name: string, file: string): Promise<void> {
     return this.serial(async () => {
-      if (!this.services.has(name)) throw new EddyError(ErrorCode.NotFound, `service update command error: ${name} is not found`);
+      if (!this.services.has(name))
+        throw new EddyError(ErrorCode.NotFound, `service update command error: ${name} is not found`);
       try {
         await this.remove(name);
         await this.install(name, file);
@@ -163,7 +176,8 @@ export class ServiceManager {
 
   delete(name: string): Promise<void> {
     return this.serial(async () => {
-      if (!this.services.has(name)) throw new EddyError(ErrorCode.NotFound, `delete service ${name} error: ${name} is not found`);
+      if (!this.services.has(name))
+        throw new EddyError(ErrorCode.NotFound, `delete service ${name} error: ${name} is not found`);
       await this.remove(name);
     });
   }
@@ -267,7 +281,11 @@ export class ServiceManager {
         const current = this.opts.functions.get(fd.name);
         const ours = current !== undefined && [...this.registered.values()].includes(current);
         if (current !== undefined && !ours) {
-          this.opts.logger?.warn('service function %s of service %s is hidden by a function of the same name', fd.name, def.name);
+          this.opts.logger?.warn(
+            'service function %s of service %s is hidden by a function of the same name',
+            fd.name,
+            def.name,
+          );
           continue;
         }
         this.opts.functions.register(fd);

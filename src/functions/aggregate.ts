@@ -1,5 +1,14 @@
 /** Aggregate functions (docs/sql.md §7.9). Each receives, per argument, the list of its values over the group. */
-import { compareStrings, EvalError, isObject, keyText, truncToInt, typedText, type Value, type ValueObject } from '../values/index.js';
+import {
+  compareStrings,
+  EvalError,
+  isObject,
+  keyText,
+  truncToInt,
+  typedText,
+  type Value,
+  type ValueObject,
+} from '../values/index.js';
 import type { FunctionDef } from './registry.js';
 import { aggregate } from './define.js';
 import { all, BOOL, BOOL_EXPR, exactly, mustBe, numberArg } from './validate.js';
@@ -218,4 +227,3 @@ export const aggregateFunctions: FunctionDef[] = [
   aggregate('last_agg_hit_count', 'none', exactly(0), (_a, ctx) => BigInt(ctx.lastAggHitCount)),
   aggregate('last_agg_hit_time', 'none', exactly(0), (_a, ctx) => BigInt(ctx.lastAggHitTime)),
 ];
-

@@ -1,5 +1,15 @@
 /** Array functions (docs/sql.md §7.6). Element equality is strict: same runtime type and value. */
-import { compareStrings, DateTime, EvalError, isObject, textOf, truncToInt, typedText, type Value, type ValueObject } from '../values/index.js';
+import {
+  compareStrings,
+  DateTime,
+  EvalError,
+  isObject,
+  textOf,
+  truncToInt,
+  typedText,
+  type Value,
+  type ValueObject,
+} from '../values/index.js';
 import { bindScalar, type FunctionDef } from './registry.js';
 import { scalar } from './define.js';
 import { hashKey, strictEqual } from './equality.js';
@@ -254,9 +264,14 @@ export function arrayFunctions(lookup: (name: string) => FunctionDef | undefined
     scalar('repeat', 'N', exactly(2), () => {
       throw new EvalError('second argument should be int');
     }),
-    scalar('sequence', 'N', (a) => (a.length === 2 || a.length === 3 ? undefined : `Expect two or three arguments but found ${a.length}.`), () => {
-      throw new EvalError('first argument should be int');
-    }),
+    scalar(
+      'sequence',
+      'N',
+      (a) => (a.length === 2 || a.length === 3 ? undefined : `Expect two or three arguments but found ${a.length}.`),
+      () => {
+        throw new EvalError('first argument should be int');
+      },
+    ),
     scalar('kvpair_array_to_obj', 'N', exactly(1), (a) => {
       const out: ValueObject = {};
       for (const item of arrayArg(a[0])) {

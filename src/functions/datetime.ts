@@ -23,11 +23,23 @@ import {
 } from '../values/index.js';
 import type { FunctionDef } from './registry.js';
 import { scalar } from './define.js';
-import { all, between, datetimeArg, exactly, INT, mustBe, NUM_LIT, BOOL_EXPR, rejects, STRING, type Validator } from './validate.js';
+import {
+  all,
+  between,
+  datetimeArg,
+  exactly,
+  INT,
+  mustBe,
+  NUM_LIT,
+  BOOL_EXPR,
+  rejects,
+  STRING,
+  type Validator,
+} from './validate.js';
 
 const dt1: Validator = all(exactly(1), datetimeArg(0));
 
-const UNIT_NS: Record<string, number> = { ns: 1, us: 1e3, 'µs': 1e3, 'μs': 1e3, ms: 1e6, s: 1e9, m: 60e9, h: 3600e9 };
+const UNIT_NS: Record<string, number> = { ns: 1, us: 1e3, µs: 1e3, μs: 1e3, ms: 1e6, s: 1e9, m: 60e9, h: 3600e9 };
 
 /** Go's time.ParseDuration, in nanoseconds (bigint). */
 export function parseDuration(s: string): bigint {
@@ -48,7 +60,8 @@ export function parseDuration(s: string): bigint {
     const u = /^[^\d.]+/.exec(s.slice(i));
     if (!u) throw new EvalError(`time: missing unit in duration ${JSON.stringify(s)}`);
     const unit = UNIT_NS[u[0]];
-    if (unit === undefined) throw new EvalError(`time: unknown unit ${JSON.stringify(u[0])} in duration ${JSON.stringify(s)}`);
+    if (unit === undefined)
+      throw new EvalError(`time: unknown unit ${JSON.stringify(u[0])} in duration ${JSON.stringify(s)}`);
     i += u[0].length;
     const whole = BigInt(m[1] || '0') * BigInt(unit);
     let frac = 0n;
@@ -95,7 +108,9 @@ export const datetimeFunctions: FunctionDef[] = [
   ...['now', 'current_timestamp', 'local_time', 'local_timestamp'].map((name) =>
     scalar(name, 'none', fspValidate, (a) => clock(defaultZone(), '2006-01-02 15:04:05', a[0])),
   ),
-  ...['cur_date', 'current_date'].map((name) => scalar(name, 'none', exactly(0), () => clock(hostZone(), '2006-01-02', undefined))),
+  ...['cur_date', 'current_date'].map((name) =>
+    scalar(name, 'none', exactly(0), () => clock(hostZone(), '2006-01-02', undefined)),
+  ),
   ...['cur_time', 'current_time'].map((name) =>
     scalar(name, 'none', between(0, 1), (a) => clock(defaultZone(), '15:04:05', a[0])),
   ),
@@ -141,7 +156,11 @@ export const datetimeFunctions: FunctionDef[] = [
   scalar(
     'convert_tz',
     'N',
-    all(exactly(2), rejects(0, 'datetime', [...NUM_LIT, 'string', ...BOOL_EXPR, 'unit']), rejects(1, STRING, [...NUM_LIT, ...BOOL_EXPR])),
+    all(
+      exactly(2),
+      rejects(0, 'datetime', [...NUM_LIT, 'string', ...BOOL_EXPR, 'unit']),
+      rejects(1, STRING, [...NUM_LIT, ...BOOL_EXPR]),
+    ),
     (a) => {
       const d = toDateTime(a[0], defaultZone());
       if (typeof a[1] !== 'string') throw new EvalError(`unknown time zone ${textOf(a[1])}`);

@@ -10,7 +10,8 @@ function goJsonError(text: string, e: Error): string {
   const m = /position (\d+)/.exec(e.message);
   let pos = m ? Number(m[1]) : -1;
   if (pos < 0) {
-    if (/Unexpected end|unterminated|Unterminated/i.test(e.message) || text.trim() === '') return 'unexpected end of JSON input';
+    if (/Unexpected end|unterminated|Unterminated/i.test(e.message) || text.trim() === '')
+      return 'unexpected end of JSON input';
     pos = 0;
     while (pos < text.length && /\s/.test(text[pos])) pos++;
   }

@@ -201,7 +201,8 @@ class PathParser {
     }
     this.expectChar(']');
     if (slice) return { t: 'slice', start: parts[0], end: parts[1], step: parts[2] };
-    if (items.length === 1) return typeof items[0] === 'string' ? { t: 'key', name: items[0] } : { t: 'index', i: items[0] };
+    if (items.length === 1)
+      return typeof items[0] === 'string' ? { t: 'key', name: items[0] } : { t: 'index', i: items[0] };
     return { t: 'union', items };
   }
 
@@ -330,7 +331,8 @@ function strictStep(v: Value, s: Step): Value {
     throw new EvalError(`unsupported value type ${describe(v)} for select, expected map[string]interface{}`);
   }
   if (s.t === 'index') {
-    if (!Array.isArray(v)) throw new EvalError(`unsupported value type ${describe(v)} for select, expected []interface{}`);
+    if (!Array.isArray(v))
+      throw new EvalError(`unsupported value type ${describe(v)} for select, expected []interface{}`);
     const i = s.i < 0 ? v.length + s.i : s.i;
     if (i < 0 || i >= v.length) throw new EvalError(`index ${s.i} out of bounds`);
     return v[i];
@@ -477,24 +479,38 @@ function evalExpr(e: Expr, cur: Value, root: Value): Value {
       const y = num(r);
       if (x !== undefined && y !== undefined) {
         switch (e.op) {
-          case '<': return x < y;
-          case '<=': return x <= y;
-          case '>': return x > y;
-          case '>=': return x >= y;
-          case '+': return x + y;
-          case '-': return x - y;
-          case '*': return x * y;
-          case '/': return y === 0 ? undefined : x / y;
-          case '%': return y === 0 ? undefined : x % y;
+          case '<':
+            return x < y;
+          case '<=':
+            return x <= y;
+          case '>':
+            return x > y;
+          case '>=':
+            return x >= y;
+          case '+':
+            return x + y;
+          case '-':
+            return x - y;
+          case '*':
+            return x * y;
+          case '/':
+            return y === 0 ? undefined : x / y;
+          case '%':
+            return y === 0 ? undefined : x % y;
         }
       }
       if (typeof l === 'string' && typeof r === 'string') {
         switch (e.op) {
-          case '<': return l < r;
-          case '<=': return l <= r;
-          case '>': return l > r;
-          case '>=': return l >= r;
-          case '+': return l + r;
+          case '<':
+            return l < r;
+          case '<=':
+            return l <= r;
+          case '>':
+            return l > r;
+          case '>=':
+            return l >= r;
+          case '+':
+            return l + r;
         }
       }
       return undefined;

@@ -52,7 +52,10 @@ const keyedStateValidate: Validator = all(exactly(3), (a) => {
   const t = a[1];
   // ⚠ the reference names parameter 1 when the *type* argument is a number or boolean literal
   if (['int', 'float', 'bool', 'boolExpr', 'unit'].includes(t.kind)) return 'Expect string type for parameter 1';
-  if ((t.kind === 'string' && !(CAST_TYPES as readonly string[]).includes(t.literal as string)) || t.literal === 'bytea') {
+  if (
+    (t.kind === 'string' && !(CAST_TYPES as readonly string[]).includes(t.literal as string)) ||
+    t.literal === 'bytea'
+  ) {
     return 'expect one of following value for the 2nd parameter: bigint, float, string, boolean, datetime';
   }
   return undefined;
@@ -90,10 +93,15 @@ function optionalInt(v: number | undefined): Value {
 
 export const otherFunctions: FunctionDef[] = [
   scalar('isnull', 'none', exactly(1), (a) => a[0] === null || a[0] === undefined),
-  scalar('coalesce', 'none', (a) => (a.length === 0 ? 'The arguments should be at least one.' : undefined), (a) => {
-    for (const v of a) if (v !== null && v !== undefined) return v;
-    return null;
-  }),
+  scalar(
+    'coalesce',
+    'none',
+    (a) => (a.length === 0 ? 'The arguments should be at least one.' : undefined),
+    (a) => {
+      for (const v of a) if (v !== null && v !== undefined) return v;
+      return null;
+    },
+  ),
   scalar('cardinality', 'Z', exactly(1), (a) => (Array.isArray(a[0]) ? BigInt(a[0].length) : 0n)),
   scalar('newuuid', 'none', exactly(0), () => uuidV1()),
   scalar('tstamp', 'none', exactly(0), () => BigInt(Date.now())),
@@ -124,4 +132,3 @@ export const otherFunctions: FunctionDef[] = [
     return cast(stored, textOf(a[1]), defaultZone());
   }),
 ];
-

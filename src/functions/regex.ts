@@ -36,7 +36,11 @@ export function regexFirst(s: string, re: string): string {
 }
 
 /** Go's `Regexp.Expand` template: `$1`, `${1}`, `$name`, `${name}`, `$$`; unknown groups expand to nothing. */
-function expand(template: string, groups: (string | undefined)[], named: Record<string, string | undefined> | undefined): string {
+function expand(
+  template: string,
+  groups: (string | undefined)[],
+  named: Record<string, string | undefined> | undefined,
+): string {
   let out = '';
   for (let i = 0; i < template.length; i++) {
     const c = template[i];
@@ -103,7 +107,13 @@ export function regexReplace(s: string, re: string, repl: string, literal = !rep
   for (const m of goMatches(r, s)) {
     const start = m.index ?? 0;
     out += s.slice(copied, start);
-    out += literal ? repl : expand(repl, m as unknown as (string | undefined)[], m.groups as Record<string, string | undefined> | undefined);
+    out += literal
+      ? repl
+      : expand(
+          repl,
+          m as unknown as (string | undefined)[],
+          m.groups as Record<string, string | undefined> | undefined,
+        );
     copied = start + m[0].length;
   }
   return out + s.slice(copied);

@@ -3,17 +3,7 @@ import { EvalError, textOf, typedText, utf8Bytes, utf8Text, type Value } from '.
 import type { FunctionDef } from './registry.js';
 import { scalar } from './define.js';
 import { regexFirst, regexReplace, regexTest } from './regex.js';
-import {
-  all,
-  atLeast,
-  each,
-  exactly,
-  intArg,
-  mustBe,
-  STRING,
-  stringArg,
-  type Validator,
-} from './validate.js';
+import { all, atLeast, each, exactly, intArg, mustBe, STRING, stringArg, type Validator } from './validate.js';
 
 const str1: Validator = all(exactly(1), stringArg(0));
 const str2: Validator = all(exactly(2), stringArg(0), stringArg(1));
@@ -115,7 +105,10 @@ function formatNumber(x: number, d: number, locale: string | undefined): string 
   const s = formatter(locale, d).format(x);
   if (locale === undefined) return s;
   // Normalise to the symbols of the CLDR data the reference ships (no-break space, right single quote).
-  return s.replace(/\u202f/g, '\u00a0').replace(/'/g, '\u2019').replace(/\u2212/g, '-');
+  return s
+    .replace(/\u202f/g, '\u00a0')
+    .replace(/'/g, '\u2019')
+    .replace(/\u2212/g, '-');
 }
 
 function numberOf(v: Value): number {
@@ -125,11 +118,16 @@ function numberOf(v: Value): number {
 }
 
 export const stringFunctions: FunctionDef[] = [
-  scalar('concat', 'none', all((a) => (a.length === 0 ? 'The arguments should be at least one.' : undefined), each(0, stringArg)), (a) => {
-    let s = '';
-    for (let i = 0; i < a.length; i++) s += textOf(a[i]);
-    return s;
-  }),
+  scalar(
+    'concat',
+    'none',
+    all((a) => (a.length === 0 ? 'The arguments should be at least one.' : undefined), each(0, stringArg)),
+    (a) => {
+      let s = '';
+      for (let i = 0; i < a.length; i++) s += textOf(a[i]);
+      return s;
+    },
+  ),
   scalar('endswith', 'F', str2, (a) => textOf(a[0]).endsWith(textOf(a[1]))),
   scalar('startswith', 'F', str2, (a) => textOf(a[0]).startsWith(textOf(a[1]))),
   scalar('indexof', 'none', str2, (a) => {
@@ -143,7 +141,12 @@ export const stringFunctions: FunctionDef[] = [
     const v = a[0];
     if (typeof v === 'string') return BigInt(codePoints(v));
     if (Array.isArray(v)) return BigInt(v.length);
-    if (v !== null && typeof v === 'object' && !(v instanceof Uint8Array) && Object.getPrototypeOf(v) === Object.prototype) {
+    if (
+      v !== null &&
+      typeof v === 'object' &&
+      !(v instanceof Uint8Array) &&
+      Object.getPrototypeOf(v) === Object.prototype
+    ) {
       return BigInt(Object.keys(v).length);
     }
     return BigInt(codePoints(textOf(v)));
@@ -154,8 +157,18 @@ export const stringFunctions: FunctionDef[] = [
   scalar('trim', 'N', str1, (a) => textOf(a[0]).replace(LTRIM, '').replace(RTRIM, '')),
   scalar('ltrim', 'N', str1, (a) => textOf(a[0]).replace(LTRIM, '')),
   scalar('rtrim', 'N', str1, (a) => textOf(a[0]).replace(RTRIM, '')),
-  scalar('lpad', 'N', all(exactly(2), stringArg(0), intArg(1)), (a) => ' '.repeat(Math.max(0, intArgValue(a[1]))) + textOf(a[0])),
-  scalar('rpad', 'N', all(exactly(2), stringArg(0), intArg(1)), (a) => textOf(a[0]) + ' '.repeat(Math.max(0, intArgValue(a[1])))),
+  scalar(
+    'lpad',
+    'N',
+    all(exactly(2), stringArg(0), intArg(1)),
+    (a) => ' '.repeat(Math.max(0, intArgValue(a[1]))) + textOf(a[0]),
+  ),
+  scalar(
+    'rpad',
+    'N',
+    all(exactly(2), stringArg(0), intArg(1)),
+    (a) => textOf(a[0]) + ' '.repeat(Math.max(0, intArgValue(a[1]))),
+  ),
   scalar(
     'substring',
     'N',
@@ -165,11 +178,11 @@ export const stringFunctions: FunctionDef[] = [
       intArg(1),
       intArg(2),
       (a) => {
-      const s = a[1].kind === 'int' ? (a[1].literal as bigint) : undefined;
-      if (s !== undefined && s < 0n) return 'The start index should not be a nagtive integer.';
-      const e = a.length === 3 && a[2].kind === 'int' ? (a[2].literal as bigint) : undefined;
-      if (s !== undefined && e !== undefined && e < s) return 'The end index should be larger than start index.';
-      return undefined;
+        const s = a[1].kind === 'int' ? (a[1].literal as bigint) : undefined;
+        if (s !== undefined && s < 0n) return 'The start index should not be a nagtive integer.';
+        const e = a.length === 3 && a[2].kind === 'int' ? (a[2].literal as bigint) : undefined;
+        if (s !== undefined && e !== undefined && e < s) return 'The end index should be larger than start index.';
+        return undefined;
       },
     ),
     (a) => {
@@ -187,8 +200,13 @@ export const stringFunctions: FunctionDef[] = [
   scalar(
     'split_value',
     'N',
-    all((a) => (a.length === 3 ? undefined : 'the arguments for split_value should be 3'), stringArg(0), stringArg(1), intArg(2), (a) =>
-      a[2].kind === 'int' && (a[2].literal as bigint) < 0n ? 'The index should not be a nagtive integer.' : undefined,
+    all(
+      (a) => (a.length === 3 ? undefined : 'the arguments for split_value should be 3'),
+      stringArg(0),
+      stringArg(1),
+      intArg(2),
+      (a) =>
+        a[2].kind === 'int' && (a[2].literal as bigint) < 0n ? 'The index should not be a nagtive integer.' : undefined,
     ),
     (a) => {
       const parts = textOf(a[0]).split(textOf(a[1]));
@@ -202,12 +220,11 @@ export const stringFunctions: FunctionDef[] = [
     },
   ),
   scalar('regexp_matches', 'F', exactly(2), (a) => regexTest(textOf(a[0]), textOf(a[1]))),
-  scalar('regexp_replace', 'N', all(exactly(3), each(0, stringArg)), (a) => regexReplace(textOf(a[0]), textOf(a[1]), textOf(a[2]))),
+  scalar('regexp_replace', 'N', all(exactly(3), each(0, stringArg)), (a) =>
+    regexReplace(textOf(a[0]), textOf(a[1]), textOf(a[2])),
+  ),
   scalar('regexp_substr', 'N', exactly(2), (a) => regexFirst(textOf(a[0]), textOf(a[1]))),
-  scalar(
-    'format',
-    'N',
-    all(atLeast(2), mustBe(1, 'integer', ['int']), mustBe(2, STRING, ['string'])),
-    (a) => formatNumber(numberOf(a[0]), intArgValue(a[1]), a.length > 2 ? textOf(a[2]) : undefined),
+  scalar('format', 'N', all(atLeast(2), mustBe(1, 'integer', ['int']), mustBe(2, STRING, ['string'])), (a) =>
+    formatNumber(numberOf(a[0]), intArgValue(a[1]), a.length > 2 ? textOf(a[2]) : undefined),
   ),
 ];

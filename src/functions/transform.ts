@@ -16,12 +16,25 @@ import {
 import type { ArgInfo, FunctionDef } from './registry.js';
 import { scalar } from './define.js';
 import { roundHalfAway } from './math.js';
-import { all, exactly, expect, INT, intArg, mustBe, numberArg, rejects, STRING, stringArg, type Validator } from './validate.js';
+import {
+  all,
+  exactly,
+  expect,
+  INT,
+  intArg,
+  mustBe,
+  numberArg,
+  rejects,
+  STRING,
+  stringArg,
+  type Validator,
+} from './validate.js';
 
 const castValidate: Validator = all(
   exactly(2),
   // ⚠ the reference names parameter 1 when the *type* argument is a number or boolean literal
-  (a: readonly ArgInfo[]) => (['int', 'float', 'bool', 'boolExpr', 'unit'].includes(a[1].kind) ? expect(STRING, 0) : undefined),
+  (a: readonly ArgInfo[]) =>
+    ['int', 'float', 'bool', 'boolExpr', 'unit'].includes(a[1].kind) ? expect(STRING, 0) : undefined,
   (a: readonly ArgInfo[]) => {
     if (a[1].kind === 'string' && !(CAST_TYPES as readonly string[]).includes(a[1].literal as string)) {
       return `Expect one of following value for the 2nd parameter: ${CAST_TYPES.join(', ')}.`;
@@ -30,8 +43,12 @@ const castValidate: Validator = all(
   },
 );
 
-const base64Validate: Validator = all(exactly(2), stringArg(0), mustBe(1, STRING, ['string']), (a: readonly ArgInfo[]) =>
-  a[1].literal !== 'base64' ? 'Only base64 is supported for the 2nd parameter.' : undefined,
+const base64Validate: Validator = all(
+  exactly(2),
+  stringArg(0),
+  mustBe(1, STRING, ['string']),
+  (a: readonly ArgInfo[]) =>
+    a[1].literal !== 'base64' ? 'Only base64 is supported for the 2nd parameter.' : undefined,
 );
 
 type Codec = { compress(b: Uint8Array): Uint8Array; decompress(b: Uint8Array): Uint8Array };
@@ -65,7 +82,9 @@ function asBytes(b: Buffer | Uint8Array): Uint8Array {
 }
 
 function hash(name: string, algo: string): FunctionDef {
-  return scalar(name, 'N', all(exactly(1), stringArg(0)), (a) => createHash(algo).update(textOf(a[0]), 'utf8').digest('hex'));
+  return scalar(name, 'N', all(exactly(1), stringArg(0)), (a) =>
+    createHash(algo).update(textOf(a[0]), 'utf8').digest('hex'),
+  );
 }
 
 let crcTable: Uint32Array | undefined;
@@ -112,7 +131,9 @@ export const transformFunctions: FunctionDef[] = [
     if (!b) throw new EvalError(`fail to decode base64 string: illegal base64 data at input byte ${badOffset(s)}`);
     return b;
   }),
-  scalar('compress', 'N', all(exactly(2), stringArg(0), stringArg(1)), (a) => asBytes(codec(a[1]).compress(bytesArg(a[0])))),
+  scalar('compress', 'N', all(exactly(2), stringArg(0), stringArg(1)), (a) =>
+    asBytes(codec(a[1]).compress(bytesArg(a[0]))),
+  ),
   scalar('decompress', 'N', all(exactly(2), stringArg(0), stringArg(1)), (a) => {
     const c = codec(a[1]);
     try {
@@ -124,7 +145,8 @@ export const transformFunctions: FunctionDef[] = [
   }),
   scalar('trunc', 'N', all(exactly(2), numberArg(0), intArg(1)), (a) => {
     const x = a[0];
-    if (typeof x !== 'number' && typeof x !== 'bigint') throw new EvalError(`cannot convert ${typedText(x)} to float64`);
+    if (typeof x !== 'number' && typeof x !== 'bigint')
+      throw new EvalError(`cannot convert ${typedText(x)} to float64`);
     const n = a[1];
     if (typeof n !== 'bigint' && !(typeof n === 'number' && Number.isInteger(n))) {
       throw new EvalError('The 2nd parameter must be int value.');

@@ -75,6 +75,7 @@ export const numberArg = (i: number): Validator => rejects(i, NUMBER, ['string',
 /** "rejects float-lit, str-lit, bool-expr, unit-lit" for integer arguments. */
 export const intArg = (i: number): Validator => rejects(i, INT, ['float', 'string', 'bool', 'boolExpr', 'unit']);
 /** "rejects num/str literals and bool-expr" for datetime arguments. */
-export const datetimeArg = (i: number): Validator => rejects(i, DATETIME, ['int', 'float', 'string', 'bool', 'boolExpr', 'unit']);
+export const datetimeArg = (i: number): Validator =>
+  rejects(i, DATETIME, ['int', 'float', 'string', 'bool', 'boolExpr', 'unit']);
 /** "rejects num/str/unit literals" for boolean arguments. */
 export const boolArg = (i: number): Validator => rejects(i, BOOL, ['int', 'float', 'string', 'unit']);

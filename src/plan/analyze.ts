@@ -217,7 +217,6 @@ class AliasExpander {
 
 type Clause = 'select' | 'where' | 'groupby' | 'having' | 'order' | 'join' | 'windowFilter' | 'trigger';
 
-
 interface FieldUse {
   /** the column name as written */
   name: string;
@@ -257,7 +256,8 @@ export function analyze(stmt: SelectStatement, deps: AnalyzeDeps): Analysis {
   if (options.isEventTime) {
     for (const s of sources) {
       const ts = s.def.options.TIMESTAMP;
-      if (ts && s.def.fields !== null && !findDecl(s.def.fields, ts)) throw planError(`timestamp field ${ts} not found`);
+      if (ts && s.def.fields !== null && !findDecl(s.def.fields, ts))
+        throw planError(`timestamp field ${ts} not found`);
     }
   }
   if (options.sendMetaToSink && (sources.length > 1 || stmt.dimensions.length > 0)) {
@@ -365,7 +365,15 @@ export function analyze(stmt: SelectStatement, deps: AnalyzeDeps): Analysis {
       case 'slice': {
         const s = e.start && unparen(e.start);
         const en = e.end && unparen(e.end);
-        if (s && en && s.kind === 'integer' && en.kind === 'integer' && s.value >= 0n && en.value >= 0n && s.value >= en.value) {
+        if (
+          s &&
+          en &&
+          s.kind === 'integer' &&
+          en.kind === 'integer' &&
+          s.value >= 0n &&
+          en.value >= 0n &&
+          s.value >= en.value
+        ) {
           throw planError(`start index ${s.value} must be less than end index ${en.value}`);
         }
         break;
@@ -391,11 +399,13 @@ export function analyze(stmt: SelectStatement, deps: AnalyzeDeps): Analysis {
     if (WINDOW_NAMES.has(name)) throw planError(`window function ${name} can only be used in GROUP BY clause`);
     const kind = functions.kindOf(name);
     if (kind === undefined) throw planError(`function ${e.name} not found`);
-    if (e.over && kind !== 'analytic' && kind !== 'window') throw planError(`Found OVER after non analytic function ${name}`);
+    if (e.over && kind !== 'analytic' && kind !== 'window')
+      throw planError(`Found OVER after non analytic function ${name}`);
     const err = functions.validateCall(e.name, e.args.map(argInfo));
     if (err !== undefined) throw planError(err);
     if (HIT_FUNCS.has(name)) {
-      if (aggQuery && cx.clause !== 'trigger' && cx.clause !== 'windowFilter') throw planError(`function ${name} is not allowed in an aggregate query`);
+      if (aggQuery && cx.clause !== 'trigger' && cx.clause !== 'windowFilter')
+        throw planError(`function ${name} is not allowed in an aggregate query`);
       usesHits = true;
     }
     if (AGG_HIT_FUNCS.has(name)) usesAggHits = true;
@@ -403,10 +413,14 @@ export function analyze(stmt: SelectStatement, deps: AnalyzeDeps): Analysis {
     switch (kind) {
       case 'aggregate':
         if (cx.clause === 'where' || cx.clause === 'windowFilter') {
-          throw planError(`Not allowed to call aggregate functions in WHERE clause: ${cx.root ? exprText(cx.root) : ''}.`);
+          throw planError(
+            `Not allowed to call aggregate functions in WHERE clause: ${cx.root ? exprText(cx.root) : ''}.`,
+          );
         }
         if (cx.clause === 'groupby') {
-          throw planError(`Not allowed to call aggregate functions in GROUP BY clause: ${cx.root ? exprText(cx.root) : ''}.`);
+          throw planError(
+            `Not allowed to call aggregate functions in GROUP BY clause: ${cx.root ? exprText(cx.root) : ''}.`,
+          );
         }
         if (cx.agg !== null) throw planError(`invalid argument for func ${cx.agg}: aggregate argument is not allowed`);
         if (cx.clause === 'select') hasAggInSelect = true;
@@ -422,7 +436,8 @@ export function analyze(stmt: SelectStatement, deps: AnalyzeDeps): Analysis {
         }
         break;
       case 'multicol':
-        if (cx.clause !== 'select' || cx.inCall) throw planError(`function ${name} can only be used inside the select clause`);
+        if (cx.clause !== 'select' || cx.inCall)
+          throw planError(`function ${name} can only be used inside the select clause`);
         break;
       default:
         break;
@@ -517,7 +532,13 @@ export function analyze(stmt: SelectStatement, deps: AnalyzeDeps): Analysis {
       schemas.push(null);
       continue;
     }
-    schemas.push(narrow(s.def.fields, uses.filter((u) => u.source === i), options.isEventTime ? s.def.options.TIMESTAMP : undefined));
+    schemas.push(
+      narrow(
+        s.def.fields,
+        uses.filter((u) => u.source === i),
+        options.isEventTime ? s.def.options.TIMESTAMP : undefined,
+      ),
+    );
   }
 
   return {
@@ -537,7 +558,11 @@ export function analyze(stmt: SelectStatement, deps: AnalyzeDeps): Analysis {
     schemas,
     columns,
     wildcard,
-    cachedExprs: new Set([...aliases.referenced].filter((x) => !['field', 'integer', 'float', 'string', 'boolean'].includes(unparen(x).kind))),
+    cachedExprs: new Set(
+      [...aliases.referenced].filter(
+        (x) => !['field', 'integer', 'float', 'string', 'boolean'].includes(unparen(x).kind),
+      ),
+    ),
   };
 }
 
@@ -567,7 +592,10 @@ function narrow(fields: readonly StreamField[], uses: readonly FieldUse[], tsFie
       out.push(f);
       continue;
     }
-    const t = narrowType(f.type, mine.map((u) => u.path));
+    const t = narrowType(
+      f.type,
+      mine.map((u) => u.path),
+    );
     if (t) out.push({ name: f.name, type: t });
   }
   return out;
@@ -583,7 +611,9 @@ function narrowType(t: FieldType, paths: (string[] | null)[]): FieldType | null 
   if (navigated.length === 0) return null;
   const members: StreamField[] = [];
   for (const m of t.fields) {
-    const sub = navigated.filter((p) => p[0].toLowerCase() === m.name.toLowerCase()).map((p) => (p.length > 1 ? p.slice(1) : null));
+    const sub = navigated
+      .filter((p) => p[0].toLowerCase() === m.name.toLowerCase())
+      .map((p) => (p.length > 1 ? p.slice(1) : null));
     if (sub.length === 0) continue;
     const mt = narrowType(m.type, sub);
     if (mt) members.push({ name: m.name, type: mt });
@@ -594,7 +624,11 @@ function narrowType(t: FieldType, paths: (string[] | null)[]): FieldType | null 
 /**
  * The equi-join predicates `table.col = <stream-side expr>` of a lookup join's ON (AND-conjuncts only).
  */
-export function lookupKeys(on: Expr, table: BoundSource, sources: readonly BoundSource[]): Array<{ key: string; value: Expr; conjunct: Expr }> {
+export function lookupKeys(
+  on: Expr,
+  table: BoundSource,
+  sources: readonly BoundSource[],
+): Array<{ key: string; value: Expr; conjunct: Expr }> {
   const out: Array<{ key: string; value: Expr; conjunct: Expr }> = [];
   for (const c of conjuncts(on)) {
     const u = unparen(c);

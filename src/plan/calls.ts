@@ -51,7 +51,9 @@ function scalarSite(def: FunctionDef, args: readonly RowFn[], c: ExprCompiler): 
   vals.forEach((v, i) => (body += `const v${i} = ${v};\n`));
   if (def.nullCheck !== 'none' && vals.length > 0) {
     const onNull = def.nullCheck === 'F' ? 'false' : def.nullCheck === 'Z' ? '0n' : 'null';
-    const tests = vals.map((_v, i) => `v${i} === null || v${i} === undefined || (typeof v${i} === 'object' && ${nullishName}(v${i}))`);
+    const tests = vals.map(
+      (_v, i) => `v${i} === null || v${i} === undefined || (typeof v${i} === 'object' && ${nullishName}(v${i}))`,
+    );
     body += `if (${tests.join(' || ')}) return ${onNull};\n`;
   }
   // One argument array per call site, refilled per call: exec reads its arguments during the call and must not
@@ -75,7 +77,10 @@ function analyticOf(row: Row, k: number): Value {
   return null;
 }
 
-function slotsOf(results: WeakMap<object, Array<Value | FailedCall | undefined>>, key: object): Array<Value | FailedCall | undefined> {
+function slotsOf(
+  results: WeakMap<object, Array<Value | FailedCall | undefined>>,
+  key: object,
+): Array<Value | FailedCall | undefined> {
   let slots = results.get(key);
   if (slots === undefined) {
     slots = [];
@@ -94,7 +99,10 @@ export class RegistryCalls implements CallCompiler {
 
   /** the stage whose expressions are being compiled, when it may read asynchronous calls */
   private asyncConsumer: AsyncConsumer | null = null;
-  private readonly asyncSites = new Map<AsyncConsumer, Array<{ site: AsyncSite; level: number; maxInFlight: number }>>();
+  private readonly asyncSites = new Map<
+    AsyncConsumer,
+    Array<{ site: AsyncSite; level: number; maxInFlight: number }>
+  >();
   private asyncCount = 0;
   /** results of the asynchronous calls of this rule, by row (or group) and site index */
   private readonly asyncResults = new WeakMap<object, Array<Value | FailedCall | undefined>>();
@@ -162,11 +170,14 @@ export class RegistryCalls implements CallCompiler {
     const consumer = this.asyncConsumer;
     const execAsync = def.execAsync;
     if (consumer === null || !execAsync || !def.async) {
-      throw new PlanError(`function ${def.name} calls out asynchronously and can only be used in SELECT, WHERE, HAVING and ORDER BY`);
+      throw new PlanError(
+        `function ${def.name} calls out asynchronously and can only be used in SELECT, WHERE, HAVING and ORDER BY`,
+      );
     }
     const args = e.args.map((a) => this.arg(a, c));
     const index = this.asyncCount++;
-    const onNull = def.nullCheck === 'none' ? undefined : def.nullCheck === 'F' ? false : def.nullCheck === 'Z' ? 0n : null;
+    const onNull =
+      def.nullCheck === 'none' ? undefined : def.nullCheck === 'F' ? false : def.nullCheck === 'Z' ? 0n : null;
     const asyncSite: AsyncSite = {
       index,
       func: def.name,
@@ -188,7 +199,11 @@ export class RegistryCalls implements CallCompiler {
     };
     let list = this.asyncSites.get(consumer);
     if (!list) this.asyncSites.set(consumer, (list = []));
-    list.push({ site: asyncSite, level: this.asyncDepth(e), maxInFlight: def.async.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT });
+    list.push({
+      site: asyncSite,
+      level: this.asyncDepth(e),
+      maxInFlight: def.async.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT,
+    });
     const results = this.asyncResults;
     const name = def.name;
     return (r, ctx) => {

@@ -175,7 +175,14 @@ function numericLiteral(e: Expr): { n: number; v: Value } | undefined {
 }
 
 type CmpOp = '=' | '!=' | '<' | '<=' | '>' | '>=';
-const CMP: Record<CmpOp, (a: Value, b: Value) => boolean> = { '=': eq, '!=': neq, '<': lt, '<=': le, '>': gt, '>=': ge };
+const CMP: Record<CmpOp, (a: Value, b: Value) => boolean> = {
+  '=': eq,
+  '!=': neq,
+  '<': lt,
+  '<=': le,
+  '>': gt,
+  '>=': ge,
+};
 const MIRROR: Record<CmpOp, CmpOp> = { '=': '=', '!=': '!=', '<': '>', '<=': '>=', '>': '<', '>=': '<=' };
 const JS_OP: Record<CmpOp, string> = { '=': '===', '!=': '!==', '<': '<', '<=': '<=', '>': '>', '>=': '>=' };
 
@@ -412,9 +419,11 @@ export class ExprCompiler {
     if (op === 'AND' || op === 'OR') return this.logic(e);
     if (op === '=' || op === '!=' || op === '<' || op === '<=' || op === '>' || op === '>=') {
       const litR = numericLiteral(e.right);
-      if (litR && Number.isSafeInteger(Math.trunc(litR.n))) return this.cmpNumber(op, this.compile(e.left), litR.n, litR.v, false);
+      if (litR && Number.isSafeInteger(Math.trunc(litR.n)))
+        return this.cmpNumber(op, this.compile(e.left), litR.n, litR.v, false);
       const litL = numericLiteral(e.left);
-      if (litL && unparen(e.left).kind === 'float') return this.cmpNumber(MIRROR[op], this.compile(e.right), litL.n, litL.v, true);
+      if (litL && unparen(e.left).kind === 'float')
+        return this.cmpNumber(MIRROR[op], this.compile(e.right), litL.n, litL.v, true);
       const d = this.deps();
       const l = d.ref(this.compile(e.left));
       const rt = d.ref(this.compile(e.right));

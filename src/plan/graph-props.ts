@@ -53,7 +53,9 @@ function typeName(v: unknown): string {
 }
 
 export function decodeError(key: string, want: string, v: unknown): never {
-  return fail(`1 error(s) decoding:\n\n* '${key}' expected type '${want}', got unconvertible type '${typeName(v)}', value: '${goText(v)}'`);
+  return fail(
+    `1 error(s) decoding:\n\n* '${key}' expected type '${want}', got unconvertible type '${typeName(v)}', value: '${goText(v)}'`,
+  );
 }
 
 export function str(props: Obj, key: string): string {

@@ -75,8 +75,10 @@ const COLL_NAMES: Record<number, string> = {
 
 /** Why `value` cannot feed an input accepting `accept`, or undefined when it can. */
 export function misfit(value: IoType, accept: IoType): string | undefined {
-  if ((value.type & accept.type) === 0) return `input type mismatch, expect ${IO_NAMES[accept.type]}, got ${IO_NAMES[value.type]}`;
-  if ((value.row & accept.row) === 0) return `row type mismatch, expect ${ROW_NAMES[accept.row]}, got ${ROW_NAMES[value.row]}`;
+  if ((value.type & accept.type) === 0)
+    return `input type mismatch, expect ${IO_NAMES[accept.type]}, got ${IO_NAMES[value.type]}`;
+  if ((value.row & accept.row) === 0)
+    return `row type mismatch, expect ${ROW_NAMES[accept.row]}, got ${ROW_NAMES[value.row]}`;
   if ((value.coll & accept.coll) === 0) {
     return `collection type mismatch, expect ${COLL_NAMES[accept.coll]}, got ${COLL_NAMES[value.coll]}`;
   }
@@ -86,7 +88,11 @@ export function misfit(value: IoType, accept: IoType): string | undefined {
 /** The output kind of an operator whose declared output is `out`, fed with `input`. */
 export function mapOut(input: IoType, out: IoType): IoType {
   if (out.type === Io.Same) return T(input.type, input.row, input.coll);
-  return T(out.type, out.row === RowShape.Same ? input.row : out.row, out.coll === CollShape.Same ? input.coll : out.coll);
+  return T(
+    out.type,
+    out.row === RowShape.Same ? input.row : out.row,
+    out.coll === CollShape.Same ? input.coll : out.coll,
+  );
 }
 
 /** One incoming edge: the upstream node and, for a switch, the case index it leaves from (0 otherwise). */

@@ -27,7 +27,16 @@ import {
 import { ExprCompiler } from './compile.js';
 import { RegistryCalls } from './calls.js';
 import { andAll, conjuncts, lookupKeys, walk, type BoundSource } from './analyze.js';
-import { compileProjection, groupKey, havingStage, hitTracker, joinPredicate, orderStage, unitBuilder, wherePredicate } from './stages.js';
+import {
+  compileProjection,
+  groupKey,
+  havingStage,
+  hitTracker,
+  joinPredicate,
+  orderStage,
+  unitBuilder,
+  wherePredicate,
+} from './stages.js';
 import {
   bool,
   checkScript,
@@ -46,7 +55,18 @@ import {
   strings,
   type Obj,
 } from './graph-props.js';
-import { CollShape, Io, mapOut, misfit, OP_IO, orderNodes, reverseEdges, SOURCE_IO, type InEdge, type IoType } from './graph-validate.js';
+import {
+  CollShape,
+  Io,
+  mapOut,
+  misfit,
+  OP_IO,
+  orderNodes,
+  reverseEdges,
+  SOURCE_IO,
+  type InEdge,
+  type IoType,
+} from './graph-validate.js';
 
 export interface GraphPlanDeps {
   readonly catalog: StreamCatalog;
@@ -349,7 +369,8 @@ function build(graph: Obj, deps: GraphPlanDeps): GraphPlan {
   const sinkPlans: GraphSink[] = [];
   // tables have no node: their edges only declare what a join reads
   const isStreamSource = (key: string): boolean => parsed.get(key)?.role === 'stream';
-  const wired = (ins: readonly InEdge[]): InEdge[] => ins.filter((e) => nodes.get(e.from)?.type !== 'source' || isStreamSource(e.from));
+  const wired = (ins: readonly InEdge[]): InEdge[] =>
+    ins.filter((e) => nodes.get(e.from)?.type !== 'source' || isStreamSource(e.from));
   for (const key of order) {
     const gn = nodes.get(key) ?? fail(`can't find node ${key}`);
     if (gn.type === 'source') {
@@ -702,7 +723,8 @@ function planJoin(
     const table = bound.find((b) => b.name === def.name) as BoundSource;
     const on = j.on;
     const keys = on ? lookupKeys(on, table, bound) : [];
-    if (keys.length === 0) fail(`join condition ${on ? exprToString(on) : ''} is invalid, at least one equi-join predicate is required`);
+    if (keys.length === 0)
+      fail(`join condition ${on ? exprToString(on) : ''} is invalid, at least one equi-join predicate is required`);
     const others = conjuncts(on as Expr).filter((c) => !keys.some((k) => k.conjunct === c));
     lookup = {
       table: def.name,

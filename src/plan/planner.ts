@@ -148,7 +148,8 @@ function conjunctSource(e: Expr, a: Analysis): number {
       found.add(x.stream !== null ? Math.max(0, byQualifier(x.stream)) : 0);
     } else if (x.kind === 'meta') {
       const arg = unparen(x.arg);
-      if (arg.kind === 'field' && arg.stream !== null && byQualifier(arg.stream) >= 0) found.add(byQualifier(arg.stream));
+      if (arg.kind === 'field' && arg.stream !== null && byQualifier(arg.stream) >= 0)
+        found.add(byQualifier(arg.stream));
     }
   });
   if (found.size === 0) return -1;
@@ -160,7 +161,9 @@ function conjunctSource(e: Expr, a: Analysis): number {
 
 function isMqtt(s: BoundSource): boolean {
   const t = s.def.options.TYPE;
-  return s.def.kind === 'stream' ? t === undefined || t === '' || t.toLowerCase() === 'mqtt' : t !== undefined && t.toLowerCase() === 'mqtt';
+  return s.def.kind === 'stream'
+    ? t === undefined || t === '' || t.toLowerCase() === 'mqtt'
+    : t !== undefined && t.toLowerCase() === 'mqtt';
 }
 
 /**
@@ -170,7 +173,13 @@ function isMqtt(s: BoundSource): boolean {
 function equiKeys(on: Expr, joined: BoundSource, a: Analysis, joinIndex: number): EquiKeys | null {
   const first = unparen(conjuncts(on)[0]);
   if (first.kind !== 'binary' || first.op !== '=') return null;
-  const left = [a.sources[0], ...a.joins.filter((j) => j.source.role !== 'lookup').slice(0, joinIndex).map((j) => j.source)];
+  const left = [
+    a.sources[0],
+    ...a.joins
+      .filter((j) => j.source.role !== 'lookup')
+      .slice(0, joinIndex)
+      .map((j) => j.source),
+  ];
   if (left.some((s) => s.name === joined.name)) return null;
   const column = (e: Expr): { source: BoundSource; name: string } | null => {
     const u = unparen(e);
@@ -332,7 +341,8 @@ function planWindow(w: WindowExpr, compiler: ExprCompiler): WindowSpec {
   let triggerUsesHits = false;
   if (w.trigger) {
     walk(w.trigger, (x) => {
-      if (x.kind === 'call' && ['last_hit_count', 'last_hit_time'].includes(x.name.toLowerCase())) triggerUsesHits = true;
+      if (x.kind === 'call' && ['last_hit_count', 'last_hit_time'].includes(x.name.toLowerCase()))
+        triggerUsesHits = true;
     });
   }
   return {
@@ -363,7 +373,11 @@ function planAfterJoin(a: Analysis, deps: PlanDeps, calls: RegistryCalls, compil
   const key = a.dims.length ? groupKey(a.dims.map((d) => compiler.compile(d))) : null;
   const singleEvent = a.window === null && a.sources.length === 1;
   const having = a.having
-    ? havingStage(calls.inAsyncStage('having', () => compiler.compile(a.having as Expr)), a.isAggregate, singleEvent)
+    ? havingStage(
+        calls.inAsyncStage('having', () => compiler.compile(a.having as Expr)),
+        a.isAggregate,
+        singleEvent,
+      )
     : null;
   const rowNumberCalls = windowFunctionCalls(a, deps.functions, calls);
   const windowFuncs = rowNumberCalls.length ? windowFuncStage(rowNumberCalls, compiler) : null;
@@ -396,7 +410,10 @@ function build(sql: string, a: Analysis, deps: PlanDeps, placement?: Placement):
   const analytic = calls.analyticStage(a.analyticCalls, compiler);
 
   const whereAsync = a.where !== null && calls.hasAsyncCall(a.where);
-  const { pushed, remaining: afterPush } = placeWhere(a, wherePushesDown(a, isEventTime, analytic !== null, whereAsync));
+  const { pushed, remaining: afterPush } = placeWhere(
+    a,
+    wherePushesDown(a, isEventTime, analytic !== null, whereAsync),
+  );
   const { joins, remaining } = planStreamJoins(a, afterPush, compiler, whereAsync);
   const lookupJoins = planLookupJoins(a, compiler);
   const where = remaining.length
@@ -558,7 +575,9 @@ function explainTree(a: Analysis, plan: QueryPlan, placement: Placement): Explai
     if (pushed) node = { type: 'FilterPlan', info: `Condition:{ ${exprToString(pushed)} }, `, children: [node] };
     return node;
   };
-  let children: ExplainNode[] = a.sources.map((s, i) => (s.role === 'stream' ? leaf(s, i) : null)).filter((x): x is ExplainNode => x !== null);
+  let children: ExplainNode[] = a.sources
+    .map((s, i) => (s.role === 'stream' ? leaf(s, i) : null))
+    .filter((x): x is ExplainNode => x !== null);
   const wrap = (type: string, info: string): void => {
     children = [{ type, info, children }];
   };
@@ -566,12 +585,17 @@ function explainTree(a: Analysis, plan: QueryPlan, placement: Placement): Explai
   if (plan.analytic) wrap('AnalyticFuncsPlan', `Funcs:${fieldsText(a.analyticCalls.map(exprToString))}`);
   if (a.window) {
     const w = plan.window as WindowSpec;
-    wrap('WindowPlan', `{ length:${w.type === 'count' ? w.length : a.window.lengths[0]}, windowType:${WINDOW_TYPE[w.type]}, limit: 0 }`);
+    wrap(
+      'WindowPlan',
+      `{ length:${w.type === 'count' ? w.length : a.window.lengths[0]}, windowType:${WINDOW_TYPE[w.type]}, limit: 0 }`,
+    );
   }
   for (const j of a.joins) {
     if (j.source.role === 'lookup') wrap('LookupPlan', `Join:{ joinType:${j.clause.type}, table:${j.source.name} }`);
   }
-  const tables = a.sources.map((s, i) => (s.role === 'table' ? leaf(s, i) : null)).filter((x): x is ExplainNode => x !== null);
+  const tables = a.sources
+    .map((s, i) => (s.role === 'table' ? leaf(s, i) : null))
+    .filter((x): x is ExplainNode => x !== null);
   if (tables.length) children = [{ type: 'JoinAlignPlan', info: '', children: [...children, ...tables] }];
   const streamJoins = a.joins.filter((j) => j.source.role !== 'lookup');
   if (streamJoins.length) {
@@ -584,8 +608,14 @@ function explainTree(a: Analysis, plan: QueryPlan, placement: Placement): Explai
   if (a.dims.length) wrap('AggregatePlan', `Dimension:{ ${a.dims.map(exprToString).join(', ')} }`);
   if (a.having) wrap('HavingPlan', `Condition:{ ${exprToString(a.having)} }, `);
   if (plan.windowFuncs) wrap('WindowFuncPlan', '');
-  if (a.sorts.length) wrap('OrderPlan', `SortFields:[ ${a.sorts.map((s) => `${exprToString(s.expr)} ${s.ascending ? 'ASC' : 'DESC'}`).join(', ')} ]`);
-  const fields = a.stmt.fields.map((f) => (f.expr.kind === 'wildcard' ? exprToString(f.expr) : f.alias ?? exprToString(f.expr)));
+  if (a.sorts.length)
+    wrap(
+      'OrderPlan',
+      `SortFields:[ ${a.sorts.map((s) => `${exprToString(s.expr)} ${s.ascending ? 'ASC' : 'DESC'}`).join(', ')} ]`,
+    );
+  const fields = a.stmt.fields.map((f) =>
+    f.expr.kind === 'wildcard' ? exprToString(f.expr) : (f.alias ?? exprToString(f.expr)),
+  );
   wrap('ProjectPlan', `Fields:${fieldsText(fields)}${a.stmt.limit !== null ? `, Limit:${a.stmt.limit}` : ''}`);
   if (plan.projectSet) wrap('ProjectSetPlan', '');
   return children[0];

@@ -42,7 +42,12 @@ function condText(v: Value): string {
  * A condition of stage `stage` (`Where`, `Having`, `Join`…): true keeps; for WHERE null/false drop; otherwise
  * non-bool values are errors.
  */
-export function condition(fn: RowFn, prefix: string, nullIsFalse: boolean, what = 'invalid condition that returns non-bool value'): RowPredicate {
+export function condition(
+  fn: RowFn,
+  prefix: string,
+  nullIsFalse: boolean,
+  what = 'invalid condition that returns non-bool value',
+): RowPredicate {
   const fail = (e: unknown): StageError => new StageError(prefix + messageOf(e));
   const nonBool = (v: Value): StageError => new StageError(`${prefix}${what} ${condText(v)}`);
   const nullTest = nullIsFalse ? 'if (v === null || v === undefined) return false;' : '';
@@ -71,7 +76,10 @@ export function groupKey(dims: readonly RowFn[]): RowFn<string> {
 }
 
 /** Rows → units (see QueryPlan.toUnits). */
-export function unitBuilder(isAggregate: boolean, key: RowFn<string> | null): (rows: Row[], ctx: EvalContext) => EvalUnit[] {
+export function unitBuilder(
+  isAggregate: boolean,
+  key: RowFn<string> | null,
+): (rows: Row[], ctx: EvalContext) => EvalUnit[] {
   if (!isAggregate) return (rows) => rows.map((r) => new EvalUnit(r, null));
   if (key === null) return (rows) => [new EvalUnit(rows.length ? rows[0] : EMPTY_ROW, rows)];
   return (rows, ctx) => {
@@ -95,7 +103,10 @@ export function havingStage(fn: RowFn, isAggregate: boolean, singleEvent: boolea
     apply(units, ctx) {
       if (singleEvent) {
         const u = units[0];
-        const what = u && u.row instanceof Tuple ? JSON.stringify(u.row.message, (_k, v) => (typeof v === 'bigint' ? Number(v) : v)) : '';
+        const what =
+          u && u.row instanceof Tuple
+            ? JSON.stringify(u.row.message, (_k, v) => (typeof v === 'bigint' ? Number(v) : v))
+            : '';
         throw new StageError(`run Having error: invalid input ${what}`);
       }
       if (isAggregate) {
@@ -104,7 +115,10 @@ export function havingStage(fn: RowFn, isAggregate: boolean, singleEvent: boolea
           return cond(u.row, ctx);
         });
       }
-      const whole = new EvalUnit(units.length ? units[0].row : EMPTY_ROW, units.map((u) => u.row));
+      const whole = new EvalUnit(
+        units.length ? units[0].row : EMPTY_ROW,
+        units.map((u) => u.row),
+      );
       ctx.bindUnit(whole);
       return cond(whole.row, ctx) ? units : [];
     },
@@ -121,7 +135,13 @@ function compareKeys(a: Value, b: Value, ascending: boolean): number {
 }
 
 /** Sorts units in place by the values of `keys` evaluated once per unit. */
-function sortUnits(units: EvalUnit[], ctx: EvalContext, keys: readonly RowFn[], asc: readonly boolean[], prefix: string): void {
+function sortUnits(
+  units: EvalUnit[],
+  ctx: EvalContext,
+  keys: readonly RowFn[],
+  asc: readonly boolean[],
+  prefix: string,
+): void {
   if (units.length < 2) return;
   const vals: Value[][] = [];
   try {
@@ -175,7 +195,8 @@ export function windowFuncStage(calls: readonly CallExpr[], c: ExprCompiler): Wi
   return {
     apply(input, ctx) {
       let units = input;
-      for (const u of units) if (u.rowNumbers === null || u.rowNumbers.length !== n) u.rowNumbers = new Array<number>(n).fill(1);
+      for (const u of units)
+        if (u.rowNumbers === null || u.rowNumbers.length !== n) u.rowNumbers = new Array<number>(n).fill(1);
       for (let k = 0; k < n; k++) {
         const { parts, keys, asc } = steps[k];
         let groups: EvalUnit[][];
@@ -229,7 +250,9 @@ export interface Projection {
 function selectError(f: BoundField, e: unknown): StageError {
   if (e instanceof StageError) return e;
   const alias = f.field.alias !== null ? `alias: ${f.field.alias} ` : '';
-  return new StageError(`run Select error: ${alias}expr: ${exprToString(f.field.expr)} meet error, err:${messageOf(e)}`);
+  return new StageError(
+    `run Select error: ${alias}expr: ${exprToString(f.field.expr)} meet error, err:${messageOf(e)}`,
+  );
 }
 
 /** A plain column reference (copied as is, explicit nulls kept) rather than a computed value. */
@@ -339,7 +362,12 @@ export function compileProjection(
 }
 
 /** changed_cols(prefix, ignoreNull, e1, …): `*` arguments expand to the row's columns at run time. */
-function multiColStep(f: BoundField, e: CallExpr, c: ExprCompiler, registry: FunctionRegistry): (out: ValueObject, row: Row, ctx: EvalContext) => void {
+function multiColStep(
+  f: BoundField,
+  e: CallExpr,
+  c: ExprCompiler,
+  registry: FunctionRegistry,
+): (out: ValueObject, row: Row, ctx: EvalContext) => void {
   const def = registry.get(e.name)!;
   const call = bindMultiCol(def);
   const state = def.createState ? def.createState() : undefined;
@@ -409,4 +437,3 @@ export const hitTracker: HitTracker = {
     ctx.lastAggHitTime = windowEnd;
   },
 };
-

@@ -62,7 +62,9 @@ export function decodeRuleText(text: string): Record<string, unknown> {
   // like Go's decoder, `null` leaves the rule empty (then: Missing rule id.)
   if (v === null) return {};
   if (typeof v !== 'object' || Array.isArray(v)) {
-    throw new RuleDefError(`Parse rule ${text} error : json: cannot unmarshal ${jsonKind(v)} into Go value of type api.Rule.`);
+    throw new RuleDefError(
+      `Parse rule ${text} error : json: cannot unmarshal ${jsonKind(v)} into Go value of type api.Rule.`,
+    );
   }
   return v as Record<string, unknown>;
 }
@@ -97,7 +99,9 @@ function isObject(v: unknown): v is Record<string, unknown> {
 /** Go's unmarshal error text for a field of the wrong JSON type. */
 function typeError(text: string, value: unknown, field: string, goType: string, struct = 'Rule'): RuleDefError {
   const kind = typeof value === 'number' ? `number ${value}` : jsonKind(value);
-  return new RuleDefError(`Parse rule ${text} error : json: cannot unmarshal ${kind} into Go struct field ${struct}.${field} of type ${goType}.`);
+  return new RuleDefError(
+    `Parse rule ${text} error : json: cannot unmarshal ${kind} into Go struct field ${struct}.${field} of type ${goType}.`,
+  );
 }
 
 /**
@@ -110,13 +114,16 @@ export function parseRule(body: Record<string, unknown>, text: string, ctx: Pars
 
   // JSON types first: a wrong type is a decoding error in eKuiper
   for (const f of ['id', 'name', 'sql'] as const) {
-    if (raw[f] !== undefined && raw[f] !== null && typeof raw[f] !== 'string') throw typeError(text, raw[f], f, 'string');
+    if (raw[f] !== undefined && raw[f] !== null && typeof raw[f] !== 'string')
+      throw typeError(text, raw[f], f, 'string');
   }
   if (raw.triggered !== undefined && raw.triggered !== null && typeof raw.triggered !== 'boolean') {
     throw typeError(text, raw.triggered, 'triggered', 'bool');
   }
-  if (raw.graph !== undefined && raw.graph !== null && !isObject(raw.graph)) throw typeError(text, raw.graph, 'graph', 'api.RuleGraph');
-  if (raw.options !== undefined && raw.options !== null && !isObject(raw.options)) throw typeError(text, raw.options, 'options', 'api.RuleOption');
+  if (raw.graph !== undefined && raw.graph !== null && !isObject(raw.graph))
+    throw typeError(text, raw.graph, 'graph', 'api.RuleGraph');
+  if (raw.options !== undefined && raw.options !== null && !isObject(raw.options))
+    throw typeError(text, raw.options, 'options', 'api.RuleOption');
   if (raw.actions !== undefined && raw.actions !== null) {
     if (!Array.isArray(raw.actions)) throw typeError(text, raw.actions, 'actions', '[]map[string]interface {}');
     for (const a of raw.actions) {
@@ -125,7 +132,8 @@ export function parseRule(body: Record<string, unknown>, text: string, ctx: Pars
   }
   let tags: string[] | undefined;
   if (raw.tags !== undefined && raw.tags !== null) {
-    if (!Array.isArray(raw.tags) || raw.tags.some((t) => typeof t !== 'string')) throw typeError(text, raw.tags, 'tags', '[]string');
+    if (!Array.isArray(raw.tags) || raw.tags.some((t) => typeof t !== 'string'))
+      throw typeError(text, raw.tags, 'tags', '[]string');
     tags = raw.tags as string[];
   }
   const partial = raw.options ? decodeOptions(raw.options as Record<string, unknown>, text) : {};
@@ -250,9 +258,11 @@ function decodeOptions(obj: Record<string, unknown>, text: string): Partial<Rule
   }
   const ranges = pick(obj, 'cronDatetimeRange');
   if (ranges !== undefined && ranges !== null) {
-    if (!Array.isArray(ranges)) throw typeError(text, ranges, 'options.cronDatetimeRange', cronDatetimeRange.goType, 'RuleOption');
+    if (!Array.isArray(ranges))
+      throw typeError(text, ranges, 'options.cronDatetimeRange', cronDatetimeRange.goType, 'RuleOption');
     out.cronDatetimeRange = ranges.map((item) => {
-      if (!isObject(item)) throw typeError(text, item, 'options.cronDatetimeRange', cronDatetimeRange.itemGoType, 'RuleOption');
+      if (!isObject(item))
+        throw typeError(text, item, 'options.cronDatetimeRange', cronDatetimeRange.itemGoType, 'RuleOption');
       return decodeFields(item, RANGE_KINDS, 'cronDatetimeRange.', text);
     });
   }
@@ -299,8 +309,10 @@ function checkRange(range: RuleOptions['cronDatetimeRange'][number], timezone?: 
   }
   const begin = parseRangeTime(range.begin ?? '', timezone);
   const end = parseRangeTime(range.end ?? '', timezone);
-  if (begin === undefined) return `cronDatetimeRange begin ${JSON.stringify(range.begin ?? '')} is not a time of layout YYYY-MM-DD hh:mm:ss`;
-  if (end === undefined) return `cronDatetimeRange end ${JSON.stringify(range.end ?? '')} is not a time of layout YYYY-MM-DD hh:mm:ss`;
+  if (begin === undefined)
+    return `cronDatetimeRange begin ${JSON.stringify(range.begin ?? '')} is not a time of layout YYYY-MM-DD hh:mm:ss`;
+  if (end === undefined)
+    return `cronDatetimeRange end ${JSON.stringify(range.end ?? '')} is not a time of layout YYYY-MM-DD hh:mm:ss`;
   if (begin > end) return `cronDatetimeRange begin ${range.begin} is after end ${range.end}`;
   return undefined;
 }
@@ -358,7 +370,8 @@ function restoreFromConfKey(props: Record<string, unknown>, stored: Props): void
     if (storedKey === undefined) continue;
     const sv = stored[storedKey];
     if ((lk === 'password' || lk === 'token') && v === MASK) props[k] = sv;
-    else if (lk === 'url' && typeof v === 'string' && typeof sv === 'string' && v.includes(MASK) && maskUrl(sv) === v) props[k] = sv;
+    else if (lk === 'url' && typeof v === 'string' && typeof sv === 'string' && v.includes(MASK) && maskUrl(sv) === v)
+      props[k] = sv;
   }
 }
 

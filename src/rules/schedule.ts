@@ -5,7 +5,16 @@
 import { Cron } from 'croner';
 import type { RuleOptions } from '../contracts/index.js';
 
-const UNIT_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, 'µs': 1e-3, 'μs': 1e-3, ms: 1, s: 1000, m: 60000, h: 3600000 };
+const UNIT_MS: Record<string, number> = {
+  ns: 1e-6,
+  us: 1e-3,
+  µs: 1e-3,
+  μs: 1e-3,
+  ms: 1,
+  s: 1000,
+  m: 60000,
+  h: 3600000,
+};
 
 /** Go duration text (`30s`, `1h30m`, `1.5h`, `500ms`) → ms; undefined when malformed. */
 export function parseGoDuration(text: string): number | undefined {
@@ -95,8 +104,12 @@ export function parseRangeTime(text: string, timezone?: string): number | undefi
 }
 
 /** A `cronDatetimeRange` item as [begin, end] Unix ms. */
-export function rangeBounds(range: RuleOptions['cronDatetimeRange'][number], timezone?: string): [number, number] | undefined {
-  if ((range.beginTimestamp ?? 0) > 0 && (range.endTimestamp ?? 0) > 0) return [range.beginTimestamp!, range.endTimestamp!];
+export function rangeBounds(
+  range: RuleOptions['cronDatetimeRange'][number],
+  timezone?: string,
+): [number, number] | undefined {
+  if ((range.beginTimestamp ?? 0) > 0 && (range.endTimestamp ?? 0) > 0)
+    return [range.beginTimestamp!, range.endTimestamp!];
   const b = parseRangeTime(range.begin ?? '', timezone);
   const e = parseRangeTime(range.end ?? '', timezone);
   return b === undefined || e === undefined ? undefined : [b, e];
@@ -112,7 +125,11 @@ export function inRanges(ranges: RuleOptions['cronDatetimeRange'] | undefined, t
 }
 
 /** true when ranges exist and all of them ended before `t`. */
-export function rangesEnded(ranges: RuleOptions['cronDatetimeRange'] | undefined, t: number, timezone?: string): boolean {
+export function rangesEnded(
+  ranges: RuleOptions['cronDatetimeRange'] | undefined,
+  t: number,
+  timezone?: string,
+): boolean {
   if (!ranges || ranges.length === 0) return false;
   return ranges.every((r) => {
     const b = rangeBounds(r, timezone);
@@ -124,7 +141,11 @@ export function rangesEnded(ranges: RuleOptions['cronDatetimeRange'] | undefined
  * Delay before restart number `n` (0-based): delay × multiplier^n capped at maxDelay, with ±jitterFactor applied,
  * kept within (0, maxDelay].
  */
-export function restartDelay(strategy: RuleOptions['restartStrategy'], n: number, random: () => number = Math.random): number {
+export function restartDelay(
+  strategy: RuleOptions['restartStrategy'],
+  n: number,
+  random: () => number = Math.random,
+): number {
   const base = Math.min(strategy.delay * Math.pow(strategy.multiplier, n), strategy.maxDelay);
   const jitter = base * strategy.jitterFactor * (random() * 2 - 1);
   return Math.max(1, Math.min(strategy.maxDelay, Math.round(base + jitter)));

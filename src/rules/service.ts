@@ -108,9 +108,12 @@ export class RuleService {
   constructor(private readonly deps: RuleServiceDeps) {
     this.cpu = new CpuMeter(deps.cpuSampleMs ?? 5000, 30000, () => this.busySnapshot());
     const patrolMs = parseGoDuration(deps.rulePatrolInterval ?? '10s') ?? 10000;
-    this.patrolTimer = setInterval(() => {
-      for (const e of this.rules.values()) void e.state.patrol();
-    }, Math.max(100, patrolMs));
+    this.patrolTimer = setInterval(
+      () => {
+        for (const e of this.rules.values()) void e.state.patrol();
+      },
+      Math.max(100, patrolMs),
+    );
     this.patrolTimer.unref();
   }
 
@@ -164,7 +167,11 @@ export class RuleService {
   private ruleLogger(def: RuleDef, options: RuleOptions): { logger: Logger; dest?: LogDestination } {
     if (options.logFilename && this.deps.logDir) {
       const level = options.debug ? 'debug' : this.deps.logger.level;
-      const dest = pino.destination({ dest: join(this.deps.logDir, basename(options.logFilename)), mkdir: true, sync: false });
+      const dest = pino.destination({
+        dest: join(this.deps.logDir, basename(options.logFilename)),
+        mkdir: true,
+        sync: false,
+      });
       return { logger: pino({ level: level === 'silent' ? 'info' : level, base: { rule: def.id } }, dest), dest };
     }
     const logger = this.deps.logger.child({ rule: def.id });
@@ -285,7 +292,8 @@ export class RuleService {
     const { def, options } = parsed;
     const id = def.id;
     stored = withId(stored, id);
-    if (this.rules.has(id) || this.reserved.has(id)) throw new EddyError(ErrorCode.Undefined, `rule ${id} already exists`);
+    if (this.rules.has(id) || this.reserved.has(id))
+      throw new EddyError(ErrorCode.Undefined, `rule ${id} already exists`);
     this.reserved.add(id);
     let dest: LogDestination | undefined;
     try {
@@ -313,7 +321,11 @@ export class RuleService {
   }
 
   /** Adds a rule to the registry; resolves once its start (or planned stop) is in effect, not when it opened. */
-  private async register(state: RuleState, planned: { topo: Topology; sources: string[] } | undefined, text: string): Promise<void> {
+  private async register(
+    state: RuleState,
+    planned: { topo: Topology; sources: string[] } | undefined,
+    text: string,
+  ): Promise<void> {
     const def = state.def;
     this.rules.set(def.id, { state, text, sources: planned?.sources ?? this.sourcesOf(def, state.options) });
     // shutting down: keep the entry (the store has it) but start nothing
@@ -358,18 +370,24 @@ export class RuleService {
     } catch (err) {
       throw new EddyError(ErrorCode.Undefined, `Update rule error: Invalid rule json: ${(err as RuleDefError).detail}`);
     }
-    const stored = withRestoredSecrets(text, body, () => restoreSecrets(body, e.state.def.actions, this.deps.sinkConfKey));
+    const stored = withRestoredSecrets(text, body, () =>
+      restoreSecrets(body, e.state.def.actions, this.deps.sinkConfKey),
+    );
     let parsed: ParsedRule;
     try {
       parsed = this.parse(text, body, id, true);
     } catch (err) {
-      if (err instanceof RuleDefError) throw new EddyError(ErrorCode.Undefined, `Update rule error: Invalid rule json: ${err.detail}`);
+      if (err instanceof RuleDefError)
+        throw new EddyError(ErrorCode.Undefined, `Update rule error: Invalid rule json: ${err.detail}`);
       throw err;
     }
     const { def, options } = parsed;
     if (def.tags === undefined && e.state.def.tags !== undefined) def.tags = e.state.def.tags;
     const old = e.state.options;
-    const fresh = old.debug !== options.debug || old.logFilename !== options.logFilename ? this.ruleLogger(def, options) : undefined;
+    const fresh =
+      old.debug !== options.debug || old.logFilename !== options.logFilename
+        ? this.ruleLogger(def, options)
+        : undefined;
     let planned: { topo: Topology; sources: string[] };
     try {
       planned = this.plan(def, options, fresh?.logger ?? e.state.logger);
@@ -378,7 +396,10 @@ export class RuleService {
       throw planError(err).withPrefix('Update rule error');
     }
     // a body without tags keeps the old ones: then the stored text must carry them
-    await this.save(def, def.tags !== undefined && !hasTags(body) ? JSON.stringify(ruleObject(def)) : withId(stored, id));
+    await this.save(
+      def,
+      def.tags !== undefined && !hasTags(body) ? JSON.stringify(ruleObject(def)) : withId(stored, id),
+    );
     e.sources = planned.sources;
     if (fresh) {
       e.state.logger = fresh.logger;
@@ -525,7 +546,11 @@ export class RuleService {
   /** `GET /rules/{id}/topo`: available once planned; 1001 for a rule that could not be planned. */
   topo(id: string): PrintableTopo {
     const p = this.entry(id).state.printable();
-    if (!p) throw new EddyError(ErrorCode.General, `Fail to get rule ${id}'s topo, make sure the rule has been started before`);
+    if (!p)
+      throw new EddyError(
+        ErrorCode.General,
+        `Fail to get rule ${id}'s topo, make sure the rule has been started before`,
+      );
     return p;
   }
 
@@ -555,7 +580,8 @@ export class RuleService {
       return { sources: this.deps.engine.validate(def.sql, options), valid: true };
     } catch (err) {
       // the validator names a missing stream as eKuiper's validate endpoint does
-      const m = err instanceof Error ? /^fail to get stream (.*), please check if stream is created$/.exec(err.message) : null;
+      const m =
+        err instanceof Error ? /^fail to get stream (.*), please check if stream is created$/.exec(err.message) : null;
       if (m) throw new EddyError(ErrorCode.Plan, `${m[1]} is not found`);
       throw err;
     }

@@ -237,10 +237,13 @@ export class RuleState {
   }
 
   private addTimer(set: Set<NodeJS.Timeout>, ms: number, fn: () => void): void {
-    const t = setTimeout(() => {
-      set.delete(t);
-      fn();
-    }, Math.max(0, Math.min(ms, MAX_TIMER)));
+    const t = setTimeout(
+      () => {
+        set.delete(t);
+        fn();
+      },
+      Math.max(0, Math.min(ms, MAX_TIMER)),
+    );
     set.add(t);
   }
 
@@ -346,7 +349,9 @@ export class RuleState {
     await this.closeTopo();
     this.lastStop = Date.now();
     if (this.scheduled) {
-      this.phase = rangesEnded(this.options.cronDatetimeRange, Date.now(), this.deps.timezone) ? 'terminated' : 'waiting';
+      this.phase = rangesEnded(this.options.cronDatetimeRange, Date.now(), this.deps.timezone)
+        ? 'terminated'
+        : 'waiting';
       return;
     }
     this.phase = 'stopped';
@@ -359,7 +364,9 @@ export class RuleState {
     this.lastStop = Date.now();
     if (this.scheduled) {
       this.startFailed++;
-      this.phase = rangesEnded(this.options.cronDatetimeRange, Date.now(), this.deps.timezone) ? 'terminated' : 'waiting';
+      this.phase = rangesEnded(this.options.cronDatetimeRange, Date.now(), this.deps.timezone)
+        ? 'terminated'
+        : 'waiting';
       return;
     }
     this.phase = 'stopped';
@@ -447,7 +454,9 @@ export class RuleState {
         if (sgen !== this.schedGen) return;
         await this.endRun();
         this.lastStop = Date.now();
-        this.phase = rangesEnded(this.options.cronDatetimeRange, Date.now(), this.deps.timezone) ? 'terminated' : 'waiting';
+        this.phase = rangesEnded(this.options.cronDatetimeRange, Date.now(), this.deps.timezone)
+          ? 'terminated'
+          : 'waiting';
       });
     });
   }

@@ -136,9 +136,12 @@ export class RuleTestService {
   /** (Re)starts the trial's lifetime. */
   private arm(trial: Trial): void {
     if (trial.timer) clearTimeout(trial.timer);
-    trial.timer = setTimeout(() => {
-      if (this.trials.get(trial.id) === trial) void this.remove(trial.id);
-    }, this.deps.timeoutMs ?? 5 * 60_000);
+    trial.timer = setTimeout(
+      () => {
+        if (this.trials.get(trial.id) === trial) void this.remove(trial.id);
+      },
+      this.deps.timeoutMs ?? 5 * 60_000,
+    );
     trial.timer.unref();
   }
 
@@ -154,7 +157,10 @@ export class RuleTestService {
   private async stopRun(trial: Trial): Promise<void> {
     const topo = trial.topo;
     trial.topo = undefined;
-    if (topo) await topo.close().catch((err: unknown) => this.deps.logger.warn({ rule: trial.id, err }, 'closing a test rule failed'));
+    if (topo)
+      await topo
+        .close()
+        .catch((err: unknown) => this.deps.logger.warn({ rule: trial.id, err }, 'closing a test rule failed'));
   }
 
   /** The trial's topology: mocked streams read a simulator, the only action is the websocket endpoint. */
@@ -162,7 +168,10 @@ export class RuleTestService {
     const { catalog, connectors } = this.deps;
     const mocked = (def: StreamDef | undefined): StreamDef | undefined => {
       if (!def || def.kind !== 'stream' || !trial.mocks.has(def.name)) return def;
-      return { ...def, options: { ...def.options, TYPE: 'simulator', CONF_KEY: mockKey(trial.id, def.name), SHARED: false } };
+      return {
+        ...def,
+        options: { ...def.options, TYPE: 'simulator', CONF_KEY: mockKey(trial.id, def.name), SHARED: false },
+      };
     };
     const overlayCatalog: StreamCatalog = {
       get: (name: string) => mocked(catalog.get(name)),
@@ -174,7 +183,8 @@ export class RuleTestService {
       sink: (type) => connectors.sink(type),
       format: (name) => connectors.format(name),
       sourceProps: (type, confKey) => {
-        for (const [stream, props] of trial.mocks) if (confKey === mockKey(trial.id, stream)) return { ...connectors.sourceProps(type, undefined), ...props };
+        for (const [stream, props] of trial.mocks)
+          if (confKey === mockKey(trial.id, stream)) return { ...connectors.sourceProps(type, undefined), ...props };
         return connectors.sourceProps(type, confKey);
       },
       sinkProps: (type, resourceId) => connectors.sinkProps(type, resourceId),
@@ -183,6 +193,9 @@ export class RuleTestService {
     const props = { ...trial.sinkProps, path: this.path(trial.id), sendSingle: true };
     const rule = { id: `$ruletest_${trial.id}`, sql: trial.sql, actions: [{ websocket: props }], triggered: true };
     const logger = this.deps.logger.child({ ruletest: trial.id });
-    return this.deps.runtime.buildOverlay(rule, options, logger, { catalog: overlayCatalog, connectors: overlayConnectors });
+    return this.deps.runtime.buildOverlay(rule, options, logger, {
+      catalog: overlayCatalog,
+      connectors: overlayConnectors,
+    });
   }
 }

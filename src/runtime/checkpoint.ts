@@ -85,15 +85,29 @@ export function decodeValue(j: unknown): Value {
 
 export function encodeRow(r: Row): Json {
   if (r instanceof JoinTuple) return { j: r.tuples.map(encodeRow), ts: r.timestamp };
-  const t: { [k: string]: Json } = { e: r.emitter, m: encodeValue(r.message), meta: encodeValue(r.meta), ts: r.timestamp };
+  const t: { [k: string]: Json } = {
+    e: r.emitter,
+    m: encodeValue(r.message),
+    meta: encodeValue(r.meta),
+    ts: r.timestamp,
+  };
   if (r.analytic) t.a = r.analytic.map(encodeValue);
   return t;
 }
 
 export function decodeRow(j: unknown): Row {
   const o = j as Record<string, unknown>;
-  if (Array.isArray(o.j)) return new JoinTuple(o.j.map((x) => decodeRow(x) as Tuple), o.ts as number);
-  const t = new Tuple(o.e as string, decodeValue(o.m) as ValueObject, decodeValue(o.meta) as ValueObject, o.ts as number);
+  if (Array.isArray(o.j))
+    return new JoinTuple(
+      o.j.map((x) => decodeRow(x) as Tuple),
+      o.ts as number,
+    );
+  const t = new Tuple(
+    o.e as string,
+    decodeValue(o.m) as ValueObject,
+    decodeValue(o.meta) as ValueObject,
+    o.ts as number,
+  );
   if (Array.isArray(o.a)) t.analytic = o.a.map(decodeValue);
   return t;
 }

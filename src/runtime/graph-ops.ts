@@ -103,7 +103,8 @@ export class FunctionNode extends QueueNode {
 
 function tupleOf(obj: ValueObject, like: Item | null, ts: number): Tuple {
   if (like instanceof Tuple) return new Tuple(like.emitter, obj, like.meta, like.timestamp);
-  if (like instanceof JoinTuple) return new Tuple(like.tuples[0]?.emitter ?? '', obj, like.tuples[0]?.meta ?? {}, like.timestamp);
+  if (like instanceof JoinTuple)
+    return new Tuple(like.tuples[0]?.emitter ?? '', obj, like.tuples[0]?.meta ?? {}, like.timestamp);
   return new Tuple('', obj, {}, ts);
 }
 
@@ -248,7 +249,8 @@ export class SwitchNode extends QueueNode {
   }
 
   private send(outs: readonly Receiver[], item: Item): void {
-    for (const out of outs) if (!out.accept(item)) this.metrics.error(`buffer full, drop message from ${this.name} to ${out.name}`);
+    for (const out of outs)
+      if (!out.accept(item)) this.metrics.error(`buffer full, drop message from ${this.name} to ${out.name}`);
   }
 }
 
@@ -336,7 +338,8 @@ export class ScriptNode extends QueueNode {
           if (!isPlainObject(out)) throw new Error(`script exec result is not a map: ${JSON.stringify(out)}`);
           objs = [out];
         } else {
-          if (!Array.isArray(out) || !out.every(isPlainObject)) throw new Error(`script exec result is not a list of maps: ${JSON.stringify(out)}`);
+          if (!Array.isArray(out) || !out.every(isPlainObject))
+            throw new Error(`script exec result is not a list of maps: ${JSON.stringify(out)}`);
           objs = out;
         }
         const ts = item.windowEnd;
@@ -364,7 +367,12 @@ export function outputOf(item: Item): Output | ErrorRecord | null {
   if (item instanceof Output || item instanceof ErrorRecord) return item;
   if (item instanceof Tuple || item instanceof JoinTuple) return new Output([rowObject(item)], true, item.timestamp);
   if (item instanceof RowBatch) return new Output(item.rows.map(rowObject), false, item.windowEnd);
-  if (item instanceof UnitBatch) return new Output(item.units.map((u) => rowObject(u.row)), false, item.windowEnd);
+  if (item instanceof UnitBatch)
+    return new Output(
+      item.units.map((u) => rowObject(u.row)),
+      false,
+      item.windowEnd,
+    );
   return null;
 }
 

@@ -7,7 +7,16 @@
  */
 import type { Logger } from 'pino';
 import { EddyError, ErrorCode } from '../core/errors.js';
-import type { ConnectorContext, NodeMetrics, PrintableTopo, RuleDef, RuleOptions, SinkNode, Topology, Tuple } from '../contracts/index.js';
+import type {
+  ConnectorContext,
+  NodeMetrics,
+  PrintableTopo,
+  RuleDef,
+  RuleOptions,
+  SinkNode,
+  Topology,
+  Tuple,
+} from '../contracts/index.js';
 import type { EvalContext } from '../plan/plan.js';
 import type { GraphOpNode, GraphPlan } from '../plan/graph.js';
 import type { Clock, TimerHandle } from './clock.js';
@@ -21,7 +30,15 @@ import { createWindowNode, WindowNode } from './windows.js';
 import { WatermarkNode } from './watermark.js';
 import { type SharedSources, SourceNode } from './source.js';
 import { LookupNode, type LookupTables } from './lookup.js';
-import { FunctionNode, GraphOrderNode, GraphSinkReceiver, GraphWatermarkNode, PickNode, ScriptNode, SwitchNode } from './graph-ops.js';
+import {
+  FunctionNode,
+  GraphOrderNode,
+  GraphSinkReceiver,
+  GraphWatermarkNode,
+  PickNode,
+  ScriptNode,
+  SwitchNode,
+} from './graph-ops.js';
 
 export interface GraphEnv extends TopologyDeps {
   readonly clock: Clock;
@@ -104,7 +121,13 @@ export class GraphTopology implements Topology {
       let entry: Receiver = node;
       if (o.op.kind === 'window' && o.op.ownWatermark) {
         // an event-time window with no watermark node above it orders and releases its rows itself
-        const wm = new GraphWatermarkNode(`${o.name}_watermark`, bufferLength, o.op.ownWatermark, options.lateTolerance, true);
+        const wm = new GraphWatermarkNode(
+          `${o.name}_watermark`,
+          bufferLength,
+          o.op.ownWatermark,
+          options.lateTolerance,
+          true,
+        );
         wm.fatal = (err) => this.fail(err);
         wm.outputs.push(node);
         this.inner.push(wm);
@@ -168,7 +191,16 @@ export class GraphTopology implements Topology {
       case 'join':
         return new JoinNode(o.name, env, op.from, op.joins);
       case 'lookup':
-        return new LookupNode(o.name, env.bufferLength, op.join, this.ctx, this.env.lookups, this.env.connectors, this.env.clock, options.sendError);
+        return new LookupNode(
+          o.name,
+          env.bufferLength,
+          op.join,
+          this.ctx,
+          this.env.lookups,
+          this.env.connectors,
+          this.env.clock,
+          options.sendError,
+        );
       case 'groupby':
         return new AggregateNode(o.name, env);
       case 'orderby':
@@ -393,7 +425,10 @@ export class GraphTopology implements Topology {
             rows: (s.rows as unknown[]).map((r) => decodeRow(r) as Tuple),
           });
         } else if (n instanceof BatchNode) {
-          n.restore({ rows: (s.rows as unknown[]).map((r) => decodeValue(r) as ValueObject), count: Number(s.count) || 0 });
+          n.restore({
+            rows: (s.rows as unknown[]).map((r) => decodeValue(r) as ValueObject),
+            count: Number(s.count) || 0,
+          });
         } else if (n instanceof SourceNode) {
           const offset = decodeValue(s.$$offset);
           if (offset !== null && typeof offset === 'object' && !Array.isArray(offset)) n.resume(offset as ValueObject);

@@ -64,5 +64,4 @@ export class Output {
 
 export type Item = Tuple | JoinTuple | RowBatch | UnitBatch | TableUpdate | RawEvent | Output | ErrorRecord | Watermark;
 
-
 export { ErrorRecord, JoinTuple, Tuple };

@@ -4,7 +4,15 @@
  * optional cache (`lookup.cache`, `cacheTtl` seconds, `cacheMissingKey`).
  */
 import type { Logger } from 'pino';
-import { ErrorRecord, JoinTuple, Tuple, type ConnectorContext, type ConnectorRegistry, type LookupConnector, type Row } from '../contracts/index.js';
+import {
+  ErrorRecord,
+  JoinTuple,
+  Tuple,
+  type ConnectorContext,
+  type ConnectorRegistry,
+  type LookupConnector,
+  type Row,
+} from '../contracts/index.js';
 import type { StreamDef } from '../catalog/types.js';
 import type { Value, ValueObject } from '../values/value.js';
 import { EddyError, ErrorCode } from '../core/errors.js';
@@ -40,7 +48,11 @@ export class LookupTables {
     const { type, datasource, props } = resolveSource(this.registry, def);
     const factory = this.registry.lookup(type);
     if (!factory) throw new EddyError(ErrorCode.Plan, `lookup source type ${type} not found`);
-    const ctx: ConnectorContext = { ruleId: '$lookup', logger: this.logger.child({ table: def.name }), dataDir: this.dataDir };
+    const ctx: ConnectorContext = {
+      ruleId: '$lookup',
+      logger: this.logger.child({ table: def.name }),
+      dataDir: this.dataDir,
+    };
     const conn = factory();
     conn.provision(ctx, datasource, props);
     const t: OpenTable = { conn, ctx, ready: Promise.resolve(), refs: 0, pinned };
@@ -221,7 +233,8 @@ export class LookupNode extends QueueNode {
       ctx.bindRow();
       if (p.on === null || p.on(jt, ctx)) out.push(jt);
     }
-    if (out.length === 0 && p.kind === 'left') out.push(row instanceof JoinTuple ? row : new JoinTuple([row], row.timestamp));
+    if (out.length === 0 && p.kind === 'left')
+      out.push(row instanceof JoinTuple ? row : new JoinTuple([row], row.timestamp));
     return out;
   }
 

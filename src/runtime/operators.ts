@@ -255,7 +255,8 @@ export class JoinNode extends Operator {
       const right: Tuple[] = [];
       for (const r of item.rows) if (r instanceof Tuple && r.emitter === j.stream) right.push(r);
       const out: Row[] = [];
-      const run = j.kind === 'right' ? this.rightJoin(j, left, right, out, pace) : this.leftJoin(j, left, right, out, pace);
+      const run =
+        j.kind === 'right' ? this.rightJoin(j, left, right, out, pace) : this.leftJoin(j, left, right, out, pace);
       for (let r = run.next(); !r.done; r = run.next()) {
         yield;
         // other nodes of the rule share the context and may have rebound it meanwhile
@@ -267,7 +268,13 @@ export class JoinNode extends Operator {
   }
 
   /** INNER, LEFT, FULL and CROSS: for each left row, the matching right rows in order. */
-  private *leftJoin(j: JoinPlan, left: Row[], right: Tuple[], out: Row[], pace: Pace | null): Generator<void, void, void> {
+  private *leftJoin(
+    j: JoinPlan,
+    left: Row[],
+    right: Tuple[],
+    out: Row[],
+    pace: Pace | null,
+  ): Generator<void, void, void> {
     const ctx = this.ctx;
     const on = j.kind === 'cross' ? null : j.on;
     const index = on !== null && j.equi ? KeyIndex.of(right, j.equi.right) : null;
@@ -293,16 +300,24 @@ export class JoinNode extends Operator {
         }
         if (pace !== null && pace.due()) yield;
       }
-      if (!matched && (j.kind === 'left' || j.kind === 'full')) out.push(l instanceof JoinTuple ? l : new JoinTuple([l], l.timestamp));
+      if (!matched && (j.kind === 'left' || j.kind === 'full'))
+        out.push(l instanceof JoinTuple ? l : new JoinTuple([l], l.timestamp));
       if (pace !== null && pace.due()) yield;
     }
     if (rightMatched) {
-      for (let i = 0; i < right.length; i++) if (!rightMatched[i]) out.push(new JoinTuple([right[i]], right[i].timestamp));
+      for (let i = 0; i < right.length; i++)
+        if (!rightMatched[i]) out.push(new JoinTuple([right[i]], right[i].timestamp));
     }
   }
 
   /** RIGHT: for each right row, the matching left rows in order (the right tuple first). */
-  private *rightJoin(j: JoinPlan, left: Row[], right: Tuple[], out: Row[], pace: Pace | null): Generator<void, void, void> {
+  private *rightJoin(
+    j: JoinPlan,
+    left: Row[],
+    right: Tuple[],
+    out: Row[],
+    pace: Pace | null,
+  ): Generator<void, void, void> {
     const ctx = this.ctx;
     const on = j.on;
     const index = on !== null && j.equi ? KeyIndex.of(left, j.equi.left) : null;
@@ -426,7 +441,8 @@ export class AggregateNode extends Operator {
       if (units.units.length > 0) this.emit(units);
       return;
     }
-    if (item instanceof ErrorRecord || item instanceof UnitBatch || item instanceof Tuple || item instanceof JoinTuple) this.emit(item);
+    if (item instanceof ErrorRecord || item instanceof UnitBatch || item instanceof Tuple || item instanceof JoinTuple)
+      this.emit(item);
   }
 }
 

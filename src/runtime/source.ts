@@ -5,7 +5,19 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
-import { ErrorRecord, isPausable, isRewindable, Tuple, type ConnectorContext, type Delivery, type ConnectorRegistry, type Format, type Props, type SourceConnector, type SourceEvent } from '../contracts/index.js';
+import {
+  ErrorRecord,
+  isPausable,
+  isRewindable,
+  Tuple,
+  type ConnectorContext,
+  type Delivery,
+  type ConnectorRegistry,
+  type Format,
+  type Props,
+  type SourceConnector,
+  type SourceEvent,
+} from '../contracts/index.js';
 import type { StreamDef } from '../catalog/types.js';
 import type { StreamField } from '../sql/schema.js';
 import { DateTime, type Value, type ValueObject } from '../values/value.js';
@@ -49,7 +61,11 @@ export function resolveSource(registry: ConnectorRegistry, def: StreamDef): Reso
 }
 
 /** Creates and provisions a stream's source connector; unknown types fail with eKuiper's message. */
-export function createSourceConnector(registry: ConnectorRegistry, def: StreamDef, ctx: ConnectorContext): { conn: SourceConnector; resolved: ResolvedSource } {
+export function createSourceConnector(
+  registry: ConnectorRegistry,
+  def: StreamDef,
+  ctx: ConnectorContext,
+): { conn: SourceConnector; resolved: ResolvedSource } {
   const resolved = resolveSource(registry, def);
   const factory = registry.source(resolved.type);
   if (!factory) throw new EddyError(ErrorCode.Plan, `source ${resolved.type} not found`);
@@ -58,7 +74,11 @@ export function createSourceConnector(registry: ConnectorRegistry, def: StreamDe
   return { conn, resolved };
 }
 
-export function createFormat(registry: ConnectorRegistry, def: StreamDef, schema: readonly StreamField[] | null): Format | null {
+export function createFormat(
+  registry: ConnectorRegistry,
+  def: StreamDef,
+  schema: readonly StreamField[] | null,
+): Format | null {
   const name = (def.options.FORMAT ?? 'json').toLowerCase();
   const factory = registry.format(name);
   if (!factory) return null;
@@ -103,15 +123,19 @@ export function decodePayload(format: Format | null, def: StreamDef, payload: So
 /** Event time of a message from the stream's TIMESTAMP field (docs/sql.md §5.2). */
 export function eventTimeOf(msg: ValueObject, field: string, format: string | undefined): number {
   const v: Value = msg[field];
-  if (v === undefined || v === null) throw new Error(`cannot find timestamp field ${field} in tuple ${JSON.stringify(plain(msg))}`);
+  if (v === undefined || v === null)
+    throw new Error(`cannot find timestamp field ${field} in tuple ${JSON.stringify(plain(msg))}`);
   try {
     if (typeof v === 'bigint') return Number(v);
     if (typeof v === 'number') return Math.trunc(v);
     if (v instanceof DateTime) return v.ms;
-    if (typeof v === 'string') return (format ? parseWithFormat(v, format, defaultZone()) : parseAuto(v, defaultZone())).ms;
+    if (typeof v === 'string')
+      return (format ? parseWithFormat(v, format, defaultZone()) : parseAuto(v, defaultZone())).ms;
     throw new Error(`unsupported type ${typeof v}`);
   } catch (err) {
-    throw new Error(`cannot convert timestamp field ${field} to timestamp with error ${err instanceof Error ? err.message : String(err)}`);
+    throw new Error(
+      `cannot convert timestamp field ${field} to timestamp with error ${err instanceof Error ? err.message : String(err)}`,
+    );
   }
 }
 
@@ -139,7 +163,13 @@ export function strictFields(m: TupleMaker): readonly StreamField[] | null {
   return m.schema ?? m.def.fields;
 }
 
-function makeTuple(m: TupleMaker, msg: ValueObject, meta: ValueObject, now: number, strict: readonly StreamField[] | null): Tuple {
+function makeTuple(
+  m: TupleMaker,
+  msg: ValueObject,
+  meta: ValueObject,
+  now: number,
+  strict: readonly StreamField[] | null,
+): Tuple {
   if (strict) msg = strictValidate(msg, strict);
   const ts = m.timestampField ? eventTimeOf(msg, m.timestampField, m.def.options.TIMESTAMP_FORMAT) : now;
   return new Tuple(m.name, msg, meta, ts);
@@ -426,7 +456,14 @@ export class SourceNode extends DecodingNode implements SharedSubscriber {
   constructor(opts: SourceNodeOptions) {
     const resolved = resolveSource(opts.registry, opts.maker.def);
     const bl = Number(resolved.props.bufferLength);
-    super(opts.nodeName, Number.isFinite(bl) && bl > 0 ? bl : SOURCE_BUFFER_LENGTH, opts.maker, opts.role, opts.sendError, !opts.preprocessor);
+    super(
+      opts.nodeName,
+      Number.isFinite(bl) && bl > 0 ? bl : SOURCE_BUFFER_LENGTH,
+      opts.maker,
+      opts.role,
+      opts.sendError,
+      !opts.preprocessor,
+    );
     this.opts = opts;
     if (!opts.forwardRaw) this.format = createFormat(opts.registry, opts.maker.def, opts.schema);
   }
@@ -455,7 +492,8 @@ export class SourceNode extends DecodingNode implements SharedSubscriber {
       (ev) => {
         // the event itself is queued (no wrapper): process() tells it from a RawEvent
         if (this.queue.size === 0) this.arrival = performance.now();
-        if (!this.accept(ev as unknown as Item)) this.metrics.error(`buffer full, drop message from ${this.name} to ${this.name}`);
+        if (!this.accept(ev as unknown as Item))
+          this.metrics.error(`buffer full, drop message from ${this.name} to ${this.name}`);
         else if (ev.delivery !== undefined) this.hold(ev.delivery);
       },
       (err) => this.failed(err),
@@ -560,7 +598,8 @@ export class SourceNode extends DecodingNode implements SharedSubscriber {
   /** Moves a running rewindable connector to `offset` (reset_state); throws for sources that cannot rewind. */
   resetOffset(offset: ValueObject): void {
     const conn = this.conn;
-    if (!conn || !isRewindable(conn)) throw new Error(`stream ${this.opts.maker.def.name} does not support resetting its offset`);
+    if (!conn || !isRewindable(conn))
+      throw new Error(`stream ${this.opts.maker.def.name} does not support resetting its offset`);
     conn.rewind(offset);
   }
 
@@ -576,7 +615,16 @@ function isSourceEvent(item: unknown): item is SourceEvent {
 
 /** MQTT decoder node (`op_<N>_decoder`): bytes → tuples with the stream's FORMAT. */
 export class DecoderNode extends DecodingNode {
-  constructor(name: string, capacity: number, maker: TupleMaker, role: 'stream' | 'table', schema: readonly StreamField[] | null, registry: ConnectorRegistry, sendError: boolean, preprocessor: boolean) {
+  constructor(
+    name: string,
+    capacity: number,
+    maker: TupleMaker,
+    role: 'stream' | 'table',
+    schema: readonly StreamField[] | null,
+    registry: ConnectorRegistry,
+    sendError: boolean,
+    preprocessor: boolean,
+  ) {
     super(name, capacity, maker, role, sendError, !preprocessor);
     this.format = createFormat(registry, maker.def, schema);
   }
@@ -605,7 +653,12 @@ export class DecompressNode extends QueueNode {
   }
   protected process(item: Item): void {
     const ev = item instanceof RawEvent ? item.ev : isSourceEvent(item) ? item : null;
-    if (ev === null || this.algorithm === null || ev.meta.$compressed !== true || (item instanceof RawEvent && item.decoded !== null)) {
+    if (
+      ev === null ||
+      this.algorithm === null ||
+      ev.meta.$compressed !== true ||
+      (item instanceof RawEvent && item.decoded !== null)
+    ) {
       this.emit(item);
       return;
     }
@@ -642,7 +695,12 @@ export class PreprocessorNode extends QueueNode {
     if (item instanceof Tuple) {
       try {
         if (this.strict) item.message = strictValidate(item.message, this.strict);
-        if (this.maker.timestampField) item.timestamp = eventTimeOf(item.message, this.maker.timestampField, this.maker.def.options.TIMESTAMP_FORMAT);
+        if (this.maker.timestampField)
+          item.timestamp = eventTimeOf(
+            item.message,
+            this.maker.timestampField,
+            this.maker.def.options.TIMESTAMP_FORMAT,
+          );
       } catch (err) {
         this.emitError(err, this.sendError);
         return;

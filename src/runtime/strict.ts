@@ -7,11 +7,23 @@ import { DateTime, isObject, type Value, type ValueObject } from '../values/valu
 import { defaultZone, parseAuto } from '../values/datetime.js';
 import { goTypeName } from '../values/text.js';
 
-const GO_NAMES: Record<string, string> = { bigint: 'int64', float: 'float64', string: 'string', boolean: 'bool', datetime: 'datetime', bytea: 'bytea' };
+const GO_NAMES: Record<string, string> = {
+  bigint: 'int64',
+  float: 'float64',
+  string: 'string',
+  boolean: 'bool',
+  datetime: 'datetime',
+  bytea: 'bytea',
+};
 
 function mismatch(path: string, v: Value, t: FieldType): Error {
-  const shown = typeof v === 'object' && v !== null && !(v instanceof DateTime) ? JSON.stringify(v, (_k, x: unknown) => (typeof x === 'bigint' ? Number(x) : x)) : String(v);
-  return new Error(`field ${path} type mismatch: cannot convert ${goTypeName(v)}(${shown}) to ${GO_NAMES[t.kind] ?? t.kind}`);
+  const shown =
+    typeof v === 'object' && v !== null && !(v instanceof DateTime)
+      ? JSON.stringify(v, (_k, x: unknown) => (typeof x === 'bigint' ? Number(x) : x))
+      : String(v);
+  return new Error(
+    `field ${path} type mismatch: cannot convert ${goTypeName(v)}(${shown}) to ${GO_NAMES[t.kind] ?? t.kind}`,
+  );
 }
 
 function convert(path: string, v: Value, t: FieldType): Value {

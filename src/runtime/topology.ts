@@ -42,7 +42,15 @@ import {
 } from './operators.js';
 import { createWindowNode, WindowNode } from './windows.js';
 import { WatermarkNode } from './watermark.js';
-import { DecoderNode, DecompressNode, PreprocessorNode, resolveSource, SharedSources, SourceNode, type TupleMaker } from './source.js';
+import {
+  DecoderNode,
+  DecompressNode,
+  PreprocessorNode,
+  resolveSource,
+  SharedSources,
+  SourceNode,
+  type TupleMaker,
+} from './source.js';
 import { LookupNode, LookupTables } from './lookup.js';
 import { AsyncNode } from './async.js';
 import { decodeRow, decodeValue, encodeRow, encodeValue, loadCheckpoint, saveCheckpoint } from './checkpoint.js';
@@ -175,13 +183,25 @@ export class RuleTopology implements Topology {
     this.buildNodes();
     const last = this.ordered[this.ordered.length - 1];
     for (const s of sinkTypes) {
-      const sink = env.createSinkNode({ ruleId: rule.id, index: s.index, type: s.type, props: s.props, ruleOptions: options, logger });
+      const sink = env.createSinkNode({
+        ruleId: rule.id,
+        index: s.index,
+        type: s.type,
+        props: s.props,
+        ruleOptions: options,
+        logger,
+      });
       sink.onFatal((err) => this.fail(err));
       this.sinks.push(sink);
       if (!last) continue;
       const batch = batchSettings(this.sinkProps(s.type, s.props));
       if (batch) {
-        const node = new BatchNode(`op_${s.type}_${s.index}_0_batch`, Math.max(1, options.bufferLength), batch, env.clock);
+        const node = new BatchNode(
+          `op_${s.type}_${s.index}_0_batch`,
+          Math.max(1, options.bufferLength),
+          batch,
+          env.clock,
+        );
         node.fatal = (err) => this.fail(err);
         this.batches.push(node);
         this.nodesByName.set(node.name, node);
@@ -229,7 +249,13 @@ export class RuleTopology implements Topology {
     const makerOf = (sp: SourcePlan): TupleMaker => {
       let m = makers.get(sp.name);
       if (!m) {
-        m = { name: sp.name, def: sp.def, timestampField: plan.isEventTime && sp.role === 'stream' ? sp.timestampField : null, clock: env.clock, schema: sp.schema };
+        m = {
+          name: sp.name,
+          def: sp.def,
+          timestampField: plan.isEventTime && sp.role === 'stream' ? sp.timestampField : null,
+          clock: env.clock,
+          schema: sp.schema,
+        };
         makers.set(sp.name, m);
       }
       return m;
@@ -242,7 +268,13 @@ export class RuleTopology implements Topology {
         case 'source': {
           const sp = sourceOf(n.source);
           const forwardRaw = consumers(n).some((c) => c.kind === 'decoder' || c.kind === 'decompress');
-          const cctx: ConnectorContext = { ruleId: this.rule.id, logger: this.logger, dataDir: env.dataDir, atLeastOnce: options.qos >= 1, streamName: sp.def.name };
+          const cctx: ConnectorContext = {
+            ruleId: this.rule.id,
+            logger: this.logger,
+            dataDir: env.dataDir,
+            atLeastOnce: options.qos >= 1,
+            streamName: sp.def.name,
+          };
           const src = new SourceNode({
             nodeName: n.name,
             maker: makerOf(sp),
@@ -252,7 +284,10 @@ export class RuleTopology implements Topology {
             preprocessor: hasPre(n.source),
             sendError: options.sendError,
             registry: env.connectors,
-            shared: sp.def.options.SHARED === true || String(sp.def.options.SHARED).toLowerCase() === 'true' ? env.shared : null,
+            shared:
+              sp.def.options.SHARED === true || String(sp.def.options.SHARED).toLowerCase() === 'true'
+                ? env.shared
+                : null,
             connectorContext: cctx,
           });
           this.sources.push(src);
@@ -261,12 +296,26 @@ export class RuleTopology implements Topology {
         }
         case 'decompress': {
           const sp = sourceOf(n.source);
-          node = new DecompressNode(n.name, bufferLength, String(resolveSource(env.connectors, sp.def).props.decompression ?? ''), options.sendError);
+          node = new DecompressNode(
+            n.name,
+            bufferLength,
+            String(resolveSource(env.connectors, sp.def).props.decompression ?? ''),
+            options.sendError,
+          );
           break;
         }
         case 'decoder': {
           const sp = sourceOf(n.source);
-          node = new DecoderNode(n.name, bufferLength, makerOf(sp), role(sp), sp.schema, env.connectors, options.sendError, hasPre(n.source));
+          node = new DecoderNode(
+            n.name,
+            bufferLength,
+            makerOf(sp),
+            role(sp),
+            sp.schema,
+            env.connectors,
+            options.sendError,
+            hasPre(n.source),
+          );
           break;
         }
         case 'preprocessor':
@@ -281,7 +330,9 @@ export class RuleTopology implements Topology {
           );
           break;
         case 'analytic':
-          node = plan.analytic ? new AnalyticNode(n.name, opEnv, plan.analytic) : new FilterNode(n.name, opEnv, () => true);
+          node = plan.analytic
+            ? new AnalyticNode(n.name, opEnv, plan.analytic)
+            : new FilterNode(n.name, opEnv, () => true);
           break;
         case 'async':
           if (!n.async) throw new EddyError(ErrorCode.Plan, 'async node without asynchronous calls');
@@ -310,13 +361,29 @@ export class RuleTopology implements Topology {
                 return t;
               }
             : null;
-          node = createWindowNode(n.name, { spec, trigger, eventTime: plan.isEventTime, clock: env.clock, sendError: options.sendError, bufferLength });
+          node = createWindowNode(n.name, {
+            spec,
+            trigger,
+            eventTime: plan.isEventTime,
+            clock: env.clock,
+            sendError: options.sendError,
+            bufferLength,
+          });
           break;
         }
         case 'lookup': {
           const lj = plan.lookupJoins.find((l) => `op_${l.table}` === n.name) ?? plan.lookupJoins[0];
           if (!lj) throw new EddyError(ErrorCode.Plan, `no lookup join for ${n.name}`);
-          node = new LookupNode(n.name, bufferLength, lj, this.ctx, env.lookups, env.connectors, env.clock, options.sendError);
+          node = new LookupNode(
+            n.name,
+            bufferLength,
+            lj,
+            this.ctx,
+            env.lookups,
+            env.connectors,
+            env.clock,
+            options.sendError,
+          );
           break;
         }
         case 'join_aligner': {
@@ -470,7 +537,9 @@ export class RuleTopology implements Topology {
         setImmediate(wait);
         return;
       }
-      const busy = this.ordered.some((n) => n.metrics.bufferLength > 0) || this.sinks.some((sink) => sink.metrics.bufferLength > 0);
+      const busy =
+        this.ordered.some((n) => n.metrics.bufferLength > 0) ||
+        this.sinks.some((sink) => sink.metrics.bufferLength > 0);
       const sent = this.sinks.reduce((a, sink) => a + sink.metrics.recordsOut + sink.metrics.exceptions, 0);
       if (sent !== sentBefore) {
         sentBefore = sent;
@@ -559,7 +628,9 @@ export class RuleTopology implements Topology {
       return;
     }
     if (this.checkpointSoon) return;
-    const gap = this.hasState() ? Math.min(Math.max(5, this.lastSaveMs * 4), this.options.checkpointInterval || 1000) : 0;
+    const gap = this.hasState()
+      ? Math.min(Math.max(5, this.lastSaveMs * 4), this.options.checkpointInterval || 1000)
+      : 0;
     const run = () => {
       this.checkpointSoon = undefined;
       this.startCheckpoint();
@@ -603,7 +674,10 @@ export class RuleTopology implements Topology {
     })();
     let timer: NodeJS.Timeout | undefined;
     // past the wait the sinks close: their pending flushes resolve false and nothing more is acknowledged
-    await Promise.race([taken, new Promise<void>((resolve) => (timer = setTimeout(resolve, FINAL_CHECKPOINT_WAIT_MS)))]);
+    await Promise.race([
+      taken,
+      new Promise<void>((resolve) => (timer = setTimeout(resolve, FINAL_CHECKPOINT_WAIT_MS))),
+    ]);
     clearTimeout(timer);
     taken.catch((err: unknown) => this.logger.warn({ err }, 'checkpoint failed'));
   }
@@ -614,7 +688,13 @@ export class RuleTopology implements Topology {
     if (this.stateful === undefined) {
       this.stateful =
         this.batches.length > 0 ||
-        this.ordered.some((n) => n instanceof WindowNode || n instanceof WatermarkNode || n instanceof JoinAlignerNode || n instanceof AnalyticNode) ||
+        this.ordered.some(
+          (n) =>
+            n instanceof WindowNode ||
+            n instanceof WatermarkNode ||
+            n instanceof JoinAlignerNode ||
+            n instanceof AnalyticNode,
+        ) ||
         this.sources.some((s) => s.offset() !== undefined);
     }
     return this.stateful;
@@ -688,18 +768,37 @@ export class RuleTopology implements Topology {
       const s = raw as Record<string, unknown>;
       try {
         if (n instanceof WindowNode) {
-          n.restore({ rows: (s.rows as unknown[]).map(decodeRow), num: s.num as Record<string, number>, pending: s.pending as number[] });
+          n.restore({
+            rows: (s.rows as unknown[]).map(decodeRow),
+            num: s.num as Record<string, number>,
+            pending: s.pending as number[],
+          });
         } else if (n instanceof WatermarkNode) {
-          n.restore({ maxTs: s.maxTs as Record<string, number>, watermark: s.watermark as number, rows: (s.rows as unknown[]).map((r) => decodeRow(r) as Tuple) });
+          n.restore({
+            maxTs: s.maxTs as Record<string, number>,
+            watermark: s.watermark as number,
+            rows: (s.rows as unknown[]).map((r) => decodeRow(r) as Tuple),
+          });
         } else if (n instanceof JoinAlignerNode) {
-          n.restore(Object.fromEntries(Object.entries(s).map(([k, rows]) => [k, (rows as unknown[]).map((r) => decodeRow(r) as Tuple)])));
+          n.restore(
+            Object.fromEntries(
+              Object.entries(s).map(([k, rows]) => [k, (rows as unknown[]).map((r) => decodeRow(r) as Tuple)]),
+            ),
+          );
         } else if (n instanceof SourceNode) {
           const offset = decodeValue(s.$$offset);
           if (offset !== null && typeof offset === 'object' && !Array.isArray(offset)) n.resume(offset as ValueObject);
         } else if (n instanceof AnalyticNode) {
-          n.restore((s as unknown as Array<Array<[string, unknown]>>).map((site) => site.map(([key, st]) => [key, decodeValue(st)] as const)));
+          n.restore(
+            (s as unknown as Array<Array<[string, unknown]>>).map((site) =>
+              site.map(([key, st]) => [key, decodeValue(st)] as const),
+            ),
+          );
         } else if (n instanceof BatchNode) {
-          n.restore({ rows: (s.rows as unknown[]).map((r) => decodeValue(r) as ValueObject), count: Number(s.count) || 0 });
+          n.restore({
+            rows: (s.rows as unknown[]).map((r) => decodeValue(r) as ValueObject),
+            count: Number(s.count) || 0,
+          });
         }
       } catch (err) {
         this.logger.warn({ err, node: name }, 'cannot restore checkpoint state');

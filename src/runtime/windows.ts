@@ -275,14 +275,17 @@ class SlidingWindow extends WindowNode {
         this.pending.push(t);
       } else if (this.delayMs > 0) {
         this.pending.push(t);
-        const h: TimerHandle = this.clock.setTimeout(() => {
-          this.delayTimers.delete(h);
-          this.timed(() => {
-            const i = this.pending.indexOf(t);
-            if (i >= 0) this.pending.splice(i, 1);
-            this.emitFor(t);
-          });
-        }, t + this.delayMs - this.clock.now());
+        const h: TimerHandle = this.clock.setTimeout(
+          () => {
+            this.delayTimers.delete(h);
+            this.timed(() => {
+              const i = this.pending.indexOf(t);
+              if (i >= 0) this.pending.splice(i, 1);
+              this.emitFor(t);
+            });
+          },
+          t + this.delayMs - this.clock.now(),
+        );
         this.delayTimers.add(h);
       } else {
         this.emitFor(t);
@@ -335,14 +338,17 @@ class SlidingWindow extends WindowNode {
   protected override start(): void {
     // restored delayed triggers are re-armed
     for (const t of this.pending) {
-      const h: TimerHandle = this.clock.setTimeout(() => {
-        this.delayTimers.delete(h);
-        this.timed(() => {
-          const i = this.pending.indexOf(t);
-          if (i >= 0) this.pending.splice(i, 1);
-          this.emitFor(t);
-        });
-      }, t + this.delayMs - this.clock.now());
+      const h: TimerHandle = this.clock.setTimeout(
+        () => {
+          this.delayTimers.delete(h);
+          this.timed(() => {
+            const i = this.pending.indexOf(t);
+            if (i >= 0) this.pending.splice(i, 1);
+            this.emitFor(t);
+          });
+        },
+        t + this.delayMs - this.clock.now(),
+      );
       this.delayTimers.add(h);
     }
   }

@@ -120,22 +120,7 @@ export interface TimeUnitLit {
 }
 
 export type BinaryOp =
-  | 'OR'
-  | 'AND'
-  | '='
-  | '!='
-  | '<'
-  | '<='
-  | '>'
-  | '>='
-  | '+'
-  | '-'
-  | '*'
-  | '/'
-  | '%'
-  | '&'
-  | '|'
-  | '^';
+  'OR' | 'AND' | '=' | '!=' | '<' | '<=' | '>' | '>=' | '+' | '-' | '*' | '/' | '%' | '&' | '|' | '^';
 
 export interface BinaryExpr {
   readonly kind: 'binary';
@@ -393,7 +378,16 @@ export function isBoolShaped(e: Expr): boolean {
     case 'like':
       return true;
     case 'binary':
-      return u.op !== '+' && u.op !== '-' && u.op !== '*' && u.op !== '/' && u.op !== '%' && u.op !== '&' && u.op !== '|' && u.op !== '^';
+      return (
+        u.op !== '+' &&
+        u.op !== '-' &&
+        u.op !== '*' &&
+        u.op !== '/' &&
+        u.op !== '%' &&
+        u.op !== '&' &&
+        u.op !== '|' &&
+        u.op !== '^'
+      );
     default:
       return false;
   }

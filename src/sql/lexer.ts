@@ -52,10 +52,47 @@ export interface Token {
 }
 
 export const KEYWORDS: ReadonlySet<string> = new Set([
-  'SELECT', 'AS', 'FROM', 'WHERE', 'AND', 'OR', 'GROUP', 'HAVING', 'ORDER', 'BY', 'ASC', 'DESC', 'FILTER',
-  'INNER', 'LEFT', 'RIGHT', 'FULL', 'CROSS', 'JOIN', 'ON', 'CASE', 'WHEN', 'THEN', 'ELSE', 'END',
-  'IN', 'NOT', 'BETWEEN', 'LIKE', 'OVER', 'PARTITION', 'REPLACE', 'EXCEPT', 'LIMIT',
-  'TRUE', 'FALSE', 'DD', 'HH', 'MI', 'SS', 'MS',
+  'SELECT',
+  'AS',
+  'FROM',
+  'WHERE',
+  'AND',
+  'OR',
+  'GROUP',
+  'HAVING',
+  'ORDER',
+  'BY',
+  'ASC',
+  'DESC',
+  'FILTER',
+  'INNER',
+  'LEFT',
+  'RIGHT',
+  'FULL',
+  'CROSS',
+  'JOIN',
+  'ON',
+  'CASE',
+  'WHEN',
+  'THEN',
+  'ELSE',
+  'END',
+  'IN',
+  'NOT',
+  'BETWEEN',
+  'LIKE',
+  'OVER',
+  'PARTITION',
+  'REPLACE',
+  'EXCEPT',
+  'LIMIT',
+  'TRUE',
+  'FALSE',
+  'DD',
+  'HH',
+  'MI',
+  'SS',
+  'MS',
 ]);
 
 const SINGLE_CHAR_OPS = new Set(['*', '+', '%', '&', '|', '^', '=', '[', ']', ':', '(', ')', ',', ';', '#']);
@@ -296,15 +333,33 @@ function unescapeGo(body: string): string | null {
     const e = body[i + 1] ?? '';
     i += 2;
     switch (e) {
-      case 'a': out += '\x07'; break;
-      case 'b': out += '\b'; break;
-      case 'f': out += '\f'; break;
-      case 'n': out += '\n'; break;
-      case 'r': out += '\r'; break;
-      case 't': out += '\t'; break;
-      case 'v': out += '\v'; break;
-      case '\\': out += '\\'; break;
-      case '"': out += '"'; break;
+      case 'a':
+        out += '\x07';
+        break;
+      case 'b':
+        out += '\b';
+        break;
+      case 'f':
+        out += '\f';
+        break;
+      case 'n':
+        out += '\n';
+        break;
+      case 'r':
+        out += '\r';
+        break;
+      case 't':
+        out += '\t';
+        break;
+      case 'v':
+        out += '\v';
+        break;
+      case '\\':
+        out += '\\';
+        break;
+      case '"':
+        out += '"';
+        break;
       case 'x':
       case 'u':
       case 'U': {

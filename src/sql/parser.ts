@@ -48,9 +48,23 @@ import { exprToString } from './print.js';
 export const MAX_DEPTH = 1000;
 
 const LEVEL_BY_OP: Readonly<Record<string, number>> = {
-  '*': 5, '/': 5, '%': 5, '&': 5, '[': 5, '->': 5, '.': 5,
-  '+': 4, '-': 4, '|': 4, '^': 4,
-  '=': 3, '!=': 3, '<': 3, '<=': 3, '>': 3, '>=': 3,
+  '*': 5,
+  '/': 5,
+  '%': 5,
+  '&': 5,
+  '[': 5,
+  '->': 5,
+  '.': 5,
+  '+': 4,
+  '-': 4,
+  '|': 4,
+  '^': 4,
+  '=': 3,
+  '!=': 3,
+  '<': 3,
+  '<=': 3,
+  '>': 3,
+  '>=': 3,
 };
 const LEVEL_BY_KEYWORD: Readonly<Record<string, number>> = { IN: 3, BETWEEN: 3, LIKE: 3, NOT: 3, AND: 2, OR: 1 };
 
@@ -303,7 +317,10 @@ export class SelectParser {
         const m = c.next();
         if (!isIdent(m)) c.fail(m, 'expected expression.');
         left = { kind: 'navigate', object: left, member: m.value, dot: t.value === '.', pos };
-      } else if (t.kind === 'keyword' && (t.value === 'NOT' || t.value === 'IN' || t.value === 'BETWEEN' || t.value === 'LIKE')) {
+      } else if (
+        t.kind === 'keyword' &&
+        (t.value === 'NOT' || t.value === 'IN' || t.value === 'BETWEEN' || t.value === 'LIKE')
+      ) {
         let word = t.value;
         const negated = word === 'NOT';
         if (negated) {
@@ -369,13 +386,16 @@ export class SelectParser {
     const first = c.peek();
     // the reference names a negative literal by its full text
     const firstLit =
-      isOpTok(first, '-') && (c.peek(1).kind === 'integer' || c.peek(1).kind === 'float') ? '-' + c.peek(1).lit : first.lit;
+      isOpTok(first, '-') && (c.peek(1).kind === 'integer' || c.peek(1).kind === 'float')
+        ? '-' + c.peek(1).lit
+        : first.lit;
     if (c.acceptOp(']')) return { kind: 'slice', array, start: null, end: null, colon: false, pos };
     let start: Expr | null = null;
     if (!isOpTok(first, ':')) {
       start = this.bracketPart(`The start index ${firstLit} is invalid in bracket expression.`);
       if (c.acceptOp(']')) return { kind: 'index', array, index: start, pos };
-      if (!isOpTok(c.peek(), ':')) c.failAt(c.peek(), `Unexpected token ${quoteLit(firstLit)}. when parsing bracket expressions.`);
+      if (!isOpTok(c.peek(), ':'))
+        c.failAt(c.peek(), `Unexpected token ${quoteLit(firstLit)}. when parsing bracket expressions.`);
     }
     c.next(); // ':'
     const endTok = c.peek();
@@ -569,7 +589,8 @@ export class SelectParser {
       }
       unit = u.unit;
       lengths = args.slice(1).map((a, i) => {
-        if (a.kind !== 'integer') return fail(`The ${i + 1} argument for ${lname} is expecting interger literal expression.`);
+        if (a.kind !== 'integer')
+          return fail(`The ${i + 1} argument for ${lname} is expecting interger literal expression.`);
         return Number(a.value);
       });
     }
@@ -579,7 +600,8 @@ export class SelectParser {
       const lp = c.next();
       if (!isOpTok(lp, '(')) c.failAt(lp, `Found ${quoteLit(lp.lit)} after FILTER, expect parentheses.`);
       const w = c.next();
-      if (w.kind !== 'keyword' || w.value !== 'WHERE') c.failAt(w, `Found ${quoteLit(w.lit)} after FILTER(, expect WHERE.`);
+      if (w.kind !== 'keyword' || w.value !== 'WHERE')
+        c.failAt(w, `Found ${quoteLit(w.lit)} after FILTER(, expect WHERE.`);
       filter = this.parseExpr(1);
       const rp = c.next();
       if (!isOpTok(rp, ')')) c.failAt(rp, `Found ${quoteLit(rp.lit)} after FILTER, expect right parentheses.`);
@@ -621,7 +643,8 @@ export class SelectParser {
     if (partitionBy.length === 0 && orderBy.length === 0 && when === null) {
       c.failAt(close, `Found ${quoteLit(tokenName(close))} after OVER (, expect partition by or when.`);
     }
-    if (!isOpTok(close, ')')) c.failAt(close, `Found ${quoteLit(tokenName(close))}, expect right parentheses after OVER`);
+    if (!isOpTok(close, ')'))
+      c.failAt(close, `Found ${quoteLit(tokenName(close))}, expect right parentheses after OVER`);
     return { partitionBy, orderBy, when };
   }
 
@@ -650,7 +673,8 @@ export class SelectParser {
       if (!isMetaPath(arg)) c.fail(first, 'expected meta key.');
     }
     const t = c.next();
-    if (!isOpTok(t, ')')) c.failAt(t, `found function call ${quoteLit(func)}, expected ), but with ${quoteLit(t.lit)}.`);
+    if (!isOpTok(t, ')'))
+      c.failAt(t, `found function call ${quoteLit(func)}, expected ), but with ${quoteLit(t.lit)}.`);
     return { kind: 'meta', func, name: nameTok.value, arg, pos };
   }
 
@@ -668,7 +692,8 @@ export class SelectParser {
           c.failAt(t, 'invalid CASE expression, WHEN expression must be a bool condition');
         }
         const then = c.next();
-        if (then.kind !== 'keyword' || then.value !== 'THEN') c.failAt(then, 'invalid CASE expression, THEN expected after WHEN');
+        if (then.kind !== 'keyword' || then.value !== 'THEN')
+          c.failAt(then, 'invalid CASE expression, THEN expected after WHEN');
         whens.push({ when, then: this.parseExpr(1) });
       } else if (t.kind === 'keyword' && t.value === 'ELSE') {
         if (whens.length === 0) c.failAt(t, 'invalid CASE expression, WHEN expected before ELSE');

@@ -122,9 +122,7 @@ export function exprToString(e: Expr): string {
     case 'index':
       return `${sub(e.array, 5)}[${exprToString(e.index)}]`;
     case 'slice': {
-      const inner = e.colon
-        ? `${e.start ? exprToString(e.start) : ''}:${e.end ? exprToString(e.end) : ''}`
-        : '';
+      const inner = e.colon ? `${e.start ? exprToString(e.start) : ''}:${e.end ? exprToString(e.end) : ''}` : '';
       return `${sub(e.array, 5)}[${inner}]`;
     }
     case 'in': {
@@ -167,9 +165,10 @@ function dimensionToString(d: Dimension): string {
 
 function sourceToString(s: SourceRef): string {
   // stream names made of `/ # +` parts are written as they were; plain names are quoted when needed
-  const name = /^[A-Za-z0-9_/#+]+$/.test(s.name) && /^[A-Za-z/#+]/.test(s.name) && !KEYWORDS.has(s.name.toUpperCase())
-    ? s.name
-    : '`' + s.name + '`';
+  const name =
+    /^[A-Za-z0-9_/#+]+$/.test(s.name) && /^[A-Za-z/#+]/.test(s.name) && !KEYWORDS.has(s.name.toUpperCase())
+      ? s.name
+      : '`' + s.name + '`';
   return s.alias === null ? name : `${name} AS ${identToString(s.alias)}`;
 }
 

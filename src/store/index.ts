@@ -13,7 +13,14 @@ export async function openStore(config: EddyConfig, home: Home, redisPrefix?: st
   if (config.store?.type === 'redis') {
     const r = config.store.redis;
     const db = Number(r.db ?? r.database ?? 0);
-    const store = new RedisStore({ host: r.host, port: r.port, password: r.password, timeout: r.timeout, database: Number.isInteger(db) ? db : 0, prefix: redisPrefix });
+    const store = new RedisStore({
+      host: r.host,
+      port: r.port,
+      password: r.password,
+      timeout: r.timeout,
+      database: Number.isInteger(db) ? db : 0,
+      prefix: redisPrefix,
+    });
     await store.connect();
     return store;
   }

@@ -126,7 +126,9 @@ export class RedisStore implements KVStore {
         multi.del(this.k(op.ns, op.key)).zrem(this.z(op.ns), op.key);
       } else {
         // NX keeps the original position of a replaced key
-        multi.set(this.k(op.ns, op.key), gobEncodeString(op.value)).zadd(this.z(op.ns), 'NX', base - ops.length + 1 + i, op.key);
+        multi
+          .set(this.k(op.ns, op.key), gobEncodeString(op.value))
+          .zadd(this.z(op.ns), 'NX', base - ops.length + 1 + i, op.key);
       }
     });
     const res = await multi.exec();

@@ -46,10 +46,23 @@ export function parseGoInt(s: string): bigint | undefined {
   let prefix = '';
   if (t.length > 1 && t[0] === '0') {
     const p = t[1].toLowerCase();
-    if (p === 'x') { base = 16; prefix = '0x'; t = t.slice(2); }
-    else if (p === 'o') { base = 8; prefix = '0o'; t = t.slice(2); }
-    else if (p === 'b') { base = 2; prefix = '0b'; t = t.slice(2); }
-    else { base = 8; prefix = '0o'; t = t.slice(1); }
+    if (p === 'x') {
+      base = 16;
+      prefix = '0x';
+      t = t.slice(2);
+    } else if (p === 'o') {
+      base = 8;
+      prefix = '0o';
+      t = t.slice(2);
+    } else if (p === 'b') {
+      base = 2;
+      prefix = '0b';
+      t = t.slice(2);
+    } else {
+      base = 8;
+      prefix = '0o';
+      t = t.slice(1);
+    }
     if (t[0] === '_') t = t.slice(1);
   }
   if (!digitsValid(t, base)) return undefined;
@@ -72,8 +85,18 @@ export function parseGoFloat(s: string): number | undefined {
 }
 
 const BOOL_TEXT: Record<string, boolean> = {
-  '1': true, t: true, T: true, TRUE: true, true: true, True: true,
-  '0': false, f: false, F: false, FALSE: false, false: false, False: false,
+  '1': true,
+  t: true,
+  T: true,
+  TRUE: true,
+  true: true,
+  True: true,
+  '0': false,
+  f: false,
+  F: false,
+  FALSE: false,
+  false: false,
+  False: false,
 };
 
 /** Float to int64 by truncation toward zero (Go's conversion), saturating like amd64 for out-of-range values. */
@@ -207,7 +230,9 @@ export function toDateTime(v: Value, zone: string = defaultZone()): DateTime {
     case 'string':
       return parseAuto(v, zone);
   }
-  throw new EvalError(`unsupported type to convert to timestamp ${v === null || v === undefined ? '<nil>' : textOf(v)}`);
+  throw new EvalError(
+    `unsupported type to convert to timestamp ${v === null || v === undefined ? '<nil>' : textOf(v)}`,
+  );
 }
 
 export const CAST_TYPES = ['bigint', 'float', 'string', 'boolean', 'datetime', 'bytea'] as const;

@@ -96,16 +96,36 @@ function ianaOffset(z: Zone, ms: number): number {
   let off = cache.get(bucket);
   if (off !== undefined) return off;
   const parts = z.fmt!.formatToParts(new Date(bucket * 900_000));
-  let y = 0, mo = 0, d = 0, h = 0, mi = 0, s = 0, bc = false;
+  let y = 0,
+    mo = 0,
+    d = 0,
+    h = 0,
+    mi = 0,
+    s = 0,
+    bc = false;
   for (const p of parts) {
     switch (p.type) {
-      case 'year': y = Number(p.value); break;
-      case 'month': mo = Number(p.value); break;
-      case 'day': d = Number(p.value); break;
-      case 'hour': h = Number(p.value); break;
-      case 'minute': mi = Number(p.value); break;
-      case 'second': s = Number(p.value); break;
-      case 'era': bc = p.value.startsWith('B'); break;
+      case 'year':
+        y = Number(p.value);
+        break;
+      case 'month':
+        mo = Number(p.value);
+        break;
+      case 'day':
+        d = Number(p.value);
+        break;
+      case 'hour':
+        h = Number(p.value);
+        break;
+      case 'minute':
+        mi = Number(p.value);
+        break;
+      case 'second':
+        s = Number(p.value);
+        break;
+      case 'era':
+        bc = p.value.startsWith('B');
+        break;
     }
   }
   if (bc) y = 1 - y;
@@ -290,30 +310,67 @@ function compileGo(layout: string): Tok[] {
     let len = 0;
     switch (c) {
       case 'J':
-        if (starts('January')) { tok = { k: 'month', w: 4 }; len = 7; }
-        else if (starts('Jan')) { tok = { k: 'month', w: 3 }; len = 3; }
+        if (starts('January')) {
+          tok = { k: 'month', w: 4 };
+          len = 7;
+        } else if (starts('Jan')) {
+          tok = { k: 'month', w: 3 };
+          len = 3;
+        }
         break;
       case 'M':
-        if (starts('Monday')) { tok = { k: 'wday', long: true }; len = 6; }
-        else if (starts('Mon')) { tok = { k: 'wday', long: false }; len = 3; }
-        else if (starts('MST')) { tok = { k: 'tzname' }; len = 3; }
+        if (starts('Monday')) {
+          tok = { k: 'wday', long: true };
+          len = 6;
+        } else if (starts('Mon')) {
+          tok = { k: 'wday', long: false };
+          len = 3;
+        } else if (starts('MST')) {
+          tok = { k: 'tzname' };
+          len = 3;
+        }
         break;
       case '0':
-        if (starts('002')) { tok = { k: 'yday', pad: '0' }; len = 3; }
-        else if (starts('01')) { tok = { k: 'month', w: 2 }; len = 2; }
-        else if (starts('02')) { tok = { k: 'day', pad: '0' }; len = 2; }
-        else if (starts('03')) { tok = { k: 'hour12', pad: '0' }; len = 2; }
-        else if (starts('04')) { tok = { k: 'min', pad: '0' }; len = 2; }
-        else if (starts('05')) { tok = { k: 'sec', pad: '0' }; len = 2; }
-        else if (starts('06')) { tok = { k: 'year2' }; len = 2; }
+        if (starts('002')) {
+          tok = { k: 'yday', pad: '0' };
+          len = 3;
+        } else if (starts('01')) {
+          tok = { k: 'month', w: 2 };
+          len = 2;
+        } else if (starts('02')) {
+          tok = { k: 'day', pad: '0' };
+          len = 2;
+        } else if (starts('03')) {
+          tok = { k: 'hour12', pad: '0' };
+          len = 2;
+        } else if (starts('04')) {
+          tok = { k: 'min', pad: '0' };
+          len = 2;
+        } else if (starts('05')) {
+          tok = { k: 'sec', pad: '0' };
+          len = 2;
+        } else if (starts('06')) {
+          tok = { k: 'year2' };
+          len = 2;
+        }
         break;
       case '1':
-        if (starts('15')) { tok = { k: 'hour', pad: '' }; len = 2; }
-        else { tok = { k: 'month', w: 1 }; len = 1; }
+        if (starts('15')) {
+          tok = { k: 'hour', pad: '' };
+          len = 2;
+        } else {
+          tok = { k: 'month', w: 1 };
+          len = 1;
+        }
         break;
       case '2':
-        if (starts('2006')) { tok = { k: 'year4' }; len = 4; }
-        else { tok = { k: 'day', pad: '' }; len = 1; }
+        if (starts('2006')) {
+          tok = { k: 'year4' };
+          len = 4;
+        } else {
+          tok = { k: 'day', pad: '' };
+          len = 1;
+        }
         break;
       case '_':
         if (starts('_2')) {
@@ -321,23 +378,38 @@ function compileGo(layout: string): Tok[] {
             pushLit(out, '_');
             tok = { k: 'year4' };
             len = 5;
-          } else { tok = { k: 'day', pad: '_' }; len = 2; }
-        } else if (starts('__2')) { tok = { k: 'yday', pad: '_' }; len = 3; }
+          } else {
+            tok = { k: 'day', pad: '_' };
+            len = 2;
+          }
+        } else if (starts('__2')) {
+          tok = { k: 'yday', pad: '_' };
+          len = 3;
+        }
         break;
       case '3':
-        tok = { k: 'hour12', pad: '' }; len = 1;
+        tok = { k: 'hour12', pad: '' };
+        len = 1;
         break;
       case '4':
-        tok = { k: 'min', pad: '' }; len = 1;
+        tok = { k: 'min', pad: '' };
+        len = 1;
         break;
       case '5':
-        tok = { k: 'sec', pad: '' }; len = 1;
+        tok = { k: 'sec', pad: '' };
+        len = 1;
         break;
       case 'P':
-        if (starts('PM')) { tok = { k: 'ampm', upper: true }; len = 2; }
+        if (starts('PM')) {
+          tok = { k: 'ampm', upper: true };
+          len = 2;
+        }
         break;
       case 'p':
-        if (starts('pm')) { tok = { k: 'ampm', upper: false }; len = 2; }
+        if (starts('pm')) {
+          tok = { k: 'ampm', upper: false };
+          len = 2;
+        }
         break;
       case '-':
       case 'Z': {
@@ -492,7 +564,20 @@ function compileEkuiper(f: string): Tok[] {
 // ---------------------------------------------------------------------------------------------------------------
 // Formatting
 
-const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
+const MONTHS = [
+  'January',
+  'February',
+  'March',
+  'April',
+  'May',
+  'June',
+  'July',
+  'August',
+  'September',
+  'October',
+  'November',
+  'December',
+];
 const DAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
 export const MONTH_NAMES: readonly string[] = MONTHS;
 export const DAY_NAMES: readonly string[] = DAYS;
@@ -544,13 +629,21 @@ export function formatLayout(dt: DateTime, layout: Layout): string {
         out += pad2(((f.year % 100) + 100) % 100);
         break;
       case 'month':
-        out += t.w === 1 ? String(f.month) : t.w === 2 ? pad2(f.month) : t.w === 3 ? MONTHS[f.month - 1].slice(0, 3) : MONTHS[f.month - 1];
+        out +=
+          t.w === 1
+            ? String(f.month)
+            : t.w === 2
+              ? pad2(f.month)
+              : t.w === 3
+                ? MONTHS[f.month - 1].slice(0, 3)
+                : MONTHS[f.month - 1];
         break;
       case 'day':
         out += t.pad === '0' ? pad2(f.day) : t.pad === '_' && f.day < 10 ? ' ' + f.day : String(f.day);
         break;
       case 'yday':
-        out += t.pad === '0' ? padN(f.yearDay, 3) : t.pad === '_' ? String(f.yearDay).padStart(3, ' ') : String(f.yearDay);
+        out +=
+          t.pad === '0' ? padN(f.yearDay, 3) : t.pad === '_' ? String(f.yearDay).padStart(3, ' ') : String(f.yearDay);
         break;
       case 'wday':
         out += t.long ? DAYS[f.weekday] : DAYS[f.weekday].slice(0, 3);
@@ -683,7 +776,12 @@ export function parseLayout(s: string, layout: Layout, zone: string, nowMs: numb
   if (p.offset !== undefined) {
     const utc = local - p.offset * 1000 + ms;
     // Keep the configured zone when it shows the same offset at that instant (as Go's ParseInLocation does).
-    const z = zoneOffset(zone, utc) === p.offset ? zone : p.offset === 0 && p.zoneName === 'UTC' ? 'UTC' : fmtOffset(p.offset, 'hh:mm', false);
+    const z =
+      zoneOffset(zone, utc) === p.offset
+        ? zone
+        : p.offset === 0 && p.zoneName === 'UTC'
+          ? 'UTC'
+          : fmtOffset(p.offset, 'hh:mm', false);
     return new DateTime(utc, z, nanos);
   }
   if (p.zoneName !== undefined && p.zoneName !== 'UTC' && p.zoneName !== 'GMT') {

@@ -41,10 +41,14 @@ export function likeToRegExp(pattern: string): RE2JS {
 /** `s LIKE pattern` at runtime, with eKuiper's operand errors. */
 export function like(s: Value, pattern: Value): boolean {
   if (typeof s !== 'string') {
-    throw new EvalError(`LIKE operator left operand expects string, but found ${s === null || s === undefined ? '<nil>' : textOf(s)}`);
+    throw new EvalError(
+      `LIKE operator left operand expects string, but found ${s === null || s === undefined ? '<nil>' : textOf(s)}`,
+    );
   }
   if (typeof pattern !== 'string') {
-    throw new EvalError(`invalid LIKE pattern, must be a string but got ${pattern === null || pattern === undefined ? '<nil>' : textOf(pattern)}`);
+    throw new EvalError(
+      `invalid LIKE pattern, must be a string but got ${pattern === null || pattern === undefined ? '<nil>' : textOf(pattern)}`,
+    );
   }
   return likeToRegExp(pattern).test(s);
 }

@@ -9,16 +9,7 @@
  * `string`, `Uint8Array` (bytes), {@link DateTime}, arrays and plain objects.
  */
 export type Value =
-  | null
-  | undefined
-  | boolean
-  | number
-  | bigint
-  | string
-  | Uint8Array
-  | DateTime
-  | Value[]
-  | ValueObject;
+  null | undefined | boolean | number | bigint | string | Uint8Array | DateTime | Value[] | ValueObject;
 
 /** A JSON-like object with string keys: a row's message, a struct field, an `object_construct` result. */
 export interface ValueObject {
@@ -40,10 +31,6 @@ export class DateTime {
 
 export function isObject(v: Value): v is ValueObject {
   return (
-    v !== null &&
-    typeof v === 'object' &&
-    !Array.isArray(v) &&
-    !(v instanceof Uint8Array) &&
-    !(v instanceof DateTime)
+    v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof Uint8Array) && !(v instanceof DateTime)
   );
 }

@@ -17,7 +17,14 @@ import type { ValueObject } from '../values/value.js';
 import { Worker } from 'node:worker_threads';
 import { availableParallelism } from 'node:os';
 import type { Logger } from 'pino';
-import type { NodeMetrics, PrintableTopo, RuleDef, RuleOptions, Topology, TopologyBuilder } from '../contracts/index.js';
+import type {
+  NodeMetrics,
+  PrintableTopo,
+  RuleDef,
+  RuleOptions,
+  Topology,
+  TopologyBuilder,
+} from '../contracts/index.js';
 import type { StreamCatalog } from '../catalog/types.js';
 import type { FunctionRegistry } from '../functions/registry.js';
 import { createBuiltinRegistry } from '../functions/index.js';
@@ -30,7 +37,8 @@ import type { FromWorker, NodeMetricsRow, ToWorker } from './protocol.js';
 
 /** `basic.workers`: a positive integer, 0 or absent = the number of cores. */
 export function workerCount(configured: unknown): number {
-  const n = typeof configured === 'string' ? Number(configured.trim()) : typeof configured === 'number' ? configured : NaN;
+  const n =
+    typeof configured === 'string' ? Number(configured.trim()) : typeof configured === 'number' ? configured : NaN;
   if (Number.isInteger(n) && n > 0) return n;
   return availableParallelism();
 }
@@ -409,7 +417,10 @@ export class WorkerPool implements TopologyBuilder {
         if (!p) return;
         s.pending.delete(m.req);
         clearTimeout(p.timer);
-        if (m.error) p.reject(m.error.code !== undefined ? new EddyError(m.error.code, m.error.message) : new Error(m.error.message));
+        if (m.error)
+          p.reject(
+            m.error.code !== undefined ? new EddyError(m.error.code, m.error.message) : new Error(m.error.message),
+          );
         else p.resolve();
         break;
       }
@@ -444,7 +455,8 @@ export class WorkerPool implements TopologyBuilder {
 
   private send(slot: number, make: (req: number) => ToWorker): Promise<void> {
     const s = this.slots[slot];
-    if (!s || !s.spawned || this.closed) return Promise.reject(new EddyError(ErrorCode.Executor, 'the worker pool is closed'));
+    if (!s || !s.spawned || this.closed)
+      return Promise.reject(new EddyError(ErrorCode.Executor, 'the worker pool is closed'));
     const req = this.nextReq++;
     return new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
@@ -498,7 +510,9 @@ export class WorkerPool implements TopologyBuilder {
         const what = NODE_WORK.find(([re]) => re.test(node))?.[1] ?? 'its operator';
         this.remotes.delete(t.handle);
         t.fail(
-          new Error(`rule ${t.rule.id} was stopped: evaluating one record in ${node} (${what}) took more than ${this.limitMs} ms`),
+          new Error(
+            `rule ${t.rule.id} was stopped: evaluating one record in ${node} (${what}) took more than ${this.limitMs} ms`,
+          ),
         );
       }
     }

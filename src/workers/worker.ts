@@ -80,25 +80,28 @@ class CatalogView implements StreamCatalog {
 }
 
 function metricsRows(t: RuleTopology): NodeMetricsRow[] {
-  return t.nodes().map((n) => [
-    n.name,
-    n.recordsIn,
-    n.recordsOut,
-    n.messagesProcessed,
-    n.processLatencyUs,
-    n.bufferLength,
-    n.lastInvocation,
-    n.exceptions,
-    n.lastException,
-    n.lastExceptionTime,
-    n.busyUs,
-  ]);
+  return t
+    .nodes()
+    .map((n) => [
+      n.name,
+      n.recordsIn,
+      n.recordsOut,
+      n.messagesProcessed,
+      n.processLatencyUs,
+      n.bufferLength,
+      n.lastInvocation,
+      n.exceptions,
+      n.lastException,
+      n.lastExceptionTime,
+      n.busyUs,
+    ]);
 }
 
 /** Changes whenever a node processed, failed or buffered something. */
 function signature(t: RuleTopology): number {
   let s = 0;
-  for (const n of t.nodes()) s += n.messagesProcessed + n.recordsOut + n.exceptions * 7 + n.bufferLength * 13 + n.lastInvocation;
+  for (const n of t.nodes())
+    s += n.messagesProcessed + n.recordsOut + n.exceptions * 7 + n.bufferLength * 13 + n.lastInvocation;
   return s;
 }
 
@@ -161,7 +164,10 @@ async function main(): Promise<void> {
         post({
           ev: 'reply',
           req,
-          error: { message: err instanceof Error ? err.message : String(err), code: err instanceof EddyError ? err.code : undefined },
+          error: {
+            message: err instanceof Error ? err.message : String(err),
+            code: err instanceof EddyError ? err.code : undefined,
+          },
         }),
     );
   };
@@ -176,7 +182,10 @@ async function main(): Promise<void> {
         break;
       case 'resetOffset': {
         const t = topologies.get(m.handle);
-        reply(m.req, t ? t.topo.resetOffset(m.streamName, m.input) : Promise.reject(new Error('the rule is not running')));
+        reply(
+          m.req,
+          t ? t.topo.resetOffset(m.streamName, m.input) : Promise.reject(new Error('the rule is not running')),
+        );
         break;
       }
       case 'ping':

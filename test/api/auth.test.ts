@@ -67,16 +67,28 @@ test('with basic.authentication, the data server (httppush and websocket endpoin
   const s = await startTestServer({ home, env: { KUIPER__BASIC__AUTHENTICATION: 'true' } });
   const good = token(privateKey, { iss: 'console.pub', aud: ['eKuiper'], exp: Math.floor(Date.now() / 1000) + 600 });
   const api = (method: string, path: string, body?: unknown) =>
-    fetch(`${s.url}${path}`, { method, headers: { authorization: good }, body: body === undefined ? undefined : JSON.stringify(body) });
+    fetch(`${s.url}${path}`, {
+      method,
+      headers: { authorization: good },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
   try {
-    assert.equal((await api('POST', '/streams', { sql: 'CREATE STREAM pushed () WITH (DATASOURCE="/pushed", TYPE="httppush")' })).status, 201);
+    assert.equal(
+      (await api('POST', '/streams', { sql: 'CREATE STREAM pushed () WITH (DATASOURCE="/pushed", TYPE="httppush")' }))
+        .status,
+      201,
+    );
     const rule = await api('POST', '/rules', { id: 'pushed', sql: 'SELECT * FROM pushed', actions: [{ nop: {} }] });
     assert.equal(rule.status, 201, await rule.text());
     const port = () => s.app.connectors.dataServer.port;
     const deadline = Date.now() + 20_000;
     while (port() === undefined && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     const push = (auth?: string) =>
-      fetch(`http://127.0.0.1:${port()}/pushed`, { method: 'POST', body: '{"a":1}', headers: auth ? { authorization: auth } : {} });
+      fetch(`http://127.0.0.1:${port()}/pushed`, {
+        method: 'POST',
+        body: '{"a":1}',
+        headers: auth ? { authorization: auth } : {},
+      });
     const none = await push();
     assert.equal(none.status, 401);
     assert.equal(await none.text(), 'missing_token\n');

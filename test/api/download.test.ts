@@ -7,7 +7,11 @@ import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 async function get(s: TestServer, method: string, path: string, headers: Record<string, string> = {}, body?: string) {
-  const res = await fetch(s.url + path, { method, headers: { ...headers, ...(body ? { 'content-type': 'application/json' } : {}) }, body });
+  const res = await fetch(s.url + path, {
+    method,
+    headers: { ...headers, ...(body ? { 'content-type': 'application/json' } : {}) },
+    body,
+  });
   return { status: res.status, headers: res.headers, text: await res.text() };
 }
 
@@ -40,7 +44,11 @@ test('export downloads: attachment headers, single and multiple byte ranges, uns
     assert.equal(multi.status, 206);
     const boundary = /^multipart\/byteranges; boundary=(\S+)$/.exec(multi.headers.get('content-type') ?? '')?.[1];
     assert.ok(boundary);
-    assert.ok(multi.text.includes(`Content-Range: bytes 0-1/${size}\r\nContent-Type: application/octet-stream\r\n\r\n${full.text.slice(0, 2)}`));
+    assert.ok(
+      multi.text.includes(
+        `Content-Range: bytes 0-1/${size}\r\nContent-Type: application/octet-stream\r\n\r\n${full.text.slice(0, 2)}`,
+      ),
+    );
     assert.ok(multi.text.endsWith(`--${boundary}--\r\n`));
 
     const beyond = await get(s, 'GET', '/data/export', { range: `bytes=${size}-` });

@@ -14,8 +14,16 @@ import { startTestServer } from '../helpers/server.js';
 
 const PROTO = 'syntax = "proto3"; message M { string a = 1; }';
 
-async function postJson(url: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; text: string }> {
-  const r = await fetch(url, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json', ...headers } });
+async function postJson(
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; text: string }> {
+  const r = await fetch(url, {
+    method: 'POST',
+    body: JSON.stringify(body),
+    headers: { 'content-type': 'application/json', ...headers },
+  });
   return { status: r.status, text: await r.text() };
 }
 
@@ -61,7 +69,10 @@ test('basic.fileAccessRoots widens the folders', async () => {
   const s = await startTestServer({ env: { KUIPER__BASIC__FILEACCESSROOTS: `[${extra}]` } });
   try {
     writeFileSync(join(extra, 'shared.proto'), PROTO);
-    const r = await postJson(`${s.url}/schemas/protobuf`, { name: 'shared', file: pathToFileURL(join(extra, 'shared.proto')).href });
+    const r = await postJson(`${s.url}/schemas/protobuf`, {
+      name: 'shared',
+      file: pathToFileURL(join(extra, 'shared.proto')).href,
+    });
     assert.equal(r.status, 201, r.text);
     assert.equal((await postJson(`${s.url}/config/uploads`, { name: 'p', file: 'file:///etc/passwd' })).status, 400);
   } finally {
@@ -79,28 +90,37 @@ test('with authentication on, file sources and sinks must use paths under the al
   const enc = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url');
   const head = `${enc({ alg: 'RS256', typ: 'JWT' })}.${enc({ iss: 'console.pub', aud: ['eKuiper'], exp: Math.floor(Date.now() / 1000) + 600 })}`;
   const token = `${head}.${sign('RSA-SHA256', Buffer.from(head), privateKey).toString('base64url')}`;
-  const s = await startTestServer({ home, env: { KUIPER__BASIC__AUTHENTICATION: 'true', KUIPER__BASIC__FILEACCESSROOTS: '[]' } });
+  const s = await startTestServer({
+    home,
+    env: { KUIPER__BASIC__AUTHENTICATION: 'true', KUIPER__BASIC__FILEACCESSROOTS: '[]' },
+  });
   const auth = { authorization: token };
   try {
     writeFileSync(join(outside, 'rows.json'), '[{"a":1}]');
     mkdirSync(join(home, 'data', 'in'), { recursive: true });
     writeFileSync(join(home, 'data', 'in', 'rows.json'), '[{"a":1}]');
     const stream = (name: string, folder: string) =>
-      postJson(`${s.url}/streams`, { sql: `CREATE STREAM ${name} () WITH (DATASOURCE="rows.json", TYPE="file", CONF_KEY="${name}")` }, auth).then(
-        async (r) => {
-          assert.equal(r.status, 201, r.text);
-          const put = await fetch(`${s.url}/metadata/sources/file/confKeys/${name}`, {
-            method: 'PUT',
-            headers: auth,
-            body: JSON.stringify({ path: folder, fileType: 'json' }),
-          });
-          assert.equal(put.status, 200, await put.text());
-        },
-      );
+      postJson(
+        `${s.url}/streams`,
+        { sql: `CREATE STREAM ${name} () WITH (DATASOURCE="rows.json", TYPE="file", CONF_KEY="${name}")` },
+        auth,
+      ).then(async (r) => {
+        assert.equal(r.status, 201, r.text);
+        const put = await fetch(`${s.url}/metadata/sources/file/confKeys/${name}`, {
+          method: 'PUT',
+          headers: auth,
+          body: JSON.stringify({ path: folder, fileType: 'json' }),
+        });
+        assert.equal(put.status, 200, await put.text());
+      });
     await stream('outsrc', outside);
     await stream('insrc', join(home, 'data', 'in'));
     // the source is opened when the rule starts: the rule stops with the reason
-    const bad = await postJson(`${s.url}/rules`, { id: 'outsrc', sql: 'SELECT * FROM outsrc', actions: [{ nop: {} }] }, auth);
+    const bad = await postJson(
+      `${s.url}/rules`,
+      { id: 'outsrc', sql: 'SELECT * FROM outsrc', actions: [{ nop: {} }] },
+      auth,
+    );
     assert.equal(bad.status, 201, bad.text);
     const deadline = Date.now() + 20_000;
     let st = '';
@@ -122,7 +142,8 @@ test('with authentication on, file sources and sinks must use paths under the al
       auth,
     );
     assert.equal(good.status, 201, good.text);
-    while (!existsSync(join(home, 'data', 'out.txt')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    while (!existsSync(join(home, 'data', 'out.txt')) && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 50));
     assert.ok(existsSync(join(home, 'data', 'out.txt')));
     assert.equal(existsSync(join(outside, 'out.txt')), false);
   } finally {

@@ -18,7 +18,9 @@ async function seed(s: TestServer): Promise<void> {
     assert.ok(r.status < 300, `${path}: ${r.text}`);
   };
   await ok('POST', '/streams', { sql: 'CREATE STREAM fz () WITH (DATASOURCE="fz", TYPE="memory")' });
-  await ok('POST', '/tables', { sql: 'CREATE TABLE fzt () WITH (DATASOURCE="fzt", TYPE="memory", KIND="lookup", KEY="id")' });
+  await ok('POST', '/tables', {
+    sql: 'CREATE TABLE fzt () WITH (DATASOURCE="fzt", TYPE="memory", KIND="lookup", KEY="id")',
+  });
   await ok('POST', '/rules', { id: 'fzr', sql: 'SELECT * FROM fz', actions: [{ nop: {} }] });
   await ok('POST', '/udf/javascript', { id: 'fzf', script: 'function fzf(a) { return a; }' });
   await ok('PUT', '/metadata/sources/mqtt/confKeys/fzk', { server: 'tcp://127.0.0.1:1883' });
@@ -40,10 +42,19 @@ test('fuzzed requests to every REST route: no answer ≥ 500, no unanticipated e
     await fc.assert(
       fc.asyncProperty(requestArbitrary(routes, ids), async (r) => {
         const before = unexpectedErrorCount(s.app.http);
-        const res = await s.app.http.inject({ method: r.method as 'GET', url: r.url, headers: r.headers, payload: r.body });
+        const res = await s.app.http.inject({
+          method: r.method as 'GET',
+          url: r.url,
+          headers: r.headers,
+          payload: r.body,
+        });
         sent++;
         assert.ok(res.statusCode < 500, `${res.statusCode} for ${describe(r)}: ${res.body.slice(0, 300)}`);
-        assert.equal(unexpectedErrorCount(s.app.http), before, `unanticipated error for ${describe(r)}: ${res.statusCode} ${res.body.slice(0, 300)}`);
+        assert.equal(
+          unexpectedErrorCount(s.app.http),
+          before,
+          `unanticipated error for ${describe(r)}: ${res.statusCode} ${res.body.slice(0, 300)}`,
+        );
       }),
       { numRuns: RUNS, endOnFailure: true },
     );

@@ -37,13 +37,21 @@ async function listen(client: MqttClient, topic: string): Promise<unknown[]> {
   return got;
 }
 
-const pub = (client: MqttClient, topic: string, msg: unknown) => client.publishAsync(topic, JSON.stringify(msg), { qos: 1 });
+const pub = (client: MqttClient, topic: string, msg: unknown) =>
+  client.publishAsync(topic, JSON.stringify(msg), { qos: 1 });
 
 /**
  * Publishes `probe` on `topic` until the rule's source node `source` has counted a record: the rule is subscribed
  * from then on. Probes must be dropped by the rule.
  */
-async function waitSubscribed(s: TestServer, client: MqttClient, id: string, source: string, topic: string, probe: unknown): Promise<void> {
+async function waitSubscribed(
+  s: TestServer,
+  client: MqttClient,
+  id: string,
+  source: string,
+  topic: string,
+  probe: unknown,
+): Promise<void> {
   await poll(
     async () => {
       await pub(client, topic, probe);
@@ -256,7 +264,10 @@ test('window plan: a function over a plain collection, order by, then a row filt
           pick: op('pick', { fields: ['aa', 'a'] }),
           out: mqttSink(tout),
         },
-        topo: { sources: ['src'], edges: { src: ['real'], real: ['win'], win: ['fn'], fn: ['ord'], ord: ['big'], big: ['pick'], pick: ['out'] } },
+        topo: {
+          sources: ['src'],
+          edges: { src: ['real'], real: ['win'], win: ['fn'], fn: ['ord'], ord: ['big'], big: ['pick'], pick: ['out'] },
+        },
       },
     });
     assert.equal(r.status, 201, r.text);
@@ -699,7 +710,10 @@ test('switch plan: each case feeds its own sink; stopAtFirstMatch', async () => 
     // the probes reach the third case, whose value is not a bool: counted, routed nowhere
     const st = await status(s, 'g5');
     assert.ok(st.op_sw_0_exceptions_total > 0);
-    assert.equal(st.op_sw_0_last_exception, 'run switch node sw, case a error: invalid condition that returns non-bool value float64(-1)');
+    assert.equal(
+      st.op_sw_0_last_exception,
+      'run switch node sw, case a error: invalid condition that returns non-bool value float64(-1)',
+    );
   });
 });
 
@@ -898,10 +912,18 @@ test('invalid graphs answer 400 with eKuiper texts and store nothing', async () 
         ),
         'unknown node type thing',
       ],
-      ['unknown operator', base({ src, x: op('frobnicate', {}), out: sink }, { src: ['x'], x: ['out'] }), 'unknown operator type frobnicate'],
+      [
+        'unknown operator',
+        base({ src, x: op('frobnicate', {}), out: sink }, { src: ['x'], x: ['out'] }),
+        'unknown operator type frobnicate',
+      ],
       ['source without edges', base({ src, out: sink }, {}), 'no edge defined for source node src'],
       ['sink with edges', base({ src, out: sink }, { src: ['out'], out: ['src'] }), 'sink out has edge'],
-      ['operator without edges', base({ src, f: op('filter', { expr: 'a > 1' }), out: sink }, { src: ['f'] }), 'no edge defined for operator node f'],
+      [
+        'operator without edges',
+        base({ src, f: op('filter', { expr: 'a > 1' }), out: sink }, { src: ['f'] }),
+        'no edge defined for operator node f',
+      ],
       [
         'bad expression',
         base({ src, f: op('filter', { expr: 'a >' }), out: sink }, { src: ['f'], f: ['out'] }),
@@ -972,7 +994,11 @@ test('invalid graphs answer 400 with eKuiper texts and store nothing', async () 
         ),
         'parse source src with map[sourceName:nosuch] error: fail to get stream nosuch, please check if stream is created',
       ],
-      ['unreachable node', base({ src, f: op('filter', { expr: 'a > 1' }), out: sink }, { src: ['out'], f: ['out'] }), "can't find node "],
+      [
+        'unreachable node',
+        base({ src, f: op('filter', { expr: 'a > 1' }), out: sink }, { src: ['out'], f: ['out'] }),
+        "can't find node ",
+      ],
     ];
     let i = 0;
     for (const [what, body, message] of cases) {

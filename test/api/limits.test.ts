@@ -18,7 +18,10 @@ test('a body over basic.maxBodySize is answered 413 with an error body; the serv
     assert.equal(s.app.config.basic.maxBodySize, 4096);
     const r = await s.req('POST', '/streams', { sql: `CREATE STREAM big () WITH (DATASOURCE="${'x'.repeat(5000)}")` });
     assert.equal(r.status, 413);
-    assert.deepEqual(r.json(), { error: 1000, message: 'request body is too large: the limit is 4096 bytes (basic.maxBodySize)' });
+    assert.deepEqual(r.json(), {
+      error: 1000,
+      message: 'request body is too large: the limit is 4096 bytes (basic.maxBodySize)',
+    });
     // chunked (no content-length) is cut off the same way
     const chunks = new ReadableStream({
       start(c) {
@@ -64,7 +67,14 @@ test('an id at the limit can be created and managed; one character more is refus
     const long = 'r'.repeat(MAX_ID_LENGTH);
     // the 150-character rule id of the issue, and the longest allowed
     for (const id of ['r'.repeat(150), long]) {
-      assert.equal((await s.req('POST', '/streams', { sql: `CREATE STREAM s${id.length} () WITH (DATASOURCE="t", TYPE="memory")` })).status, 201);
+      assert.equal(
+        (
+          await s.req('POST', '/streams', {
+            sql: `CREATE STREAM s${id.length} () WITH (DATASOURCE="t", TYPE="memory")`,
+          })
+        ).status,
+        201,
+      );
       const c = await s.req('POST', '/rules', { id, sql: `SELECT * FROM s${id.length}`, actions: [{ nop: {} }] });
       assert.equal(c.status, 201, c.text);
       assert.equal((await s.req('GET', `/rules/${id}`)).status, 200);
@@ -76,7 +86,11 @@ test('an id at the limit can be created and managed; one character more is refus
     const refusals: Array<[string, string, unknown]> = [
       ['POST', '/rules', { id: tooLong, sql: 'SELECT * FROM s150', actions: [{ nop: {} }] }],
       ['POST', '/streams', { sql: `CREATE STREAM ${tooLong} () WITH (DATASOURCE="t", TYPE="memory")` }],
-      ['POST', '/tables', { sql: `CREATE TABLE ${tooLong} () WITH (DATASOURCE="t", TYPE="memory", KIND="lookup", KEY="id")` }],
+      [
+        'POST',
+        '/tables',
+        { sql: `CREATE TABLE ${tooLong} () WITH (DATASOURCE="t", TYPE="memory", KIND="lookup", KEY="id")` },
+      ],
       ['POST', '/schemas/protobuf', { name: tooLong, content: 'syntax = "proto3"; message M { string a = 1; }' }],
       ['POST', '/udf/javascript', { id: tooLong, script: `function ${tooLong}() { return 1; }` }],
       ['POST', '/config/uploads', { name: tooLong, content: 'x' }],
@@ -85,14 +99,25 @@ test('an id at the limit can be created and managed; one character more is refus
       ['POST', '/plugins/sources', { name: tooLong, file: 'file:///nowhere.zip' }],
     ];
     for (const [method, path, body] of refusals) {
-      const res = await fetch(s.url + path, { method, body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+      const res = await fetch(s.url + path, {
+        method,
+        body: JSON.stringify(body),
+        headers: { 'content-type': 'application/json' },
+      });
       const r = { status: res.status, text: await res.text(), json: () => JSON.parse(r.text) as unknown };
       assert.equal(r.status, 400, `${path}: ${r.text}`);
-      assert.match(String((r.json() as { message: string }).message), new RegExp(`limited to ${MAX_ID_LENGTH} characters`), path);
+      assert.match(
+        String((r.json() as { message: string }).message),
+        new RegExp(`limited to ${MAX_ID_LENGTH} characters`),
+        path,
+      );
     }
     const unreachable = await s.req('GET', `/rules/${tooLong}`);
     assert.equal(unreachable.status, 414, 'the router refuses what creation refuses');
-    assert.deepEqual(unreachable.json(), { error: 1000, message: `a path segment is longer than the ${MAX_ID_LENGTH} characters an id may have` });
+    assert.deepEqual(unreachable.json(), {
+      error: 1000,
+      message: `a path segment is longer than the ${MAX_ID_LENGTH} characters an id may have`,
+    });
     const badEscape = await s.req('GET', '/rules/%zz');
     assert.equal(badEscape.status, 400);
     assert.equal((badEscape.json() as { error: number }).error, 1000);
@@ -105,11 +130,21 @@ test('an id at the limit can be created and managed; one character more is refus
 test('request bodies nested deeper than the limit are refused before any route reads them', async () => {
   const s = await startTestServer();
   try {
-    for (const path of ['/rules', '/streams', '/data/import', '/rules/validate', '/udf/javascript', '/metadata/sources/mqtt/confKeys/x']) {
+    for (const path of [
+      '/rules',
+      '/streams',
+      '/data/import',
+      '/rules/validate',
+      '/udf/javascript',
+      '/metadata/sources/mqtt/confKeys/x',
+    ]) {
       const method = path.startsWith('/metadata') ? 'PUT' : 'POST';
       const r = await s.req(method, path, deep(MAX_JSON_DEPTH + 1));
       assert.equal(r.status, 400, path);
-      assert.deepEqual(r.json(), { error: 1000, message: `Invalid body: exceeded max depth (JSON nesting is limited to ${MAX_JSON_DEPTH} levels)` });
+      assert.deepEqual(r.json(), {
+        error: 1000,
+        message: `Invalid body: exceeded max depth (JSON nesting is limited to ${MAX_JSON_DEPTH} levels)`,
+      });
     }
     // brackets inside strings do not count
     const sqlWithBrackets = `CREATE STREAM br () WITH (DATASOURCE="${'['.repeat(2000)}", TYPE="memory")`;
@@ -128,9 +163,18 @@ test('a message nested deeper than the limit is an exception of its rule, which 
   const pub = await publisher();
   try {
     const topic = uniqueTopic('deep');
-    assert.equal((await s.req('POST', '/streams', { sql: `CREATE STREAM deep () WITH (DATASOURCE="${topic}", FORMAT="json")` })).status, 201);
+    assert.equal(
+      (await s.req('POST', '/streams', { sql: `CREATE STREAM deep () WITH (DATASOURCE="${topic}", FORMAT="json")` }))
+        .status,
+      201,
+    );
     const out = uniqueTopic('deep-out');
-    const c = await s.req('POST', '/rules', { id: 'deep', sql: 'SELECT a FROM deep', actions: [{ memory: { topic: out } }], options: { sendError: false } });
+    const c = await s.req('POST', '/rules', {
+      id: 'deep',
+      sql: 'SELECT a FROM deep',
+      actions: [{ memory: { topic: out } }],
+      options: { sendError: false },
+    });
     assert.equal(c.status, 201, c.text);
     const status = async () => (await s.req('GET', '/rules/deep/status')).json() as Record<string, unknown>;
     let st = await status();
@@ -173,7 +217,9 @@ test('a 10 MB statement is parsed and stored, and described back unchanged', asy
   const s = await startTestServer();
   try {
     const source = 'x'.repeat(10 * 1024 * 1024);
-    const r = await s.req('POST', '/streams', { sql: `CREATE STREAM huge (a BIGINT) WITH (DATASOURCE="${source}", FORMAT="json")` });
+    const r = await s.req('POST', '/streams', {
+      sql: `CREATE STREAM huge (a BIGINT) WITH (DATASOURCE="${source}", FORMAT="json")`,
+    });
     assert.equal(r.status, 201, r.text.slice(0, 200));
     const d = (await s.req('GET', '/streams/huge')).json() as { Options: Record<string, string> };
     assert.equal(d.Options.DATASOURCE.length, source.length);

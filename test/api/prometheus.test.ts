@@ -50,7 +50,11 @@ function find(e: Exposition, name: string, labels: Record<string, string>): Samp
 async function scrape(url: string): Promise<{ status: number; type: string; exp: Exposition }> {
   const res = await fetch(url);
   const text = await res.text();
-  return { status: res.status, type: res.headers.get('content-type') ?? '', exp: res.status === 200 ? parse(text) : { types: new Map(), samples: [] } };
+  return {
+    status: res.status,
+    type: res.headers.get('content-type') ?? '',
+    exp: res.status === 200 ? parse(text) : { types: new Map(), samples: [] },
+  };
 }
 
 async function poll<T>(fn: () => Promise<T>, ok: (v: T) => boolean, what: string): Promise<T> {
@@ -77,13 +81,34 @@ async function runScenario(s: TestServer, metricsUrl: string): Promise<void> {
   const client = await connectAsync('mqtt://127.0.0.1:1883', { clientId: uid('eddy_prom'), reconnectPeriod: 0 });
   try {
     const st = uid('demo');
-    assert.equal((await s.req('POST', '/streams', { sql: `CREATE STREAM ${st} (a BIGINT) WITH (DATASOURCE="${topic}")` })).status, 201);
-    assert.equal((await s.req('POST', '/rules', { id: 'rule1', sql: `SELECT a FROM ${st} WHERE a > 0`, actions: [{ nop: {} }] })).status, 201);
-    assert.equal((await s.req('POST', '/rules', { id: 'rule2', sql: `SELECT * FROM ${st}`, actions: [{ nop: {} }], triggered: false })).status, 201);
-    await poll(async () => {
-      await client.publishAsync(topic, JSON.stringify({ a: 1 }), { qos: 1 });
-      return (await s.req('GET', '/rules/rule1/status')).json() as Record<string, number>;
-    }, (st1) => st1.sink_nop_0_0_records_in_total >= 3, 'rows at the sink');
+    assert.equal(
+      (await s.req('POST', '/streams', { sql: `CREATE STREAM ${st} (a BIGINT) WITH (DATASOURCE="${topic}")` })).status,
+      201,
+    );
+    assert.equal(
+      (await s.req('POST', '/rules', { id: 'rule1', sql: `SELECT a FROM ${st} WHERE a > 0`, actions: [{ nop: {} }] }))
+        .status,
+      201,
+    );
+    assert.equal(
+      (
+        await s.req('POST', '/rules', {
+          id: 'rule2',
+          sql: `SELECT * FROM ${st}`,
+          actions: [{ nop: {} }],
+          triggered: false,
+        })
+      ).status,
+      201,
+    );
+    await poll(
+      async () => {
+        await client.publishAsync(topic, JSON.stringify({ a: 1 }), { qos: 1 });
+        return (await s.req('GET', '/rules/rule1/status')).json() as Record<string, number>;
+      },
+      (st1) => st1.sink_nop_0_0_records_in_total >= 3,
+      'rows at the sink',
+    );
 
     const { status, type, exp } = await scrape(metricsUrl);
     assert.equal(status, 200);
@@ -93,7 +118,8 @@ async function runScenario(s: TestServer, metricsUrl: string): Promise<void> {
       for (const m of ['records_in_total', 'records_out_total', 'messages_processed_total', 'exceptions_total']) {
         assert.equal(exp.types.get(`kuiper_${kind}_${m}`), 'counter', `${kind} ${m}`);
       }
-      for (const m of ['process_latency_us', 'buffer_length']) assert.equal(exp.types.get(`kuiper_${kind}_${m}`), 'gauge');
+      for (const m of ['process_latency_us', 'buffer_length'])
+        assert.equal(exp.types.get(`kuiper_${kind}_${m}`), 'gauge');
       assert.equal(exp.types.get(`kuiper_${kind}_process_latency_us_hist`), 'histogram');
     }
     assert.equal(exp.types.get('kuiper_rule_status'), 'gauge');
@@ -119,7 +145,8 @@ async function runScenario(s: TestServer, metricsUrl: string): Promise<void> {
       assert.equal(buckets.at(-1)!.labels.le, '+Inf');
       const count = find(exp, `kuiper_${kind}_process_latency_us_hist_count`, labels)[0];
       assert.equal(buckets.at(-1)!.value, count.value);
-      for (let i = 1; i < buckets.length; i++) assert.ok(buckets[i].value >= buckets[i - 1].value, 'cumulative buckets');
+      for (let i = 1; i < buckets.length; i++)
+        assert.ok(buckets[i].value >= buckets[i - 1].value, 'cumulative buckets');
     }
     // the sink counted every latency it recorded: one per row sent
     assert.ok(find(exp, 'kuiper_sink_process_latency_us_hist_count', { rule: 'rule1' })[0].value > 0);
@@ -127,7 +154,11 @@ async function runScenario(s: TestServer, metricsUrl: string): Promise<void> {
     assert.equal(find(exp, 'kuiper_rule_status', { ruleID: 'rule2' })[0].value, 0);
     assert.equal(find(exp, 'kuiper_rule_count', { status: 'running' })[0].value, 1);
     assert.equal(find(exp, 'kuiper_rule_count', { status: 'stop' })[0].value, 1);
-    assert.equal(find(exp, 'kuiper_source_records_in_total', { rule: 'rule2' }).length, 0, 'a stopped rule has no node series');
+    assert.equal(
+      find(exp, 'kuiper_source_records_in_total', { rule: 'rule2' }).length,
+      0,
+      'a stopped rule has no node series',
+    );
 
     // a deleted rule's series are gone
     assert.equal((await s.req('DELETE', '/rules/rule1')).status, 200);
@@ -153,7 +184,9 @@ test('prometheus on the REST port when prometheusPort equals restPort', async ()
 
 test('prometheus on a port of its own; the REST port has no /metrics then, nor when prometheus is off', async () => {
   const port = await freePort();
-  const s = await startTestServer({ env: { KUIPER__BASIC__PROMETHEUS: 'true', KUIPER__BASIC__PROMETHEUSPORT: String(port) } });
+  const s = await startTestServer({
+    env: { KUIPER__BASIC__PROMETHEUS: 'true', KUIPER__BASIC__PROMETHEUSPORT: String(port) },
+  });
   const off = await startTestServer();
   try {
     assert.equal(s.metricsUrl, `http://127.0.0.1:${port}/metrics`);

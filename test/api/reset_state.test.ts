@@ -47,13 +47,21 @@ test('reset_state type 1 rewinds a running sql source; errors for other types, s
       actions: [{ mqtt: { server: 'tcp://127.0.0.1:1883', topic, qos: 1, sendSingle: true } }],
     });
     assert.equal(r.status, 201, r.text);
-    await until(() => ids.length, (n) => n >= 4, 'the four rows');
+    await until(
+      () => ids.length,
+      (n) => n >= 4,
+      'the four rows',
+    );
     assert.deepEqual(ids, [1, 2, 3, 4]);
 
     r = await s.req('PUT', '/rules/rr/reset_state', { type: 1, params: { streamName: stream, input: { id: 2 } } });
     assert.equal(r.status, 200, r.text);
     assert.equal(r.text, 'success');
-    await until(() => ids.length, (n) => n >= 6, 'rows after id 2 again');
+    await until(
+      () => ids.length,
+      (n) => n >= 6,
+      'rows after id 2 again',
+    );
     assert.deepEqual(ids, [1, 2, 3, 4, 3, 4]);
 
     const expectError = async (path: string, body: unknown, status: number, error: number, message: string) => {
@@ -62,11 +70,29 @@ test('reset_state type 1 rewinds a running sql source; errors for other types, s
       assert.deepEqual(res.json(), { error, message });
     };
     await expectError('/rules/rr/reset_state', { type: 0 }, 400, 1000, 'unknown stateType:0');
-    await expectError('/rules/rr/reset_state', { type: 1, params: { streamName: 'nosuch', input: {} } }, 400, 1000, 'stream nosuch not found in topo');
-    await expectError('/rules/nosuch/reset_state', { type: 1, params: { streamName: stream, input: {} } }, 404, 1002, 'Rule nosuch is not found in registry');
+    await expectError(
+      '/rules/rr/reset_state',
+      { type: 1, params: { streamName: 'nosuch', input: {} } },
+      400,
+      1000,
+      'stream nosuch not found in topo',
+    );
+    await expectError(
+      '/rules/nosuch/reset_state',
+      { type: 1, params: { streamName: stream, input: {} } },
+      404,
+      1002,
+      'Rule nosuch is not found in registry',
+    );
     assert.equal((await s.req('PUT', '/rules/rr/reset_state', '{')).status, 400);
     assert.equal((await s.req('POST', '/rules/rr/stop')).status, 200);
-    await expectError('/rules/rr/reset_state', { type: 1, params: { streamName: stream, input: { id: 0 } } }, 400, 1000, 'rule rr should be running when modify state');
+    await expectError(
+      '/rules/rr/reset_state',
+      { type: 1, params: { streamName: stream, input: { id: 0 } } },
+      400,
+      1000,
+      'rule rr should be running when modify state',
+    );
   } finally {
     await client.endAsync();
     await s.dispose();
@@ -79,8 +105,15 @@ test('reset_state on a source that cannot rewind answers 400', async () => {
   const s = await startTestServer();
   try {
     const st = `mem_${Math.random().toString(36).slice(2, 8)}`;
-    assert.equal((await s.req('POST', '/streams', { sql: `CREATE STREAM ${st} () WITH (DATASOURCE="${st}", TYPE="memory")` })).status, 201);
-    assert.equal((await s.req('POST', '/rules', { id: 'm', sql: `SELECT * FROM ${st}`, actions: [{ nop: {} }] })).status, 201);
+    assert.equal(
+      (await s.req('POST', '/streams', { sql: `CREATE STREAM ${st} () WITH (DATASOURCE="${st}", TYPE="memory")` }))
+        .status,
+      201,
+    );
+    assert.equal(
+      (await s.req('POST', '/rules', { id: 'm', sql: `SELECT * FROM ${st}`, actions: [{ nop: {} }] })).status,
+      201,
+    );
     const r = await s.req('PUT', '/rules/m/reset_state', { type: 1, params: { streamName: st, input: { offset: 0 } } });
     assert.equal(r.status, 400);
     assert.deepEqual(r.json(), { error: 1000, message: `stream ${st} does not support resetting its offset` });

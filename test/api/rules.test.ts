@@ -37,19 +37,25 @@ async function listStatus(s: TestServer): Promise<Record<string, string>> {
 function getWithBody(url: string, body: unknown): Promise<unknown> {
   const payload = Buffer.from(JSON.stringify(body));
   return new Promise((resolve, reject) => {
-    const req = http.request(url, { method: 'GET', headers: { 'content-type': 'application/json', 'content-length': payload.length } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c) => (text += c));
-      res.on('end', () => resolve(JSON.parse(text)));
-    });
+    const req = http.request(
+      url,
+      { method: 'GET', headers: { 'content-type': 'application/json', 'content-length': payload.length } },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c) => (text += c));
+        res.on('end', () => resolve(JSON.parse(text)));
+      },
+    );
     req.on('error', reject);
     req.end(payload);
   });
 }
 
 async function memoryStream(s: TestServer, name: string): Promise<void> {
-  const r = await s.req('POST', '/streams', { sql: `CREATE STREAM ${name} (a BIGINT) WITH (DATASOURCE="${name}/in", FORMAT="json", TYPE="memory")` });
+  const r = await s.req('POST', '/streams', {
+    sql: `CREATE STREAM ${name} (a BIGINT) WITH (DATASOURCE="${name}/in", FORMAT="json", TYPE="memory")`,
+  });
   assert.equal(r.status, 201, r.text);
 }
 
@@ -83,7 +89,10 @@ test('lifecycle on the real runtime: texts, status objects, topology, explain, s
       'last_exception_time',
     ];
     const nodes = ['source_' + st, 'op_2_filter', 'op_3_project', 'sink_log_0'];
-    assert.deepEqual(keys.slice(4), nodes.flatMap((n) => suffixes.map((m) => `${n}_0_${m}`)));
+    assert.deepEqual(
+      keys.slice(4),
+      nodes.flatMap((n) => suffixes.map((m) => `${n}_0_${m}`)),
+    );
     assert.equal(running[`source_${st}_0_last_invocation`], '0001-01-01T00:00:00');
 
     r = await s.req('GET', '/rules/r1/topo');
@@ -113,7 +122,10 @@ test('lifecycle on the real runtime: texts, status objects, topology, explain, s
     r = await s.req('PUT', '/rules/r1', { sql: `SELECT * FROM ${st}`, actions: [{ nop: {} }] });
     assert.equal(r.text, 'Rule r1 was updated successfully.');
     r = await s.req('GET', '/rules/r1/topo');
-    assert.deepEqual(r.json(), { sources: [`source_${st}`], edges: { [`source_${st}`]: ['op_2_project'], op_2_project: ['sink_nop_0'] } });
+    assert.deepEqual(r.json(), {
+      sources: [`source_${st}`],
+      edges: { [`source_${st}`]: ['op_2_project'], op_2_project: ['sink_nop_0'] },
+    });
 
     r = await s.req('DELETE', '/rules/r1');
     assert.equal(r.text, 'Rule r1 is dropped.');
@@ -128,11 +140,23 @@ test('planning errors reject the rule with the planner code and store nothing', 
     const st = uid('s');
     await memoryStream(s, st);
     const cases: Array<[J, number, string | RegExp]> = [
-      [{ id: 'p1', sql: 'SELECT * FROM nosuch', actions: [{ log: {} }] }, 2101, 'fail to get stream nosuch, please check if stream is created'],
+      [
+        { id: 'p1', sql: 'SELECT * FROM nosuch', actions: [{ log: {} }] },
+        2101,
+        'fail to get stream nosuch, please check if stream is created',
+      ],
       [{ id: 'p2', sql: `SELECT * FROM ${st}`, actions: [{ foo: {} }] }, 2201, 'sink foo is not defined'],
       [{ id: 'p3', sql: `SELECT nosuchfield FROM ${st}`, actions: [{ log: {} }] }, 2101, /nosuchfield/],
-      [{ id: 'p4', sql: `SELECT * FROM ${st} WHERE a >`, actions: [{ log: {} }] }, 1000, /^invalid rule json: Parse SQL .* error: .+\.$/],
-      [{ id: 'p5', graph: { nodes: { a: { type: 'source' } }, topo: { sources: ['a'], edges: {} } } }, 2101, /^no edge defined for source node a$/],
+      [
+        { id: 'p4', sql: `SELECT * FROM ${st} WHERE a >`, actions: [{ log: {} }] },
+        1000,
+        /^invalid rule json: Parse SQL .* error: .+\.$/,
+      ],
+      [
+        { id: 'p5', graph: { nodes: { a: { type: 'source' } }, topo: { sources: ['a'], edges: {} } } },
+        2101,
+        /^no edge defined for source node a$/,
+      ],
     ];
     for (const [body, code, message] of cases) {
       const r = await s.req('POST', '/rules', body);
@@ -151,7 +175,10 @@ test('planning errors reject the rule with the planner code and store nothing', 
     r = await s.req('POST', '/rules', { id: 'u1', sql: `SELECT * FROM ${st}`, actions: [{ log: {} }] });
     assert.equal(r.status, 201);
     r = await s.req('PUT', '/rules/u1', { id: 'u1', sql: 'SELECT * FROM nosuch', actions: [{ log: {} }] });
-    assert.deepEqual(r.json(), { error: 2101, message: 'Update rule error: fail to get stream nosuch, please check if stream is created' });
+    assert.deepEqual(r.json(), {
+      error: 2101,
+      message: 'Update rule error: fail to get stream nosuch, please check if stream is created',
+    });
     assert.equal(((await s.req('GET', '/rules/u1')).json() as J).sql, `SELECT * FROM ${st}`, 'the old rule is kept');
     assert.equal((await status(s, 'u1')).status, 'running', 'and keeps running');
   } finally {
@@ -165,8 +192,19 @@ test('metrics count the records of an MQTT stream; last_invocation is a local da
   const client = await connectAsync('mqtt://127.0.0.1:1883', { clientId: uid('eddy_rules'), reconnectPeriod: 0 });
   try {
     const st = uid('s');
-    assert.equal((await s.req('POST', '/streams', { sql: `CREATE STREAM ${st} (a BIGINT) WITH (DATASOURCE="${topic}", FORMAT="json")` })).status, 201);
-    assert.equal((await s.req('POST', '/rules', { id: 'm1', sql: `SELECT a FROM ${st} WHERE a > 1`, actions: [{ nop: {} }] })).status, 201);
+    assert.equal(
+      (
+        await s.req('POST', '/streams', {
+          sql: `CREATE STREAM ${st} (a BIGINT) WITH (DATASOURCE="${topic}", FORMAT="json")`,
+        })
+      ).status,
+      201,
+    );
+    assert.equal(
+      (await s.req('POST', '/rules', { id: 'm1', sql: `SELECT a FROM ${st} WHERE a > 1`, actions: [{ nop: {} }] }))
+        .status,
+      201,
+    );
     // publish until the source has subscribed and counted a record
     const first = await poll(
       async () => {
@@ -180,10 +218,18 @@ test('metrics count the records of an MQTT stream; last_invocation is a local da
     // probes published before that status may still be on their way: a row that passes the filter, in order behind
     // them on the topic, fences them off before the count is read
     await client.publishAsync(topic, JSON.stringify({ a: 2 }), { qos: 1 });
-    const fenced = await poll(() => status(s, 'm1'), (x) => x.sink_nop_0_0_records_in_total >= 1, 'the fence row at the sink');
+    const fenced = await poll(
+      () => status(s, 'm1'),
+      (x) => x.sink_nop_0_0_records_in_total >= 1,
+      'the fence row at the sink',
+    );
     const before = fenced[`source_${st}_0_records_in_total`] as number;
     for (const a of [2, 3]) await client.publishAsync(topic, JSON.stringify({ a }), { qos: 1 });
-    const st2 = await poll(() => status(s, 'm1'), (x) => x.sink_nop_0_0_records_in_total >= 3, 'records at the sink');
+    const st2 = await poll(
+      () => status(s, 'm1'),
+      (x) => x.sink_nop_0_0_records_in_total >= 3,
+      'records at the sink',
+    );
     assert.equal(st2[`source_${st}_0_records_in_total`], before + 2);
     assert.equal(st2[`source_${st}_0_exceptions_total`], 0);
     assert.match(st2[`source_${st}_0_last_invocation`], /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?$/);
@@ -210,12 +256,20 @@ test('drop a stream a rule reads, re-create it with another schema, restart: the
     const create = (fields: string, topic: string) =>
       s.req('POST', '/streams', { sql: `CREATE STREAM ${st} (${fields}) WITH (DATASOURCE="${topic}", FORMAT="json")` });
     assert.equal((await create('a BIGINT', inTopic)).status, 201);
-    const rule = { id: 'd1', sql: `SELECT * FROM ${st}`, actions: [{ mqtt: { server: 'tcp://127.0.0.1:1883', topic: outTopic, sendSingle: true } }] };
+    const rule = {
+      id: 'd1',
+      sql: `SELECT * FROM ${st}`,
+      actions: [{ mqtt: { server: 'tcp://127.0.0.1:1883', topic: outTopic, sendSingle: true } }],
+    };
     assert.equal((await s.req('POST', '/rules', rule)).status, 201);
-    await poll(async () => {
-      await client.publishAsync(inTopic, JSON.stringify({ a: 1, b: 'x' }), { qos: 1 });
-      return got.length;
-    }, (n) => n > 0, 'a first result');
+    await poll(
+      async () => {
+        await client.publishAsync(inTopic, JSON.stringify({ a: 1, b: 'x' }), { qos: 1 });
+        return got.length;
+      },
+      (n) => n > 0,
+      'a first result',
+    );
     assert.equal(got[0].a, 1);
 
     let r = await s.req('DELETE', `/streams/${st}`);
@@ -224,14 +278,21 @@ test('drop a stream a rule reads, re-create it with another schema, restart: the
     // the running rule keeps running on its plan
     assert.equal((await status(s, 'd1')).status, 'running');
     const before = got.length;
-    await poll(async () => {
-      await client.publishAsync(inTopic, JSON.stringify({ a: 2, b: 'y' }), { qos: 1 });
-      return got.slice(before).map((g) => g.a);
-    }, (v) => v.includes(2), 'a result after the drop');
+    await poll(
+      async () => {
+        await client.publishAsync(inTopic, JSON.stringify({ a: 2, b: 'y' }), { qos: 1 });
+        return got.slice(before).map((g) => g.a);
+      },
+      (v) => v.includes(2),
+      'a result after the drop',
+    );
 
     r = await s.req('POST', '/rules/d1/restart');
     assert.equal(r.status, 400, r.text);
-    assert.deepEqual(r.json(), { error: 2101, message: `restart rule error: fail to get stream ${st}, please check if stream is created` });
+    assert.deepEqual(r.json(), {
+      error: 2101,
+      message: `restart rule error: fail to get stream ${st}, please check if stream is created`,
+    });
 
     // the new definition reads another topic and types `a` as a string
     const inTopic2 = `${inTopic}_2`;
@@ -239,13 +300,21 @@ test('drop a stream a rule reads, re-create it with another schema, restart: the
     r = await s.req('POST', '/rules/d1/restart');
     assert.equal(r.status, 200, r.text);
     got.length = 0;
-    await poll(async () => {
-      await client.publishAsync(inTopic2, JSON.stringify({ a: 'three' }), { qos: 1 });
-      return got.map((g) => g.a);
-    }, (v) => v.includes('three'), 'a result of the restarted rule');
+    await poll(
+      async () => {
+        await client.publishAsync(inTopic2, JSON.stringify({ a: 'three' }), { qos: 1 });
+        return got.map((g) => g.a);
+      },
+      (v) => v.includes('three'),
+      'a result of the restarted rule',
+    );
     await client.publishAsync(inTopic, JSON.stringify({ a: 4 }), { qos: 1 });
     await client.publishAsync(inTopic2, JSON.stringify({ a: 'five' }), { qos: 1 });
-    await poll(async () => got.map((g) => g.a), (v) => v.includes('five'), 'the fence row');
+    await poll(
+      async () => got.map((g) => g.a),
+      (v) => v.includes('five'),
+      'the fence row',
+    );
     assert.ok(!got.some((g) => g.a === 4), 'the old topic is no longer read');
     assert.ok(!got.some((g) => typeof g.a === 'number' && g.a > 2), 'only the new definition is read');
   } finally {
@@ -267,11 +336,21 @@ test('restart strategy: a sink that cannot connect is retried `attempts` times, 
       options: { restartStrategy: { attempts: 2, delay: 300, multiplier: 1.5, jitterFactor: 0.1 } },
     });
     assert.equal(r.status, 201, 'a run-time failure does not undo the creation');
-    const final = await poll(() => status(s, 'bad'), (x) => x.status === 'stopped', 'the rule to give up', 15000);
+    const final = await poll(
+      () => status(s, 'bad'),
+      (x) => x.status === 'stopped',
+      'the rule to give up',
+      15000,
+    );
     assert.match(final.message, /^Stopped: .*127\.0\.0\.1:1.*\.$/);
     // two restarts waited about 300 ms and 450 ms (±10 %) before the rule gave up
     assert.ok(Date.now() - created >= 0.9 * (300 + 450), 'the restart delays were waited');
-    assert.deepEqual(((await s.req('GET', '/rules/bad')).json() as J).options.restartStrategy, { attempts: 2, delay: 300, multiplier: 1.5, jitterFactor: 0.1 });
+    assert.deepEqual(((await s.req('GET', '/rules/bad')).json() as J).options.restartStrategy, {
+      attempts: 2,
+      delay: 300,
+      multiplier: 1.5,
+      jitterFactor: 0.1,
+    });
   } finally {
     await s.dispose();
   }
@@ -289,17 +368,33 @@ test('periodic rule: runs for `duration` on each cron firing and waits in betwee
       options: { cron: '@every 1s', duration: '400ms' },
     });
     assert.equal(r.status, 201);
-    const run = await poll(() => status(s, 'cron1'), (x) => x.status === 'running', 'a scheduled run');
+    const run = await poll(
+      () => status(s, 'cron1'),
+      (x) => x.status === 'running',
+      'a scheduled run',
+    );
     assert.ok(run.nextStartTimestamp > 0, 'nextStartTimestamp of a periodic rule');
-    await poll(() => status(s, 'cron1'), (x) => x.message === 'Stopped: waiting for next schedule.', 'the end of the window');
-    await poll(() => status(s, 'cron1'), (x) => x.status === 'running', 'the next firing');
+    await poll(
+      () => status(s, 'cron1'),
+      (x) => x.message === 'Stopped: waiting for next schedule.',
+      'the end of the window',
+    );
+    await poll(
+      () => status(s, 'cron1'),
+      (x) => x.status === 'running',
+      'the next firing',
+    );
     await s.req('POST', '/rules/cron1/stop');
     assert.deepEqual(await status(s, 'cron1'), { message: 'Stopped: canceled manually.', status: 'stopped' });
     const past = await s.req('POST', '/rules', {
       id: 'cron2',
       sql: `SELECT * FROM ${st}`,
       actions: [{ nop: {} }],
-      options: { cron: '@every 1s', duration: '400ms', cronDatetimeRange: [{ begin: '2000-01-01 00:00:00', end: '2000-01-02 00:00:00' }] },
+      options: {
+        cron: '@every 1s',
+        duration: '400ms',
+        cronDatetimeRange: [{ begin: '2000-01-01 00:00:00', end: '2000-01-02 00:00:00' }],
+      },
     });
     assert.equal(past.status, 201);
     assert.deepEqual(await status(s, 'cron2'), { message: 'Stopped: schedule terminated.', status: 'stopped' });
@@ -323,8 +418,16 @@ test('range-only rule: the patrol opens it inside its datetime range and termina
     });
     assert.equal(r.status, 201);
     assert.deepEqual(await status(s, 'range1'), { message: 'Stopped: waiting for next schedule.', status: 'stopped' });
-    await poll(() => status(s, 'range1'), (x) => x.status === 'running', 'the range to open');
-    await poll(() => status(s, 'range1'), (x) => x.message === 'Stopped: schedule terminated.', 'the range to end');
+    await poll(
+      () => status(s, 'range1'),
+      (x) => x.status === 'running',
+      'the range to open',
+    );
+    await poll(
+      () => status(s, 'range1'),
+      (x) => x.message === 'Stopped: schedule terminated.',
+      'the range to end',
+    );
   } finally {
     await s.dispose();
   }
@@ -338,7 +441,9 @@ test('secrets: describe masks them, a PUT of the masked rule keeps them', async 
     await s.req('POST', '/rules', {
       id: 'sec',
       sql: `SELECT * FROM ${st}`,
-      actions: [{ mqtt: { server: 'tcp://127.0.0.1:1883', topic: uid('out'), password: 'secret123', sendSingle: true } }],
+      actions: [
+        { mqtt: { server: 'tcp://127.0.0.1:1883', topic: uid('out'), password: 'secret123', sendSingle: true } },
+      ],
       triggered: false,
     });
     const described = await s.req('GET', '/rules/sec');
@@ -371,13 +476,19 @@ test('describe and export give the rule text as submitted, spacing included, acr
     const item = `{ "sql": "SELECT * FROM ${st}", "actions": [{"nop":{}}] }`;
     r = await s.req('POST', '/data/import?partial=1', { content: JSON.stringify({ rules: { v2: item } }) });
     assert.equal(r.status, 200, r.text);
-    assert.equal((await s.req('GET', '/rules/v2')).text, `{"id":"v2", "sql": "SELECT * FROM ${st}", "actions": [{"nop":{}}] }`);
+    assert.equal(
+      (await s.req('GET', '/rules/v2')).text,
+      `{"id":"v2", "sql": "SELECT * FROM ${st}", "actions": [{"nop":{}}] }`,
+    );
 
     // text naming a secret: masked, keys sorted; a PUT of the masked text keeps the secret
     const secret = `{"id":"v3", "sql":"SELECT * FROM ${st}", "actions":[{"mqtt":{"server":"tcp://127.0.0.1:1883","topic":"t","password":"pw1"}}], "triggered":false}`;
     assert.equal((await s.req('POST', '/rules', secret)).status, 201);
     const masked = (await s.req('GET', '/rules/v3')).text;
-    assert.equal(masked, `{"actions":[{"mqtt":{"password":"******","server":"tcp://127.0.0.1:1883","topic":"t"}}],"id":"v3","sql":"SELECT * FROM ${st}","triggered":false}`);
+    assert.equal(
+      masked,
+      `{"actions":[{"mqtt":{"password":"******","server":"tcp://127.0.0.1:1883","topic":"t"}}],"id":"v3","sql":"SELECT * FROM ${st}","triggered":false}`,
+    );
     assert.equal((await s.req('PUT', '/rules/v3', masked)).status, 200);
     const all = (await s.req('GET', '/data/export')).json() as { rules: Record<string, string> };
     assert.match(all.rules.v3, /"password":"pw1"/);
@@ -399,7 +510,12 @@ async function restartScenario(redisPrefix?: string): Promise<void> {
   try {
     await memoryStream(first, st);
     for (const id of ['run', 'stopped', 'off']) {
-      const r = await first.req('POST', '/rules', { id, sql: `SELECT * FROM ${st}`, actions: [{ nop: {} }], ...(id === 'off' ? { triggered: false } : {}) });
+      const r = await first.req('POST', '/rules', {
+        id,
+        sql: `SELECT * FROM ${st}`,
+        actions: [{ nop: {} }],
+        ...(id === 'off' ? { triggered: false } : {}),
+      });
       assert.equal(r.status, 201);
     }
     await first.req('POST', '/rules/stopped/stop');
@@ -408,8 +524,16 @@ async function restartScenario(redisPrefix?: string): Promise<void> {
 
     second = await startTestServer({ home, redisPrefix });
     const s2 = second;
-    const statuses = await poll(() => listStatus(s2), (m) => Object.keys(m).length === 3, 'rules restored');
-    assert.deepEqual(statuses, { off: 'Stopped: canceled manually.', run: 'Running', stopped: 'Stopped: canceled manually.' });
+    const statuses = await poll(
+      () => listStatus(s2),
+      (m) => Object.keys(m).length === 3,
+      'rules restored',
+    );
+    assert.deepEqual(statuses, {
+      off: 'Stopped: canceled manually.',
+      run: 'Running',
+      stopped: 'Stopped: canceled manually.',
+    });
     assert.equal((await status(s2, 'run')).status, 'running');
     assert.deepEqual(((await s2.req('GET', '/rules/run')).json() as J).tags, ['keep']);
     assert.deepEqual(await getWithBody(`${s2.url}/rules/tags/match`, { keys: ['keep'] }), ['run']);
@@ -441,11 +565,18 @@ test('a rule whose stream vanished while the server was down is kept as fail to 
     await first.stop();
     second = await startTestServer({ home: first.homeDir });
     const s2 = second;
-    const m = await poll(() => listStatus(s2), (x) => 'orphan' in x, 'restore');
+    const m = await poll(
+      () => listStatus(s2),
+      (x) => 'orphan' in x,
+      'restore',
+    );
     assert.equal(m.orphan, 'Stopped: fail to create the topo.');
     const topo = await s2.req('GET', '/rules/orphan/topo');
     assert.equal(topo.status, 400);
-    assert.deepEqual(topo.json(), { error: 1001, message: "get rule topo error: Fail to get rule orphan's topo, make sure the rule has been started before" });
+    assert.deepEqual(topo.json(), {
+      error: 1001,
+      message: "get rule topo error: Fail to get rule orphan's topo, make sure the rule has been started before",
+    });
   } finally {
     if (second) await second.dispose();
     else await first.dispose();
@@ -463,7 +594,11 @@ test('right after a restart every stored rule answers: requests wait for the res
     // many stored rules make the restore take a while; written straight to the store to keep the test quick
     const ids = Array.from({ length: 300 }, (_, i) => `boot_${String(i).padStart(3, '0')}`);
     for (const id of ids) {
-      await first.app.store.set('rule', id, JSON.stringify({ id, sql: `SELECT * FROM ${st} WHERE a > 1`, actions: [{ nop: {} }] }));
+      await first.app.store.set(
+        'rule',
+        id,
+        JSON.stringify({ id, sql: `SELECT * FROM ${st} WHERE a > 1`, actions: [{ nop: {} }] }),
+      );
     }
     await first.stop();
     second = await startTestServer({ home: first.homeDir, redisPrefix });
@@ -476,7 +611,10 @@ test('right after a restart every stored rule answers: requests wait for the res
     ]);
     assert.equal(desc.status, 200, desc.text);
     assert.equal((desc.json() as J).sql, `SELECT * FROM ${st} WHERE a > 1`);
-    assert.deepEqual((list.json() as J[]).map((r) => r.id), ids);
+    assert.deepEqual(
+      (list.json() as J[]).map((r) => r.id),
+      ids,
+    );
     assert.equal((st2.json() as J).status, 'running');
     for (const id of ids) await second.app.store.delete('rule', id);
     await second.app.store.delete('stream', st);

@@ -21,7 +21,9 @@ interface Res {
   json(): any;
 }
 
-async function withApi(fn: (req: (method: string, path: string, body?: unknown) => Promise<Res>, engine: TestEngine) => Promise<void>) {
+async function withApi(
+  fn: (req: (method: string, path: string, body?: unknown) => Promise<Res>, engine: TestEngine) => Promise<void>,
+) {
   const dir = mkdtempSync(join(tmpdir(), 'eddy-rules-api-'));
   const store = new SqliteStore(join(dir, 'kv.db'));
   const engine = new TestEngine();
@@ -31,13 +33,25 @@ async function withApi(fn: (req: (method: string, path: string, body?: unknown) 
   const address = await app.listen({ port: 0, host: '127.0.0.1' });
   const req = (method: string, path: string, body?: unknown) =>
     new Promise<Res>((resolve, reject) => {
-      const payload = body === undefined ? undefined : Buffer.from(typeof body === 'string' ? body : JSON.stringify(body));
-      const r = http.request(address + path, { method, headers: payload ? { 'content-type': 'application/json', 'content-length': payload.length } : {} }, (resp) => {
-        let text = '';
-        resp.setEncoding('utf8');
-        resp.on('data', (c) => (text += c));
-        resp.on('end', () => resolve({ status: resp.statusCode!, text, type: String(resp.headers['content-type'] ?? ''), json: () => JSON.parse(text) }));
-      });
+      const payload =
+        body === undefined ? undefined : Buffer.from(typeof body === 'string' ? body : JSON.stringify(body));
+      const r = http.request(
+        address + path,
+        { method, headers: payload ? { 'content-type': 'application/json', 'content-length': payload.length } : {} },
+        (resp) => {
+          let text = '';
+          resp.setEncoding('utf8');
+          resp.on('data', (c) => (text += c));
+          resp.on('end', () =>
+            resolve({
+              status: resp.statusCode!,
+              text,
+              type: String(resp.headers['content-type'] ?? ''),
+              json: () => JSON.parse(text),
+            }),
+          );
+        },
+      );
       r.on('error', reject);
       r.end(payload);
     });
@@ -93,7 +107,11 @@ test('bad create bodies answer 400 with code 1000 and eKuiper messages', async (
       [rule({ options: { bufferLength: -1 } }), /^invalid rule json: Rule r1 has invalid options: .*bufferLength.*\.$/],
       [rule({ sql: 'SELECT * FROM nosuch' }), 'fail to get stream nosuch, please check if stream is created', 2101],
       [rule({ actions: [{ foo: {} }] }), 'sink foo is not defined', 2201],
-      [rule({ actions: [{ log: 5 }] }), 'expect map[string]interface{} type for the action properties, but found {"log":5}', 2201],
+      [
+        rule({ actions: [{ log: 5 }] }),
+        'expect map[string]interface{} type for the action properties, but found {"log":5}',
+        2201,
+      ],
     ];
     for (const [body, message, code] of cases) {
       const r = await req('POST', '/rules', body);
@@ -107,14 +125,18 @@ test('bad create bodies answer 400 with code 1000 and eKuiper messages', async (
   });
 });
 
-test('unknown rules answer 404 with each endpoint\'s text', async () => {
+test("unknown rules answer 404 with each endpoint's text", async () => {
   await withApi(async (req) => {
     const cases: Array<[string, string, string, unknown?]> = [
       ['GET', '/rules/r9', 'Describe rule error: Rule r9 is not found.'],
       ['PUT', '/rules/r9', 'Rule not found: Rule r9 is not found.', rule({ id: 'r9' })],
       ['DELETE', '/rules/r9', 'Delete rule error: r9 is not found'],
       ['POST', '/rules/r9/start', 'start rule error: Rule r9 is not found in registry, please check if it is created'],
-      ['POST', '/rules/r9/restart', 'restart rule error: Rule r9 is not found in registry, please check if it is created'],
+      [
+        'POST',
+        '/rules/r9/restart',
+        'restart rule error: Rule r9 is not found in registry, please check if it is created',
+      ],
       ['POST', '/rules/r9/stop', 'stop rule error: Rule r9 was not found.'],
       ['GET', '/rules/r9/status', 'get rule status error: Rule r9 is not found'],
       ['GET', '/rules/r9/topo', 'get rule topo error: Rule r9 is not found'],
@@ -128,7 +150,11 @@ test('unknown rules answer 404 with each endpoint\'s text', async () => {
       assert.equal(r.status, 404, `${method} ${path}`);
       assert.deepEqual(r.json(), { error: 1002, message });
     }
-    assert.equal((await req('GET', '/rules/validate')).status, 404, 'GET /rules/validate describes a rule named validate');
+    assert.equal(
+      (await req('GET', '/rules/validate')).status,
+      404,
+      'GET /rules/validate describes a rule named validate',
+    );
     const slash = await req('GET', '/rules/');
     assert.equal(slash.status, 404);
     assert.equal(slash.text, '404 page not found\n');
@@ -150,14 +176,20 @@ test('start, stop, restart and status objects', async () => {
     assert.equal(r.text, 'Rule r1 was restarted');
     r = await req('GET', '/rules/r1/status');
     assert.match(r.type, /application\/json/);
-    assert.match(r.text, /^\{\n {2}"status": "running",\n {2}"lastStartTimestamp": \d+,\n {2}"lastStopTimestamp": \d+,\n {2}"nextStartTimestamp": 0,\n/);
+    assert.match(
+      r.text,
+      /^\{\n {2}"status": "running",\n {2}"lastStartTimestamp": \d+,\n {2}"lastStopTimestamp": \d+,\n {2}"nextStartTimestamp": 0,\n/,
+    );
     const st = r.json();
     assert.equal(st.sink_log_0_0_last_invocation, '0001-01-01T00:00:00');
     assert.equal(st.sink_log_0_0_process_latency_ms, 0);
     r = await req('GET', '/rules/status/all');
     assert.deepEqual(r.json(), { r1: { status: 'Running', last_exception: '', exceptions_total: 0 } });
     r = await req('GET', '/rules/r1/topo');
-    assert.deepEqual(r.json(), { sources: ['source_s1'], edges: { source_s1: ['op_2_project'], op_2_project: ['sink_log_0'] } });
+    assert.deepEqual(r.json(), {
+      sources: ['source_s1'],
+      edges: { source_s1: ['op_2_project'], op_2_project: ['sink_log_0'] },
+    });
     r = await req('GET', '/rules/r1/explain');
     assert.match(r.type, /^text\/plain/);
     assert.match(r.text, /ProjectPlan/);
@@ -183,7 +215,10 @@ test('a start whose re-plan fails answers 400 with the planner code', async () =
     engine.streams.delete('s2');
     const r = await req('POST', '/rules/r1/start');
     assert.equal(r.status, 400);
-    assert.deepEqual(r.json(), { error: 2101, message: 'start rule error: fail to get stream s2, please check if stream is created' });
+    assert.deepEqual(r.json(), {
+      error: 2101,
+      message: 'start rule error: fail to get stream s2, please check if stream is created',
+    });
   });
 });
 
@@ -241,9 +276,15 @@ test('update texts: bad body, id mismatch, plan failure keeps the old definition
     assert.equal(r.status, 400);
     assert.match(r.json().message, /^Invalid body: /);
     r = await req('PUT', '/rules/r1', rule({ id: 'other' }));
-    assert.deepEqual(r.json(), { error: 1000, message: 'Update rule error: Invalid rule json: RuleId is not consistent with rule id.' });
+    assert.deepEqual(r.json(), {
+      error: 1000,
+      message: 'Update rule error: Invalid rule json: RuleId is not consistent with rule id.',
+    });
     r = await req('PUT', '/rules/r1', rule({ sql: 'SELECT * FROM nosuch' }));
-    assert.deepEqual(r.json(), { error: 2101, message: 'Update rule error: fail to get stream nosuch, please check if stream is created' });
+    assert.deepEqual(r.json(), {
+      error: 2101,
+      message: 'Update rule error: fail to get stream nosuch, please check if stream is created',
+    });
     assert.equal((await req('GET', '/rules/r1')).json().sql, 'SELECT * FROM s1');
     r = await req('PUT', '/rules/r1', { sql: 'SELECT * FROM s2', actions: [{ log: {} }] });
     assert.equal(r.status, 200, 'the body id may be left out');

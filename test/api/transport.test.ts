@@ -25,11 +25,24 @@ interface RawRes {
   text: string;
 }
 
-function raw(method: string, path: string, opts: { body?: string; headers?: Record<string, string> } = {}): Promise<RawRes> {
+function raw(
+  method: string,
+  path: string,
+  opts: { body?: string; headers?: Record<string, string> } = {},
+): Promise<RawRes> {
   const url = new URL(s.url);
   return new Promise((resolve, reject) => {
     const r = http.request(
-      { host: url.hostname, port: url.port, method, path, headers: { ...(opts.body !== undefined ? { 'content-length': Buffer.byteLength(opts.body) } : {}), ...opts.headers } },
+      {
+        host: url.hostname,
+        port: url.port,
+        method,
+        path,
+        headers: {
+          ...(opts.body !== undefined ? { 'content-length': Buffer.byteLength(opts.body) } : {}),
+          ...opts.headers,
+        },
+      },
       (res) => {
         let text = '';
         res.setEncoding('utf8');
@@ -128,17 +141,27 @@ test('CORS: Origin gets Allow-Origin (also on errors); a pre-flight never reache
   assert.equal(r.status, 404);
   assert.equal(r.headers['access-control-allow-origin'], '*');
   const pre = await raw('OPTIONS', '//rules', {
-    headers: { origin: 'http://ui', 'access-control-request-method': 'PATCH', 'access-control-request-headers': 'Content-Type' },
+    headers: {
+      origin: 'http://ui',
+      'access-control-request-method': 'PATCH',
+      'access-control-request-headers': 'Content-Type',
+    },
   });
   assert.equal(pre.status, 200);
   assert.equal(pre.headers['access-control-allow-methods'], 'PATCH');
   assert.equal(pre.headers['access-control-allow-headers'], 'Content-Type');
-  const bad = await raw('OPTIONS', '/rules', { headers: { origin: 'http://ui', 'access-control-request-method': 'TRACE' } });
+  const bad = await raw('OPTIONS', '/rules', {
+    headers: { origin: 'http://ui', 'access-control-request-method': 'TRACE' },
+  });
   assert.equal(bad.status, 405);
   const noMethod = await raw('OPTIONS', '/rules', { headers: { origin: 'http://ui' } });
   assert.equal(noMethod.status, 400);
   const header = await raw('OPTIONS', '/rules', {
-    headers: { origin: 'http://ui', 'access-control-request-method': 'GET', 'access-control-request-headers': 'X-Custom' },
+    headers: {
+      origin: 'http://ui',
+      'access-control-request-method': 'GET',
+      'access-control-request-headers': 'X-Custom',
+    },
   });
   assert.equal(header.status, 403);
 });

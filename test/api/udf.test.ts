@@ -13,13 +13,21 @@ const uid = (p: string) => `${p}_${process.pid}_${Date.now().toString(36)}_${cou
 
 type J = Record<string, any>;
 
-const F2C = { id: 'f2c', description: 'fahrenheit to celsius', script: 'function f2c(f) { return (f - 32) * 5 / 9; }', isAgg: false };
+const F2C = {
+  id: 'f2c',
+  description: 'fahrenheit to celsius',
+  script: 'function f2c(f) { return (f - 32) * 5 / 9; }',
+  isAgg: false,
+};
 
 async function until<T>(fn: () => T | Promise<T>, ok: (v: T) => boolean, what: string, timeoutMs = 15_000): Promise<T> {
   const end = Date.now() + timeoutMs;
   let last = await fn();
   while (!ok(last)) {
-    if (Date.now() > end) assert.fail(`timed out waiting for ${what}; last: ${JSON.stringify(last, (_k, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v))}`);
+    if (Date.now() > end)
+      assert.fail(
+        `timed out waiting for ${what}; last: ${JSON.stringify(last, (_k, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v))}`,
+      );
     await new Promise((r) => setTimeout(r, 20));
     last = await fn();
   }
@@ -27,8 +35,14 @@ async function until<T>(fn: () => T | Promise<T>, ok: (v: T) => boolean, what: s
 }
 
 /** A memory stream `name` (topic `<name>/in`) and a collector of what rules publish on `<name>/out`. */
-async function memoryStream(s: TestServer, name: string, fields = 'a BIGINT'): Promise<{ publish(row: ValueObject): void; out: ValueObject[]; close(): void }> {
-  const r = await s.req('POST', '/streams', { sql: `CREATE STREAM ${name} (${fields}) WITH (DATASOURCE="${name}/in", FORMAT="json", TYPE="memory")` });
+async function memoryStream(
+  s: TestServer,
+  name: string,
+  fields = 'a BIGINT',
+): Promise<{ publish(row: ValueObject): void; out: ValueObject[]; close(): void }> {
+  const r = await s.req('POST', '/streams', {
+    sql: `CREATE STREAM ${name} (${fields}) WITH (DATASOURCE="${name}/in", FORMAT="json", TYPE="memory")`,
+  });
   assert.equal(r.status, 201, r.text);
   const out: ValueObject[] = [];
   const close = s.app.connectors.memory.subscribe(`${name}/out`, (m) => out.push(m.row));
@@ -38,7 +52,11 @@ async function memoryStream(s: TestServer, name: string, fields = 'a BIGINT'): P
 async function createRule(s: TestServer, id: string, sql: string, stream: string): Promise<void> {
   const r = await s.req('POST', '/rules', { id, sql, actions: [{ memory: { topic: `${stream}/out` } }] });
   assert.equal(r.status, 201, r.text);
-  await until(async () => ((await s.req('GET', `/rules/${id}/status`)).json() as J).status, (x) => x === 'running', `rule ${id} to run`);
+  await until(
+    async () => ((await s.req('GET', `/rules/${id}/status`)).json() as J).status,
+    (x) => x === 'running',
+    `rule ${id} to run`,
+  );
 }
 
 function errorBody(r: { status: number; json(): unknown }): J {
@@ -55,7 +73,12 @@ test('create, list, describe, update, delete with eKuiper texts; missing functio
     r = await s.req('POST', '/udf/javascript', F2C);
     assert.equal(r.status, 201);
     assert.equal(r.text, 'javascript function f2c is created');
-    r = await s.req('POST', '/udf/javascript', { id: 'area', description: 'calculate area', script: 'function area(x, y) { return x * y; }', isAgg: false });
+    r = await s.req('POST', '/udf/javascript', {
+      id: 'area',
+      description: 'calculate area',
+      script: 'function area(x, y) { return x * y; }',
+      isAgg: false,
+    });
     assert.equal(r.status, 201);
     assert.deepEqual((await s.req('GET', '/udf/javascript')).json(), ['f2c', 'area']);
     r = await s.req('GET', '/udf/javascript/f2c');
@@ -63,17 +86,33 @@ test('create, list, describe, update, delete with eKuiper texts; missing functio
     assert.match(r.headers.get('content-type') ?? '', /application\/json/);
     assert.deepEqual(r.json(), F2C);
 
-    r = await s.req('PUT', '/udf/javascript/f2c', { ...F2C, description: 'updated', script: 'function f2c(f) { return Math.round((f - 32) / 1.8); }' });
+    r = await s.req('PUT', '/udf/javascript/f2c', {
+      ...F2C,
+      description: 'updated',
+      script: 'function f2c(f) { return Math.round((f - 32) / 1.8); }',
+    });
     assert.equal(r.status, 200);
     assert.equal(r.text, 'javascript function f2c is updated');
     assert.equal(((await s.req('GET', '/udf/javascript/f2c')).json() as J).description, 'updated');
     r = await s.req('PUT', '/udf/javascript/newone', { id: 'newone', script: 'function newone() { return 1; }' });
     assert.equal(r.status, 200, 'PUT creates a missing function');
-    assert.deepEqual((await s.req('GET', '/udf/javascript/newone')).json(), { id: 'newone', description: '', script: 'function newone() { return 1; }', isAgg: false });
+    assert.deepEqual((await s.req('GET', '/udf/javascript/newone')).json(), {
+      id: 'newone',
+      description: '',
+      script: 'function newone() { return 1; }',
+      isAgg: false,
+    });
 
     r = await s.req('PUT', '/udf/javascript/other', { id: 'newone', script: 'function newone() { return 2; }' });
-    assert.equal(r.text, 'javascript function newone is updated', 'as in eKuiper, the body names the function a PUT writes');
-    assert.equal(((await s.req('GET', '/udf/javascript/newone')).json() as J).script, 'function newone() { return 2; }');
+    assert.equal(
+      r.text,
+      'javascript function newone is updated',
+      'as in eKuiper, the body names the function a PUT writes',
+    );
+    assert.equal(
+      ((await s.req('GET', '/udf/javascript/newone')).json() as J).script,
+      'function newone() { return 2; }',
+    );
     assert.equal((await s.req('GET', '/udf/javascript/other')).status, 404);
 
     r = await s.req('DELETE', '/udf/javascript/newone');
@@ -84,7 +123,10 @@ test('create, list, describe, update, delete with eKuiper texts; missing functio
     assert.deepEqual(r.json(), { error: 1002, message: 'describe javascript function newone error: not found' });
     r = await s.req('DELETE', '/udf/javascript/newone');
     assert.equal(r.status, 404);
-    assert.deepEqual(r.json(), { error: 1002, message: 'delete javascript function newone error: newone is not found' });
+    assert.deepEqual(r.json(), {
+      error: 1002,
+      message: 'delete javascript function newone error: newone is not found',
+    });
     assert.deepEqual((await s.req('GET', '/udf/javascript')).json(), ['f2c', 'area']);
   } finally {
     await s.dispose();
@@ -98,17 +140,41 @@ test('bad bodies and bad scripts answer 400 with the error object and store noth
     const cases: Array<[unknown, string | RegExp]> = [
       ['{"id": "x", ', /^Invalid body: Error decoding the new javascript function json: .+/],
       ['', 'Invalid body: Error decoding the new javascript function json: EOF'],
-      ['[1, 2]', 'Invalid body: Error decoding the new javascript function json: json: cannot unmarshal array into Go value of type js.Script'],
-      [{ id: 42, script: 'function x() {}' }, 'Invalid body: Error decoding the new javascript function json: json: cannot unmarshal number into Go struct field Script.id of type string'],
-      [{ id: 'x', script: 'function x() {}', isAgg: 'no' }, 'Invalid body: Error decoding the new javascript function json: json: cannot unmarshal string into Go struct field Script.isAgg of type bool'],
+      [
+        '[1, 2]',
+        'Invalid body: Error decoding the new javascript function json: json: cannot unmarshal array into Go value of type js.Script',
+      ],
+      [
+        { id: 42, script: 'function x() {}' },
+        'Invalid body: Error decoding the new javascript function json: json: cannot unmarshal number into Go struct field Script.id of type string',
+      ],
+      [
+        { id: 'x', script: 'function x() {}', isAgg: 'no' },
+        'Invalid body: Error decoding the new javascript function json: json: cannot unmarshal string into Go struct field Script.isAgg of type bool',
+      ],
       [{ description: 'no id', script: 'function x() {}' }, `${create}cannot find function "" in script`],
-      [{ id: 'x', script: 'throw new Error("broken at load")' }, `${create}failed to interprete script: Error: broken at load`],
-      [{ id: 'x', script: 'function x( {' }, /^javascript function create command error: failed to interprete script: SyntaxError: /],
+      [
+        { id: 'x', script: 'throw new Error("broken at load")' },
+        `${create}failed to interprete script: Error: broken at load`,
+      ],
+      [
+        { id: 'x', script: 'function x( {' },
+        /^javascript function create command error: failed to interprete script: SyntaxError: /,
+      ],
       [{ id: 'x', script: 'function y() { return 1; }' }, `${create}cannot find function "x" in script`],
       [{ id: 'x' }, `${create}cannot find function "x" in script`],
-      [{ id: 'x', script: 'async function x() { return 1; }' }, `${create}failed to interprete script: async functions, await and import are not supported in javascript functions`],
-      [{ id: 'abs', script: 'function abs(v) { return v < 0 ? -v : v; }' }, `${create}function abs is a built-in function and cannot be redefined by a javascript function`],
-      [{ id: 'count', script: 'function count(xs) { return xs.length; }', isAgg: true }, `${create}function count is a built-in function and cannot be redefined by a javascript function`],
+      [
+        { id: 'x', script: 'async function x() { return 1; }' },
+        `${create}failed to interprete script: async functions, await and import are not supported in javascript functions`,
+      ],
+      [
+        { id: 'abs', script: 'function abs(v) { return v < 0 ? -v : v; }' },
+        `${create}function abs is a built-in function and cannot be redefined by a javascript function`,
+      ],
+      [
+        { id: 'count', script: 'function count(xs) { return xs.length; }', isAgg: true },
+        `${create}function count is a built-in function and cannot be redefined by a javascript function`,
+      ],
     ];
     for (const [body, message] of cases) {
       const r = await s.req('POST', '/udf/javascript', body);
@@ -121,7 +187,10 @@ test('bad bodies and bad scripts answer 400 with the error object and store noth
     }
     // a script that never finishes loading is cut off (default limit 1 s)
     let r = await s.req('POST', '/udf/javascript', { id: 'x', script: 'while (true) {} function x() {}' });
-    assert.deepEqual(r.json(), { error: 1000, message: `${create}failed to interprete script: script execution timed out after 1000ms` });
+    assert.deepEqual(r.json(), {
+      error: 1000,
+      message: `${create}failed to interprete script: script execution timed out after 1000ms`,
+    });
     assert.deepEqual((await s.req('GET', '/udf/javascript')).json(), []);
 
     assert.equal((await s.req('POST', '/udf/javascript', F2C)).status, 201);
@@ -130,9 +199,16 @@ test('bad bodies and bad scripts answer 400 with the error object and store noth
     r = await s.req('PUT', '/udf/javascript/f2c', 'not json');
     assert.match(errorBody(r).message, /^Invalid body: Error decoding the javascript function json: /);
     r = await s.req('PUT', '/udf/javascript/f2c', { ...F2C, script: 'function other() {}' });
-    assert.deepEqual(r.json(), { error: 1000, message: 'javascript function update command error: cannot find function "f2c" in script' });
+    assert.deepEqual(r.json(), {
+      error: 1000,
+      message: 'javascript function update command error: cannot find function "f2c" in script',
+    });
     r = await s.req('PUT', '/udf/javascript/round', { id: 'round', script: 'function round(x) { return x; }' });
-    assert.deepEqual(r.json(), { error: 1000, message: 'javascript function update command error: function round is a built-in function and cannot be redefined by a javascript function' });
+    assert.deepEqual(r.json(), {
+      error: 1000,
+      message:
+        'javascript function update command error: function round is a built-in function and cannot be redefined by a javascript function',
+    });
     assert.deepEqual((await s.req('GET', '/udf/javascript/f2c')).json(), F2C, 'failed updates change nothing');
     assert.deepEqual((await s.req('GET', '/udf/javascript')).json(), ['f2c']);
     const ok = await s.req('GET', '/rules');
@@ -149,27 +225,71 @@ test('rules call scalar and aggregate scripts; each call site has its own engine
   try {
     for (const body of [
       F2C,
-      { id: 'greet', description: '', script: 'function greet(n, o) { return { text: "hi " + n, tags: [n.length, o.x] }; }', isAgg: false },
-      { id: 'spread', description: '', script: 'function spread(xs) { return Math.max.apply(null, xs) - Math.min.apply(null, xs); }', isAgg: true },
-      { id: 'wavg', description: '', script: 'function wavg(vs, ws) { var s = 0, w = 0; for (var i = 0; i < vs.length; i++) { s += vs[i] * ws[i]; w += ws[i]; } return s / w; }', isAgg: true },
-      { id: 'tick', description: 'a counter', script: 'var n = 0; function tick() { n += 1; return n; }', isAgg: false },
+      {
+        id: 'greet',
+        description: '',
+        script: 'function greet(n, o) { return { text: "hi " + n, tags: [n.length, o.x] }; }',
+        isAgg: false,
+      },
+      {
+        id: 'spread',
+        description: '',
+        script: 'function spread(xs) { return Math.max.apply(null, xs) - Math.min.apply(null, xs); }',
+        isAgg: true,
+      },
+      {
+        id: 'wavg',
+        description: '',
+        script:
+          'function wavg(vs, ws) { var s = 0, w = 0; for (var i = 0; i < vs.length; i++) { s += vs[i] * ws[i]; w += ws[i]; } return s / w; }',
+        isAgg: true,
+      },
+      {
+        id: 'tick',
+        description: 'a counter',
+        script: 'var n = 0; function tick() { n += 1; return n; }',
+        isAgg: false,
+      },
     ]) {
       assert.equal((await s.req('POST', '/udf/javascript', body)).status, 201);
     }
-    await createRule(s, uid('scalar'), `SELECT f2c(t) AS c, greet(name, object_construct("x", a)) AS g, tick() AS t1, tick() AS t2 FROM ${st} WHERE a > 0`, st);
+    await createRule(
+      s,
+      uid('scalar'),
+      `SELECT f2c(t) AS c, greet(name, object_construct("x", a)) AS g, tick() AS t1, tick() AS t2 FROM ${st} WHERE a > 0`,
+      st,
+    );
     io.publish({ a: 1, t: 212, name: 'ann' });
     io.publish({ a: 2, t: 100, name: 'bo' });
-    await until(() => io.out.length, (n) => n >= 2, 'two scalar rows');
+    await until(
+      () => io.out.length,
+      (n) => n >= 2,
+      'two scalar rows',
+    );
     assert.deepEqual(io.out.slice(0, 2), [
       { c: 100n, g: { text: 'hi ann', tags: [3n, 1n] }, t1: 1n, t2: 1n },
-      { c: (100 - 32) * 5 / 9, g: { text: 'hi bo', tags: [2n, 2n] }, t1: 2n, t2: 2n },
+      { c: ((100 - 32) * 5) / 9, g: { text: 'hi bo', tags: [2n, 2n] }, t1: 2n, t2: 2n },
     ]);
     io.out.length = 0;
 
-    await s.req('DELETE', `/rules/${(((await s.req('GET', '/rules')).json()) as J[])[0].id}`);
-    await createRule(s, uid('agg'), `SELECT spread(a) AS spread, wavg(t, a) AS avg, count(*) AS n FROM ${st} GROUP BY COUNTWINDOW(3)`, st);
-    for (const [a, t] of [[1, 10], [5, 20], [2, 40]]) io.publish({ a, t, name: 'x' });
-    await until(() => io.out.length, (n) => n >= 1, 'one window');
+    await s.req('DELETE', `/rules/${((await s.req('GET', '/rules')).json() as J[])[0].id}`);
+    await createRule(
+      s,
+      uid('agg'),
+      `SELECT spread(a) AS spread, wavg(t, a) AS avg, count(*) AS n FROM ${st} GROUP BY COUNTWINDOW(3)`,
+      st,
+    );
+    for (const [a, t] of [
+      [1, 10],
+      [5, 20],
+      [2, 40],
+    ])
+      io.publish({ a, t, name: 'x' });
+    await until(
+      () => io.out.length,
+      (n) => n >= 1,
+      'one window',
+    );
     assert.deepEqual(io.out[0], { spread: 4n, avg: (10 + 100 + 80) / 8, n: 3n });
   } finally {
     io.close();
@@ -182,12 +302,17 @@ test('a script that throws or loops yields error records; the rule keeps running
   const st = uid('s');
   const io = await memoryStream(s, st);
   try {
-    const script = 'function risky(a) { if (a === 1) throw new Error("one is not allowed"); if (a === 2) while (true) {} if (a === 3) return 0 / 0; return a * 10; }';
+    const script =
+      'function risky(a) { if (a === 1) throw new Error("one is not allowed"); if (a === 2) while (true) {} if (a === 3) return 0 / 0; return a * 10; }';
     assert.equal((await s.req('POST', '/udf/javascript', { id: 'risky', script })).status, 201);
     const rule = uid('risky');
     await createRule(s, rule, `SELECT risky(a) AS r FROM ${st}`, st);
     for (const a of [1, 5, 2, 3, 7]) io.publish({ a });
-    await until(() => io.out.length, (n) => n >= 5, 'five outputs');
+    await until(
+      () => io.out.length,
+      (n) => n >= 5,
+      'five outputs',
+    );
     assert.match(String(io.out[0].error), /call func risky error: Error: one is not allowed$/);
     assert.deepEqual(io.out[1], { r: 50n });
     assert.match(String(io.out[2].error), /call func risky error: script execution timed out after 1000ms$/);
@@ -207,18 +332,41 @@ test('deleting a script: running rules keep it, new rules fail to plan with "fun
   const st = uid('s');
   const io = await memoryStream(s, st);
   try {
-    const early = await s.req('POST', '/rules', { id: uid('early'), sql: `SELECT plus1(a) FROM ${st}`, actions: [{ nop: {} }] });
-    assert.deepEqual(early.json(), { error: 2101, message: 'function plus1 not found' }, 'a rule cannot use a script before it exists');
-    assert.equal((await s.req('POST', '/udf/javascript', { id: 'plus1', script: 'function plus1(a) { return a + 1; }' })).status, 201);
+    const early = await s.req('POST', '/rules', {
+      id: uid('early'),
+      sql: `SELECT plus1(a) FROM ${st}`,
+      actions: [{ nop: {} }],
+    });
+    assert.deepEqual(
+      early.json(),
+      { error: 2101, message: 'function plus1 not found' },
+      'a rule cannot use a script before it exists',
+    );
+    assert.equal(
+      (await s.req('POST', '/udf/javascript', { id: 'plus1', script: 'function plus1(a) { return a + 1; }' })).status,
+      201,
+    );
     await createRule(s, uid('keeps'), `SELECT plus1(a) AS b FROM ${st}`, st);
     assert.equal((await s.req('DELETE', '/udf/javascript/plus1')).status, 200);
     io.publish({ a: 41 });
-    await until(() => io.out.length, (n) => n >= 1, 'output after the delete');
+    await until(
+      () => io.out.length,
+      (n) => n >= 1,
+      'output after the delete',
+    );
     assert.deepEqual(io.out[0], { b: 42n });
-    const r = await s.req('POST', '/rules', { id: uid('late'), sql: `SELECT plus1(a) FROM ${st}`, actions: [{ nop: {} }] });
+    const r = await s.req('POST', '/rules', {
+      id: uid('late'),
+      sql: `SELECT plus1(a) FROM ${st}`,
+      actions: [{ nop: {} }],
+    });
     assert.equal(r.status, 400);
     assert.deepEqual(r.json(), { error: 2101, message: 'function plus1 not found' });
-    const v = await s.req('POST', '/rules/validate', { id: 'v', sql: `SELECT plus1(a) FROM ${st}`, actions: [{ nop: {} }] });
+    const v = await s.req('POST', '/rules/validate', {
+      id: 'v',
+      sql: `SELECT plus1(a) FROM ${st}`,
+      actions: [{ nop: {} }],
+    });
     assert.equal(v.status, 422);
   } finally {
     io.close();
@@ -231,10 +379,30 @@ test('scripts survive a restart and are loaded before the rules that use them ar
   const st = uid('s');
   const rule = uid('persist');
   try {
-    const r = await first.req('POST', '/streams', { sql: `CREATE STREAM ${st} (a BIGINT) WITH (DATASOURCE="${st}/in", FORMAT="json", TYPE="memory")` });
+    const r = await first.req('POST', '/streams', {
+      sql: `CREATE STREAM ${st} (a BIGINT) WITH (DATASOURCE="${st}/in", FORMAT="json", TYPE="memory")`,
+    });
     assert.equal(r.status, 201);
-    assert.equal((await first.req('POST', '/udf/javascript', { id: 'triple', description: 'x3', script: 'function triple(a) { return a * 3; }' })).status, 201);
-    assert.equal((await first.req('POST', '/udf/javascript', { id: 'gsum', script: 'function gsum(xs) { return xs.reduce(function (s, x) { return s + x; }, 0); }', isAgg: true })).status, 201);
+    assert.equal(
+      (
+        await first.req('POST', '/udf/javascript', {
+          id: 'triple',
+          description: 'x3',
+          script: 'function triple(a) { return a * 3; }',
+        })
+      ).status,
+      201,
+    );
+    assert.equal(
+      (
+        await first.req('POST', '/udf/javascript', {
+          id: 'gsum',
+          script: 'function gsum(xs) { return xs.reduce(function (s, x) { return s + x; }, 0); }',
+          isAgg: true,
+        })
+      ).status,
+      201,
+    );
     await createRule(first, rule, `SELECT triple(a) AS t, gsum(a) AS s FROM ${st} GROUP BY COUNTWINDOW(2)`, st);
   } finally {
     await first.stop();
@@ -244,11 +412,24 @@ test('scripts survive a restart and are loaded before the rules that use them ar
   const close = again.app.connectors.memory.subscribe(`${st}/out`, (m) => out.push(m.row));
   try {
     assert.deepEqual((await again.req('GET', '/udf/javascript')).json(), ['triple', 'gsum']);
-    assert.deepEqual((await again.req('GET', '/udf/javascript/triple')).json(), { id: 'triple', description: 'x3', script: 'function triple(a) { return a * 3; }', isAgg: false });
-    await until(async () => ((await again.req('GET', `/rules/${rule}/status`)).json() as J).status, (x) => x === 'running', 'the restored rule');
+    assert.deepEqual((await again.req('GET', '/udf/javascript/triple')).json(), {
+      id: 'triple',
+      description: 'x3',
+      script: 'function triple(a) { return a * 3; }',
+      isAgg: false,
+    });
+    await until(
+      async () => ((await again.req('GET', `/rules/${rule}/status`)).json() as J).status,
+      (x) => x === 'running',
+      'the restored rule',
+    );
     again.app.connectors.memory.publish({ topic: `${st}/in`, row: { a: 4 } });
     again.app.connectors.memory.publish({ topic: `${st}/in`, row: { a: 6 } });
-    await until(() => out.length, (n) => n >= 1, 'output of the restored rule');
+    await until(
+      () => out.length,
+      (n) => n >= 1,
+      'output of the restored rule',
+    );
     assert.deepEqual(out[0], { t: 12n, s: 10n }, 'a scalar in a window query reads the first row of the group');
   } finally {
     close();
@@ -263,43 +444,96 @@ test('data bundle: scripts are exported, imported before the rules that use them
   const rule = uid('bundled');
   try {
     await memoryStream(a, st).then((io) => io.close());
-    assert.equal((await a.req('POST', '/udf/javascript', { id: 'halve', description: 'half', script: 'function halve(x) { return x / 2; }' })).status, 201);
+    assert.equal(
+      (
+        await a.req('POST', '/udf/javascript', {
+          id: 'halve',
+          description: 'half',
+          script: 'function halve(x) { return x / 2; }',
+        })
+      ).status,
+      201,
+    );
     await createRule(a, rule, `SELECT halve(a) AS h FROM ${st}`, st);
     const exported = (await a.req('GET', '/data/export')).json() as J;
-    assert.deepEqual(exported.scripts, { halve: '{"id":"halve","description":"half","script":"function halve(x) { return x / 2; }","isAgg":false}' });
+    assert.deepEqual(exported.scripts, {
+      halve: '{"id":"halve","description":"half","script":"function halve(x) { return x / 2; }","isAgg":false}',
+    });
 
     const content = JSON.stringify(exported);
     const r = await b.req('POST', '/data/import', { content });
     assert.equal(r.status, 200, r.text);
-    assert.deepEqual((await b.req('GET', '/udf/javascript/halve')).json(), { id: 'halve', description: 'half', script: 'function halve(x) { return x / 2; }', isAgg: false });
-    await until(async () => ((await b.req('GET', `/rules/${rule}/status`)).json() as J).status, (x) => x === 'running', 'the imported rule');
+    assert.deepEqual((await b.req('GET', '/udf/javascript/halve')).json(), {
+      id: 'halve',
+      description: 'half',
+      script: 'function halve(x) { return x / 2; }',
+      isAgg: false,
+    });
+    await until(
+      async () => ((await b.req('GET', `/rules/${rule}/status`)).json() as J).status,
+      (x) => x === 'running',
+      'the imported rule',
+    );
     const out: ValueObject[] = [];
     const close = b.app.connectors.memory.subscribe(`${st}/out`, (m) => out.push(m.row));
     b.app.connectors.memory.publish({ topic: `${st}/in`, row: { a: 9 } });
-    await until(() => out.length, (n) => n >= 1, 'output of the imported rule');
+    await until(
+      () => out.length,
+      (n) => n >= 1,
+      'output of the imported rule',
+    );
     close();
     assert.deepEqual(out[0], { h: 4.5 });
-    assert.deepEqual(((await b.req('GET', '/data/export')).json() as J).scripts, exported.scripts, 'the round trip keeps the items');
+    assert.deepEqual(
+      ((await b.req('GET', '/data/export')).json() as J).scripts,
+      exported.scripts,
+      'the round trip keeps the items',
+    );
 
     // a full import with a bad script item changes nothing and names the item
-    const bad = { ...exported, scripts: { ...exported.scripts, broken: '{"id":"broken","script":"function nope() {}"}', mism: '{"id":"other","script":"function other() {}"}' } };
+    const bad = {
+      ...exported,
+      scripts: {
+        ...exported.scripts,
+        broken: '{"id":"broken","script":"function nope() {}"}',
+        mism: '{"id":"other","script":"function other() {}"}',
+      },
+    };
     const refused = await b.req('POST', '/data/import', { content: JSON.stringify(bad) });
     assert.equal(refused.status, 400);
     const doc = JSON.parse((refused.json() as J).message) as J;
-    assert.deepEqual(doc.scripts, { broken: 'cannot find function "broken" in script', mism: 'the script id other does not match the key mism' });
+    assert.deepEqual(doc.scripts, {
+      broken: 'cannot find function "broken" in script',
+      mism: 'the script id other does not match the key mism',
+    });
     assert.deepEqual((await b.req('GET', '/udf/javascript')).json(), ['halve']);
 
     // a partial import upserts scripts item by item
     const partial = await b.req('POST', '/data/import?partial=1', {
-      content: JSON.stringify({ scripts: { halve: '{"script":"function halve(x) { return x / 4; }"}', neg: '{"script":"function neg(x) { return -x; }"}', broken: '{"script":"function halve() {}"}' } }),
+      content: JSON.stringify({
+        scripts: {
+          halve: '{"script":"function halve(x) { return x / 4; }"}',
+          neg: '{"script":"function neg(x) { return -x; }"}',
+          broken: '{"script":"function halve() {}"}',
+        },
+      }),
     });
     assert.equal(partial.status, 400);
-    assert.deepEqual((JSON.parse((partial.json() as J).message) as J).scripts, { broken: 'cannot find function "broken" in script' });
+    assert.deepEqual((JSON.parse((partial.json() as J).message) as J).scripts, {
+      broken: 'cannot find function "broken" in script',
+    });
     assert.deepEqual((await b.req('GET', '/udf/javascript')).json(), ['halve', 'neg']);
-    assert.equal(((await b.req('GET', '/udf/javascript/halve')).json() as J).script, 'function halve(x) { return x / 4; }');
+    assert.equal(
+      ((await b.req('GET', '/udf/javascript/halve')).json() as J).script,
+      'function halve(x) { return x / 4; }',
+    );
 
     // a full import replaces every script
-    const replaced = await b.req('POST', '/data/import', { content: JSON.stringify({ scripts: { only: '{"id":"only","script":"function only() { return 1; }","isAgg":false}' } }) });
+    const replaced = await b.req('POST', '/data/import', {
+      content: JSON.stringify({
+        scripts: { only: '{"id":"only","script":"function only() { return 1; }","isAgg":false}' },
+      }),
+    });
     assert.equal(replaced.status, 200, replaced.text);
     assert.deepEqual((await b.req('GET', '/udf/javascript')).json(), ['only']);
   } finally {

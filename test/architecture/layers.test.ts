@@ -63,7 +63,8 @@ test('every import between folders of src/ is one the layer table of ARCHITECTUR
     for (const target of importsOf(file)) {
       const to = layerOf(target);
       if (to === from) continue;
-      if (!table.get(from)?.has(to)) violations.push(`${relative(root, file)} imports ${relative(root, target)} (${from} → ${to})`);
+      if (!table.get(from)?.has(to))
+        violations.push(`${relative(root, file)} imports ${relative(root, target)} (${from} → ${to})`);
     }
   }
   assert.deepEqual([...unknown], [], 'every folder of src/ has a row in the layer table');

@@ -16,7 +16,8 @@ interface Task {
 
 function bundleOf(n: number, prefix: string): string {
   const streams: Record<string, string> = {};
-  for (let i = 0; i < n; i++) streams[`${prefix}${i}`] = `CREATE STREAM ${prefix}${i} (a BIGINT) WITH (DATASOURCE="async/${prefix}/${i}")`;
+  for (let i = 0; i < n; i++)
+    streams[`${prefix}${i}`] = `CREATE STREAM ${prefix}${i} (a BIGINT) WITH (DATASOURCE="async/${prefix}/${i}")`;
   return JSON.stringify({ streams });
 }
 
@@ -45,7 +46,20 @@ test('async import: unique ids, task status finish with the import result, error
     assert.deepEqual(JSON.parse(done.message), {
       ErrorMsg: '',
       ConfigResponse: Object.fromEntries(
-        ['streams', 'tables', 'rules', 'nativePlugins', 'portablePlugins', 'sourceConfig', 'sinkConfig', 'connectionConfig', 'Service', 'Schema', 'uploads', 'scripts'].map((k) => [k, {}]),
+        [
+          'streams',
+          'tables',
+          'rules',
+          'nativePlugins',
+          'portablePlugins',
+          'sourceConfig',
+          'sinkConfig',
+          'connectionConfig',
+          'Service',
+          'Schema',
+          'uploads',
+          'scripts',
+        ].map((k) => [k, {}]),
       ),
     });
     const streams = (await ok(s, 'GET', '/streams')).json() as string[];
@@ -59,7 +73,11 @@ test('async import: unique ids, task status finish with the import result, error
     });
     assert.equal(failed.message, 'Invalid body: must specify content or file');
 
-    const bad = (await ok(s, 'POST', '/async/data/import?partial=1', { content: JSON.stringify({ rules: { x: '{"sql":"SELECT * FROM nope","actions":[{"log":{}}]}' } }) })).json().id;
+    const bad = (
+      await ok(s, 'POST', '/async/data/import?partial=1', {
+        content: JSON.stringify({ rules: { x: '{"sql":"SELECT * FROM nope","actions":[{"log":{}}]}' } }),
+      })
+    ).json().id;
     const itemFailure = await until('task to fail', async () => {
       const t = (await ok(s, 'GET', `/async/task/${bad}`)).json() as Task;
       return t.status === 'error' ? t : undefined;
@@ -107,9 +125,13 @@ test('task records survive a restart; a task cut by the shutdown ends as cancel'
   const s = await startTestServer();
   const home = s.homeDir;
   const prefix = uid('rs');
-  const quick = (await ok(s, 'POST', '/async/data/import?partial=1', { content: bundleOf(1, prefix) })).json().id as string;
-  await until('quick task', async () => (((await ok(s, 'GET', `/async/task/${quick}`)).json() as Task).status === 'finish' ? true : undefined));
-  const slow = (await ok(s, 'POST', '/async/data/import?partial=1', { content: bundleOf(2000, `${prefix}x`) })).json().id as string;
+  const quick = (await ok(s, 'POST', '/async/data/import?partial=1', { content: bundleOf(1, prefix) })).json()
+    .id as string;
+  await until('quick task', async () =>
+    ((await ok(s, 'GET', `/async/task/${quick}`)).json() as Task).status === 'finish' ? true : undefined,
+  );
+  const slow = (await ok(s, 'POST', '/async/data/import?partial=1', { content: bundleOf(2000, `${prefix}x`) })).json()
+    .id as string;
   await s.stop();
   const again = await startTestServer({ home });
   try {

@@ -81,16 +81,27 @@ function bigBundle(): string {
   const rules: Record<string, string> = {};
   for (let i = 0; i < N; i++) {
     streams[`new_s${i}`] = `CREATE STREAM new_s${i} () WITH (DATASOURCE="crash/${i}", TYPE="memory")`;
-    rules[`new_r${i}`] = JSON.stringify({ id: `new_r${i}`, sql: `SELECT * FROM new_s${i}`, actions: [{ nop: {} }], triggered: false });
+    rules[`new_r${i}`] = JSON.stringify({
+      id: `new_r${i}`,
+      sql: `SELECT * FROM new_s${i}`,
+      actions: [{ nop: {} }],
+      triggered: false,
+    });
   }
   return JSON.stringify({ content: JSON.stringify({ streams, rules }) });
 }
 
 async function seedOld(url: string): Promise<void> {
   for (let i = 0; i < 3; i++) {
-    const s = await fetch(`${url}/streams`, { method: 'POST', body: JSON.stringify({ sql: `CREATE STREAM old_s${i} () WITH (DATASOURCE="old/${i}", TYPE="memory")` }) });
+    const s = await fetch(`${url}/streams`, {
+      method: 'POST',
+      body: JSON.stringify({ sql: `CREATE STREAM old_s${i} () WITH (DATASOURCE="old/${i}", TYPE="memory")` }),
+    });
     assert.equal(s.status, 201);
-    const r = await fetch(`${url}/rules`, { method: 'POST', body: JSON.stringify({ id: `old_r${i}`, sql: `SELECT * FROM old_s${i}`, actions: [{ nop: {} }] }) });
+    const r = await fetch(`${url}/rules`, {
+      method: 'POST',
+      body: JSON.stringify({ id: `old_r${i}`, sql: `SELECT * FROM old_s${i}`, actions: [{ nop: {} }] }),
+    });
     assert.equal(r.status, 201);
   }
 }
@@ -103,12 +114,25 @@ test('kill -9 during a full import leaves the old data or the new, and the statu
     await seedOld(eddy.url);
     // the moments of the kill: during the streams, during the rules, right after the request is sent
     const moments: Array<[string, (url: string) => Promise<boolean>]> = [
-      ['streams', async (url) => ((await getJson(`${url}/streams`)) as string[]).filter((n) => n.startsWith('new_')).length >= N / 4],
-      ['rules', async (url) => ((await getJson(`${url}/rules`)) as Array<{ id: string }>).filter((r) => r.id.startsWith('new_')).length >= N / 10],
+      [
+        'streams',
+        async (url) =>
+          ((await getJson(`${url}/streams`)) as string[]).filter((n) => n.startsWith('new_')).length >= N / 4,
+      ],
+      [
+        'rules',
+        async (url) =>
+          ((await getJson(`${url}/rules`)) as Array<{ id: string }>).filter((r) => r.id.startsWith('new_')).length >=
+          N / 10,
+      ],
       ['start', async () => true],
     ];
     for (const [moment, reached] of moments) {
-      const importing = fetch(`${eddy.url}/data/import`, { method: 'POST', headers: { 'content-type': 'application/json' }, body }).catch(() => undefined);
+      const importing = fetch(`${eddy.url}/data/import`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+      }).catch(() => undefined);
       const hit = await waitFor(() => reached(eddy.url), 180_000);
       assert.ok(hit, `the import reached the ${moment} moment`);
       await kill(eddy);
@@ -116,8 +140,16 @@ test('kill -9 during a full import leaves the old data or the new, and the statu
       eddy = await startEddy(home);
       const streams = (await getJson(`${eddy.url}/streams`)) as string[];
       const rules = ((await getJson(`${eddy.url}/rules`)) as Array<{ id: string }>).map((r) => r.id);
-      const old = streams.length === 3 && rules.length === 3 && streams.every((s) => s.startsWith('old_')) && rules.every((r) => r.startsWith('old_'));
-      const all = streams.length === N && rules.length === N && streams.every((s) => s.startsWith('new_')) && rules.every((r) => r.startsWith('new_'));
+      const old =
+        streams.length === 3 &&
+        rules.length === 3 &&
+        streams.every((s) => s.startsWith('old_')) &&
+        rules.every((r) => r.startsWith('old_'));
+      const all =
+        streams.length === N &&
+        rules.length === N &&
+        streams.every((s) => s.startsWith('new_')) &&
+        rules.every((r) => r.startsWith('new_'));
       assert.ok(old || all, `after a kill at the ${moment} moment: ${streams.length} streams, ${rules.length} rules`);
       if (moment !== 'start') {
         // killed with part of the import applied: only the old data can be there
@@ -128,7 +160,11 @@ test('kill -9 during a full import leaves the old data or the new, and the statu
       if (all) break;
     }
     // an import that completes is kept whatever happens right after
-    const done = await fetch(`${eddy.url}/data/import`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    const done = await fetch(`${eddy.url}/data/import`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+    });
     assert.equal(done.status, 200, await done.clone().text());
     await done.text();
     await kill(eddy);

@@ -40,14 +40,25 @@ async function buildSetup(s: TestServer): Promise<Setup> {
     upload: `${uid('up')}.txt`,
     schema: uid('proto'),
   };
-  await ok(s, 'PUT', `/metadata/sources/mqtt/confKeys/${x.confKey}`, { server: 'tcp://127.0.0.1:1883', qos: 1, username: 'eddy', password: 'pw1' });
-  await ok(s, 'PUT', `/metadata/sinks/mqtt/confKeys/${x.sinkKey}`, { server: 'tcp://127.0.0.1:1883', username: 'eddy', password: 'pw2' });
+  await ok(s, 'PUT', `/metadata/sources/mqtt/confKeys/${x.confKey}`, {
+    server: 'tcp://127.0.0.1:1883',
+    qos: 1,
+    username: 'eddy',
+    password: 'pw1',
+  });
+  await ok(s, 'PUT', `/metadata/sinks/mqtt/confKeys/${x.sinkKey}`, {
+    server: 'tcp://127.0.0.1:1883',
+    username: 'eddy',
+    password: 'pw2',
+  });
   await ok(s, 'POST', '/config/uploads', { name: x.upload, content: 'upload content' });
   await ok(s, 'POST', '/schemas/protobuf', { name: x.schema, content: PROTO });
   await ok(s, 'POST', '/streams', {
     sql: `CREATE STREAM ${x.stream} (a BIGINT, b STRING) WITH (DATASOURCE="${x.inTopic}", FORMAT="json", CONF_KEY="${x.confKey}")`,
   });
-  await ok(s, 'POST', '/tables', { sql: `CREATE TABLE ${x.table} (k STRING) WITH (DATASOURCE="${x.inTopic}/t", FORMAT="json")` });
+  await ok(s, 'POST', '/tables', {
+    sql: `CREATE TABLE ${x.table} (k STRING) WITH (DATASOURCE="${x.inTopic}/t", FORMAT="json")`,
+  });
   await ok(s, 'POST', '/rules', {
     id: x.running,
     sql: `SELECT a * 2 AS a2, b FROM ${x.stream} WHERE a > 0`,
@@ -63,7 +74,9 @@ function exportOf(s: TestServer): Promise<Record<string, Record<string, string>>
 }
 
 async function importBundle(s: TestServer, bundle: unknown, query = '') {
-  return call(s, 'POST', `/data/import${query}`, { content: typeof bundle === 'string' ? bundle : JSON.stringify(bundle) });
+  return call(s, 'POST', `/data/import${query}`, {
+    content: typeof bundle === 'string' ? bundle : JSON.stringify(bundle),
+  });
 }
 
 /** What a user sees of the setup: descriptions, rule states, config keys, upload and schema contents. */
@@ -125,7 +138,9 @@ test('export carries every section; a full import into an empty server reproduce
       ErrorMsg: '',
       ConfigResponse: Object.fromEntries(Object.keys(bundle).map((k) => [k, {}])),
     });
-    await until('the imported rule to run', async () => ((await ruleStates(b))[x.running] === 'Running' ? true : undefined));
+    await until('the imported rule to run', async () =>
+      (await ruleStates(b))[x.running] === 'Running' ? true : undefined,
+    );
     assert.deepEqual(await observe(b, x), await observe(a, x));
     assert.deepEqual(await exportOf(b), bundle);
 
@@ -164,7 +179,9 @@ test('a full import replaces everything: what the bundle lacks is gone, upload f
     assert.equal((await call(s, 'GET', `/schemas/protobuf/${extra}`)).status, 404);
     // the upload record is forgotten (not exported any more) but the file itself stays
     assert.ok(readFileSync(join(s.homeDir, 'data', 'uploads', `${extra}.txt`), 'utf8') === 'extra upload');
-    await until('the rule to run again', async () => ((await ruleStates(s))[x.running] === 'Running' ? true : undefined));
+    await until('the rule to run again', async () =>
+      (await ruleStates(s))[x.running] === 'Running' ? true : undefined,
+    );
     assert.deepEqual(await observe(s, x), before);
   } finally {
     await s.dispose();
@@ -190,7 +207,9 @@ test('partial import merges into existing data: replaces streams and rules, crea
     };
     const r = await importBundle(s, bundle, '?partial=1');
     assert.equal(r.status, 200, r.text);
-    const fields = (await ok(s, 'GET', `/streams/${x.stream}`)).json().StreamFields.map((f: { Name: string }) => f.Name);
+    const fields = (await ok(s, 'GET', `/streams/${x.stream}`))
+      .json()
+      .StreamFields.map((f: { Name: string }) => f.Name);
     assert.deepEqual(fields, ['a', 'b', 'c']);
     assert.ok((await ok(s, 'GET', '/streams')).json().includes(newStream));
     assert.equal((await ok(s, 'GET', `/rules/${x.stopped}`)).json().sql, `SELECT b, c FROM ${x.stream}`);
@@ -227,7 +246,9 @@ async function refusedWithoutChange(
   }
   assert.deepEqual((await ok(s, 'GET', '/data/import/status')).json(), doc);
   assert.deepEqual(await exportOf(s), before);
-  await until('the previous rules to run again', async () => ((await ruleStates(s))[x.running] === 'Running' ? true : undefined));
+  await until('the previous rules to run again', async () =>
+    (await ruleStates(s))[x.running] === 'Running' ? true : undefined,
+  );
   assert.deepEqual(await observe(s, x), seen);
 }
 
@@ -258,9 +279,15 @@ test('malformed bundles leave the previous state intact and name every failing i
       x,
       {
         ...good,
-        streams: { ...good.streams, broken: 'CREATE STREAM broken (a BIGINT WITH (DATASOURCE="x")', dropper: `DROP STREAM ${x.stream}` },
+        streams: {
+          ...good.streams,
+          broken: 'CREATE STREAM broken (a BIGINT WITH (DATASOURCE="x")',
+          dropper: `DROP STREAM ${x.stream}`,
+        },
         rules: { ...good.rules, noact: JSON.stringify({ id: 'noact', sql: `SELECT * FROM ${x.stream}`, actions: [] }) },
-        nativePlugins: { sinks_tdengine: '{"name":"tdengine","file":"https://example.com/tdengine.zip","shellParas":[]}' },
+        nativePlugins: {
+          sinks_tdengine: '{"name":"tdengine","file":"https://example.com/tdengine.zip","shellParas":[]}',
+        },
         Service: { vision: '{"name":"vision","file":"https://example.com/vision.zip"}' },
       },
       [
@@ -275,7 +302,13 @@ test('malformed bundles leave the previous state intact and name every failing i
     await refusedWithoutChange(
       s,
       x,
-      { ...good, rules: { ...good.rules, orphan: JSON.stringify({ id: 'orphan', sql: 'SELECT * FROM nowhere', actions: [{ log: {} }] }) } },
+      {
+        ...good,
+        rules: {
+          ...good.rules,
+          orphan: JSON.stringify({ id: 'orphan', sql: 'SELECT * FROM nowhere', actions: [{ log: {} }] }),
+        },
+      },
       [['rules', 'orphan', /nowhere/]],
     );
 
@@ -299,7 +332,13 @@ test('malformed bundles leave the previous state intact and name every failing i
     await refusedWithoutChange(
       s,
       x,
-      { ...good, rules: { ...good.rules, key1: JSON.stringify({ id: 'other', sql: `SELECT * FROM ${x.stream}`, actions: [{ log: {} }] }) } },
+      {
+        ...good,
+        rules: {
+          ...good.rules,
+          key1: JSON.stringify({ id: 'other', sql: `SELECT * FROM ${x.stream}`, actions: [{ log: {} }] }),
+        },
+      },
       [['rules', 'key1', /^RuleId is not consistent with rule id\.$/]],
     );
   } finally {
@@ -315,7 +354,10 @@ test('partial import with failing items applies the others and reports each fail
     const r = await importBundle(
       s,
       {
-        streams: { [okStream]: `CREATE STREAM ${okStream} (a BIGINT) WITH (DATASOURCE="q/${okStream}")`, other: `CREATE STREAM mismatch () WITH (DATASOURCE="z")` },
+        streams: {
+          [okStream]: `CREATE STREAM ${okStream} (a BIGINT) WITH (DATASOURCE="q/${okStream}")`,
+          other: `CREATE STREAM mismatch () WITH (DATASOURCE="z")`,
+        },
         rules: { orphan: JSON.stringify({ id: 'orphan', sql: 'SELECT * FROM nowhere', actions: [{ log: {} }] }) },
         portablePlugins: { mirror: '{"name":"mirror","file":"file:///opt/mirror.zip","shellParas":[]}' },
       },
@@ -341,7 +383,10 @@ test('import request errors: body checks, file URLs', async () => {
     const cases: Array<[unknown, string | RegExp]> = [
       [{ content: '{}', file: 'file:///x.json' }, 'Invalid body: Cannot specify both content and file'],
       [{}, 'Invalid body: must specify content or file'],
-      [{ file: `file://${tmpdir()}/nonexistent/eddy/bundle.json` }, `stat ${tmpdir()}/nonexistent/eddy/bundle.json: no such file or directory`],
+      [
+        { file: `file://${tmpdir()}/nonexistent/eddy/bundle.json` },
+        `stat ${tmpdir()}/nonexistent/eddy/bundle.json: no such file or directory`,
+      ],
       [{ file: 'ftp://example.com/b.json' }, 'unsupported url scheme ftp'],
       ['{"content": ', /^Invalid body: Error decoding json: /],
     ];
@@ -398,11 +443,21 @@ test('POST /data/export of a rule carries the streams and lookup tables it reads
     const lt = uid('lut');
     const bundle = {
       streams: { [st]: `CREATE STREAM ${st} (id BIGINT) WITH (DATASOURCE="${st}", TYPE="memory")` },
-      tables: { [lt]: `CREATE TABLE ${lt} (id BIGINT, label STRING) WITH (DATASOURCE="${lt}", TYPE="memory", KIND="lookup", KEY="id")` },
+      tables: {
+        [lt]: `CREATE TABLE ${lt} (id BIGINT, label STRING) WITH (DATASOURCE="${lt}", TYPE="memory", KIND="lookup", KEY="id")`,
+      },
       rules: {
-        rule1: JSON.stringify({ id: 'rule1', sql: `SELECT d.id, l.label FROM ${st} AS d INNER JOIN ${lt} AS l ON d.id = l.id`, actions: [{ nop: {} }] }),
+        rule1: JSON.stringify({
+          id: 'rule1',
+          sql: `SELECT d.id, l.label FROM ${st} AS d INNER JOIN ${lt} AS l ON d.id = l.id`,
+          actions: [{ nop: {} }],
+        }),
         // a function of a plugin this server does not have: the rule is kept, unplannable
-        rule2: JSON.stringify({ id: 'rule2', sql: `SELECT resize(d.id) FROM ${st} AS d INNER JOIN ${lt} ON d.id = ${lt}.id`, actions: [{ nop: {} }] }),
+        rule2: JSON.stringify({
+          id: 'rule2',
+          sql: `SELECT resize(d.id) FROM ${st} AS d INNER JOIN ${lt} ON d.id = ${lt}.id`,
+          actions: [{ nop: {} }],
+        }),
       },
     };
     const r = await call(s, 'POST', '/data/import', { content: JSON.stringify(bundle) });
@@ -429,7 +484,13 @@ test('on the Redis metadata store: a refused import changes nothing, a full impo
     await refusedWithoutChange(
       s,
       x,
-      { ...good, rules: { ...good.rules, orphan: JSON.stringify({ id: 'orphan', sql: 'SELECT * FROM nowhere', actions: [{ log: {} }] }) } },
+      {
+        ...good,
+        rules: {
+          ...good.rules,
+          orphan: JSON.stringify({ id: 'orphan', sql: 'SELECT * FROM nowhere', actions: [{ log: {} }] }),
+        },
+      },
       [['rules', 'orphan', /nowhere/]],
     );
     const r = await importBundle(s, good);
@@ -439,7 +500,9 @@ test('on the Redis metadata store: a refused import changes nothing, a full impo
     const again = await startTestServer({ home: s.homeDir, redisPrefix });
     try {
       // stored rules are restored in the background once the REST API answers
-      await until('the rules to be restored', async () => (Object.keys((await exportOf(again)).rules).length === 2 ? true : undefined));
+      await until('the rules to be restored', async () =>
+        Object.keys((await exportOf(again)).rules).length === 2 ? true : undefined,
+      );
       assert.deepEqual(await exportOf(again), good);
       // leave the prefix empty: a full import of an empty bundle resets everything
       assert.equal((await importBundle(again, {})).status, 200);

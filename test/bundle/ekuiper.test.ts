@@ -73,17 +73,34 @@ function ekuiperBundle(n: Names): Record<string, Record<string, string>> {
         ],
         options: CONSOLE_OPTIONS,
       }),
-      [`${p}r2`]: J({ id: `${p}r2`, sql: `SELECT * FROM ${p}demo`, actions: [{ log: {} }, { nop: {} }], options: { ...CONSOLE_OPTIONS, cron: '', duration: '' } }),
+      [`${p}r2`]: J({
+        id: `${p}r2`,
+        sql: `SELECT * FROM ${p}demo`,
+        actions: [{ log: {} }, { nop: {} }],
+        options: { ...CONSOLE_OPTIONS, cron: '', duration: '' },
+      }),
       // no id in the JSON: the map key is the id; not triggered
-      [`${p}r3`]: J({ triggered: false, sql: `SELECT d.id, l.label FROM ${p}demo2 AS d INNER JOIN ${p}lut AS l ON d.id = l.id`, actions: [{ memory: { topic: `${p}mem` } }] }),
+      [`${p}r3`]: J({
+        triggered: false,
+        sql: `SELECT d.id, l.label FROM ${p}demo2 AS d INNER JOIN ${p}lut AS l ON d.id = l.id`,
+        actions: [{ memory: { topic: `${p}mem` } }],
+      }),
       [`${p}r4`]: J({ id: `${p}r4`, sql: `SELECT * FROM ${p}pb`, actions: [{ log: {} }] }),
       // need the plugins of the bundle, which Eddy cannot install
       [`${p}r5`]: J({ id: `${p}r5`, sql: `SELECT ${p}fn(temp) FROM ${p}demo2`, actions: [{ log: {} }] }),
-      [`${p}r6`]: J({ id: `${p}r6`, sql: `SELECT * FROM ${p}demo2`, actions: [{ [`${p}influx`]: { addr: 'http://127.0.0.1:8086' } }] }),
+      [`${p}r6`]: J({
+        id: `${p}r6`,
+        sql: `SELECT * FROM ${p}demo2`,
+        actions: [{ [`${p}influx`]: { addr: 'http://127.0.0.1:8086' } }],
+      }),
     },
     nativePlugins: {
       [`functions_${p}fn`]: J({ name: `${p}fn`, file: 'https://packages.example.com/fn_amd64.zip', shellParas: [] }),
-      [`sinks_${p}influx`]: J({ name: `${p}influx`, file: 'https://packages.example.com/influx_amd64.zip', shellParas: [] }),
+      [`sinks_${p}influx`]: J({
+        name: `${p}influx`,
+        file: 'https://packages.example.com/influx_amd64.zip',
+        shellParas: [],
+      }),
       // standard eKuiper plugins that Eddy has built in: nothing to report
       sources_sql: J({ name: 'sql', file: 'https://packages.example.com/sql_amd64.zip', shellParas: [] }),
       sinks_sql: J({ name: 'sql', file: 'https://packages.example.com/sql_amd64.zip', shellParas: [] }),
@@ -91,7 +108,15 @@ function ekuiperBundle(n: Names): Record<string, Record<string, string>> {
     portablePlugins: { [`${p}mirror`]: J({ name: `${p}mirror`, file: 'file:///opt/pkgs/mirror.zip', shellParas: [] }) },
     // eKuiper exports a password even when the config key has no user name
     sourceConfig: {
-      mqtt: J({ [n.confKey]: { insecureSkipVerify: false, protocolVersion: '3.1.1', qos: 1, server: 'tcp://127.0.0.1:1883', password: 'pw' } }),
+      mqtt: J({
+        [n.confKey]: {
+          insecureSkipVerify: false,
+          protocolVersion: '3.1.1',
+          qos: 1,
+          server: 'tcp://127.0.0.1:1883',
+          password: 'pw',
+        },
+      }),
       httppull: J({ [`${p}weather`]: { url: 'http://127.0.0.1:9/weather', interval: 10000, method: 'get' } }),
     },
     sinkConfig: { mqtt: J({ [n.sinkKey]: { server: 'tcp://127.0.0.1:1883', protocolVersion: '3.1.1' } }) },
@@ -99,14 +124,44 @@ function ekuiperBundle(n: Names): Record<string, Record<string, string>> {
     // an archive at the exporting site, out of reach here
     Service: { [`${p}vision`]: J({ name: `${p}vision`, file: 'http://127.0.0.1:9/vision.zip' }) },
     Schema: {
-      [`protobuf_${p}proto`]: J({ type: 'protobuf', name: `${p}proto`, content: 'syntax = "proto3";message Reading { int64 id = 1; double t = 2; }', file: '', soFile: '' }),
+      [`protobuf_${p}proto`]: J({
+        type: 'protobuf',
+        name: `${p}proto`,
+        content: 'syntax = "proto3";message Reading { int64 id = 1; double t = 2; }',
+        file: '',
+        soFile: '',
+      }),
       // with a static codec (Go plugin) beside its proto, and with the static codec only
-      [`protobuf_${p}static`]: J({ type: 'protobuf', name: `${p}static`, content: 'syntax = "proto3";message S { int64 id = 1; }', file: '', soFile: 'https://packages.example.com/static.so' }),
-      [`protobuf_${p}soonly`]: J({ type: 'protobuf', name: `${p}soonly`, content: '', file: '', soFile: 'https://packages.example.com/soonly.so' }),
+      [`protobuf_${p}static`]: J({
+        type: 'protobuf',
+        name: `${p}static`,
+        content: 'syntax = "proto3";message S { int64 id = 1; }',
+        file: '',
+        soFile: 'https://packages.example.com/static.so',
+      }),
+      [`protobuf_${p}soonly`]: J({
+        type: 'protobuf',
+        name: `${p}soonly`,
+        content: '',
+        file: '',
+        soFile: 'https://packages.example.com/soonly.so',
+      }),
       // a Go codec plugin
-      [`custom_${p}codec`]: J({ type: 'custom', name: `${p}codec`, content: '', file: '', soFile: 'https://packages.example.com/codec.so' }),
+      [`custom_${p}codec`]: J({
+        type: 'custom',
+        name: `${p}codec`,
+        content: '',
+        file: '',
+        soFile: 'https://packages.example.com/codec.so',
+      }),
     },
-    uploads: { [`${p}cert.pem`]: J({ name: `${p}cert.pem`, content: '-----BEGIN CERTIFICATE-----\nabc\n-----END CERTIFICATE-----\n', file: '' }) },
+    uploads: {
+      [`${p}cert.pem`]: J({
+        name: `${p}cert.pem`,
+        content: '-----BEGIN CERTIFICATE-----\nabc\n-----END CERTIFICATE-----\n',
+        file: '',
+      }),
+    },
     // eKuiper's default build has no scripts section at all
   };
 }
@@ -125,19 +180,38 @@ function expectedNotes(p: string): Record<string, Record<string, RegExp>> {
   return {
     nativePlugins: { [`functions_${p}fn`]: /not supported/, [`sinks_${p}influx`]: /not supported/ },
     portablePlugins: { [`${p}mirror`]: /not supported|\/opt\/pkgs\/mirror\.zip/ },
-    Service: { [`${p}vision`]: /^service create command error: fail to download file http:\/\/127.0.0.1:9\/vision.zip/ },
+    Service: {
+      [`${p}vision`]: /^service create command error: fail to download file http:\/\/127.0.0.1:9\/vision.zip/,
+    },
     Schema: {
       [`custom_${p}codec`]: /^custom schemas \(Go plugins\) are not supported by Eddy/,
-      [`protobuf_${p}static`]: /^static schema plugins \(soFile\) are not supported by Eddy: .* was installed from its proto only$/,
+      [`protobuf_${p}static`]:
+        /^static schema plugins \(soFile\) are not supported by Eddy: .* was installed from its proto only$/,
       [`protobuf_${p}soonly`]: /^static schema plugins \(soFile\) are not supported by Eddy: .* was not installed$/,
     },
-    rules: { [`${p}r5`]: new RegExp(`^function ${p}fn not found`), [`${p}r6`]: new RegExp(`^sink ${p}influx is not defined`) },
+    rules: {
+      [`${p}r5`]: new RegExp(`^function ${p}fn not found`),
+      [`${p}r6`]: new RegExp(`^sink ${p}influx is not defined`),
+    },
   };
 }
 
 function assertNotes(doc: Record<string, Record<string, string>>, p: string): void {
   const want = expectedNotes(p);
-  assert.deepEqual(Object.keys(doc), ['streams', 'tables', 'rules', 'nativePlugins', 'portablePlugins', 'sourceConfig', 'sinkConfig', 'connectionConfig', 'Service', 'Schema', 'uploads', 'scripts']);
+  assert.deepEqual(Object.keys(doc), [
+    'streams',
+    'tables',
+    'rules',
+    'nativePlugins',
+    'portablePlugins',
+    'sourceConfig',
+    'sinkConfig',
+    'connectionConfig',
+    'Service',
+    'Schema',
+    'uploads',
+    'scripts',
+  ]);
   for (const [section, items] of Object.entries(doc)) {
     assert.deepEqual(Object.keys(items).sort(), Object.keys(want[section] ?? {}).sort(), section);
     for (const [name, text] of Object.entries(items)) assert.match(text, want[section][name], `${section}.${name}`);
@@ -160,7 +234,13 @@ async function checkImported(s: TestServer, n: Names, broker: Broker): Promise<v
   assert.deepEqual(JSON.parse(got.toString()), { temp: 25.5, name: 'a' });
 
   const mqttKeys = (await ok(s, 'GET', '/metadata/sources/yaml/mqtt')).json();
-  assert.deepEqual(mqttKeys[n.confKey], { insecureSkipVerify: false, protocolVersion: '3.1.1', qos: 1, server: 'tcp://127.0.0.1:1883', password: '******' });
+  assert.deepEqual(mqttKeys[n.confKey], {
+    insecureSkipVerify: false,
+    protocolVersion: '3.1.1',
+    qos: 1,
+    server: 'tcp://127.0.0.1:1883',
+    password: '******',
+  });
   assert.ok(`${p}weather` in (await ok(s, 'GET', '/metadata/sources/yaml/httppull')).json());
   assert.ok(n.sinkKey in (await ok(s, 'GET', '/metadata/sinks/yaml/mqtt')).json());
   const schemas = (await ok(s, 'GET', '/schemas/protobuf')).json() as string[];
@@ -261,7 +341,13 @@ test('bundle Service items install through the services manager: export, full im
     const def = {
       about: { author: { name: 'Ops' } },
       interfaces: {
-        greeter: { address: 'http://127.0.0.1:9', protocol: 'rest', schemaType: 'protobuf', schemaFile: 'hello.proto', functions: [{ name: fn, serviceName: 'SayHello' }] },
+        greeter: {
+          address: 'http://127.0.0.1:9',
+          protocol: 'rest',
+          schemaType: 'protobuf',
+          schemaFile: 'hello.proto',
+          functions: [{ name: fn, serviceName: 'SayHello' }],
+        },
       },
     };
     const file = zips.zip({ [`${p}hello.json`]: J(def), 'schemas/hello.proto': HELLO_PROTO });
@@ -287,7 +373,10 @@ test('bundle Service items install through the services manager: export, full im
     await ok(s, 'DELETE', `/rules/${p}plain`);
 
     // a full import that fails is rolled back: the service is there again
-    const broken = { ...bundle, rules: { ...bundle.rules, bad: J({ id: 'bad', sql: `SELECT * FROM ${p}nowhere`, actions: [{ log: {} }] }) } };
+    const broken = {
+      ...bundle,
+      rules: { ...bundle.rules, bad: J({ id: 'bad', sql: `SELECT * FROM ${p}nowhere`, actions: [{ log: {} }] }) },
+    };
     assert.equal((await call(s, 'POST', '/data/import', { content: J(broken) })).status, 400);
     assert.deepEqual(JSON.parse((await ok(s, 'GET', '/data/export')).text).Service, exported.Service);
 
@@ -340,7 +429,9 @@ test('bundle portablePlugins items install through the portable plugin manager; 
     assert.equal((await ruleStates(s))[`${p}r`], 'Running');
     const exported = JSON.parse((await ok(s, 'GET', '/data/export')).text);
     assert.deepEqual(Object.keys(exported.portablePlugins), [`${p}mirror`]);
-    assert.deepEqual(Object.keys(JSON.parse((await call(s, 'POST', '/data/export', [`${p}r`])).text).portablePlugins), [`${p}mirror`]);
+    assert.deepEqual(Object.keys(JSON.parse((await call(s, 'POST', '/data/export', [`${p}r`])).text).portablePlugins), [
+      `${p}mirror`,
+    ]);
     // a rule reading a plugin's source type and writing to its sink type exports that plugin, not the other
     const io = join(dir, 'io.zip');
     writeFileSync(io, pluginZip({ name: `${p}io`, sources: [`${p}src`], sinks: [`${p}snk`] }));
@@ -348,12 +439,20 @@ test('bundle portablePlugins items install through the portable plugin manager; 
     const more = await call(s, 'POST', '/data/import?partial=1', {
       content: J({
         streams: { [`${p}s2`]: `CREATE STREAM ${p}s2 () WITH (DATASOURCE="x", TYPE="${p}src")` },
-        rules: { [`${p}r2`]: J({ id: `${p}r2`, sql: `SELECT * FROM ${p}s2`, actions: [{ [`${p}snk`]: { path: join(dir, 'out.txt') } }] }) },
+        rules: {
+          [`${p}r2`]: J({
+            id: `${p}r2`,
+            sql: `SELECT * FROM ${p}s2`,
+            actions: [{ [`${p}snk`]: { path: join(dir, 'out.txt') } }],
+          }),
+        },
         portablePlugins: { [`${p}io`]: ioItem },
       }),
     });
     assert.equal(more.status, 200, more.text);
-    assert.deepEqual(JSON.parse((await call(s, 'POST', '/data/export', [`${p}r2`])).text).portablePlugins, { [`${p}io`]: ioItem });
+    assert.deepEqual(JSON.parse((await call(s, 'POST', '/data/export', [`${p}r2`])).text).portablePlugins, {
+      [`${p}io`]: ioItem,
+    });
 
     // a full import without it uninstalls it
     assert.equal((await call(s, 'POST', '/data/import', { content: J({ streams: bundle.streams }) })).status, 200);

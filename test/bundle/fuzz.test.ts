@@ -8,7 +8,18 @@ import fc from 'fast-check';
 import { startTestServer } from '../helpers/server.js';
 import { call } from './helpers.js';
 
-const KEYS = ['streams', 'tables', 'rules', 'nativePlugins', 'sourceConfig', 'sinkConfig', 'connectionConfig', 'Schema', 'uploads', 'scripts'];
+const KEYS = [
+  'streams',
+  'tables',
+  'rules',
+  'nativePlugins',
+  'sourceConfig',
+  'sinkConfig',
+  'connectionConfig',
+  'Schema',
+  'uploads',
+  'scripts',
+];
 
 const fragment = fc.oneof(
   fc.string(),
@@ -50,10 +61,21 @@ test('random bundles and bodies get 200 or a 400 error object, never a crash', a
       { numRuns: 60 },
     );
     await fc.assert(
-      fc.asyncProperty(fc.jsonValue({ maxDepth: 2 }), fc.constantFrom('/data/import', '/async/data/import', '/data/export', '/config/uploads', '/schemas/protobuf', '/ruleset/import'), async (v, path) => {
-        const r = await call(s, 'POST', path, v);
-        assert.ok(r.status < 500, `${path} ${r.status} ${r.text}`);
-      }),
+      fc.asyncProperty(
+        fc.jsonValue({ maxDepth: 2 }),
+        fc.constantFrom(
+          '/data/import',
+          '/async/data/import',
+          '/data/export',
+          '/config/uploads',
+          '/schemas/protobuf',
+          '/ruleset/import',
+        ),
+        async (v, path) => {
+          const r = await call(s, 'POST', path, v);
+          assert.ok(r.status < 500, `${path} ${r.status} ${r.text}`);
+        },
+      ),
       { numRuns: 60 },
     );
     assert.equal((await call(s, 'GET', '/ping')).status, 200);

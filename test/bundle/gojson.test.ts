@@ -39,11 +39,22 @@ test('import endpoints use the Go texts', async () => {
   const s = await startTestServer();
   try {
     const data = await call(s, 'POST', '/data/import', { content: '{"streams": x}' });
-    assert.deepEqual(data.json(), { error: 1000, message: "configuration unmarshal with error invalid character 'x' looking for beginning of value" });
+    assert.deepEqual(data.json(), {
+      error: 1000,
+      message: "configuration unmarshal with error invalid character 'x' looking for beginning of value",
+    });
     const partial = await call(s, 'POST', '/data/import?partial=1', { content: '{"streams": 12' });
-    assert.deepEqual(partial.json(), { error: 1000, message: 'configuration unmarshal with error unexpected end of JSON input' });
+    assert.deepEqual(partial.json(), {
+      error: 1000,
+      message: 'configuration unmarshal with error unexpected end of JSON input',
+    });
     const items = await call(s, 'POST', '/data/import?partial=1', {
-      content: JSON.stringify({ sourceConfig: { mqtt: '{x' }, uploads: { u: '{x' }, Schema: { protobuf_p: '{x' }, scripts: { f: '{x' } }),
+      content: JSON.stringify({
+        sourceConfig: { mqtt: '{x' },
+        uploads: { u: '{x' },
+        Schema: { protobuf_p: '{x' },
+        scripts: { f: '{x' },
+      }),
     });
     assert.equal(items.status, 400);
     const doc = JSON.parse(items.json().message);
@@ -53,7 +64,10 @@ test('import endpoints use the Go texts', async () => {
     assert.equal(doc.Schema.protobuf_p, `invalid schema record: ${go}`);
     assert.equal(doc.scripts.f, `fail to unmarshal the script f: ${go}`);
     const rs = await call(s, 'POST', '/ruleset/import', { content: 'nojson' });
-    assert.deepEqual(rs.json(), { error: 1000, message: "Import ruleset error: invalid import file: invalid character 'o' in literal null (expecting 'u')" });
+    assert.deepEqual(rs.json(), {
+      error: 1000,
+      message: "Import ruleset error: invalid import file: invalid character 'o' in literal null (expecting 'u')",
+    });
   } finally {
     await s.dispose();
   }
@@ -68,10 +82,26 @@ test("import request bodies decode like Go's stream decoder", async () => {
       ['/data/import', '{"content":', `${prefix}unexpected EOF`],
       ['/data/import', 'zz', `${prefix}invalid character 'z' looking for beginning of value`],
       ['/data/import', '[1]', `${prefix}json: cannot unmarshal array into Go value of type server.configurationInfo`],
-      ['/data/import', '{"content":{"streams":{}}}', `${prefix}json: cannot unmarshal object into Go struct field configurationInfo.content of type string`],
-      ['/data/import?partial=1', '{"FILE":12}', `${prefix}json: cannot unmarshal number into Go struct field configurationInfo.file of type string`],
-      ['/async/data/import', '{"content":true}', `${prefix}json: cannot unmarshal bool into Go struct field configurationInfo.content of type string`],
-      ['/ruleset/import', '{"content":["x"]}', `${prefix}json: cannot unmarshal array into Go struct field rulesetInfo.content of type string`],
+      [
+        '/data/import',
+        '{"content":{"streams":{}}}',
+        `${prefix}json: cannot unmarshal object into Go struct field configurationInfo.content of type string`,
+      ],
+      [
+        '/data/import?partial=1',
+        '{"FILE":12}',
+        `${prefix}json: cannot unmarshal number into Go struct field configurationInfo.file of type string`,
+      ],
+      [
+        '/async/data/import',
+        '{"content":true}',
+        `${prefix}json: cannot unmarshal bool into Go struct field configurationInfo.content of type string`,
+      ],
+      [
+        '/ruleset/import',
+        '{"content":["x"]}',
+        `${prefix}json: cannot unmarshal array into Go struct field rulesetInfo.content of type string`,
+      ],
       ['/ruleset/import', '{"content":', `${prefix}unexpected EOF`],
       // nesting is bounded before any route reads the body (src/core/limits.ts)
       ['/data/import', '['.repeat(100000), 'Invalid body: exceeded max depth (JSON nesting is limited to 512 levels)'],
@@ -82,7 +112,10 @@ test("import request bodies decode like Go's stream decoder", async () => {
       assert.deepEqual(r.json(), { error: 1000, message }, `${path} ${body.slice(0, 40)}`);
     }
     // null is an empty body; what follows the first value is not read
-    assert.deepEqual((await call(s, 'POST', '/data/import', 'null')).json(), { error: 1000, message: 'Invalid body: must specify content or file' });
+    assert.deepEqual((await call(s, 'POST', '/data/import', 'null')).json(), {
+      error: 1000,
+      message: 'Invalid body: must specify content or file',
+    });
     const trailing = await call(s, 'POST', '/data/import?partial=1', '{"content":"{}"} trailing');
     assert.equal(trailing.status, 200);
   } finally {

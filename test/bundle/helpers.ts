@@ -27,7 +27,16 @@ export async function call(s: TestServer, method: string, path: string, body?: u
 /** Asserting wrapper: the request must answer `status`. */
 export async function ok(s: TestServer, method: string, path: string, body?: unknown, status?: number): Promise<Res> {
   const r = await call(s, method, path, body);
-  const want = status ?? (method === 'POST' && !path.startsWith('/data') && !path.startsWith('/ruleset') && !path.startsWith('/async') && !path.includes('/start') && !path.includes('/stop') ? 201 : 200);
+  const want =
+    status ??
+    (method === 'POST' &&
+    !path.startsWith('/data') &&
+    !path.startsWith('/ruleset') &&
+    !path.startsWith('/async') &&
+    !path.includes('/start') &&
+    !path.includes('/stop')
+      ? 201
+      : 200);
   if (r.status !== want) throw new Error(`${method} ${path} answered ${r.status} (want ${want}): ${r.text}`);
   return r;
 }
@@ -64,7 +73,10 @@ export class Broker {
   ) {}
 
   static async connect(): Promise<Broker> {
-    const client = await mqtt.connectAsync('mqtt://127.0.0.1:1883', { clientId: uid('eddy_bundle_test'), reconnectPeriod: 0 });
+    const client = await mqtt.connectAsync('mqtt://127.0.0.1:1883', {
+      clientId: uid('eddy_bundle_test'),
+      reconnectPeriod: 0,
+    });
     const got = new Map<string, Buffer[]>();
     client.on('message', (topic, payload) => {
       const list = got.get(topic) ?? [];

@@ -11,9 +11,15 @@ import { call, ok, ruleStates, uid, until } from './helpers.js';
 
 function ruleset(stream: string, rule: string, extra: Record<string, Record<string, string>> = {}) {
   return JSON.stringify({
-    streams: { [stream]: `CREATE STREAM ${stream} (a BIGINT) WITH (DATASOURCE="rs/${stream}", FORMAT="json")`, ...(extra.streams ?? {}) },
+    streams: {
+      [stream]: `CREATE STREAM ${stream} (a BIGINT) WITH (DATASOURCE="rs/${stream}", FORMAT="json")`,
+      ...(extra.streams ?? {}),
+    },
     tables: { ...(extra.tables ?? {}) },
-    rules: { [rule]: JSON.stringify({ sql: `SELECT * FROM ${stream}`, actions: [{ log: {} }] }), ...(extra.rules ?? {}) },
+    rules: {
+      [rule]: JSON.stringify({ sql: `SELECT * FROM ${stream}`, actions: [{ log: {} }] }),
+      ...(extra.rules ?? {}),
+    },
   });
 }
 
@@ -35,7 +41,10 @@ test('ruleset import creates what does not exist, counts it, and starts the rule
     const mixed = await ok(s, 'POST', '/ruleset/import', {
       content: ruleset(st, r1, {
         streams: { drop: `DROP STREAM ${st}` },
-        tables: { [t]: `CREATE TABLE ${t} (k STRING) WITH (DATASOURCE="rs/${t}")`, wrong: `CREATE STREAM ${uid('w')} () WITH (DATASOURCE="w")` },
+        tables: {
+          [t]: `CREATE TABLE ${t} (k STRING) WITH (DATASOURCE="rs/${t}")`,
+          wrong: `CREATE STREAM ${uid('w')} () WITH (DATASOURCE="w")`,
+        },
         rules: { [orphan]: JSON.stringify({ sql: 'SELECT * FROM nowhere', actions: [{ log: {} }] }) },
       }),
     });
@@ -62,7 +71,10 @@ test('ruleset import request errors', async () => {
     const cases: Array<[unknown, string | RegExp]> = [
       [{ content: '{}', file: 'file:///x.json' }, 'Invalid body: Cannot specify both content and file: bad request'],
       [{}, 'Invalid body: must specify content or file: bad request'],
-      [{ file: `file://${tmpdir()}/nonexistent/eddy/rs.json` }, `Fail to read file: stat ${tmpdir()}/nonexistent/eddy/rs.json: no such file or directory`],
+      [
+        { file: `file://${tmpdir()}/nonexistent/eddy/rs.json` },
+        `Fail to read file: stat ${tmpdir()}/nonexistent/eddy/rs.json: no such file or directory`,
+      ],
       [{ content: 'not json' }, /^Import ruleset error: invalid import file: /],
       ['{"content"', /^Invalid body: Error decoding json: /],
     ];

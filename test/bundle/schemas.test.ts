@@ -48,7 +48,13 @@ test('protobuf schema create, list, describe, update, delete', async () => {
     // every create and update path records the schema for export (docs/compatibility.md D14)
     const exported = (await s.req('GET', '/data/export')).json() as { Schema: Record<string, string> };
     assert.deepEqual(Object.keys(exported.Schema).sort(), ['protobuf_another', 'protobuf_fresh', 'protobuf_people']);
-    assert.deepEqual(JSON.parse(exported.Schema.protobuf_people), { type: 'protobuf', name: 'people', content: v2, file: '', soFile: '' });
+    assert.deepEqual(JSON.parse(exported.Schema.protobuf_people), {
+      type: 'protobuf',
+      name: 'people',
+      content: v2,
+      file: '',
+      soFile: '',
+    });
 
     const del = await s.req('DELETE', '/schemas/protobuf/people');
     assert.equal(del.status, 200);
@@ -91,7 +97,15 @@ test('schema from a file URL; imports resolve against the schema folder', async 
   try {
     const src = join(s.homeDir, 'reading.proto');
     writeFileSync(src, 'syntax = "proto3";\nimport "units.proto";\nmessage Reading { double v = 1; Unit unit = 2; }\n');
-    assert.equal((await s.req('POST', '/schemas/protobuf', { name: 'units', content: 'syntax = "proto3";\nenum Unit { C = 0; F = 1; }\n' })).status, 201);
+    assert.equal(
+      (
+        await s.req('POST', '/schemas/protobuf', {
+          name: 'units',
+          content: 'syntax = "proto3";\nenum Unit { C = 0; F = 1; }\n',
+        })
+      ).status,
+      201,
+    );
     const r = await s.req('POST', '/schemas/protobuf', { name: 'reading', file: pathToFileURL(src).href });
     assert.equal(r.status, 201, r.text);
     const d = (await s.req('GET', '/schemas/protobuf/reading')).json() as { content: string; file: string };
@@ -108,7 +122,10 @@ test('bad schema requests answer 400 and leave no file behind', async () => {
     const dir = join(s.homeDir, 'data', 'schemas', 'protobuf');
     const cases: Array<[unknown, string]> = [
       [{ content: PERSON }, 'Invalid body: name is required'],
-      [{ name: 'x', content: PERSON, file: 'file:///tmp/x.proto' }, 'Invalid body: cannot specify both content and file'],
+      [
+        { name: 'x', content: PERSON, file: 'file:///tmp/x.proto' },
+        'Invalid body: cannot specify both content and file',
+      ],
       [{ name: 'x' }, 'Invalid body: must specify content or file'],
     ];
     for (const [body, message] of cases) {
@@ -120,7 +137,10 @@ test('bad schema requests answer 400 and leave no file behind', async () => {
     assert.equal(traversal.status, 400);
     assert.match((traversal.json() as { message: string }).message, /^Invalid body: invalid name/);
 
-    const download = await s.req('POST', '/schemas/protobuf', { name: 'dl', file: `file://${tmpdir()}/nonexistent/eddy.proto` });
+    const download = await s.req('POST', '/schemas/protobuf', {
+      name: 'dl',
+      file: `file://${tmpdir()}/nonexistent/eddy.proto`,
+    });
     assert.equal(download.status, 400);
     assert.deepEqual(download.json(), {
       error: 1000,
@@ -152,18 +172,44 @@ test('schema content is not parsed at registration: a proto may import one regis
     // registered before the proto it imports, as a bundle may list them
     const outer = 'syntax = "proto3";\nimport "inner_dep.proto";\nmessage Outer { Inner inner = 1; int64 id = 2; }\n';
     assert.equal((await s.req('POST', '/schemas/protobuf', { name: 'outer_dep', content: outer })).status, 201);
-    assert.equal((await s.req('POST', '/schemas/protobuf', { name: 'inner_dep', content: 'syntax = "proto3";\nmessage Inner { string v = 1; }\n' })).status, 201);
-    assert.equal((await s.req('POST', '/streams', { sql: 'CREATE STREAM sdep () WITH (DATASOURCE="t/dep", FORMAT="protobuf", SCHEMAID="outer_dep.Outer")' })).status, 201);
-    assert.equal((await s.req('POST', '/rules', { id: 'rdep', sql: 'SELECT id FROM sdep', actions: [{ log: {} }] })).status, 201);
+    assert.equal(
+      (
+        await s.req('POST', '/schemas/protobuf', {
+          name: 'inner_dep',
+          content: 'syntax = "proto3";\nmessage Inner { string v = 1; }\n',
+        })
+      ).status,
+      201,
+    );
+    assert.equal(
+      (
+        await s.req('POST', '/streams', {
+          sql: 'CREATE STREAM sdep () WITH (DATASOURCE="t/dep", FORMAT="protobuf", SCHEMAID="outer_dep.Outer")',
+        })
+      ).status,
+      201,
+    );
+    assert.equal(
+      (await s.req('POST', '/rules', { id: 'rdep', sql: 'SELECT id FROM sdep', actions: [{ log: {} }] })).status,
+      201,
+    );
 
     const broken = await s.req('POST', '/schemas/protobuf', { name: 'broken', content: 'message { nope' });
     assert.equal(broken.status, 201);
     assert.equal(broken.text, 'protobuf schema broken is created');
-    assert.equal(((await s.req('GET', '/schemas/protobuf/broken')).json() as { content: string }).content, 'message { nope');
-    const missingType = await s.req('POST', '/schemas/protobuf', { name: 'm', content: 'syntax = "proto3"; message A { Nope n = 1; }' });
+    assert.equal(
+      ((await s.req('GET', '/schemas/protobuf/broken')).json() as { content: string }).content,
+      'message { nope',
+    );
+    const missingType = await s.req('POST', '/schemas/protobuf', {
+      name: 'm',
+      content: 'syntax = "proto3"; message A { Nope n = 1; }',
+    });
     assert.equal(missingType.status, 201);
 
-    await s.req('POST', '/streams', { sql: 'CREATE STREAM sbroken () WITH (DATASOURCE="t/b", FORMAT="protobuf", SCHEMAID="broken.A")' });
+    await s.req('POST', '/streams', {
+      sql: 'CREATE STREAM sbroken () WITH (DATASOURCE="t/b", FORMAT="protobuf", SCHEMAID="broken.A")',
+    });
     const rule = await s.req('POST', '/rules', { id: 'rbroken', sql: 'SELECT * FROM sbroken', actions: [{ log: {} }] });
     assert.equal(rule.status, 400);
     assert.match((rule.json() as { message: string }).message, /broken/);
@@ -178,11 +224,23 @@ test('the custom schema type (Go codec plugins) is known and empty: lists nothin
     assert.deepEqual((await s.req('GET', '/schemas/custom')).json(), []);
     const create = await s.req('POST', '/schemas/custom', { name: 'c1', soFile: 'file:///tmp/c1.so' });
     assert.equal(create.status, 400);
-    assert.match((create.json() as { message: string }).message, /^schema create command error: custom schemas are Go plugins/);
+    assert.match(
+      (create.json() as { message: string }).message,
+      /^schema create command error: custom schemas are Go plugins/,
+    );
     assert.equal((await s.req('PUT', '/schemas/custom/c1', { soFile: 'file:///tmp/c1.so' })).status, 400);
-    assert.deepEqual((await s.req('GET', '/schemas/custom/c1')).json(), { error: 1002, message: 'schema type custom, file c1 not found' });
-    assert.deepEqual((await s.req('DELETE', '/schemas/custom/c1')).json(), { error: 1002, message: 'delete custom schema c1 error: schema custom.c1 not found' });
-    assert.deepEqual((await s.req('GET', '/schemas/other')).json(), { error: 1000, message: 'schema type other not found' });
+    assert.deepEqual((await s.req('GET', '/schemas/custom/c1')).json(), {
+      error: 1002,
+      message: 'schema type custom, file c1 not found',
+    });
+    assert.deepEqual((await s.req('DELETE', '/schemas/custom/c1')).json(), {
+      error: 1002,
+      message: 'delete custom schema c1 error: schema custom.c1 not found',
+    });
+    assert.deepEqual((await s.req('GET', '/schemas/other')).json(), {
+      error: 1000,
+      message: 'schema type other not found',
+    });
   } finally {
     await s.dispose();
   }

@@ -137,7 +137,11 @@ test('multipart upload with field uploadFile stores the client file name; binary
     // broken multipart bodies are refused, never crash or hang the request
     const noBoundary = await postJson(s, 'garbage', 'multipart/form-data');
     assert.equal(noBoundary.status, 400);
-    const truncated = await postJson(s, '--xyz\r\nContent-Disposition: form-data; name="uploadFile"; filename="t.txt"\r\n\r\nabc', 'multipart/form-data; boundary=xyz');
+    const truncated = await postJson(
+      s,
+      '--xyz\r\nContent-Disposition: form-data; name="uploadFile"; filename="t.txt"\r\n\r\nabc',
+      'multipart/form-data; boundary=xyz',
+    );
     assert.equal(truncated.status, 400);
     assert.equal(existsSync(join(dir, 't.txt')), false);
 
@@ -154,7 +158,10 @@ test('bad upload requests answer 400 with eKuiper texts and never touch files ou
   try {
     const cases: Array<[unknown, string]> = [
       [{ content: 'x' }, 'Invalid body: missing necessary field: invalid body: name is required'],
-      [{ name: 'x.txt', contents: 'typo' }, 'Invalid body: missing necessary field: invalid body: content or FilePath is required'],
+      [
+        { name: 'x.txt', contents: 'typo' },
+        'Invalid body: missing necessary field: invalid body: content or FilePath is required',
+      ],
     ];
     for (const [body, message] of cases) {
       const r = await postJson(s, body);

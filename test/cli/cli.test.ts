@@ -29,7 +29,10 @@ interface Run {
 function eddy(s: { url: string }, args: string[], env: Record<string, string> = {}): Promise<Run> {
   const port = new URL(s.url).port;
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [bin, '--port', port, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [bin, '--port', port, ...args], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -51,7 +54,12 @@ async function until<T>(what: string, fn: () => Promise<T | undefined> | T | und
 test('streams and rules: kuiper commands, tables by default, JSON on request, exit codes', async () => {
   const s = await startTestServer();
   try {
-    let r = await eddy(s, ['create', 'stream', 'clidemo', '(temperature FLOAT, humidity BIGINT) WITH (TYPE="memory", DATASOURCE="cli/demo", FORMAT="json")']);
+    let r = await eddy(s, [
+      'create',
+      'stream',
+      'clidemo',
+      '(temperature FLOAT, humidity BIGINT) WITH (TYPE="memory", DATASOURCE="cli/demo", FORMAT="json")',
+    ]);
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /Stream clidemo is created/);
     r = await eddy(s, ['show', 'streams']);
@@ -64,7 +72,12 @@ test('streams and rules: kuiper commands, tables by default, JSON on request, ex
     assert.match(r.stdout, /humidity +bigint/);
     assert.match(r.stdout, /DATASOURCE +cli\/demo/);
 
-    r = await eddy(s, ['create', 'rule', 'clihot', '{"sql":"SELECT * FROM clidemo WHERE temperature > 50","actions":[{"nop":{}}]}']);
+    r = await eddy(s, [
+      'create',
+      'rule',
+      'clihot',
+      '{"sql":"SELECT * FROM clidemo WHERE temperature > 50","actions":[{"nop":{}}]}',
+    ]);
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /Rule clihot was created/);
     const file = join(s.homeDir, 'rule.json');
@@ -83,7 +96,10 @@ test('streams and rules: kuiper commands, tables by default, JSON on request, ex
     r = await eddy(s, ['stop', 'rule', 'clihot']);
     assert.equal(r.code, 0);
     r = await eddy(s, ['--json', 'show', 'rules']);
-    assert.equal((JSON.parse(r.stdout) as Array<{ id: string; status: string }>).find((x) => x.id === 'clihot')?.status, 'Stopped: canceled manually.');
+    assert.equal(
+      (JSON.parse(r.stdout) as Array<{ id: string; status: string }>).find((x) => x.id === 'clihot')?.status,
+      'Stopped: canceled manually.',
+    );
     assert.equal((await eddy(s, ['start', 'rule', 'clihot'])).code, 0);
     assert.equal((await eddy(s, ['restart', 'rule', 'clihot'])).code, 0);
 
@@ -116,8 +132,16 @@ test('import data with a progress bar, export data, import status', async () => 
   const s = await startTestServer();
   try {
     const rules: Record<string, string> = {};
-    for (let i = 0; i < 50; i++) rules[`imp${i}`] = JSON.stringify({ id: `imp${i}`, sql: `SELECT * FROM climp WHERE a > ${i}`, actions: [{ nop: {} }] });
-    const bundle = { streams: { climp: 'CREATE STREAM climp (a BIGINT) WITH (TYPE="memory", DATASOURCE="cli/imp", FORMAT="json")' }, rules };
+    for (let i = 0; i < 50; i++)
+      rules[`imp${i}`] = JSON.stringify({
+        id: `imp${i}`,
+        sql: `SELECT * FROM climp WHERE a > ${i}`,
+        actions: [{ nop: {} }],
+      });
+    const bundle = {
+      streams: { climp: 'CREATE STREAM climp (a BIGINT) WITH (TYPE="memory", DATASOURCE="cli/imp", FORMAT="json")' },
+      rules,
+    };
     const file = join(s.homeDir, 'bundle.json');
     writeFileSync(file, JSON.stringify(bundle));
     let r = await eddy(s, ['import', 'data', '-f', file]);
@@ -147,9 +171,13 @@ test('query: rows of an ad-hoc SELECT as they arrive, syntax errors with their p
   const s = await startTestServer();
   try {
     const name = `cliq${process.pid}`;
-    const created = await s.req('POST', '/streams', { sql: `CREATE STREAM ${name} () WITH (TYPE="httppush", DATASOURCE="/${name}", FORMAT="json")` });
+    const created = await s.req('POST', '/streams', {
+      sql: `CREATE STREAM ${name} () WITH (TYPE="httppush", DATASOURCE="/${name}", FORMAT="json")`,
+    });
     assert.equal(created.status, 201, created.text);
-    const child = spawn(process.execPath, [bin, '--port', new URL(s.url).port, 'query'], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [bin, '--port', new URL(s.url).port, 'query'], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -170,7 +198,11 @@ test('query: rows of an ad-hoc SELECT as they arrive, syntax errors with their p
     child.stdin.end();
     assert.equal(await exited, 0);
     const left = (await s.req('GET', '/rules')).json() as Array<{ id: string }>;
-    assert.deepEqual(left.filter((r) => r.id.startsWith('eddy_query_')), [], 'the temporary rule is removed');
+    assert.deepEqual(
+      left.filter((r) => r.id.startsWith('eddy_query_')),
+      [],
+      'the temporary rule is removed',
+    );
   } finally {
     await s.dispose();
   }

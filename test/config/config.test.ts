@@ -11,14 +11,21 @@ test('a new home gets the shipped etc/ and the data folders', () => {
     const home = resolveHome(dir);
     prepareHome(home);
     assert.ok(existsSync(join(dir, 'etc', 'kuiper.yaml')));
-    for (const d of ['uploads', 'sources', 'sinks', 'services', 'connections']) assert.ok(existsSync(join(dir, 'data', d)), d);
+    for (const d of ['uploads', 'sources', 'sinks', 'services', 'connections'])
+      assert.ok(existsSync(join(dir, 'data', d)), d);
     const cfg = loadConfig(home, {});
     assert.equal(cfg.basic.restPort, 9081);
     assert.equal(cfg.source.httpServerPort, 10081);
     assert.equal(cfg.store.type, 'sqlite');
     assert.equal(cfg.rule.bufferLength, 1024);
     assert.equal(cfg.rule.sendError, true);
-    assert.deepEqual(cfg.rule.restartStrategy, { attempts: 0, delay: 1000, multiplier: 2, maxDelay: 30000, jitterFactor: 0.1 });
+    assert.deepEqual(cfg.rule.restartStrategy, {
+      attempts: 0,
+      delay: 1000,
+      multiplier: 2,
+      maxDelay: 30000,
+      jitterFactor: 0.1,
+    });
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -67,6 +74,8 @@ test('environment values are typed as eKuiper types them', () => {
   assert.equal(typeEnvValue('2.5'), 2.5);
   assert.equal(typeEnvValue('tcp://b:1883'), 'tcp://b:1883');
   assert.deepEqual(typeEnvValue('[a,b,1]'), ['a', 'b', 1]);
-  const tree = applyEnvOverrides({ default: { server: 'x' } }, 'MQTT_SOURCE', { MQTT_SOURCE__DEFAULT__SERVER: 'tcp://y:1883' });
+  const tree = applyEnvOverrides({ default: { server: 'x' } }, 'MQTT_SOURCE', {
+    MQTT_SOURCE__DEFAULT__SERVER: 'tcp://y:1883',
+  });
   assert.deepEqual(tree, { default: { server: 'tcp://y:1883' } });
 });

@@ -38,9 +38,15 @@ test('a full sink holds back a QoS 1 MQTT source instead of dropping; at QoS 0 t
     for (const qos of [1, 0]) {
       let r = await s.req('PUT', `/metadata/sources/mqtt/confKeys/bpq${qos}`, { server: BROKER, qos });
       assert.ok(r.status < 300, r.text);
-      r = await s.req('POST', '/streams', { sql: `CREATE STREAM bpq${qos} (n BIGINT) WITH (DATASOURCE="${base}/${qos}", FORMAT="json", CONF_KEY="bpq${qos}")` });
+      r = await s.req('POST', '/streams', {
+        sql: `CREATE STREAM bpq${qos} (n BIGINT) WITH (DATASOURCE="${base}/${qos}", FORMAT="json", CONF_KEY="bpq${qos}")`,
+      });
       assert.equal(r.status, 201, r.text);
-      r = await s.req('POST', '/rules', { id: `bpq${qos}`, sql: `SELECT n FROM bpq${qos}`, actions: [{ slowsink: { bufferLength: 5 } }] });
+      r = await s.req('POST', '/rules', {
+        id: `bpq${qos}`,
+        sql: `SELECT n FROM bpq${qos}`,
+        actions: [{ slowsink: { bufferLength: 5 } }],
+      });
       assert.equal(r.status, 201, r.text);
     }
     await until(
@@ -53,7 +59,11 @@ test('a full sink holds back a QoS 1 MQTT source instead of dropping; at QoS 0 t
       pub.publish(`${base}/0`, JSON.stringify({ n: i }), { qos: 0 });
     }
     await until(() => received.bpq1.length === n, 60_000, 'every QoS 1 message');
-    assert.deepEqual(received.bpq1, Array.from({ length: n }, (_, i) => i), 'all, in order');
+    assert.deepEqual(
+      received.bpq1,
+      Array.from({ length: n }, (_, i) => i),
+      'all, in order',
+    );
     const status = (id: string) => s.app.rules.status(id) as Record<string, unknown>;
     assert.equal(status('bpq1').sink_slowsink_0_0_exceptions_total, 0);
     // QoS 0 cannot wait: what overflows the sink is dropped and counted
@@ -87,13 +97,22 @@ test('a full sink holds back a file source: every line of a large file arrives, 
   try {
     let r = await s.req('PUT', '/metadata/sources/file/confKeys/bpfile', { path: dir, fileType: 'lines' });
     assert.ok(r.status < 300, r.text);
-    r = await s.req('POST', '/streams', { sql: 'CREATE STREAM bpfile (n BIGINT) WITH (DATASOURCE="in.jsonl", TYPE="file", FORMAT="json", CONF_KEY="bpfile")' });
+    r = await s.req('POST', '/streams', {
+      sql: 'CREATE STREAM bpfile (n BIGINT) WITH (DATASOURCE="in.jsonl", TYPE="file", FORMAT="json", CONF_KEY="bpfile")',
+    });
     assert.equal(r.status, 201, r.text);
-    r = await s.req('POST', '/rules', { id: 'bpfile', sql: 'SELECT n FROM bpfile', actions: [{ slowfile: { bufferLength: 5 } }] });
+    r = await s.req('POST', '/rules', {
+      id: 'bpfile',
+      sql: 'SELECT n FROM bpfile',
+      actions: [{ slowfile: { bufferLength: 5 } }],
+    });
     assert.equal(r.status, 201, r.text);
     await until(() => got.length === n, 60_000, 'every line');
     // every line, in order: nothing was dropped (the rule stops by itself once the file is read and sent)
-    assert.deepEqual(got, Array.from({ length: n }, (_, i) => i));
+    assert.deepEqual(
+      got,
+      Array.from({ length: n }, (_, i) => i),
+    );
   } finally {
     await s.dispose();
     rmSync(dir, { recursive: true, force: true });

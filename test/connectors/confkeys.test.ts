@@ -36,7 +36,15 @@ test('mqtt config keys: shipped default, PUT in both body shapes, GET merged wit
     assert.match(file, /password: pw/);
 
     // writing back the masked value keeps the stored one
-    assert.equal((await s.req('PUT', '/metadata/sources/mqtt/confKeys/plant2', { server: 'tcp://10.0.0.8:1883', password: '******' })).status, 200);
+    assert.equal(
+      (
+        await s.req('PUT', '/metadata/sources/mqtt/confKeys/plant2', {
+          server: 'tcp://10.0.0.8:1883',
+          password: '******',
+        })
+      ).status,
+      200,
+    );
     assert.match(readFileSync(join(s.homeDir, 'data', 'sources', 'mqtt.yaml'), 'utf8'), /password: pw/);
     assert.equal(s.app.connectors.confKeys.sourceProps('mqtt', 'plant2').password, 'pw');
     // resolution: default overlaid with the key
@@ -67,7 +75,10 @@ test('config keys survive a restart and URL passwords are masked and restored', 
     assert.equal((await s.req('PUT', '/metadata/sources/sql/confKeys/db1', { url, interval: 1000 })).status, 200);
     const got = (await s.req('GET', '/metadata/sources/yaml/sql')).json() as Record<string, Record<string, unknown>>;
     assert.equal(got.db1.url, 'mysql://app:******@db:3306/x');
-    assert.equal((await s.req('PUT', '/metadata/sources/sql/confKeys/db1', { url: got.db1.url, interval: 2000 })).status, 200);
+    assert.equal(
+      (await s.req('PUT', '/metadata/sources/sql/confKeys/db1', { url: got.db1.url, interval: 2000 })).status,
+      200,
+    );
     await s.stop();
     const again = await startTestServer({ home });
     try {
@@ -84,7 +95,11 @@ test('config keys survive a restart and URL passwords are masked and restored', 
 test('sink and connection config keys; a sink action resolves its resourceId', async () => {
   const s = await startTestServer();
   try {
-    assert.equal((await s.req('PUT', '/metadata/sinks/mqtt/confKeys/out1', { server: 'tcp://127.0.0.1:1883', password: 'x' })).status, 200);
+    assert.equal(
+      (await s.req('PUT', '/metadata/sinks/mqtt/confKeys/out1', { server: 'tcp://127.0.0.1:1883', password: 'x' }))
+        .status,
+      200,
+    );
     assert.deepEqual((await s.req('GET', '/metadata/sinks/yaml/mqtt')).json(), {
       out1: { password: '******', server: 'tcp://127.0.0.1:1883' },
     });
@@ -92,7 +107,10 @@ test('sink and connection config keys; a sink action resolves its resourceId', a
     const conns = (await s.req('GET', '/metadata/connections/yaml/mqtt')).json() as Record<string, unknown>;
     assert.ok('localconnection' in conns, 'etc key names are lower-cased');
     assert.equal(s.app.connectors.confKeys.connectionProps('mqtt', 'localConnection')?.server, 'tcp://127.0.0.1:1883');
-    assert.equal((await s.req('PUT', '/metadata/connections/mqtt/confKeys/c1', { server: 'tcp://127.0.0.1:1883' })).status, 200);
+    assert.equal(
+      (await s.req('PUT', '/metadata/connections/mqtt/confKeys/c1', { server: 'tcp://127.0.0.1:1883' })).status,
+      200,
+    );
     assert.deepEqual(s.app.connectors.confKeys.connectionProps('mqtt', 'c1'), { server: 'tcp://127.0.0.1:1883' });
     assert.match(readFileSync(join(s.homeDir, 'data', 'connections', 'connection.yaml'), 'utf8'), /c1:/);
   } finally {
@@ -130,7 +148,9 @@ test('config key errors: unknown type 404 with the plugin text, malformed body 5
 });
 
 test('env overrides apply to the shipped defaults', async () => {
-  const s = await startTestServer({ env: { MQTT_SOURCE__DEFAULT__SERVER: 'tcp://broker:1883', MQTT_SOURCE__DEFAULT__QOS: '2' } });
+  const s = await startTestServer({
+    env: { MQTT_SOURCE__DEFAULT__SERVER: 'tcp://broker:1883', MQTT_SOURCE__DEFAULT__QOS: '2' },
+  });
   try {
     const got = (await s.req('GET', '/metadata/sources/yaml/mqtt')).json() as Record<string, Record<string, unknown>>;
     assert.equal(got.default.server, 'tcp://broker:1883');
@@ -145,9 +165,15 @@ test('cfgStorageType kv keeps the user layer in the store (confKVStorage), not i
   const s = await startTestServer({ env });
   const home = s.homeDir;
   try {
-    assert.equal((await s.req('PUT', '/metadata/sources/mqtt/confKeys/kv1', { server: 'tcp://k:1883', password: 'p' })).status, 200);
+    assert.equal(
+      (await s.req('PUT', '/metadata/sources/mqtt/confKeys/kv1', { server: 'tcp://k:1883', password: 'p' })).status,
+      200,
+    );
     assert.equal((await s.req('PUT', '/metadata/sinks/rest/confKeys/r1', { url: 'http://x' })).status, 200);
-    assert.equal(await s.app.store.get('confKVStorage', 'sources.mqtt.kv1'), '{"server":"tcp://k:1883","password":"p"}');
+    assert.equal(
+      await s.app.store.get('confKVStorage', 'sources.mqtt.kv1'),
+      '{"server":"tcp://k:1883","password":"p"}',
+    );
     assert.throws(() => readFileSync(join(home, 'data', 'sources', 'mqtt.yaml'), 'utf8'));
     await s.stop();
     const again = await startTestServer({ home, env });
@@ -168,7 +194,8 @@ test('cfgStorageType kv keeps the user layer in the store (confKVStorage), not i
 test('sink config keys of rest, websocket, redisPub and redis are validated on PUT (400 code 5000); others accept anything', async () => {
   const s = await startTestServer();
   try {
-    const put = (type: string, props: Record<string, unknown>) => s.req('PUT', `/metadata/sinks/${type}/confKeys/v1`, props);
+    const put = (type: string, props: Record<string, unknown>) =>
+      s.req('PUT', `/metadata/sinks/${type}/confKeys/v1`, props);
     const refused = async (type: string, props: Record<string, unknown>, text: RegExp) => {
       const r = await put(type, props);
       assert.equal(r.status, 400, type);

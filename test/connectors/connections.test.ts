@@ -37,16 +37,26 @@ test('connection checks: mqtt broker up → 200 empty, closed port → clear err
     const up = await s.req('POST', '/metadata/sinks/connection/mqtt', { server: BROKER, topic: 'x' });
     assert.equal(up.status, 200);
     assert.equal(up.text, '');
-    assert.equal((await s.req('POST', '/metadata/sources/connection/mqtt', { server: BROKER, DATASOURCE: 'a/b' })).status, 200);
+    assert.equal(
+      (await s.req('POST', '/metadata/sources/connection/mqtt', { server: BROKER, DATASOURCE: 'a/b' })).status,
+      200,
+    );
     // the sink check configures the sink: its topic is required
     assert.deepEqual((await s.req('POST', '/metadata/sinks/connection/mqtt', { server: BROKER })).json(), {
       error: 1000,
       message: 'mqtt sink is missing property topic',
     });
     const sinkError = async (props: Record<string, unknown>) =>
-      ((await s.req('POST', '/metadata/sinks/connection/mqtt', { server: BROKER, ...props })).json() as { message: string }).message;
+      (
+        (await s.req('POST', '/metadata/sinks/connection/mqtt', { server: BROKER, ...props })).json() as {
+          message: string;
+        }
+      ).message;
     assert.equal(await sinkError({ topic: 'a/#' }), "mqtt sink topic shouldn't contain # or +");
-    assert.equal(await sinkError({ topic: 'a', qos: 3 }), 'invalid qos value 3, the value could be only int 0 or 1 or 2');
+    assert.equal(
+      await sinkError({ topic: 'a', qos: 3 }),
+      'invalid qos value 3, the value could be only int 0 or 1 or 2',
+    );
 
     const port = await closedPort();
     const down = await s.req('POST', '/metadata/sources/connection/mqtt', { server: `tcp://127.0.0.1:${port}` });
@@ -60,7 +70,11 @@ test('connection checks: mqtt broker up → 200 empty, closed port → clear err
       message: "sink log doesn't support ping connection",
     });
     // memory has no probe in eKuiper 1.14 (docs/runtime.md §4), as source, sink or lookup
-    for (const [seg, kind] of [['sinks', 'sink'], ['sources', 'source'], ['lookups', 'lookup']]) {
+    for (const [seg, kind] of [
+      ['sinks', 'sink'],
+      ['sources', 'source'],
+      ['lookups', 'lookup'],
+    ]) {
       assert.deepEqual((await s.req('POST', `/metadata/${seg}/connection/memory`, {})).json(), {
         error: 1000,
         message: `${kind} memory doesn't support ping connection`,
@@ -74,7 +88,10 @@ test('connection checks: mqtt broker up → 200 empty, closed port → clear err
     assert.equal(unknown.status, 400);
     assert.match((unknown.json() as { message: string }).message, /nosuch not found/);
     assert.equal((await s.req('POST', '/metadata/sinks/connection/mqtt', '{"server":')).status, 400);
-    assert.equal((await s.req('POST', '/metadata/sources/connection/mqtt', { server: BROKER, DATASOURCE: 5 })).status, 400);
+    assert.equal(
+      (await s.req('POST', '/metadata/sources/connection/mqtt', { server: BROKER, DATASOURCE: 5 })).status,
+      400,
+    );
   } finally {
     await s.dispose();
   }
@@ -83,13 +100,20 @@ test('connection checks: mqtt broker up → 200 empty, closed port → clear err
 test('connection check restores a masked password from the resourceId config key', async () => {
   const s = await startTestServer();
   try {
-    assert.equal((await s.req('PUT', '/metadata/sinks/mqtt/confKeys/k1', { server: 'tcp://127.0.0.1:1', password: 'real' })).status, 200);
+    assert.equal(
+      (await s.req('PUT', '/metadata/sinks/mqtt/confKeys/k1', { server: 'tcp://127.0.0.1:1', password: 'real' }))
+        .status,
+      200,
+    );
     let seen: unknown;
     s.app.connectors.registry.registerConnectionCheck('sink', 'probe', async (props) => {
       seen = props.password;
     });
     assert.equal((await s.req('PUT', '/metadata/sinks/probe/confKeys/k1', { password: 'real' })).status, 200);
-    assert.equal((await s.req('POST', '/metadata/sinks/connection/probe', { resourceId: 'k1', password: '******' })).status, 200);
+    assert.equal(
+      (await s.req('POST', '/metadata/sinks/connection/probe', { resourceId: 'k1', password: '******' })).status,
+      200,
+    );
     assert.equal(seen, 'real');
   } finally {
     await s.dispose();
@@ -161,7 +185,10 @@ test('data server routes: handlers get the whole body; unknown paths 404, other 
     assert.equal(ok.headers.get('access-control-allow-origin'), '*');
     assert.equal((await fetch(`${base}/push/b`, { method: 'POST', body: '{}' })).status, 404);
     assert.equal((await fetch(`${base}/push/a`)).status, 405);
-    await assert.rejects(ds.addRoute('POST', '/push/a', () => undefined), /already registered/);
+    await assert.rejects(
+      ds.addRoute('POST', '/push/a', () => undefined),
+      /already registered/,
+    );
     await remove();
     assert.equal(ds.port, undefined);
   } finally {
@@ -172,7 +199,10 @@ test('data server routes: handlers get the whole body; unknown paths 404, other 
 test('sink connection check restores a masked password from a stored rule action (ruleId + index)', async () => {
   const s = await startTestServer();
   try {
-    assert.equal((await s.req('POST', '/streams', { sql: 'CREATE STREAM cs1 () WITH (TYPE="memory", DATASOURCE="cs1")' })).status, 201);
+    assert.equal(
+      (await s.req('POST', '/streams', { sql: 'CREATE STREAM cs1 () WITH (TYPE="memory", DATASOURCE="cs1")' })).status,
+      201,
+    );
     const rule = {
       id: 'rcheck',
       sql: 'SELECT * FROM cs1',
@@ -184,7 +214,12 @@ test('sink connection check restores a masked password from a stored rule action
     s.app.connectors.registry.registerConnectionCheck('sink', 'mqtt', async (props) => {
       seen = props.password;
     });
-    const res = await s.req('POST', '/metadata/sinks/connection/mqtt', { server: BROKER, password: '******', ruleId: 'rcheck', index: 1 });
+    const res = await s.req('POST', '/metadata/sinks/connection/mqtt', {
+      server: BROKER,
+      password: '******',
+      ruleId: 'rcheck',
+      index: 1,
+    });
     assert.equal(res.status, 200);
     assert.equal(seen, 'secret');
   } finally {

@@ -47,7 +47,12 @@ export async function connectorsService(): Promise<{ conns: Connectors; close: (
 
 export const ruleOptions: RuleOptions = { ...DEFAULT_RULE_OPTIONS, cronDatetimeRange: [] };
 
-export function sinkNode(conns: Connectors, type: string, props: Record<string, unknown>, ruleId = 'r' + Math.random().toString(36).slice(2)): SinkNode {
+export function sinkNode(
+  conns: Connectors,
+  type: string,
+  props: Record<string, unknown>,
+  ruleId = 'r' + Math.random().toString(36).slice(2),
+): SinkNode {
   return conns.createSinkNode({ ruleId, index: 0, type, props, ruleOptions, logger });
 }
 
@@ -68,7 +73,12 @@ export async function recordingServer(
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const r = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
+      const r = {
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+      };
       received.push(r);
       reply(r, res);
     });

@@ -86,7 +86,11 @@ function edgexEnvelope(deviceName: string, request: boolean, base64: boolean): s
       reading('Open', 'Bool', { value: 'true' }),
       reading('Label', 'String', { value: 'hall' }),
       reading('Levels', 'Int16Array', { value: '[1, 2, 3]' }),
-      reading('Raw', 'Binary', { binaryValue: Buffer.from('hi').toString('base64'), mediaType: 'text/plain', value: '' }),
+      reading('Raw', 'Binary', {
+        binaryValue: Buffer.from('hi').toString('base64'),
+        mediaType: 'text/plain',
+        value: '',
+      }),
       reading('Cfg', 'Object', { objectValue: { mode: 'auto' }, value: '' }),
     ],
   };
@@ -122,19 +126,52 @@ for (const tr of transports) {
     const closeMem = s.app.connectors.memory.subscribe(`edgex/${id}/out`, (m) => rows.push(m.row));
     try {
       const bus = { type: tr.type, protocol: 'tcp', server: '127.0.0.1', port: tr.port };
-      assert.equal((await s.req('PUT', `/metadata/sources/edgex/confKeys/ev${id}`, { ...bus, topic: `edgex/${id}/events/#` })).status, 200);
-      assert.equal((await s.req('PUT', `/metadata/sources/edgex/confKeys/rq${id}`, { ...bus, topic: `edgex/${id}/requests/#`, messageType: 'request' })).status, 200);
-      for (const k of ['ev', 'rq']) assert.equal((await s.req('POST', '/streams', { sql: `CREATE STREAM ex${k}${id} () WITH (TYPE="edgex", CONF_KEY="${k}${id}")` })).status, 201);
+      assert.equal(
+        (await s.req('PUT', `/metadata/sources/edgex/confKeys/ev${id}`, { ...bus, topic: `edgex/${id}/events/#` }))
+          .status,
+        200,
+      );
+      assert.equal(
+        (
+          await s.req('PUT', `/metadata/sources/edgex/confKeys/rq${id}`, {
+            ...bus,
+            topic: `edgex/${id}/requests/#`,
+            messageType: 'request',
+          })
+        ).status,
+        200,
+      );
+      for (const k of ['ev', 'rq'])
+        assert.equal(
+          (
+            await s.req('POST', '/streams', {
+              sql: `CREATE STREAM ex${k}${id} () WITH (TYPE="edgex", CONF_KEY="${k}${id}")`,
+            })
+          ).status,
+          201,
+        );
       const sql = (k: string) =>
         `SELECT *, meta(deviceName) AS dev, meta(profileName) AS prof, meta(sourceName) AS src, meta(origin) AS origin, meta(tags) AS tags, meta(Temperature) AS tmeta, Count / 5 AS fifth FROM ex${k}${id}`;
       for (const k of ['ev', 'rq']) {
-        assert.equal((await s.req('POST', '/rules', { id: `r${k}${id}`, sql: sql(k), actions: [{ memory: { topic: `edgex/${id}/out`, sendSingle: true } }] })).status, 201);
+        assert.equal(
+          (
+            await s.req('POST', '/rules', {
+              id: `r${k}${id}`,
+              sql: sql(k),
+              actions: [{ memory: { topic: `edgex/${id}/out`, sendSingle: true } }],
+            })
+          ).status,
+          201,
+        );
         await running(s, `r${k}${id}`);
       }
       await peer.publish(tr.topic(`edgex/${id}/events/thermo/dev1`), edgexEnvelope('dev1', false, false));
       await peer.publish(tr.topic(`edgex/${id}/requests/thermo/dev2`), edgexEnvelope('dev2', true, true));
       // an event without readings is dropped
-      await peer.publish(tr.topic(`edgex/${id}/events/x`), '{"apiVersion":"v3","contentType":"application/json","payload":{"apiVersion":"v3","id":"e","deviceName":"d","readings":[]}}');
+      await peer.publish(
+        tr.topic(`edgex/${id}/events/x`),
+        '{"apiVersion":"v3","contentType":"application/json","payload":{"apiVersion":"v3","id":"e","deviceName":"d","readings":[]}}',
+      );
       await until(() => rows.length >= 2, 15_000, 'edgex rows');
       const byDev = Object.fromEntries(rows.map((r) => [r.dev, r]));
       const r1 = byDev.dev1;
@@ -150,7 +187,13 @@ for (const tr of transports) {
       assert.equal(r1.src, 'climate');
       assert.equal(r1.origin, ORIGIN, 'the nanosecond origin keeps all its digits');
       assert.deepEqual(r1.tags, { site: 'north' });
-      assert.deepEqual(r1.tmeta, { id: 'r-Temperature', origin: ORIGIN, deviceName: 'dev1', profileName: 'thermo', valueType: 'Float64' });
+      assert.deepEqual(r1.tmeta, {
+        id: 'r-Temperature',
+        origin: ORIGIN,
+        deviceName: 'dev1',
+        profileName: 'thermo',
+        valueType: 'Float64',
+      });
       assert.equal(byDev.dev2.Label, 'hall', 'an AddEventRequest with a base64 payload');
       await new Promise((r) => setTimeout(r, 200));
       assert.equal(rows.length, 2);
@@ -158,13 +201,22 @@ for (const tr of transports) {
       // sink: rows of a memory stream published as EdgeX events, read back by the plain client
       const got: Array<[string, string]> = [];
       await peer.subscribe(tr.topic(`edgex/${id}/app/#`).replace(/\.#$/, tr.type === 'nats-core' ? '.>' : '.*'), got);
-      assert.equal((await s.req('POST', '/streams', { sql: `CREATE STREAM exin${id} () WITH (TYPE="memory", DATASOURCE="edgex/${id}/in")` })).status, 201);
+      assert.equal(
+        (
+          await s.req('POST', '/streams', {
+            sql: `CREATE STREAM exin${id} () WITH (TYPE="memory", DATASOURCE="edgex/${id}/in")`,
+          })
+        ).status,
+        201,
+      );
       assert.equal(
         (
           await s.req('POST', '/rules', {
             id: `sk${id}`,
             sql: `SELECT temperature, count, ok, name, levels, m FROM exin${id}`,
-            actions: [{ edgex: { ...bus, topicPrefix: `edgex/${id}/app`, metadata: 'm', profileName: 'fallbackProfile' } }],
+            actions: [
+              { edgex: { ...bus, topicPrefix: `edgex/${id}/app`, metadata: 'm', profileName: 'fallbackProfile' } },
+            ],
           })
         ).status,
         201,
@@ -174,7 +226,9 @@ for (const tr of transports) {
           await s.req('POST', '/rules', {
             id: `sr${id}`,
             sql: `SELECT temperature FROM exin${id}`,
-            actions: [{ edgex: { ...bus, topic: `edgex/${id}/app/fixed`, messageType: 'request', deviceName: 'devX' } }],
+            actions: [
+              { edgex: { ...bus, topic: `edgex/${id}/app/fixed`, messageType: 'request', deviceName: 'devX' } },
+            ],
           })
         ).status,
         201,
@@ -183,7 +237,14 @@ for (const tr of transports) {
       await running(s, `sr${id}`);
       s.app.connectors.memory.publish({
         topic: `edgex/${id}/in`,
-        row: { temperature: 21.5, count: 7n, ok: false, name: 'n1', levels: [1.5, 2], m: { deviceName: 'devM', temperature: { valueType: 'Float32' } } } as ValueObject,
+        row: {
+          temperature: 21.5,
+          count: 7n,
+          ok: false,
+          name: 'n1',
+          levels: [1.5, 2],
+          m: { deviceName: 'devM', temperature: { valueType: 'Float32' } },
+        } as ValueObject,
       });
       await until(() => got.length >= 2, 15_000, 'edgex sink messages');
       const byTopic = Object.fromEntries(got.map(([t, m]) => [t, JSON.parse(m) as Record<string, unknown>]));
@@ -192,7 +253,12 @@ for (const tr of transports) {
       assert.ok(env, `event on ${evTopic}; got ${Object.keys(byTopic).join(', ')}`);
       assert.equal(env.apiVersion, 'v3');
       assert.equal(env.contentType, 'application/json');
-      const ev = env.payload as { deviceName: string; profileName: string; sourceName: string; readings: Array<Record<string, unknown>> };
+      const ev = env.payload as {
+        deviceName: string;
+        profileName: string;
+        sourceName: string;
+        readings: Array<Record<string, unknown>>;
+      };
       assert.equal(ev.deviceName, 'devM');
       assert.equal(ev.profileName, 'fallbackProfile');
       assert.equal(ev.sourceName, `sk${id}`);
@@ -207,7 +273,9 @@ for (const tr of transports) {
       assert.equal(readings.name.value, 'n1');
       assert.equal(readings.levels.valueType, 'Float64Array');
       assert.equal(readings.levels.value, '[1.5e+00, 2e+00]');
-      const req = byTopic[tr.topic(`edgex/${id}/app/fixed`)] as { payload: { requestId: string; event: { deviceName: string; readings: unknown[] } } };
+      const req = byTopic[tr.topic(`edgex/${id}/app/fixed`)] as {
+        payload: { requestId: string; event: { deviceName: string; readings: unknown[] } };
+      };
       assert.ok(req.payload.requestId);
       assert.equal(req.payload.event.deviceName, 'devX');
       assert.equal(req.payload.event.readings.length, 1);
@@ -226,19 +294,54 @@ test('edgex connectionSelector: the bus settings come from a shared edgex connec
   const rows: ValueObject[] = [];
   const closeMem = s.app.connectors.memory.subscribe(`edgex/${id}/sel`, (m) => rows.push(m.row));
   try {
-    assert.equal((await s.req('PUT', `/metadata/connections/edgex/confKeys/bus${id}`, { type: 'mqtt', protocol: 'tcp', server: '127.0.0.1', port: 1883 })).status, 200);
-    // the key's own bus properties point nowhere: the selected connection wins
     assert.equal(
-      (await s.req('PUT', `/metadata/sources/edgex/confKeys/k${id}`, { type: 'redis', server: '127.0.0.1', port: 1, topic: `edgex/${id}/sel/#`, connectionSelector: `edgex.bus${id}` })).status,
+      (
+        await s.req('PUT', `/metadata/connections/edgex/confKeys/bus${id}`, {
+          type: 'mqtt',
+          protocol: 'tcp',
+          server: '127.0.0.1',
+          port: 1883,
+        })
+      ).status,
       200,
     );
-    assert.equal((await s.req('POST', '/streams', { sql: `CREATE STREAM exsel${id} () WITH (TYPE="edgex", CONF_KEY="k${id}")` })).status, 201);
-    assert.equal((await s.req('POST', '/rules', { id: `rsel${id}`, sql: `SELECT Label FROM exsel${id}`, actions: [{ memory: { topic: `edgex/${id}/sel`, sendSingle: true } }] })).status, 201);
+    // the key's own bus properties point nowhere: the selected connection wins
+    assert.equal(
+      (
+        await s.req('PUT', `/metadata/sources/edgex/confKeys/k${id}`, {
+          type: 'redis',
+          server: '127.0.0.1',
+          port: 1,
+          topic: `edgex/${id}/sel/#`,
+          connectionSelector: `edgex.bus${id}`,
+        })
+      ).status,
+      200,
+    );
+    assert.equal(
+      (await s.req('POST', '/streams', { sql: `CREATE STREAM exsel${id} () WITH (TYPE="edgex", CONF_KEY="k${id}")` }))
+        .status,
+      201,
+    );
+    assert.equal(
+      (
+        await s.req('POST', '/rules', {
+          id: `rsel${id}`,
+          sql: `SELECT Label FROM exsel${id}`,
+          actions: [{ memory: { topic: `edgex/${id}/sel`, sendSingle: true } }],
+        })
+      ).status,
+      201,
+    );
     await running(s, `rsel${id}`);
     await peer.publish(`edgex/${id}/sel/thermo/dev1`, edgexEnvelope('dev1', false, false));
     await until(() => rows.length >= 1, 15_000, 'a row through the selected connection');
     assert.deepEqual(rows[0], { Label: 'hall' });
-    const missing = await s.req('POST', '/rules', { id: `rmiss${id}`, sql: `SELECT * FROM exsel${id}`, actions: [{ edgex: { connectionSelector: `edgex.none${id}` } }] });
+    const missing = await s.req('POST', '/rules', {
+      id: `rmiss${id}`,
+      sql: `SELECT * FROM exsel${id}`,
+      actions: [{ edgex: { connectionSelector: `edgex.none${id}` } }],
+    });
     assert.equal(missing.status, 400);
     assert.match(missing.text, /connection selector edgex\.none\w+ is not found/);
   } finally {

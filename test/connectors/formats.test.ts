@@ -11,11 +11,19 @@ const dec = (b: Uint8Array) => new TextDecoder().decode(b);
 
 test('schemaless json keeps every field and makes every number a float; arrays fan out', () => {
   const f = new JsonFormat({ schema: null });
-  assert.deepEqual(f.decode(enc('{"a":5,"b":"x","c":{"d":[1,2]},"e":null}')), { a: 5, b: 'x', c: { d: [1, 2] }, e: null });
+  assert.deepEqual(f.decode(enc('{"a":5,"b":"x","c":{"d":[1,2]},"e":null}')), {
+    a: 5,
+    b: 'x',
+    c: { d: [1, 2] },
+    e: null,
+  });
   const big = f.decode(enc('{"a":12345678901234567890}')) as Record<string, unknown>;
   assert.equal(typeof big.a, 'number');
   assert.deepEqual(f.decode(enc('[{"a":1},{"a":2}]')), [{ a: 1 }, { a: 2 }]);
-  assert.throws(() => f.decode(enc('42')), /only map\[string\]interface\{\} and \[\]map\[string\]interface\{\} is supported/);
+  assert.throws(
+    () => f.decode(enc('42')),
+    /only map\[string\]interface\{\} and \[\]map\[string\]interface\{\} is supported/,
+  );
   assert.throws(() => f.decode(enc('{"a":')));
 });
 
@@ -32,7 +40,9 @@ const schema: StreamField[] = [
 test('typed json converts declared fields to their types with full 64-bit ints', () => {
   const f = new JsonFormat({ schema });
   const row = f.decode(
-    enc('{"id":9223372036854775807,"temp":20,"name":12.5,"ok":1,"raw":"AQI=","tags":[1,2],"rec":{"a":3},"extra":"dropped","n":7}'),
+    enc(
+      '{"id":9223372036854775807,"temp":20,"name":12.5,"ok":1,"raw":"AQI=","tags":[1,2],"rec":{"a":3},"extra":"dropped","n":7}',
+    ),
   );
   assert.deepEqual(row, {
     id: 9223372036854775807n,
@@ -53,7 +63,9 @@ test('typed json errors: wrong types, and the object-under-unknown-key quirk at 
   assert.throws(() => f.decode(enc('{"name":true}')), { message: 'name has wrong type:true, expect:string' });
   assert.throws(() => f.decode(enc('{"other":{"x":1}}')), { message: 'other has wrong type:object, expect:null' });
   assert.throws(() => f.decode(enc('{"other":[1]}')), { message: 'other has wrong type:array, expect:null' });
-  assert.throws(() => f.decode(enc('{"rec":{"a":1,"b":{"c":1}}}')), { message: 'b has wrong type:object, expect:null' });
+  assert.throws(() => f.decode(enc('{"rec":{"a":1,"b":{"c":1}}}')), {
+    message: 'b has wrong type:object, expect:null',
+  });
   // a struct member the rule does not navigate to is dropped when scalar
   assert.deepEqual(f.decode(enc('{"rec":{"a":1,"b":2}}')), { rec: { a: 1n } });
   // an empty known set (the rule reads no declared field) still rejects objects
@@ -91,6 +103,7 @@ test('delimited: col<i> names on decode, fields order or sorted keys on encode',
 
 test('decompression: gzip, zlib, flate round trip; unknown names rejected', () => {
   const data = enc('{"a":1}');
-  for (const alg of ['gzip', 'zlib', 'flate'] as const) assert.deepEqual(dec(decompress(alg, compress(alg, data))), '{"a":1}');
+  for (const alg of ['gzip', 'zlib', 'flate'] as const)
+    assert.deepEqual(dec(decompress(alg, compress(alg, data))), '{"a":1}');
   assert.throws(() => checkCompression('GZIP'), /unsupported compressor: GZIP/);
 });

@@ -26,11 +26,15 @@ export interface Received {
 }
 
 /** Subscribes to `filter` on the real broker and collects messages. */
-export async function subscriber(filter: string): Promise<{ messages: Received[]; client: MqttClient; close: () => Promise<void> }> {
+export async function subscriber(
+  filter: string,
+): Promise<{ messages: Received[]; client: MqttClient; close: () => Promise<void> }> {
   const client = await connectAsync(BROKER, { reconnectPeriod: 0 });
   const messages: Received[] = [];
   // attached before subscribing: a retained message may arrive together with the SUBACK
-  client.on('message', (topic, payload, packet) => messages.push({ topic, text: payload.toString('utf8'), retain: packet.retain }));
+  client.on('message', (topic, payload, packet) =>
+    messages.push({ topic, text: payload.toString('utf8'), retain: packet.retain }),
+  );
   await client.subscribeAsync(filter, { qos: 1 });
   return { messages, client, close: () => client.endAsync(true) };
 }

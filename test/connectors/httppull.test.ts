@@ -8,7 +8,9 @@ const text = (ev: SourceEvent): string => Buffer.from(ev.payload as Uint8Array).
 
 test('httppull pulls url+DATASOURCE immediately and then every interval, rendering PullTime/LastPullTime', async () => {
   let n = 0;
-  const srv = await recordingServer((_r, res) => res.writeHead(200, { 'Content-Type': 'application/json' }).end(`[{"n":${++n}},{"n":${n + 100}}]`));
+  const srv = await recordingServer((_r, res) =>
+    res.writeHead(200, { 'Content-Type': 'application/json' }).end(`[{"n":${++n}},{"n":${n + 100}}]`),
+  );
   const { conns, close } = await connectorsService();
   const src = conns.registry.source('httppull')!();
   src.provision(ctx(), '/api/data', {
@@ -19,7 +21,11 @@ test('httppull pulls url+DATASOURCE immediately and then every interval, renderi
     body: '{"since":{{.LastPullTime}},"now":{{.PullTime}}}',
   });
   const events: SourceEvent[] = [];
-  await src.connect(ctx(), (ev) => events.push(ev), (e) => assert.fail(e));
+  await src.connect(
+    ctx(),
+    (ev) => events.push(ev),
+    (e) => assert.fail(e),
+  );
   await waitFor(() => events.length >= 3, 'three pulls');
   await src.close(ctx());
   assert.equal(text(events[0]), '[{"n":1},{"n":101}]');
@@ -44,7 +50,11 @@ test('httppull makes its first request on start, not after the first interval', 
   const src = conns.registry.source('httppull')!();
   src.provision(ctx(), '', { url: srv.url, interval: 3600000 });
   const events: string[] = [];
-  await src.connect(ctx(), (ev) => events.push(text(ev)), () => undefined);
+  await src.connect(
+    ctx(),
+    (ev) => events.push(text(ev)),
+    () => undefined,
+  );
   await waitFor(() => events.length === 1, 'the first pull');
   assert.equal(srv.received[0].method, 'GET', 'GET is the method when none is set');
   await src.close(ctx());
@@ -60,7 +70,11 @@ test('httppull incremental skips an unchanged body', async () => {
   const src = conns.registry.source('httppull')!();
   src.provision(ctx(), '', { url: srv.url, method: 'get', interval: 50, incremental: true });
   const events: string[] = [];
-  await src.connect(ctx(), (ev) => events.push(text(ev)), () => undefined);
+  await src.connect(
+    ctx(),
+    (ev) => events.push(text(ev)),
+    () => undefined,
+  );
   await waitFor(() => events.length >= 3 && srv.received.length >= 5, 'five pulls, three changes');
   await src.close(ctx());
   assert.deepEqual(events, ['{"v":1}', '{"v":2}', '{"v":3}']);
@@ -73,10 +87,20 @@ test('httppull reports a server down at start, bad statuses and failed body chec
   const port = await freePort();
   const { conns, close } = await connectorsService();
   const src = conns.registry.source('httppull')!();
-  src.provision(ctx(), '/d', { url: `http://127.0.0.1:${port}`, method: 'get', interval: 100, responseType: 'body', timeout: 5000 });
+  src.provision(ctx(), '/d', {
+    url: `http://127.0.0.1:${port}`,
+    method: 'get',
+    interval: 100,
+    responseType: 'body',
+    timeout: 5000,
+  });
   const events: string[] = [];
   const errors: string[] = [];
-  await src.connect(ctx(), (ev) => events.push(text(ev)), (e) => errors.push(e.message));
+  await src.connect(
+    ctx(),
+    (ev) => events.push(text(ev)),
+    (e) => errors.push(e.message),
+  );
   await waitFor(() => errors.length >= 1, 'refused');
   assert.match(errors[0], /ECONNREFUSED/);
   let k = 0;
@@ -88,8 +112,14 @@ test('httppull reports a server down at start, bad statuses and failed body chec
   }, port);
   await waitFor(() => events.length >= 1, 'data after recovery');
   await src.close(ctx());
-  assert.ok(errors.some((e) => /http return code error: 500/.test(e)), errors.join('|'));
-  assert.ok(errors.some((e) => /http status code is not 200: 404/.test(e)), errors.join('|'));
+  assert.ok(
+    errors.some((e) => /http return code error: 500/.test(e)),
+    errors.join('|'),
+  );
+  assert.ok(
+    errors.some((e) => /http status code is not 200: 404/.test(e)),
+    errors.join('|'),
+  );
   assert.equal(events[0], '{"code":200,"data":1}');
   await close();
   await srv.close();
@@ -98,16 +128,23 @@ test('httppull reports a server down at start, bad statuses and failed body chec
 test('httppull rejects a zero interval and bad urls', async () => {
   const { conns, close } = await connectorsService();
   const mk = () => conns.registry.source('httppull')!();
-  assert.throws(() => mk().provision(ctx(), '', { url: 'http://h', interval: 0 }), (e: unknown) => e instanceof EddyError && /interval/.test(e.message));
+  assert.throws(
+    () => mk().provision(ctx(), '', { url: 'http://h', interval: 0 }),
+    (e: unknown) => e instanceof EddyError && /interval/.test(e.message),
+  );
   assert.throws(() => mk().provision(ctx(), '', { url: 'tcp://h', interval: 10 }), /Invalid url/);
-  assert.throws(() => mk().provision(ctx(), '', { url: 'http://h', method: 'head', interval: 10 }), /Not supported HTTP method head/);
+  assert.throws(
+    () => mk().provision(ctx(), '', { url: 'http://h', method: 'head', interval: 10 }),
+    /Not supported HTTP method head/,
+  );
   await close();
 });
 
 test('httppull oauth: access on start, refresh when expired, tokens usable in headers', async () => {
   let tokenNo = 0;
   const srv = await recordingServer((r, res) => {
-    if (r.url === '/login') res.writeHead(200).end(`{"access_token":"A${++tokenNo}","refresh_token":"R","expires_in":1}`);
+    if (r.url === '/login')
+      res.writeHead(200).end(`{"access_token":"A${++tokenNo}","refresh_token":"R","expires_in":1}`);
     else if (r.url === '/refresh') {
       assert.equal(r.headers['x-refresh'], 'R');
       res.writeHead(200).end(`{"access_token":"F${++tokenNo}","expires_in":100,"refresh_token":null}`);
@@ -125,7 +162,11 @@ test('httppull oauth: access on start, refresh when expired, tokens usable in he
       refresh: { url: `${srv.url}/refresh`, headers: { 'X-Refresh': '{{.refresh_token}}' }, body: '' },
     },
   });
-  await src.connect(ctx(), () => undefined, (e) => assert.fail(e));
+  await src.connect(
+    ctx(),
+    () => undefined,
+    (e) => assert.fail(e),
+  );
   await waitFor(() => srv.received.filter((r) => r.url === '/data').length >= 4, 'four data pulls', 6000);
   await src.close(ctx());
   const auth = srv.received.filter((r) => r.url === '/data').map((r) => r.headers.authorization);
@@ -172,12 +213,20 @@ test('httppull on a protobuf stream: protobuf bodies decode with the schema, a J
   const stop = s.app.connectors.memory.subscribe('pullpb/out', (m) => out.push(m.row));
   try {
     assert.equal((await s.req('POST', '/schemas/protobuf', { name: 'pullpb', content: PROTO })).status, 201);
-    assert.equal((await s.req('PUT', '/metadata/sources/httppull/confKeys/pb', { url: srv.url, method: 'get', interval: 100 })).status, 200);
+    assert.equal(
+      (await s.req('PUT', '/metadata/sources/httppull/confKeys/pb', { url: srv.url, method: 'get', interval: 100 }))
+        .status,
+      200,
+    );
     const create = await s.req('POST', '/streams', {
       sql: 'CREATE STREAM pullpb () WITH (TYPE="httppull", CONF_KEY="pb", DATASOURCE="/r", FORMAT="protobuf", SCHEMAID="pullpb.Reading")',
     });
     assert.equal(create.status, 201);
-    const rule = await s.req('POST', '/rules', { id: 'pullpb', sql: 'SELECT id, name FROM pullpb', actions: [{ memory: { topic: 'pullpb/out', sendSingle: true } }] });
+    const rule = await s.req('POST', '/rules', {
+      id: 'pullpb',
+      sql: 'SELECT id, name FROM pullpb',
+      actions: [{ memory: { topic: 'pullpb/out', sendSingle: true } }],
+    });
     assert.equal(rule.status, 201);
     await waitFor(() => out.length >= 2, 'two rows', 15_000);
     // 300 is a varint with a byte above 0x7f: the body is kept as bytes, never taken for text

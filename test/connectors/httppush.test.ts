@@ -13,10 +13,22 @@ test('httppush: JSON object bodies reach every source of the endpoint; 200 ok', 
   a.provision(ctx(), '/push/e2a', { method: 'POST' });
   b.provision(ctx(), '/push/e2a', {});
   const got: string[][] = [[], []];
-  await a.connect(ctx(), (ev) => got[0].push(text(ev)), () => undefined);
-  await b.connect(ctx(), (ev) => got[1].push(text(ev)), () => undefined);
+  await a.connect(
+    ctx(),
+    (ev) => got[0].push(text(ev)),
+    () => undefined,
+  );
+  await b.connect(
+    ctx(),
+    (ev) => got[1].push(text(ev)),
+    () => undefined,
+  );
   const base = `http://127.0.0.1:${conns.dataServer.port}`;
-  const res = await fetch(`${base}/push/e2a`, { method: 'POST', body: '{"temperature":21.5,"n":1}', headers: { 'Content-Type': 'application/json' } });
+  const res = await fetch(`${base}/push/e2a`, {
+    method: 'POST',
+    body: '{"temperature":21.5,"n":1}',
+    headers: { 'Content-Type': 'application/json' },
+  });
   assert.equal(res.status, 200);
   assert.equal(await res.text(), 'ok');
   assert.deepEqual(got, [['{"temperature":21.5,"n":1}'], ['{"temperature":21.5,"n":1}']]);
@@ -38,11 +50,18 @@ test('httppush rejects arrays and malformed JSON with 400 and reports the error 
   s.provision(ctx(), '/push/e2b', { method: 'put' });
   const events: string[] = [];
   const errors: string[] = [];
-  await s.connect(ctx(), (ev) => events.push(text(ev)), (e) => errors.push(e.message));
+  await s.connect(
+    ctx(),
+    (ev) => events.push(text(ev)),
+    (e) => errors.push(e.message),
+  );
   const url = `http://127.0.0.1:${conns.dataServer.port}/push/e2b`;
   const r1 = await fetch(url, { method: 'PUT', body: '[{"a":1}]' });
   assert.equal(r1.status, 400);
-  assert.match(await r1.text(), /^Fail to decode data: json: cannot unmarshal array into Go value of type map\[string\]interface \{\}/);
+  assert.match(
+    await r1.text(),
+    /^Fail to decode data: json: cannot unmarshal array into Go value of type map\[string\]interface \{\}/,
+  );
   const r2 = await fetch(url, { method: 'PUT', body: '{"a":' });
   assert.equal(r2.status, 400);
   assert.match(await r2.text(), /^Fail to decode data: /);
@@ -57,9 +76,15 @@ test('httppush rejects arrays and malformed JSON with 400 and reports the error 
 test('httppush validates datasource, method and content type', async () => {
   const { conns, close } = await connectorsService();
   const mk = () => conns.registry.source('httppush')!();
-  assert.throws(() => mk().provision(ctx(), 'nopath', {}), (e: unknown) => e instanceof EddyError && /must start with '\/'/.test(e.message));
+  assert.throws(
+    () => mk().provision(ctx(), 'nopath', {}),
+    (e: unknown) => e instanceof EddyError && /must start with '\/'/.test(e.message),
+  );
   assert.throws(() => mk().provision(ctx(), '/p', { method: 'GET' }), /method must be POST or PUT/);
-  assert.throws(() => mk().provision(ctx(), '/p', { contentType: 'text/plain' }), /contentType must be application\/json/);
+  assert.throws(
+    () => mk().provision(ctx(), '/p', { contentType: 'text/plain' }),
+    /contentType must be application\/json/,
+  );
   await close();
 });
 
@@ -76,8 +101,25 @@ test('data server over TLS (source.httpServerTls): httppush over https, websocke
   const t = tempDir('eddy-tls-home-');
   execFileSync(
     'openssl',
-    ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', join(t.dir, 'k.pem'), '-out', join(t.dir, 'c.pem'),
-      '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1'],
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      join(t.dir, 'k.pem'),
+      '-out',
+      join(t.dir, 'c.pem'),
+      '-days',
+      '1',
+      '-subj',
+      '/CN=localhost',
+      '-addext',
+      'subjectAltName=DNS:localhost,IP:127.0.0.1',
+    ],
     { stdio: 'ignore' },
   );
   const ca = readFileSync(join(t.dir, 'c.pem'));
@@ -92,7 +134,11 @@ test('data server over TLS (source.httpServerTls): httppush over https, websocke
     const src = conns.registry.source('httppush')!();
     src.provision(ctx(), '/tls/in', {});
     const got: string[] = [];
-    await src.connect(ctx(), (ev) => got.push(text(ev)), () => undefined);
+    await src.connect(
+      ctx(),
+      (ev) => got.push(text(ev)),
+      () => undefined,
+    );
     const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
       const req = https.request(`https://127.0.0.1:${conns.dataServer.port}/tls/in`, { method: 'POST', ca }, (res) => {
         let body = '';

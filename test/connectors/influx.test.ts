@@ -13,13 +13,35 @@ test('influx sink writes rows as points (tags from templates, chosen fields, pre
   const dbName = `eddy_${id}`;
   try {
     await db.query(`CREATE DATABASE ${dbName}`);
-    assert.equal((await s.req('POST', '/streams', { sql: `CREATE STREAM inf${id} (dev string, temp float, hum bigint, ts bigint, note string) WITH (TYPE="memory", DATASOURCE="inf/${id}")` })).status, 201);
-    // a config key holds the connection; the action adds the rest
-    assert.equal((await s.req('PUT', `/metadata/sinks/influx/confKeys/k${id}`, { addr: db.url, database: dbName })).status, 200);
-    const rule = (rid: string, props: Record<string, unknown>) =>
-      s.req('POST', '/rules', { id: rid + id, sql: `SELECT * FROM inf${id}`, actions: [{ influx: { resourceId: `k${id}`, ...props } }] });
     assert.equal(
-      (await rule('a', { measurement: 'climate', precision: 's', tsFieldName: 'ts', tags: { device: '{{.dev}}', site: 'north' }, fields: ['temp', 'hum', 'note'] })).status,
+      (
+        await s.req('POST', '/streams', {
+          sql: `CREATE STREAM inf${id} (dev string, temp float, hum bigint, ts bigint, note string) WITH (TYPE="memory", DATASOURCE="inf/${id}")`,
+        })
+      ).status,
+      201,
+    );
+    // a config key holds the connection; the action adds the rest
+    assert.equal(
+      (await s.req('PUT', `/metadata/sinks/influx/confKeys/k${id}`, { addr: db.url, database: dbName })).status,
+      200,
+    );
+    const rule = (rid: string, props: Record<string, unknown>) =>
+      s.req('POST', '/rules', {
+        id: rid + id,
+        sql: `SELECT * FROM inf${id}`,
+        actions: [{ influx: { resourceId: `k${id}`, ...props } }],
+      });
+    assert.equal(
+      (
+        await rule('a', {
+          measurement: 'climate',
+          precision: 's',
+          tsFieldName: 'ts',
+          tags: { device: '{{.dev}}', site: 'north' },
+          fields: ['temp', 'hum', 'note'],
+        })
+      ).status,
       201,
     );
     // batching: three rows gathered into one write
@@ -32,7 +54,8 @@ test('influx sink writes rows as points (tags from templates, chosen fields, pre
         await new Promise((r) => setTimeout(r, 50));
       }
     };
-    const publish = (row: Record<string, unknown>) => s.app.connectors.memory.publish({ topic: `inf/${id}`, row: row as never });
+    const publish = (row: Record<string, unknown>) =>
+      s.app.connectors.memory.publish({ topic: `inf/${id}`, row: row as never });
     const base = 1_700_000_000;
     await running(`a${id}`);
     await running(`b${id}`);
@@ -45,7 +68,9 @@ test('influx sink writes rows as points (tags from templates, chosen fields, pre
     const end = Date.now() + 20_000;
     while ((climate.length < 3 || batched.length < 3) && Date.now() < end) {
       await new Promise((r) => setTimeout(r, 200));
-      climate = (await db.query('SELECT device, site, temp, hum, note FROM climate', dbName)).results[0].series?.[0]?.values ?? [];
+      climate =
+        (await db.query('SELECT device, site, temp, hum, note FROM climate', dbName)).results[0].series?.[0]?.values ??
+        [];
       batched = (await db.query('SELECT * FROM batched', dbName)).results[0].series?.[0]?.values ?? [];
     }
     // precision s with tsFieldName: the row's seconds become the point time (read back in ms)
@@ -64,18 +89,39 @@ test('influx sink writes rows as points (tags from templates, chosen fields, pre
     assert.ok(Math.abs((batched[0][0] as number) - Date.now()) < 120_000);
 
     // connection check: /ping of a live server passes, a closed port fails
-    assert.equal((await s.req('POST', '/metadata/sinks/connection/influx', { addr: db.url, database: 'x', measurement: 'm' })).status, 200);
-    const down = await s.req('POST', '/metadata/sinks/connection/influx', { addr: `http://127.0.0.1:${await freePort()}`, database: 'x', measurement: 'm' });
+    assert.equal(
+      (await s.req('POST', '/metadata/sinks/connection/influx', { addr: db.url, database: 'x', measurement: 'm' }))
+        .status,
+      200,
+    );
+    const down = await s.req('POST', '/metadata/sinks/connection/influx', {
+      addr: `http://127.0.0.1:${await freePort()}`,
+      database: 'x',
+      measurement: 'm',
+    });
     assert.equal(down.status, 400);
     assert.match(down.text, /error pinging InfluxDB/);
 
     // a missing measurement rejects the rule
-    const bad = await s.req('POST', '/rules', { id: `bad${id}`, sql: `SELECT * FROM inf${id}`, actions: [{ influx: { addr: db.url, database: dbName } }] });
+    const bad = await s.req('POST', '/rules', {
+      id: `bad${id}`,
+      sql: `SELECT * FROM inf${id}`,
+      actions: [{ influx: { addr: db.url, database: dbName } }],
+    });
     assert.equal(bad.status, 400);
     assert.match(bad.text, /measurement is required/);
 
     // a write InfluxDB refuses (unknown database) is counted as an exception with its reason
-    assert.equal((await s.req('POST', '/rules', { id: `nodb${id}`, sql: `SELECT * FROM inf${id}`, actions: [{ influx: { addr: db.url, database: `missing_${id}`, measurement: 'm' } }] })).status, 201);
+    assert.equal(
+      (
+        await s.req('POST', '/rules', {
+          id: `nodb${id}`,
+          sql: `SELECT * FROM inf${id}`,
+          actions: [{ influx: { addr: db.url, database: `missing_${id}`, measurement: 'm' } }],
+        })
+      ).status,
+      201,
+    );
     await running(`nodb${id}`);
     publish({ dev: 'd9', temp: 1.5, hum: 1n, ts: 1n, note: '' });
     let status = '';

@@ -16,7 +16,10 @@ export interface Influx {
 }
 
 export interface InfluxAnswer {
-  results: Array<{ series?: Array<{ name: string; columns: string[]; values: unknown[][]; tags?: Record<string, string> }>; error?: string }>;
+  results: Array<{
+    series?: Array<{ name: string; columns: string[]; values: unknown[][]; tags?: Record<string, string> }>;
+    error?: string;
+  }>;
 }
 
 async function pings(url: string): Promise<boolean> {

@@ -8,8 +8,14 @@ import { DateTime } from '../../src/values/value.js';
 const GO = { sortKeys: true, escapeHtml: true } as const;
 
 test('sink JSON: sorted keys at every depth, HTML characters escaped, digit keys in byte order', () => {
-  assert.equal(encodeJson([{ temperature: 51, deviceId: 'd<1>', humidity: 50 }]), '[{"deviceId":"d\\u003c1\\u003e","humidity":50,"temperature":51}]');
-  assert.equal(encodeJson({ b: { z: 1, a: [{ y: true, x: null }] }, a: 'x&y' }), '{"a":"x\\u0026y","b":{"a":[{"x":null,"y":true}],"z":1}}');
+  assert.equal(
+    encodeJson([{ temperature: 51, deviceId: 'd<1>', humidity: 50 }]),
+    '[{"deviceId":"d\\u003c1\\u003e","humidity":50,"temperature":51}]',
+  );
+  assert.equal(
+    encodeJson({ b: { z: 1, a: [{ y: true, x: null }] }, a: 'x&y' }),
+    '{"a":"x\\u0026y","b":{"a":[{"x":null,"y":true}],"z":1}}',
+  );
   assert.equal(encodeJson({ '10': 1, '9': 2, a: 3 }), '{"10":1,"9":2,"a":3}');
   assert.equal(encodeJson({ n: 12345678901234567890n, f: 1.5, u: undefined }), '{"f":1.5,"n":12345678901234567890}');
   assert.equal(encodeJson([JSON.parse('{"b":1,"__proto__":{"x":1},"a":2}')]), '[{"__proto__":{"x":1},"a":2,"b":1}]');
@@ -20,10 +26,27 @@ test('sink JSON: sorted keys at every depth, HTML characters escaped, digit keys
 });
 
 test('sink JSON: the fast path gives the text of the general serialiser for any value', () => {
-  const key = fc.oneof(fc.string({ maxLength: 4 }), fc.constantFrom('a', 'b', 'Z', '10', '9', '<&>', 'é', '\u2028', '', '__proto__'));
-  const scalar = fc.oneof(fc.string(), fc.double(), fc.integer(), fc.boolean(), fc.constant(null), fc.constant(undefined), fc.bigInt());
+  const key = fc.oneof(
+    fc.string({ maxLength: 4 }),
+    fc.constantFrom('a', 'b', 'Z', '10', '9', '<&>', 'é', '\u2028', '', '__proto__'),
+  );
+  const scalar = fc.oneof(
+    fc.string(),
+    fc.double(),
+    fc.integer(),
+    fc.boolean(),
+    fc.constant(null),
+    fc.constant(undefined),
+    fc.bigInt(),
+  );
   const value = fc.letrec((tie) => ({
-    v: fc.oneof({ depthSize: 'small' }, scalar, fc.constant(new DateTime(0, 'UTC', 0)), fc.array(tie('v'), { maxLength: 4 }), fc.dictionary(key, tie('v'), { maxKeys: 5 })),
+    v: fc.oneof(
+      { depthSize: 'small' },
+      scalar,
+      fc.constant(new DateTime(0, 'UTC', 0)),
+      fc.array(tie('v'), { maxLength: 4 }),
+      fc.dictionary(key, tie('v'), { maxKeys: 5 }),
+    ),
   })).v;
   const text = (f: () => string): string => {
     try {

@@ -9,12 +9,19 @@ function ctx(s: TestServer, ruleId = 'm1'): ConnectorContext {
   return { ruleId, logger: s.app.logger, dataDir: s.app.home.data };
 }
 
-async function memorySource(s: TestServer, topic: string): Promise<{ events: SourceEvent[]; close: () => Promise<void> }> {
+async function memorySource(
+  s: TestServer,
+  topic: string,
+): Promise<{ events: SourceEvent[]; close: () => Promise<void> }> {
   const src = s.app.connectors.registry.source('memory')!();
   const c = ctx(s);
   src.provision(c, topic, {});
   const events: SourceEvent[] = [];
-  await src.connect(c, (ev) => events.push(ev), () => undefined);
+  await src.connect(
+    c,
+    (ev) => events.push(ev),
+    () => undefined,
+  );
   return { events, close: () => src.close(c) };
 }
 
@@ -35,14 +42,28 @@ test('memory sink publishes every row; sources subscribe with wildcards and see 
     const hash = await memorySource(s, 'plant/#');
     const other = await memorySource(s, 'elsewhere');
     const sink = s.app.connectors.createSinkNode({
-      ruleId: 'm1', index: 0, type: 'memory', props: { topic: 'plant/{{.id}}/temp' }, ruleOptions: s.app.config.rule, logger: s.app.logger,
+      ruleId: 'm1',
+      index: 0,
+      type: 'memory',
+      props: { topic: 'plant/{{.id}}/temp' },
+      ruleOptions: s.app.config.rule,
+      logger: s.app.logger,
     });
     await sink.open();
-    sink.push([{ id: 1n, v: 20.5 }, { id: 2n, v: 21 }]);
+    sink.push([
+      { id: 1n, v: 20.5 },
+      { id: 2n, v: 21 },
+    ]);
     await until(() => hash.events.length === 2);
-    assert.deepEqual(exact.events.map((e) => e.payload), [{ id: 1n, v: 20.5 }]);
+    assert.deepEqual(
+      exact.events.map((e) => e.payload),
+      [{ id: 1n, v: 20.5 }],
+    );
     assert.deepEqual(exact.events[0].meta, { topic: 'plant/1/temp' });
-    assert.deepEqual(plus.events.map((e) => e.meta.topic), ['plant/1/temp', 'plant/2/temp']);
+    assert.deepEqual(
+      plus.events.map((e) => e.meta.topic),
+      ['plant/1/temp', 'plant/2/temp'],
+    );
     assert.equal(other.events.length, 0);
     assert.equal(sink.metrics.recordsOut, 1);
     assert.equal(sink.metrics.messagesProcessed, 2);
@@ -63,9 +84,17 @@ test('memory lookup table keeps the latest row per key and honours row kinds', a
     const table = s.app.connectors.registry.lookup('memory')!();
     table.provision(c, 'devices', { key: 'id' });
     await table.connect(c);
-    assert.throws(() => s.app.connectors.registry.lookup('memory')!().provision(c, 'devices', {}), /Option "key" is required for memory lookup table\./);
+    assert.throws(
+      () => s.app.connectors.registry.lookup('memory')!().provision(c, 'devices', {}),
+      /Option "key" is required for memory lookup table\./,
+    );
     const sink = s.app.connectors.createSinkNode({
-      ruleId: 'm2', index: 0, type: 'memory', props: { topic: 'devices', rowkindField: 'op', keyField: 'id' }, ruleOptions: s.app.config.rule, logger: s.app.logger,
+      ruleId: 'm2',
+      index: 0,
+      type: 'memory',
+      props: { topic: 'devices', rowkindField: 'op', keyField: 'id' },
+      ruleOptions: s.app.config.rule,
+      logger: s.app.logger,
     });
     await sink.open();
     sink.push([

@@ -19,7 +19,9 @@ test('300 rules on distinct MQTT topics of one shared connection each see their 
   const n = 300;
   try {
     for (let i = 0; i < n; i++) {
-      let r = await s.req('POST', '/streams', { sql: `CREATE STREAM many${i} () WITH (DATASOURCE="${base}/in/${i}", FORMAT="json")` });
+      let r = await s.req('POST', '/streams', {
+        sql: `CREATE STREAM many${i} () WITH (DATASOURCE="${base}/in/${i}", FORMAT="json")`,
+      });
       assert.equal(r.status, 201, r.text);
       r = await s.req('POST', '/rules', {
         id: `many${i}`,
@@ -29,7 +31,9 @@ test('300 rules on distinct MQTT topics of one shared connection each see their 
       assert.equal(r.status, 201, r.text);
     }
     // two wildcard rules on the same connection: one level and every level
-    await s.req('POST', '/streams', { sql: `CREATE STREAM manyplus () WITH (DATASOURCE="${base}/in/+", FORMAT="json")` });
+    await s.req('POST', '/streams', {
+      sql: `CREATE STREAM manyplus () WITH (DATASOURCE="${base}/in/+", FORMAT="json")`,
+    });
     await s.req('POST', '/streams', { sql: `CREATE STREAM manyhash () WITH (DATASOURCE="${base}/#", FORMAT="json")` });
     for (const w of ['plus', 'hash']) {
       const r = await s.req('POST', '/rules', {
@@ -55,8 +59,10 @@ test('300 rules on distinct MQTT topics of one shared connection each see their 
     await new Promise((r) => setTimeout(r, 300));
     const byTopic = new Map<string, string[]>();
     for (const m of out.messages) byTopic.set(m.topic, [...(byTopic.get(m.topic) ?? []), m.text]);
-    for (let i = 0; i < n; i++) assert.deepEqual(byTopic.get(`${base}/out/${i}`), [JSON.stringify({ n: i })], `rule ${i}`);
-    const nums = (w: string) => (byTopic.get(`${base}/out/${w}`) ?? []).map((t) => (JSON.parse(t) as { n: number }).n).sort((a, b) => a - b);
+    for (let i = 0; i < n; i++)
+      assert.deepEqual(byTopic.get(`${base}/out/${i}`), [JSON.stringify({ n: i })], `rule ${i}`);
+    const nums = (w: string) =>
+      (byTopic.get(`${base}/out/${w}`) ?? []).map((t) => (JSON.parse(t) as { n: number }).n).sort((a, b) => a - b);
     const all = Array.from({ length: n }, (_, i) => i);
     assert.deepEqual(nums('plus'), all);
     // `#` also sees the results published under the same base: only the inputs carry distinct n here
@@ -96,10 +102,21 @@ test('sources connecting at once on a new pooled connection wait together, witho
       src.provision(ctx, `${base}/${i}`, { server: BROKER, clientid: `eddy-burst-${process.pid}` });
       return src;
     });
-    await Promise.all(sources.map((src, i) => src.connect(ctx, () => got.push(i), () => undefined)));
+    await Promise.all(
+      sources.map((src, i) =>
+        src.connect(
+          ctx,
+          () => got.push(i),
+          () => undefined,
+        ),
+      ),
+    );
     for (let i = 0; i < 50; i++) pub.publish(`${base}/${i}`, '{}');
     await until(() => got.length === 50, 15_000, 'one message per source');
-    assert.deepEqual(got.slice().sort((a, b) => a - b), Array.from({ length: 50 }, (_, i) => i));
+    assert.deepEqual(
+      got.slice().sort((a, b) => a - b),
+      Array.from({ length: 50 }, (_, i) => i),
+    );
     await Promise.all(sources.map((src) => src.close(ctx)));
     assert.deepEqual(
       warnings.filter((w) => w.name === 'MaxListenersExceededWarning').map((w) => w.message),

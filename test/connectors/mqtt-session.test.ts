@@ -14,11 +14,15 @@ import { waitFor } from '../helpers/process.js';
 
 test('qos 1 rule: messages published while it is stopped are processed at its next start; deleting it ends the session', async () => {
   const broker = await startBroker();
-  const s = await startTestServer({ env: { MQTT_SOURCE__DEFAULT__SERVER: broker.url, MQTT_SOURCE__DEFAULT__QOS: '1' } });
+  const s = await startTestServer({
+    env: { MQTT_SOURCE__DEFAULT__SERVER: broker.url, MQTT_SOURCE__DEFAULT__QOS: '1' },
+  });
   const collector = await Collector.start(broker.url, 'session/out');
   const publisher = await Publisher.start(broker.url);
   try {
-    let r = await s.req('POST', '/streams', { sql: 'CREATE STREAM sess () WITH (DATASOURCE="session/in", FORMAT="json")' });
+    let r = await s.req('POST', '/streams', {
+      sql: 'CREATE STREAM sess () WITH (DATASOURCE="session/in", FORMAT="json")',
+    });
     assert.equal(r.status, 201, r.text);
     r = await s.req('POST', '/rules', {
       id: 'sessrule',
@@ -51,7 +55,11 @@ test('qos 1 rule: messages published while it is stopped are processed at its ne
 
     r = await s.req('DELETE', '/rules/sessrule');
     assert.equal(r.status, 200, r.text);
-    await waitFor(async () => (await s.app.store.entries('mqttsession:sessrule')).length === 0, 30_000, 'the session to be forgotten');
+    await waitFor(
+      async () => (await s.app.store.entries('mqttsession:sessrule')).length === 0,
+      30_000,
+      'the session to be forgotten',
+    );
     // a client taking the same id finds no session left on the broker
     const probe = mqtt.connect(broker.url, { clientId, clean: false, reconnectPeriod: 0 });
     const present = await new Promise<boolean>((resolve, reject) => {
@@ -71,11 +79,15 @@ test('qos 1 rule: messages published while it is stopped are processed at its ne
 test('stopping a qos 1 rule whose sink broker is away does not wait for the broker; the held messages come again', async () => {
   const broker = await startBroker();
   const proxy = await startTcpProxy(broker.port);
-  const s = await startTestServer({ env: { MQTT_SOURCE__DEFAULT__SERVER: broker.url, MQTT_SOURCE__DEFAULT__QOS: '1' } });
+  const s = await startTestServer({
+    env: { MQTT_SOURCE__DEFAULT__SERVER: broker.url, MQTT_SOURCE__DEFAULT__QOS: '1' },
+  });
   const collector = await Collector.start(broker.url, 'away/out');
   const publisher = await Publisher.start(broker.url);
   try {
-    let r = await s.req('POST', '/streams', { sql: 'CREATE STREAM away () WITH (DATASOURCE="away/in", FORMAT="json")' });
+    let r = await s.req('POST', '/streams', {
+      sql: 'CREATE STREAM away () WITH (DATASOURCE="away/in", FORMAT="json")',
+    });
     assert.equal(r.status, 201, r.text);
     r = await s.req('POST', '/rules', {
       id: 'awayrule',
@@ -98,7 +110,11 @@ test('stopping a qos 1 rule whose sink broker is away does not wait for the brok
     await publisher.run('away/in', 20, 1000);
     r = await s.req('POST', '/rules/awayrule/stop');
     assert.equal(r.status, 200, r.text);
-    await waitFor(async () => ((await s.req('GET', '/rules/awayrule/status')).json() as { status?: string }).status === 'stopped', 30_000, 'the rule to stop');
+    await waitFor(
+      async () => ((await s.req('GET', '/rules/awayrule/status')).json() as { status?: string }).status === 'stopped',
+      30_000,
+      'the rule to stop',
+    );
     assert.equal(collector.distinct, 0);
     // the broker kept what the stopped rule had not acknowledged: it is delivered once the rule and its sink are back
     proxy.restore();

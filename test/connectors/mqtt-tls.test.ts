@@ -12,17 +12,41 @@ import { connectorsService, ctx, freePort, sinkNode, tempDir, waitFor } from './
 async function tlsBroker(dir: string): Promise<{ port: number; cert: Buffer; stop: () => Promise<void> }> {
   execFileSync(
     'openssl',
-    ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', join(dir, 'k.pem'), '-out', join(dir, 'c.pem'),
-      '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1'],
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      join(dir, 'k.pem'),
+      '-out',
+      join(dir, 'c.pem'),
+      '-days',
+      '1',
+      '-subj',
+      '/CN=localhost',
+      '-addext',
+      'subjectAltName=DNS:localhost,IP:127.0.0.1',
+    ],
     { stdio: 'ignore' },
   );
   const port = await freePort();
   const conf = join(dir, 'mosquitto.conf');
   writeFileSync(
     conf,
-    [`listener ${port} 127.0.0.1`, `certfile ${join(dir, 'c.pem')}`, `keyfile ${join(dir, 'k.pem')}`, 'allow_anonymous true', 'persistence false',
+    [
+      `listener ${port} 127.0.0.1`,
+      `certfile ${join(dir, 'c.pem')}`,
+      `keyfile ${join(dir, 'k.pem')}`,
+      'allow_anonymous true',
+      'persistence false',
       // run as ourselves, so the broker can read the key in our private temp folder even when started as root
-      `user ${userInfo().username}`, ''].join('\n'),
+      `user ${userInfo().username}`,
+      '',
+    ].join('\n'),
   );
   const proc: ChildProcess = spawn('mosquitto', ['-c', conf], { stdio: 'ignore' });
   const exited = new Promise<void>((r) => proc.once('exit', () => r()));
@@ -62,7 +86,12 @@ test('mqtt over TLS: a root CA given raw, insecureSkipVerify, and verification o
   await sub.subscribeAsync('tls/#', { qos: 1 });
   try {
     // a sink trusting the broker's certificate through rootCARaw
-    const sink = sinkNode(conns, 'mqtt', { server, topic: 'tls/out', rootCARaw: broker.cert.toString('base64'), tlsMinVersion: 'tls1.2' });
+    const sink = sinkNode(conns, 'mqtt', {
+      server,
+      topic: 'tls/out',
+      rootCARaw: broker.cert.toString('base64'),
+      tlsMinVersion: 'tls1.2',
+    });
     await sink.open();
     sink.push([{ a: 1n }]);
     await waitFor(() => got.length === 1, 'message published over TLS');
@@ -73,7 +102,11 @@ test('mqtt over TLS: a root CA given raw, insecureSkipVerify, and verification o
     const src = conns.registry.source('mqtt')!();
     src.provision(ctx(), 'tls/in', { server, insecureSkipVerify: true });
     const events: string[] = [];
-    await src.connect(ctx(), (ev) => events.push(Buffer.from(ev.payload as Uint8Array).toString()), () => undefined);
+    await src.connect(
+      ctx(),
+      (ev) => events.push(Buffer.from(ev.payload as Uint8Array).toString()),
+      () => undefined,
+    );
     await sub.publishAsync('tls/in', '{"b":2}', { qos: 1 });
     await waitFor(() => events.length === 1, 'message received over TLS');
     assert.equal(events[0], '{"b":2}');

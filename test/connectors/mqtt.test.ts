@@ -22,7 +22,11 @@ async function mqttSource(s: TestServer, topic: string, props: Props): Promise<O
   src.provision(c, topic, props);
   const events: SourceEvent[] = [];
   const errors: Error[] = [];
-  await src.connect(c, (ev) => events.push(ev), (err) => errors.push(err));
+  await src.connect(
+    c,
+    (ev) => events.push(ev),
+    (err) => errors.push(err),
+  );
   return { src, events, errors, close: () => src.close(c) };
 }
 
@@ -63,8 +67,12 @@ test('mqtt sources and sinks with the same settings share one broker connection'
     const three = await mqttSource(s, `${topic}/a`, props);
     const sinks = [0, 1].map((i) =>
       s.app.connectors.createSinkNode({
-        ruleId: `pool${i}`, index: 0, type: 'mqtt', props: { server: proxy.url, topic: `${topic}/out`, sendSingle: true },
-        ruleOptions: s.app.config.rule, logger: s.app.logger,
+        ruleId: `pool${i}`,
+        index: 0,
+        type: 'mqtt',
+        props: { server: proxy.url, topic: `${topic}/out`, sendSingle: true },
+        ruleOptions: s.app.config.rule,
+        logger: s.app.logger,
       }),
     );
     for (const n of sinks) await n.open();
@@ -119,7 +127,7 @@ test('mqtt source survives a broker outage: error reported, then reconnects and 
     // the re-subscription goes through the proxy after the CONNACK (slow on a loaded machine): a message published
     // before it lands is rightly not delivered, so one is published every 300 ms until the source gets one
     const pub = await publisher();
-    for (const end = Date.now() + 10_000; src.events.length === 0 && Date.now() < end; ) {
+    for (const end = Date.now() + 10_000; src.events.length === 0 && Date.now() < end;) {
       await pub.publishAsync(topic, 'after');
       await new Promise((r) => setTimeout(r, 300));
     }
@@ -137,16 +145,39 @@ test('mqtt source and sink property errors; unreachable broker fails the connect
   try {
     const c = ctx(s);
     const make = () => s.app.connectors.registry.source('mqtt')!();
-    assert.throws(() => make().provision(c, 't', { server: BROKER, protocolVersion: '5' }), /unsupported protocol version 5/);
+    assert.throws(
+      () => make().provision(c, 't', { server: BROKER, protocolVersion: '5' }),
+      /unsupported protocol version 5/,
+    );
     assert.throws(() => make().provision(c, '', { server: BROKER }), /DATASOURCE/);
-    assert.throws(() => make().provision(c, 't', { server: BROKER, decompression: 'zip' }), /unsupported compressor: zip/);
-    assert.throws(() => make().provision(c, 't', { server: BROKER, connectionSelector: 'mqtt.nope' }), /connection selector mqtt.nope is not found/);
+    assert.throws(
+      () => make().provision(c, 't', { server: BROKER, decompression: 'zip' }),
+      /unsupported compressor: zip/,
+    );
+    assert.throws(
+      () => make().provision(c, 't', { server: BROKER, connectionSelector: 'mqtt.nope' }),
+      /connection selector mqtt.nope is not found/,
+    );
     const down = make();
     down.provision(c, 't', { server: 'tcp://127.0.0.1:1' });
-    await assert.rejects(down.connect(c, () => undefined, () => undefined), /found error when connecting for tcp:\/\/127.0.0.1:1/);
+    await assert.rejects(
+      down.connect(
+        c,
+        () => undefined,
+        () => undefined,
+      ),
+      /found error when connecting for tcp:\/\/127.0.0.1:1/,
+    );
     assert.equal(s.app.connectors.mqtt.size, 0);
     const sink = (props: Props) =>
-      s.app.connectors.createSinkNode({ ruleId: 'perr', index: 0, type: 'mqtt', props: { server: BROKER, ...props }, ruleOptions: s.app.config.rule, logger: s.app.logger });
+      s.app.connectors.createSinkNode({
+        ruleId: 'perr',
+        index: 0,
+        type: 'mqtt',
+        props: { server: BROKER, ...props },
+        ruleOptions: s.app.config.rule,
+        logger: s.app.logger,
+      });
     assert.throws(() => sink({ topic: 't', compression: 'zip' }), /invalid compression method zip/);
     assert.throws(() => sink({ topic: 't/+' }), /mqtt sink topic shouldn't contain # or \+/);
   } finally {
@@ -175,8 +206,12 @@ test('mqtt sink: retained flag and qos', async () => {
   const topic = uniqueTopic('retained');
   try {
     const n = s.app.connectors.createSinkNode({
-      ruleId: 'ret', index: 0, type: 'mqtt', props: { server: BROKER, topic, retained: true, qos: 2, sendSingle: true },
-      ruleOptions: s.app.config.rule, logger: s.app.logger,
+      ruleId: 'ret',
+      index: 0,
+      type: 'mqtt',
+      props: { server: BROKER, topic, retained: true, qos: 2, sendSingle: true },
+      ruleOptions: s.app.config.rule,
+      logger: s.app.logger,
     });
     await n.open();
     n.push([{ a: 1 }]);
@@ -217,13 +252,28 @@ test('connectionSelector: sources and sinks naming one connection share its clie
   const topic = uniqueTopic('selshare');
   const sub = await subscriber(`${topic}/out`);
   try {
-    const put = await s.req('PUT', '/metadata/connections/mqtt/confKeys/shared1', { server: proxy.url, protocolVersion: '3.1.1' });
+    const put = await s.req('PUT', '/metadata/connections/mqtt/confKeys/shared1', {
+      server: proxy.url,
+      protocolVersion: '3.1.1',
+    });
     assert.equal(put.status, 200);
-    const src = await mqttSource(s, `${topic}/in`, { connectionSelector: 'mqtt.shared1', clientid: 'own-a', server: 'tcp://127.0.0.1:1' });
+    const src = await mqttSource(s, `${topic}/in`, {
+      connectionSelector: 'mqtt.shared1',
+      clientid: 'own-a',
+      server: 'tcp://127.0.0.1:1',
+    });
     const sink = s.app.connectors.createSinkNode({
-      ruleId: 'selshare', index: 0, type: 'mqtt',
-      props: { connectionSelector: 'mqtt.shared1', clientid: 'own-b', server: 'tcp://127.0.0.1:1', topic: `${topic}/out` },
-      ruleOptions: s.app.config.rule, logger: s.app.logger,
+      ruleId: 'selshare',
+      index: 0,
+      type: 'mqtt',
+      props: {
+        connectionSelector: 'mqtt.shared1',
+        clientid: 'own-b',
+        server: 'tcp://127.0.0.1:1',
+        topic: `${topic}/out`,
+      },
+      ruleOptions: s.app.config.rule,
+      logger: s.app.logger,
     });
     await sink.open();
     assert.equal(proxy.connections, 1, 'one client for the selector');
@@ -250,14 +300,19 @@ test('mqtt sink: protocolVersion 3.1 is accepted but the sink connects with MQTT
   await proxy.start();
   try {
     const sink = s.app.connectors.createSinkNode({
-      ruleId: 'v31sink', index: 0, type: 'mqtt',
+      ruleId: 'v31sink',
+      index: 0,
+      type: 'mqtt',
       props: { server: proxy.url, topic: uniqueTopic('v31sink'), protocolVersion: '3.1' },
-      ruleOptions: s.app.config.rule, logger: s.app.logger,
+      ruleOptions: s.app.config.rule,
+      logger: s.app.logger,
     });
     await sink.open();
     const src = await mqttSource(s, uniqueTopic('v31src'), { server: proxy.url, protocolVersion: '3.1' });
     await until(() => proxy.firstPackets.length === 2);
-    const names = proxy.firstPackets.map((p) => (p.includes('MQIsdp') ? '3.1' : p.includes('MQTT') ? '3.1.1' : '?')).sort();
+    const names = proxy.firstPackets
+      .map((p) => (p.includes('MQIsdp') ? '3.1' : p.includes('MQTT') ? '3.1.1' : '?'))
+      .sort();
     assert.deepEqual(names, ['3.1', '3.1.1'], 'the source speaks 3.1, the sink 3.1.1');
     await src.close();
     await sink.close();

@@ -73,9 +73,16 @@ test('neuron source and sink share one NNG pair connection over IPC with a libnn
   const closeMem = s.app.connectors.memory.subscribe(`neuron/${id}/out`, (m) => rows.push(m.row));
   try {
     await until(() => peer.lines.includes('listening'), 15_000, 'the peer');
-    assert.deepEqual(((await s.req('GET', '/metadata/sources/yaml/neuron')).json() as Record<string, unknown>).default, { url: 'tcp://127.0.0.1:7081' });
+    assert.deepEqual(
+      ((await s.req('GET', '/metadata/sources/yaml/neuron')).json() as Record<string, unknown>).default,
+      { url: 'tcp://127.0.0.1:7081' },
+    );
     assert.equal((await s.req('PUT', `/metadata/sources/neuron/confKeys/k${id}`, { url })).status, 200);
-    assert.equal((await s.req('POST', '/streams', { sql: `CREATE STREAM nr${id} () WITH (TYPE="neuron", CONF_KEY="k${id}")` })).status, 201);
+    assert.equal(
+      (await s.req('POST', '/streams', { sql: `CREATE STREAM nr${id} () WITH (TYPE="neuron", CONF_KEY="k${id}")` }))
+        .status,
+      201,
+    );
     assert.equal(
       (
         await s.req('POST', '/rules', {
@@ -93,7 +100,14 @@ test('neuron source and sink share one NNG pair connection over IPC with a libnn
     assert.ok((rows[1].timestamp as number) > (rows[0].timestamp as number));
 
     // the sink writes tags of each row: node and group names rendered from the row
-    assert.equal((await s.req('POST', '/streams', { sql: `CREATE STREAM nin${id} () WITH (TYPE="memory", DATASOURCE="neuron/${id}/in")` })).status, 201);
+    assert.equal(
+      (
+        await s.req('POST', '/streams', {
+          sql: `CREATE STREAM nin${id} () WITH (TYPE="memory", DATASOURCE="neuron/${id}/in")`,
+        })
+      ).status,
+      201,
+    );
     assert.equal(
       (
         await s.req('POST', '/rules', {
@@ -104,13 +118,25 @@ test('neuron source and sink share one NNG pair connection over IPC with a libnn
       ).status,
       201,
     );
-    assert.equal((await s.req('POST', '/rules', { id: `nw${id}`, sql: `SELECT setpoint FROM nin${id}`, actions: [{ neuron: { url, raw: true, sendSingle: true } }] })).status, 201);
+    assert.equal(
+      (
+        await s.req('POST', '/rules', {
+          id: `nw${id}`,
+          sql: `SELECT setpoint FROM nin${id}`,
+          actions: [{ neuron: { url, raw: true, sendSingle: true } }],
+        })
+      ).status,
+      201,
+    );
     await running(s, `nk${id}`);
     await running(s, `nw${id}`);
     const writes = () => peer.lines.filter((l) => l.startsWith('{'));
     const end = Date.now() + 20_000;
     while (writes().length < 3 && Date.now() < end) {
-      s.app.connectors.memory.publish({ topic: `neuron/${id}/in`, row: { node: 'plc1', setpoint: 42n, mode: 'auto', other: 1n } as ValueObject });
+      s.app.connectors.memory.publish({
+        topic: `neuron/${id}/in`,
+        row: { node: 'plc1', setpoint: 42n, mode: 'auto', other: 1n } as ValueObject,
+      });
       await new Promise((r) => setTimeout(r, 300));
     }
     const got = writes().map((l) => JSON.parse(l) as Record<string, unknown>);
@@ -123,9 +149,16 @@ test('neuron source and sink share one NNG pair connection over IPC with a libnn
       { group_name: 'g1', node_name: 'plc1', tag_name: 'mode', value: 'auto' },
     );
     assert.ok(!got.some((m) => m.tag_name === 'other'), 'only the listed tags');
-    assert.ok(got.some((m) => JSON.stringify(m) === '{"setpoint":42}'), 'raw mode sends the encoded row');
+    assert.ok(
+      got.some((m) => JSON.stringify(m) === '{"setpoint":42}'),
+      'raw mode sends the encoded row',
+    );
 
-    const bad = await s.req('POST', '/rules', { id: `nb${id}`, sql: `SELECT * FROM nin${id}`, actions: [{ neuron: { url, groupName: 'g' } }] });
+    const bad = await s.req('POST', '/rules', {
+      id: `nb${id}`,
+      sql: `SELECT * FROM nin${id}`,
+      actions: [{ neuron: { url, groupName: 'g' } }],
+    });
     assert.equal(bad.status, 400);
     assert.match(bad.text, /node name is required if raw is not set/);
   } finally {

@@ -46,7 +46,10 @@ test('protobuf decode: int64 as bigint beyond 2^53, nested and repeated messages
           raw: Buffer.from([1, 2, 3]),
           level: 'HIGH',
           where: { x: 1, y: 2 },
-          path: [{ x: 0, y: 0 }, { x: 3.5, y: -1 }],
+          path: [
+            { x: 0, y: 0 },
+            { x: 3.5, y: -1 },
+          ],
           counts: ['-5', '12'],
           tags: { a: 1, b: 2 },
           labels: ['x', 'y'],
@@ -154,7 +157,10 @@ test('protobuf schemaId errors and the fields a message describes', async () => 
   const s = await startTestServer();
   try {
     await s.req('POST', '/schemas/protobuf', { name: 'sensors', content: PROTO });
-    assert.throws(() => new ProtobufFormat(s.app.schemas, { schemaId: 'nosuch.Reading' }), /schema type protobuf, file nosuch not found/);
+    assert.throws(
+      () => new ProtobufFormat(s.app.schemas, { schemaId: 'nosuch.Reading' }),
+      /schema type protobuf, file nosuch not found/,
+    );
     assert.throws(() => new ProtobufFormat(s.app.schemas, { schemaId: 'sensors.Nope' }), /Nope/);
     assert.throws(() => new ProtobufFormat(s.app.schemas, {}), /schemaId/);
     const fields = protobufFields(s.app.schemas, 'sensors.Point');
@@ -228,7 +234,11 @@ test('a protobuf stream decodes messages from Mosquitto; a protobuf sink publish
     const mqttSink = (topic: string, extra: Record<string, unknown> = {}) => ({
       mqtt: { server: 'tcp://127.0.0.1:1883', topic, sendSingle: true, ...extra },
     });
-    await ok(s, 'POST', '/rules', { id: uid('pj'), sql: `SELECT id, t, name, loc, path, counts FROM ${stream}`, actions: [mqttSink(jsonOut)] });
+    await ok(s, 'POST', '/rules', {
+      id: uid('pj'),
+      sql: `SELECT id, t, name, loc, path, counts FROM ${stream}`,
+      actions: [mqttSink(jsonOut)],
+    });
     await ok(s, 'POST', '/rules', {
       id: uid('pp'),
       sql: `SELECT id + 1 AS id, t * 2 AS t, upper(name) AS name, loc, path, counts FROM ${stream}`,
@@ -240,7 +250,10 @@ test('a protobuf stream decodes messages from Mosquitto; a protobuf sink publish
       t: 1.25,
       name: 'north',
       loc: { x: 1.5, y: -2 },
-      path: [{ x: 0, y: 0 }, { x: 2, y: 3 }],
+      path: [
+        { x: 0, y: 0 },
+        { x: 2, y: 3 },
+      ],
       counts: ['1', '-2'],
     };
     const bytes = pb.encode(pb.fromObject(input)).finish();
@@ -251,7 +264,10 @@ test('a protobuf stream decodes messages from Mosquitto; a protobuf sink publish
     assert.equal(parsed.name, 'north');
     assert.equal(parsed.t, 1.25);
     assert.deepEqual(parsed.loc, { x: 1.5, y: -2 });
-    assert.deepEqual(parsed.path, [{ x: 0, y: 0 }, { x: 2, y: 3 }]);
+    assert.deepEqual(parsed.path, [
+      { x: 0, y: 0 },
+      { x: 2, y: 3 },
+    ]);
     assert.deepEqual(parsed.counts, [1, -2]);
 
     const out = await broker.roundTrip(inTopic, bytes, pbOut);
@@ -260,7 +276,10 @@ test('a protobuf stream decodes messages from Mosquitto; a protobuf sink publish
       t: 2.5,
       name: 'NORTH',
       loc: { x: 1.5, y: -2 },
-      path: [{ x: 0, y: 0 }, { x: 2, y: 3 }],
+      path: [
+        { x: 0, y: 0 },
+        { x: 2, y: 3 },
+      ],
       counts: ['1', '-2'],
     });
   } finally {

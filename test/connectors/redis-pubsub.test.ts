@@ -24,8 +24,16 @@ test('redisSub pattern-subscribes to its channels; payloads carry the channel; g
   gz.provision(ctx(), '', { address: '127.0.0.1:6379', channels: [`${ch}-gz`], decompression: 'gzip' });
   const events: SourceEvent[] = [];
   const gzEvents: SourceEvent[] = [];
-  await src.connect(ctx(), (ev) => events.push(ev), (e) => assert.fail(e));
-  await gz.connect(ctx(), (ev) => gzEvents.push(ev), (e) => assert.fail(e));
+  await src.connect(
+    ctx(),
+    (ev) => events.push(ev),
+    (e) => assert.fail(e),
+  );
+  await gz.connect(
+    ctx(),
+    (ev) => gzEvents.push(ev),
+    (e) => assert.fail(e),
+  );
   await pub.publish(`${ch}/a`, '{"t":1}');
   await pub.publish(`${ch}/b`, '{"t":2}');
   await pub.publish(`${ch}-other`, '{"t":3}');
@@ -70,13 +78,31 @@ test('redisPub publishes the encoded payload to its channel, compressed when ask
 
 test('redisSub/redisPub validate properties and check connections', async () => {
   const { conns, close } = await connectorsService();
-  assert.throws(() => conns.registry.source('redisSub')!().provision(ctx(), '', { address: '127.0.0.1:6379' }), (e: unknown) => e instanceof EddyError && /channels/.test(e.message));
-  assert.throws(() => conns.registry.source('redisSub')!().provision(ctx(), '', { address: '127.0.0.1:6379', channels: ['x'], db: 16 }), /0-15/);
-  assert.throws(() => conns.registry.source('redisSub')!().provision(ctx(), '', { address: 'h:1', channels: ['x'], decompression: 'lz4' }), /unsupported compressor: lz4/);
+  assert.throws(
+    () => conns.registry.source('redisSub')!().provision(ctx(), '', { address: '127.0.0.1:6379' }),
+    (e: unknown) => e instanceof EddyError && /channels/.test(e.message),
+  );
+  assert.throws(
+    () =>
+      conns.registry.source('redisSub')!().provision(ctx(), '', { address: '127.0.0.1:6379', channels: ['x'], db: 16 }),
+    /0-15/,
+  );
+  assert.throws(
+    () =>
+      conns.registry.source('redisSub')!().provision(ctx(), '', {
+        address: 'h:1',
+        channels: ['x'],
+        decompression: 'lz4',
+      }),
+    /unsupported compressor: lz4/,
+  );
   assert.throws(() => sinkNode(conns, 'redisPub', { address: '127.0.0.1:6379' }), /channel is required/);
   await conns.registry.connectionCheck('source', 'redisSub')!({ address: '127.0.0.1:6379' });
   await conns.registry.connectionCheck('sink', 'redisPub')!({ address: '127.0.0.1:6379' });
-  await assert.rejects(conns.registry.connectionCheck('sink', 'redisPub')!({ address: `127.0.0.1:${await freePort()}` }), /ECONNREFUSED/);
+  await assert.rejects(
+    conns.registry.connectionCheck('sink', 'redisPub')!({ address: `127.0.0.1:${await freePort()}` }),
+    /ECONNREFUSED/,
+  );
   await close();
 });
 

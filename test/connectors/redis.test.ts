@@ -49,8 +49,14 @@ test('redis lookup (string and list) reads the key of the probe value from the D
 test('redis lookup: bad database, unreachable server and bad credentials fail with the reason', async () => {
   const { conns, close } = await connectorsService();
   const mk = () => conns.registry.lookup('redis')!();
-  assert.throws(() => mk().provision(ctx(), '16', { addr: '127.0.0.1:6379', dataType: 'string' }), (e: unknown) => e instanceof EddyError && /0-15/.test(e.message));
-  assert.throws(() => mk().provision(ctx(), '0', { addr: '127.0.0.1:6379', dataType: 'hash' }), /dataType must be string or list/);
+  assert.throws(
+    () => mk().provision(ctx(), '16', { addr: '127.0.0.1:6379', dataType: 'string' }),
+    (e: unknown) => e instanceof EddyError && /0-15/.test(e.message),
+  );
+  assert.throws(
+    () => mk().provision(ctx(), '0', { addr: '127.0.0.1:6379', dataType: 'hash' }),
+    /dataType must be string or list/,
+  );
   const port = await freePort();
   const down = mk();
   down.provision(ctx(), '0', { addr: `127.0.0.1:${port}`, dataType: 'string' });
@@ -69,7 +75,13 @@ test('redis sink writes rows as JSON under key or field, lists, expiration, row 
   const k = uid();
   const { conns, close } = await connectorsService();
   const base = { addr: '127.0.0.1:6379', db: 2 };
-  const byKey = sinkNode(conns, 'redis', { ...base, key: k + '-static', expiration: 100, sendSingle: true, dataTemplate: '{"t":{{.temp}}}' });
+  const byKey = sinkNode(conns, 'redis', {
+    ...base,
+    key: k + '-static',
+    expiration: 100,
+    sendSingle: true,
+    dataTemplate: '{"t":{{.temp}}}',
+  });
   const byField = sinkNode(conns, 'redis', { ...base, field: 'id', rowkindField: 'op' });
   const list = sinkNode(conns, 'redis', { ...base, key: k + '-list', dataType: 'list' });
   const multi = sinkNode(conns, 'redis', { ...base, keyType: 'multiple', sendSingle: true });
@@ -82,7 +94,10 @@ test('redis sink writes rows as JSON under key or field, lists, expiration, row 
   list.push([{ a: 1 }]);
   list.push([{ a: 2 }]);
   multi.push([{ [k + '-m1']: 'x', [k + '-m2']: 2.5 }]);
-  await waitFor(() => [byKey, byField, list, multi].every((n) => n.metrics.recordsOut >= (n === list ? 2 : 1)), 'writes');
+  await waitFor(
+    () => [byKey, byField, list, multi].every((n) => n.metrics.recordsOut >= (n === list ? 2 : 1)),
+    'writes',
+  );
   assert.equal(await r.get(k + '-static'), '{"t":20.5}');
   const ttl = await r.ttl(k + '-static');
   assert.ok(ttl > 0 && ttl <= 100, `ttl ${ttl}`);
@@ -108,8 +123,14 @@ test('redis sink writes rows as JSON under key or field, lists, expiration, row 
 
 test('redis sink: properties are checked, connection check pings', async () => {
   const { conns, close } = await connectorsService();
-  assert.throws(() => sinkNode(conns, 'redis', { addr: '127.0.0.1:6379' }), /must have key or field when KeyType is single/);
-  assert.throws(() => sinkNode(conns, 'redis', { addr: '127.0.0.1:6379', key: 'k', dataType: 'set' }), /dataType must be string or list/);
+  assert.throws(
+    () => sinkNode(conns, 'redis', { addr: '127.0.0.1:6379' }),
+    /must have key or field when KeyType is single/,
+  );
+  assert.throws(
+    () => sinkNode(conns, 'redis', { addr: '127.0.0.1:6379', key: 'k', dataType: 'set' }),
+    /dataType must be string or list/,
+  );
   assert.throws(() => sinkNode(conns, 'redis', { addr: '127.0.0.1:6379', key: 'k', db: 20 }), /0-15/);
   const check = conns.registry.connectionCheck('sink', 'redis')!;
   await check({ addr: '127.0.0.1:6379' });
@@ -118,7 +139,12 @@ test('redis sink: properties are checked, connection check pings', async () => {
 });
 
 /** A TCP proxy to the real Redis that the test can cut and restore. */
-async function cuttableProxy(): Promise<{ port: number; cut: () => void; restore: () => Promise<void>; close: () => Promise<void> }> {
+async function cuttableProxy(): Promise<{
+  port: number;
+  cut: () => void;
+  restore: () => Promise<void>;
+  close: () => Promise<void>;
+}> {
   const sockets = new Set<Socket>();
   let port = 0;
   const make = () =>
@@ -161,7 +187,14 @@ test('redis sink with the cache: writes made while the connection is lost are re
   const r = await redisDb(4);
   const k = uid();
   const { conns, close } = await connectorsService();
-  const node = sinkNode(conns, 'redis', { addr: `127.0.0.1:${proxy.port}`, db: 4, key: k, dataType: 'list', sendSingle: true, enableCache: true });
+  const node = sinkNode(conns, 'redis', {
+    addr: `127.0.0.1:${proxy.port}`,
+    db: 4,
+    key: k,
+    dataType: 'list',
+    sendSingle: true,
+    enableCache: true,
+  });
   await node.open();
   node.push([{ n: 1 }]);
   await waitFor(() => node.metrics.recordsOut === 1, 'first write');

@@ -84,7 +84,12 @@ test('rest sink: default method GET sends no body; form body url-encodes a row',
 test('rest sink headers given as one template rendering a JSON object', async () => {
   const srv = await recordingServer();
   const { conns, close } = await connectorsService();
-  const node = sinkNode(conns, 'rest', { url: srv.url, method: 'post', sendSingle: true, headers: '{"X-Room":"{{.room}}","X-Temp":"{{.temp}}"}' });
+  const node = sinkNode(conns, 'rest', {
+    url: srv.url,
+    method: 'post',
+    sendSingle: true,
+    headers: '{"X-Room":"{{.room}}","X-Temp":"{{.temp}}"}',
+  });
   const bad = sinkNode(conns, 'rest', { url: srv.url, method: 'post', sendSingle: true, headers: '[{{.room}}]' });
   await node.open();
   await bad.open();
@@ -105,7 +110,11 @@ test('rest sink renders a templated body type per row', async () => {
   const { conns, close } = await connectorsService();
   const node = sinkNode(conns, 'rest', { url: srv.url, method: 'post', sendSingle: true, bodyType: '{{.kind}}' });
   await node.open();
-  node.push([{ kind: 'text', v: 1 }, { kind: 'form', v: 2 }, { kind: 'yaml', v: 3 }]);
+  node.push([
+    { kind: 'text', v: 1 },
+    { kind: 'form', v: 2 },
+    { kind: 'yaml', v: 3 },
+  ]);
   await waitFor(() => srv.received.length === 2 && node.metrics.exceptions === 1, 'two sends and one failure');
   assert.deepEqual(
     srv.received.map((r) => [r.headers['content-type'], r.body]),
@@ -149,7 +158,13 @@ test('rest sink: a 4xx answer or a failed body check is an exception and is not 
 test('rest sink with the cache: a server down at start, then answering 503 and 429, gets everything in order', async () => {
   const port = await freePort();
   const { conns, close } = await connectorsService();
-  const node = sinkNode(conns, 'rest', { url: `http://127.0.0.1:${port}/x`, method: 'post', sendSingle: true, enableCache: true, timeout: 5000 });
+  const node = sinkNode(conns, 'rest', {
+    url: `http://127.0.0.1:${port}/x`,
+    method: 'post',
+    sendSingle: true,
+    enableCache: true,
+    timeout: 5000,
+  });
   await node.open();
   node.push([{ n: 1 }, { n: 2 }]);
   await waitFor(() => node.metrics.exceptions >= 1, 'connection refused');
@@ -198,7 +213,11 @@ test('rest sink rejects bad properties with clear messages', async () => {
     [{ url: 'http://h', timeout: '5' }, /'timeout' expected type 'int'/],
   ];
   for (const [props, re] of cases) {
-    assert.throws(() => sinkNode(conns, 'rest', props), (e: unknown) => e instanceof EddyError && e.code === 2201 && re.test(e.message), JSON.stringify(props));
+    assert.throws(
+      () => sinkNode(conns, 'rest', props),
+      (e: unknown) => e instanceof EddyError && e.code === 2201 && re.test(e.message),
+      JSON.stringify(props),
+    );
   }
   await close();
 });
@@ -239,7 +258,11 @@ test('rest sink compression gzips the body and announces it', async () => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      got.push({ enc: req.headers['content-encoding'], accept: req.headers['accept-encoding'], body: gunzipSync(Buffer.concat(chunks)).toString() });
+      got.push({
+        enc: req.headers['content-encoding'],
+        accept: req.headers['accept-encoding'],
+        body: gunzipSync(Buffer.concat(chunks)).toString(),
+      });
       res.writeHead(200, { 'Content-Encoding': 'gzip' }).end(gzipSync('{"code":200}'));
     });
   });
@@ -256,7 +279,10 @@ test('rest sink compression gzips the body and announces it', async () => {
   await waitFor(() => node.metrics.recordsOut === 1, 'sent');
   assert.deepEqual(got, [{ enc: 'gzip', accept: 'gzip', body: '[{"room":"a","temp":31.5},{"room":"b","temp":29}]' }]);
   assert.equal(node.metrics.exceptions, 0, 'the gzip answer was decoded for the body check');
-  assert.throws(() => sinkNode(conns, 'rest', { url: 'http://h', compression: 'zstd' }), /unsupported compressor: zstd/);
+  assert.throws(
+    () => sinkNode(conns, 'rest', { url: 'http://h', compression: 'zstd' }),
+    /unsupported compressor: zstd/,
+  );
   await node.close();
   await close();
   server.closeAllConnections();

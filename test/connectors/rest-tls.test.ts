@@ -11,8 +11,25 @@ import { connectorsService, ctx, sinkNode, tempDir, waitFor } from './e2-helpers
 function selfSigned(dir: string): { key: Buffer; cert: Buffer } {
   execFileSync(
     'openssl',
-    ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', join(dir, 'k.pem'), '-out', join(dir, 'c.pem'),
-      '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1'],
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      join(dir, 'k.pem'),
+      '-out',
+      join(dir, 'c.pem'),
+      '-days',
+      '1',
+      '-subj',
+      '/CN=localhost',
+      '-addext',
+      'subjectAltName=DNS:localhost,IP:127.0.0.1',
+    ],
     { stdio: 'ignore' },
   );
   return { key: readFileSync(join(dir, 'k.pem')), cert: readFileSync(join(dir, 'c.pem')) };
@@ -48,9 +65,18 @@ test('rest sink and httppull over https: verification by default, insecureSkipVe
 
   // httppull ships insecureSkipVerify: true in its default config key
   const src = conns.registry.source('httppull')!();
-  src.provision(ctx(), '/data', { ...conns.registry.sourceProps('httppull', undefined), url, method: 'get', interval: 60000 });
+  src.provision(ctx(), '/data', {
+    ...conns.registry.sourceProps('httppull', undefined),
+    url,
+    method: 'get',
+    interval: 60000,
+  });
   const got: string[] = [];
-  await src.connect(ctx(), (ev) => got.push(Buffer.from(ev.payload as Uint8Array).toString()), (e) => assert.fail(e));
+  await src.connect(
+    ctx(),
+    (ev) => got.push(Buffer.from(ev.payload as Uint8Array).toString()),
+    (e) => assert.fail(e),
+  );
   await waitFor(() => got.length === 1, 'https pull');
   assert.deepEqual(got, ['{"v":1}']);
   await src.close(ctx());

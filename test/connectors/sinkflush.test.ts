@@ -57,30 +57,56 @@ test('deleting a rule while its REST sink holds accepted rows still delivers eve
   const delivered = () => bodies.map((b) => (JSON.parse(b) as { n: number }).n);
   try {
     const st = uid('s');
-    assert.equal((await s.req('POST', '/streams', { sql: `CREATE STREAM ${st} (n BIGINT) WITH (DATASOURCE="${topic}")` })).status, 201);
-    const r = await s.req('POST', '/rules', { id: 'f1', sql: `SELECT n FROM ${st}`, actions: [{ rest: { url, method: 'post', sendSingle: true } }] });
+    assert.equal(
+      (await s.req('POST', '/streams', { sql: `CREATE STREAM ${st} (n BIGINT) WITH (DATASOURCE="${topic}")` })).status,
+      201,
+    );
+    const r = await s.req('POST', '/rules', {
+      id: 'f1',
+      sql: `SELECT n FROM ${st}`,
+      actions: [{ rest: { url, method: 'post', sendSingle: true } }],
+    });
     assert.equal(r.status, 201, r.text);
     // probe rows until the subscription is in place, then a fence row behind them: once it is delivered, every
     // probe the sink will ever see has been sent
-    await poll(async () => {
-      await client.publishAsync(topic, JSON.stringify({ n: 0 }), { qos: 1 });
-      return sinkIn(s, 'f1', 'sink_rest_0');
-    }, (n) => n > 0, 'the subscription');
+    await poll(
+      async () => {
+        await client.publishAsync(topic, JSON.stringify({ n: 0 }), { qos: 1 });
+        return sinkIn(s, 'f1', 'sink_rest_0');
+      },
+      (n) => n > 0,
+      'the subscription',
+    );
     await client.publishAsync(topic, JSON.stringify({ n: -1 }), { qos: 1 });
-    await poll(async () => delivered(), (d) => d.includes(-1), 'the fence row');
+    await poll(
+      async () => delivered(),
+      (d) => d.includes(-1),
+      'the fence row',
+    );
     const accepted = await sinkIn(s, 'f1', 'sink_rest_0');
 
     held = true;
     for (let n = 1; n <= 5; n++) await client.publishAsync(topic, JSON.stringify({ n }), { qos: 1 });
-    await poll(() => sinkIn(s, 'f1', 'sink_rest_0'), (n) => n >= accepted + 5, 'the sink accepted the five rows');
-    assert.deepEqual(delivered().filter((n) => n > 0), [], 'nothing delivered yet');
+    await poll(
+      () => sinkIn(s, 'f1', 'sink_rest_0'),
+      (n) => n >= accepted + 5,
+      'the sink accepted the five rows',
+    );
+    assert.deepEqual(
+      delivered().filter((n) => n > 0),
+      [],
+      'nothing delivered yet',
+    );
     const del = s.req('DELETE', '/rules/f1');
     // the target answers again while the delete waits
     setTimeout(release, 300);
     const answered = await del;
     assert.equal(answered.status, 200, answered.text);
     // the delete answered after the queue was sent
-    assert.deepEqual(delivered().filter((n) => n > 0), [1, 2, 3, 4, 5]);
+    assert.deepEqual(
+      delivered().filter((n) => n > 0),
+      [1, 2, 3, 4, 5],
+    );
   } finally {
     release();
     await client.endAsync();
@@ -99,27 +125,49 @@ test('stopping a rule right after its MQTT sink accepted a burst delivers the wh
   await client.subscribeAsync(outTopic, { qos: 1 });
   try {
     const st = uid('s');
-    assert.equal((await s.req('POST', '/streams', { sql: `CREATE STREAM ${st} (n BIGINT) WITH (DATASOURCE="${inTopic}")` })).status, 201);
+    assert.equal(
+      (await s.req('POST', '/streams', { sql: `CREATE STREAM ${st} (n BIGINT) WITH (DATASOURCE="${inTopic}")` }))
+        .status,
+      201,
+    );
     const r = await s.req('POST', '/rules', {
       id: 'f2',
       sql: `SELECT n FROM ${st}`,
       actions: [{ mqtt: { server: 'tcp://127.0.0.1:1883', topic: outTopic, qos: 1, sendSingle: true } }],
     });
     assert.equal(r.status, 201, r.text);
-    await poll(async () => {
-      await client.publishAsync(inTopic, JSON.stringify({ n: -1 }), { qos: 1 });
-      return seen.has(-1);
-    }, (v) => v, 'the subscription');
+    await poll(
+      async () => {
+        await client.publishAsync(inTopic, JSON.stringify({ n: -1 }), { qos: 1 });
+        return seen.has(-1);
+      },
+      (v) => v,
+      'the subscription',
+    );
     // a fence behind the probes: once it is out, the sink has counted every probe
     await client.publishAsync(inTopic, JSON.stringify({ n: -2 }), { qos: 1 });
-    await poll(async () => seen.has(-2), (v) => v, 'the fence row');
+    await poll(
+      async () => seen.has(-2),
+      (v) => v,
+      'the fence row',
+    );
     const base = await sinkIn(s, 'f2', 'sink_mqtt_0');
     const burst = 300;
-    await Promise.all(Array.from({ length: burst }, (_, n) => client.publishAsync(inTopic, JSON.stringify({ n }), { qos: 1 })));
-    await poll(() => sinkIn(s, 'f2', 'sink_mqtt_0'), (n) => n >= base + burst, 'the sink accepted the burst');
+    await Promise.all(
+      Array.from({ length: burst }, (_, n) => client.publishAsync(inTopic, JSON.stringify({ n }), { qos: 1 })),
+    );
+    await poll(
+      () => sinkIn(s, 'f2', 'sink_mqtt_0'),
+      (n) => n >= base + burst,
+      'the sink accepted the burst',
+    );
     const stop = await s.req('POST', '/rules/f2/stop');
     assert.equal(stop.status, 200, stop.text);
-    await poll(async () => seen.size, (n) => n >= burst + 2, `all ${burst} rows at the subscriber`);
+    await poll(
+      async () => seen.size,
+      (n) => n >= burst + 2,
+      `all ${burst} rows at the subscriber`,
+    );
     for (let n = 0; n < burst; n++) assert.ok(seen.has(n), `row ${n}`);
   } finally {
     await client.endAsync();

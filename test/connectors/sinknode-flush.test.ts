@@ -35,7 +35,14 @@ test('flush resolves only once every row pushed before it has been answered by t
   const waiting: ServerResponse[] = [];
   const srv = await recordingServer((_r, res) => waiting.push(res));
   const { conns, close } = await service();
-  const node = conns.createSinkNode({ ruleId: 'flush1', index: 0, type: 'rest', props: { url: srv.url, method: 'post', sendSingle: true }, ruleOptions, logger });
+  const node = conns.createSinkNode({
+    ruleId: 'flush1',
+    index: 0,
+    type: 'rest',
+    props: { url: srv.url, method: 'post', sendSingle: true },
+    ruleOptions,
+    logger,
+  });
   await node.open();
   node.push([{ n: 1 }, { n: 2 }, { n: 3 }]);
   let flushed: boolean | undefined;
@@ -47,7 +54,10 @@ test('flush resolves only once every row pushed before it has been answered by t
   }
   await waitFor(() => flushed !== undefined, 'the flush');
   assert.equal(flushed, true);
-  assert.deepEqual(srv.received.map((r) => r.body), ['{"n":1}', '{"n":2}', '{"n":3}']);
+  assert.deepEqual(
+    srv.received.map((r) => r.body),
+    ['{"n":1}', '{"n":2}', '{"n":3}'],
+  );
   await node.close();
   await close();
   await srv.close();
@@ -56,7 +66,14 @@ test('flush resolves only once every row pushed before it has been answered by t
 test('with the cache, a flush while the target fails resolves once the cached rows are saved in the store', async () => {
   const srv = await recordingServer((_r, res) => res.writeHead(503).end('busy'));
   const { conns, store, close } = await service();
-  const node = conns.createSinkNode({ ruleId: 'flush2', index: 0, type: 'rest', props: { url: srv.url, method: 'post', sendSingle: true, enableCache: true }, ruleOptions, logger });
+  const node = conns.createSinkNode({
+    ruleId: 'flush2',
+    index: 0,
+    type: 'rest',
+    props: { url: srv.url, method: 'post', sendSingle: true, enableCache: true },
+    ruleOptions,
+    logger,
+  });
   await node.open();
   node.push([{ n: 1 }, { n: 2 }]);
   assert.equal(await node.flush!(), true);
@@ -72,7 +89,14 @@ test('closing sends what the node accepted; a flush the target never answers res
   const waiting: ServerResponse[] = [];
   const srv = await recordingServer((_r, res) => waiting.push(res));
   const { conns, close } = await service();
-  const node = conns.createSinkNode({ ruleId: 'flush3', index: 0, type: 'rest', props: { url: srv.url, method: 'post', timeout: 0 }, ruleOptions, logger });
+  const node = conns.createSinkNode({
+    ruleId: 'flush3',
+    index: 0,
+    type: 'rest',
+    props: { url: srv.url, method: 'post', timeout: 0 },
+    ruleOptions,
+    logger,
+  });
   await node.open();
   node.push([{ n: 1 }]);
   node.push([{ n: 2 }]);

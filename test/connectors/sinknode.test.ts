@@ -45,7 +45,10 @@ test('sink pipeline over mqtt: list by default, sendSingle, fields, dataField, o
     await until(() => sub.messages.length >= 7, 15_000, 'seven messages');
     await new Promise((r) => setTimeout(r, 200));
     const by = (suffix: string) => sub.messages.filter((m) => m.topic === `${topic}/${suffix}`).map((m) => m.text);
-    assert.deepEqual(by('plain'), ['[{"a":1,"b":"x","inner":{"k":1.5}},{"a":2,"b":"y","inner":{"k":2}}]', '[{"error":"boom"}]']);
+    assert.deepEqual(by('plain'), [
+      '[{"a":1,"b":"x","inner":{"k":1.5}},{"a":2,"b":"y","inner":{"k":2}}]',
+      '[{"error":"boom"}]',
+    ]);
     assert.deepEqual(by('single'), ['{"a":1,"b":"x","inner":{"k":1.5}}', '{"a":2,"b":"y","inner":{"k":2}}']);
     assert.deepEqual(by('fields'), ['[{"b":"x","zz":null},{"b":"y","zz":null}]']);
     assert.deepEqual(by('df'), ['{"k":1.5}', '{"k":2}']);
@@ -69,10 +72,39 @@ test('dataTemplate output is sent verbatim; a templated topic is rendered per ro
   const sub = await subscriber(`${topic}/#`);
   const nodes: SinkNode[] = [];
   try {
-    const tpl = sinkNode(s, 'mqtt', { server: BROKER, topic: `${topic}/{{.room}}`, sendSingle: true, dataTemplate: '{"r":"{{.room}}","t":{{.temp}}}' }, 'r2', 0);
-    const whole = sinkNode(s, 'mqtt', { server: BROKER, topic: `${topic}/whole`, dataTemplate: '{{range .}}{{.room}};{{end}}' }, 'r2', 1);
-    const tplFields = sinkNode(s, 'mqtt', { server: BROKER, topic: `${topic}/tf`, sendSingle: true, dataTemplate: '{"x":{{.temp}},"y":1}', fields: ['x'] }, 'r2', 2);
-    const csv = sinkNode(s, 'mqtt', { server: BROKER, topic: `${topic}/csv`, sendSingle: true, format: 'delimited', delimiter: ';' }, 'r2', 3);
+    const tpl = sinkNode(
+      s,
+      'mqtt',
+      {
+        server: BROKER,
+        topic: `${topic}/{{.room}}`,
+        sendSingle: true,
+        dataTemplate: '{"r":"{{.room}}","t":{{.temp}}}',
+      },
+      'r2',
+      0,
+    );
+    const whole = sinkNode(
+      s,
+      'mqtt',
+      { server: BROKER, topic: `${topic}/whole`, dataTemplate: '{{range .}}{{.room}};{{end}}' },
+      'r2',
+      1,
+    );
+    const tplFields = sinkNode(
+      s,
+      'mqtt',
+      { server: BROKER, topic: `${topic}/tf`, sendSingle: true, dataTemplate: '{"x":{{.temp}},"y":1}', fields: ['x'] },
+      'r2',
+      2,
+    );
+    const csv = sinkNode(
+      s,
+      'mqtt',
+      { server: BROKER, topic: `${topic}/csv`, sendSingle: true, format: 'delimited', delimiter: ';' },
+      'r2',
+      3,
+    );
     nodes.push(tpl, whole, tplFields, csv);
     for (const n of nodes) await n.open();
     const rows: ValueObject[] = [
@@ -113,7 +145,13 @@ test('sink property validation throws EddyError 2201; legacy properties are acce
     bad('mqtt', { server: BROKER, topic: 'a', qos: 3 }, /qos/);
     bad('memory', {}, /topic/);
     bad('log', { dataTemplate: '{{.a' }, /dataTemplate/);
-    const ok = sinkNode(s, 'log', { runAsync: true, retryInterval: 10, retryCount: 2, cacheLength: 5, cacheSaveInterval: 9 });
+    const ok = sinkNode(s, 'log', {
+      runAsync: true,
+      retryInterval: 10,
+      retryCount: 2,
+      cacheLength: 5,
+      cacheSaveInterval: 9,
+    });
     await ok.open();
     ok.push([{ a: 1 }]);
     await until(() => ok.metrics.recordsOut === 1);
@@ -128,7 +166,10 @@ test('resourceId merges the stored sink config key under the action properties',
   const topic = uniqueTopic('res');
   const sub = await subscriber(topic);
   try {
-    assert.equal((await s.req('PUT', '/metadata/sinks/mqtt/confKeys/broker1', { server: BROKER, topic: 'wrong', qos: 1 })).status, 200);
+    assert.equal(
+      (await s.req('PUT', '/metadata/sinks/mqtt/confKeys/broker1', { server: BROKER, topic: 'wrong', qos: 1 })).status,
+      200,
+    );
     const n = sinkNode(s, 'mqtt', { resourceId: 'broker1', topic, sendSingle: true });
     await n.open();
     n.push([{ v: 1 }]);
@@ -188,7 +229,15 @@ test('failure cache survives a stop: cached items are resent by the next run of 
   await proxy.start();
   const topic = uniqueTopic('persist');
   const sub = await subscriber(topic);
-  const props = { server: proxy.url, topic, sendSingle: true, enableCache: true, memoryCacheThreshold: 2, bufferPageSize: 1, maxDiskCache: 10 };
+  const props = {
+    server: proxy.url,
+    topic,
+    sendSingle: true,
+    enableCache: true,
+    memoryCacheThreshold: 2,
+    bufferPageSize: 1,
+    maxDiskCache: 10,
+  };
   try {
     const first = sinkNode(s, 'mqtt', props, 'rp');
     await first.open();
@@ -201,7 +250,10 @@ test('failure cache survives a stop: cached items are resent by the next run of 
     const second = sinkNode(s, 'mqtt', props, 'rp');
     await second.open();
     await until(() => sub.messages.length === 5, 15000, 'resent after restart');
-    assert.deepEqual(sub.messages.map((m) => JSON.parse(m.text).i), [0, 1, 2, 3, 4]);
+    assert.deepEqual(
+      sub.messages.map((m) => JSON.parse(m.text).i),
+      [0, 1, 2, 3, 4],
+    );
     await second.close();
   } finally {
     await sub.close();
@@ -228,7 +280,7 @@ test('without the cache a failing sink counts exceptions and keeps accepting dat
     await until(() => proxy.connections > 0, 15_000, 'reconnect');
     // the proxy accepting the socket does not mean the client has its CONNACK yet (slow on a loaded machine); a row
     // sent before that is rightly lost without a cache, so the row is sent again until one arrives
-    for (const end = Date.now() + 10_000; sub.messages.length === 0 && Date.now() < end; ) {
+    for (const end = Date.now() + 10_000; sub.messages.length === 0 && Date.now() < end;) {
       n.push([{ i: 2n }]);
       await new Promise((r) => setTimeout(r, 300));
     }

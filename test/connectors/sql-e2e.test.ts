@@ -38,11 +38,16 @@ test('sql stream (postgres) → lookup join on a sql table (mariadb) → sql sin
       internalSqlQueryCfg: { table: readings, indexField: 'id', indexValue: 0, limit: 100 },
     });
     assert.equal(r.status, 200, r.text);
-    r = await s.req('PUT', `/metadata/sources/sql/confKeys/my_${id}`, { url: MY_URL, lookup: { cache: true, cacheTtl: 600 } });
+    r = await s.req('PUT', `/metadata/sources/sql/confKeys/my_${id}`, {
+      url: MY_URL,
+      lookup: { cache: true, cacheTtl: 600 },
+    });
     assert.equal(r.status, 200, r.text);
     r = await s.req('POST', '/streams', { sql: `CREATE STREAM ${stream} () WITH (TYPE="sql", CONF_KEY="pg_${id}")` });
     assert.equal(r.status, 201, r.text);
-    r = await s.req('POST', '/tables', { sql: `CREATE TABLE ${table} () WITH (TYPE="sql", DATASOURCE="${rooms}", KIND="lookup", CONF_KEY="my_${id}")` });
+    r = await s.req('POST', '/tables', {
+      sql: `CREATE TABLE ${table} () WITH (TYPE="sql", DATASOURCE="${rooms}", KIND="lookup", CONF_KEY="my_${id}")`,
+    });
     assert.equal(r.status, 201, r.text);
     r = await s.req('POST', '/rules', {
       id: rule,
@@ -71,9 +76,13 @@ test('sql stream (postgres) → lookup join on a sql table (mariadb) → sql sin
     assert.equal(st.sink_sql_0_0_records_in_total, 4);
     assert.equal(st.sink_sql_0_0_records_out_total, 4);
     // a lookup table whose database refuses the credentials is refused with the reason
-    r = await s.req('PUT', `/metadata/sources/sql/confKeys/bad_${id}`, { url: 'mysql://root:wrong@127.0.0.1:3306/test' });
+    r = await s.req('PUT', `/metadata/sources/sql/confKeys/bad_${id}`, {
+      url: 'mysql://root:wrong@127.0.0.1:3306/test',
+    });
     assert.equal(r.status, 200, r.text);
-    r = await s.req('POST', '/tables', { sql: `CREATE TABLE bad_${id} () WITH (TYPE="sql", DATASOURCE="${rooms}", KIND="lookup", CONF_KEY="bad_${id}")` });
+    r = await s.req('POST', '/tables', {
+      sql: `CREATE TABLE bad_${id} () WITH (TYPE="sql", DATASOURCE="${rooms}", KIND="lookup", CONF_KEY="bad_${id}")`,
+    });
     assert.equal(r.status, 400);
     assert.match(r.text, /Access denied for user 'root'/);
     assert.doesNotMatch(r.text, /wrong/);
@@ -99,19 +108,34 @@ test('sql connection checks over the REST API: {url} for sources and lookups, {u
       r = await s.req('POST', '/metadata/sinks/connection/sql', { url, table: 'readings', fields: ['id', 't'] });
       assert.deepEqual([r.status, r.text], [200, '']);
     }
-    let r = await s.req('POST', '/metadata/sinks/connection/sql', { url: 'mysql://root:wrong@127.0.0.1:3306/test', table: 'readings' });
+    let r = await s.req('POST', '/metadata/sinks/connection/sql', {
+      url: 'mysql://root:wrong@127.0.0.1:3306/test',
+      table: 'readings',
+    });
     assert.equal(r.status, 400);
     const body = r.json() as { error: number; message: string };
     assert.equal(body.error, 1000);
-    assert.match(body.message, /^cannot connect to mysql:\/\/root:\*\*\*\*\*\*@127\.0\.0\.1:3306\/test: Access denied for user 'root'@'127\.0\.0\.1'/);
+    assert.match(
+      body.message,
+      /^cannot connect to mysql:\/\/root:\*\*\*\*\*\*@127\.0\.0\.1:3306\/test: Access denied for user 'root'@'127\.0\.0\.1'/,
+    );
     // a url shown masked by the config-key API is checked with the stored password (resourceId)
     r = await s.req('PUT', '/metadata/sources/sql/confKeys/masked', { url: 'mysql://root:@127.0.0.1:3306/test' });
     assert.equal(r.status, 200, r.text);
-    const shown = ((await s.req('GET', '/metadata/sources/yaml/sql')).json() as Record<string, { url: string }>).masked.url;
+    const shown = ((await s.req('GET', '/metadata/sources/yaml/sql')).json() as Record<string, { url: string }>).masked
+      .url;
     assert.equal(shown, 'mysql://root:******@127.0.0.1:3306/test');
     // the shipped config keys of etc/sources/sql.yaml are listed next to the user's, passwords masked
     const keys = (await s.req('GET', '/metadata/sources/yaml/sql')).json() as Record<string, { url: string }>;
-    assert.deepEqual(Object.keys(keys), ['default', 'masked', 'mysql_config', 'oracle_config', 'postgresql_config', 'sqlite_config', 'sqlserver_config']);
+    assert.deepEqual(Object.keys(keys), [
+      'default',
+      'masked',
+      'mysql_config',
+      'oracle_config',
+      'postgresql_config',
+      'sqlite_config',
+      'sqlserver_config',
+    ]);
     assert.equal(keys.postgresql_config.url, 'postgres://username:******@127.0.0.1:5432/testdb?sslmode=disable');
     r = await s.req('POST', '/metadata/sources/connection/sql', { url: shown, resourceId: 'masked' });
     assert.deepEqual([r.status, r.text], [200, '']);
@@ -152,7 +176,9 @@ test('a sql rule survives outages of its databases: the source polls again, the 
     r = await s.req('POST', '/rules', {
       id: rule,
       sql: `SELECT id, v FROM ${stream}`,
-      actions: [{ sql: { url: `postgres://postgres@127.0.0.1:${sinkProxy.port}/test`, table: output, enableCache: true } }],
+      actions: [
+        { sql: { url: `postgres://postgres@127.0.0.1:${sinkProxy.port}/test`, table: output, enableCache: true } },
+      ],
     });
     assert.equal(r.status, 201, r.text);
     const rows = () => pgdb.run(`SELECT id, v FROM ${output} ORDER BY id`);

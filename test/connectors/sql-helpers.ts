@@ -18,14 +18,26 @@ export async function admin(driver: 'postgres' | 'mysql'): Promise<Admin> {
     await c.connect();
     return { run: async (sql) => (await c.query(sql)).rows as Record<string, unknown>[], close: () => c.end() };
   }
-  const c = await mysql.createConnection({ host: '127.0.0.1', port: 3306, user: 'root', password: '', database: 'test', supportBigNumbers: true, bigNumberStrings: true, dateStrings: true });
+  const c = await mysql.createConnection({
+    host: '127.0.0.1',
+    port: 3306,
+    user: 'root',
+    password: '',
+    database: 'test',
+    supportBigNumbers: true,
+    bigNumberStrings: true,
+    dateStrings: true,
+  });
   return { run: async (sql) => (await c.query(sql))[0] as Record<string, unknown>[], close: () => c.end() };
 }
 
-export const uniqueTable = (what: string): string => `eddy_${what}_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
+export const uniqueTable = (what: string): string =>
+  `eddy_${what}_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
 
 /** A TCP proxy to a database that the test can cut and restore (an outage as the client sees it). */
-export async function cuttableProxy(target: number): Promise<{ port: number; cut: () => void; restore: () => Promise<void>; close: () => Promise<void> }> {
+export async function cuttableProxy(
+  target: number,
+): Promise<{ port: number; cut: () => void; restore: () => Promise<void>; close: () => Promise<void> }> {
   const sockets = new Set<Socket>();
   const make = () =>
     createServer((client) => {

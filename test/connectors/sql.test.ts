@@ -19,11 +19,17 @@ const DRIVERS = [
 
 test('sql urls: drivers by scheme with aliases, default ports, masked passwords, unsupported drivers refused', () => {
   const p = parseSqlUrl('postgres://app:s%40cret@db.local/plant?sslmode=disable');
-  assert.deepEqual([p.driver, p.host, p.port, p.user, p.password, p.database, p.tls], ['postgres', 'db.local', 5432, 'app', 's@cret', 'plant', false]);
+  assert.deepEqual(
+    [p.driver, p.host, p.port, p.user, p.password, p.database, p.tls],
+    ['postgres', 'db.local', 5432, 'app', 's@cret', 'plant', false],
+  );
   assert.equal(p.display, 'postgres://app:******@db.local/plant?sslmode=disable');
   assert.deepEqual(parseSqlUrl('postgresql://u@h:6000/d?sslmode=require').tls, { verify: false });
   const m = parseSqlUrl('mysql://username:password@127.0.0.1:3306/testdb?parseTime=true');
-  assert.deepEqual([m.driver, m.host, m.port, m.user, m.password, m.database], ['mysql', '127.0.0.1', 3306, 'username', 'password', 'testdb']);
+  assert.deepEqual(
+    [m.driver, m.host, m.port, m.user, m.password, m.database],
+    ['mysql', '127.0.0.1', 3306, 'username', 'password', 'testdb'],
+  );
   assert.equal(parseSqlUrl('mariadb://root@h/x').driver, 'mysql');
   assert.equal(parseSqlUrl('mysql://root@h/x').port, 3306);
   assert.throws(() => parseSqlUrl('sqlserver://sa:pw@127.0.0.1:1433/db'), /unsupported driver sqlserver/);
@@ -38,15 +44,27 @@ for (const d of DRIVERS) {
   test(`sql source (${d.name}): internal query reads new rows only, in index order, with typed values`, async () => {
     const db = await admin(d.name);
     const t = uniqueTable('src');
-    await db.run(`CREATE TABLE ${t} (id INT PRIMARY KEY, name VARCHAR(20), temp DOUBLE PRECISION, amount DECIMAL(10,2), ts TIMESTAMP NULL)`);
-    await db.run(`INSERT INTO ${t} VALUES (1, 'a', 20.5, 1.25, '2024-03-01 10:00:00'), (3, 'c', 22, 3, NULL), (2, 'b''q', 21, 2, NULL)`);
+    await db.run(
+      `CREATE TABLE ${t} (id INT PRIMARY KEY, name VARCHAR(20), temp DOUBLE PRECISION, amount DECIMAL(10,2), ts TIMESTAMP NULL)`,
+    );
+    await db.run(
+      `INSERT INTO ${t} VALUES (1, 'a', 20.5, 1.25, '2024-03-01 10:00:00'), (3, 'c', 22, 3, NULL), (2, 'b''q', 21, 2, NULL)`,
+    );
     const { conns, close } = await connectorsService();
     const src = conns.registry.source('sql')!() as SqlSource;
-    src.provision(ctx(), '', { url: d.url, interval: 100, internalSqlQueryCfg: { table: t, limit: 2, indexField: 'id', indexValue: 1 } });
+    src.provision(ctx(), '', {
+      url: d.url,
+      interval: 100,
+      internalSqlQueryCfg: { table: t, limit: 2, indexField: 'id', indexValue: 1 },
+    });
     const got: ValueObject[] = [];
     const errors: Error[] = [];
     try {
-      await src.connect(ctx(), (ev: SourceEvent) => got.push(ev.payload as ValueObject), (e) => errors.push(e));
+      await src.connect(
+        ctx(),
+        (ev: SourceEvent) => got.push(ev.payload as ValueObject),
+        (e) => errors.push(e),
+      );
       await waitFor(() => got.length >= 2, 'rows 2 and 3');
       assert.deepEqual(got, [
         { id: 2n, name: "b'q", temp: 21, amount: 2, ts: null },
@@ -55,16 +73,24 @@ for (const d of DRIVERS) {
       assert.deepEqual(src.offset(), { id: 3n });
       assert.equal(src.statement(), `select * from ${t} where id > 3 order by id ASC limit 2`);
       // later rows arrive on later polls, at most `limit` per poll, each once
-      await db.run(`INSERT INTO ${t} VALUES (4, 'd', 1, 4, '2024-03-02 11:30:00'), (5, 'e', 2, 5, NULL), (6, 'f', 3, 6, NULL)`);
+      await db.run(
+        `INSERT INTO ${t} VALUES (4, 'd', 1, 4, '2024-03-02 11:30:00'), (5, 'e', 2, 5, NULL), (6, 'f', 3, 6, NULL)`,
+      );
       await waitFor(() => got.length >= 5, 'rows 4 to 6');
       await new Promise((r) => setTimeout(r, 300));
-      assert.deepEqual(got.slice(2).map((r) => r.id), [4n, 5n, 6n]);
+      assert.deepEqual(
+        got.slice(2).map((r) => r.id),
+        [4n, 5n, 6n],
+      );
       assert.deepEqual(got[2].ts, new DateTime(Date.UTC(2024, 2, 2, 11, 30), 'UTC'));
       assert.deepEqual(errors, []);
       // a rewound offset re-reads from there
       src.rewind({ id: 4n });
       await waitFor(() => got.length >= 7, 'rows 5 and 6 again');
-      assert.deepEqual(got.slice(5).map((r) => r.id), [5n, 6n]);
+      assert.deepEqual(
+        got.slice(5).map((r) => r.id),
+        [5n, 6n],
+      );
     } finally {
       await src.close(ctx());
       await db.run(`DROP TABLE ${t}`);
@@ -154,12 +180,20 @@ for (const d of DRIVERS) {
         ],
       );
       // with `fields`, only those columns are written; the row kind and key are still read from the row
-      const narrow = sinkNode(conns, 'sql', { url: d.url, table: t, rowkindField: 'action', keyField: 'id', fields: ['name'] });
+      const narrow = sinkNode(conns, 'sql', {
+        url: d.url,
+        table: t,
+        rowkindField: 'action',
+        keyField: 'id',
+        fields: ['name'],
+      });
       await narrow.open();
       narrow.push([{ action: 'update', id: 3, name: 'C', temp: 99 }]);
       await waitFor(() => narrow.metrics.recordsOut >= 1, 'narrow update');
       await narrow.close();
-      assert.deepEqual(await db.run(`SELECT id, name, temp FROM ${t} WHERE id = 3`), [{ id: 3, name: 'C', temp: null }]);
+      assert.deepEqual(await db.run(`SELECT id, name, temp FROM ${t} WHERE id = 3`), [
+        { id: 3, name: 'C', temp: null },
+      ]);
       // an unknown row kind and a statement the database rejects are exceptions, not retried
       kinds.push([{ action: 'merge', id: 9 }]);
       await waitFor(() => kinds.metrics.exceptions >= 1, 'bad row kind');
@@ -189,7 +223,9 @@ test('sql source (postgres): template query with a DATETIME index in dateTimeFor
   const db = await admin('postgres');
   const t = uniqueTable('tpl');
   await db.run(`CREATE TABLE ${t} (id INT, seq INT, ts TIMESTAMP)`);
-  await db.run(`INSERT INTO ${t} VALUES (1, 1, '2024-01-01 00:00:01'), (2, 2, '2024-01-01 00:00:02'), (3, 3, '2024-01-01 00:00:03')`);
+  await db.run(
+    `INSERT INTO ${t} VALUES (1, 1, '2024-01-01 00:00:01'), (2, 2, '2024-01-01 00:00:02'), (3, 3, '2024-01-01 00:00:03')`,
+  );
   const { conns, close } = await connectorsService();
   const src = conns.registry.source('sql')!() as SqlSource;
   const multi = conns.registry.source('sql')!() as SqlSource;
@@ -204,12 +240,29 @@ test('sql source (postgres): template query with a DATETIME index in dateTimeFor
       dateTimeFormat: 'YYYY-MM-dd HH:mm:ss',
     },
   });
-  multi.provision(ctx(), '', { url: PG_URL, interval: 100, internalSqlQueryCfg: { table: t, indexFields: [{ indexField: 'id', indexValue: 1 }, { indexField: 'seq', indexValue: 0 }] } });
+  multi.provision(ctx(), '', {
+    url: PG_URL,
+    interval: 100,
+    internalSqlQueryCfg: {
+      table: t,
+      indexFields: [
+        { indexField: 'id', indexValue: 1 },
+        { indexField: 'seq', indexValue: 0 },
+      ],
+    },
+  });
   const got: ValueObject[] = [];
   try {
-    await src.connect(ctx(), (ev) => got.push(ev.payload as ValueObject), () => {});
+    await src.connect(
+      ctx(),
+      (ev) => got.push(ev.payload as ValueObject),
+      () => {},
+    );
     await waitFor(() => got.length >= 2, 'two rows, one per poll');
-    assert.deepEqual(got.map((r) => r.id), [2n, 3n]);
+    assert.deepEqual(
+      got.map((r) => r.id),
+      [2n, 3n],
+    );
     assert.equal(src.statement(), `select id, ts from ${t} where ts > '2024-01-01 00:00:03' order by ts limit 1`);
     // without dateTimeFormat a time index keeps its microseconds: rows apart by 1 µs are each read once
     await db.run(`INSERT INTO ${t} VALUES (4, 4, '2024-01-01 00:00:04.000001'), (5, 5, '2024-01-01 00:00:04.000002')`);
@@ -217,17 +270,36 @@ test('sql source (postgres): template query with a DATETIME index in dateTimeFor
     fine.provision(ctx(), '', {
       url: PG_URL,
       interval: 50,
-      templateSqlQueryCfg: { templateSql: `select id, ts from ${t} where ts > '{{.ts}}' order by ts limit 1`, indexField: 'ts', indexValue: '2024-01-01 00:00:03', indexFieldType: 'DATETIME' },
+      templateSqlQueryCfg: {
+        templateSql: `select id, ts from ${t} where ts > '{{.ts}}' order by ts limit 1`,
+        indexField: 'ts',
+        indexValue: '2024-01-01 00:00:03',
+        indexFieldType: 'DATETIME',
+      },
     });
     const fineRows: ValueObject[] = [];
-    await fine.connect(ctx(), (ev) => fineRows.push(ev.payload as ValueObject), () => {});
+    await fine.connect(
+      ctx(),
+      (ev) => fineRows.push(ev.payload as ValueObject),
+      () => {},
+    );
     await waitFor(() => fineRows.length >= 2, 'two rows 1 µs apart');
     await new Promise((r) => setTimeout(r, 200));
     await fine.close(ctx());
-    assert.deepEqual(fineRows.map((r) => r.id), [4n, 5n]);
+    assert.deepEqual(
+      fineRows.map((r) => r.id),
+      [4n, 5n],
+    );
     assert.deepEqual(fineRows[1].ts, new DateTime(Date.UTC(2024, 0, 1, 0, 0, 4), 'UTC', 2000));
-    await multi.connect(ctx(), () => {}, () => {});
-    assert.match(multi.statement(), new RegExp(`^select \\* from ${t} where id > \\d AND seq > \\d order by id ASC, seq ASC$`));
+    await multi.connect(
+      ctx(),
+      () => {},
+      () => {},
+    );
+    assert.match(
+      multi.statement(),
+      new RegExp(`^select \\* from ${t} where id > \\d AND seq > \\d order by id ASC, seq ASC$`),
+    );
   } finally {
     await src.close(ctx());
     await multi.close(ctx());
@@ -242,21 +314,47 @@ test('sql connectors: bad properties, bad credentials and unreachable databases 
   try {
     const src = () => conns.registry.source('sql')!();
     const isExec = (re: RegExp) => (e: unknown) => e instanceof EddyError && e.code === 2201 && re.test(e.message);
-    assert.throws(() => src().provision(ctx(), '', { interval: 100, internalSqlQueryCfg: { table: 't' } }), isExec(/sql url is required/));
-    assert.throws(() => src().provision(ctx(), '', { url: 'oracle://u:p@h/x', interval: 100, internalSqlQueryCfg: { table: 't' } }), isExec(/unsupported driver oracle/));
-    assert.throws(() => src().provision(ctx(), '', { url: PG_URL, internalSqlQueryCfg: { table: 't' } }), isExec(/interval is required/));
-    assert.throws(() => src().provision(ctx(), '', { url: PG_URL, interval: 100 }), isExec(/one of internalSqlQueryCfg and templateSqlQueryCfg is required/));
-    assert.throws(() => src().provision(ctx(), '', { url: PG_URL, interval: 100, internalSqlQueryCfg: { table: 't; drop table x' } }), isExec(/invalid table name/));
-    assert.throws(() => src().provision(ctx(), '', { url: PG_URL, interval: 100, templateSqlQueryCfg: { templateSql: 'select {{.a' } }), isExec(/templateSql/));
+    assert.throws(
+      () => src().provision(ctx(), '', { interval: 100, internalSqlQueryCfg: { table: 't' } }),
+      isExec(/sql url is required/),
+    );
+    assert.throws(
+      () => src().provision(ctx(), '', { url: 'oracle://u:p@h/x', interval: 100, internalSqlQueryCfg: { table: 't' } }),
+      isExec(/unsupported driver oracle/),
+    );
+    assert.throws(
+      () => src().provision(ctx(), '', { url: PG_URL, internalSqlQueryCfg: { table: 't' } }),
+      isExec(/interval is required/),
+    );
+    assert.throws(
+      () => src().provision(ctx(), '', { url: PG_URL, interval: 100 }),
+      isExec(/one of internalSqlQueryCfg and templateSqlQueryCfg is required/),
+    );
+    assert.throws(
+      () =>
+        src().provision(ctx(), '', { url: PG_URL, interval: 100, internalSqlQueryCfg: { table: 't; drop table x' } }),
+      isExec(/invalid table name/),
+    );
+    assert.throws(
+      () =>
+        src().provision(ctx(), '', { url: PG_URL, interval: 100, templateSqlQueryCfg: { templateSql: 'select {{.a' } }),
+      isExec(/templateSql/),
+    );
     assert.throws(() => conns.registry.lookup('sql')!().provision(ctx(), '', { url: PG_URL }), /DATASOURCE/);
     assert.throws(() => sinkNode(conns, 'sql', { url: PG_URL }), /table is required/);
-    assert.throws(() => sinkNode(conns, 'sql', { url: PG_URL, table: 't', rowkindField: 'op' }), /keyField is required/);
+    assert.throws(
+      () => sinkNode(conns, 'sql', { url: PG_URL, table: 't', rowkindField: 'op' }),
+      /keyField is required/,
+    );
     assert.throws(() => sinkNode(conns, 'sql', { url: 'ftp://x/y', table: 't' }), /unsupported driver ftp/);
 
     // wrong password (MariaDB), unknown role and database (PostgreSQL), nothing listening
     const port = await freePort();
     const cases: Array<[string, RegExp]> = [
-      ['mysql://root:wrong@127.0.0.1:3306/test', /cannot connect to mysql:\/\/root:\*\*\*\*\*\*@127\.0\.0\.1:3306\/test: Access denied for user 'root'/],
+      [
+        'mysql://root:wrong@127.0.0.1:3306/test',
+        /cannot connect to mysql:\/\/root:\*\*\*\*\*\*@127\.0\.0\.1:3306\/test: Access denied for user 'root'/,
+      ],
       ['postgres://nosuchrole@127.0.0.1:5432/test', /role "nosuchrole" does not exist/],
       ['postgres://postgres@127.0.0.1:5432/nosuchdb', /database "nosuchdb" does not exist/],
       [`postgres://postgres@127.0.0.1:${port}/test`, /ECONNREFUSED/],
@@ -268,7 +366,15 @@ test('sql connectors: bad properties, bad credentials and unreachable databases 
       await assert.rejects(lk.connect(ctx()), re, url);
       const s = src();
       s.provision(ctx(), '', { url, interval: 1000, internalSqlQueryCfg: { table: 't' } });
-      await assert.rejects(s.connect(ctx(), () => {}, () => {}), re, url);
+      await assert.rejects(
+        s.connect(
+          ctx(),
+          () => {},
+          () => {},
+        ),
+        re,
+        url,
+      );
       await s.close(ctx());
       await assert.rejects(conns.registry.connectionCheck('source', 'sql')!({ url }), re, url);
       await assert.rejects(conns.registry.connectionCheck('lookup', 'sql')!({ url }), re, url);
@@ -292,7 +398,11 @@ test('sql sink with the cache (postgres): rows written while the database is unr
   const t = uniqueTable('cache');
   await db.run(`CREATE TABLE ${t} (n INT)`);
   const { conns, close } = await connectorsService();
-  const node = sinkNode(conns, 'sql', { url: `postgres://postgres@127.0.0.1:${proxy.port}/test`, table: t, enableCache: true });
+  const node = sinkNode(conns, 'sql', {
+    url: `postgres://postgres@127.0.0.1:${proxy.port}/test`,
+    table: t,
+    enableCache: true,
+  });
   try {
     await node.open();
     node.push([{ n: 1 }]);
@@ -322,11 +432,19 @@ test('sql source (mysql): a poll failing while the database is unreachable is re
   await db.run(`INSERT INTO ${t} VALUES (1)`);
   const { conns, close } = await connectorsService();
   const src = conns.registry.source('sql')!();
-  src.provision(ctx(), '', { url: `mysql://root@127.0.0.1:${proxy.port}/test`, interval: 100, internalSqlQueryCfg: { table: t, indexField: 'id' } });
+  src.provision(ctx(), '', {
+    url: `mysql://root@127.0.0.1:${proxy.port}/test`,
+    interval: 100,
+    internalSqlQueryCfg: { table: t, indexField: 'id' },
+  });
   const got: ValueObject[] = [];
   const errors: Error[] = [];
   try {
-    await src.connect(ctx(), (ev) => got.push(ev.payload as ValueObject), (e) => errors.push(e));
+    await src.connect(
+      ctx(),
+      (ev) => got.push(ev.payload as ValueObject),
+      (e) => errors.push(e),
+    );
     await waitFor(() => got.length === 1, 'first row');
     proxy.cut();
     await waitFor(() => errors.length >= 1, 'poll failure', 10000);

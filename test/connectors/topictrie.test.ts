@@ -90,6 +90,10 @@ test('topic trie agrees with the reference matcher on random filters and topics'
     const expected = filters.flatMap((f, i) => (topicMatches(f, topic) ? [i] : [])).sort((x, y) => x - y);
     const got: number[] = [];
     t.match(topic, (i) => got.push(i));
-    assert.deepEqual(got.sort((x, y) => x - y), expected, `topic ${JSON.stringify(topic)}`);
+    assert.deepEqual(
+      got.sort((x, y) => x - y),
+      expected,
+      `topic ${JSON.stringify(topic)}`,
+    );
   }
 });

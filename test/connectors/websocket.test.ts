@@ -7,7 +7,9 @@ import type { SourceEvent } from '../../src/contracts/index.js';
 
 const text = (ev: SourceEvent): string => Buffer.from(ev.payload as Uint8Array).toString('utf8');
 
-async function wsServer(port = 0): Promise<{ wss: WebSocketServer; port: number; received: string[]; close: () => Promise<void> }> {
+async function wsServer(
+  port = 0,
+): Promise<{ wss: WebSocketServer; port: number; received: string[]; close: () => Promise<void> }> {
   const wss = new WebSocketServer({ port, host: '127.0.0.1' });
   await new Promise<void>((r) => wss.once('listening', () => r()));
   const received: string[] = [];
@@ -39,7 +41,11 @@ test('websocket source (client mode) receives messages, survives a lost connecti
   src.provision(ctx(), '/feed', { addr: `127.0.0.1:${srv.port}` });
   const events: string[] = [];
   const errors: string[] = [];
-  await src.connect(ctx(), (ev) => events.push(text(ev)), (e) => errors.push(e.message));
+  await src.connect(
+    ctx(),
+    (ev) => events.push(text(ev)),
+    (e) => errors.push(e.message),
+  );
   await waitFor(() => srv.wss.clients.size === 1, 'client connected');
   for (const c of srv.wss.clients) c.send('{"a":1}');
   await waitFor(() => events.length === 1, 'first message');
@@ -55,7 +61,14 @@ test('websocket source (client mode) receives messages, survives a lost connecti
 
   const down = conns.registry.source('websocket')!();
   down.provision(ctx(), '/feed', { addr: `127.0.0.1:${await freePort()}` });
-  await assert.rejects(down.connect(ctx(), () => undefined, () => undefined), /ECONNREFUSED/);
+  await assert.rejects(
+    down.connect(
+      ctx(),
+      () => undefined,
+      () => undefined,
+    ),
+    /ECONNREFUSED/,
+  );
   await down.close(ctx());
   await close();
 });
@@ -66,7 +79,11 @@ test('websocket source (server mode) serves its path on the data server; non-obj
   src.provision(ctx(), '/e2/ws/in', { addr: '' });
   const events: string[] = [];
   const errors: string[] = [];
-  await src.connect(ctx(), (ev) => events.push(text(ev)), (e) => errors.push(e.message));
+  await src.connect(
+    ctx(),
+    (ev) => events.push(text(ev)),
+    (e) => errors.push(e.message),
+  );
   const client = await openClient(`ws://127.0.0.1:${conns.dataServer.port}/e2/ws/in`);
   client.send('{"t":1.5}');
   client.send('[1,2]');
@@ -84,7 +101,11 @@ test('websocket sink sends the encoded payload as text frames, as client and as 
   const srv = await wsServer();
   const { conns, close } = await connectorsService();
   const client = sinkNode(conns, 'websocket', { addr: `127.0.0.1:${srv.port}`, path: '/out' });
-  const server = sinkNode(conns, 'websocket', { path: '/e2/ws/out', sendSingle: true, dataTemplate: '{{.room}}={{.temp}}' });
+  const server = sinkNode(conns, 'websocket', {
+    path: '/e2/ws/out',
+    sendSingle: true,
+    dataTemplate: '{{.room}}={{.temp}}',
+  });
   await client.open();
   await server.open();
   const peer = await openClient(`ws://127.0.0.1:${conns.dataServer.port}/e2/ws/out`);
@@ -110,7 +131,12 @@ test('websocket sink (client) with the cache resends what failed while the serve
   const srv = await wsServer();
   const port = srv.port;
   const { conns, close } = await connectorsService();
-  const node = sinkNode(conns, 'websocket', { addr: `127.0.0.1:${port}`, path: '/out', sendSingle: true, enableCache: true });
+  const node = sinkNode(conns, 'websocket', {
+    addr: `127.0.0.1:${port}`,
+    path: '/out',
+    sendSingle: true,
+    enableCache: true,
+  });
   await node.open();
   node.push([{ n: 1 }]);
   await waitFor(() => srv.received.length === 1, 'first frame');
@@ -180,8 +206,25 @@ test('websocket client mode over TLS: with TLS properties the sink and source co
   const t = tempDir('eddy-wss-');
   execFileSync(
     'openssl',
-    ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', join(t.dir, 'k.pem'), '-out', join(t.dir, 'c.pem'),
-      '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1'],
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      join(t.dir, 'k.pem'),
+      '-out',
+      join(t.dir, 'c.pem'),
+      '-days',
+      '1',
+      '-subj',
+      '/CN=localhost',
+      '-addext',
+      'subjectAltName=DNS:localhost,IP:127.0.0.1',
+    ],
     { stdio: 'ignore' },
   );
   const cert = readFileSync(join(t.dir, 'c.pem'));
@@ -206,7 +249,11 @@ test('websocket client mode over TLS: with TLS properties the sink and source co
     const src = conns.registry.source('websocket')!();
     src.provision(ctx(), '/out', { addr, insecureSkipVerify: true });
     const events: string[] = [];
-    await src.connect(ctx(), (ev) => events.push(text(ev)), () => undefined);
+    await src.connect(
+      ctx(),
+      (ev) => events.push(text(ev)),
+      () => undefined,
+    );
     await waitFor(() => events.length === 1, 'message over wss');
     assert.deepEqual(events, ['{"from":"server"}']);
     await src.close(ctx());

@@ -76,11 +76,27 @@ test('zmq source subscribes to a libzmq publisher: topic prefix, topic metadata,
   const c1 = s.app.connectors.memory.subscribe(`zmq/${id}/a`, (m) => rows.push(m.row));
   const c2 = s.app.connectors.memory.subscribe(`zmq/${id}/all`, (m) => all.push(m.row));
   try {
-    assert.equal((await s.req('PUT', `/metadata/sources/zmq/confKeys/k${id}`, { server: `tcp://127.0.0.1:${port}` })).status, 200);
-    assert.equal((await s.req('POST', '/streams', { sql: `CREATE STREAM zs${id} (n bigint, v float) WITH (TYPE="zmq", DATASOURCE="sensors", CONF_KEY="k${id}")` })).status, 201);
+    assert.equal(
+      (await s.req('PUT', `/metadata/sources/zmq/confKeys/k${id}`, { server: `tcp://127.0.0.1:${port}` })).status,
+      200,
+    );
+    assert.equal(
+      (
+        await s.req('POST', '/streams', {
+          sql: `CREATE STREAM zs${id} (n bigint, v float) WITH (TYPE="zmq", DATASOURCE="sensors", CONF_KEY="k${id}")`,
+        })
+      ).status,
+      201,
+    );
     // the publisher may still be starting: the source connects as soon as it listens
     assert.equal(
-      (await s.req('POST', '/rules', { id: `za${id}`, sql: `SELECT n, v, meta(topic) AS topic FROM zs${id}`, actions: [{ memory: { topic: `zmq/${id}/a`, sendSingle: true } }] })).status,
+      (
+        await s.req('POST', '/rules', {
+          id: `za${id}`,
+          sql: `SELECT n, v, meta(topic) AS topic FROM zs${id}`,
+          actions: [{ memory: { topic: `zmq/${id}/a`, sendSingle: true } }],
+        })
+      ).status,
       201,
     );
     await until(() => rows.length >= 3, 30_000, 'zmq rows');
@@ -107,12 +123,28 @@ test('zmq source started before its publisher receives once the publisher comes 
   const c = s.app.connectors.memory.subscribe(`zmq/${id}/late`, (m) => rows.push(m.row));
   let pub: ReturnType<typeof python> | undefined;
   try {
-    assert.equal((await s.req('PUT', `/metadata/sources/zmq/confKeys/k${id}`, { server: `tcp://127.0.0.1:${port}` })).status, 200);
-    assert.equal((await s.req('POST', '/streams', { sql: `CREATE STREAM zl${id} (n bigint) WITH (TYPE="zmq", DATASOURCE="sensors", CONF_KEY="k${id}")` })).status, 201);
+    assert.equal(
+      (await s.req('PUT', `/metadata/sources/zmq/confKeys/k${id}`, { server: `tcp://127.0.0.1:${port}` })).status,
+      200,
+    );
+    assert.equal(
+      (
+        await s.req('POST', '/streams', {
+          sql: `CREATE STREAM zl${id} (n bigint) WITH (TYPE="zmq", DATASOURCE="sensors", CONF_KEY="k${id}")`,
+        })
+      ).status,
+      201,
+    );
     // nobody listens on the port yet: the SUB socket connects lazily and the rule (restart strategy: no attempts)
     // runs anyway
     assert.equal(
-      (await s.req('POST', '/rules', { id: `zl${id}`, sql: `SELECT n FROM zl${id}`, actions: [{ memory: { topic: `zmq/${id}/late`, sendSingle: true } }] })).status,
+      (
+        await s.req('POST', '/rules', {
+          id: `zl${id}`,
+          sql: `SELECT n FROM zl${id}`,
+          actions: [{ memory: { topic: `zmq/${id}/late`, sendSingle: true } }],
+        })
+      ).status,
       201,
     );
     await running(s, `zl${id}`);
@@ -133,9 +165,22 @@ test('zmq sink binds a PUB socket that a libzmq subscriber receives [topic, payl
   const id = uid();
   const sub = python(SUBSCRIBER, [String(port), 'out']);
   try {
-    assert.equal((await s.req('POST', '/streams', { sql: `CREATE STREAM zin${id} () WITH (TYPE="memory", DATASOURCE="zmq/${id}/in")` })).status, 201);
     assert.equal(
-      (await s.req('POST', '/rules', { id: `zk${id}`, sql: `SELECT a, b FROM zin${id}`, actions: [{ zmq: { server: `tcp://127.0.0.1:${port}`, topic: 'out/1', sendSingle: true } }] })).status,
+      (
+        await s.req('POST', '/streams', {
+          sql: `CREATE STREAM zin${id} () WITH (TYPE="memory", DATASOURCE="zmq/${id}/in")`,
+        })
+      ).status,
+      201,
+    );
+    assert.equal(
+      (
+        await s.req('POST', '/rules', {
+          id: `zk${id}`,
+          sql: `SELECT a, b FROM zin${id}`,
+          actions: [{ zmq: { server: `tcp://127.0.0.1:${port}`, topic: 'out/1', sendSingle: true } }],
+        })
+      ).status,
       201,
     );
     await running(s, `zk${id}`);
@@ -155,7 +200,13 @@ test('zmq sink binds a PUB socket that a libzmq subscriber receives [topic, payl
 
     // an occupied port fails the rule's sink with the bind error
     assert.equal(
-      (await s.req('POST', '/rules', { id: `zb${id}`, sql: `SELECT a FROM zin${id}`, actions: [{ zmq: { server: `tcp://127.0.0.1:${port}` } }] })).status,
+      (
+        await s.req('POST', '/rules', {
+          id: `zb${id}`,
+          sql: `SELECT a FROM zin${id}`,
+          actions: [{ zmq: { server: `tcp://127.0.0.1:${port}` } }],
+        })
+      ).status,
       201,
     );
     let text = '';
@@ -173,9 +224,16 @@ test('zmq sink binds a PUB socket that a libzmq subscriber receives [topic, payl
       s.app.connectors.memory.publish({ topic: `zmq/${id}/in`, row: { a: BigInt(i++), b: 'after' } as ValueObject });
       await new Promise((r) => setTimeout(r, 100));
     }
-    assert.ok(sub.lines.some((l) => l.includes('after')), 'the subscriber receives from the restarted sink');
+    assert.ok(
+      sub.lines.some((l) => l.includes('after')),
+      'the subscriber receives from the restarted sink',
+    );
     assert.doesNotMatch((await s.req('GET', `/rules/zk${id}/status`)).text, /EADDRINUSE/);
-    const noServer = await s.req('POST', '/rules', { id: `zn${id}`, sql: `SELECT a FROM zin${id}`, actions: [{ zmq: {} }] });
+    const noServer = await s.req('POST', '/rules', {
+      id: `zn${id}`,
+      sql: `SELECT a FROM zin${id}`,
+      actions: [{ zmq: {} }],
+    });
     assert.equal(noServer.status, 400);
     assert.match(noServer.text, /zmq sink is missing property server/);
   } finally {

@@ -18,7 +18,10 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
 interface PageElement {
   textContent: string | null;
 }
-declare const document: { querySelector(sel: string): PageElement | null; querySelectorAll(sel: string): ArrayLike<PageElement> };
+declare const document: {
+  querySelector(sel: string): PageElement | null;
+  querySelectorAll(sel: string): ArrayLike<PageElement>;
+};
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SHOTS = new URL('../output/console/', import.meta.url).pathname;
@@ -42,7 +45,12 @@ before(async () => {
   server = await startTestServer();
   profile = mkdtempSync(join(tmpdir(), 'eddy-chromium-'));
   // a new, empty profile (--user-data-dir) for every run
-  context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: FLAGS, viewport: { width: 1280, height: 900 } });
+  context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: FLAGS,
+    viewport: { width: 1280, height: 900 },
+  });
 });
 
 after(async () => {
@@ -58,7 +66,7 @@ async function open(hash: string): Promise<Page> {
   return page;
 }
 
-test('the console is served by Eddy and the root keeps eKuiper\'s JSON answer', async () => {
+test("the console is served by Eddy and the root keeps eKuiper's JSON answer", async () => {
   const root = await server.req('GET', '/');
   assert.match(root.headers.get('content-type') ?? '', /application\/json/);
   assert.ok('version' in (root.json() as object));
@@ -66,7 +74,12 @@ test('the console is served by Eddy and the root keeps eKuiper\'s JSON answer', 
   assert.equal(index.status, 200);
   assert.match(await index.text(), /<script type="module" src="app.js">/);
   // nothing outside the console folder is served
-  for (const path of ['/console/../etc/kuiper.yaml', '/console/%2e%2e/package.json', '/console/..%2fpackage.json', '/console/nosuch.js']) {
+  for (const path of [
+    '/console/../etc/kuiper.yaml',
+    '/console/%2e%2e/package.json',
+    '/console/..%2fpackage.json',
+    '/console/nosuch.js',
+  ]) {
     assert.notEqual((await fetch(`${server.url}${path}`, { redirect: 'manual' })).status, 200, path);
   }
 });
@@ -77,7 +90,10 @@ test('create a stream and a rule in the UI, watch live metrics while MQTT messag
   const page = await open('#/streams');
   const sql = page.locator('[data-role=sql]');
   await sql.fill(`CREATE STREAM ${name} (temperature FLOAT) WITH (DATASOURCE="${topic}", FORMAT="json"`);
-  await page.locator('[data-role=sql-status] .error').filter({ hasText: /line 1, column \d+/ }).waitFor();
+  await page
+    .locator('[data-role=sql-status] .error')
+    .filter({ hasText: /line 1, column \d+/ })
+    .waitFor();
   await page.screenshot({ path: join(SHOTS, 'stream-syntax-error.png'), fullPage: true });
   await sql.fill(`CREATE STREAM ${name} (temperature FLOAT) WITH (DATASOURCE="${topic}", FORMAT="json")`);
   await page.locator('[data-role=sql-status] .ok').waitFor();
@@ -109,12 +125,18 @@ test('create a stream and a rule in the UI, watch live metrics while MQTT messag
       }, `[data-node=source_${name}] [data-role=metrics]`);
       const first = await metrics.textContent();
       // the numbers keep moving with the messages, refreshed every second
-      await page.waitForFunction(([sel, before]) => document.querySelector(sel)?.textContent !== before, [`[data-node=source_${name}] [data-role=metrics]`, first] as const);
+      await page.waitForFunction(([sel, before]) => document.querySelector(sel)?.textContent !== before, [
+        `[data-node=source_${name}] [data-role=metrics]`,
+        first,
+      ] as const);
       await page.screenshot({ path: join(SHOTS, 'rule.png'), fullPage: true });
       await page.goto(`${server.url}/console/#/rules`);
       const row = page.locator(`tr[data-rule=${name}]`);
       await row.waitFor();
-      await page.waitForFunction((sel) => Number((document.querySelectorAll(`${sel} td.num`)[0]?.textContent ?? '0').replace(/,/g, '')) > 0, `tr[data-rule=${name}]`);
+      await page.waitForFunction(
+        (sel) => Number((document.querySelectorAll(`${sel} td.num`)[0]?.textContent ?? '0').replace(/,/g, '')) > 0,
+        `tr[data-rule=${name}]`,
+      );
       await page.screenshot({ path: join(SHOTS, 'rules.png'), fullPage: true });
       await row.getByRole('button', { name: 'Stop' }).click();
       await row.locator('.badge.stopped').waitFor();
@@ -135,18 +157,31 @@ test('create a stream and a rule in the UI, watch live metrics while MQTT messag
 
 test('import a bundle with progress; add a config key; the server page shows CPU and memory', async () => {
   const rules: Record<string, string> = {};
-  for (let i = 0; i < 20; i++) rules[`uiimp${i}`] = JSON.stringify({ id: `uiimp${i}`, sql: `SELECT * FROM uiimp WHERE a > ${i}`, actions: [{ nop: {} }] });
-  const bundle = { streams: { uiimp: 'CREATE STREAM uiimp (a BIGINT) WITH (TYPE="memory", DATASOURCE="ui/imp", FORMAT="json")' }, rules };
+  for (let i = 0; i < 20; i++)
+    rules[`uiimp${i}`] = JSON.stringify({
+      id: `uiimp${i}`,
+      sql: `SELECT * FROM uiimp WHERE a > ${i}`,
+      actions: [{ nop: {} }],
+    });
+  const bundle = {
+    streams: { uiimp: 'CREATE STREAM uiimp (a BIGINT) WITH (TYPE="memory", DATASOURCE="ui/imp", FORMAT="json")' },
+    rules,
+  };
   const page = await open('#/data');
-  await page.locator('[data-role=import-file]').setInputFiles({ name: 'bundle.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(bundle)) });
+  await page
+    .locator('[data-role=import-file]')
+    .setInputFiles({ name: 'bundle.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(bundle)) });
   await page.locator('[data-role=import]').click();
   await page.locator('[data-role=import-result] .ok').filter({ hasText: 'imported' }).waitFor();
-  assert.equal(await page.locator('[data-role=import-progress]').evaluate((el) => {
-    const bar = el as unknown as { value: number; max: number };
-    return bar.value === bar.max && bar.max > 1;
-  }), true);
+  assert.equal(
+    await page.locator('[data-role=import-progress]').evaluate((el) => {
+      const bar = el as unknown as { value: number; max: number };
+      return bar.value === bar.max && bar.max > 1;
+    }),
+    true,
+  );
   await page.screenshot({ path: join(SHOTS, 'import.png'), fullPage: true });
-  const listed = (server.app.rules.list()).filter((r) => r.id.startsWith('uiimp'));
+  const listed = server.app.rules.list().filter((r) => r.id.startsWith('uiimp'));
   assert.equal(listed.length, 20);
   await page.goto(`${server.url}/console/#/config`);
   await page.locator('main select').nth(1).locator('option[value=mqtt]').waitFor({ state: 'attached' });
@@ -154,7 +189,10 @@ test('import a bundle with progress; add a config key; the server page shows CPU
   await page.locator('[data-role=confkey-name]').fill('uikey');
   await page.locator('[data-role=confkey-props]').fill('{"server": "tcp://127.0.0.1:1883"}');
   await page.locator('[data-role=confkey-save]').click();
-  await page.locator('main td').filter({ hasText: /^uikey$/ }).waitFor();
+  await page
+    .locator('main td')
+    .filter({ hasText: /^uikey$/ })
+    .waitFor();
   const keys = (await server.req('GET', '/metadata/sources/yaml/mqtt')).json() as Record<string, { server?: string }>;
   assert.equal(keys.uikey?.server, 'tcp://127.0.0.1:1883');
   await page.screenshot({ path: join(SHOTS, 'config.png'), fullPage: true });
@@ -166,9 +204,19 @@ test('import a bundle with progress; add a config key; the server page shows CPU
 
 test('the rules page with 1,000 rules: first render (figure printed)', async () => {
   const rules: Record<string, string> = {};
-  for (let i = 0; i < 1000; i++) rules[`many${String(i).padStart(4, '0')}`] = JSON.stringify({ sql: `SELECT * FROM uimany WHERE a > ${i}`, actions: [{ nop: {} }] });
+  for (let i = 0; i < 1000; i++)
+    rules[`many${String(i).padStart(4, '0')}`] = JSON.stringify({
+      sql: `SELECT * FROM uimany WHERE a > ${i}`,
+      actions: [{ nop: {} }],
+    });
   const res = await server.req('POST', '/data/import?partial=1', {
-    content: JSON.stringify({ streams: { uimany: 'CREATE STREAM uimany (a BIGINT) WITH (TYPE="memory", DATASOURCE="ui/many", FORMAT="json", SHARED="true")' }, rules }),
+    content: JSON.stringify({
+      streams: {
+        uimany:
+          'CREATE STREAM uimany (a BIGINT) WITH (TYPE="memory", DATASOURCE="ui/many", FORMAT="json", SHARED="true")',
+      },
+      rules,
+    }),
   });
   assert.equal(res.status, 200, res.text);
   const page = await context.newPage();
@@ -177,11 +225,15 @@ test('the rules page with 1,000 rules: first render (figure printed)', async () 
   await page.goto(`${server.url}/console/#/rules`);
   await page.locator('[data-role=rules] tbody[data-rendered]').waitFor();
   const navToRows = Date.now() - t0;
-  const inPage = await page.evaluate(() => (globalThis as unknown as { eddyRulesFirstRenderMs: number }).eddyRulesFirstRenderMs);
+  const inPage = await page.evaluate(
+    () => (globalThis as unknown as { eddyRulesFirstRenderMs: number }).eddyRulesFirstRenderMs,
+  );
   const rows = await page.locator('[data-role=rules] tbody tr').count();
   assert.equal(rows, 50, 'one page of rules is rendered');
   await page.screenshot({ path: join(SHOTS, 'rules-1000.png'), fullPage: true });
-  console.log(`# console: rules page with ${((await server.req('GET', '/eddy/rules?limit=1')).json() as { total: number }).total} rules: first rows ${navToRows} ms after navigation, ${Math.round(inPage)} ms after the page script started`);
+  console.log(
+    `# console: rules page with ${((await server.req('GET', '/eddy/rules?limit=1')).json() as { total: number }).total} rules: first rows ${navToRows} ms after navigation, ${Math.round(inPage)} ms after the page script started`,
+  );
   await page.close();
 });
 

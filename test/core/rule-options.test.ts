@@ -68,7 +68,11 @@ test('docs/runtime.md §1.2 lists exactly the declared rule options, with their 
     `the option table must list exactly the declared options; the declaration gives:\n${expectedTable}`,
   );
   for (const [name, line] of declared) {
-    assert.equal(documented.get(name), line, `row of ${name} in docs/runtime.md §1.2; the declaration gives:\n${expectedTable}`);
+    assert.equal(
+      documented.get(name),
+      line,
+      `row of ${name} in docs/runtime.md §1.2; the declaration gives:\n${expectedTable}`,
+    );
   }
 });
 
@@ -77,7 +81,11 @@ test('the built-in defaults are the declared ones, and start/stop write back eve
   assert.deepEqual({ ...DEFAULT_RULE_OPTIONS, restartStrategy: { ...DEFAULT_RULE_OPTIONS.restartStrategy } }, defaults);
   assert.equal(defaults.bufferLength, 1024);
   assert.equal(defaults.restartStrategy.jitterFactor, 0.1);
-  assert.deepEqual(Object.keys(everyOption(defaults)), [...Object.keys(SCALAR_RULE_OPTIONS), 'restartStrategy', 'cronDatetimeRange']);
+  assert.deepEqual(Object.keys(everyOption(defaults)), [
+    ...Object.keys(SCALAR_RULE_OPTIONS),
+    'restartStrategy',
+    'cronDatetimeRange',
+  ]);
 });
 
 test('every declared check is reported, once, in the documented order', () => {

@@ -27,7 +27,8 @@ const BARE_DOC = /(^|[^/\w-])((?:sql|rest-api|runtime|compatibility|brief)\.md)\
 const MD_SECTION = new RegExp(String.raw`([\w./-]+\.md) ${SECTION}`, 'g');
 const ANY_DOC = /docs\/([a-z0-9-]+)\.md/g;
 /** "engineer X", "helper E1", "C1's" (a possessive tag; V8 is an engine, not a role). */
-const ROLE = /\b(?:[Ee]ngineers?|[Dd]evelopers?|[Hh]elpers?|[Rr]eviewers?|[Tt]eam lead|[Aa]gents?)\s+[A-Z]\d*\b|\b(?!V8')[A-Z]\d+'s\b/;
+const ROLE =
+  /\b(?:[Ee]ngineers?|[Dd]evelopers?|[Hh]elpers?|[Rr]eviewers?|[Tt]eam lead|[Aa]gents?)\s+[A-Z]\d*\b|\b(?!V8')[A-Z]\d+'s\b/;
 /** A parenthesised work-item tag such as "(W6)": it points at nothing in the repository. */
 const WORK_TAG = /\(([A-Z]\d{1,2})\)/g;
 /** The brief's decision tags K1–K24 and D1–D24 written without their document. */
@@ -82,7 +83,8 @@ export function checkLine(line: string, docs: Docs): string[] {
       continue;
     }
     const nums = [m[2], ...[...m[3].matchAll(CONTINUATION)].map((c) => c[1])];
-    for (const n of nums) if (!secs.has(n)) problems.push(`cites docs/${doc}.md ${SECTION}${n}, which has no such heading`);
+    for (const n of nums)
+      if (!secs.has(n)) problems.push(`cites docs/${doc}.md ${SECTION}${n}, which has no such heading`);
   }
   for (const m of line.matchAll(SECTION_SIGN)) {
     if (covered.some(([a, b]) => m.index >= a && m.index < b)) continue;
@@ -102,7 +104,8 @@ export function checkLine(line: string, docs: Docs): string[] {
   for (const m of comment.matchAll(LEDGER_CITATION)) {
     ledgerCovered.push([m.index, m.index + m[0].length]);
     const ids = [m[1], ...(m[2].match(/[A-Z]\d+/g) ?? [])];
-    for (const id of ids) if (!docs.ledger.has(id)) problems.push(`cites docs/compatibility.md ${id}, which has no entry`);
+    for (const id of ids)
+      if (!docs.ledger.has(id)) problems.push(`cites docs/compatibility.md ${id}, which has no entry`);
   }
   for (const m of comment.matchAll(BARE_LEDGER)) {
     const at = m.index + m[1].length;
@@ -139,7 +142,9 @@ test('every section, document and ledger entry cited under src/ and test/ exists
   let citations = 0;
   const self = new URL(import.meta.url).pathname;
   // this file is skipped: its examples of bad references are there on purpose
-  for (const file of [...sourceFiles(join(root, 'src')), ...sourceFiles(join(root, 'test'))].filter((f) => f !== self)) {
+  for (const file of [...sourceFiles(join(root, 'src')), ...sourceFiles(join(root, 'test'))].filter(
+    (f) => f !== self,
+  )) {
     const lines = readFileSync(file, 'utf8').split('\n');
     lines.forEach((line, i) => {
       citations += [...line.matchAll(DOC_CITATION)].length;

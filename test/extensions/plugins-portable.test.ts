@@ -53,12 +53,21 @@ test('a portable plugin is installed, described, used by a rule (source, functio
   const fn = uid('revert');
   const out = join(dir, `${uid('sink')}.txt`);
   try {
-    let r = await s.req('POST', '/plugins/portables', { name, file: zipUrl({ name, sources: [src], sinks: [sink], functions: [fn] }) });
+    let r = await s.req('POST', '/plugins/portables', {
+      name,
+      file: zipUrl({ name, sources: [src], sinks: [sink], functions: [fn] }),
+    });
     assert.equal(r.status, 201, r.text);
     assert.equal(r.text, `portable plugin ${name} is created`);
     assert.deepEqual((await s.req('GET', '/plugins/portables')).json(), [name]);
     assert.deepEqual((await s.req('GET', `/plugins/portables/${name}`)).json(), {
-      name, version: 'v1.0.0', language: 'go', executable: name, sources: [src], sinks: [sink], functions: [fn],
+      name,
+      version: 'v1.0.0',
+      language: 'go',
+      executable: name,
+      sources: [src],
+      sinks: [sink],
+      functions: [fn],
     });
     // files: the plugin folder, the source yaml and metadata in the data folder
     assert.ok(existsSync(join(s.homeDir, 'plugins', 'portable', name, `${name}.json`)));
@@ -66,7 +75,9 @@ test('a portable plugin is installed, described, used by a rule (source, functio
     assert.ok(existsSync(join(s.homeDir, 'data', 'sources', `${src}.json`)));
 
     const stream = uid('ps');
-    r = await s.req('POST', '/streams', { sql: `CREATE STREAM ${stream} () WITH (TYPE="${src}", DATASOURCE="abc", FORMAT="json")` });
+    r = await s.req('POST', '/streams', {
+      sql: `CREATE STREAM ${stream} () WITH (TYPE="${src}", DATASOURCE="abc", FORMAT="json")`,
+    });
     assert.equal(r.status, 201, r.text);
     const rows: ValueObject[] = [];
     const topic = `${stream}/out`;
@@ -78,14 +89,28 @@ test('a portable plugin is installed, described, used by a rule (source, functio
       actions: [{ memory: { topic } }, { [sink]: { path: out, requiredACKs: 1 } }],
     });
     assert.equal(r.status, 201, r.text);
-    await until(() => rows.length, (n) => n >= 3, 'rows from the plugin source');
+    await until(
+      () => rows.length,
+      (n) => n >= 3,
+      'rows from the plugin source',
+    );
     assert.equal(rows[0].ds, 'abc', 'the source got its datasource: ' + JSON.stringify(rows.slice(0, 3)));
     assert.equal(rows[0].rev, 'cba', 'the function ran in the plugin: ' + JSON.stringify(rows.slice(0, 3)));
     assert.equal(rows[0].greeting, 'hello', "the source got the default config key of the plugin's yaml");
-    assert.deepEqual(rows.slice(0, 3).map((x) => x.n), [0, 1, 2]);
-    const lines = await until(() => (existsSync(out) ? readFileSync(out, 'utf8').trim().split('\n') : []), (l) => l.length >= 2, 'the sink file');
+    assert.deepEqual(
+      rows.slice(0, 3).map((x) => x.n),
+      [0, 1, 2],
+    );
+    const lines = await until(
+      () => (existsSync(out) ? readFileSync(out, 'utf8').trim().split('\n') : []),
+      (l) => l.length >= 2,
+      'the sink file',
+    );
     // the sink gets the encoded rows, an array per send as eKuiper sinks do without sendSingle
-    assert.deepEqual((JSON.parse(lines[0]) as J[]).map((x) => x.rev), ['cba']);
+    assert.deepEqual(
+      (JSON.parse(lines[0]) as J[]).map((x) => x.rev),
+      ['cba'],
+    );
     const status = (await s.req('GET', `/rules/${rule}/status`)).json() as J;
     assert.equal(status.status, 'running');
 
@@ -94,8 +119,16 @@ test('a portable plugin is installed, described, used by a rule (source, functio
     const sunk = lines.length;
     process.kill(pid, 'SIGKILL');
     const after = rows.length;
-    await until(() => rows.slice(after).filter((x) => x.pid !== undefined && Number(x.pid) !== pid).length, (n) => n >= 2, 'rows from the restarted plugin');
-    await until(() => readFileSync(out, 'utf8').trim().split('\n').length, (n) => n > sunk + 1, 'the sink writing again');
+    await until(
+      () => rows.slice(after).filter((x) => x.pid !== undefined && Number(x.pid) !== pid).length,
+      (n) => n >= 2,
+      'rows from the restarted plugin',
+    );
+    await until(
+      () => readFileSync(out, 'utf8').trim().split('\n').length,
+      (n) => n > sunk + 1,
+      'the sink writing again',
+    );
     assert.equal(((await s.req('GET', `/rules/${rule}/status`)).json() as J).status, 'running');
 
     close();
@@ -117,20 +150,42 @@ test('archive and descriptor checks; duplicates and symbol clashes; missing plug
   const s = await startTestServer();
   try {
     const name = uid('bad');
-    const post = (o: PluginZipOptions, body: J = {}) => s.req('POST', '/plugins/portables', { name: o.name, file: zipUrl(o), ...body });
+    const post = (o: PluginZipOptions, body: J = {}) =>
+      s.req('POST', '/plugins/portables', { name: o.name, file: zipUrl(o), ...body });
     const P = 'portable plugin create command error: ';
-    assert.equal(err(await post({ name, functions: [uid('f')], omit: [`${name}.json`] }), 400).message, `${P}missing ${name}.json`);
+    assert.equal(
+      err(await post({ name, functions: [uid('f')], omit: [`${name}.json`] }), 400).message,
+      `${P}missing ${name}.json`,
+    );
     assert.equal(err(await post({ name, functions: [uid('f')], omit: [name] }), 400).message, `${P}missing ${name}`);
     const src = uid('src');
-    assert.equal(err(await post({ name, sources: [src], omit: [`sources/${src}.yaml`] }), 400).message, `${P}missing sources/${src}.yaml`);
-    assert.match(err(await post({ name, functions: [uid('f')], descriptor: { name: 'other' } }), 400).message, /^portable plugin create command error: invalid plugin, the name other/);
-    assert.match(err(await post({ name, descriptor: { language: 'cobol' }, functions: [uid('f')] }), 400).message, /invalid plugin, unsupported language cobol/);
+    assert.equal(
+      err(await post({ name, sources: [src], omit: [`sources/${src}.yaml`] }), 400).message,
+      `${P}missing sources/${src}.yaml`,
+    );
+    assert.match(
+      err(await post({ name, functions: [uid('f')], descriptor: { name: 'other' } }), 400).message,
+      /^portable plugin create command error: invalid plugin, the name other/,
+    );
+    assert.match(
+      err(await post({ name, descriptor: { language: 'cobol' }, functions: [uid('f')] }), 400).message,
+      /invalid plugin, unsupported language cobol/,
+    );
     assert.match(err(await post({ name }), 400).message, /invalid plugin, it declares no source, sink or function/);
     assert.equal(err(await post({ name, sinks: ['mqtt'] }), 400).message, `${P}sink mqtt already exists`);
     assert.equal(err(await post({ name, functions: ['abs'] }), 400).message, `${P}function name abs already exists`);
-    assert.equal(err(await post({ name, functions: [uid('f')] }, { shellParas: ['x'] }), 400).message, `${P}shellParas are given but the plugin has no install.sh`);
-    assert.match(err(await post({ name, functions: [uid('f')], installSh: 'echo broken >&2; exit 3' }), 400).message, /fail to install plugin: install\.sh exited with 3: broken/);
-    assert.equal(err(await s.req('POST', '/plugins/portables', { name, file: 'https://h/x.tar' }), 400).message, `${P}invalid uri https://h/x.tar`);
+    assert.equal(
+      err(await post({ name, functions: [uid('f')] }, { shellParas: ['x'] }), 400).message,
+      `${P}shellParas are given but the plugin has no install.sh`,
+    );
+    assert.match(
+      err(await post({ name, functions: [uid('f')], installSh: 'echo broken >&2; exit 3' }), 400).message,
+      /fail to install plugin: install\.sh exited with 3: broken/,
+    );
+    assert.equal(
+      err(await s.req('POST', '/plugins/portables', { name, file: 'https://h/x.tar' }), 400).message,
+      `${P}invalid uri https://h/x.tar`,
+    );
     assert.deepEqual((await s.req('GET', '/plugins/portables')).json(), [], 'failed installs leave nothing');
     assert.ok(!existsSync(join(s.homeDir, 'plugins', 'portable', name)));
 
@@ -140,7 +195,10 @@ test('archive and descriptor checks; duplicates and symbol clashes; missing plug
     assert.equal(r.status, 201, r.text);
     assert.equal(readFileSync(marker, 'utf8').trim(), 'arg1', 'install.sh ran with shellParas');
     assert.equal(err(await post({ name, functions: [uid('f')] }), 400).message, `${P}invalid name ${name}: duplicate`);
-    assert.equal(err(await post({ name: uid('other'), functions: [f] }), 400).message, `${P}function name ${f} already exists`);
+    assert.equal(
+      err(await post({ name: uid('other'), functions: [f] }), 400).message,
+      `${P}function name ${f} already exists`,
+    );
     // PUT replaces (and creates when missing)
     const f2 = uid('f');
     r = await s.req('PUT', `/plugins/portables/${name}`, { name, file: zipUrl({ name, functions: [f2] }) });
@@ -152,7 +210,10 @@ test('archive and descriptor checks; duplicates and symbol clashes; missing plug
     const records = s.app.portables.installRecords();
     assert.deepEqual(JSON.parse(records[name]), { name, file: (JSON.parse(records[name]) as J).file, shellParas: [] });
     const other = uid('imp');
-    await s.app.portables.importRecord(other, JSON.stringify({ name: other, file: zipUrl({ name: other, functions: [uid('f')] }) }));
+    await s.app.portables.importRecord(
+      other,
+      JSON.stringify({ name: other, file: zipUrl({ name: other, functions: [uid('f')] }) }),
+    );
     await s.app.portables.importRecord(other, JSON.stringify({ name: other, file: 'file:///elsewhere.zip' }));
     assert.deepEqual((await s.req('GET', '/plugins/portables')).json(), [name, other]);
     await assert.rejects(s.app.portables.importRecord('x', '{'), /invalid portable plugin install record x/);
@@ -160,9 +221,13 @@ test('archive and descriptor checks; duplicates and symbol clashes; missing plug
     assert.throws(() => s.app.portables.describeFunction('nosuch'), /describe function nosuch error: not found/);
 
     assert.deepEqual(err(await s.req('DELETE', '/plugins/portables/nosuch'), 404), {
-      error: 1002, message: 'delete portable plugin nosuch error: portable plugin nosuch is not found',
+      error: 1002,
+      message: 'delete portable plugin nosuch error: portable plugin nosuch is not found',
     });
-    assert.deepEqual(err(await s.req('GET', '/plugins/portables/nosuch'), 404), { error: 1002, message: 'describe portable plugin nosuch error: not found' });
+    assert.deepEqual(err(await s.req('GET', '/plugins/portables/nosuch'), 404), {
+      error: 1002,
+      message: 'describe portable plugin nosuch error: not found',
+    });
   } finally {
     await s.dispose();
   }
@@ -172,28 +237,55 @@ test('installed plugins are registered again after a restart', async () => {
   const s = await startTestServer();
   const name = uid('keep');
   const fn = uid('rev');
-  assert.equal((await s.req('POST', '/plugins/portables', { name, file: zipUrl({ name, functions: [fn] }) })).status, 201);
+  assert.equal(
+    (await s.req('POST', '/plugins/portables', { name, file: zipUrl({ name, functions: [fn] }) })).status,
+    201,
+  );
   await s.stop();
   const again = await startTestServer({ home: s.homeDir });
   try {
     assert.deepEqual((await again.req('GET', '/plugins/portables')).json(), [name]);
     const stream = uid('ms');
-    assert.equal((await again.req('POST', '/streams', { sql: `CREATE STREAM ${stream} () WITH (TYPE="memory", DATASOURCE="${stream}/in", FORMAT="json")` })).status, 201);
+    assert.equal(
+      (
+        await again.req('POST', '/streams', {
+          sql: `CREATE STREAM ${stream} () WITH (TYPE="memory", DATASOURCE="${stream}/in", FORMAT="json")`,
+        })
+      ).status,
+      201,
+    );
     const rows: ValueObject[] = [];
     const close = again.app.connectors.memory.subscribe(`${stream}/out`, (m) => rows.push(m.row));
     const rule = uid('r');
-    assert.equal((await again.req('POST', '/rules', { id: rule, sql: `SELECT ${fn}(t) AS r FROM ${stream}`, actions: [{ memory: { topic: `${stream}/out` } }] })).status, 201);
-    await until(() => {
-      if (rows.length === 0) again.app.connectors.memory.publish({ topic: `${stream}/in`, row: { t: 'stressed' } });
-      return rows.length;
-    }, (n) => n > 0, 'a function result');
+    assert.equal(
+      (
+        await again.req('POST', '/rules', {
+          id: rule,
+          sql: `SELECT ${fn}(t) AS r FROM ${stream}`,
+          actions: [{ memory: { topic: `${stream}/out` } }],
+        })
+      ).status,
+      201,
+    );
+    await until(
+      () => {
+        if (rows.length === 0) again.app.connectors.memory.publish({ topic: `${stream}/in`, row: { t: 'stressed' } });
+        return rows.length;
+      },
+      (n) => n > 0,
+      'a function result',
+    );
     assert.deepEqual(rows[0], { r: 'desserts' });
     // the plugin's error answer becomes an error record; the rule keeps running
     again.app.connectors.memory.publish({ topic: `${stream}/in`, row: { t: 42 } });
     again.app.connectors.memory.publish({ topic: `${stream}/in`, row: { t: 'live' } });
     // results of probes still in flight (a loaded machine) come first: the rule keeps the order of its input
     const later = () => rows.slice(rows.findIndex((r) => r.r !== 'desserts'));
-    await until(() => (rows.some((r) => r.r !== 'desserts') ? later().length : 0), (n) => n >= 2, 'two more results');
+    await until(
+      () => (rows.some((r) => r.r !== 'desserts') ? later().length : 0),
+      (n) => n >= 2,
+      'two more results',
+    );
     close();
     const rest = later();
     assert.ok(rows.slice(0, rows.length - rest.length).every((r) => r.r === 'desserts'));

@@ -32,16 +32,25 @@ test('loading: the script must evaluate and define a global function named like 
   assert.equal(loadError('f', 'var f = 5;'), 'cannot find function "f" in script');
   assert.equal(loadError('f', 'throw new Error("boom")'), 'failed to interprete script: Error: boom');
   assert.match(loadError('f', 'function f( {'), /^failed to interprete script: SyntaxError: /);
-  assert.equal(loadError('f', 'while (true) {}', 500), 'failed to interprete script: script execution timed out after 500ms');
+  assert.equal(
+    loadError('f', 'while (true) {}', 500),
+    'failed to interprete script: script execution timed out after 500ms',
+  );
   assert.equal(loadError('', 'function f() {}'), 'cannot find function "" in script');
   // helpers, constants and function expressions assigned to globals are fine
-  const e = ScriptEngine.load('area', 'const K = 2; function half(x) { return x / K; }\nvar area = function (w, h) { return half(w * h) * K; };');
+  const e = ScriptEngine.load(
+    'area',
+    'const K = 2; function half(x) { return x / K; }\nvar area = function (w, h) { return half(w * h) * K; };',
+  );
   assert.equal(e.call([3n, 4n]), 12n);
 });
 
 test('arguments arrive as JS values; integral numbers come back as ints, others as floats', () => {
   const id = ScriptEngine.load('id', 'function id(x) { return x; }');
-  const kind = ScriptEngine.load('kind', 'function kind(x) { return Object.prototype.toString.call(x) + ":" + typeof x; }');
+  const kind = ScriptEngine.load(
+    'kind',
+    'function kind(x) { return Object.prototype.toString.call(x) + ":" + typeof x; }',
+  );
   assert.equal(kind.call([5n]), '[object Number]:number', 'a safe int is a number');
   assert.equal(kind.call([2n ** 60n]), '[object BigInt]:bigint', 'an int beyond 2^53 stays exact as a BigInt');
   assert.equal(id.call([2n ** 60n]), 2n ** 60n);
@@ -65,7 +74,7 @@ test('arguments arrive as JS values; integral numbers come back as ints, others 
 
   const f2c = ScriptEngine.load('f2c', 'function f2c(f) { return (f - 32) * 5 / 9; }');
   assert.equal(f2c.call([212n]), 100n);
-  assert.equal(f2c.call([100n]), (100 - 32) * 5 / 9);
+  assert.equal(f2c.call([100n]), ((100 - 32) * 5) / 9);
 });
 
 test('results: undefined is null, objects and arrays are converted deeply, odd values are mapped', () => {
@@ -84,7 +93,15 @@ test('results: undefined is null, objects and arrays are converted deeply, odd v
     }`,
   );
   assert.equal(e.call([0n]), null);
-  assert.deepEqual(e.call([1n]), { n: 1n, f: 1.5, s: 's', u: null, fn: null, d: new DateTime(86400000), nested: [[1n], { x: null }] });
+  assert.deepEqual(e.call([1n]), {
+    n: 1n,
+    f: 1.5,
+    s: 's',
+    u: null,
+    fn: null,
+    d: new DateTime(86400000),
+    nested: [[1n], { x: null }],
+  });
   assert.equal(e.call([2n]), Number(2n ** 70n), 'a BigInt beyond int64 becomes a float');
   assert.equal(e.call([3n]), -1024n);
   assert.equal(e.call([4n]), null, 'an invalid date is null');
@@ -135,12 +152,20 @@ test('time limit: loops, looping getters and looping promises are cut off; the e
   );
   for (const k of [1n, 2n, 3n]) assert.equal(evalError(e, [k]), 'script execution timed out after 500ms', `case ${k}`);
   assert.equal(
-    loadError('p', 'throw new Proxy({}, { getOwnPropertyDescriptor: function () { for (;;) {} }, get: function () { for (;;) {} } });', 500),
+    loadError(
+      'p',
+      'throw new Proxy({}, { getOwnPropertyDescriptor: function () { for (;;) {} }, get: function () { for (;;) {} } });',
+      500,
+    ),
     'failed to interprete script: script execution timed out after 500ms',
     'a thrown proxy is described inside the time limit',
   );
   const thrower = ScriptEngine.load('t', 'function t() { throw { toString: function () { while (true) {} } }; }', 500);
-  assert.equal(evalError(thrower, []), 'script execution timed out after 500ms', 'describing the thrown value is timed too');
+  assert.equal(
+    evalError(thrower, []),
+    'script execution timed out after 500ms',
+    'describing the thrown value is timed too',
+  );
   assert.equal(e.call([5n]), 4n, 'state survives an interrupted call');
 });
 
@@ -153,14 +178,29 @@ test('isolation: no Node APIs, no code from strings, no way to the host realm, f
         typeof Math, typeof JSON, Object.getPrototypeOf(globalThis.constructor) === Object.getPrototypeOf(probe)].join(",");
     }`,
   );
-  assert.equal(probe.call([]), 'undefined,undefined,undefined,undefined,undefined,undefined,undefined,undefined,undefined,undefined,undefined,object,object,true');
-  const escape = ScriptEngine.load('esc', 'function esc(a) { return a.constructor.constructor("return typeof process")(); }');
+  assert.equal(
+    probe.call([]),
+    'undefined,undefined,undefined,undefined,undefined,undefined,undefined,undefined,undefined,undefined,undefined,object,object,true',
+  );
+  const escape = ScriptEngine.load(
+    'esc',
+    'function esc(a) { return a.constructor.constructor("return typeof process")(); }',
+  );
   assert.equal(evalError(escape, [[1n]]), 'EvalError: Code generation from strings disallowed for this context');
   assert.equal(evalError(escape, [{ a: 1n }]), 'EvalError: Code generation from strings disallowed for this context');
   const evil = ScriptEngine.load('ev', 'function ev() { return eval("1 + 1"); }');
   assert.equal(evalError(evil, []), 'EvalError: Code generation from strings disallowed for this context');
-  for (const src of ['async function f() {}', 'function f() { return (async () => 1)(); }', 'function f() { return import("fs"); }', 'function f(x) { await x; }']) {
-    assert.equal(loadError('f', src), 'failed to interprete script: async functions, await and import are not supported in javascript functions', src);
+  for (const src of [
+    'async function f() {}',
+    'function f() { return (async () => 1)(); }',
+    'function f() { return import("fs"); }',
+    'function f(x) { await x; }',
+  ]) {
+    assert.equal(
+      loadError('f', src),
+      'failed to interprete script: async functions, await and import are not supported in javascript functions',
+      src,
+    );
   }
 
   const src = 'var n = 0; function counter() { n++; return n; }';
@@ -168,14 +208,26 @@ test('isolation: no Node APIs, no code from strings, no way to the host realm, f
   const b = ScriptEngine.load('counter', src);
   assert.deepEqual([a.call([]), a.call([]), b.call([])], [1n, 2n, 1n]);
 
-  const tamper = ScriptEngine.load('tamper', 'Object.defineProperty(Array.prototype, "0", { set: function () { throw new Error("hooked"); }, configurable: true }); function tamper(x) { return [x, [x]]; }');
+  const tamper = ScriptEngine.load(
+    'tamper',
+    'Object.defineProperty(Array.prototype, "0", { set: function () { throw new Error("hooked"); }, configurable: true }); function tamper(x) { return [x, [x]]; }',
+  );
   assert.deepEqual(tamper.call([1n]), [1n, [1n]], 'results are built with the pristine built-ins');
   const helper = ScriptEngine.load('h', 'var __eddy_call__ = 1; function h() { return typeof __eddy_call__; }');
   assert.equal(helper.call([]), 'function', 'the host helper cannot be replaced');
 });
 
 test('aggregate calls: each argument is the list of the group values', () => {
-  const e = ScriptEngine.load('wavg', 'function wavg(vs, ws) { var s = 0, w = 0; for (var i = 0; i < vs.length; i++) { s += vs[i] * ws[i]; w += ws[i]; } return s / w; }');
-  assert.equal(e.call([[1n, 2n, 3n], [1n, 1n, 2n]]), 2.25);
+  const e = ScriptEngine.load(
+    'wavg',
+    'function wavg(vs, ws) { var s = 0, w = 0; for (var i = 0; i < vs.length; i++) { s += vs[i] * ws[i]; w += ws[i]; } return s / w; }',
+  );
+  assert.equal(
+    e.call([
+      [1n, 2n, 3n],
+      [1n, 1n, 2n],
+    ]),
+    2.25,
+  );
   assert.equal(e.call([[4n], [2n]]), 4n);
 });

@@ -24,7 +24,12 @@ async function withStore(fn: (store: KVStore, dir: string) => Promise<void>): Pr
 }
 
 const ctx = createFuncContext();
-const rec = (id: string, script: string, isAgg = false, description = ''): ScriptRecord => ({ id, description, script, isAgg });
+const rec = (id: string, script: string, isAgg = false, description = ''): ScriptRecord => ({
+  id,
+  description,
+  script,
+  isAgg,
+});
 
 /** Runs a call site the way the compiler does: one instance per site. */
 function site(def: FunctionDef | undefined): FunctionDef {
@@ -46,7 +51,9 @@ test('a script becomes a scalar or aggregate SQL function; each call site owns i
     const functions = createBuiltinRegistry();
     const svc = new ScriptService({ store, functions });
     await svc.create(rec('f2c', 'function f2c(f) { return (f - 32) * 5 / 9; }', false, 'fahrenheit to celsius'));
-    await svc.create(rec('spread', 'function spread(xs) { return Math.max.apply(null, xs) - Math.min.apply(null, xs); }', true));
+    await svc.create(
+      rec('spread', 'function spread(xs) { return Math.max.apply(null, xs) - Math.min.apply(null, xs); }', true),
+    );
     await svc.create(rec('tick', 'var n = 0; function tick() { return ++n; }'));
     assert.equal(functions.kindOf('f2c'), 'scalar');
     assert.equal(functions.kindOf('F2C'), 'scalar', 'SQL function names are case-insensitive');
@@ -58,7 +65,12 @@ test('a script becomes a scalar or aggregate SQL function; each call site owns i
     const b = site(functions.get('tick'));
     assert.deepEqual([a.exec!([], ctx), a.exec!([], ctx), b.exec!([], ctx)], [1n, 2n, 1n]);
     assert.deepEqual(svc.ids(), ['f2c', 'spread', 'tick']);
-    assert.deepEqual(svc.get('f2c'), { id: 'f2c', description: 'fahrenheit to celsius', script: 'function f2c(f) { return (f - 32) * 5 / 9; }', isAgg: false });
+    assert.deepEqual(svc.get('f2c'), {
+      id: 'f2c',
+      description: 'fahrenheit to celsius',
+      script: 'function f2c(f) { return (f - 32) * 5 / 9; }',
+      isAgg: false,
+    });
     assert.equal(svc.get('nope'), undefined);
   });
 });
@@ -69,11 +81,31 @@ test('refused scripts: load failures, clashes with built-ins and other scripts, 
     const svc = new ScriptService({ store, functions, timeoutMs: 500 });
     await svc.create(rec('Area', 'function Area(w, h) { return w * h; }'));
     await rejects(svc.create(rec('g', 'function f() {}')), 1000, 'cannot find function "g" in script');
-    await rejects(svc.create(rec('g', 'function g() {} throw new RangeError("early")')), 1000, 'failed to interprete script: RangeError: early');
-    await rejects(svc.create(rec('g', 'for (;;) {} function g() {}')), 1000, 'failed to interprete script: script execution timed out after 500ms');
-    await rejects(svc.create(rec('abs', 'function abs(x) { return x; }')), 1000, 'function abs is a built-in function and cannot be redefined by a javascript function');
-    await rejects(svc.upsert(rec('Concat', 'function Concat(x) { return x; }')), 1000, 'function Concat is a built-in function and cannot be redefined by a javascript function');
-    await rejects(svc.create(rec('area', 'function area(w, h) { return w * h; }')), 1000, 'function area conflicts with javascript function Area (function names are case-insensitive)');
+    await rejects(
+      svc.create(rec('g', 'function g() {} throw new RangeError("early")')),
+      1000,
+      'failed to interprete script: RangeError: early',
+    );
+    await rejects(
+      svc.create(rec('g', 'for (;;) {} function g() {}')),
+      1000,
+      'failed to interprete script: script execution timed out after 500ms',
+    );
+    await rejects(
+      svc.create(rec('abs', 'function abs(x) { return x; }')),
+      1000,
+      'function abs is a built-in function and cannot be redefined by a javascript function',
+    );
+    await rejects(
+      svc.upsert(rec('Concat', 'function Concat(x) { return x; }')),
+      1000,
+      'function Concat is a built-in function and cannot be redefined by a javascript function',
+    );
+    await rejects(
+      svc.create(rec('area', 'function area(w, h) { return w * h; }')),
+      1000,
+      'function area conflicts with javascript function Area (function names are case-insensitive)',
+    );
     await rejects(svc.create(rec('Area', 'function Area() { return 0; }')), 1000, 'Item Area already exists');
     assert.deepEqual(svc.ids(), ['Area']);
     assert.deepEqual(await store.keys('script'), ['Area']);
@@ -109,15 +141,26 @@ test('stored scripts are registered again at start; one that no longer loads is 
   await withStore(async (store) => {
     const first = new ScriptService({ store, functions: createBuiltinRegistry() });
     await first.create(rec('twice', 'function twice(x) { return x * 2; }', false, 'doubles'));
-    await first.create(rec('total', 'function total(xs) { var s = 0; xs.forEach(function (x) { s += x; }); return s; }', true));
-    await store.set('script', 'broken', JSON.stringify({ id: 'broken', description: '', script: 'function nope() {}', isAgg: false }));
+    await first.create(
+      rec('total', 'function total(xs) { var s = 0; xs.forEach(function (x) { s += x; }); return s; }', true),
+    );
+    await store.set(
+      'script',
+      'broken',
+      JSON.stringify({ id: 'broken', description: '', script: 'function nope() {}', isAgg: false }),
+    );
     await store.set('script', 'garbage', '{not json');
 
     const functions = createBuiltinRegistry();
     const again = new ScriptService({ store, functions });
     await again.load();
     assert.deepEqual(again.ids(), ['twice', 'total', 'broken']);
-    assert.deepEqual(again.get('twice'), { id: 'twice', description: 'doubles', script: 'function twice(x) { return x * 2; }', isAgg: false });
+    assert.deepEqual(again.get('twice'), {
+      id: 'twice',
+      description: 'doubles',
+      script: 'function twice(x) { return x * 2; }',
+      isAgg: false,
+    });
     assert.equal(site(functions.get('twice')).exec!([21n], ctx), 42n);
     assert.equal(site(functions.get('total')).aggregate!([[1n, 2.5]], ctx), 3.5);
     assert.equal(functions.has('broken'), false);
@@ -131,7 +174,9 @@ test('bundle items: export texts, checks with eKuiper texts, upsert by key, remo
     const functions = createBuiltinRegistry();
     const svc = new ScriptService({ store, functions });
     await svc.create(rec('a', 'function a() { return 1; }', false, 'first'));
-    assert.deepEqual(svc.records(), { a: '{"id":"a","description":"first","script":"function a() { return 1; }","isAgg":false}' });
+    assert.deepEqual(svc.records(), {
+      a: '{"id":"a","description":"first","script":"function a() { return 1; }","isAgg":false}',
+    });
 
     const checkError = (key: string, text: string): string => {
       try {
@@ -145,7 +190,10 @@ test('bundle items: export texts, checks with eKuiper texts, upsert by key, remo
     assert.match(checkError('b', '{"script":'), /^fail to unmarshal the script b: /);
     assert.equal(checkError('b', '{"id":"c","script":"function c() {}"}'), 'the script id c does not match the key b');
     assert.equal(checkError('b', '{"id":"b","script":"function x() {}"}'), 'cannot find function "b" in script');
-    assert.equal(checkError('b', '{"id":"b","isAgg":"yes"}'), 'fail to unmarshal the script b: json: cannot unmarshal string into Go struct field Script.isAgg of type bool');
+    assert.equal(
+      checkError('b', '{"id":"b","isAgg":"yes"}'),
+      'fail to unmarshal the script b: json: cannot unmarshal string into Go struct field Script.isAgg of type bool',
+    );
     assert.deepEqual(svc.ids(), ['a'], 'checks change nothing');
 
     await svc.upsertText('b', '{"script":"function b(xs) { return xs.length; }","isAgg":true}');
@@ -160,10 +208,22 @@ test('bundle items: export texts, checks with eKuiper texts, upsert by key, remo
 });
 
 test('request bodies decode like Go: case-insensitive fields, null leaves a field empty, wrong types are refused', () => {
-  assert.deepEqual(decodeScript({ ID: 'x', Script: 's', isagg: true, extra: 1 }), { id: 'x', description: '', script: 's', isAgg: true });
+  assert.deepEqual(decodeScript({ ID: 'x', Script: 's', isagg: true, extra: 1 }), {
+    id: 'x',
+    description: '',
+    script: 's',
+    isAgg: true,
+  });
   assert.deepEqual(decodeScript(null), { id: '', description: '', script: '', isAgg: false });
-  assert.deepEqual(decodeScript({ id: null, description: null }), { id: '', description: '', script: '', isAgg: false });
+  assert.deepEqual(decodeScript({ id: null, description: null }), {
+    id: '',
+    description: '',
+    script: '',
+    isAgg: false,
+  });
   assert.throws(() => decodeScript([1]), { message: 'json: cannot unmarshal array into Go value of type js.Script' });
   assert.throws(() => decodeScript('x'), { message: 'json: cannot unmarshal string into Go value of type js.Script' });
-  assert.throws(() => decodeScript({ description: 5 }), { message: 'json: cannot unmarshal number into Go struct field Script.description of type string' });
+  assert.throws(() => decodeScript({ description: 5 }), {
+    message: 'json: cannot unmarshal number into Go struct field Script.description of type string',
+  });
 });

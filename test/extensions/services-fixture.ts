@@ -120,7 +120,12 @@ export async function startServices(): Promise<Services> {
   const worker = new Worker(SERVICES_SOURCE, {
     eval: true,
     execArgv: [],
-    workerData: { grpcPath: req.resolve('@grpc/grpc-js'), protobufPath: req.resolve('protobufjs'), msgpackPath: req.resolve('@msgpack/msgpack'), proto: HELLO_PROTO },
+    workerData: {
+      grpcPath: req.resolve('@grpc/grpc-js'),
+      protobufPath: req.resolve('protobufjs'),
+      msgpackPath: req.resolve('@msgpack/msgpack'),
+      proto: HELLO_PROTO,
+    },
   });
   const ports = await new Promise<{ restPort: number; grpcPort: number; msgpackPort: number }>((resolve, reject) => {
     worker.once('message', resolve);

@@ -36,7 +36,9 @@ test('file source read once into a slow rest sink: every row is delivered, then 
   try {
     let r = await eddy.req('PUT', '/metadata/sources/file/confKeys/lines', { fileType: 'lines', path: dataDir });
     assert.ok(r.status < 300, r.text);
-    r = await eddy.req('POST', '/streams', { sql: 'CREATE STREAM finite () WITH (TYPE="file", CONF_KEY="lines", DATASOURCE="rows.txt", FORMAT="json")' });
+    r = await eddy.req('POST', '/streams', {
+      sql: 'CREATE STREAM finite () WITH (TYPE="file", CONF_KEY="lines", DATASOURCE="rows.txt", FORMAT="json")',
+    });
     assert.equal(r.status, 201, r.text);
     r = await eddy.req('POST', '/rules', {
       id: 'finite',
@@ -54,7 +56,10 @@ test('file source read once into a slow rest sink: every row is delivered, then 
       'the rule to finish',
       100,
     );
-    const expected = rows.map((l) => JSON.parse(l) as { i: number; temperature: number }).filter((x) => x.temperature > 50).map((x) => ({ i: x.i }));
+    const expected = rows
+      .map((l) => JSON.parse(l) as { i: number; temperature: number })
+      .filter((x) => x.temperature > 50)
+      .map((x) => ({ i: x.i }));
     assert.deepEqual(received, expected);
     assert.equal(status.message, 'Stopped: finished, its source ended and every record was delivered.');
   } finally {

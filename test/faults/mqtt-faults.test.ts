@@ -9,7 +9,9 @@ import assert from 'node:assert/strict';
 import { runFaultScenario, type FaultResult } from '../helpers/faults.js';
 
 function report(t: { diagnostic(msg: string): void }, r: FaultResult): void {
-  t.diagnostic(`sent ${r.sent}, delivered ${r.delivered}, lost ${r.lost}, duplicates ${r.duplicates}, status ${r.status}, first lost [${r.missing?.join(',')}]`);
+  t.diagnostic(
+    `sent ${r.sent}, delivered ${r.delivered}, lost ${r.lost}, duplicates ${r.duplicates}, status ${r.status}, first lost [${r.missing?.join(',')}]`,
+  );
 }
 
 test('kill -9 under load at qos 1, restarted on the same home: nothing lost', async (t) => {

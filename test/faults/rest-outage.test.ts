@@ -43,12 +43,24 @@ test('rest sink target answering 503 for a while, with the cache: every row arri
   const eddy = await startEddyProcess(home, { MQTT_SOURCE__DEFAULT__SERVER: broker.url });
   const publisher = await Publisher.start(broker.url);
   try {
-    let r = await eddy.req('POST', '/streams', { sql: 'CREATE STREAM restin () WITH (DATASOURCE="faults/rest/in", FORMAT="json")' });
+    let r = await eddy.req('POST', '/streams', {
+      sql: 'CREATE STREAM restin () WITH (DATASOURCE="faults/rest/in", FORMAT="json")',
+    });
     assert.equal(r.status, 201, r.text);
     r = await eddy.req('POST', '/rules', {
       id: 'restout',
       sql: 'SELECT n FROM restin WHERE temperature > 50',
-      actions: [{ rest: { url: `http://127.0.0.1:${httpPort}/in`, method: 'post', sendSingle: true, enableCache: true, resendInterval: 0 } }],
+      actions: [
+        {
+          rest: {
+            url: `http://127.0.0.1:${httpPort}/in`,
+            method: 'post',
+            sendSingle: true,
+            enableCache: true,
+            resendInterval: 0,
+          },
+        },
+      ],
     });
     assert.equal(r.status, 201, r.text);
     // the rule reports running before it subscribed: numbered rows start once a probe went through
@@ -70,10 +82,13 @@ test('rest sink target answering 503 for a while, with the cache: every row arri
     await publishing;
     await waitFor(() => new Set(accepted).size >= count, 120_000, 'every row at the target');
     const distinct = new Set(accepted).size;
-    t.diagnostic(`sent ${count}, delivered ${distinct}, answered 503: ${refused}, duplicates ${accepted.length - distinct}`);
+    t.diagnostic(
+      `sent ${count}, delivered ${distinct}, answered 503: ${refused}, duplicates ${accepted.length - distinct}`,
+    );
     assert.ok(refused > 0, 'the target refused rows for a while');
     assert.equal(distinct, count);
-    for (let i = 1; i < accepted.length; i++) assert.ok(accepted[i] > accepted[i - 1], `in order at ${i}: ${accepted[i - 1]} then ${accepted[i]}`);
+    for (let i = 1; i < accepted.length; i++)
+      assert.ok(accepted[i] > accepted[i - 1], `in order at ${i}: ${accepted[i - 1]} then ${accepted[i]}`);
   } finally {
     await publisher.close();
     await eddy.stop();

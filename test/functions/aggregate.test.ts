@@ -13,7 +13,10 @@ test('avg/max/min: ints stay ints (avg truncates), floats stay floats, strings f
   assert.equal(agg('avg', []), null);
   assert.equal(agg('max', ['foo', 'bar', 'self']), 'self');
   assert.equal(agg('min', ['foo', 'bar', 'self']), 'bar');
-  assert.equal(aggError('avg', ['foo', 'bar', 'self']), 'call func avg error: run avg function error: found invalid arg string(foo)');
+  assert.equal(
+    aggError('avg', ['foo', 'bar', 'self']),
+    'call func avg error: run avg function error: found invalid arg string(foo)',
+  );
   assert.equal(aggError('max', [1.5, 2n]), 'call func max error: requires float64 but found int64(2)');
   assert.equal(agg('max', [1n, 2.9]), 2n);
 });
@@ -33,25 +36,41 @@ test('statistical aggregates', () => {
   assert.equal(agg('stddevs', [100n, 150n, null, 200n]), 50);
   assert.equal(agg('var', [100n, 150n, 200n, null]), 1666.6666666666667);
   assert.equal(agg('vars', [100n, 150n, 200n]), 2500);
-  assert.equal(aggError('stddev', ['foo', 'bar', 'self']), 'call func stddev error: requires float64 slice but found []interface {}([foo bar self])');
+  assert.equal(
+    aggError('stddev', ['foo', 'bar', 'self']),
+    'call func stddev error: requires float64 slice but found []interface {}([foo bar self])',
+  );
   assert.equal(agg('percentile_cont', [100n, 150n, 200n], [0.5, 0.5, 0.5]), 125);
   assert.equal(agg('percentile_disc', [100n, 150n, 200n], [0.5, 0.5, 0.5]), 150);
   assert.equal(agg('percentile_cont', [100n, 150n, 200n, 250n], [0.5, 0.5, 0.5, 0.5]), 150);
   assert.equal(agg('percentile_disc', [3n, 1n, 2n], [1.0, 1.0, 1.0]), 3);
   assert.equal(agg('percentile_cont', [7n], [0.3]), 7);
-  assert.equal(aggError('percentile_cont', [1n, 2n, 3n], [0.1, 0.1, 0.1]), 'call func percentile_cont error: percentile exec with error: Input is outside of range.');
-  assert.equal(aggError('percentile_cont', [1n, 2n], [1.5, 1.5]), 'call func percentile_cont error: percentile exec with error: Input is outside of range.');
+  assert.equal(
+    aggError('percentile_cont', [1n, 2n, 3n], [0.1, 0.1, 0.1]),
+    'call func percentile_cont error: percentile exec with error: Input is outside of range.',
+  );
+  assert.equal(
+    aggError('percentile_cont', [1n, 2n], [1.5, 1.5]),
+    'call func percentile_cont error: percentile exec with error: Input is outside of range.',
+  );
   assert.equal(agg('percentile_disc', [3n, 1n, 2n], [0.0, 0.0, 0.0]), 1);
 });
 
 test('collect keeps nulls; merge_agg merges objects', () => {
   assert.deepEqual(agg('collect', [1n, null, 3n]), [1n, null, 3n]);
   assert.deepEqual(agg('collect', []), []);
-  assert.deepEqual(agg('merge_agg', [{ foo: 'bar', a: 123n }, { foo1: 'bar', a: 243n }, { foo: 'bar1', a: 342n }]), {
-    foo: 'bar1',
-    a: 342n,
-    foo1: 'bar',
-  });
+  assert.deepEqual(
+    agg('merge_agg', [
+      { foo: 'bar', a: 123n },
+      { foo1: 'bar', a: 243n },
+      { foo: 'bar1', a: 342n },
+    ]),
+    {
+      foo: 'bar1',
+      a: 342n,
+      foo1: 'bar',
+    },
+  );
   assert.equal(agg('merge_agg', [100n, 150n, 200n]), null);
 });
 
@@ -61,7 +80,10 @@ test('deduplicate compares keys by text and returns rows', () => {
   assert.deepEqual(agg('deduplicate', keys, [true, true, true], rows), [{ c: 'red' }, { c: 'blue' }]);
   assert.equal(agg('deduplicate', keys, [false, false, false], rows), null);
   assert.deepEqual(agg('deduplicate', ['red', 'blue'], [false, false], rows.slice(0, 2)), { c: 'blue' });
-  assert.equal(validate('deduplicate', lit.field(), lit.str('x')), 'validate function deduplicate error: Expect bool type for parameter 2');
+  assert.equal(
+    validate('deduplicate', lit.field(), lit.str('x')),
+    'validate function deduplicate error: Expect bool type for parameter 2',
+  );
 });
 
 test('last_value', () => {
@@ -80,7 +102,13 @@ test('last_agg_hit_* read the context', () => {
 });
 
 test('aggregate validation', () => {
-  assert.equal(validate('sum', lit.str('a')), 'validate function sum error: Expect number - float or int type for parameter 1');
+  assert.equal(
+    validate('sum', lit.str('a')),
+    'validate function sum error: Expect number - float or int type for parameter 1',
+  );
   assert.equal(validate('count', lit.star()), undefined);
-  assert.equal(validate('percentile_cont', lit.field(), lit.bool(true)), 'validate function percentile_cont error: Expect number - float or int type for parameter 2');
+  assert.equal(
+    validate('percentile_cont', lit.field(), lit.bool(true)),
+    'validate function percentile_cont error: Expect number - float or int type for parameter 2',
+  );
 });

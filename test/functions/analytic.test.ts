@@ -27,27 +27,54 @@ test('had_changed is true when any argument changed', () => {
     [[true, 'foo', 44n]],
   ]);
   assert.deepEqual(r, [true, true, false, true, false, false]);
-  assert.deepEqual(analyticSeq('had_changed', [[[true, { a: 1n }]], [[true, { a: 1n }]], [[true, { a: 2n }]]]), [true, false, true]);
+  assert.deepEqual(analyticSeq('had_changed', [[[true, { a: 1n }]], [[true, { a: 1n }]], [[true, { a: 2n }]]]), [
+    true,
+    false,
+    true,
+  ]);
 });
 
 test('lag: default only in the 3-argument form, ignoreNull, invalid events not recorded', () => {
   assert.deepEqual(
-    analyticSeq('lag', [[['foo', 1n, 'default', true]], [[null, 1n, 'default', true]], [['bar', 1n, 'default', true]], [['foo', 1n, 'default', true]], [['foo', 1n, 'default', true]]]),
+    analyticSeq('lag', [
+      [['foo', 1n, 'default', true]],
+      [[null, 1n, 'default', true]],
+      [['bar', 1n, 'default', true]],
+      [['foo', 1n, 'default', true]],
+      [['foo', 1n, 'default', true]],
+    ]),
     [null, 'foo', 'foo', 'bar', 'foo'],
   );
   assert.deepEqual(analyticSeq('lag', [[['a', 1n, 'dflt']], [['b', 1n, 'dflt']]]), ['dflt', 'a']);
   assert.deepEqual(
-    analyticSeq('lag', [[['foo'], true], [['bar'], false], [['bar'], true], [['foo'], false], [['foo'], true]]),
+    analyticSeq('lag', [
+      [['foo'], true],
+      [['bar'], false],
+      [['bar'], true],
+      [['foo'], false],
+      [['foo'], true],
+    ]),
     [null, 'foo', 'foo', 'bar', 'bar'],
   );
   assert.deepEqual(analyticSeq('lag', [[[1n, 2n]], [[2n, 2n]], [[3n, 2n]], [[4n, 2n]]]), [null, null, 1n, 2n]);
-  assert.equal(validate('lag', lit.field(), lit.field()), 'validate function lag error: Expect int type for parameter 2');
+  assert.equal(
+    validate('lag', lit.field(), lit.field()),
+    'validate function lag error: Expect int type for parameter 2',
+  );
   assert.match(validate('lag', lit.field(), lit.int(-1n))!, /^validate function lag error: /);
-  assert.equal(validate('lag', lit.field(), lit.int(1n), lit.str('d'), lit.str('x')), 'validate function lag error: Expect bool type for parameter 4');
+  assert.equal(
+    validate('lag', lit.field(), lit.int(1n), lit.str('d'), lit.str('x')),
+    'validate function lag error: Expect bool type for parameter 4',
+  );
 });
 
 test('latest keeps the last non-null valid value', () => {
-  assert.deepEqual(analyticSeq('latest', [[[null, 'd']], [['a', 'd']], [[null, 'd']], [['b', 'd'], false]]), ['d', 'a', 'a', 'a']);
+  assert.deepEqual(analyticSeq('latest', [[[null, 'd']], [['a', 'd']], [[null, 'd']], [['b', 'd'], false]]), [
+    'd',
+    'a',
+    'a',
+    'a',
+  ]);
 });
 
 test('acc_* over valid events (WHEN color = "red" on sizes 3,6,2,4,1)', () => {
@@ -64,22 +91,38 @@ test('acc_* over valid events (WHEN color = "red" on sizes 3,6,2,4,1)', () => {
   assert.deepEqual(seq('acc_max'), [3, 3, 3, 3, 3]);
   assert.deepEqual(seq('acc_count'), [1n, 1n, 1n, 1n, 2n]);
   assert.deepEqual(seq('acc_avg'), [3, 3, 3, 3, 2]);
-  assert.deepEqual(analyticSeq('acc_min', [[[5n], false], [[7n], true]]), [0, 7]);
+  assert.deepEqual(
+    analyticSeq('acc_min', [
+      [[5n], false],
+      [[7n], true],
+    ]),
+    [0, 7],
+  );
   assert.throws(() => analyticSeq('acc_sum', [[[null]]]), /call func acc_sum error: the value should be number/);
   assert.throws(() => analyticSeq('acc_avg', [[['x']]]), /the value should be number/);
   assert.deepEqual(analyticSeq('acc_avg', [[[null]], [[2n]]]), [0, 2]);
 });
 
 test('changed_cols emits prefixed columns that changed', () => {
-  const r = multiColSeq('changed_cols', ['color', 'size'], [
-    ['tt_', true, 'red', 3n],
-    ['tt_', true, 'blue', 2n],
-    ['tt_', true, 'blue', 4n],
-    ['tt_', true, null, 4n],
-  ]);
+  const r = multiColSeq(
+    'changed_cols',
+    ['color', 'size'],
+    [
+      ['tt_', true, 'red', 3n],
+      ['tt_', true, 'blue', 2n],
+      ['tt_', true, 'blue', 4n],
+      ['tt_', true, null, 4n],
+    ],
+  );
   assert.deepEqual(r, [{ tt_color: 'red', tt_size: 3n }, { tt_color: 'blue', tt_size: 2n }, { tt_size: 4n }, {}]);
-  assert.equal(validate('changed_cols', lit.str('p'), lit.bool(true)), 'validate function changed_cols error: At least has 3 argument but found 2.');
-  assert.equal(validate('changed_cols', lit.int(1n), lit.bool(true), lit.field()), 'validate function changed_cols error: Expect string type for parameter 1');
+  assert.equal(
+    validate('changed_cols', lit.str('p'), lit.bool(true)),
+    'validate function changed_cols error: At least has 3 argument but found 2.',
+  );
+  assert.equal(
+    validate('changed_cols', lit.int(1n), lit.bool(true), lit.field()),
+    'validate function changed_cols error: Expect string type for parameter 1',
+  );
 });
 
 test('unnest returns the elements; null/[]/non-arrays are errors without the call prefix', () => {
@@ -87,9 +130,18 @@ test('unnest returns the elements; null/[]/non-arrays are errors without the cal
   assert.equal(def.kind, 'srf');
   const f = bindScalar(def);
   assert.deepEqual(f([[1n, 2n, 3n]], ctx), [1n, 2n, 3n]);
-  assert.throws(() => f([null], ctx), (e: Error) => e.message === "can't find the result from the unnest function");
-  assert.throws(() => f([[]], ctx), (e: Error) => e.message === "can't find the result from the unnest function");
-  assert.throws(() => f([1n], ctx), (e: Error) => e.message === 'the argument for the unnest function should be array');
+  assert.throws(
+    () => f([null], ctx),
+    (e: Error) => e.message === "can't find the result from the unnest function",
+  );
+  assert.throws(
+    () => f([[]], ctx),
+    (e: Error) => e.message === "can't find the result from the unnest function",
+  );
+  assert.throws(
+    () => f([1n], ctx),
+    (e: Error) => e.message === 'the argument for the unnest function should be array',
+  );
 });
 
 test('kinds the planner asks for', () => {

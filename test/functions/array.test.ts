@@ -13,7 +13,10 @@ test('positions use strict equality; null array → -1', () => {
   assert.equal(call('array_position', [3n, 2n, 1n], 4n), -1n);
   assert.equal(call('array_position', [1.0], 1n), -1n);
   assert.equal(call('array_position', null, 1n), -1n);
-  assert.equal(callError('array_position', 1n, 2n), 'call func array_position error: first argument should be array of interface{}');
+  assert.equal(
+    callError('array_position', 1n, 2n),
+    'call func array_position error: first argument should be array of interface{}',
+  );
   assert.equal(call('array_last_position', [5n, null, 5n], 5n), 2n);
   assert.equal(call('array_last_position', [5n, null, 7n], 5n), 0n);
   assert.equal(call('array_last_position', [5n, 'hello', null], null), 2n);
@@ -27,8 +30,14 @@ test('element_at on arrays and objects', () => {
   assert.equal(callError('element_at', [1n, 2n, 3n], 4n), 'call func element_at error: index out of range');
   assert.equal(call('element_at', { a: 1n, b: 2n }, 'a'), 1n);
   assert.equal(call('element_at', { a: 1n }, 'z'), null);
-  assert.equal(callError('element_at', { a: 1n, b: 2n }, 2n), 'call func element_at error: second argument should be string');
-  assert.equal(callError('element_at', 'x', 1n), 'call func element_at error: first argument should be []interface{} or map[string]interface{}');
+  assert.equal(
+    callError('element_at', { a: 1n, b: 2n }, 2n),
+    'call func element_at error: second argument should be string',
+  );
+  assert.equal(
+    callError('element_at', 'x', 1n),
+    'call func element_at error: first argument should be []interface{} or map[string]interface{}',
+  );
 });
 
 test('contains and contains_any', () => {
@@ -39,7 +48,10 @@ test('contains and contains_any', () => {
   assert.equal(call('array_contains_any', [1n, 2n, 3n], [4n, 'hello', 6n]), false);
   assert.equal(call('array_contains_any', null, [4n]), false);
   assert.equal(call('array_contains_any', [1n, 2n, 3n], []), false);
-  assert.equal(callError('array_contains_any', [1n], 1n), 'call func array_contains_any error: second argument should be array of interface{}');
+  assert.equal(
+    callError('array_contains_any', [1n], 1n),
+    'call func array_contains_any error: second argument should be array of interface{}',
+  );
 });
 
 test('remove, intersect, union, except', () => {
@@ -51,7 +63,13 @@ test('remove, intersect, union, except', () => {
   assert.deepEqual(call('array_intersect', ['hello', 'ekuiper', 2n, 3n], ['ekuiper', 3n, 4n]), ['ekuiper', 3n]);
   assert.deepEqual(call('array_intersect', [1n, null, 2n], [1n, null, 3n]), [1n, null]);
   assert.deepEqual(call('array_union', [1n, 1n, 2n, 3n], [1n, 3n, 4n]), [1n, 2n, 3n, 4n]);
-  assert.deepEqual(call('array_union', ['hello', 'ekuiper', 2n, 3n], ['ekuiper', 3n, 4n]), ['hello', 'ekuiper', 2n, 3n, 4n]);
+  assert.deepEqual(call('array_union', ['hello', 'ekuiper', 2n, 3n], ['ekuiper', 3n, 4n]), [
+    'hello',
+    'ekuiper',
+    2n,
+    3n,
+    4n,
+  ]);
   assert.deepEqual(call('array_union', null, [1n]), [1n]);
   assert.deepEqual(call('array_except', [1n, 2n, 3n], [1n, 3n, 4n]), [2n]);
   assert.deepEqual(call('array_except', [1n, 2n, 1n, 2n, 3n], [1n, 2n, 1n, 1n, 2n, 2n, 4n]), [3n]);
@@ -76,7 +94,13 @@ test('cardinality, flatten, distinct', () => {
   assert.equal(call('array_cardinality', [1n, 2n, 3n]), 3n);
   assert.equal(call('array_cardinality', [1n, null]), 1n);
   assert.equal(call('array_cardinality', null), 0n);
-  assert.deepEqual(call('array_flatten', [[1n, 2n, 3n], [4n, 5n, 6n]]), [1n, 2n, 3n, 4n, 5n, 6n]);
+  assert.deepEqual(
+    call('array_flatten', [
+      [1n, 2n, 3n],
+      [4n, 5n, 6n],
+    ]),
+    [1n, 2n, 3n, 4n, 5n, 6n],
+  );
   assert.deepEqual(call('array_flatten', [[1n, 2n, 3n], 4n]), [1n, 2n, 3n, 4n]);
   assert.deepEqual(call('array_distinct', [1n, 2n, 2n, 1n]), [1n, 2n]);
   const objs = [{ a: 1n }, { a: 1n }, { a: 2n }];
@@ -89,7 +113,10 @@ test('array_map applies a one-argument scalar function', () => {
   assert.deepEqual(call('array_map', 'ceil', [0n, -1n, 1.2]), [0, -1, 2]);
   assert.deepEqual(call('array_map', 'UPPER', ['a', 'b']), ['A', 'B']);
   assert.equal(callError('array_map', 'pow', [0n]), 'call func array_map error: validate pow arguments failed');
-  assert.equal(callError('array_map', 'avg', [0n]), 'call func array_map error: first argument should be a scalar function.');
+  assert.equal(
+    callError('array_map', 'avg', [0n]),
+    'call func array_map error: first argument should be a scalar function.',
+  );
   assert.equal(callError('array_map', 'nosuch', [0n]), 'call func array_map error: unknown built-in function: nosuch.');
 });
 
@@ -127,6 +154,15 @@ test('repeat and sequence fail for every SQL value, as the reference does (docs/
 });
 
 test('kvpair_array_to_obj', () => {
-  assert.deepEqual(call('kvpair_array_to_obj', [{ key: 'a', value: 1n }, { key: 'b', value: ['foo', 'bar'] }]), { a: 1n, b: ['foo', 'bar'] });
-  assert.equal(callError('kvpair_array_to_obj', [{ wrongKey: 'a', value: 1n }]), 'call func kvpair_array_to_obj error: array item should be key-value pair');
+  assert.deepEqual(
+    call('kvpair_array_to_obj', [
+      { key: 'a', value: 1n },
+      { key: 'b', value: ['foo', 'bar'] },
+    ]),
+    { a: 1n, b: ['foo', 'bar'] },
+  );
+  assert.equal(
+    callError('kvpair_array_to_obj', [{ wrongKey: 'a', value: 1n }]),
+    'call func kvpair_array_to_obj error: array item should be key-value pair',
+  );
 });

@@ -88,7 +88,11 @@ function argValue(arg: string, row: ValueObject): Value {
 function check(c: Case, result: () => Value, expected: Record<string, unknown>, alias = 'r'): void {
   const err = expected.error as { $contains?: string } | undefined;
   if (err) {
-    assert.throws(result, (e: Error) => (err.$contains ? e.message.includes(err.$contains.replace(/^.*?call func/, 'call func')) : true), c.name);
+    assert.throws(
+      result,
+      (e: Error) => (err.$contains ? e.message.includes(err.$contains.replace(/^.*?call func/, 'call func')) : true),
+      c.name,
+    );
     return;
   }
   const r = result();
@@ -104,7 +108,9 @@ function check(c: Case, result: () => Value, expected: Record<string, unknown>, 
 }
 
 const files = existsSync(CASES)
-  ? readdirSync(CASES).filter((f) => (f.startsWith('function_') || f === 'operator_function.json') && f.endsWith('.json'))
+  ? readdirSync(CASES).filter(
+      (f) => (f.startsWith('function_') || f === 'operator_function.json') && f.endsWith('.json'),
+    )
   : [];
 
 for (const file of files) {
@@ -114,7 +120,9 @@ for (const file of files) {
     for (const c of cases) {
       if (c.skip) continue;
       // Other operator cases (several columns, WHERE, nested calls) need the whole engine; take the simple ones.
-      const m = /^SELECT (\w+)\(([^()]*)\) (?:AS|as) (\w+) FROM \{\{id:s\}\}(?: GROUP BY COUNTWINDOW\((\d+)\))?$/.exec(c.sql);
+      const m = /^SELECT (\w+)\(([^()]*)\) (?:AS|as) (\w+) FROM \{\{id:s\}\}(?: GROUP BY COUNTWINDOW\((\d+)\))?$/.exec(
+        c.sql,
+      );
       if (!m && file === 'operator_function.json') continue;
       assert.ok(m, `${c.name}: unexpected SQL shape ${c.sql}`);
       const [, fname, argText, alias, win] = m;
@@ -142,7 +150,14 @@ for (const file of files) {
         assert.equal(rows.length, c.expected.length, c.name);
         rows.forEach((row, i) => {
           const vals = args.map((a) => argValue(a, row));
-          const call = def.kind === 'aggregate' ? (v: Value[]) => bindAggregate(def)(v.map((x) => [x]), ctx) : (v: Value[]) => bindScalar(def)(v, ctx);
+          const call =
+            def.kind === 'aggregate'
+              ? (v: Value[]) =>
+                  bindAggregate(def)(
+                    v.map((x) => [x]),
+                    ctx,
+                  )
+              : (v: Value[]) => bindScalar(def)(v, ctx);
           check(c, () => call(vals), c.expected[i][0], alias);
         });
       }

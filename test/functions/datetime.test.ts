@@ -7,11 +7,20 @@ import { call, callError, lit, validate } from './helpers.js';
 const d0 = '2019-01-01 00:00:00';
 
 test('format_time with eKuiper patterns', () => {
-  assert.equal(call('format_time', new DateTime(1568854515000, 'UTC'), 'yyyy-MM-dd T HH:mm:ss'), '2019-09-19 T 00:55:15');
+  assert.equal(
+    call('format_time', new DateTime(1568854515000, 'UTC'), 'yyyy-MM-dd T HH:mm:ss'),
+    '2019-09-19 T 00:55:15',
+  );
   assert.equal(call('format_time', 1.62000273e9 * 1000, 'yyyy-MM-dd T HH:mm:ss'), '2021-05-03 T 00:45:30');
-  assert.equal(call('format_time', new DateTime(Date.UTC(2020, 0, 16, 2, 14, 24, 913)), 'YYYY-MM-dd HH:mm:ssSSS'), '2020-01-16 02:14:24.913');
+  assert.equal(
+    call('format_time', new DateTime(Date.UTC(2020, 0, 16, 2, 14, 24, 913)), 'YYYY-MM-dd HH:mm:ssSSS'),
+    '2020-01-16 02:14:24.913',
+  );
   assert.match(callError('format_time', new DateTime(0), 'YYY'), /^call func format_time error: /);
-  assert.equal(validate('format_time', lit.int(1n), lit.str('yyyy-MM-dd')), 'validate function format_time error: Expect datetime type for parameter 1');
+  assert.equal(
+    validate('format_time', lit.int(1n), lit.str('yyyy-MM-dd')),
+    'validate function format_time error: Expect datetime type for parameter 1',
+  );
   assert.equal(call('format_time', null, 'yyyy'), null);
 });
 
@@ -20,9 +29,15 @@ test('date_calc adds a Go duration and date_diff gives nanoseconds', () => {
   assert.equal(call('date_calc', d0, '-24h'), '2018-12-31 00:00:00');
   assert.equal(call('date_calc', d0, '1h30m10s'), '2019-01-01 01:30:10');
   assert.match(callError('date_calc', d0, '1d'), /^call func date_calc error: time: unknown unit "d"/);
-  assert.equal(callError('date_calc', null, '1h'), 'call func date_calc error: unsupported type to convert to timestamp <nil>');
+  assert.equal(
+    callError('date_calc', null, '1h'),
+    'call func date_calc error: unsupported type to convert to timestamp <nil>',
+  );
   assert.equal(call('date_diff', d0, '2019-01-02 00:00:00'), 86400000000000n);
-  assert.equal(validate('date_calc', lit.field(), lit.field()), 'validate function date_calc error: Expect string type for parameter 2');
+  assert.equal(
+    validate('date_calc', lit.field(), lit.field()),
+    'validate function date_calc error: Expect string type for parameter 2',
+  );
 });
 
 test('Go durations', () => {
@@ -61,7 +76,10 @@ test('from_days, from_unix_time, to_seconds', () => {
   assert.equal(call('from_unix_time', 100n), '1970-01-01 00:01:40');
   assert.equal(call('from_unix_time', 0n), null);
   assert.equal(call('to_seconds', new DateTime(1_000_000_000_000, 'UTC')), 1000000000n);
-  assert.equal(validate('from_days', lit.int(100n)), 'validate function from_days error: Expect int type for parameter 1');
+  assert.equal(
+    validate('from_days', lit.int(100n)),
+    'validate function from_days error: Expect int type for parameter 1',
+  );
   assert.equal(validate('from_unix_time', lit.field()), undefined);
 });
 
@@ -71,7 +89,10 @@ test('convert_tz moves a datetime to another zone', () => {
   assert.ok(r instanceof DateTime);
   assert.equal(formatRfc3339(r), '2022-04-13T14:22:32.233+08:00');
   assert.equal(callError('convert_tz', t, 'Unknown'), 'call func convert_tz error: unknown time zone Unknown');
-  assert.equal(callError('convert_tz', true, 'UTC'), 'call func convert_tz error: unsupported type to convert to timestamp true');
+  assert.equal(
+    callError('convert_tz', true, 'UTC'),
+    'call func convert_tz error: unsupported type to convert to timestamp true',
+  );
 });
 
 test('clock functions', () => {

@@ -78,8 +78,14 @@ test('bit functions on ints and integral floats', () => {
   assert.equal(call('bitnot', 10n), -11n);
   assert.equal(call('bitnot', -10n), 9n);
   assert.equal(call('bitand', 6.0, 3n), 2n);
-  assert.equal(callError('bitand', -10.5, 2n), 'call func bitand error: Expect int type for the first operand but got -10.5');
-  assert.equal(callError('bitor', 1n, 2.5), 'call func bitor error: Expect int type for the second operand but got 2.5');
+  assert.equal(
+    callError('bitand', -10.5, 2n),
+    'call func bitand error: Expect int type for the first operand but got -10.5',
+  );
+  assert.equal(
+    callError('bitor', 1n, 2.5),
+    'call func bitor error: Expect int type for the second operand but got 2.5',
+  );
 });
 
 test('conv between bases, signed and unsigned', () => {
@@ -101,14 +107,35 @@ test('null arguments give null (pre-check N)', () => {
 });
 
 test('creation-time validation of math arguments', () => {
-  assert.equal(validate('abs', lit.str('x')), 'validate function abs error: Expect number - float or int type for parameter 1');
-  assert.equal(validate('abs', lit.boolExpr()), 'validate function abs error: Expect number - float or int type for parameter 1');
-  assert.equal(validate('abs', lit.int(1n), lit.int(2n)), 'validate function abs error: Expect 1 arguments but found 2.');
+  assert.equal(
+    validate('abs', lit.str('x')),
+    'validate function abs error: Expect number - float or int type for parameter 1',
+  );
+  assert.equal(
+    validate('abs', lit.boolExpr()),
+    'validate function abs error: Expect number - float or int type for parameter 1',
+  );
+  assert.equal(
+    validate('abs', lit.int(1n), lit.int(2n)),
+    'validate function abs error: Expect 1 arguments but found 2.',
+  );
   assert.equal(validate('abs', lit.field()), undefined);
-  assert.equal(validate('bitand', lit.float(1.0), lit.int(1n)), 'validate function bitand error: Expect int type for parameter 1');
-  assert.equal(validate('bitand', lit.int(1n), lit.str('a')), 'validate function bitand error: Expect int type for parameter 2');
-  assert.equal(validate('log', lit.int(1n), lit.int(2n), lit.int(3n)), 'validate function log error: Expect 1 or 2 arguments only');
-  assert.equal(validate('conv', lit.str('a'), lit.field(), lit.int(2n)), 'validate function conv error: Expect int type for parameter 2');
+  assert.equal(
+    validate('bitand', lit.float(1.0), lit.int(1n)),
+    'validate function bitand error: Expect int type for parameter 1',
+  );
+  assert.equal(
+    validate('bitand', lit.int(1n), lit.str('a')),
+    'validate function bitand error: Expect int type for parameter 2',
+  );
+  assert.equal(
+    validate('log', lit.int(1n), lit.int(2n), lit.int(3n)),
+    'validate function log error: Expect 1 or 2 arguments only',
+  );
+  assert.equal(
+    validate('conv', lit.str('a'), lit.field(), lit.int(2n)),
+    'validate function conv error: Expect int type for parameter 2',
+  );
   assert.equal(validate('pi', lit.int(1n)), 'validate function pi error: Expect 0 arguments but found 1.');
   assert.equal(validate('ABS', lit.int(1n)), undefined);
   assert.equal(validate('nosuch', lit.int(1n)), 'function nosuch not found');

@@ -54,8 +54,14 @@ test('meta and mqtt take the metadata value the compiler resolved', () => {
   assert.equal(callError('mqtt', 5n), 'call func mqtt error: <nil>');
   assert.equal(validate('mqtt', lit.field('messageid')), undefined);
   assert.equal(validate('mqtt', lit.field('TOPIC')), undefined);
-  assert.equal(validate('mqtt', lit.field('qos')), 'validate function mqtt error: Parameter of mqtt function can be only topic or messageid.');
-  assert.equal(validate('mqtt', lit.str('topic')), 'validate function mqtt error: Expect meta reference type for parameter 1');
+  assert.equal(
+    validate('mqtt', lit.field('qos')),
+    'validate function mqtt error: Parameter of mqtt function can be only topic or messageid.',
+  );
+  assert.equal(
+    validate('mqtt', lit.str('topic')),
+    'validate function mqtt error: Expect meta reference type for parameter 1',
+  );
   assert.equal(validate('coalesce'), 'validate function coalesce error: The arguments should be at least one.');
   assert.match(validate('meta', lit.str('x'))!, /^validate function meta error: /);
   assert.equal(validate('meta', lit.star()), undefined);
@@ -70,7 +76,10 @@ test('delay is asynchronous and resolves to its value', async () => {
   setImmediate(() => (later = true));
   assert.equal(await p, 'bar');
   assert.ok(later, 'the thread ran other work while delay waited');
-  await assert.rejects(def.execAsync!(['bar', 'bar'], ctx), /^Error: cannot convert string\(bar\) to int$|cannot convert string\(bar\) to int/);
+  await assert.rejects(
+    def.execAsync!(['bar', 'bar'], ctx),
+    /^Error: cannot convert string\(bar\) to int$|cannot convert string\(bar\) to int/,
+  );
 });
 
 test('get_keyed_state reads the store and converts with cast rules', () => {
@@ -84,5 +93,8 @@ test('get_keyed_state reads the store and converts with cast rules', () => {
   } finally {
     ctx.keyedState = undefined;
   }
-  assert.match(validate('get_keyed_state', lit.str('k'), lit.str('nope'), lit.int(1n))!, /^validate function get_keyed_state error: /);
+  assert.match(
+    validate('get_keyed_state', lit.str('k'), lit.str('nope'), lit.int(1n))!,
+    /^validate function get_keyed_state error: /,
+  );
 });

@@ -69,9 +69,16 @@ test('patterns RE2 refuses fail with Go regexp error texts', () => {
   ];
   for (const [pattern, text] of cases) {
     for (const fn of ['regexp_matches', 'regexp_substr']) {
-      assert.equal(callError(fn, 'abc', pattern), `call func ${fn} error: error parsing regexp: ${text}`, `${fn} ${pattern}`);
+      assert.equal(
+        callError(fn, 'abc', pattern),
+        `call func ${fn} error: error parsing regexp: ${text}`,
+        `${fn} ${pattern}`,
+      );
     }
-    assert.equal(callError('regexp_replace', 'abc', pattern, 'x'), `call func regexp_replace error: error parsing regexp: ${text}`);
+    assert.equal(
+      callError('regexp_replace', 'abc', pattern, 'x'),
+      `call func regexp_replace error: error parsing regexp: ${text}`,
+    );
   }
 });
 
@@ -92,8 +99,15 @@ test('json_path_query filters with =~ use RE2', () => {
 test('the ReDoS pattern in a rule over a live stream gives its result, and the server keeps serving', async () => {
   const s = await startTestServer();
   try {
-    assert.equal((await s.req('POST', '/streams', { sql: 'CREATE STREAM rx () WITH (DATASOURCE="rx/in", TYPE="memory")' })).status, 201);
-    const r = await s.req('POST', '/rules', { id: 'rx', sql: 'SELECT regexp_matches(a, "(a+)+$") AS m FROM rx', actions: [{ memory: { topic: 'rx/out' } }] });
+    assert.equal(
+      (await s.req('POST', '/streams', { sql: 'CREATE STREAM rx () WITH (DATASOURCE="rx/in", TYPE="memory")' })).status,
+      201,
+    );
+    const r = await s.req('POST', '/rules', {
+      id: 'rx',
+      sql: 'SELECT regexp_matches(a, "(a+)+$") AS m FROM rx',
+      actions: [{ memory: { topic: 'rx/out' } }],
+    });
     assert.equal(r.status, 201, r.text);
     const out: unknown[] = [];
     const stop = s.app.connectors.memory.subscribe('rx/out', (msg) => out.push(msg.row));

@@ -50,12 +50,27 @@ test('substring by byte offsets', () => {
   assert.equal(call('substring', 'NYCNicks', 88n, 100n), '');
   assert.equal(call('substring', '中国人', 3n, 6n), '国');
   assert.equal(callError('substring', 'abc', -1n), 'call func substring error: start index must be a positive number');
-  assert.equal(callError('substring', 'abc', 2n, 1n), 'call func substring error: start index must be smaller than end index');
+  assert.equal(
+    callError('substring', 'abc', 2n, 1n),
+    'call func substring error: start index must be smaller than end index',
+  );
   assert.equal(callError('substring', 'abc', 1.5), 'call func substring error: cannot convert float64(1.5) to int');
-  assert.equal(validate('substring', lit.str('a')), 'validate function substring error: the arguments for substring should be 2 or 3');
-  assert.equal(validate('substring', lit.str('a'), lit.int(-1n)), 'validate function substring error: The start index should not be a nagtive integer.');
-  assert.equal(validate('substring', lit.str('a'), lit.int(3n), lit.int(1n)), 'validate function substring error: The end index should be larger than start index.');
-  assert.equal(validate('substring', lit.str('a'), lit.float(1.5)), 'validate function substring error: Expect int type for parameter 2');
+  assert.equal(
+    validate('substring', lit.str('a')),
+    'validate function substring error: the arguments for substring should be 2 or 3',
+  );
+  assert.equal(
+    validate('substring', lit.str('a'), lit.int(-1n)),
+    'validate function substring error: The start index should not be a nagtive integer.',
+  );
+  assert.equal(
+    validate('substring', lit.str('a'), lit.int(3n), lit.int(1n)),
+    'validate function substring error: The end index should be larger than start index.',
+  );
+  assert.equal(
+    validate('substring', lit.str('a'), lit.float(1.5)),
+    'validate function substring error: Expect int type for parameter 2',
+  );
 });
 
 test('split_value with negative index from a column and out-of-range errors', () => {
@@ -63,10 +78,22 @@ test('split_value with negative index from a column and out-of-range errors', ()
   assert.equal(call('split_value', 'a/b/c', '/', -1n), 'c');
   assert.equal(call('split_value', '/test/device001/message', '/', 0n), '');
   assert.equal(call('split_value', '/test/device001/message', '/', 3n), 'message');
-  assert.equal(callError('split_value', 'a/b/c', '/', 3n), 'call func split_value error: 3 out of index array (size = 3)');
-  assert.equal(validate('split_value', lit.str('a'), lit.str('/'), lit.int(-1n)), 'validate function split_value error: The index should not be a nagtive integer.');
-  assert.equal(validate('split_value', lit.str('a'), lit.int(1n), lit.int(1n)), 'validate function split_value error: Expect string type for parameter 2');
-  assert.equal(validate('split_value', lit.str('a')), 'validate function split_value error: the arguments for split_value should be 3');
+  assert.equal(
+    callError('split_value', 'a/b/c', '/', 3n),
+    'call func split_value error: 3 out of index array (size = 3)',
+  );
+  assert.equal(
+    validate('split_value', lit.str('a'), lit.str('/'), lit.int(-1n)),
+    'validate function split_value error: The index should not be a nagtive integer.',
+  );
+  assert.equal(
+    validate('split_value', lit.str('a'), lit.int(1n), lit.int(1n)),
+    'validate function split_value error: Expect string type for parameter 2',
+  );
+  assert.equal(
+    validate('split_value', lit.str('a')),
+    'validate function split_value error: the arguments for split_value should be 3',
+  );
 });
 
 test('regular expressions (RE2 syntax)', () => {
@@ -90,23 +117,41 @@ test('format rounds to decimals with optional locale symbols', () => {
   assert.equal(call('format', 12332.2, 2n, 'zh_CN'), '12,332.20');
   assert.equal(call('format', -123456.7899, 2n, 'de_CH'), '-123’456.79');
   assert.equal(call('format', 12332.2, 2n, 'fr_FR'), '12\u00a0332,20');
-  assert.equal(callError('format', 98765.4321, 2n, 'ff'), 'call func format error: not support for the specific locale:ff');
+  assert.equal(
+    callError('format', 98765.4321, 2n, 'ff'),
+    'call func format error: not support for the specific locale:ff',
+  );
   // locales whose symbols differ between the reference's CLDR data and the platform's
-  assert.equal(call('format', 12332.12341111, 4n, 'ar_IN'), '\u0661\u0662\u066c\u0663\u0663\u0662\u066b\u0661\u0662\u0663\u0664');
+  assert.equal(
+    call('format', 12332.12341111, 4n, 'ar_IN'),
+    '\u0661\u0662\u066c\u0663\u0663\u0662\u066b\u0661\u0662\u0663\u0664',
+  );
   assert.equal(call('format', 12332.2, 2n, 'no_NO'), '12,332.20');
   assert.equal(call('format', 12332.2, 2n, 'rm_CH'), '12’332.20');
   assert.equal(call('format', 12332.2, 2n, 'ar_EG'), '12,332.20');
   assert.equal(call('format', 12332.2, 0n, 'ar_DZ'), '12.332');
   assert.equal(call('format', 12332.2, 2n, 'it_CH'), '12’332.20');
   assert.equal(call('format', 12332.2, 2n, 'sv_SE'), '12\u00a0332,20');
-  assert.equal(callError('format', 1.5, -1n), 'call func format error: the decimal places must greater or equal than 0');
-  assert.equal(validate('format', lit.field(), lit.field()), 'validate function format error: Expect integer type for parameter 2');
-  assert.equal(validate('format', lit.field(), lit.int(2n), lit.field()), 'validate function format error: Expect string type for parameter 3');
+  assert.equal(
+    callError('format', 1.5, -1n),
+    'call func format error: the decimal places must greater or equal than 0',
+  );
+  assert.equal(
+    validate('format', lit.field(), lit.field()),
+    'validate function format error: Expect integer type for parameter 2',
+  );
+  assert.equal(
+    validate('format', lit.field(), lit.int(2n), lit.field()),
+    'validate function format error: Expect string type for parameter 3',
+  );
 });
 
 test('string argument validation rejects number and boolean literals', () => {
   assert.equal(validate('lower', lit.int(1n)), 'validate function lower error: Expect string type for parameter 1');
-  assert.equal(validate('concat', lit.str('a'), lit.boolExpr()), 'validate function concat error: Expect string type for parameter 2');
+  assert.equal(
+    validate('concat', lit.str('a'), lit.boolExpr()),
+    'validate function concat error: Expect string type for parameter 2',
+  );
   assert.equal(validate('concat'), 'validate function concat error: The arguments should be at least one.');
   assert.equal(validate('endswith', lit.field(), lit.str('a')), undefined);
 });

@@ -25,11 +25,20 @@ test('cast follows the conversion table', () => {
 
 test('cast errors', () => {
   assert.equal(callError('cast', 1n, 'bytea'), 'call func cast error: cannot convert int(1) to bytea');
-  assert.equal(callError('cast', 1n, 'boolean'), 'call func cast error: not supported type conversion, got error cannot convert int64(1) to bool');
-  assert.equal(callError('cast', 1n, 'nope'), 'call func cast error: unknow type, only support bigint, float, string, boolean and datetime');
+  assert.equal(
+    callError('cast', 1n, 'boolean'),
+    'call func cast error: not supported type conversion, got error cannot convert int64(1) to bool',
+  );
+  assert.equal(
+    callError('cast', 1n, 'nope'),
+    'call func cast error: unknow type, only support bigint, float, string, boolean and datetime',
+  );
   assert.match(validate('cast', lit.field(), lit.str('int'))!, /^validate function cast error: /);
   // ⚠ the reference reports parameter 1 for a number literal as the type
-  assert.equal(validate('cast', lit.field(), lit.int(1n)), 'validate function cast error: Expect string type for parameter 1');
+  assert.equal(
+    validate('cast', lit.field(), lit.int(1n)),
+    'validate function cast error: Expect string type for parameter 1',
+  );
   assert.equal(
     validate('cast', lit.field(), lit.str('bool')),
     'validate function cast error: Expect one of following value for the 2nd parameter: bigint, float, string, boolean, datetime, bytea.',
@@ -50,9 +59,15 @@ test('base64 encode gives a string, decode gives bytes', () => {
   assert.deepEqual(call('decode', 'aGVsbG8=', 'base64'), new Uint8Array(Buffer.from('hello')));
   assert.equal(callError('encode', 1n, 'base64'), 'call func encode error: Only string type can be encoded.');
   assert.match(callError('decode', '!!', 'base64'), /^call func decode error: fail to decode base64 string: /);
-  assert.equal(validate('encode', lit.str('a'), lit.str('hex')), 'validate function encode error: Only base64 is supported for the 2nd parameter.');
+  assert.equal(
+    validate('encode', lit.str('a'), lit.str('hex')),
+    'validate function encode error: Only base64 is supported for the 2nd parameter.',
+  );
   assert.equal(callError('decode', 1n, 'base64'), 'call func decode error: Only string type can be decoded.');
-  assert.equal(validate('encode', lit.str('a'), lit.field()), 'validate function encode error: Expect string type for parameter 2');
+  assert.equal(
+    validate('encode', lit.str('a'), lit.field()),
+    'validate function encode error: Expect string type for parameter 2',
+  );
 });
 
 test('compress and decompress round trip with zlib, gzip and flate', () => {
@@ -80,7 +95,10 @@ test('hex2dec and dec2hex', () => {
   assert.equal(call('dec2hex', 16n), '0x10');
   assert.equal(call('dec2hex', 255.0), '0xff');
   assert.match(callError('dec2hex', 1.5), /^call func dec2hex error: /);
-  assert.equal(validate('dec2hex', lit.int(16n)), 'validate function dec2hex error: Expect string type for parameter 1');
+  assert.equal(
+    validate('dec2hex', lit.int(16n)),
+    'validate function dec2hex error: Expect string type for parameter 1',
+  );
   assert.equal(callError('hex2dec', 1n), 'call func hex2dec error: invalid input type: 1 please input hex string');
   assert.equal(callError('hex2dec', '0xzz'), 'call func hex2dec error: invalid hexadecimal value: zz');
   assert.equal(validate('dec2hex', lit.field()), undefined);

@@ -92,7 +92,13 @@ export class Collector {
   }
 
   result(sent: number): FaultResult {
-    return { sent, delivered: this.distinct, lost: sent - this.distinct, duplicates: this.total - this.distinct, foreign: this.foreign };
+    return {
+      sent,
+      delivered: this.distinct,
+      lost: sent - this.distinct,
+      duplicates: this.total - this.distinct,
+      foreign: this.foreign,
+    };
   }
 
   close(): Promise<void> {
@@ -126,7 +132,13 @@ export class Publisher {
       const due = Math.min(count, Math.floor(((Date.now() - start) * rate) / 1000) + 1);
       for (; this.sent < due; this.sent++) {
         const n = this.sent;
-        acks.push(new Promise((resolve, reject) => this.client.publish(topic, JSON.stringify({ n, temperature: 60 }), { qos: 1 }, (err) => (err ? reject(err) : resolve()))));
+        acks.push(
+          new Promise((resolve, reject) =>
+            this.client.publish(topic, JSON.stringify({ n, temperature: 60 }), { qos: 1 }, (err) =>
+              err ? reject(err) : resolve(),
+            ),
+          ),
+        );
       }
       await sleep(10);
     }
@@ -190,19 +202,36 @@ export async function runFaultScenario(s: FaultScenario): Promise<FaultResult> {
     eddy = await startEddyProcess(home, env);
     const inTopic = `faults/${s.fault}/in`;
     const outTopic = `faults/${s.fault}/out`;
-    let r = await eddy.req('POST', '/streams', { sql: `CREATE STREAM faultin () WITH (DATASOURCE="${inTopic}", FORMAT="json"${s.shared ? ', SHARED="true"' : ''})` });
+    let r = await eddy.req('POST', '/streams', {
+      sql: `CREATE STREAM faultin () WITH (DATASOURCE="${inTopic}", FORMAT="json"${s.shared ? ', SHARED="true"' : ''})`,
+    });
     if (r.status !== 201) throw new Error(`create stream: ${r.status} ${r.text}`);
     r = await eddy.req('POST', '/rules', {
       id: 'faultrule',
       sql: s.window
         ? 'SELECT collect(n) AS ns, collect(probe) AS probes FROM faultin WHERE temperature > 50 GROUP BY TumblingWindow(ss, 1)'
         : 'SELECT * FROM faultin WHERE temperature > 50',
-      actions: [{ mqtt: { server: sinkUrl, topic: outTopic, qos: 1, sendSingle: true, ...(s.sinkCache ? { enableCache: true } : {}) } }],
+      actions: [
+        {
+          mqtt: {
+            server: sinkUrl,
+            topic: outTopic,
+            qos: 1,
+            sendSingle: true,
+            ...(s.sinkCache ? { enableCache: true } : {}),
+          },
+        },
+      ],
       options: { qos: s.ruleQos ?? 1, checkpointInterval: s.checkpointInterval ?? 1000 },
     });
     if (r.status !== 201) throw new Error(`create rule: ${r.status} ${r.text}`);
     const running = eddy;
-    await waitFor(async () => ((await running.req('GET', '/rules/faultrule/status')).json() as { status?: string }).status === 'running', 30_000, 'the rule to run');
+    await waitFor(
+      async () =>
+        ((await running.req('GET', '/rules/faultrule/status')).json() as { status?: string }).status === 'running',
+      30_000,
+      'the rule to run',
+    );
     collector = await Collector.start(broker.url, outTopic);
     publisher = await Publisher.start(broker.url);
     const c = collector;

@@ -24,7 +24,16 @@ export async function startBroker(maxQueued = 1_000_000): Promise<TestBroker> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'eddy-mosquitto-'));
   const conf = join(dir, 'mosquitto.conf');
-  writeFileSync(conf, [`listener ${port} 127.0.0.1`, 'allow_anonymous true', `max_queued_messages ${maxQueued}`, 'persistence false', ''].join('\n'));
+  writeFileSync(
+    conf,
+    [
+      `listener ${port} 127.0.0.1`,
+      'allow_anonymous true',
+      `max_queued_messages ${maxQueued}`,
+      'persistence false',
+      '',
+    ].join('\n'),
+  );
   const child: ChildProcess = spawn('mosquitto', ['-c', conf], { stdio: 'ignore' });
   let exited = false;
   child.on('exit', () => (exited = true));

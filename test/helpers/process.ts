@@ -17,7 +17,12 @@ export async function freePort(): Promise<number> {
   });
 }
 
-export async function waitFor(cond: () => boolean | Promise<boolean>, deadlineMs: number, what: string, everyMs = 50): Promise<void> {
+export async function waitFor(
+  cond: () => boolean | Promise<boolean>,
+  deadlineMs: number,
+  what: string,
+  everyMs = 50,
+): Promise<void> {
   const end = Date.now() + deadlineMs;
   for (;;) {
     if (await cond()) return;

@@ -8,7 +8,11 @@ import { startServer, type EddyServer } from '../../src/server.js';
 
 export interface TestServer extends EddyServer {
   /** fetch relative to the REST base URL; `body` objects are sent as JSON */
-  req(method: string, path: string, body?: unknown): Promise<{ status: number; text: string; json: () => unknown; headers: Headers }>;
+  req(
+    method: string,
+    path: string,
+    body?: unknown,
+  ): Promise<{ status: number; text: string; json: () => unknown; headers: Headers }>;
   /** stops the server; the home folder is kept so that a test can start again on it */
   stop(): Promise<void>;
   /** stops the server and removes its home folder */
@@ -44,7 +48,12 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     ...(process.env.EDDY_TEST_WORKERS ? { KUIPER__BASIC__WORKERS: process.env.EDDY_TEST_WORKERS } : {}),
     ...opts.env,
   };
-  const server = await startServer({ home: homeDir, env, redisPrefix: opts.redisPrefix, ruleTestTimeoutMs: opts.ruleTestTimeoutMs });
+  const server = await startServer({
+    home: homeDir,
+    env,
+    redisPrefix: opts.redisPrefix,
+    ruleTestTimeoutMs: opts.ruleTestTimeoutMs,
+  });
   let stopped = false;
   const stop = async () => {
     if (stopped) return;

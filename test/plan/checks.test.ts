@@ -4,12 +4,20 @@ import { catalogOf, deps, SCHEMALESS } from './helpers.js';
 import { planQuery, querySources, validateQuery, UnknownStreamError } from '../../src/plan/planner.js';
 import { EddyError } from '../../src/core/errors.js';
 
-const TYPED = 'CREATE STREAM t (a BIGINT, b STRING, rec STRUCT(x BIGINT, y STRING)) WITH (DATASOURCE="t", TYPE="memory")';
+const TYPED =
+  'CREATE STREAM t (a BIGINT, b STRING, rec STRUCT(x BIGINT, y STRING)) WITH (DATASOURCE="t", TYPE="memory")';
 const TYPED2 = 'CREATE STREAM u (a BIGINT, c STRING) WITH (DATASOURCE="u", TYPE="memory")';
 const TABLE = 'CREATE TABLE tb (k STRING, v BIGINT) WITH (DATASOURCE="tb", TYPE="file")';
 const LOOKUP = 'CREATE TABLE lk () WITH (DATASOURCE="lk", TYPE="memory", KIND="lookup", KEY="id")';
 
-const cat = catalogOf(SCHEMALESS, TYPED, TYPED2, TABLE, LOOKUP, 'CREATE STREAM s2 () WITH (DATASOURCE="t2", TYPE="memory")');
+const cat = catalogOf(
+  SCHEMALESS,
+  TYPED,
+  TYPED2,
+  TABLE,
+  LOOKUP,
+  'CREATE STREAM s2 () WITH (DATASOURCE="t2", TYPE="memory")',
+);
 
 /** The coded error planning `sql` fails with. */
 function failure(sql: string, opts = {}): EddyError {
@@ -35,7 +43,10 @@ test('unknown stream: code 2101 with eKuiper text, and the stream name for /rule
   assert.equal(e.code, 2101);
   assert.equal(e.message, 'fail to get stream s9, please check if stream is created');
   assert.equal((e as UnknownStreamError).stream, 's9');
-  assert.throws(() => planQuery('SELECT * FROM s INNER JOIN nope ON s.a = nope.a GROUP BY COUNTWINDOW(2)', deps(cat)), UnknownStreamError);
+  assert.throws(
+    () => planQuery('SELECT * FROM s INNER JOIN nope ON s.a = nope.a GROUP BY COUNTWINDOW(2)', deps(cat)),
+    UnknownStreamError,
+  );
 });
 
 test('syntax errors keep the parser message with code 2001', () => {
@@ -55,7 +66,10 @@ test('typed streams: unknown and ambiguous fields', () => {
 
 test('windows and joins: group by without window, joins without window, tables, count in event time', () => {
   rejects('SELECT a FROM s GROUP BY a', 'select stmt group by should be used with window');
-  rejects('SELECT * FROM s INNER JOIN s2 ON s.a = s2.a', 'a time window or count window is required to join multiple streams');
+  rejects(
+    'SELECT * FROM s INNER JOIN s2 ON s.a = s2.a',
+    'a time window or count window is required to join multiple streams',
+  );
   rejects('SELECT * FROM tb GROUP BY TUMBLINGWINDOW(ss, 1)', 'cannot run window for TABLE sources');
   rejects('SELECT * FROM s GROUP BY COUNTWINDOW(3)', 'unsupported window type', { isEventTime: true });
   planQuery('SELECT * FROM s INNER JOIN tb ON s.k = tb.k', deps(cat));
@@ -84,9 +98,13 @@ test('lookup tables: only in JOIN, with an equi-join predicate', () => {
 });
 
 test('sendMetaToSink is rejected for windows and several streams', () => {
-  rejects('SELECT a FROM s GROUP BY TUMBLINGWINDOW(ss, 1)', 'Invalid option sendMetaToSink, it can not be applied to window', {
-    sendMetaToSink: true,
-  });
+  rejects(
+    'SELECT a FROM s GROUP BY TUMBLINGWINDOW(ss, 1)',
+    'Invalid option sendMetaToSink, it can not be applied to window',
+    {
+      sendMetaToSink: true,
+    },
+  );
 });
 
 test('validateQuery lists the sources in FROM/JOIN order', () => {
@@ -103,8 +121,11 @@ test('event time: a typed stream must declare its TIMESTAMP field', () => {
   planQuery('SELECT a FROM et', deps(c));
 });
 
-test('querySources checks only syntax and stream existence, like eKuiper\'s validate', () => {
+test("querySources checks only syntax and stream existence, like eKuiper's validate", () => {
   assert.deepEqual(querySources('SELECT nosuchfield FROM t INNER JOIN u ON t.a = u.a', cat), ['t', 'u']);
   assert.throws(() => querySources('SELECT * FROM s9', cat), UnknownStreamError);
-  assert.throws(() => querySources('SELECT * FROMM s', cat), (e: unknown) => e instanceof EddyError && e.code === 2001);
+  assert.throws(
+    () => querySources('SELECT * FROMM s', cat),
+    (e: unknown) => e instanceof EddyError && e.code === 2001,
+  );
 });

@@ -183,7 +183,10 @@ test('joined rows read the first side that has a column; qualified refs read the
     'CREATE STREAM s1 () WITH (DATASOURCE="a", TYPE="memory")',
     'CREATE STREAM s2 () WITH (DATASOURCE="b", TYPE="memory")',
   );
-  const p = plan('SELECT a, s2.a AS b, c, * FROM s1 INNER JOIN s2 ON s1.id = s2.id GROUP BY TUMBLINGWINDOW(ss, 1)', cat);
+  const p = plan(
+    'SELECT a, s2.a AS b, c, * FROM s1 INNER JOIN s2 ON s1.id = s2.id GROUP BY TUMBLINGWINDOW(ss, 1)',
+    cat,
+  );
   const ctx = p.newContext('r', 0);
   const j = joined(tuple({ id: 1, a: 'left' }, 's1'), tuple({ id: 1, a: 'right', c: 'only2' }, 's2'));
   ctx.bindRow();

@@ -7,7 +7,8 @@ import { StageError } from '../../src/plan/plan.js';
 import type { ValueObject } from '../../src/values/value.js';
 
 /** JS engine failures that would mean a bug in the compiler or a function, never an eKuiper error text. */
-const JS_FAILURE = /Cannot read properties|is not a function|is not iterable|Cannot mix BigInt|Cannot convert a|Maximum call stack|undefined is not|of undefined|of null/;
+const JS_FAILURE =
+  /Cannot read properties|is not a function|is not iterable|Cannot mix BigInt|Cannot convert a|Maximum call stack|undefined is not|of undefined|of null/;
 
 const field = fc.constantFrom('a', 'b', 'c', 'arr', 'obj', 'obj->k', 'arr[0]', 'arr[1:]', 'obj.k');
 const literal = fc.constantFrom('1', '0', '-3', '2.5', '"x"', '"1"', 'true', 'false');
@@ -19,11 +20,13 @@ const expr: fc.Arbitrary<string> = fc.letrec<{ e: string }>((tie) => ({
     { depthSize: 'small', withCrossShrink: true },
     field,
     literal,
-    fc.tuple(tie('e'), fc.constantFrom('+', '-', '*', '/', '%', '=', '!=', '<', '>=', 'AND', 'OR', '&', '|'), tie('e')).map(
-      ([l, op, r]) => `(${l}) ${op} (${r})`,
-    ),
+    fc
+      .tuple(tie('e'), fc.constantFrom('+', '-', '*', '/', '%', '=', '!=', '<', '>=', 'AND', 'OR', '&', '|'), tie('e'))
+      .map(([l, op, r]) => `(${l}) ${op} (${r})`),
     fc.tuple(fn1, tie('e')).map(([f, x]) => `${f}(${x})`),
-    fc.tuple(fn2, tie('e'), tie('e')).map(([f, x, y]) => (f === 'split_value2' ? `split_value(${x}, "/", 0)` : `${f}(${x}, ${y})`)),
+    fc
+      .tuple(fn2, tie('e'), tie('e'))
+      .map(([f, x, y]) => (f === 'split_value2' ? `split_value(${x}, "/", 0)` : `${f}(${x}, ${y})`)),
     fc.tuple(tie('e'), tie('e'), tie('e')).map(([x, y, z]) => `(${x}) IN ((${y}), (${z}))`),
     fc.tuple(tie('e'), tie('e'), tie('e')).map(([x, y, z]) => `(${x}) BETWEEN (${y}) AND (${z})`),
     fc.tuple(tie('e'), literal).map(([x, p]) => `(${x}) LIKE ${p.startsWith('"') ? p : '"%"'}`),

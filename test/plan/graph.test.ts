@@ -106,7 +106,8 @@ test('a filter after a group by is HAVING; a function adds its column under the 
   assert.equal(kinds.f.kind, 'having');
   assert.equal(kinds.fn.kind, 'function');
   assert.equal(kinds.fn.kind === 'function' && kinds.fn.column, 'aa');
-  const m = plan({ src, fn: op('function', { expr: 'meta(topic)' }), out: sink }, { src: ['fn'], fn: ['out'] }).ops[0].op;
+  const m = plan({ src, fn: op('function', { expr: 'meta(topic)' }), out: sink }, { src: ['fn'], fn: ['out'] }).ops[0]
+    .op;
   assert.equal(m.kind === 'function' && m.column, 'meta');
   assert.equal(kinds.c.kind === 'function' && kinds.c.column, 'count');
   assert.equal(kinds.c.kind === 'function' && kinds.c.agg, true);
@@ -140,10 +141,19 @@ test('event time: a window with no watermark node above it keeps its own over th
   const w = op('window', { type: 'tumblingwindow', unit: 'ss', size: 1 });
   const m1 = { type: 'source', nodeType: 'memory', props: { sourceName: 'm1' } };
   assert.deepEqual(
-    own({ src, m: m1, f: op('filter', { expr: 'a > 1' }), w, out: sink }, { src: ['f'], f: ['w'], m: ['w'], w: ['out'] }, ['src', 'm']),
+    own(
+      { src, m: m1, f: op('filter', { expr: 'a > 1' }), w, out: sink },
+      { src: ['f'], f: ['w'], m: ['w'], w: ['out'] },
+      ['src', 'm'],
+    ),
     ['src', 'm1'],
   );
-  assert.equal(own({ src, wm: op('watermark', { emitters: ['src'] }), w, out: sink }, { src: ['wm'], wm: ['w'], w: ['out'] }, ['src']), null);
+  assert.equal(
+    own({ src, wm: op('watermark', { emitters: ['src'] }), w, out: sink }, { src: ['wm'], wm: ['w'], w: ['out'] }, [
+      'src',
+    ]),
+    null,
+  );
   // processing time: never
   const p = plan({ src, w, out: sink }, { src: ['w'], w: ['out'] });
   assert.equal(p.ops[0].op.kind === 'window' && p.ops[0].op.ownWatermark, null);
@@ -160,8 +170,16 @@ test('window properties become the SQL window spec', () => {
     length: 10000,
     interval: 10000,
   });
-  assert.deepEqual(spec({ type: 'hoppingWindow', unit: 'mi', size: 2, interval: 1 }), { type: 'hopping', length: 120000, interval: 60000 });
-  assert.deepEqual(spec({ type: 'sessionwindow', unit: 'ms', size: 500, interval: 100 }), { type: 'session', length: 500, interval: 100 });
+  assert.deepEqual(spec({ type: 'hoppingWindow', unit: 'mi', size: 2, interval: 1 }), {
+    type: 'hopping',
+    length: 120000,
+    interval: 60000,
+  });
+  assert.deepEqual(spec({ type: 'sessionwindow', unit: 'ms', size: 500, interval: 100 }), {
+    type: 'session',
+    length: 500,
+    interval: 100,
+  });
   assert.deepEqual(spec({ type: 'slidingwindow', unit: 'ss', size: 1 }), {
     type: 'sliding',
     length: 1000,
@@ -222,8 +240,14 @@ test('eKuiper texts for refused windows, joins, watermarks, switches, scripts, g
     one('wm', op('watermark', { emitters: ['other'] })),
     'parse watermark wm with map[emitters:[other]] error: emitter other does not exist',
   );
-  assert.equal(one('wm', op('watermark', {})), 'parse watermark wm with map[] error: watermark must have at least one emitter');
-  assert.equal(one('sw', op('switch', { cases: [] })), 'parse switch sw with map[cases:[]] error: switch node must have at least one case');
+  assert.equal(
+    one('wm', op('watermark', {})),
+    'parse watermark wm with map[] error: watermark must have at least one emitter',
+  );
+  assert.equal(
+    one('sw', op('switch', { cases: [] })),
+    'parse switch sw with map[cases:[]] error: switch node must have at least one case',
+  );
   assert.equal(
     one('sw', op('switch', { cases: ['a > 1', 'b >'] })),
     'parse switch sw with map[cases:[a > 1 b >]] error: parse case 1 error: found "EOF", expected expression.',
@@ -237,10 +261,16 @@ test('eKuiper texts for refused windows, joins, watermarks, switches, scripts, g
   assert.match(one('sc', op('script', { script: 'function exec( {' })), /^failed to interprete script: /);
   assert.equal(one('f', op('filter', {})), 'parse filter f with map[] error: no expr');
   assert.equal(one('f', op('filter', { expr: 3 })), 'parse filter f with map[expr:3] error: expr 3 is not string');
-  assert.equal(one('fn', op('function', { expr: 'a + 1' })), 'parse function fn with map[expr:a + 1] error: expr a + 1 is not ast.Call');
+  assert.equal(
+    one('fn', op('function', { expr: 'a + 1' })),
+    'parse function fn with map[expr:a + 1] error: expr a + 1 is not ast.Call',
+  );
   // edges
   assert.equal(error({ src, out: sink }, { src: ['out'] }, ['src', 'ghost']), 'source node ghost not defined');
-  assert.equal(error({ src, f: op('filter', { expr: 'a > 1' }), out: sink }, { src: ['f'], f: ['nope'] }), 'node nope is not defined');
+  assert.equal(
+    error({ src, f: op('filter', { expr: 'a > 1' }), out: sink }, { src: ['f'], f: ['nope'] }),
+    'node nope is not defined',
+  );
   assert.equal(
     error({ src, f: op('filter', { expr: 'a > 1' }), out: sink }, { src: ['f'], f: ['out'] }, ['src', 'f']),
     'source f is not a source type node',
@@ -267,17 +297,24 @@ test('eKuiper texts for refused windows, joins, watermarks, switches, scripts, g
     'join node j does not allow multiple stream inputs',
   );
   // source checks
-  const srcErr = (props: J, nodeType = 'mqtt') => error({ src: { type: 'source', nodeType, props }, out: sink }, { src: ['out'] });
+  const srcErr = (props: J, nodeType = 'mqtt') =>
+    error({ src: { type: 'source', nodeType, props }, out: sink }, { src: ['out'] });
   assert.equal(
     srcErr({ sourceName: 's1', sourceType: 'table' }),
     'parse source src with map[sourceName:s1 sourceType:table] error: stream s1 is not a table',
   );
-  assert.equal(srcErr({ sourceName: 'scan' }, 'memory'), 'parse source src with map[sourceName:scan] error: table scan is not a stream');
+  assert.equal(
+    srcErr({ sourceName: 'scan' }, 'memory'),
+    'parse source src with map[sourceName:scan] error: table scan is not a stream',
+  );
   assert.equal(
     srcErr({ sourceName: 'm1' }),
     'parse source src with map[sourceName:m1] error: source type mqtt does not match the stream type memory',
   );
-  assert.equal(srcErr({ sourceType: 'view' }), 'parse source src with map[sourceType:view] error: source type view not supported');
+  assert.equal(
+    srcErr({ sourceType: 'view' }),
+    'parse source src with map[sourceType:view] error: source type view not supported',
+  );
   assert.equal(
     srcErr({ sourceType: 'table', datasource: 'x' }),
     'parse source src with map[datasource:x sourceType:table] error: anonymouse table source is not supported, please create it prior to the rule',

@@ -42,7 +42,11 @@ export function joined(...tuples: Tuple[]): JoinTuple {
 export const SCHEMALESS = 'CREATE STREAM s () WITH (DATASOURCE="t", FORMAT="json", TYPE="memory")';
 
 /** Plans `sql` over a schemaless stream `s` (or the given catalog). */
-export function plan(sql: string, catalog: StreamCatalog = catalogOf(SCHEMALESS), opts: Partial<PlanDeps['options']> = {}): QueryPlan {
+export function plan(
+  sql: string,
+  catalog: StreamCatalog = catalogOf(SCHEMALESS),
+  opts: Partial<PlanDeps['options']> = {},
+): QueryPlan {
   return planQuery(sql, deps(catalog, opts));
 }
 

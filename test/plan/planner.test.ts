@@ -16,7 +16,11 @@ test('node names follow the post-order numbering of docs/runtime.md ยง1.6', () =
   assert.deepEqual(names('SELECT * FROM s'), ['source_s', 'op_2_project']);
   assert.deepEqual(names('SELECT * FROM m'), ['source_m', 'op_2_decoder', 'op_3_project']);
   assert.deepEqual(names('SELECT a FROM m WHERE b > 1'), ['source_m', 'op_2_decoder', 'op_3_filter', 'op_4_project']);
-  assert.deepEqual(names('SELECT a FROM s GROUP BY TUMBLINGWINDOW(ss, 10)'), ['source_s', 'op_2_window', 'op_3_project']);
+  assert.deepEqual(names('SELECT a FROM s GROUP BY TUMBLINGWINDOW(ss, 10)'), [
+    'source_s',
+    'op_2_window',
+    'op_3_project',
+  ]);
   assert.deepEqual(names('SELECT a FROM s GROUP BY a, TUMBLINGWINDOW(ss, 10)'), [
     'source_s',
     'op_2_window',
@@ -52,7 +56,10 @@ test('WHERE is pushed below tumbling/hopping/session windows in processing time'
   const p = plan('SELECT a FROM s WHERE a > 1 GROUP BY TUMBLINGWINDOW(ss, 10)', cat);
   assert.ok(p.sources[0].filter);
   assert.equal(p.where, null);
-  assert.deepEqual(p.nodes.map((n) => n.name), ['source_s', 'op_2_filter', 'op_3_window', 'op_4_project']);
+  assert.deepEqual(
+    p.nodes.map((n) => n.name),
+    ['source_s', 'op_2_filter', 'op_3_window', 'op_4_project'],
+  );
   const ctx = p.newContext('r', 0);
   assert.equal(p.sources[0].filter?.(tuple({ a: 2 }), ctx), true);
   assert.equal(p.sources[0].filter?.(tuple({ a: 0 }), ctx), false);
@@ -99,13 +106,25 @@ test('with a table join nothing is pushed below the window', () => {
 test('ON must be boolean: non-bool values are join errors', () => {
   const p = plan('SELECT * FROM s INNER JOIN s2 ON s.a GROUP BY COUNTWINDOW(2)', cat);
   const ctx = p.newContext('r', 0);
-  assert.throws(() => p.joins[0].on!(joined(tuple({}, 's'), tuple({}, 's2')), ctx), /^StageError: run Join error: invalid join condition that returns non-bool value <nil>$/);
+  assert.throws(
+    () => p.joins[0].on!(joined(tuple({}, 's'), tuple({}, 's2')), ctx),
+    /^StageError: run Join error: invalid join condition that returns non-bool value <nil>$/,
+  );
 });
 
 test('window specs are converted to milliseconds', () => {
   assert.deepEqual(
     { ...plan('SELECT a FROM s GROUP BY HOPPINGWINDOW(ss, 10, 5)', cat).window, filter: null, trigger: null },
-    { type: 'hopping', unitMs: 1000, length: 10000, interval: 5000, alignParam: 5, filter: null, trigger: null, triggerUsesHits: false },
+    {
+      type: 'hopping',
+      unitMs: 1000,
+      length: 10000,
+      interval: 5000,
+      alignParam: 5,
+      filter: null,
+      trigger: null,
+      triggerUsesHits: false,
+    },
   );
   const c = plan('SELECT a FROM s GROUP BY COUNTWINDOW(5, 2)', cat).window!;
   assert.equal(c.length, 5);
@@ -138,7 +157,10 @@ test('decode schemas keep only the declared fields the rule reads (docs/sql.md ย
   ]);
   assert.deepEqual(schema('SELECT rec FROM t'), []);
   // arrays keep their element schema; event-time rules add the TIMESTAMP field
-  assert.deepEqual(schema('SELECT arr FROM t WHERE b = "x"', { isEventTime: true })!.map((f) => f.name), ['b', 'arr', 'ts']);
+  assert.deepEqual(
+    schema('SELECT arr FROM t WHERE b = "x"', { isEventTime: true })!.map((f) => f.name),
+    ['b', 'arr', 'ts'],
+  );
   assert.equal(plan('SELECT a FROM t', cat, { isEventTime: true }).sources[0].timestampField, 'ts');
 });
 
@@ -173,7 +195,10 @@ test('lookup joins: keys from the equi-join predicates, the rest of ON on the co
     'CREATE TABLE lk (id BIGINT, name STRING, grade BIGINT) WITH (DATASOURCE="lk", TYPE="memory", KIND="lookup", KEY="id")',
   );
   const p = plan('SELECT s.a, lk.name FROM s LEFT JOIN lk ON s.id = lk.id AND lk.grade > 2', c);
-  assert.deepEqual(p.nodes.map((n) => n.name), ['source_s', 'op_lk', 'op_3_project']);
+  assert.deepEqual(
+    p.nodes.map((n) => n.name),
+    ['source_s', 'op_lk', 'op_3_project'],
+  );
   assert.equal(p.joins.length, 0);
   const l = p.lookupJoins[0];
   assert.equal(l.kind, 'left');
@@ -188,7 +213,9 @@ test('lookup joins: keys from the equi-join predicates, the rest of ON on the co
 });
 
 test('EXPLAIN of a join lists both sources under the join', () => {
-  const lines = explainQuery('SELECT s.a FROM s INNER JOIN s2 ON s.id = s2.id GROUP BY COUNTWINDOW(2)', deps(cat)).split('\n\n').filter(Boolean);
+  const lines = explainQuery('SELECT s.a FROM s INNER JOIN s2 ON s.id = s2.id GROUP BY COUNTWINDOW(2)', deps(cat))
+    .split('\n\n')
+    .filter(Boolean);
   assert.deepEqual(
     lines.map((l) => JSON.parse(l).type),
     ['ProjectPlan', 'JoinPlan', 'WindowPlan', 'DataSourcePlan', 'DataSourcePlan'],
@@ -199,14 +226,23 @@ test('EXPLAIN of a join lists both sources under the join', () => {
 
 test('an MQTT source with decompression gets a decompress node before its decoder', () => {
   const d = { ...deps(cat), decompresses: (def: { name: string }) => def.name === 'm' };
-  assert.deepEqual(planQuery('SELECT a FROM m', d).nodes.map((n) => n.name), ['source_m', 'op_2_decompress', 'op_3_decoder', 'op_4_project']);
+  assert.deepEqual(
+    planQuery('SELECT a FROM m', d).nodes.map((n) => n.name),
+    ['source_m', 'op_2_decompress', 'op_3_decoder', 'op_4_project'],
+  );
   const shared = catalogOf('CREATE STREAM sh () WITH (DATASOURCE="x", SHARED="true")');
-  assert.deepEqual(plan('SELECT a FROM sh', shared).nodes.map((n) => n.name), ['source_sh', 'op_sh_2_decoder', 'op_3_project']);
+  assert.deepEqual(
+    plan('SELECT a FROM sh', shared).nodes.map((n) => n.name),
+    ['source_sh', 'op_sh_2_decoder', 'op_3_project'],
+  );
 });
 
 test('a windowless event-time rule filters after the watermark, which sees every event', () => {
   const p = plan('SELECT a FROM t WHERE a > 1', cat, { isEventTime: true });
-  assert.deepEqual(p.nodes.map((n) => n.name), ['source_t', 'op_2_watermark', 'op_3_filter', 'op_4_project']);
+  assert.deepEqual(
+    p.nodes.map((n) => n.name),
+    ['source_t', 'op_2_watermark', 'op_3_filter', 'op_4_project'],
+  );
   assert.equal(p.sources[0].filter, null);
   assert.ok(p.where);
 });

@@ -2,7 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { plan, run, catalogOf } from './helpers.js';
 
-const DEMO = 'CREATE STREAM demo (color STRING, size BIGINT, ts BIGINT) WITH (DATASOURCE="d", FORMAT="json", TYPE="memory")';
+const DEMO =
+  'CREATE STREAM demo (color STRING, size BIGINT, ts BIGINT) WITH (DATASOURCE="d", FORMAT="json", TYPE="memory")';
 
 test('output keys: alias, column, dotted navigation, function name, kuiper_field_N (docs/sql.md §4.3)', () => {
   const p = plan('SELECT a, a.b, 3.4, b * 2, ABS(c), lower(d) AS l, e->f FROM s');
@@ -42,7 +43,13 @@ test('aliases are usable in WHERE', () => {
 
 test('SELECT *, expr merges the row and the computed keys', () => {
   const p = plan('SELECT a->b AS ab, *, abs(f1) FROM s');
-  assert.deepEqual(run(p, { a: { b: 'test' }, b: 'b', f1: -12 }), { a: { b: 'test' }, ab: 'test', abs: 12, b: 'b', f1: -12 });
+  assert.deepEqual(run(p, { a: { b: 'test' }, b: 'b', f1: -12 }), {
+    a: { b: 'test' },
+    ab: 'test',
+    abs: 12,
+    b: 'b',
+    f1: -12,
+  });
 });
 
 test('field names are case-sensitive at run time', () => {

@@ -29,7 +29,10 @@ const ok = { id: 'r1', sql: 'SELECT * FROM s1', actions: [{ log: {} }] };
 
 test('bad rule bodies give eKuiper texts', () => {
   assert.match(detail('{"id": '), /^Parse rule \{"id": {2}error : .+\.$/);
-  assert.match(detail('[1]'), /^Parse rule \[1\] error : json: cannot unmarshal array into Go value of type api\.Rule\.$/);
+  assert.match(
+    detail('[1]'),
+    /^Parse rule \[1\] error : json: cannot unmarshal array into Go value of type api\.Rule\.$/,
+  );
   assert.equal(detail({ sql: 'SELECT * FROM s1', actions: [{ log: {} }] }), 'Missing rule id.');
   assert.equal(detail('null'), 'Missing rule id.');
   assert.equal(detail({ ...ok, id: 'a/b' }), 'ruleID:a/b contains invalidChar:/');
@@ -72,17 +75,31 @@ test('bad options are rejected with `Rule <id> has invalid options: `', () => {
   assert.match(bad({ qos: '1' }), /cannot unmarshal string into Go struct field RuleOption\.options\.qos of type int/);
   assert.match(bad({ bufferLength: 1.5 }), /cannot unmarshal number 1\.5/);
   // beyond a 64-bit int: a decoding error too
-  assert.match(bad({ bufferLength: 1e20 }), /cannot unmarshal number 100000000000000000000 into Go struct field RuleOption\.options\.bufferLength of type int/);
+  assert.match(
+    bad({ bufferLength: 1e20 }),
+    /cannot unmarshal number 100000000000000000000 into Go struct field RuleOption\.options\.bufferLength of type int/,
+  );
 });
 
 test('options merge field-wise over the defaults, restartStrategy per sub-field; fields match case-insensitively', () => {
-  const text = JSON.stringify({ ID: 'r1', Sql: 'SELECT * FROM s1', actions: [{ log: {} }], options: { QOS: 1, restartStrategy: { attempts: 3 } } });
+  const text = JSON.stringify({
+    ID: 'r1',
+    Sql: 'SELECT * FROM s1',
+    actions: [{ log: {} }],
+    options: { QOS: 1, restartStrategy: { attempts: 3 } },
+  });
   const { def, options } = parseRule(decodeRuleText(text), text, ctx);
   assert.equal(def.id, 'r1');
   assert.equal(options.qos, 1);
   assert.equal(options.bufferLength, 1024);
   assert.equal(options.lateTolerance, 1000);
-  assert.deepEqual(options.restartStrategy, { attempts: 3, delay: 1000, multiplier: 2, maxDelay: 30000, jitterFactor: 0.1 });
+  assert.deepEqual(options.restartStrategy, {
+    attempts: 3,
+    delay: 1000,
+    multiplier: 2,
+    maxDelay: 30000,
+    jitterFactor: 0.1,
+  });
   assert.deepEqual(def.options, { qos: 1, restartStrategy: { attempts: 3 } }, 'stored options are the ones given');
   assert.equal(def.triggered, true, 'triggered defaults to true');
 });
@@ -91,15 +108,24 @@ test('update: the path id is the default and a different body id is refused', ()
   const text = JSON.stringify({ sql: 'SELECT * FROM s1', actions: [{ log: {} }] });
   const { def } = parseRule(decodeRuleText(text), text, { ...ctx, defaultId: 'p1', requireSameId: true });
   assert.equal(def.id, 'p1');
-  assert.equal(detail({ ...ok, id: 'other' }, { defaultId: 'p1', requireSameId: true }), 'RuleId is not consistent with rule id.');
+  assert.equal(
+    detail({ ...ok, id: 'other' }, { defaultId: 'p1', requireSameId: true }),
+    'RuleId is not consistent with rule id.',
+  );
 });
 
 test('masking: password and token anywhere, URL user-info passwords', () => {
   const masked = maskSecrets({
-    actions: [{ mqtt: { server: 'tcp://b:1883', password: 'pw', Token: 7, nested: { PASSWORD: null } } }, { sql: { url: 'mysql://app:s3cret@db:3306/x' } }],
+    actions: [
+      { mqtt: { server: 'tcp://b:1883', password: 'pw', Token: 7, nested: { PASSWORD: null } } },
+      { sql: { url: 'mysql://app:s3cret@db:3306/x' } },
+    ],
   });
   assert.deepEqual(masked, {
-    actions: [{ mqtt: { server: 'tcp://b:1883', password: '******', Token: '******', nested: { PASSWORD: '******' } } }, { sql: { url: 'mysql://app:******@db:3306/x' } }],
+    actions: [
+      { mqtt: { server: 'tcp://b:1883', password: '******', Token: '******', nested: { PASSWORD: '******' } } },
+      { sql: { url: 'mysql://app:******@db:3306/x' } },
+    ],
   });
   assert.equal(maskUrl('http://host/path'), 'http://host/path');
   assert.equal(maskUrl('http://user@host/'), 'http://user@host/');
@@ -113,10 +139,19 @@ test('masked secrets sent back on update are restored from the old rule and from
       { sql: { resourceId: 'db1', url: 'mysql://app:******@db:3306/x', password: '******' } },
     ],
   };
-  restoreSecrets(body, [{ mqtt: { password: 'old-pw', token: 'old-token' } }, { rest: { password: 'x' } }], (type, id) =>
-    type === 'sql' && id === 'db1' ? { url: 'mysql://app:s3cret@db:3306/x', password: 'dbpw' } : undefined,
+  restoreSecrets(
+    body,
+    [{ mqtt: { password: 'old-pw', token: 'old-token' } }, { rest: { password: 'x' } }],
+    (type, id) =>
+      type === 'sql' && id === 'db1' ? { url: 'mysql://app:s3cret@db:3306/x', password: 'dbpw' } : undefined,
   );
   assert.deepEqual(body.actions[0], { mqtt: { server: 'tcp://b:1883', password: 'old-pw', token: 'new' } });
-  assert.deepEqual(body.actions[1], { log: { password: '******' } }, 'a different sink type at that index restores nothing');
-  assert.deepEqual(body.actions[2], { sql: { resourceId: 'db1', url: 'mysql://app:s3cret@db:3306/x', password: 'dbpw' } });
+  assert.deepEqual(
+    body.actions[1],
+    { log: { password: '******' } },
+    'a different sink type at that index restores nothing',
+  );
+  assert.deepEqual(body.actions[2], {
+    sql: { resourceId: 'db1', url: 'mysql://app:s3cret@db:3306/x', password: 'dbpw' },
+  });
 });

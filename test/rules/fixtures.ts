@@ -3,7 +3,13 @@
  * The real builder is exercised by the HTTP tests.
  */
 import pino from 'pino';
-import { NodeMetrics, type PrintableTopo, type RuleDef, type RuleOptions, type Topology } from '../../src/contracts/index.js';
+import {
+  NodeMetrics,
+  type PrintableTopo,
+  type RuleDef,
+  type RuleOptions,
+  type Topology,
+} from '../../src/contracts/index.js';
 import { mergeOptions } from '../../src/rules/definition.js';
 import { sqlStatementKind } from '../../src/rules/engine.js';
 import { parseSelect } from '../../src/sql/index.js';
@@ -92,7 +98,8 @@ export class TestEngine {
   validate = (sql: string): string[] => {
     const stmt = parseSelect(sql);
     const names = [stmt.from.name, ...stmt.joins.map((j) => j.source.name)];
-    for (const n of names) if (!this.streams.has(n)) throw new EddyError(2101, `fail to get stream ${n}, please check if stream is created`);
+    for (const n of names)
+      if (!this.streams.has(n)) throw new EddyError(2101, `fail to get stream ${n}, please check if stream is created`);
     return names;
   };
   explain = (sql: string): string => `{"type":"ProjectPlan","info":"${sql}","id":0,"children":null}\n\n`;
@@ -104,7 +111,8 @@ export class TestEngine {
       if (def.sql) this.validate(def.sql);
       for (const a of def.actions) {
         for (const type of Object.keys(a)) {
-          if (!['log', 'mqtt', 'memory', 'nop'].includes(type)) throw new EddyError(2201, `sink ${type} is not defined`);
+          if (!['log', 'mqtt', 'memory', 'nop'].includes(type))
+            throw new EddyError(2201, `sink ${type} is not defined`);
         }
       }
       return this.builderScript.build(def, o);

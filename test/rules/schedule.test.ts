@@ -1,6 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { formatInvocation, inRanges, parseCronSpec, parseGoDuration, parseRangeTime, rangesEnded } from '../../src/rules/schedule.js';
+import {
+  formatInvocation,
+  inRanges,
+  parseCronSpec,
+  parseGoDuration,
+  parseRangeTime,
+  rangesEnded,
+} from '../../src/rules/schedule.js';
 
 test('Go durations', () => {
   assert.equal(parseGoDuration('30s'), 30000);

@@ -8,7 +8,9 @@ import { RuleService, RULE_NS } from '../../src/rules/service.js';
 import { EddyError } from '../../src/core/errors.js';
 import { DEFAULTS, TestEngine, silent, until } from './fixtures.js';
 
-async function withService(fn: (svc: RuleService, engine: TestEngine, store: SqliteStore, reopen: () => RuleService) => Promise<void>) {
+async function withService(
+  fn: (svc: RuleService, engine: TestEngine, store: SqliteStore, reopen: () => RuleService) => Promise<void>,
+) {
   const dir = mkdtempSync(join(tmpdir(), 'eddy-rules-'));
   const store = new SqliteStore(join(dir, 'kv.db'));
   const engine = new TestEngine();
@@ -46,7 +48,11 @@ test('create plans before storing: bad definitions, duplicates, unknown streams 
   await withService(async (svc, _engine, store) => {
     await rejects(svc.create('{"id":'), 1000, /^invalid rule json: Parse rule \{"id": error : .+\.$/);
     await rejects(svc.create(body({})), 1000, 'invalid rule json: Missing rule id.');
-    await rejects(svc.create(body({ id: 'r1', sql: 'SELECT * FROM nosuch' })), 2101, 'fail to get stream nosuch, please check if stream is created');
+    await rejects(
+      svc.create(body({ id: 'r1', sql: 'SELECT * FROM nosuch' })),
+      2101,
+      'fail to get stream nosuch, please check if stream is created',
+    );
     await rejects(svc.create(body({ id: 'r1', actions: [{ foo: {} }] })), 2201, 'sink foo is not defined');
     assert.deepEqual(await store.keys(RULE_NS), []);
     assert.equal(await svc.create(body({ id: 'r1' })), 'r1');
@@ -76,12 +82,24 @@ test('update keeps the old run when the new definition cannot be planned, restor
   await withService(async (svc, engine) => {
     await svc.create(body({ id: 'r1', actions: [{ mqtt: { server: 'tcp://x:1883', password: 'pw' } }] }));
     const first = engine.builderScript.built[0];
-    await rejects(svc.update('r1', body({ id: 'r1', sql: 'SELECT * FROM nosuch' })), 2101, 'Update rule error: fail to get stream nosuch, please check if stream is created');
+    await rejects(
+      svc.update('r1', body({ id: 'r1', sql: 'SELECT * FROM nosuch' })),
+      2101,
+      'Update rule error: fail to get stream nosuch, please check if stream is created',
+    );
     assert.equal(svc.get('r1')!.sql, 'SELECT * FROM s1');
     assert.equal(first.closed, false, 'old run untouched');
     await rejects(svc.update('r1', '{'), 1000, /^Invalid body: /);
-    await rejects(svc.update('r1', body({ id: 'r2' })), 1000, 'Update rule error: Invalid rule json: RuleId is not consistent with rule id.');
-    await rejects(svc.update('r1', JSON.stringify({ id: 'r1', sql: 'SELECT * FROM s1' })), 1000, 'Update rule error: Invalid rule json: Missing rule actions.');
+    await rejects(
+      svc.update('r1', body({ id: 'r2' })),
+      1000,
+      'Update rule error: Invalid rule json: RuleId is not consistent with rule id.',
+    );
+    await rejects(
+      svc.update('r1', JSON.stringify({ id: 'r1', sql: 'SELECT * FROM s1' })),
+      1000,
+      'Update rule error: Invalid rule json: Missing rule actions.',
+    );
     await rejects(svc.update('nope', body({})), 1002, 'Rule not found: Rule nope is not found.');
     const described = JSON.parse(svc.describe('r1')) as Record<string, unknown>;
     await svc.update('r1', JSON.stringify({ ...described, sql: 'SELECT * FROM s2' }));
@@ -195,7 +213,11 @@ test('restore: triggered rules run again, stopped ones stay stopped, unplannable
       { id: 'run', name: 'run', status: 'Running' },
       { id: 'stopped', name: 'stopped', status: 'Stopped: canceled manually.' },
     ]);
-    await rejects(() => again.topo('gone'), 1001, "Fail to get rule gone's topo, make sure the rule has been started before");
+    await rejects(
+      () => again.topo('gone'),
+      1001,
+      "Fail to get rule gone's topo, make sure the rule has been started before",
+    );
     assert.deepEqual(again.topo('stopped').sources, ['source_s1'], 'a stopped rule has a topology');
   });
 });
@@ -211,7 +233,9 @@ test('validate and explain', async () => {
   await withService(async (svc) => {
     const text = body({ id: 'v', sql: 'SELECT * FROM s1 INNER JOIN s2 ON s1.a = s2.a' });
     assert.deepEqual(svc.validate(text, JSON.parse(text)), { sources: ['s1', 's2'], valid: true });
-    await svc.create(body({ id: 'g', sql: undefined, actions: [], graph: { nodes: { a: {} }, topo: { sources: ['a'] } } })).catch(() => undefined);
+    await svc
+      .create(body({ id: 'g', sql: undefined, actions: [], graph: { nodes: { a: {} }, topo: { sources: ['a'] } } }))
+      .catch(() => undefined);
     await svc.create(body({ id: 'e' }));
     assert.match(svc.explain('e'), /ProjectPlan/);
   });
@@ -235,7 +259,11 @@ test('a rule with logFilename logs into its own file in the log folder', async (
     await svc.create(body({ id: 'r1', options: { logFilename: 'r1.log' } }));
     await svc.stop('r1');
     await svc.delete('r1');
-    await until(() => existsSync(join(dir, 'r1.log')) && readFileSync(join(dir, 'r1.log'), 'utf8').includes('rule started'), 10_000, 'log line');
+    await until(
+      () => existsSync(join(dir, 'r1.log')) && readFileSync(join(dir, 'r1.log'), 'utf8').includes('rule started'),
+      10_000,
+      'log line',
+    );
   } finally {
     await svc.close();
     await store.close();

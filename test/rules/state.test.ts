@@ -93,9 +93,18 @@ test('stop during a pending restart cancels it', async () => {
 test('restart delays grow by the multiplier, are capped at maxDelay and jittered within the factor', () => {
   const r = { attempts: 10, delay: 1000, multiplier: 2, maxDelay: 30000, jitterFactor: 0.1 };
   const mid = () => 0.5;
-  assert.deepEqual([0, 1, 2, 3, 4, 5, 6].map((n) => restartDelay(r, n, mid)), [1000, 2000, 4000, 8000, 16000, 30000, 30000]);
-  assert.equal(restartDelay(r, 0, () => 0), 900);
-  assert.equal(restartDelay(r, 0, () => 0.999999), 1100);
+  assert.deepEqual(
+    [0, 1, 2, 3, 4, 5, 6].map((n) => restartDelay(r, n, mid)),
+    [1000, 2000, 4000, 8000, 16000, 30000, 30000],
+  );
+  assert.equal(
+    restartDelay(r, 0, () => 0),
+    900,
+  );
+  assert.equal(
+    restartDelay(r, 0, () => 0.999999),
+    1100,
+  );
   assert.ok(restartDelay(r, 10, () => 0.999999) <= 30000, 'never above maxDelay');
 });
 

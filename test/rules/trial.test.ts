@@ -24,7 +24,10 @@ async function until<T>(fn: () => T | Promise<T>, ok: (v: T) => boolean, what: s
 }
 
 /** A websocket client of a trial's endpoint collecting the parsed frames. */
-async function listen(port: number, id: string): Promise<{ frames: unknown[]; closed: () => boolean; close: () => void }> {
+async function listen(
+  port: number,
+  id: string,
+): Promise<{ frames: unknown[]; closed: () => boolean; close: () => void }> {
   const ws = new WebSocket(`ws://127.0.0.1:${port}/test/${id}`);
   const frames: unknown[] = [];
   let closed = false;
@@ -47,11 +50,28 @@ test('a trial replays mock data through the rule to its websocket, with sinkProp
   const s = await startTestServer();
   try {
     const demo = uid('demo');
-    assert.equal((await s.req('POST', '/streams', { sql: `CREATE STREAM ${demo} (a BIGINT, b STRING) WITH (DATASOURCE="${demo}")` })).status, 201);
+    assert.equal(
+      (
+        await s.req('POST', '/streams', {
+          sql: `CREATE STREAM ${demo} (a BIGINT, b STRING) WITH (DATASOURCE="${demo}")`,
+        })
+      ).status,
+      201,
+    );
     const created = await create(s, {
       id: 't1',
       sql: `SELECT a, b FROM ${demo} WHERE a > 1`,
-      mockSource: { [demo]: { data: [{ a: 1, b: 'x' }, { a: 2, b: 'y' }, { a: 3, b: 'z' }], interval: 20, loop: true } },
+      mockSource: {
+        [demo]: {
+          data: [
+            { a: 1, b: 'x' },
+            { a: 2, b: 'y' },
+            { a: 3, b: 'z' },
+          ],
+          interval: 20,
+          loop: true,
+        },
+      },
       sinkProps: { fields: ['a'] },
     });
     assert.equal(created.id, 't1');
@@ -60,26 +80,49 @@ test('a trial replays mock data through the rule to its websocket, with sinkProp
     const started = await s.req('POST', '/ruletest/t1/start');
     assert.equal(started.status, 200, started.text);
     assert.equal(started.text, 'Test rule t1 was started');
-    await until(() => ws.frames.length, (n) => n >= 4, 'looped results');
+    await until(
+      () => ws.frames.length,
+      (n) => n >= 4,
+      'looped results',
+    );
     assert.deepEqual(ws.frames.slice(0, 4), [{ a: 2 }, { a: 3 }, { a: 2 }, { a: 3 }]);
 
     // not a rule, and the stream is untouched
     assert.deepEqual((await s.req('GET', '/rules')).json(), []);
-    assert.equal(((await s.req('GET', `/streams/${demo}`)).json() as { Options: Record<string, string> }).Options.TYPE, undefined);
+    assert.equal(
+      ((await s.req('GET', `/streams/${demo}`)).json() as { Options: Record<string, string> }).Options.TYPE,
+      undefined,
+    );
 
     // creating the id again replaces the trial
-    const replaced = await create(s, { id: 't1', sql: `SELECT b FROM ${demo}`, mockSource: { [demo]: { data: [{ a: 5, b: 'again' }], interval: 10, loop: false } } });
+    const replaced = await create(s, {
+      id: 't1',
+      sql: `SELECT b FROM ${demo}`,
+      mockSource: { [demo]: { data: [{ a: 5, b: 'again' }], interval: 10, loop: false } },
+    });
     assert.equal(replaced.port, created.port, 'the endpoint stays open');
     const ws2 = await listen(replaced.port, 't1');
     assert.equal((await s.req('POST', '/ruletest/t1/start')).status, 200);
-    await until(() => ws2.frames.length, (n) => n >= 1, 'the replaced trial');
+    await until(
+      () => ws2.frames.length,
+      (n) => n >= 1,
+      'the replaced trial',
+    );
     assert.deepEqual(ws2.frames[0], { b: 'again' });
 
     const del = await s.req('DELETE', '/ruletest/t1');
     assert.equal(del.status, 200);
     assert.equal(del.text, 'Test rule t1 was stopped');
-    await until(() => ws2.closed(), (c) => c, 'the endpoint closed');
-    assert.equal((await s.req('DELETE', '/ruletest/t1')).text, 'Test rule t1 was stopped', 'delete always answers the same');
+    await until(
+      () => ws2.closed(),
+      (c) => c,
+      'the endpoint closed',
+    );
+    assert.equal(
+      (await s.req('DELETE', '/ruletest/t1')).text,
+      'Test rule t1 was stopped',
+      'delete always answers the same',
+    );
     const again = await s.req('POST', '/ruletest/t1/start');
     assert.equal(again.status, 404, again.text);
     ws.close();
@@ -94,14 +137,22 @@ test('a stream without mock data is read for real (Mosquitto); bad trials are re
   const client = await connectAsync('mqtt://127.0.0.1:1883', { clientId: uid('eddy_trial'), reconnectPeriod: 0 });
   try {
     const live = uid('live');
-    assert.equal((await s.req('POST', '/streams', { sql: `CREATE STREAM ${live} (v BIGINT) WITH (DATASOURCE="${topic}")` })).status, 201);
+    assert.equal(
+      (await s.req('POST', '/streams', { sql: `CREATE STREAM ${live} (v BIGINT) WITH (DATASOURCE="${topic}")` }))
+        .status,
+      201,
+    );
     const { port } = await create(s, { id: 't2', sql: `SELECT v * 10 AS w FROM ${live}`, mockSource: {} });
     const ws = await listen(port, 't2');
     assert.equal((await s.req('POST', '/ruletest/t2/start')).status, 200);
-    await until(async () => {
-      await client.publishAsync(topic, JSON.stringify({ v: 4 }), { qos: 1 });
-      return ws.frames.length;
-    }, (n) => n > 0, 'a result from MQTT');
+    await until(
+      async () => {
+        await client.publishAsync(topic, JSON.stringify({ v: 4 }), { qos: 1 });
+        return ws.frames.length;
+      },
+      (n) => n > 0,
+      'a result from MQTT',
+    );
     assert.deepEqual(ws.frames[0], { w: 40 });
     ws.close();
 
@@ -127,11 +178,22 @@ test('a trial goes away by itself when its time is up', async () => {
   const s = await startTestServer({ ruleTestTimeoutMs: 2000 });
   try {
     const demo = uid('demo');
-    assert.equal((await s.req('POST', '/streams', { sql: `CREATE STREAM ${demo} (a BIGINT) WITH (DATASOURCE="${demo}")` })).status, 201);
-    const { port } = await create(s, { id: 't3', sql: `SELECT * FROM ${demo}`, mockSource: { [demo]: { data: [{ a: 1 }], interval: 10 } } });
+    assert.equal(
+      (await s.req('POST', '/streams', { sql: `CREATE STREAM ${demo} (a BIGINT) WITH (DATASOURCE="${demo}")` })).status,
+      201,
+    );
+    const { port } = await create(s, {
+      id: 't3',
+      sql: `SELECT * FROM ${demo}`,
+      mockSource: { [demo]: { data: [{ a: 1 }], interval: 10 } },
+    });
     const ws = await listen(port, 't3');
     assert.equal((await s.req('POST', '/ruletest/t3/start')).status, 200);
-    await until(() => ws.closed(), (c) => c, 'the run to end and its endpoint to close');
+    await until(
+      () => ws.closed(),
+      (c) => c,
+      'the run to end and its endpoint to close',
+    );
     assert.ok(ws.frames.length > 0);
     assert.equal((await s.req('POST', '/ruletest/t3/start')).status, 404);
   } finally {

@@ -73,15 +73,23 @@ async function until<T>(fn: () => T | Promise<T>, ok: (v: T) => boolean, what: s
 
 /** Installs a schemaless REST service whose function is named `fn`. */
 async function installService(s: TestServer, fn: string): Promise<void> {
-  const def = { about: { author: { name: 'Ops' } }, interfaces: { [fn]: { address: baseUrl, protocol: 'rest', schemaless: true } } };
+  const def = {
+    about: { author: { name: 'Ops' } },
+    interfaces: { [fn]: { address: baseUrl, protocol: 'rest', schemaless: true } },
+  };
   const name = uid('svc');
-  const r = await s.req('POST', '/services', { name, file: zips.zip({ [`${name}.json`]: JSON.stringify(def), 'schemas/hello.proto': HELLO_PROTO }) });
+  const r = await s.req('POST', '/services', {
+    name,
+    file: zips.zip({ [`${name}.json`]: JSON.stringify(def), 'schemas/hello.proto': HELLO_PROTO }),
+  });
   assert.equal(r.status, 201, r.text);
 }
 
 async function memoryStream(s: TestServer): Promise<string> {
   const name = uid('st');
-  const r = await s.req('POST', '/streams', { sql: `CREATE STREAM ${name} () WITH (DATASOURCE="${name}/in", FORMAT="json", TYPE="memory")` });
+  const r = await s.req('POST', '/streams', {
+    sql: `CREATE STREAM ${name} () WITH (DATASOURCE="${name}/in", FORMAT="json", TYPE="memory")`,
+  });
   assert.equal(r.status, 201, r.text);
   return name;
 }
@@ -110,19 +118,29 @@ test('pending service calls hold back neither the REST API nor another rule; res
     // warm up: the source has subscribed once an answered call comes back
     await until(
       () => {
-        if (slowOut.length === 0) s.app.connectors.memory.publish({ topic: `${slowStream}/in`, row: { i: 0, path: '/echo' } });
+        if (slowOut.length === 0)
+          s.app.connectors.memory.publish({ topic: `${slowStream}/in`, row: { i: 0, path: '/echo' } });
         return slowOut.length;
       },
       (n) => n > 0,
       'the first answered call',
     );
     // warm-up rows still in flight arrive before anything else (the rule keeps its input order)
-    await until(() => held.length, (n) => n === 0, 'no held call');
+    await until(
+      () => held.length,
+      (n) => n === 0,
+      'no held call',
+    );
     const warm = () => slowOut.filter((r) => r.i === 0).length;
 
-    for (const i of [1, 2, 3]) s.app.connectors.memory.publish({ topic: `${slowStream}/in`, row: { i, path: '/held' } });
+    for (const i of [1, 2, 3])
+      s.app.connectors.memory.publish({ topic: `${slowStream}/in`, row: { i, path: '/held' } });
     // all three calls are in flight together: the node does not wait for one reply before sending the next call
-    await until(() => held.length, (n) => n === 3, 'three pending calls');
+    await until(
+      () => held.length,
+      (n) => n === 3,
+      'three pending calls',
+    );
 
     // while they are pending the control plane answers and the other rule delivers
     assert.equal((await s.req('GET', '/ping')).status, 200);
@@ -138,11 +156,18 @@ test('pending service calls hold back neither the REST API nor another rule; res
       'the other rule',
     );
     assert.deepEqual(fastOut[0], { v: 'quick' });
-    assert.ok(slowOut.every((r) => r.i === 0), 'nothing of the slow rule came out while its calls were pending');
+    assert.ok(
+      slowOut.every((r) => r.i === 0),
+      'nothing of the slow rule came out while its calls were pending',
+    );
 
     // answered last to first: the rule still emits in input order
     for (const h of held.splice(0).reverse()) answer(h.res, { i: h.i * 10 });
-    await until(() => slowOut.length, (n) => n >= warm() + 3, 'the three results');
+    await until(
+      () => slowOut.length,
+      (n) => n >= warm() + 3,
+      'the three results',
+    );
     assert.deepEqual(slowOut.slice(warm()), [
       { i: 1, got: 10 },
       { i: 2, got: 20 },
@@ -178,9 +203,16 @@ test('a call that times out is an exception of the async node and an error recor
     s.app.connectors.memory.publish({ topic: `${stream}/in`, row: { i: 2, path: '/echo' } });
     // warm-up rows still in flight come first (the rule keeps its input order)
     const later = () => out.filter((r) => r.i !== 0);
-    await until(() => later().length, (n) => n >= 2, 'the error record and the next result');
+    await until(
+      () => later().length,
+      (n) => n >= 2,
+      'the error record and the next result',
+    );
     const [failed, next] = later();
-    assert.match(String(failed.error), new RegExp(`call func ${fn} error: rest call to .* failed: timeout after 5000ms`));
+    assert.match(
+      String(failed.error),
+      new RegExp(`call func ${fn} error: rest call to .* failed: timeout after 5000ms`),
+    );
     assert.deepEqual(next, { i: 2, got: 2 });
     const status = (await s.req('GET', `/rules/${id}/status`)).json() as Record<string, unknown>;
     const asyncKey = Object.keys(status).find((k) => /^op_\d+_async_0_exceptions_total$/.test(k));
@@ -201,9 +233,16 @@ test('asynchronous calls are planned ahead of the stage that reads them, and ref
   assert.deepEqual(kinds('SELECT a FROM demo WHERE delay(1, a) > 2'), ['source', 'async', 'filter', 'project']);
   // a call nested in another one's arguments is computed first, in the same node
   const nested = planQuery('SELECT delay(1, delay(1, a)) AS d FROM demo', deps).nodes.find((n) => n.kind === 'async');
-  assert.deepEqual(nested?.async?.levels.map((l) => l.length), [1, 1]);
+  assert.deepEqual(
+    nested?.async?.levels.map((l) => l.length),
+    [1, 1],
+  );
   assert.throws(
     () => planQuery('SELECT count(*) FROM demo GROUP BY delay(1, a), TumblingWindow(ss, 1)', deps),
-    (e: unknown) => e instanceof EddyError && /function delay calls out asynchronously and can only be used in SELECT, WHERE, HAVING and ORDER BY/.test(e.message),
+    (e: unknown) =>
+      e instanceof EddyError &&
+      /function delay calls out asynchronously and can only be used in SELECT, WHERE, HAVING and ORDER BY/.test(
+        e.message,
+      ),
   );
 });

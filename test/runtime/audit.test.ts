@@ -48,7 +48,10 @@ test('window_start()/window_end() are null outside a window; event_time() is the
     h.ddl('CREATE STREAM s (a BIGINT) WITH (DATASOURCE="t/au3", TYPE="memory")');
     const plain = await h.rule('au3a', 'SELECT a, window_start() AS ws, window_end() AS we, event_time() AS et FROM s');
     const agg = await h.rule('au3b', 'SELECT count(*) AS c, event_time() AS et FROM s GROUP BY TUMBLINGWINDOW(ss, 2)');
-    const rows = await h.rule('au3c', 'SELECT a, event_time() AS et, window_end() AS we FROM s GROUP BY TUMBLINGWINDOW(ss, 2)');
+    const rows = await h.rule(
+      'au3c',
+      'SELECT a, event_time() AS et, window_end() AS we FROM s GROUP BY TUMBLINGWINDOW(ss, 2)',
+    );
     clock.set(T0 + 500);
     h.publish('t/au3', { a: 1n });
     await settle();
@@ -68,7 +71,10 @@ test('processing-time tumbling LEFT JOIN: a WHERE conjunct on the right stream f
   try {
     h.ddl('CREATE STREAM l (id BIGINT) WITH (DATASOURCE="t/au4l", TYPE="memory")');
     h.ddl('CREATE STREAM r (id BIGINT, v BIGINT) WITH (DATASOURCE="t/au4r", TYPE="memory")');
-    const { out } = await h.rule('au4', 'SELECT l.id AS lid, r.v AS rv FROM l LEFT JOIN r ON l.id = r.id WHERE r.v > 5 GROUP BY TUMBLINGWINDOW(ss, 2)');
+    const { out } = await h.rule(
+      'au4',
+      'SELECT l.id AS lid, r.v AS rv FROM l LEFT JOIN r ON l.id = r.id WHERE r.v > 5 GROUP BY TUMBLINGWINDOW(ss, 2)',
+    );
     clock.set(T0 + 100);
     h.publish('t/au4l', { id: 1n });
     h.publish('t/au4l', { id: 2n });
@@ -88,7 +94,10 @@ test('count-window INNER JOIN: WHERE merges into ON; an emission whose join is e
   try {
     h.ddl('CREATE STREAM l (id BIGINT) WITH (DATASOURCE="t/au5l", TYPE="memory")');
     h.ddl('CREATE STREAM r (id BIGINT, v BIGINT) WITH (DATASOURCE="t/au5r", TYPE="memory")');
-    const { out } = await h.rule('au5', 'SELECT l.id AS lid, v FROM l INNER JOIN r ON l.id = r.id WHERE v > 5 GROUP BY COUNTWINDOW(2)');
+    const { out } = await h.rule(
+      'au5',
+      'SELECT l.id AS lid, v FROM l INNER JOIN r ON l.id = r.id WHERE v > 5 GROUP BY COUNTWINDOW(2)',
+    );
     // each stream has its own source queue: settle between events so that they reach the window in this order
     for (const [topic, row] of [
       ['t/au5l', { id: 1n }],
@@ -172,10 +181,14 @@ test('event-time sliding with delay: emitted once the watermark reaches ts + del
   const h = await createHarness();
   try {
     h.ddl('CREATE STREAM s (ts BIGINT, a BIGINT) WITH (DATASOURCE="t/au9", TYPE="memory", TIMESTAMP="ts")');
-    const { out } = await h.rule('au9', 'SELECT a, window_start() AS ws, window_end() AS we FROM s GROUP BY SLIDINGWINDOW(ss, 2, 1) OVER (WHEN a = 1)', {
-      isEventTime: true,
-      lateTolerance: 0,
-    });
+    const { out } = await h.rule(
+      'au9',
+      'SELECT a, window_start() AS ws, window_end() AS we FROM s GROUP BY SLIDINGWINDOW(ss, 2, 1) OVER (WHEN a = 1)',
+      {
+        isEventTime: true,
+        lateTolerance: 0,
+      },
+    );
     const B = 1541152400000;
     for (const [t, a] of [
       [1000, 0],
@@ -230,7 +243,10 @@ test('processing-time tumbling join of schemaless streams: an unqualified WHERE 
   try {
     h.ddl('CREATE STREAM l () WITH (DATASOURCE="t/au11l", TYPE="memory")');
     h.ddl('CREATE STREAM r () WITH (DATASOURCE="t/au11r", TYPE="memory")');
-    const { out } = await h.rule('au11', 'SELECT l.id AS lid, r.w AS rw FROM l LEFT JOIN r ON l.id = r.id WHERE v > 5 GROUP BY TUMBLINGWINDOW(ss, 2)');
+    const { out } = await h.rule(
+      'au11',
+      'SELECT l.id AS lid, r.w AS rw FROM l LEFT JOIN r ON l.id = r.id WHERE v > 5 GROUP BY TUMBLINGWINDOW(ss, 2)',
+    );
     clock.set(T0 + 100);
     // l1 has no v: tested before the join it fails (null > 5); after the join v would come from r1 and pass
     h.publish('t/au11l', { id: 1 });
@@ -250,7 +266,10 @@ test('COUNTWINDOW: window_start() and window_end() are both the time of the emis
   const h = await createHarness({ clock });
   try {
     h.ddl('CREATE STREAM s (a BIGINT) WITH (DATASOURCE="t/au12", TYPE="memory")');
-    const { out } = await h.rule('au12', 'SELECT count(*) AS c, window_start() AS ws, window_end() AS we FROM s GROUP BY COUNTWINDOW(2)');
+    const { out } = await h.rule(
+      'au12',
+      'SELECT count(*) AS c, window_start() AS ws, window_end() AS we FROM s GROUP BY COUNTWINDOW(2)',
+    );
     clock.set(T0 + 100);
     h.publish('t/au12', { a: 1n });
     await settle();

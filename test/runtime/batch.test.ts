@@ -24,7 +24,10 @@ test('batchSize: an op_<type>_<i>_0_batch node before the sink sends the rows of
       source_demo: ['op_2_project'],
     });
     const m = Object.fromEntries(topo.nodes().map((n) => [n.name, n]));
-    assert.deepEqual(topo.nodes().map((n) => n.name), ['source_demo', 'op_2_project', 'op_collect_0_0_batch', 'sink_collect_0']);
+    assert.deepEqual(
+      topo.nodes().map((n) => n.name),
+      ['source_demo', 'op_2_project', 'op_collect_0_0_batch', 'sink_collect_0'],
+    );
     assert.equal(m.op_collect_0_0_batch.recordsIn, 7);
     assert.equal(m.op_collect_0_0_batch.recordsOut, 2);
     assert.equal(m.sink_collect_0.recordsIn, 2);
@@ -64,7 +67,12 @@ test('batching a window rule gathers the rows of several emissions; sendSingle s
   const h = await createHarness({ clock });
   try {
     h.ddl('CREATE STREAM demo (a BIGINT) WITH (DATASOURCE="t/batch3", TYPE="memory")');
-    const { out } = await h.rule('b3', 'SELECT a FROM demo GROUP BY COUNTWINDOW(2)', {}, { batchSize: 2, sendSingle: true });
+    const { out } = await h.rule(
+      'b3',
+      'SELECT a FROM demo GROUP BY COUNTWINDOW(2)',
+      {},
+      { batchSize: 2, sendSingle: true },
+    );
     for (let i = 1; i <= 4; i++) h.publish('t/batch3', { a: BigInt(i) });
     await settle(8);
     assert.deepEqual(plainOut(out), [{ a: 1 }, { a: 2 }, { a: 3 }, { a: 4 }]);

@@ -48,7 +48,12 @@ export interface Harness {
   /** publishes one row on a memory topic */
   publish(topic: string, row: ValueObject): void;
   /** builds and opens a rule whose single action is a collect sink; returns the topology and its outputs */
-  rule(id: string, sql: string, options?: Partial<RuleOptions>, sinkProps?: Props): Promise<{ topo: RuleTopology; out: Array<ValueObject[] | ValueObject | Value> }>;
+  rule(
+    id: string,
+    sql: string,
+    options?: Partial<RuleOptions>,
+    sinkProps?: Props,
+  ): Promise<{ topo: RuleTopology; out: Array<ValueObject[] | ValueObject | Value> }>;
   close(): Promise<void>;
 }
 
@@ -56,12 +61,15 @@ export function functions(): FunctionRegistry {
   return fnModules.registry();
 }
 
-export async function createHarness(opts: { clock?: Clock; store?: KVStore; home?: string; sourceYaml?: Record<string, string> } = {}): Promise<Harness> {
+export async function createHarness(
+  opts: { clock?: Clock; store?: KVStore; home?: string; sourceYaml?: Record<string, string> } = {},
+): Promise<Harness> {
   const homeDir = opts.home ?? mkdtempSync(join(tmpdir(), 'eddy-rt-'));
   const home = resolveHome(homeDir);
   prepareHome(home);
   // user config keys of source types (data/sources/<type>.yaml)
-  for (const [type, text] of Object.entries(opts.sourceYaml ?? {})) writeFileSync(join(home.data, 'sources', `${type}.yaml`), text);
+  for (const [type, text] of Object.entries(opts.sourceYaml ?? {}))
+    writeFileSync(join(home.data, 'sources', `${type}.yaml`), text);
   const config = loadConfig(home, {});
   const store = opts.store ?? (await openStore(config, home));
   const logger = pino({ level: 'silent' });
@@ -99,7 +107,11 @@ export async function createHarness(opts: { clock?: Clock; store?: KVStore; home
     async rule(id, sql, options = {}, sinkProps = {}) {
       const ruleOptions: RuleOptions = { ...config.rule, ...options };
       const sinkId = `${id}-${Math.random().toString(36).slice(2)}`;
-      const topo = builder.build({ id, sql, actions: [{ collect: { id: sinkId, ...sinkProps } }] }, ruleOptions, logger);
+      const topo = builder.build(
+        { id, sql, actions: [{ collect: { id: sinkId, ...sinkProps } }] },
+        ruleOptions,
+        logger,
+      );
       await topo.open();
       topos.push(topo);
       return { topo, out: collected.get(sinkId) ?? [] };

@@ -15,7 +15,8 @@ async function sameAsNestedLoop(kind: string, on: string, left: ValueObject[], r
     h.ddl(`CREATE STREAM l () WITH (DATASOURCE="t/${tag}/l", TYPE="memory")`);
     h.ddl(`CREATE STREAM r () WITH (DATASOURCE="t/${tag}/r", TYPE="memory")`);
     const n = left.length + right.length;
-    const sql = (cond: string) => `SELECT l.id AS lid, l.n AS ln, r.id AS rid, r.n AS rn FROM l ${kind} JOIN r ON ${cond} GROUP BY COUNTWINDOW(${n})`;
+    const sql = (cond: string) =>
+      `SELECT l.id AS lid, l.n AS ln, r.id AS rid, r.n AS rn FROM l ${kind} JOIN r ON ${cond} GROUP BY COUNTWINDOW(${n})`;
     const hashed = await h.rule(`j1${tag}`, sql(on));
     const looped = await h.rule(`j2${tag}`, sql(`true AND ${on}`));
     for (const row of left) h.publish(`t/${tag}/l`, row);
@@ -60,10 +61,26 @@ test('hash joins of every kind give the nested loop results: LEFT, RIGHT, FULL',
 });
 
 test('keys of kinds = cannot compare fail the join as the nested loop does', async () => {
-  const rows = (await sameAsNestedLoop('INNER', 'l.id = r.id', [{ id: 'a', n: 'l0' }], [{ id: 1n, n: 'r0' }, { id: 'a', n: 'r1' }])) as unknown[];
+  const rows = (await sameAsNestedLoop(
+    'INNER',
+    'l.id = r.id',
+    [{ id: 'a', n: 'l0' }],
+    [
+      { id: 1n, n: 'r0' },
+      { id: 'a', n: 'r1' },
+    ],
+  )) as unknown[];
   assert.equal(rows.length, 1);
   assert.match(JSON.stringify(rows[0]), /error/);
-  await sameAsNestedLoop('INNER', 'l.id = r.id', [{ id: 'a', n: 'l0' }, { id: 3n, n: 'l1' }], [{ id: 'a', n: 'r1' }]);
+  await sameAsNestedLoop(
+    'INNER',
+    'l.id = r.id',
+    [
+      { id: 'a', n: 'l0' },
+      { id: 3n, n: 'l1' },
+    ],
+    [{ id: 'a', n: 'r1' }],
+  );
 });
 
 test('a large window join runs in slices: the event loop turns before its result is emitted', async () => {
@@ -72,7 +89,10 @@ test('a large window join runs in slices: the event loop turns before its result
     h.ddl('CREATE STREAM bl (v BIGINT) WITH (DATASOURCE="t/big/l", TYPE="memory")');
     h.ddl('CREATE STREAM br (v BIGINT) WITH (DATASOURCE="t/big/r", TYPE="memory")');
     const n = 1500;
-    const { out } = await h.rule('big', `SELECT count(*) AS c FROM bl INNER JOIN br ON bl.v < br.v GROUP BY COUNTWINDOW(${2 * n})`);
+    const { out } = await h.rule(
+      'big',
+      `SELECT count(*) AS c FROM bl INNER JOIN br ON bl.v < br.v GROUP BY COUNTWINDOW(${2 * n})`,
+    );
     let turnedBeforeResult: boolean | undefined;
     // in chunks the queues (bufferLength 1024) take
     for (let i = 0; i < n; i++) {

@@ -7,7 +7,9 @@ import { ManualClock } from '../../src/runtime/clock.js';
 test('windowless filter and projection over a memory stream: names, metrics, printable topology', async () => {
   const h = await createHarness();
   try {
-    h.ddl('CREATE STREAM demo (color STRING, size BIGINT, ts BIGINT) WITH (DATASOURCE="t/demo", TYPE="memory", FORMAT="json")');
+    h.ddl(
+      'CREATE STREAM demo (color STRING, size BIGINT, ts BIGINT) WITH (DATASOURCE="t/demo", TYPE="memory", FORMAT="json")',
+    );
     const { topo, out } = await h.rule('r1', 'SELECT color, size * 2 AS dbl FROM demo WHERE size > 3');
     h.publish('t/demo', { color: 'red', size: 3n, ts: 1n });
     h.publish('t/demo', { color: 'blue', size: 6n, ts: 2n });
@@ -78,7 +80,15 @@ test('count window over a stream', async () => {
 
 for (const [kind, expected] of [
   ['INNER', [[{ id: 1, v: 'a1', w: 'b1' }]]],
-  ['LEFT', [[{ id: 1, v: 'a1', w: 'b1' }, { id: 2, v: 'a2' }]]],
+  [
+    'LEFT',
+    [
+      [
+        { id: 1, v: 'a1', w: 'b1' },
+        { id: 2, v: 'a2' },
+      ],
+    ],
+  ],
   ['RIGHT', [[{ id: 1, v: 'a1', w: 'b1' }, { w: 'b3' }]]],
   ['FULL', [[{ id: 1, v: 'a1', w: 'b1' }, { id: 2, v: 'a2' }, { w: 'b3' }]]],
 ] as const) {
@@ -87,7 +97,10 @@ for (const [kind, expected] of [
     try {
       h.ddl('CREATE STREAM a (id BIGINT, v STRING) WITH (DATASOURCE="t/a", TYPE="memory")');
       h.ddl('CREATE STREAM b (id BIGINT, w STRING) WITH (DATASOURCE="t/b", TYPE="memory")');
-      const { out } = await h.rule(`j${kind}`, `SELECT a.id, v, w FROM a ${kind} JOIN b ON a.id = b.id GROUP BY COUNTWINDOW(4)`);
+      const { out } = await h.rule(
+        `j${kind}`,
+        `SELECT a.id, v, w FROM a ${kind} JOIN b ON a.id = b.id GROUP BY COUNTWINDOW(4)`,
+      );
       h.publish('t/a', { id: 1n, v: 'a1' });
       h.publish('t/b', { id: 1n, w: 'b1' });
       h.publish('t/a', { id: 2n, v: 'a2' });
@@ -130,7 +143,12 @@ test('stream–scan table join: the table keeps RETAIN_SIZE latest rows, each ev
     h.ddl('CREATE STREAM s (id BIGINT) WITH (DATASOURCE="t/s", TYPE="memory")');
     h.ddl('CREATE TABLE tb (id BIGINT, name STRING) WITH (DATASOURCE="t/tb", TYPE="memory", RETAIN_SIZE="2")');
     const { topo, out } = await h.rule('st', 'SELECT s.id, name FROM s INNER JOIN tb ON s.id = tb.id');
-    for (const [id, name] of [[1n, 'one'], [2n, 'two'], [3n, 'three']] as const) h.publish('t/tb', { id, name });
+    for (const [id, name] of [
+      [1n, 'one'],
+      [2n, 'two'],
+      [3n, 'three'],
+    ] as const)
+      h.publish('t/tb', { id, name });
     await settle();
     h.publish('t/s', { id: 3n });
     h.publish('t/s', { id: 1n });
@@ -191,7 +209,14 @@ test('event-time windowless rule: events are released in timestamp order once th
   try {
     h.ddl('CREATE STREAM e (n BIGINT, ts BIGINT) WITH (DATASOURCE="t/e", TYPE="memory", TIMESTAMP="ts")');
     const { out } = await h.rule('ev', 'SELECT n FROM e', { isEventTime: true, lateTolerance: 1000 });
-    for (const [n, ts] of [[1n, 10_000n], [2n, 12_000n], [3n, 11_500n], [4n, 9_000n], [5n, 14_000n]] as const) h.publish('t/e', { n, ts });
+    for (const [n, ts] of [
+      [1n, 10_000n],
+      [2n, 12_000n],
+      [3n, 11_500n],
+      [4n, 9_000n],
+      [5n, 14_000n],
+    ] as const)
+      h.publish('t/e', { n, ts });
     await settle();
     // watermarks 9000, 11000, 11000, -, 13000; 9000 < 11000 is late
     assert.deepEqual(plainOut(out), [[{ n: 1 }], [{ n: 3 }], [{ n: 2 }]]);
@@ -203,14 +228,19 @@ test('event-time windowless rule: events are released in timestamp order once th
 test('STRICT_VALIDATION: declared fields are converted, a mistyped or missing one becomes a preprocessor error row', async () => {
   const h = await createHarness();
   try {
-    h.ddl('CREATE STREAM sv (color STRING, size BIGINT) WITH (DATASOURCE="t/sv", TYPE="memory", STRICT_VALIDATION="true")');
+    h.ddl(
+      'CREATE STREAM sv (color STRING, size BIGINT) WITH (DATASOURCE="t/sv", TYPE="memory", STRICT_VALIDATION="true")',
+    );
     const { out } = await h.rule('sv', 'SELECT * FROM sv');
     h.publish('t/sv', { color: 2, size: 3 });
     h.publish('t/sv', { color: 'red' });
     h.publish('t/sv', { color: 'red', size: 3 });
     await settle();
     const rows = plainOut(out) as Array<Array<Record<string, unknown>>>;
-    assert.equal(rows[0][0].error, 'error in preprocessor: field color type mismatch: cannot convert float64(2) to string');
+    assert.equal(
+      rows[0][0].error,
+      'error in preprocessor: field color type mismatch: cannot convert float64(2) to string',
+    );
     assert.equal(rows[1][0].error, 'error in preprocessor: field size is not found');
     assert.deepEqual(rows[2], [{ color: 'red', size: 3 }]);
     assert.equal(typeof (out[2] as Array<Record<string, unknown>>)[0].size, 'bigint', 'size converted to an int');
@@ -222,7 +252,9 @@ test('STRICT_VALIDATION: declared fields are converted, a mistyped or missing on
 test('STRICT_VALIDATION checks only the fields the rule reads when it does not use *', async () => {
   const h = await createHarness();
   try {
-    h.ddl('CREATE STREAM sv2 (color STRING, size BIGINT) WITH (DATASOURCE="t/sv2", TYPE="memory", STRICT_VALIDATION="true")');
+    h.ddl(
+      'CREATE STREAM sv2 (color STRING, size BIGINT) WITH (DATASOURCE="t/sv2", TYPE="memory", STRICT_VALIDATION="true")',
+    );
     const { out } = await h.rule('sv2', 'SELECT size FROM sv2 WHERE size > 3');
     h.publish('t/sv2', { color: 7, size: 4 });
     h.publish('t/sv2', { color: 'x', size: 'big' });
@@ -239,7 +271,9 @@ test('lookup cache (lookup.cache in the config key): a cached key is not fetched
   const h = await createHarness({ sourceYaml: { memory: 'cached:\n  lookup:\n    cache: true\n    cacheTtl: 0\n' } });
   try {
     h.ddl('CREATE STREAM cs (id BIGINT) WITH (DATASOURCE="t/cs", TYPE="memory")');
-    h.ddl('CREATE TABLE ct (id BIGINT, name STRING) WITH (DATASOURCE="t/ct", TYPE="memory", KIND="lookup", KEY="id", CONF_KEY="cached")');
+    h.ddl(
+      'CREATE TABLE ct (id BIGINT, name STRING) WITH (DATASOURCE="t/ct", TYPE="memory", KIND="lookup", KEY="id", CONF_KEY="cached")',
+    );
     h.ddl('CREATE TABLE ut (id BIGINT, name STRING) WITH (DATASOURCE="t/ct", TYPE="memory", KIND="lookup", KEY="id")');
     const cached = await h.rule('lc1', 'SELECT name FROM cs INNER JOIN ct ON cs.id = ct.id');
     const plain = await h.rule('lc2', 'SELECT name FROM cs INNER JOIN ut ON cs.id = ut.id');

@@ -12,7 +12,12 @@ test('backpressure: a slow sink keeps a bounded buffer, overflow is dropped and 
   const h = await createHarness();
   try {
     h.ddl('CREATE STREAM bp (n BIGINT) WITH (DATASOURCE="t/bp", TYPE="memory")');
-    const { topo, out } = await h.rule('bp', 'SELECT n FROM bp', { bufferLength: 16 }, { bufferLength: 8, delayMs: 20 });
+    const { topo, out } = await h.rule(
+      'bp',
+      'SELECT n FROM bp',
+      { bufferLength: 16 },
+      { bufferLength: 8, delayMs: 20 },
+    );
     const heapBefore = process.memoryUsage().heapUsed;
     for (let round = 0; round < 20; round++) {
       for (let i = 0; i < 500; i++) h.publish('t/bp', { n: BigInt(round * 500 + i) });
@@ -34,7 +39,7 @@ test('backpressure: a slow sink keeps a bounded buffer, overflow is dropped and 
     // the sink may still be draining the burst (slower on a loaded machine) and drop a row sent now, as it should:
     // the row is re-sent until one gets through
     const lastIsMarker = () => (plainOut(out.slice(-1)) as Array<Array<Record<string, unknown>>>)[0]?.[0]?.n === -1;
-    for (const end = Date.now() + 10_000; !lastIsMarker() && Date.now() < end; ) {
+    for (const end = Date.now() + 10_000; !lastIsMarker() && Date.now() < end;) {
       h.publish('t/bp', { n: -1n });
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -141,7 +146,10 @@ test('shared mqtt stream: one subscription decoded once for both rules, each rea
     const r1 = await h.rule('smq1', 'SELECT a FROM smq');
     const r2 = await h.rule('smq2', 'SELECT b FROM smq');
     assert.equal(h.builder.shared.size(), 1);
-    assert.ok(r1.topo.nodes().some((n) => /^op_smq_\d+_decoder$/.test(n.name)), 'shared sub-topology nodes carry the stream name');
+    assert.ok(
+      r1.topo.nodes().some((n) => /^op_smq_\d+_decoder$/.test(n.name)),
+      'shared sub-topology nodes carry the stream name',
+    );
     await client.publishAsync(topic, '{"a": 5, "b": "x"}');
     await until(() => r1.out.length >= 1 && r2.out.length >= 1, 'a row on each rule');
     assert.deepEqual(r1.out, [[{ a: 5n }]], 'a decoded as an int through the merged schema');

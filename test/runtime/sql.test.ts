@@ -52,10 +52,23 @@ test('analytic functions see every event before WHERE (lag, acc_sum over partiti
   const h = await createHarness();
   try {
     h.ddl('CREATE STREAM an (color STRING, size BIGINT) WITH (DATASOURCE="t/an", TYPE="memory")');
-    const { topo, out } = await h.rule('an', 'SELECT size, lag(size) AS prev, acc_sum(size) OVER (PARTITION BY color) AS total FROM an WHERE size > 2');
-    for (const [color, size] of [['red', 3n], ['blue', 1n], ['red', 5n], ['blue', 6n]] as const) h.publish('t/an', { color, size });
+    const { topo, out } = await h.rule(
+      'an',
+      'SELECT size, lag(size) AS prev, acc_sum(size) OVER (PARTITION BY color) AS total FROM an WHERE size > 2',
+    );
+    for (const [color, size] of [
+      ['red', 3n],
+      ['blue', 1n],
+      ['red', 5n],
+      ['blue', 6n],
+    ] as const)
+      h.publish('t/an', { color, size });
     await settle();
-    assert.deepEqual(plainOut(out), [[{ size: 3, total: 3 }], [{ size: 5, prev: 1, total: 8 }], [{ size: 6, prev: 5, total: 7 }]]);
+    assert.deepEqual(plainOut(out), [
+      [{ size: 3, total: 3 }],
+      [{ size: 5, prev: 1, total: 8 }],
+      [{ size: 6, prev: 5, total: 7 }],
+    ]);
     assert.ok(topo.nodes().some((n) => n.name.endsWith('_analytic')));
   } finally {
     await h.close();
@@ -71,7 +84,12 @@ test('unnest in a windowless rule: one trigger per element; inside a window: one
     h.publish('t/ar', { id: 1n, arr: [7n, 8n] });
     await settle();
     assert.deepEqual(plainOut(single.out), [[{ v: 7, id: 1 }], [{ v: 8, id: 1 }]]);
-    assert.deepEqual(plainOut(win.out), [[{ v: 7, id: 1 }, { v: 8, id: 1 }]]);
+    assert.deepEqual(plainOut(win.out), [
+      [
+        { v: 7, id: 1 },
+        { v: 8, id: 1 },
+      ],
+    ]);
   } finally {
     await h.close();
   }
@@ -98,7 +116,9 @@ test('evaluation errors become error rows and the next event is processed normal
 test('event-time hopping with HAVING and last_agg_hit_count (the reference case)', async () => {
   const h = await createHarness();
   try {
-    h.ddl('CREATE STREAM demoE (color STRING, size BIGINT, ts BIGINT) WITH (DATASOURCE="t/demoE", TYPE="memory", TIMESTAMP="ts")');
+    h.ddl(
+      'CREATE STREAM demoE (color STRING, size BIGINT, ts BIGINT) WITH (DATASOURCE="t/demoE", TYPE="memory", TIMESTAMP="ts")',
+    );
     const { out } = await h.rule(
       'eh',
       'SELECT count(*), last_agg_hit_time() as lt, last_agg_hit_count() as lc, event_time() as et FROM demoE GROUP BY HOPPINGWINDOW(ss, 2, 1) HAVING lc < 4',
@@ -137,8 +157,14 @@ test('processing-time session and hopping windows through SQL under a manual clo
   const h = await createHarness({ clock });
   try {
     h.ddl('CREATE STREAM sw (n BIGINT) WITH (DATASOURCE="t/ss", TYPE="memory")');
-    const session = await h.rule('sess', 'SELECT collect(n) AS ns, window_start() AS ws, window_end() AS we FROM sw GROUP BY SESSIONWINDOW(ss, 2, 1)');
-    const hop = await h.rule('hop', 'SELECT count(*) AS c, window_end() AS we FROM sw GROUP BY HOPPINGWINDOW(ss, 2, 1)');
+    const session = await h.rule(
+      'sess',
+      'SELECT collect(n) AS ns, window_start() AS ws, window_end() AS we FROM sw GROUP BY SESSIONWINDOW(ss, 2, 1)',
+    );
+    const hop = await h.rule(
+      'hop',
+      'SELECT count(*) AS c, window_end() AS we FROM sw GROUP BY HOPPINGWINDOW(ss, 2, 1)',
+    );
     const at = async (t: number, n: bigint) => {
       clock.set(T0 + t);
       await settle(1);
@@ -169,7 +195,9 @@ test('processing-time session and hopping windows through SQL under a manual clo
 test('event-time rule without window: WHERE on hit-counter aliases runs after the watermark, which every event moves', async () => {
   const h = await createHarness();
   try {
-    h.ddl('CREATE STREAM demoE (color STRING, size BIGINT, ts BIGINT) WITH (DATASOURCE="t/demoE", TYPE="memory", TIMESTAMP="ts")');
+    h.ddl(
+      'CREATE STREAM demoE (color STRING, size BIGINT, ts BIGINT) WITH (DATASOURCE="t/demoE", TYPE="memory", TIMESTAMP="ts")',
+    );
     const { out } = await h.rule(
       'sf',
       'SELECT *, last_hit_time() AS lt, last_hit_count() AS lc, event_time() AS et FROM demoE WHERE size < 3 AND lc < 2',
@@ -195,7 +223,7 @@ test('event-time rule without window: WHERE on hit-counter aliases runs after th
   }
 });
 
-test('a later aliased field reads an earlier alias of the same name as a column; the alias\'s own expression reads the column', async () => {
+test("a later aliased field reads an earlier alias of the same name as a column; the alias's own expression reads the column", async () => {
   // eKuiper 1.14's planner binds the names in every later aliased select field to the earlier aliases
   // (docs/sql.md §4.3); only its operator-level unit tests, which skip that binding, read the column there
   const h = await createHarness();

@@ -17,8 +17,19 @@ function batches(c: Collector): Array<{ start: number; end: number; ts: number[]
     .map((b) => ({ start: b.windowStart, end: b.windowEnd, ts: b.rows.map((r: Row) => r.timestamp) }));
 }
 
-function procWindow(spec: WindowSpec, clock: ManualClock, trigger?: (r: Row) => boolean): { w: WindowNode; out: Collector } {
-  const w = createWindowNode('op_2_window', { spec, eventTime: false, clock, sendError: true, bufferLength: 1024, trigger: trigger ?? null });
+function procWindow(
+  spec: WindowSpec,
+  clock: ManualClock,
+  trigger?: (r: Row) => boolean,
+): { w: WindowNode; out: Collector } {
+  const w = createWindowNode('op_2_window', {
+    spec,
+    eventTime: false,
+    clock,
+    sendError: true,
+    bufferLength: 1024,
+    trigger: trigger ?? null,
+  });
   const out = new Collector();
   w.outputs.push(out);
   return { w, out };
@@ -84,7 +95,11 @@ test('processing-time hopping: the spec example (length 2 s, hop 1 s)', async ()
 
 test('processing-time sliding: OVER(WHEN) triggers, content [ts − length, ts]', async () => {
   const clock = new ManualClock(T0);
-  const { w, out } = procWindow(windowSpec({ type: 'sliding', length: 5000 }), clock, (r) => (r as ReturnType<typeof tuple>).message.size === 1);
+  const { w, out } = procWindow(
+    windowSpec({ type: 'sliding', length: 5000 }),
+    clock,
+    (r) => (r as ReturnType<typeof tuple>).message.size === 1,
+  );
   await w.open();
   const events: Array<[number, number]> = [
     [13, 3],
@@ -101,7 +116,11 @@ test('processing-time sliding: OVER(WHEN) triggers, content [ts − length, ts]'
 
 test('processing-time sliding with delay: emitted at ts + delay, covering [ts − length, ts + delay)', async () => {
   const clock = new ManualClock(T0);
-  const { w, out } = procWindow(windowSpec({ type: 'sliding', length: 1000, interval: 500 }), clock, (r) => r.timestamp === T0 + 1000);
+  const { w, out } = procWindow(
+    windowSpec({ type: 'sliding', length: 1000, interval: 500 }),
+    clock,
+    (r) => r.timestamp === T0 + 1000,
+  );
   await w.open();
   await at(clock, w, T0 + 100);
   await at(clock, w, T0 + 1000);
@@ -181,10 +200,23 @@ test('an error record reaching a window is forwarded at once and is not part of 
 
 const BASE = 1541152480000;
 
-async function eventTime(spec: WindowSpec, events: Array<[string, number]>, lateTolerance = 1000, streams = ['s'], trigger?: (r: Row) => boolean) {
+async function eventTime(
+  spec: WindowSpec,
+  events: Array<[string, number]>,
+  lateTolerance = 1000,
+  streams = ['s'],
+  trigger?: (r: Row) => boolean,
+) {
   const clock = new ManualClock(BASE);
   const wm = new WatermarkNode('op_2_watermark', 1024, streams, lateTolerance);
-  const w = createWindowNode('op_3_window', { spec, eventTime: true, clock, sendError: true, bufferLength: 1024, trigger: trigger ?? null });
+  const w = createWindowNode('op_3_window', {
+    spec,
+    eventTime: true,
+    clock,
+    sendError: true,
+    bufferLength: 1024,
+    trigger: trigger ?? null,
+  });
   const out = new Collector();
   wm.outputs.push(w);
   w.outputs.push(out);

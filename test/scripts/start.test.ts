@@ -51,14 +51,24 @@ test('npm start prints the real addresses and readable console logs', async () =
     const name = `start_${process.pid}`;
     let res = await fetch(`${url}/streams`, {
       method: 'POST',
-      body: JSON.stringify({ sql: `CREATE STREAM ${name} () WITH (TYPE="httppush", DATASOURCE="/${name}", FORMAT="json")` }),
+      body: JSON.stringify({
+        sql: `CREATE STREAM ${name} () WITH (TYPE="httppush", DATASOURCE="/${name}", FORMAT="json")`,
+      }),
     });
     assert.equal(res.status, 201, await res.text());
-    res = await fetch(`${url}/rules`, { method: 'POST', body: JSON.stringify({ id: name, sql: `SELECT * FROM ${name}`, actions: [{ log: {} }] }) });
+    res = await fetch(`${url}/rules`, {
+      method: 'POST',
+      body: JSON.stringify({ id: name, sql: `SELECT * FROM ${name}`, actions: [{ log: {} }] }),
+    });
     assert.equal(res.status, 201, await res.text());
-    const dataUrl = await waitFor('the data server', () => /data server listening on 127\.0\.0\.1:(\d+)/.exec(out)?.[1]);
+    const dataUrl = await waitFor(
+      'the data server',
+      () => /data server listening on 127\.0\.0\.1:(\d+)/.exec(out)?.[1],
+    );
     await waitFor('the pushed message in the log', async () => {
-      await fetch(`http://127.0.0.1:${dataUrl}/${name}`, { method: 'POST', body: '{"temperature":51}' }).catch(() => undefined);
+      await fetch(`http://127.0.0.1:${dataUrl}/${name}`, { method: 'POST', body: '{"temperature":51}' }).catch(
+        () => undefined,
+      );
       return out.includes('{"temperature":51}') ? true : undefined;
     });
     const line = out.split('\n').find((l) => l.includes('{"temperature":51}'))!;

@@ -62,7 +62,10 @@ describe('CREATE STREAM / TABLE', () => {
 
   test('trailing comma after the last field', () => {
     assert.deepEqual(fieldsText('CREATE STREAM s (a BIGINT, b STRING,) WITH ()'), ['a bigint', 'b string']);
-    assert.deepEqual(fieldsText('CREATE STREAM s (a STRUCT(x BIGINT,), b STRING) WITH ()'), ['a struct(x bigint)', 'b string']);
+    assert.deepEqual(fieldsText('CREATE STREAM s (a STRUCT(x BIGINT,), b STRING) WITH ()'), [
+      'a struct(x bigint)',
+      'b string',
+    ]);
   });
 
   test('backquoted stream and field names, keywords allowed when quoted', () => {
@@ -167,7 +170,10 @@ describe('CREATE STREAM / TABLE', () => {
     rejects('CREATE STREAM demo (NAME string) WITHs (DATASOURCE="users")', 'found "WITHS", expected is with.');
     rejects('CREATE STREAM demo (NAME string)) WITH (DATASOURCE="users")', 'found ")", expect stream options.');
     rejects('CREATE STREAM s (a BIGINT) WITH', 'found "EOF", expect stream options.');
-    rejects('CREATE STREAM demo (USERID BIGINT,) WITH DATASOURCE="users")', 'found "DATASOURCE", expect stream options.');
+    rejects(
+      'CREATE STREAM demo (USERID BIGINT,) WITH DATASOURCE="users")',
+      'found "DATASOURCE", expect stream options.',
+    );
     rejects('CREATE STREAM s (a BIGINT) WITH (FORMAT "json")', 'found "json", expect equals(=) in options.');
     rejects('CREATE STREAM s (a BIGINT) WITH () extra', 'found "extra", expected semicolon or EOF.');
     rejects('CREATE STREAM demo (USERID BIGINT,) WITH ());', 'found ")", expected semicolon or EOF.');
@@ -205,7 +211,7 @@ describe('SHOW / DESCRIBE / EXPLAIN / DROP', () => {
     assert.deepEqual(parseDdl('DROP STREAM a b'), { kind: 'dropStream', streamKind: 'stream', name: 'a' });
   });
 
-  test('anything that is not a stream statement is NotDdlStatementError with eKuiper\'s text', () => {
+  test("anything that is not a stream statement is NotDdlStatementError with eKuiper's text", () => {
     for (const sql of ['SELECT * FROM s1', '', '   ', 'UPDATE x', '-- only a comment']) {
       assert.throws(
         () => parseDdl(sql),

@@ -293,7 +293,10 @@ describe('IN, BETWEEN, LIKE', () => {
 
 describe('CASE', () => {
   test('simple and searched forms, optional ELSE', () => {
-    assert.equal(p('CASE a WHEN 1 THEN "x" WHEN 2 THEN "y" ELSE "z" END'), '(case a (when 1 "x") (when 2 "y") (else "z"))');
+    assert.equal(
+      p('CASE a WHEN 1 THEN "x" WHEN 2 THEN "y" ELSE "z" END'),
+      '(case a (when 1 "x") (when 2 "y") (else "z"))',
+    );
     assert.equal(p('case when a > 1 then b end'), '(case _ (when (> a 1) b))');
   });
 
@@ -398,7 +401,17 @@ describe('depth limit', () => {
 
 describe('isBoolShaped', () => {
   test('literals and comparison/logical/IN/BETWEEN/LIKE tops are bool-shaped; calls and arithmetic are not', () => {
-    const yes = ['true', 'a = 1', 'a != b', 'a < 1 OR b', 'a AND b', 'a IN (1)', 'a NOT BETWEEN 1 AND 2', 'a LIKE "x"', '(a > 1)'];
+    const yes = [
+      'true',
+      'a = 1',
+      'a != b',
+      'a < 1 OR b',
+      'a AND b',
+      'a IN (1)',
+      'a NOT BETWEEN 1 AND 2',
+      'a LIKE "x"',
+      '(a > 1)',
+    ];
     const no = ['isNull(a)', 'a', '1', 'a + 1', 'a & 1', '"true"', 'CASE WHEN a > 1 THEN true END'];
     for (const s of yes) assert.equal(isBoolShaped(parseExpression(s)), true, s);
     for (const s of no) assert.equal(isBoolShaped(parseExpression(s)), false, s);

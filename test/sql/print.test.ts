@@ -1,13 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import {
-  exprToString,
-  parseExpression,
-  parseSelect,
-  selectToString,
-  type Expr,
-} from '../../src/sql/index.js';
+import { exprToString, parseExpression, parseSelect, selectToString, type Expr } from '../../src/sql/index.js';
 import { SELECTS } from './corpus.js';
 import { sexp } from './sexp.js';
 
@@ -55,7 +49,10 @@ describe('exprToString', () => {
     assert.equal(show('x not in (1,2)'), 'x NOT IN (1, 2)');
     assert.equal(show('x between 1 and 2'), 'x BETWEEN 1 AND 2');
     assert.equal(show('case when a > 0 then 1 else 2 end'), 'CASE WHEN a > 0 THEN 1 ELSE 2 END');
-    assert.equal(show('lag(a) over (partition by b order by c desc when d)'), 'lag(a) OVER (PARTITION BY b ORDER BY c DESC WHEN d)');
+    assert.equal(
+      show('lag(a) over (partition by b order by c desc when d)'),
+      'lag(a) OVER (PARTITION BY b ORDER BY c DESC WHEN d)',
+    );
     assert.equal(show('arr[1:] + arr[] + arr[:2] + arr[0]'), 'arr[1:] + arr[] + arr[:2] + arr[0]');
     assert.equal(show('a->b.c'), 'a->b.c');
     assert.equal(show('5.'), '5.0');
@@ -68,7 +65,12 @@ describe('exprToString', () => {
 
   test('keeps the comment-prone forms parseable', () => {
     assert.equal(show('a - (-1)'), 'a - (-1)');
-    const synthetic: Expr = { kind: 'binary', op: '-', left: { kind: 'field', stream: null, name: 'a' }, right: { kind: 'integer', value: -1n } };
+    const synthetic: Expr = {
+      kind: 'binary',
+      op: '-',
+      left: { kind: 'field', stream: null, name: 'a' },
+      right: { kind: 'integer', value: -1n },
+    };
     assert.equal(exprToString(synthetic), 'a - (-1)');
     const nav: Expr = { kind: 'navigate', object: { kind: 'float', value: 1 }, member: 'a', dot: true };
     assert.equal(exprToString(nav), '(1.0).a');
@@ -81,7 +83,10 @@ describe('exprToString', () => {
     assert.equal(exprToString({ kind: 'binary', op: '*', left: sum, right: b }), '(a + b) * b');
     assert.equal(exprToString({ kind: 'binary', op: '-', left: a, right: sum }), 'a - (a + b)');
     assert.equal(exprToString({ kind: 'index', array: sum, index: { kind: 'integer', value: 0n } }), '(a + b)[0]');
-    assert.equal(exprToString({ kind: 'between', negated: false, value: a, low: sum, high: b }), 'a BETWEEN (a + b) AND b');
+    assert.equal(
+      exprToString({ kind: 'between', negated: false, value: a, low: sum, high: b }),
+      'a BETWEEN (a + b) AND b',
+    );
   });
 });
 
@@ -106,7 +111,10 @@ const leaf: fc.Arbitrary<Expr> = fc.oneof(
   fc.record({ kind: fc.constant('float' as const), value: fc.constantFrom(0.5, 1.25, 3, -2.5, 100, 0) }),
   fc.record({ kind: fc.constant('string' as const), value: fc.string({ maxLength: 8 }) }),
   fc.record({ kind: fc.constant('boolean' as const), value: fc.boolean() }),
-  fc.record({ kind: fc.constant('timeUnit' as const), unit: fc.constantFrom('DD' as const, 'HH' as const, 'MI' as const, 'SS' as const, 'MS' as const) }),
+  fc.record({
+    kind: fc.constant('timeUnit' as const),
+    unit: fc.constantFrom('DD' as const, 'HH' as const, 'MI' as const, 'SS' as const, 'MS' as const),
+  }),
 );
 
 const OPS = ['OR', 'AND', '=', '!=', '<', '<=', '>', '>=', '+', '-', '*', '/', '%', '&', '|', '^'] as const;
@@ -122,10 +130,27 @@ const { expr } = fc.letrec<{ expr: Expr }>((tie) => {
       fc.record({ kind: fc.constant('navigate' as const), object: sub, member: name, dot: fc.constant(false) }),
       fc.record({ kind: fc.constant('index' as const), array: sub, index: sub }),
       fc
-        .record({ array: sub, start: fc.option(sub, { nil: null }), end: fc.option(sub, { nil: null }), colon: fc.boolean() })
+        .record({
+          array: sub,
+          start: fc.option(sub, { nil: null }),
+          end: fc.option(sub, { nil: null }),
+          colon: fc.boolean(),
+        })
         .map((r): Expr => ({ kind: 'slice', ...r, ...(r.colon ? {} : { start: null, end: null }) })),
-      fc.record({ kind: fc.constant('in' as const), negated: fc.boolean(), value: sub, list: fc.array(sub, { minLength: 1, maxLength: 3 }), array: fc.constant(null) }),
-      fc.record({ kind: fc.constant('in' as const), negated: fc.boolean(), value: sub, list: fc.constant(null), array: field }),
+      fc.record({
+        kind: fc.constant('in' as const),
+        negated: fc.boolean(),
+        value: sub,
+        list: fc.array(sub, { minLength: 1, maxLength: 3 }),
+        array: fc.constant(null),
+      }),
+      fc.record({
+        kind: fc.constant('in' as const),
+        negated: fc.boolean(),
+        value: sub,
+        list: fc.constant(null),
+        array: field,
+      }),
       fc.record({ kind: fc.constant('between' as const), negated: fc.boolean(), value: sub, low: sub, high: sub }),
       fc.record({ kind: fc.constant('like' as const), negated: fc.boolean(), value: sub, pattern: sub }),
       fc
@@ -139,9 +164,20 @@ const { expr } = fc.letrec<{ expr: Expr }>((tie) => {
         .map((e): Expr =>
           e.value !== null
             ? e
-            : { ...e, whens: e.whens.map((w) => ({ when: { kind: 'binary', op: '=', left: w.when, right: w.then }, then: w.then })) },
+            : {
+                ...e,
+                whens: e.whens.map((w) => ({
+                  when: { kind: 'binary', op: '=', left: w.when, right: w.then },
+                  then: w.then,
+                })),
+              },
         ),
-      fc.record({ kind: fc.constant('call' as const), name: fc.constantFrom('abs', 'f', 'Concat'), args: fc.array(sub, { maxLength: 3 }), over: fc.constant(null) }),
+      fc.record({
+        kind: fc.constant('call' as const),
+        name: fc.constantFrom('abs', 'f', 'Concat'),
+        args: fc.array(sub, { maxLength: 3 }),
+        over: fc.constant(null),
+      }),
     ),
   };
 });

@@ -31,8 +31,25 @@ describe('select list', () => {
     );
     assert.deepEqual(
       s.fields.map((f) => f.name),
-      ['a', 'b', 'y', 'k', 'count', 'avg', 'meta', 'kuiper_field_0', 'kuiper_field_1', 'kuiper_field_2',
-        'kuiper_field_3', 'kuiper_field_4', 'kuiper_field_5', 'kuiper_field_6', 'kuiper_field_7', '*', '*'],
+      [
+        'a',
+        'b',
+        'y',
+        'k',
+        'count',
+        'avg',
+        'meta',
+        'kuiper_field_0',
+        'kuiper_field_1',
+        'kuiper_field_2',
+        'kuiper_field_3',
+        'kuiper_field_4',
+        'kuiper_field_5',
+        'kuiper_field_6',
+        'kuiper_field_7',
+        '*',
+        '*',
+      ],
     );
     assert.deepEqual(
       s.fields.map((f) => f.alias),
@@ -69,7 +86,11 @@ describe('select list', () => {
 
 describe('FROM and JOIN', () => {
   test('plain, aliased and MQTT-topic-like source names', () => {
-    assert.deepEqual(parseSelect('SELECT * FROM demo').from, { name: 'demo', alias: null, pos: { line: 1, column: 15 } });
+    assert.deepEqual(parseSelect('SELECT * FROM demo').from, {
+      name: 'demo',
+      alias: null,
+      pos: { line: 1, column: 15 },
+    });
     assert.equal(parseSelect('SELECT * FROM topic/sensor1').from.name, 'topic/sensor1');
     assert.equal(parseSelect('SELECT * FROM a/+/b/# AS t').from.name, 'a/+/b/#');
     assert.equal(parseSelect('SELECT * FROM a/+/b/# AS t').from.alias, 't');
@@ -117,7 +138,13 @@ describe('WHERE, GROUP BY, HAVING, ORDER BY, LIMIT', () => {
     assert.deepEqual(s.dimensions.map(dim), ['color', 'tumbling(SS,10)']);
     assert.equal(s.window?.name, 'TumblingWindow');
     assert.equal(s.having && sexp(s.having), '(> (count *) 1)');
-    assert.deepEqual(s.sorts.map((x) => [sexp(x.expr), x.ascending]), [['c', false], ['color', true]]);
+    assert.deepEqual(
+      s.sorts.map((x) => [sexp(x.expr), x.ascending]),
+      [
+        ['c', false],
+        ['color', true],
+      ],
+    );
     assert.equal(s.limit, 5);
   });
 
@@ -130,8 +157,18 @@ describe('WHERE, GROUP BY, HAVING, ORDER BY, LIMIT', () => {
 
   test('ORDER BY items must start with an identifier; ASC/DESC; commas optional as in the reference', () => {
     const s = parseSelect('SELECT a FROM s ORDER BY abs(a) ASC, `b` DESC, c->d');
-    assert.deepEqual(s.sorts.map((x) => [sexp(x.expr), x.ascending]), [['(abs a)', true], ['b', false], ['(-> c d)', true]]);
-    assert.deepEqual(parseSelect('SELECT a FROM s ORDER BY a b,, c').sorts.map((x) => sexp(x.expr)), ['a', 'b', 'c']);
+    assert.deepEqual(
+      s.sorts.map((x) => [sexp(x.expr), x.ascending]),
+      [
+        ['(abs a)', true],
+        ['b', false],
+        ['(-> c d)', true],
+      ],
+    );
+    assert.deepEqual(
+      parseSelect('SELECT a FROM s ORDER BY a b,, c').sorts.map((x) => sexp(x.expr)),
+      ['a', 'b', 'c'],
+    );
     assert.deepEqual(parseSelect('SELECT a FROM s ORDER BY').sorts, []);
     rejects('SELECT a FROM s ORDER BY 1', 'found "1", expected EOF.');
     rejects('SELECT a FROM s ORDER BY (a)', 'found "(", expected EOF.');
@@ -169,17 +206,37 @@ describe('windows', () => {
 
   test('FILTER (WHERE …) and OVER (WHEN …)', () => {
     const q = (w: string): string => dim(parseSelect(`SELECT * FROM s GROUP BY ${w}`).dimensions[0]);
-    assert.equal(q('SLIDINGWINDOW(ss, 5) FILTER (WHERE color = "red") OVER (WHEN size = 1)'),
-      'sliding(SS,5) filter (= color "red") trigger (= size 1)');
+    assert.equal(
+      q('SLIDINGWINDOW(ss, 5) FILTER (WHERE color = "red") OVER (WHEN size = 1)'),
+      'sliding(SS,5) filter (= color "red") trigger (= size 1)',
+    );
     assert.equal(q('SLIDINGWINDOW(ss, 5) OVER (WHEN size = 1)'), 'sliding(SS,5) trigger (= size 1)');
     assert.equal(q('countwindow(3) FILTER (WHERE a > 1)'), 'count(-,3) filter (> a 1)');
-    rejects('SELECT * FROM s GROUP BY SLIDINGWINDOW(ss, 5) OVER (WHEN a) FILTER (WHERE b)', 'found "FILTER", expected EOF.');
+    rejects(
+      'SELECT * FROM s GROUP BY SLIDINGWINDOW(ss, 5) OVER (WHEN a) FILTER (WHERE b)',
+      'found "FILTER", expected EOF.',
+    );
     rejects('SELECT * FROM s GROUP BY SLIDINGWINDOW(ss, 5) FILTER (a > 1)', 'Found "a" after FILTER(, expect WHERE.');
-    rejects('SELECT * FROM s GROUP BY COUNTWINDOW(3,1) FILTER where a > 1', 'Found "WHERE" after FILTER, expect parentheses.');
-    rejects('SELECT * FROM s GROUP BY COUNTWINDOW(3,1) FILTER (where a > 1', 'Found "EOF" after FILTER, expect right parentheses.');
-    rejects('SELECT * FROM s GROUP BY SLIDINGWINDOW(ss, 5) OVER (PARTITION BY a)', 'Found "PARTITION" after OVER(, expect WHEN.');
-    rejects('SELECT * FROM s GROUP BY SLIDINGWINDOW(ss, 5) OVER WHEN a', 'Found "WHEN" after OVER, expect parentheses.');
-    rejects('SELECT * FROM s GROUP BY SLIDINGWINDOW(ss, 5) OVER (WHEN a', 'Found "EOF" after OVER, expect right parentheses.');
+    rejects(
+      'SELECT * FROM s GROUP BY COUNTWINDOW(3,1) FILTER where a > 1',
+      'Found "WHERE" after FILTER, expect parentheses.',
+    );
+    rejects(
+      'SELECT * FROM s GROUP BY COUNTWINDOW(3,1) FILTER (where a > 1',
+      'Found "EOF" after FILTER, expect right parentheses.',
+    );
+    rejects(
+      'SELECT * FROM s GROUP BY SLIDINGWINDOW(ss, 5) OVER (PARTITION BY a)',
+      'Found "PARTITION" after OVER(, expect WHEN.',
+    );
+    rejects(
+      'SELECT * FROM s GROUP BY SLIDINGWINDOW(ss, 5) OVER WHEN a',
+      'Found "WHEN" after OVER, expect parentheses.',
+    );
+    rejects(
+      'SELECT * FROM s GROUP BY SLIDINGWINDOW(ss, 5) OVER (WHEN a',
+      'Found "EOF" after OVER, expect right parentheses.',
+    );
     rejects('SELECT sum(f1) FILTER(WHERE a > 1) FROM s', 'found "FILTER", expected FROM.');
   });
 
@@ -211,7 +268,10 @@ describe('windows', () => {
     );
     rejects('SELECT * FROM s GROUP BY countwindow(ss)', 'Invalid parameter value ss.');
     rejects('SELECT * FROM s GROUP BY countwindow(a, 1)', 'Invalid parameter value a, 1.');
-    rejects('SELECT * FROM s GROUP BY countwindow(3, 5)', 'The second parameter value 5 should be less than the first parameter 3.');
+    rejects(
+      'SELECT * FROM s GROUP BY countwindow(3, 5)',
+      'The second parameter value 5 should be less than the first parameter 3.',
+    );
     rejects('SELECT * FROM s GROUP BY countwindow(0)', 'Invalid parameter value 0.');
   });
 
@@ -226,8 +286,10 @@ describe('parseStatement', () => {
     assert.equal(parseStatement('select a from s').kind, 'select');
     assert.equal(parseStatement('/* x */ SHOW STREAMS').kind, 'showStreams');
     assert.equal(parseStatement('DROP TABLE t').kind, 'dropStream');
-    assert.throws(() => parseStatement('UPDATE t'), (e: unknown) =>
-      e instanceof SqlSyntaxError && e.message === 'Found "UPDATE", Expected SELECT.');
+    assert.throws(
+      () => parseStatement('UPDATE t'),
+      (e: unknown) => e instanceof SqlSyntaxError && e.message === 'Found "UPDATE", Expected SELECT.',
+    );
   });
 });
 

@@ -27,9 +27,28 @@ test('an eKuiper Redis store is read as is: streams, tables and rules listed, ru
   const raw = new Redis({ host: '127.0.0.1', port: 6379, db: DB });
   await raw.flushdb();
   const rule1 = '{"id":"rule1","sql":"SELECT * FROM demo","actions":[{"nop":{}}],"triggered":true}';
-  const rule2 = '{\n  "id": "rule2",\n  "sql": "SELECT d.id FROM demo AS d INNER JOIN lut ON d.id = lut.id",\n  "actions": [{"log": {}}],\n  "triggered": false\n}';
-  await raw.set('KV:STORE:stream:demo', gob(JSON.stringify({ streamType: 0, streamKind: '', statement: 'CREATE STREAM demo (id BIGINT) WITH (DATASOURCE="demo", TYPE="memory", FORMAT="JSON")' })));
-  await raw.set('KV:STORE:stream:lut', gob(JSON.stringify({ streamType: 1, streamKind: 'lookup', statement: 'CREATE TABLE lut (id BIGINT) WITH (DATASOURCE="lut", TYPE="memory", KIND="lookup", KEY="id")' })));
+  const rule2 =
+    '{\n  "id": "rule2",\n  "sql": "SELECT d.id FROM demo AS d INNER JOIN lut ON d.id = lut.id",\n  "actions": [{"log": {}}],\n  "triggered": false\n}';
+  await raw.set(
+    'KV:STORE:stream:demo',
+    gob(
+      JSON.stringify({
+        streamType: 0,
+        streamKind: '',
+        statement: 'CREATE STREAM demo (id BIGINT) WITH (DATASOURCE="demo", TYPE="memory", FORMAT="JSON")',
+      }),
+    ),
+  );
+  await raw.set(
+    'KV:STORE:stream:lut',
+    gob(
+      JSON.stringify({
+        streamType: 1,
+        streamKind: 'lookup',
+        statement: 'CREATE TABLE lut (id BIGINT) WITH (DATASOURCE="lut", TYPE="memory", KIND="lookup", KEY="id")',
+      }),
+    ),
+  );
   await raw.set('KV:STORE:rule:rule1', gob(rule1));
   await raw.set('KV:STORE:rule:rule2', gob(rule2));
   const s = await startTestServer({ env: { KUIPER__STORE__TYPE: 'redis', KUIPER__STORE__REDIS__DB: String(DB) } });
@@ -42,9 +61,20 @@ test('an eKuiper Redis store is read as is: streams, tables and rules listed, ru
     ]);
     assert.equal((await s.req('GET', '/rules/rule2')).text, rule2);
 
-    const r = await s.req('POST', '/streams', { sql: 'CREATE STREAM fresh () WITH (DATASOURCE="fresh", TYPE="memory")' });
+    const r = await s.req('POST', '/streams', {
+      sql: 'CREATE STREAM fresh () WITH (DATASOURCE="fresh", TYPE="memory")',
+    });
     assert.equal(r.status, 201, r.text);
-    assert.deepEqual(await raw.getBuffer('KV:STORE:stream:fresh'), gob(JSON.stringify({ streamType: 0, streamKind: '', statement: 'CREATE STREAM fresh () WITH (DATASOURCE="fresh", TYPE="memory")' })));
+    assert.deepEqual(
+      await raw.getBuffer('KV:STORE:stream:fresh'),
+      gob(
+        JSON.stringify({
+          streamType: 0,
+          streamKind: '',
+          statement: 'CREATE STREAM fresh () WITH (DATASOURCE="fresh", TYPE="memory")',
+        }),
+      ),
+    );
     assert.equal((await s.req('POST', '/rules/rule1/stop')).status, 200);
     const bytes = (await raw.getBuffer('KV:STORE:rule:rule1'))!;
     const text = bytes.subarray(bytes.indexOf('{')).toString();

@@ -28,10 +28,14 @@ async function contract(store: KVStore): Promise<void> {
   await store.set('rule', 'b', 'r');
   assert.deepEqual(await store.keys('stream'), ['b', 'a'], 'listing keeps insertion order');
   await store.set('stream', 'b', '{"x":3}');
-  assert.deepEqual(await store.entries('stream'), [
-    ['b', '{"x":3}'],
-    ['a', '{"x":2}'],
-  ], 'a replaced key keeps its position and takes the new value');
+  assert.deepEqual(
+    await store.entries('stream'),
+    [
+      ['b', '{"x":3}'],
+      ['a', '{"x":2}'],
+    ],
+    'a replaced key keeps its position and takes the new value',
+  );
   assert.equal(await store.setIfAbsent('stream', 'a', 'no'), false);
   assert.equal(await store.get('stream', 'a'), '{"x":2}');
   assert.equal(await store.setIfAbsent('stream', 'c', 'yes'), true);
@@ -87,7 +91,7 @@ test('Redis store against the real server: same contract, durable across reconne
   }
 });
 
-test('Redis store in eKuiper\'s layout: KV:STORE:<ns>:<key> holding gob strings, in the configured database', async () => {
+test("Redis store in eKuiper's layout: KV:STORE:<ns>:<key> holding gob strings, in the configured database", async () => {
   const db = 13;
   const raw = new Redis({ host: '127.0.0.1', port: 6379, db });
   const s = new RedisStore({ host: '127.0.0.1', port: 6379, database: db });
@@ -105,7 +109,10 @@ test('Redis store in eKuiper\'s layout: KV:STORE:<ns>:<key> holding gob strings,
     await raw.set('KV:STORE:rule:int', Buffer.from([0x03, 0x04, 0x00, 0x0e]));
     await s.set('rule', 'r0', '{"id":"r0"}');
     assert.deepEqual(await s.keys('rule'), ['r1', 'r0', 'a_other', 'b_other', 'int']);
-    assert.deepEqual((await s.entries('rule')).map(([k]) => k), ['r1', 'r0', 'a_other', 'b_other']);
+    assert.deepEqual(
+      (await s.entries('rule')).map(([k]) => k),
+      ['r1', 'r0', 'a_other', 'b_other'],
+    );
     assert.equal(await s.get('rule', 'a_other'), '{"id":"a_other"}');
     assert.equal(await s.get('rule', 'int'), undefined);
     // rule ids with glob characters stay within their namespace

@@ -23,8 +23,14 @@ test('cast to bigint: truncation, Go integer syntax with the leading-zero octal 
   assert.equal(cast('1_000', 'bigint'), 1000n);
   assert.equal(cast('-42', 'bigint'), -42n);
   assert.equal(cast(true, 'bigint'), 1n);
-  assert.equal(err(() => cast('abc', 'bigint')), 'not supported type conversion, got error cannot convert string(abc) to int64');
-  assert.equal(err(() => cast('9223372036854775808', 'bigint')), 'not supported type conversion, got error cannot convert string(9223372036854775808) to int64');
+  assert.equal(
+    err(() => cast('abc', 'bigint')),
+    'not supported type conversion, got error cannot convert string(abc) to int64',
+  );
+  assert.equal(
+    err(() => cast('9223372036854775808', 'bigint')),
+    'not supported type conversion, got error cannot convert string(9223372036854775808) to int64',
+  );
 });
 
 test('Go integer and float syntax', () => {
@@ -57,24 +63,42 @@ test('cast to float, string and boolean', () => {
   assert.equal(cast('F', 'boolean'), false);
   assert.equal(cast(0.0, 'boolean'), false);
   assert.equal(cast(2.5, 'boolean'), true);
-  assert.equal(err(() => cast(1n, 'boolean')), 'not supported type conversion, got error cannot convert int64(1) to bool');
-  assert.equal(err(() => cast('yes', 'boolean')), 'not supported type conversion, got error cannot convert string(yes) to bool');
+  assert.equal(
+    err(() => cast(1n, 'boolean')),
+    'not supported type conversion, got error cannot convert int64(1) to bool',
+  );
+  assert.equal(
+    err(() => cast('yes', 'boolean')),
+    'not supported type conversion, got error cannot convert string(yes) to bool',
+  );
 });
 
 test('cast to bytea and datetime', () => {
   assert.deepEqual(cast('Ynl0ZWE=', 'bytea'), new Uint8Array(Buffer.from('bytea')));
-  assert.equal(err(() => cast(1n, 'bytea')), 'cannot convert int(1) to bytea');
+  assert.equal(
+    err(() => cast(1n, 'bytea')),
+    'cannot convert int(1) to bytea',
+  );
   const d = cast(1.62000273e9 * 1000, 'datetime');
   assert.ok(d instanceof DateTime);
   assert.equal(d.ms, 1620002730000);
   assert.equal((cast('2019-01-01 00:00:00', 'datetime', 'UTC') as DateTime).ms, Date.UTC(2019, 0, 1));
-  assert.equal(err(() => cast(1n, 'unknown')), 'unknow type, only support bigint, float, string, boolean and datetime');
+  assert.equal(
+    err(() => cast(1n, 'unknown')),
+    'unknow type, only support bigint, float, string, boolean and datetime',
+  );
 });
 
 test('datetime arguments: datetimes, epoch ms, strings; other kinds are errors', () => {
   const t = new DateTime(5, 'UTC');
   assert.equal(toDateTime(t), t);
   assert.equal(toDateTime(1000n, 'UTC').ms, 1000);
-  assert.equal(err(() => toDateTime(true)), 'unsupported type to convert to timestamp true');
-  assert.equal(err(() => toDateTime(null)), 'unsupported type to convert to timestamp <nil>');
+  assert.equal(
+    err(() => toDateTime(true)),
+    'unsupported type to convert to timestamp true',
+  );
+  assert.equal(
+    err(() => toDateTime(null)),
+    'unsupported type to convert to timestamp <nil>',
+  );
 });

@@ -52,7 +52,10 @@ test('time-only strings take today; a month-day string takes this year', () => {
 });
 
 test('unparseable strings are errors', () => {
-  assert.throws(() => parseAuto('not a time', 'UTC'), (e) => e instanceof EvalError && e.message === "Can't parse string as time: not a time");
+  assert.throws(
+    () => parseAuto('not a time', 'UTC'),
+    (e) => e instanceof EvalError && e.message === "Can't parse string as time: not a time",
+  );
   assert.throws(() => parseAuto('2019-02-30', 'UTC'), EvalError);
   assert.throws(() => parseAuto('2019-13-01', 'UTC'), EvalError);
 });
@@ -62,15 +65,24 @@ test('eKuiper format tokens', () => {
   assert.equal(formatLayout(t, ekuiperLayout('YYYY-MM-dd HH:mm:ssSSS')), '2020-01-16 02:14:24.913');
   assert.equal(formatLayout(t, ekuiperLayout('yy/M/d h:m:s a')), '20/1/16 2:14:24 AM');
   assert.equal(formatLayout(t, ekuiperLayout('EEE EEEE MMM MMMM')), 'Thu Thursday Jan January');
-  assert.equal(formatLayout(t, ekuiperLayout("'at' HH 'o''clock' \\Z z Z XXX G")), "at 02 o'clock Z UTC +0000 +00:00 AD");
+  assert.equal(
+    formatLayout(t, ekuiperLayout("'at' HH 'o''clock' \\Z z Z XXX G")),
+    "at 02 o'clock Z UTC +0000 +00:00 AD",
+  );
   assert.equal(formatLayout(t, ekuiperLayout('ss.SSS')), '24..913');
-  assert.equal(formatLayout(new DateTime(1568854515000), ekuiperLayout('yyyy-MM-dd T HH:mm:ss')), '2019-09-19 T 00:55:15');
+  assert.equal(
+    formatLayout(new DateTime(1568854515000), ekuiperLayout('yyyy-MM-dd T HH:mm:ss')),
+    '2019-09-19 T 00:55:15',
+  );
   assert.throws(() => ekuiperLayout('YYY'), EvalError);
   assert.throws(() => ekuiperLayout('H:mm'), EvalError);
 });
 
 test('parsing with an explicit format', () => {
-  assert.equal(parseWithFormat('2020-01-16 02:14:24.913', 'yyyy-MM-dd HH:mm:ssSSS', 'UTC').ms, utc(2020, 1, 16, 2, 14, 24, 913));
+  assert.equal(
+    parseWithFormat('2020-01-16 02:14:24.913', 'yyyy-MM-dd HH:mm:ssSSS', 'UTC').ms,
+    utc(2020, 1, 16, 2, 14, 24, 913),
+  );
   assert.equal(parseWithFormat('16/01/2020', 'dd/MM/yyyy', 'UTC').ms, utc(2020, 1, 16));
   assert.throws(() => parseWithFormat('2020-01-16', 'dd/MM/yyyy', 'UTC'), EvalError);
 });
@@ -81,7 +93,10 @@ test('zones: IANA names with DST, fixed offsets, unknown names rejected', () => 
   assert.equal(zoneOffset('America/New_York', utc(2019, 7, 1)), -4 * 3600);
   assert.equal(zoneOffset('+05:30', 0), 5.5 * 3600);
   assert.equal(checkZone('UTC'), 'UTC');
-  assert.throws(() => checkZone('Unknown'), (e) => e instanceof EvalError && e.message === 'unknown time zone Unknown');
+  assert.throws(
+    () => checkZone('Unknown'),
+    (e) => e instanceof EvalError && e.message === 'unknown time zone Unknown',
+  );
 });
 
 test('Go String and RFC 3339 forms', () => {
@@ -94,6 +109,9 @@ test('Go String and RFC 3339 forms', () => {
 
 test('calendar fields', () => {
   const f = fieldsOf(new DateTime(utc(2019, 1, 1, 1, 23, 45), 'UTC'));
-  assert.deepEqual([f.year, f.month, f.day, f.hour, f.minute, f.second, f.weekday, f.yearDay], [2019, 1, 1, 1, 23, 45, 2, 1]);
+  assert.deepEqual(
+    [f.year, f.month, f.day, f.hour, f.minute, f.second, f.weekday, f.yearDay],
+    [2019, 1, 1, 1, 23, 45, 2, 1],
+  );
   assert.equal(fieldsOf(new DateTime(utc(2020, 12, 31), 'UTC')).yearDay, 366);
 });

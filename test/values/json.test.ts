@@ -19,7 +19,10 @@ test('missing members are omitted; null array elements stay', () => {
 });
 
 test('sorted keys and HTML escaping on request (to_json)', () => {
-  assert.equal(toJson({ b: '<&>', a: { d: 1n, c: 2n } }, { sortKeys: true, escapeHtml: true }), '{"a":{"c":2,"d":1},"b":"\\u003c\\u0026\\u003e"}');
+  assert.equal(
+    toJson({ b: '<&>', a: { d: 1n, c: 2n } }, { sortKeys: true, escapeHtml: true }),
+    '{"a":{"c":2,"d":1},"b":"\\u003c\\u0026\\u003e"}',
+  );
 });
 
 test('non-finite floats cannot be serialised', () => {

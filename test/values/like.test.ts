@@ -21,7 +21,10 @@ test('quirks: regex metacharacters are live, a backslash is literal and keeps th
 
 test('compiled patterns are cached; an uncompilable pattern and bad operands are errors', () => {
   assert.equal(likeToRegExp('ab%'), likeToRegExp('ab%'));
-  assert.throws(() => likeToRegExp('a(b'), (e) => e instanceof EvalError && /invalid LIKE pattern/.test(e.message));
+  assert.throws(
+    () => likeToRegExp('a(b'),
+    (e) => e instanceof EvalError && /invalid LIKE pattern/.test(e.message),
+  );
   assert.throws(() => like(null, 'a'), /LIKE operator left operand expects string, but found <nil>/);
   assert.throws(() => like('a', 12n), /invalid LIKE pattern, must be a string but got 12/);
 });

@@ -69,19 +69,49 @@ test('null in arithmetic gives null', () => {
 });
 
 test('division and remainder by zero are errors', () => {
-  assert.equal(err(() => div(1n, 0n)), 'divided by zero');
-  assert.equal(err(() => div(1.5, 0)), 'divided by zero');
-  assert.equal(err(() => mod(1n, 0n)), 'divided by zero');
-  assert.equal(err(() => mod(1n, 0.0)), 'divided by zero');
+  assert.equal(
+    err(() => div(1n, 0n)),
+    'divided by zero',
+  );
+  assert.equal(
+    err(() => div(1.5, 0)),
+    'divided by zero',
+  );
+  assert.equal(
+    err(() => mod(1n, 0n)),
+    'divided by zero',
+  );
+  assert.equal(
+    err(() => mod(1n, 0.0)),
+    'divided by zero',
+  );
 });
 
 test('arithmetic on non-numbers is an invalid operation with Go type names', () => {
-  assert.equal(err(() => mul('32', 3n)), 'invalid operation string(32) * int64(3)');
-  assert.equal(err(() => add('a', 'b')), 'invalid operation string(a) + string(b)');
-  assert.equal(err(() => mul('string', 5n)), 'invalid operation string(string) * int64(5)');
-  assert.equal(err(() => sub(true, 1.5)), 'invalid operation bool(true) - float64(1.5)');
-  assert.equal(err(() => add([1n], 1n)), '+ is an invalid operation for []interface {}');
-  assert.equal(err(() => add({ a: 1n }, 1n)), '+ is an invalid operation for map[string]interface {}');
+  assert.equal(
+    err(() => mul('32', 3n)),
+    'invalid operation string(32) * int64(3)',
+  );
+  assert.equal(
+    err(() => add('a', 'b')),
+    'invalid operation string(a) + string(b)',
+  );
+  assert.equal(
+    err(() => mul('string', 5n)),
+    'invalid operation string(string) * int64(5)',
+  );
+  assert.equal(
+    err(() => sub(true, 1.5)),
+    'invalid operation bool(true) - float64(1.5)',
+  );
+  assert.equal(
+    err(() => add([1n], 1n)),
+    '+ is an invalid operation for []interface {}',
+  );
+  assert.equal(
+    err(() => add({ a: 1n }, 1n)),
+    '+ is an invalid operation for map[string]interface {}',
+  );
 });
 
 test('bitwise operators: bits on ints, logic on bools, false with null, errors otherwise', () => {
@@ -92,8 +122,14 @@ test('bitwise operators: bits on ints, logic on bools, false with null, errors o
   assert.equal(bitOr(true, false), true);
   assert.equal(bitXor(true, true), false);
   assert.equal(bitAnd(null, 1n), false);
-  assert.equal(err(() => bitAnd(1.5, 1n)), 'invalid operation float64(1.5) & int64(1)');
-  assert.equal(err(() => bitOr(true, 1n)), 'invalid operation bool(true) | int64(1)');
+  assert.equal(
+    err(() => bitAnd(1.5, 1n)),
+    'invalid operation float64(1.5) & int64(1)',
+  );
+  assert.equal(
+    err(() => bitOr(true, 1n)),
+    'invalid operation bool(true) | int64(1)',
+  );
 });
 
 test('comparisons: numeric mixing, strings byte-wise, bools equality only', () => {
@@ -105,7 +141,10 @@ test('comparisons: numeric mixing, strings byte-wise, bools equality only', () =
   assert.equal(lt('\uffff', '\u{10000}'), true); // UTF-8 order, not UTF-16
   assert.equal(eq(true, true), true);
   assert.equal(neq(true, false), true);
-  assert.equal(err(() => gt(true, false)), 'invalid operation bool(true) > bool(false)');
+  assert.equal(
+    err(() => gt(true, false)),
+    'invalid operation bool(true) > bool(false)',
+  );
   assert.equal(eq(9007199254740993n, 9007199254740992n), false);
 });
 
@@ -119,11 +158,26 @@ test('comparisons with null are false, including null = null', () => {
 });
 
 test('comparing incompatible kinds is an error', () => {
-  assert.equal(err(() => eq(32, 'x')), 'invalid operation float64(32) = string(x)');
-  assert.equal(err(() => lt(1n, true)), 'invalid operation int64(1) < bool(true)');
-  assert.equal(err(() => gt([1n], 2n)), '> is an invalid operation for []interface {}');
-  assert.equal(err(() => eq({ a: 1n }, null)), '= is an invalid operation for map[string]interface {}');
-  assert.equal(err(() => eq(new Uint8Array([1]), new Uint8Array([1]))), 'invalid operation []uint8([1]) = []uint8([1])');
+  assert.equal(
+    err(() => eq(32, 'x')),
+    'invalid operation float64(32) = string(x)',
+  );
+  assert.equal(
+    err(() => lt(1n, true)),
+    'invalid operation int64(1) < bool(true)',
+  );
+  assert.equal(
+    err(() => gt([1n], 2n)),
+    '> is an invalid operation for []interface {}',
+  );
+  assert.equal(
+    err(() => eq({ a: 1n }, null)),
+    '= is an invalid operation for map[string]interface {}',
+  );
+  assert.equal(
+    err(() => eq(new Uint8Array([1]), new Uint8Array([1]))),
+    'invalid operation []uint8([1]) = []uint8([1])',
+  );
 });
 
 test('a datetime on the left compares with datetimes, epoch ms and datetime strings; not the other way round', () => {
@@ -133,12 +187,18 @@ test('a datetime on the left compares with datetimes, epoch ms and datetime stri
   assert.equal(lt(t, Date.UTC(2019, 0, 2) * 1.0), true);
   assert.equal(eq(t, '2019-01-01 00:00:00'), true);
   assert.equal(gt(t, '2018-12-31'), true);
-  assert.match(err(() => eq(BigInt(Date.UTC(2019, 0, 1)), t)), /^invalid operation int64\(1546300800000\) = time\.Time\(2019-01-01 00:00:00 \+0000 UTC\)$/);
+  assert.match(
+    err(() => eq(BigInt(Date.UTC(2019, 0, 1)), t)),
+    /^invalid operation int64\(1546300800000\) = time\.Time\(2019-01-01 00:00:00 \+0000 UTC\)$/,
+  );
 });
 
 test('ORDER BY ordering: numbers, strings, datetimes; mixing kinds is an error', () => {
   const vals: Value[] = [3n, 1.5, 2n];
   vals.sort(compareForSort);
   assert.deepEqual(vals, [1.5, 2n, 3n]);
-  assert.match(err(() => compareForSort(1n, 'a')), /^incompatible types for comparison: int64\(1\) and string\(a\)$/);
+  assert.match(
+    err(() => compareForSort(1n, 'a')),
+    /^incompatible types for comparison: int64\(1\) and string\(a\)$/,
+  );
 });

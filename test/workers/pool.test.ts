@@ -12,7 +12,9 @@ type J = Record<string, unknown>;
 
 async function mqttRule(s: TestServer, topic: string, id: string): Promise<void> {
   const stream = `st_${id}`;
-  let r = await s.req('POST', '/streams', { sql: `CREATE STREAM ${stream} (temperature FLOAT, n BIGINT) WITH (DATASOURCE="${topic}/in", FORMAT="json")` });
+  let r = await s.req('POST', '/streams', {
+    sql: `CREATE STREAM ${stream} (temperature FLOAT, n BIGINT) WITH (DATASOURCE="${topic}/in", FORMAT="json")`,
+  });
   assert.equal(r.status, 201, r.text);
   r = await s.req('POST', '/rules', {
     id,
@@ -95,7 +97,9 @@ test('the rules API answers the same with 1 and with 2 workers', async () => {
         if (counts === prev) break;
         prev = counts;
       }
-      const counters = Object.fromEntries(Object.entries(st).filter(([k]) => k.endsWith('_total') || k.endsWith('buffer_length')));
+      const counters = Object.fromEntries(
+        Object.entries(st).filter(([k]) => k.endsWith('_total') || k.endsWith('buffer_length')),
+      );
       const ruleDesc = (await s.req('GET', `/rules/${id}`)).json() as J;
       ruleDesc.actions = undefined; // the topic differs per run
       answers.push({
@@ -105,7 +109,8 @@ test('the rules API answers the same with 1 and with 2 workers', async () => {
         explain: (await s.req('GET', `/rules/${id}/explain`)).text,
         statusKeys: Object.keys(st).filter((k) => k !== 'worker'),
         // one output per hot row: same ratios however many rows the start-up race let through
-        outputsPerIn: (counters.op_4_project_0_records_out_total as number) - (counters.op_3_filter_0_records_out_total as number),
+        outputsPerIn:
+          (counters.op_4_project_0_records_out_total as number) - (counters.op_3_filter_0_records_out_total as number),
         exceptions: Object.entries(counters).filter(([k, v]) => k.endsWith('exceptions_total') && v !== 0),
         statusAll: Object.keys((await s.req('GET', '/rules/status/all')).json() as J),
         stopped: (await s.req('POST', `/rules/${id}/stop`)).text,
@@ -172,7 +177,9 @@ test('a rule whose evaluation of one record outlasts basic.ruleEvalLimit is stop
     const pool = s.app.workers!;
     await pool.ready();
     const heavy = `heavy_${topic.replace(/\W/g, '_')}`;
-    let r = await s.req('POST', '/streams', { sql: `CREATE STREAM st_${heavy} (s STRING) WITH (DATASOURCE="${topic}/heavy", FORMAT="json")` });
+    let r = await s.req('POST', '/streams', {
+      sql: `CREATE STREAM st_${heavy} (s STRING) WITH (DATASOURCE="${topic}/heavy", FORMAT="json")`,
+    });
     assert.equal(r.status, 201, r.text);
     // each column checksums a 50-million-character string: seconds of synchronous work for one record
     const columns = Array.from({ length: 30 }, (_, i) => `crc32(lpad(s, ${50_000_000 + i})) AS c${i}`).join(', ');
@@ -180,7 +187,8 @@ test('a rule whose evaluation of one record outlasts basic.ruleEvalLimit is stop
     assert.equal(r.status, 201, r.text);
     // a neighbour on the same worker
     let light = '';
-    for (let i = 0; light === ''; i++) if (pool.place(`light${i}_${heavy}`) === pool.place(heavy)) light = `light${i}_${heavy}`;
+    for (let i = 0; light === ''; i++)
+      if (pool.place(`light${i}_${heavy}`) === pool.place(heavy)) light = `light${i}_${heavy}`;
     await mqttRule(s, topic, light);
     await feed(topic, () => sub.messages.length, 1);
 
@@ -194,7 +202,12 @@ test('a rule whose evaluation of one record outlasts basic.ruleEvalLimit is stop
     }
     await pub.endAsync();
     assert.equal(st.status, 'stopped');
-    assert.match(String(st.message), new RegExp(`^Stopped: rule ${heavy} was stopped: evaluating one record in op_\\d+_project \\(the SELECT list\\) took more than 1000 ms\\.$`));
+    assert.match(
+      String(st.message),
+      new RegExp(
+        `^Stopped: rule ${heavy} was stopped: evaluating one record in op_\\d+_project \\(the SELECT list\\) took more than 1000 ms\\.$`,
+      ),
+    );
     assert.equal(pool.replaced[pool.place(heavy)], 1);
     // the neighbour opened again on the new worker and delivers
     const before = sub.messages.length;

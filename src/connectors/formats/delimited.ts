@@ -31,7 +31,10 @@ export class DelimitedFormat implements Format {
     if (Array.isArray(data)) {
       throw new Error('delimited format can only encode a single row; set sendSingle to true');
     }
-    if (!this.columns) this.columns = Object.keys(data).filter((k) => data[k] !== undefined).sort();
+    if (!this.columns)
+      this.columns = Object.keys(data)
+        .filter((k) => data[k] !== undefined)
+        .sort();
     const cells: string[] = new Array(this.columns.length);
     for (let i = 0; i < this.columns.length; i++) cells[i] = textOf(data[this.columns[i]] as Value);
     return textEncoder.encode(cells.join(this.delimiter));

@@ -47,9 +47,9 @@ class ExactParser {
     if (c === '[') return this.array();
     if (c === '"') return this.string();
     if (c === '-' || (c >= '0' && c <= '9')) return this.number();
-    if (this.s.startsWith('true', this.i)) return (this.i += 4), true;
-    if (this.s.startsWith('false', this.i)) return (this.i += 5), false;
-    if (this.s.startsWith('null', this.i)) return (this.i += 4), null;
+    if (this.s.startsWith('true', this.i)) return ((this.i += 4), true);
+    if (this.s.startsWith('false', this.i)) return ((this.i += 5), false);
+    if (this.s.startsWith('null', this.i)) return ((this.i += 4), null);
     return this.fail();
   }
 
@@ -57,7 +57,7 @@ class ExactParser {
     const out: Record<string, unknown> = {};
     this.i++;
     this.ws();
-    if (this.s[this.i] === '}') return this.i++, out;
+    if (this.s[this.i] === '}') return (this.i++, out);
     for (;;) {
       this.ws();
       if (this.s[this.i] !== '"') this.fail();
@@ -70,7 +70,10 @@ class ExactParser {
       this.ws();
       const c = this.s[this.i++];
       if (c === '}') return out;
-      if (c !== ',') { this.i--; this.fail(); }
+      if (c !== ',') {
+        this.i--;
+        this.fail();
+      }
     }
   }
 
@@ -78,14 +81,17 @@ class ExactParser {
     const out: unknown[] = [];
     this.i++;
     this.ws();
-    if (this.s[this.i] === ']') return this.i++, out;
+    if (this.s[this.i] === ']') return (this.i++, out);
     for (;;) {
       this.ws();
       out.push(this.value());
       this.ws();
       const c = this.s[this.i++];
       if (c === ']') return out;
-      if (c !== ',') { this.i--; this.fail(); }
+      if (c !== ',') {
+        this.i--;
+        this.fail();
+      }
     }
   }
 

@@ -48,10 +48,15 @@ export class Executor {
     } catch (e) {
       if (e instanceof ExecError) {
         const where = this.at ? ` at <${nodeString(this.at)}>` : '';
-        throw new TemplateError(`template: ${this.location(this.atPos)}: executing "${this.name}"${where}: ${e.message}`);
+        throw new TemplateError(
+          `template: ${this.location(this.atPos)}: executing "${this.name}"${where}: ${e.message}`,
+        );
       }
       // deep recursion (a template calling itself) ends on the JS stack before Go's depth limit
-      if (e instanceof RangeError) throw new TemplateError(`template: ${this.location(this.atPos)}: executing "${this.name}": exceeded maximum template depth (${MAX_DEPTH})`);
+      if (e instanceof RangeError)
+        throw new TemplateError(
+          `template: ${this.location(this.atPos)}: executing "${this.name}": exceeded maximum template depth (${MAX_DEPTH})`,
+        );
       throw e;
     }
     return this.out;
@@ -228,7 +233,14 @@ export class Executor {
     if (args.length > 1 || final !== MISSING) this.fail(`can't give argument to non-function ${nodeString(args[0])}`);
   }
 
-  private evalFieldChain(dot: unknown, receiver: unknown, node: ArgNode, idents: string[], args: ArgNode[], final: Final): unknown {
+  private evalFieldChain(
+    dot: unknown,
+    receiver: unknown,
+    node: ArgNode,
+    idents: string[],
+    args: ArgNode[],
+    final: Final,
+  ): unknown {
     let r = receiver;
     // Go names the static type in errors: the data's own type first, `interface {}` for values read from a map
     let typed = receiver === dot || node.t === 'var';
@@ -239,7 +251,15 @@ export class Executor {
     return this.evalField(dot, idents[idents.length - 1], node, args, final, r, typed);
   }
 
-  private evalField(dot: unknown, name: string, node: ArgNode, args: ArgNode[], final: Final, receiver: unknown, typed = true): unknown {
+  private evalField(
+    dot: unknown,
+    name: string,
+    node: ArgNode,
+    args: ArgNode[],
+    final: Final,
+    receiver: unknown,
+    typed = true,
+  ): unknown {
     if (receiver === undefined) return undefined;
     if (receiver === null) this.fail(`nil pointer evaluating interface {}.${name}`);
     const hasArgs = args.length > 1 || final !== MISSING;
@@ -313,8 +333,10 @@ export class Executor {
       if (kind === 'any' || kind === 'raw') return null;
       return this.fail(`cannot assign nil to ${goKind(kind)}`);
     }
-    if (n.t === 'str' && kind !== 'string' && kind !== 'any' && kind !== 'raw') this.fail(`expected ${goKind(kind)}; found ${n.text}`);
-    if (n.t === 'bool' && kind !== 'bool' && kind !== 'any' && kind !== 'raw') this.fail(`expected ${goKind(kind)}; found ${n.value}`);
+    if (n.t === 'str' && kind !== 'string' && kind !== 'any' && kind !== 'raw')
+      this.fail(`expected ${goKind(kind)}; found ${n.text}`);
+    if (n.t === 'bool' && kind !== 'bool' && kind !== 'any' && kind !== 'raw')
+      this.fail(`expected ${goKind(kind)}; found ${n.value}`);
     return this.validate(this.evalArgValue(dot, n), kind);
   }
 

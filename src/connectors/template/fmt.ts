@@ -10,7 +10,9 @@ import { goTypeName, textOf } from '../../values/text.js';
 import { formatGoTime } from '../../values/datetime.js';
 
 export function isMap(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof Uint8Array) && !(v instanceof DateTime);
+  return (
+    v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof Uint8Array) && !(v instanceof DateTime)
+  );
 }
 
 /** Go's `%T` of a template value: template data are Eddy values, so this is their Go type name. */
@@ -92,7 +94,14 @@ function fmtE(dg: Digits, prec: number, upper: boolean): string {
   const mant = padDigits(dg.d || '0', prec + 1);
   const exp = dg.d ? dg.dp - 1 : 0;
   const ae = Math.abs(exp);
-  return mant[0] + (prec > 0 ? '.' + mant.slice(1, prec + 1) : '') + (upper ? 'E' : 'e') + (exp < 0 ? '-' : '+') + (ae < 10 ? '0' : '') + ae;
+  return (
+    mant[0] +
+    (prec > 0 ? '.' + mant.slice(1, prec + 1) : '') +
+    (upper ? 'E' : 'e') +
+    (exp < 0 ? '-' : '+') +
+    (ae < 10 ? '0' : '') +
+    ae
+  );
 }
 
 function fmtF(dg: Digits, prec: number): string {
@@ -226,13 +235,27 @@ export function goQuote(s: string, asciiOnly = false, quote = '"'): string {
       continue;
     }
     switch (ch) {
-      case '\x07': out += '\\a'; break;
-      case '\b': out += '\\b'; break;
-      case '\f': out += '\\f'; break;
-      case '\n': out += '\\n'; break;
-      case '\r': out += '\\r'; break;
-      case '\t': out += '\\t'; break;
-      case '\v': out += '\\v'; break;
+      case '\x07':
+        out += '\\a';
+        break;
+      case '\b':
+        out += '\\b';
+        break;
+      case '\f':
+        out += '\\f';
+        break;
+      case '\n':
+        out += '\\n';
+        break;
+      case '\r':
+        out += '\\r';
+        break;
+      case '\t':
+        out += '\\t';
+        break;
+      case '\v':
+        out += '\\v';
+        break;
       default:
         if (cp < 0x20 || cp === 0x7f) out += '\\x' + cp.toString(16).padStart(2, '0');
         else if (cp < 0x10000) out += '\\u' + cp.toString(16).padStart(4, '0');
@@ -363,7 +386,8 @@ function fmtString(s: string, verb: string, f: Flags): string {
     case 's':
       return pad(s, f);
     case 'q':
-      if (f.sharp && !s.includes('`') && ![...s].some((c) => c !== '\t' && !isPrintable(c.codePointAt(0)!))) return pad('`' + s + '`', f);
+      if (f.sharp && !s.includes('`') && ![...s].some((c) => c !== '\t' && !isPrintable(c.codePointAt(0)!)))
+        return pad('`' + s + '`', f);
       return pad(goQuote(s, f.plus), f);
     case 'x':
     case 'X':
@@ -411,7 +435,8 @@ function fmtValue(v: unknown, verb: string, f: Flags, depth: number): string {
   if (v instanceof Uint8Array) {
     if (verb === 's') return fmtString(bytesText(v), 's', f);
     if (verb === 'q') return fmtString(bytesText(v), 'q', f);
-    if (verb === 'x' || verb === 'X') return pad(hexOf(f.prec !== undefined ? v.subarray(0, f.prec) : v, verb === 'X', f), f);
+    if (verb === 'x' || verb === 'X')
+      return pad(hexOf(f.prec !== undefined ? v.subarray(0, f.prec) : v, verb === 'X', f), f);
     let s = '[';
     for (let i = 0; i < v.length; i++) s += (i ? ' ' : '') + fmtInteger(BigInt(v[i]), verb, { ...f, width: undefined });
     return s + ']';
@@ -424,7 +449,8 @@ function fmtValue(v: unknown, verb: string, f: Flags, depth: number): string {
   if (isMap(v)) {
     const keys = Object.keys(v).sort(compareKeys);
     let s = 'map[';
-    for (let i = 0; i < keys.length; i++) s += (i ? ' ' : '') + fmtValue(keys[i], verb, f, depth + 1) + ':' + fmtValue(v[keys[i]], verb, f, depth + 1);
+    for (let i = 0; i < keys.length; i++)
+      s += (i ? ' ' : '') + fmtValue(keys[i], verb, f, depth + 1) + ':' + fmtValue(v[keys[i]], verb, f, depth + 1);
     return s + ']';
   }
   return badVerb(verb, v);

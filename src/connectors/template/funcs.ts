@@ -6,8 +6,28 @@
 import { createHash, randomBytes, randomInt, randomUUID, createCipheriv, createDecipheriv } from 'node:crypto';
 import { posix as path } from 'node:path';
 import { DateTime } from '../../values/value.js';
-import { goLayout, formatLayout, parseLayout, hostZone, checkZone, fieldsOf, DAY_NAMES, MONTH_NAMES } from '../../values/datetime.js';
-import { formatV, goType, goQuote, isMap, sprint, sprintf, sprintln, utf8Bytes, bytesText, compareKeys } from './fmt.js';
+import {
+  goLayout,
+  formatLayout,
+  parseLayout,
+  hostZone,
+  checkZone,
+  fieldsOf,
+  DAY_NAMES,
+  MONTH_NAMES,
+} from '../../values/datetime.js';
+import {
+  formatV,
+  goType,
+  goQuote,
+  isMap,
+  sprint,
+  sprintf,
+  sprintln,
+  utf8Bytes,
+  bytesText,
+  compareKeys,
+} from './fmt.js';
 import { goJson, goJsonPretty, goJsonRaw } from './json.js';
 import type { RE2JS } from 're2js';
 import { compileRegex, goMatches, regexReplace } from '../../functions/regex.js';
@@ -175,7 +195,8 @@ function eq(a: unknown, ...rest: unknown[]): boolean {
       if (k1 !== 'invalid' && k2 !== 'invalid') return fail('incompatible types for comparison');
     } else if (k1 === 'other') {
       if (a instanceof DateTime && b instanceof DateTime) t = a.ms === b.ms && a.nanos === b.nanos && a.zone === b.zone;
-      else if (goType(a) !== goType(b)) return fail(`non-comparable types ${formatV(a)}: ${goType(a)}, ${goType(b)}: ${formatV(b)}`);
+      else if (goType(a) !== goType(b))
+        return fail(`non-comparable types ${formatV(a)}: ${goType(a)}, ${goType(b)}: ${formatV(b)}`);
       else return fail(`non-comparable type ${formatV(b)}: ${goType(b)}`);
     } else if (k1 === 'invalid') t = true;
     else t = a === b;
@@ -187,7 +208,8 @@ function eq(a: unknown, ...rest: unknown[]): boolean {
 function lt(a: unknown, b: unknown): boolean {
   const k1 = basicKind(a);
   const k2 = basicKind(b);
-  if (k1 === 'invalid' || k1 === 'other' || k2 === 'invalid' || k2 === 'other') return fail('invalid type for comparison');
+  if (k1 === 'invalid' || k1 === 'other' || k2 === 'invalid' || k2 === 'other')
+    return fail('invalid type for comparison');
   if (k1 !== k2) return fail('incompatible types for comparison');
   if (k1 === 'bool') return fail('invalid type for comparison');
   return (a as number) < (b as number);
@@ -228,7 +250,10 @@ function evalArgs(args: unknown[]): string {
 }
 
 function htmlEscape(s: string): string {
-  return s.replace(/[\0"'&<>]/g, (c) => ({ '\0': '\ufffd', '"': '&#34;', "'": '&#39;', '&': '&amp;', '<': '&lt;', '>': '&gt;' })[c]!);
+  return s.replace(
+    /[\0"'&<>]/g,
+    (c) => ({ '\0': '\ufffd', '"': '&#34;', "'": '&#39;', '&': '&amp;', '<': '&lt;', '>': '&gt;' })[c]!,
+  );
 }
 
 function jsEscape(s: string): string {
@@ -236,13 +261,27 @@ function jsEscape(s: string): string {
   for (const ch of s) {
     const cp = ch.codePointAt(0)!;
     switch (ch) {
-      case '\\': out += '\\\\'; break;
-      case "'": out += "\\'"; break;
-      case '"': out += '\\"'; break;
-      case '<': out += '\\u003C'; break;
-      case '>': out += '\\u003E'; break;
-      case '&': out += '\\u0026'; break;
-      case '=': out += '\\u003D'; break;
+      case '\\':
+        out += '\\\\';
+        break;
+      case "'":
+        out += "\\'";
+        break;
+      case '"':
+        out += '\\"';
+        break;
+      case '<':
+        out += '\\u003C';
+        break;
+      case '>':
+        out += '\\u003E';
+        break;
+      case '&':
+        out += '\\u0026';
+        break;
+      case '=':
+        out += '\\u003D';
+        break;
       default:
         if (cp < 0x20 || (cp >= 0x7f && cp < 0xa0)) out += '\\u' + cp.toString(16).toUpperCase().padStart(4, '0');
         else out += ch;
@@ -496,7 +535,7 @@ function dateInZone(layout: string, date: unknown, zone: string): string {
   return formatLayout(inZoneNamed(toTime(date), zone), goLayout(layout));
 }
 
-const UNITS: Record<string, number> = { ns: 1e-6, us: 1e-3, 'µs': 1e-3, 'μs': 1e-3, ms: 1, s: 1000, m: 60000, h: 3600000 };
+const UNITS: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, μs: 1e-3, ms: 1, s: 1000, m: 60000, h: 3600000 };
 
 /** time.ParseDuration → ms */
 function parseDuration(s: string): number {
@@ -512,7 +551,8 @@ function parseDuration(s: string): number {
   const re = /^(\d*\.?\d*)(ns|us|µs|μs|ms|s|m|h)/;
   while (s) {
     const m = re.exec(s);
-    if (!m || m[1] === '' || m[1] === '.') return fail(m ? `time: invalid duration "${orig}"` : `time: missing unit in duration "${orig}"`);
+    if (!m || m[1] === '' || m[1] === '.')
+      return fail(m ? `time: invalid duration "${orig}"` : `time: missing unit in duration "${orig}"`);
     total += Number(m[1]) * UNITS[m[2]];
     s = s.slice(m[0].length);
   }
@@ -570,7 +610,11 @@ function durationRound(v: unknown): string {
   const neg = ms < 0;
   const u = Math.abs(ms) / 1000;
   const pre = neg ? '-' : '';
-  const Y = 31536000, MO = 2592000, D = 86400, H = 3600, MI = 60;
+  const Y = 31536000,
+    MO = 2592000,
+    D = 86400,
+    H = 3600,
+    MI = 60;
   if (u > Y) return pre + Math.floor(u / Y) + 'y';
   if (u > MO) return pre + Math.floor(u / MO) + 'mo';
   if (u > D) return pre + Math.floor(u / D) + 'd';
@@ -660,7 +704,8 @@ function mergeInto(dst: Record<string, unknown>, src: unknown, overwrite: boolea
 
 /** sprig's `slice` (it replaces Go's builtin): lists only; an empty list gives nil. */
 function goSlice(list: unknown, idx: unknown[]): unknown[] | null {
-  if (!Array.isArray(list) && !(list instanceof Uint8Array)) return fail(`list should be type of slice or array but ${kindOf(list)}`);
+  if (!Array.isArray(list) && !(list instanceof Uint8Array))
+    return fail(`list should be type of slice or array but ${kindOf(list)}`);
   const l = listOf(list, 'slice');
   const len = l.length;
   if (len === 0) return null;
@@ -674,7 +719,9 @@ function dig(args: unknown[]): unknown {
   if (args.length < 3) return fail('dig needs at least three arguments');
   const dict = args[args.length - 1];
   const def = args[args.length - 2];
-  const keys = args.slice(0, -2).map((k) => (typeof k === 'string' ? k : fail(`wrong type for value; expected string; got ${goType(k)}`)));
+  const keys = args
+    .slice(0, -2)
+    .map((k) => (typeof k === 'string' ? k : fail(`wrong type for value; expected string; got ${goType(k)}`)));
   let cur: unknown = dict;
   for (const k of keys) {
     if (!isMap(cur) || !Object.hasOwn(cur, k)) return def;
@@ -760,7 +807,11 @@ function timeField(t: DateTime, f: keyof ReturnType<typeof fieldsOf>): bigint {
 // ------------------------------------------------------------------------------------------------ table
 
 type F = TemplateFunc;
-const f = (params: ParamKind[], fn: (...args: never[]) => unknown, variadic?: ParamKind): F => ({ params, fn, variadic });
+const f = (params: ParamKind[], fn: (...args: never[]) => unknown, variadic?: ParamKind): F => ({
+  params,
+  fn,
+  variadic,
+});
 
 const S: ParamKind = 'string';
 const I: ParamKind = 'int';
@@ -772,12 +823,16 @@ function baseFuncs(): Record<string, F> {
     // text/template builtins (and/or are evaluated lazily by the executor)
     not: f([R], (a: unknown) => !truth(a)),
     len: f([R], goLen),
-    index: f([R], (item: unknown, ...idx: unknown[]) => {
-      if (item === null || item === undefined) return fail('index of untyped nil');
-      let cur: unknown = item;
-      for (const i of idx) cur = indexOne(cur, i);
-      return cur;
-    }, R),
+    index: f(
+      [R],
+      (item: unknown, ...idx: unknown[]) => {
+        if (item === null || item === undefined) return fail('index of untyped nil');
+        let cur: unknown = item;
+        for (const i of idx) cur = indexOne(cur, i);
+        return cur;
+      },
+      R,
+    ),
     print: f([], (...a: unknown[]) => sprint(a), A),
     printf: f([S], (format: string, ...a: unknown[]) => sprintf(format, a), A),
     println: f([], (...a: unknown[]) => sprintln(a), A),
@@ -829,7 +884,9 @@ function baseFuncs(): Record<string, F> {
       if (b < 0 || b > s.length) return s.slice(a);
       return s.slice(a, b);
     }),
-    repeat: f([I, S], (n: bigint, s: string) => (n < 0n ? fail('strings: negative Repeat count') : s.repeat(Number(n)))),
+    repeat: f([I, S], (n: bigint, s: string) =>
+      n < 0n ? fail('strings: negative Repeat count') : s.repeat(Number(n)),
+    ),
     trimall: f([S, S], (cut: string, s: string) => goTrim(s, cut)),
     trimAll: f([S, S], (cut: string, s: string) => goTrim(s, cut)),
     trimSuffix: f([S, S], (suf: string, s: string) => (suf && s.endsWith(suf) ? s.slice(0, s.length - suf.length) : s)),
@@ -857,9 +914,33 @@ function baseFuncs(): Record<string, F> {
     contains: f([S, S], (sub: string, s: string) => s.includes(sub)),
     hasPrefix: f([S, S], (p: string, s: string) => s.startsWith(p)),
     hasSuffix: f([S, S], (p: string, s: string) => s.endsWith(p)),
-    quote: f([], (...a: unknown[]) => a.filter((x) => x !== null && x !== undefined).map((x) => goQuote(strval(x))).join(' '), A),
-    squote: f([], (...a: unknown[]) => a.filter((x) => x !== null && x !== undefined).map((x) => `'${strval(x)}'`).join(' '), A),
-    cat: f([], (...a: unknown[]) => a.filter((x) => x !== null && x !== undefined).map(strval).join(' '), A),
+    quote: f(
+      [],
+      (...a: unknown[]) =>
+        a
+          .filter((x) => x !== null && x !== undefined)
+          .map((x) => goQuote(strval(x)))
+          .join(' '),
+      A,
+    ),
+    squote: f(
+      [],
+      (...a: unknown[]) =>
+        a
+          .filter((x) => x !== null && x !== undefined)
+          .map((x) => `'${strval(x)}'`)
+          .join(' '),
+      A,
+    ),
+    cat: f(
+      [],
+      (...a: unknown[]) =>
+        a
+          .filter((x) => x !== null && x !== undefined)
+          .map(strval)
+          .join(' '),
+      A,
+    ),
     indent: f([I, S], (n: bigint, s: string) => indent(Number(n), s)),
     nindent: f([I, S], (n: bigint, s: string) => '\n' + indent(Number(n), s)),
     replace: f([S, S, S], (o: string, n: string, s: string) => s.split(o).join(n)),
@@ -893,7 +974,9 @@ function baseFuncs(): Record<string, F> {
     mustRegexFind: f([S, S], (re: string, s: string) => goRegex(re).exec(s)?.[0] ?? ''),
     regexReplaceAll: f([S, S, S], (re: string, s: string, r: string) => safe(() => replaceAll(re, s, r, false), s)),
     mustRegexReplaceAll: f([S, S, S], (re: string, s: string, r: string) => replaceAll(re, s, r, false)),
-    regexReplaceAllLiteral: f([S, S, S], (re: string, s: string, r: string) => safe(() => replaceAll(re, s, r, true), s)),
+    regexReplaceAllLiteral: f([S, S, S], (re: string, s: string, r: string) =>
+      safe(() => replaceAll(re, s, r, true), s),
+    ),
     mustRegexReplaceAllLiteral: f([S, S, S], (re: string, s: string, r: string) => replaceAll(re, s, r, true)),
     regexSplit: f([S, S, I], (re: string, s: string, n: bigint) => safe(() => regexSplit(re, s, n), [])),
     mustRegexSplit: f([S, S, I], regexSplit),
@@ -910,10 +993,14 @@ function baseFuncs(): Record<string, F> {
     dateModify: f([S, A], (mod: string, d: unknown) => safe(() => modify(mod, d), toTime(d))),
     must_date_modify: f([S, A], modify),
     mustDateModify: f([S, A], modify),
-    ago: f([A], (d: unknown) => durationString(BigInt(Math.round((Date.now() - toTime(d).ms) / 1000)) * 1_000_000_000n)),
+    ago: f([A], (d: unknown) =>
+      durationString(BigInt(Math.round((Date.now() - toTime(d).ms) / 1000)) * 1_000_000_000n),
+    ),
     duration: f([A], (sec: unknown) => durationString(toInt64(sec) * 1_000_000_000n)),
     durationRound: f([A], durationRound),
-    toDate: f([S, S], (layout: string, s: string) => safe(() => toDate(layout, s), new DateTime(-62135596800000, 'UTC'))),
+    toDate: f([S, S], (layout: string, s: string) =>
+      safe(() => toDate(layout, s), new DateTime(-62135596800000, 'UTC')),
+    ),
     mustToDate: f([S, S], toDate),
     unixEpoch: f([A], (d: unknown) => String(Math.floor(toTime(d).ms / 1000))),
 
@@ -930,7 +1017,15 @@ function baseFuncs(): Record<string, F> {
     until: f([I], (n: bigint) => untilStep(0, Number(n), n >= 0n ? 1 : -1)),
     untilStep: f([I, I, I], (a: bigint, b: bigint, s: bigint) => untilStep(Number(a), Number(b), Number(s))),
     add1: f([A], (a: unknown) => toInt64(a) + 1n),
-    add: f([], (...a: unknown[]) => BigInt.asIntN(64, a.reduce<bigint>((s, x) => s + toInt64(x), 0n)), A),
+    add: f(
+      [],
+      (...a: unknown[]) =>
+        BigInt.asIntN(
+          64,
+          a.reduce<bigint>((s, x) => s + toInt64(x), 0n),
+        ),
+      A,
+    ),
     sub: f([A, A], (a: unknown, b: unknown) => BigInt.asIntN(64, toInt64(a) - toInt64(b))),
     div: f([A, A], (a: unknown, b: unknown) => {
       const d = toInt64(b);
@@ -942,27 +1037,61 @@ function baseFuncs(): Record<string, F> {
       if (d === 0n) return fail('runtime error: integer divide by zero');
       return toInt64(a) % d;
     }),
-    mul: f([A], (a: unknown, ...r: unknown[]) => BigInt.asIntN(64, r.reduce<bigint>((s, x) => s * toInt64(x), toInt64(a))), A),
-    randInt: f([I, I], (a: bigint, b: bigint) => (b <= a ? fail('invalid argument to Intn') : a + BigInt(randomInt(Number(b - a))))),
+    mul: f(
+      [A],
+      (a: unknown, ...r: unknown[]) =>
+        BigInt.asIntN(
+          64,
+          r.reduce<bigint>((s, x) => s * toInt64(x), toInt64(a)),
+        ),
+      A,
+    ),
+    randInt: f([I, I], (a: bigint, b: bigint) =>
+      b <= a ? fail('invalid argument to Intn') : a + BigInt(randomInt(Number(b - a))),
+    ),
     add1f: f([A], (a: unknown) => decOp(a, [1], 'add')),
     addf: f([], (...a: unknown[]) => decOp(0, a, 'add'), A),
     subf: f([A], (a: unknown, ...r: unknown[]) => decOp(a, r, 'sub'), A),
     divf: f([A], (a: unknown, ...r: unknown[]) => decOp(a, r, 'div'), A),
     mulf: f([A], (a: unknown, ...r: unknown[]) => decOp(a, r, 'mul'), A),
-    biggest: f([A], (a: unknown, ...r: unknown[]) => r.reduce<bigint>((m, x) => (toInt64(x) > m ? toInt64(x) : m), toInt64(a)), A),
-    max: f([A], (a: unknown, ...r: unknown[]) => r.reduce<bigint>((m, x) => (toInt64(x) > m ? toInt64(x) : m), toInt64(a)), A),
-    min: f([A], (a: unknown, ...r: unknown[]) => r.reduce<bigint>((m, x) => (toInt64(x) < m ? toInt64(x) : m), toInt64(a)), A),
-    maxf: f([A], (a: unknown, ...r: unknown[]) => r.reduce<number>((m, x) => Math.max(m, toFloat64(x)), toFloat64(a)), A),
-    minf: f([A], (a: unknown, ...r: unknown[]) => r.reduce<number>((m, x) => Math.min(m, toFloat64(x)), toFloat64(a)), A),
+    biggest: f(
+      [A],
+      (a: unknown, ...r: unknown[]) => r.reduce<bigint>((m, x) => (toInt64(x) > m ? toInt64(x) : m), toInt64(a)),
+      A,
+    ),
+    max: f(
+      [A],
+      (a: unknown, ...r: unknown[]) => r.reduce<bigint>((m, x) => (toInt64(x) > m ? toInt64(x) : m), toInt64(a)),
+      A,
+    ),
+    min: f(
+      [A],
+      (a: unknown, ...r: unknown[]) => r.reduce<bigint>((m, x) => (toInt64(x) < m ? toInt64(x) : m), toInt64(a)),
+      A,
+    ),
+    maxf: f(
+      [A],
+      (a: unknown, ...r: unknown[]) => r.reduce<number>((m, x) => Math.max(m, toFloat64(x)), toFloat64(a)),
+      A,
+    ),
+    minf: f(
+      [A],
+      (a: unknown, ...r: unknown[]) => r.reduce<number>((m, x) => Math.min(m, toFloat64(x)), toFloat64(a)),
+      A,
+    ),
     ceil: f([A], (a: unknown) => Math.ceil(toFloat64(a))),
     floor: f([A], (a: unknown) => Math.floor(toFloat64(a))),
-    round: f([A, I], (a: unknown, p: bigint, ...r: unknown[]) => {
-      const roundOn = r.length ? toFloat64(r[0]) : 0.5;
-      const pow = Math.pow(10, Number(p));
-      const digit = pow * toFloat64(a);
-      const frac = digit - Math.trunc(digit);
-      return (frac >= roundOn ? Math.ceil(digit) : Math.floor(digit)) / pow;
-    }, 'float'),
+    round: f(
+      [A, I],
+      (a: unknown, p: bigint, ...r: unknown[]) => {
+        const roundOn = r.length ? toFloat64(r[0]) : 0.5;
+        const pow = Math.pow(10, Number(p));
+        const digit = pow * toFloat64(a);
+        const frac = digit - Math.trunc(digit);
+        return (frac >= roundOn ? Math.ceil(digit) : Math.floor(digit)) / pow;
+      },
+      'float',
+    ),
 
     // defaults / flow / json
     default: f([A], (d: unknown, ...given: unknown[]) => (given.length === 0 || empty(given[0]) ? d : given[0]), A),
@@ -1002,7 +1131,8 @@ function baseFuncs(): Record<string, F> {
     // encoding
     b64enc: f([S], enc64),
     b64dec: f([S], (s: string) => {
-      if (!/^[A-Za-z0-9+/]*={0,2}$/.test(s) || s.length % 4 !== 0) return `illegal base64 data at input byte ${firstBad64(s)}`;
+      if (!/^[A-Za-z0-9+/]*={0,2}$/.test(s) || s.length % 4 !== 0)
+        return `illegal base64 data at input byte ${firstBad64(s)}`;
       return Buffer.from(s, 'base64').toString('utf8');
     }),
     b32enc: f([S], (s: string) => base32(utf8Bytes(s))),
@@ -1011,49 +1141,82 @@ function baseFuncs(): Record<string, F> {
     // lists and dicts
     list: f([], (...a: unknown[]) => a, A),
     tuple: f([], (...a: unknown[]) => a, A),
-    dict: f([], (...a: unknown[]) => {
-      const o: Record<string, unknown> = {};
-      for (let i = 0; i < a.length; i += 2) o[strval(a[i])] = i + 1 < a.length ? a[i + 1] : '';
-      return o;
-    }, A),
+    dict: f(
+      [],
+      (...a: unknown[]) => {
+        const o: Record<string, unknown> = {};
+        for (let i = 0; i < a.length; i += 2) o[strval(a[i])] = i + 1 < a.length ? a[i + 1] : '';
+        return o;
+      },
+      A,
+    ),
     get: f([A, S], (d: unknown, k: string) => (isMap(d) && Object.hasOwn(d, k) ? d[k] : '')),
     set: f([A, S, A], (d: unknown, k: string, v: unknown) => (isMap(d) ? ((d[k] = v), d) : fail('set on non-map'))),
     unset: f([A, S], (d: unknown, k: string) => (isMap(d) ? (delete d[k], d) : fail('unset on non-map'))),
     hasKey: f([A, S], (d: unknown, k: string) => isMap(d) && Object.hasOwn(d, k)),
-    pluck: f([S], (k: string, ...ds: unknown[]) => ds.filter((d) => isMap(d) && Object.hasOwn(d, k)).map((d) => (d as Record<string, unknown>)[k]), A),
+    pluck: f(
+      [S],
+      (k: string, ...ds: unknown[]) =>
+        ds.filter((d) => isMap(d) && Object.hasOwn(d, k)).map((d) => (d as Record<string, unknown>)[k]),
+      A,
+    ),
     keys: f([], (...ds: unknown[]) => ds.flatMap((d) => (isMap(d) ? Object.keys(d) : [])), A),
     values: f([A], (d: unknown) => (isMap(d) ? Object.values(d) : [])),
-    pick: f([A], (d: unknown, ...ks: unknown[]) => {
-      const o: Record<string, unknown> = {};
-      if (isMap(d)) for (const k of ks.map(strval)) if (Object.hasOwn(d, k)) o[k] = d[k];
-      return o;
-    }, S),
-    omit: f([A], (d: unknown, ...ks: unknown[]) => {
-      const o: Record<string, unknown> = {};
-      const skip = new Set(ks.map(strval));
-      if (isMap(d)) for (const k of Object.keys(d)) if (!skip.has(k)) o[k] = d[k];
-      return o;
-    }, S),
-    merge: f([A], (d: unknown, ...src: unknown[]) => {
-      if (!isMap(d)) return fail('merge on non-map');
-      for (const s of src) mergeInto(d, s, false);
-      return d;
-    }, A),
-    mustMerge: f([A], (d: unknown, ...src: unknown[]) => {
-      if (!isMap(d)) return fail('merge on non-map');
-      for (const s of src) mergeInto(d, s, false);
-      return d;
-    }, A),
-    mergeOverwrite: f([A], (d: unknown, ...src: unknown[]) => {
-      if (!isMap(d)) return fail('merge on non-map');
-      for (const s of src) mergeInto(d, s, true);
-      return d;
-    }, A),
-    mustMergeOverwrite: f([A], (d: unknown, ...src: unknown[]) => {
-      if (!isMap(d)) return fail('merge on non-map');
-      for (const s of src) mergeInto(d, s, true);
-      return d;
-    }, A),
+    pick: f(
+      [A],
+      (d: unknown, ...ks: unknown[]) => {
+        const o: Record<string, unknown> = {};
+        if (isMap(d)) for (const k of ks.map(strval)) if (Object.hasOwn(d, k)) o[k] = d[k];
+        return o;
+      },
+      S,
+    ),
+    omit: f(
+      [A],
+      (d: unknown, ...ks: unknown[]) => {
+        const o: Record<string, unknown> = {};
+        const skip = new Set(ks.map(strval));
+        if (isMap(d)) for (const k of Object.keys(d)) if (!skip.has(k)) o[k] = d[k];
+        return o;
+      },
+      S,
+    ),
+    merge: f(
+      [A],
+      (d: unknown, ...src: unknown[]) => {
+        if (!isMap(d)) return fail('merge on non-map');
+        for (const s of src) mergeInto(d, s, false);
+        return d;
+      },
+      A,
+    ),
+    mustMerge: f(
+      [A],
+      (d: unknown, ...src: unknown[]) => {
+        if (!isMap(d)) return fail('merge on non-map');
+        for (const s of src) mergeInto(d, s, false);
+        return d;
+      },
+      A,
+    ),
+    mergeOverwrite: f(
+      [A],
+      (d: unknown, ...src: unknown[]) => {
+        if (!isMap(d)) return fail('merge on non-map');
+        for (const s of src) mergeInto(d, s, true);
+        return d;
+      },
+      A,
+    ),
+    mustMergeOverwrite: f(
+      [A],
+      (d: unknown, ...src: unknown[]) => {
+        if (!isMap(d)) return fail('merge on non-map');
+        for (const s of src) mergeInto(d, s, true);
+        return d;
+      },
+      A,
+    ),
     append: f([A, A], (l: unknown, v: unknown) => [...listOf(l, 'append'), v]),
     push: f([A, A], (l: unknown, v: unknown) => [...listOf(l, 'push'), v]),
     mustAppend: f([A, A], (l: unknown, v: unknown) => [...listOf(l, 'append'), v]),
@@ -1072,10 +1235,22 @@ function baseFuncs(): Record<string, F> {
     mustReverse: f([A], (l: unknown) => listOf(l, 'find reverse').slice().reverse()),
     uniq: f([A], (l: unknown) => uniq(listOf(l, 'find uniq'))),
     mustUniq: f([A], (l: unknown) => uniq(listOf(l, 'find uniq'))),
-    without: f([A], (l: unknown, ...o: unknown[]) => listOf(l, 'find without').filter((x) => !o.some((y) => deepEqual(x, y))), A),
-    mustWithout: f([A], (l: unknown, ...o: unknown[]) => listOf(l, 'find without').filter((x) => !o.some((y) => deepEqual(x, y))), A),
-    has: f([A, A], (n: unknown, l: unknown) => (l === null ? false : listOf(l, 'find has').some((x) => deepEqual(x, n)))),
-    mustHas: f([A, A], (n: unknown, l: unknown) => (l === null ? false : listOf(l, 'find has').some((x) => deepEqual(x, n)))),
+    without: f(
+      [A],
+      (l: unknown, ...o: unknown[]) => listOf(l, 'find without').filter((x) => !o.some((y) => deepEqual(x, y))),
+      A,
+    ),
+    mustWithout: f(
+      [A],
+      (l: unknown, ...o: unknown[]) => listOf(l, 'find without').filter((x) => !o.some((y) => deepEqual(x, y))),
+      A,
+    ),
+    has: f([A, A], (n: unknown, l: unknown) =>
+      l === null ? false : listOf(l, 'find has').some((x) => deepEqual(x, n)),
+    ),
+    mustHas: f([A, A], (n: unknown, l: unknown) =>
+      l === null ? false : listOf(l, 'find has').some((x) => deepEqual(x, n)),
+    ),
     slice: f([A], (l: unknown, ...i: unknown[]) => goSlice(l, i), A),
     mustSlice: f([A], (l: unknown, ...i: unknown[]) => goSlice(l, i), A),
     concat: f([], (...ls: unknown[]) => ls.flatMap((l) => listOf(l, 'concat')), A),
@@ -1086,7 +1261,12 @@ function baseFuncs(): Record<string, F> {
 
     // OS / paths / URL
     env: f([S], (k: string) => process.env[k] ?? ''),
-    expandenv: f([S], (s: string) => s.replace(/\$\{([^}]*)\}|\$([A-Za-z0-9_]+)/g, (_m, a: string | undefined, b: string | undefined) => process.env[(a ?? b)!] ?? '')),
+    expandenv: f([S], (s: string) =>
+      s.replace(
+        /\$\{([^}]*)\}|\$([A-Za-z0-9_]+)/g,
+        (_m, a: string | undefined, b: string | undefined) => process.env[(a ?? b)!] ?? '',
+      ),
+    ),
     base: f([S], goBase),
     dir: f([S], goDir),
     clean: f([S], goClean),

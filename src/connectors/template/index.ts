@@ -72,9 +72,20 @@ import type { ArgNode, Pipe } from './parse.js';
 
 /** sprig functions Eddy does not provide (certificates, bcrypt, DNS): named as such instead of "not defined". */
 const UNSUPPORTED = new Set([
-  'bcrypt', 'htpasswd', 'genPrivateKey', 'derivePassword', 'buildCustomCert', 'genCA', 'genCAWithKey',
-  'genSelfSignedCert', 'genSelfSignedCertWithKey', 'genSignedCert', 'genSignedCertWithKey', 'getHostByName',
-  'semver', 'semverCompare',
+  'bcrypt',
+  'htpasswd',
+  'genPrivateKey',
+  'derivePassword',
+  'buildCustomCert',
+  'genCA',
+  'genCAWithKey',
+  'genSelfSignedCert',
+  'genSelfSignedCertWithKey',
+  'genSignedCert',
+  'genSignedCertWithKey',
+  'getHostByName',
+  'semver',
+  'semverCompare',
 ]);
 
 /** Go rejects calls of unknown functions at parse time. */

@@ -10,7 +10,8 @@ import { compareKeys, isMap } from './fmt.js';
 export class JsonError extends Error {}
 
 function jsonFloat(x: number): string {
-  if (!Number.isFinite(x)) throw new JsonError(`json: unsupported value: ${Number.isNaN(x) ? 'NaN' : x > 0 ? '+Inf' : '-Inf'}`);
+  if (!Number.isFinite(x))
+    throw new JsonError(`json: unsupported value: ${Number.isNaN(x) ? 'NaN' : x > 0 ? '+Inf' : '-Inf'}`);
   if (x === 0) return Object.is(x, -0) ? '-0' : '0';
   const a = Math.abs(x);
   if (a < 1e-6 || a >= 1e21) {
@@ -33,12 +34,23 @@ function jsonString(s: string, escapeHtml: boolean): string {
     let rep: string | undefined;
     if (c < 0x20) {
       switch (c) {
-        case 0x0a: rep = '\\n'; break;
-        case 0x0d: rep = '\\r'; break;
-        case 0x09: rep = '\\t'; break;
-        case 0x08: rep = '\\b'; break;
-        case 0x0c: rep = '\\f'; break;
-        default: rep = '\\u00' + HEX[c >> 4] + HEX[c & 15];
+        case 0x0a:
+          rep = '\\n';
+          break;
+        case 0x0d:
+          rep = '\\r';
+          break;
+        case 0x09:
+          rep = '\\t';
+          break;
+        case 0x08:
+          rep = '\\b';
+          break;
+        case 0x0c:
+          rep = '\\f';
+          break;
+        default:
+          rep = '\\u00' + HEX[c >> 4] + HEX[c & 15];
       }
     } else if (c === 0x22) rep = '\\"';
     else if (c === 0x5c) rep = '\\\\';
@@ -89,7 +101,8 @@ function enc(v: unknown, escapeHtml: boolean, indent: string | null, level: numb
     const colon = indent === null ? ':' : ': ';
     let s = '{';
     for (let i = 0; i < keys.length; i++)
-      s += (i ? ',' : '') + nl + jsonString(keys[i], escapeHtml) + colon + enc(v[keys[i]], escapeHtml, indent, level + 1);
+      s +=
+        (i ? ',' : '') + nl + jsonString(keys[i], escapeHtml) + colon + enc(v[keys[i]], escapeHtml, indent, level + 1);
     return s + end + '}';
   }
   throw new JsonError(`json: unsupported type: ${typeof v}`);

@@ -46,8 +46,28 @@ export type Node =
 // ------------------------------------------------------------------------------------------------ lexer
 
 type ItemType =
-  | 'text' | 'left' | 'right' | 'space' | 'field' | 'var' | 'ident' | 'keyword' | 'str' | 'rawstr' | 'char'
-  | 'num' | 'bool' | 'nil' | 'dot' | 'pipe' | 'lparen' | 'rparen' | 'declare' | 'assign' | 'comma' | 'eof';
+  | 'text'
+  | 'left'
+  | 'right'
+  | 'space'
+  | 'field'
+  | 'var'
+  | 'ident'
+  | 'keyword'
+  | 'str'
+  | 'rawstr'
+  | 'char'
+  | 'num'
+  | 'bool'
+  | 'nil'
+  | 'dot'
+  | 'pipe'
+  | 'lparen'
+  | 'rparen'
+  | 'declare'
+  | 'assign'
+  | 'comma'
+  | 'eof';
 
 interface Item {
   typ: ItemType;
@@ -102,7 +122,12 @@ class Lexer {
         if (end < 0) this.fail('unclosed comment', start);
         let r = end + 2;
         let trimRight = false;
-        if (src.startsWith(' -}}', r) || src.startsWith('\t-}}', r) || src.startsWith('\n-}}', r) || src.startsWith('\r-}}', r)) {
+        if (
+          src.startsWith(' -}}', r) ||
+          src.startsWith('\t-}}', r) ||
+          src.startsWith('\n-}}', r) ||
+          src.startsWith('\r-}}', r)
+        ) {
           trimRight = true;
           r += 4;
         } else if (src.startsWith('}}', r)) {
@@ -122,7 +147,8 @@ class Lexer {
 
   private atRightDelim(): { trim: boolean; len: number } | null {
     const src = this.src;
-    if (isSpace(src[this.pos] ?? '') && src[this.pos + 1] === '-' && src.startsWith('}}', this.pos + 2)) return { trim: true, len: 4 };
+    if (isSpace(src[this.pos] ?? '') && src[this.pos + 1] === '-' && src.startsWith('}}', this.pos + 2))
+      return { trim: true, len: 4 };
     if (src.startsWith('}}', this.pos)) return { trim: false, len: 2 };
     return null;
   }
@@ -231,7 +257,21 @@ class Lexer {
         while (this.pos < src.length && isAlnum(src[this.pos])) this.pos++;
         const word = src.slice(start, this.pos);
         const next = src[this.pos];
-        if (next !== undefined && !(isSpace(next) || next === '.' || next === ',' || next === '|' || next === ':' || next === ')' || next === '(' || next === '=' || next === '}' || next === '-'))
+        if (
+          next !== undefined &&
+          !(
+            isSpace(next) ||
+            next === '.' ||
+            next === ',' ||
+            next === '|' ||
+            next === ':' ||
+            next === ')' ||
+            next === '(' ||
+            next === '=' ||
+            next === '}' ||
+            next === '-'
+          )
+        )
           this.fail(`bad character ${JSON.stringify(next)}`, this.pos);
         if (KEYWORDS.has(word)) this.items.push({ typ: 'keyword', pos: start, val: word });
         else if (word === 'true' || word === 'false') this.items.push({ typ: 'bool', pos: start, val: word });
@@ -259,7 +299,10 @@ class Lexer {
   private lexNumber(): void {
     const src = this.src;
     const start = this.pos;
-    const m = /^[+-]?(0[xX][0-9a-fA-F_]*(\.[0-9a-fA-F_]*)?([pP][+-]?[0-9_]+)?|0[bB][01_]+|0[oO][0-7_]+|[0-9_]*\.?[0-9_]*([eE][+-]?[0-9_]+)?)i?/.exec(src.slice(start));
+    const m =
+      /^[+-]?(0[xX][0-9a-fA-F_]*(\.[0-9a-fA-F_]*)?([pP][+-]?[0-9_]+)?|0[bB][01_]+|0[oO][0-7_]+|[0-9_]*\.?[0-9_]*([eE][+-]?[0-9_]+)?)i?/.exec(
+        src.slice(start),
+      );
     const text = m ? m[0] : '';
     this.pos = start + text.length;
     const next = src[this.pos];
@@ -282,16 +325,36 @@ function unquoteGo(text: string, fail: (m: string) => never): string {
     }
     const e = body[++i];
     switch (e) {
-      case 'n': out += '\n'; break;
-      case 't': out += '\t'; break;
-      case 'r': out += '\r'; break;
-      case 'a': out += '\x07'; break;
-      case 'b': out += '\b'; break;
-      case 'f': out += '\f'; break;
-      case 'v': out += '\v'; break;
-      case '\\': out += '\\'; break;
-      case '"': out += '"'; break;
-      case "'": out += "'"; break;
+      case 'n':
+        out += '\n';
+        break;
+      case 't':
+        out += '\t';
+        break;
+      case 'r':
+        out += '\r';
+        break;
+      case 'a':
+        out += '\x07';
+        break;
+      case 'b':
+        out += '\b';
+        break;
+      case 'f':
+        out += '\f';
+        break;
+      case 'v':
+        out += '\v';
+        break;
+      case '\\':
+        out += '\\';
+        break;
+      case '"':
+        out += '"';
+        break;
+      case "'":
+        out += "'";
+        break;
       case 'x': {
         const h = body.slice(i + 1, i + 3);
         if (!/^[0-9a-fA-F]{2}$/.test(h)) fail(`invalid syntax`);
@@ -400,10 +463,12 @@ export class Parser {
         if (n.kind === 'end' || n.kind === 'else') this.fail(`unexpected {{${n.kind}}}`, n.pos);
         root.push(n.node!);
       }
-      if (!this.trees.has(this.name) || root.some((n) => n.t !== 'text' || n.text.trim() !== '')) this.trees.set(this.name, root);
+      if (!this.trees.has(this.name) || root.some((n) => n.t !== 'text' || n.text.trim() !== ''))
+        this.trees.set(this.name, root);
       return { trees: this.trees };
     } catch (e) {
-      if (e instanceof TemplateError && !e.message.startsWith('template: ')) throw new TemplateError(`template: ${this.name}:${e.message}`);
+      if (e instanceof TemplateError && !e.message.startsWith('template: '))
+        throw new TemplateError(`template: ${this.name}:${e.message}`);
       throw e;
     }
   }
@@ -690,7 +755,10 @@ export class Parser {
         return { t: 'bool', pos: it.pos, value: it.val === 'true' };
       case 'char': {
         this.next();
-        const s = it.val === "'\"'" ? '"' : unquoteGo('"' + it.val.slice(1, -1).replace(/\\'/g, "'") + '"', (m) => this.fail(m, it.pos));
+        const s =
+          it.val === "'\"'"
+            ? '"'
+            : unquoteGo('"' + it.val.slice(1, -1).replace(/\\'/g, "'") + '"', (m) => this.fail(m, it.pos));
         const cp = s.codePointAt(0);
         if (cp === undefined || [...s].length !== 1) this.fail(`malformed character constant: ${it.val}`, it.pos);
         return { t: 'num', pos: it.pos, text: it.val, isInt: true, int: BigInt(cp), float: cp };
@@ -744,5 +812,10 @@ export function nodeString(n: ArgNode): string {
 export function pipeString(p: Pipe): string {
   let s = '';
   if (p.decl.length) s = p.decl.join(', ') + (p.isAssign ? ' = ' : ' := ');
-  return s + p.cmds.map((c) => c.args.map((a) => (a.t === 'pipe' ? '(' + nodeString(a) + ')' : nodeString(a))).join(' ')).join(' | ');
+  return (
+    s +
+    p.cmds
+      .map((c) => c.args.map((a) => (a.t === 'pipe' ? '(' + nodeString(a) + ')' : nodeString(a))).join(' '))
+      .join(' | ')
+  );
 }

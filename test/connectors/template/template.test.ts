@@ -34,9 +34,12 @@ test('Go value printing: ints, floats in %v form, maps sorted, lists, nil', () =
   assert.equal(run('{{.}}', { x: null, y: [null, 'a'] }), 'map[x:<nil> y:[<nil> a]]');
   assert.equal(run('{{print .missing}}', {}), '<nil>');
   assert.equal(run('{{.a.b}}', {}), '<no value>');
-  assert.equal(run('{{.t}}', { t: new DateTime(Date.UTC(2024, 0, 2, 3, 4, 5), 'UTC') }), '2024-01-02 03:04:05 +0000 UTC');
+  assert.equal(
+    run('{{.t}}', { t: new DateTime(Date.UTC(2024, 0, 2, 3, 4, 5), 'UTC') }),
+    '2024-01-02 03:04:05 +0000 UTC',
+  );
   assert.equal(run('{{.b}}', { b: new Uint8Array([1, 2]) }), '[1 2]');
-  assert.equal(run('{{ 1e6 }} {{ 1.5 }} {{ 0x10 }} {{ -3 }} {{ \'a\' }}'), '1e+06 1.5 16 -3 97');
+  assert.equal(run("{{ 1e6 }} {{ 1.5 }} {{ 0x10 }} {{ -3 }} {{ 'a' }}"), '1e+06 1.5 16 -3 97');
 });
 
 test('trim markers, comments, raw and escaped strings', () => {
@@ -61,7 +64,10 @@ test('if / else if / else, with, and/or/not, comparisons', () => {
   assert.equal(run('{{if .x}}t{{else}}f{{end}}', { x: '' }), 'f');
   assert.equal(run('{{if .x}}t{{else}}f{{end}}', { x: [] }), 'f');
   assert.equal(run('{{and 1 0 2}} {{or 0 "" "x"}} {{not .m}} {{and .m 1}}', {}), '0 x true <no value>');
-  assert.equal(run('{{eq .s "a" "b"}} {{ne 1 2}} {{lt 1 2}} {{le 2 2}} {{gt "b" "a"}} {{ge 1.5 2.5}}', { s: 'b' }), 'true true true true true false');
+  assert.equal(
+    run('{{eq .s "a" "b"}} {{ne 1 2}} {{lt 1 2}} {{le 2 2}} {{gt "b" "a"}} {{ge 1.5 2.5}}', { s: 'b' }),
+    'true true true true true false',
+  );
   assert.equal(run('{{eq .missing "x"}}'), 'false');
   // Go compares a float with an int constant as an error
   assert.throws(() => run('{{eq .a 1}}', { a: 1 }), /error calling eq: incompatible types for comparison/);
@@ -74,7 +80,10 @@ test('range over lists and maps (sorted keys), variables, else, break/continue',
   assert.equal(run('{{range $v := .}}{{$v}}{{end}}', ['p', 'q']), 'pq');
   assert.equal(run('{{range .}}x{{else}}empty{{end}}', []), 'empty');
   assert.equal(run('{{range .none}}x{{else}}empty{{end}}', {}), 'empty');
-  assert.equal(run('{{range .}}{{if eq . 2}}{{continue}}{{end}}{{if eq . 4}}{{break}}{{end}}{{.}}{{end}}', [1n, 2n, 3n, 4n, 5n]), '13');
+  assert.equal(
+    run('{{range .}}{{if eq . 2}}{{continue}}{{end}}{{if eq . 4}}{{break}}{{end}}{{.}}{{end}}', [1n, 2n, 3n, 4n, 5n]),
+    '13',
+  );
   assert.equal(run('{{$x := 1}}{{range .}}{{$x = .}}{{end}}{{$x}}', [5n, 6n]), '6');
   assert.equal(run('{{range .l}}{{$.top}}{{end}}', { top: 'T', l: [1n, 2n] }), 'TT');
   assert.equal(run('{{$r := .}}{{range .l}}{{$r.n}}{{.}}{{end}}', { n: '#', l: ['a', 'b'] }), '#a#b');
@@ -151,34 +160,112 @@ test('html, js and urlquery escape as Go does', () => {
 });
 
 test('json and base64 (eKuiper functions) follow Go encoding rules', () => {
-  assert.equal(run('{{json .}}', { b: 1n, a: '<&>', c: 1e21, d: 1e-7, e: 2.5, f: [true, null] }), '{"a":"\\u003c\\u0026\\u003e","b":1,"c":1e+21,"d":1e-7,"e":2.5,"f":[true,null]}');
+  assert.equal(
+    run('{{json .}}', { b: 1n, a: '<&>', c: 1e21, d: 1e-7, e: 2.5, f: [true, null] }),
+    '{"a":"\\u003c\\u0026\\u003e","b":1,"c":1e+21,"d":1e-7,"e":2.5,"f":[true,null]}',
+  );
   assert.equal(run('{{json .}}', { x: 100000000 }), '{"x":100000000}');
   assert.equal(run('{{toRawJson .}}', { a: '<b>' }), '{"a":"<b>"}');
   assert.equal(run('{{toPrettyJson .}}', { a: [1n], b: {} }), '{\n  "a": [\n    1\n  ],\n  "b": {}\n}');
-  assert.equal(run('{{base64 .s}} {{base64 .n}} {{base64 .f}} {{base64 .m}}', { s: 'hello', n: 12n, f: 1.5, m: { a: 1n } }), 'aGVsbG8= MTI= MS41 eyJhIjoxfQ==');
+  assert.equal(
+    run('{{base64 .s}} {{base64 .n}} {{base64 .f}} {{base64 .m}}', { s: 'hello', n: 12n, f: 1.5, m: { a: 1n } }),
+    'aGVsbG8= MTI= MS41 eyJhIjoxfQ==',
+  );
   assert.equal(run('{{ (fromJson "{\\"a\\":[1,2]}").a }}'), '[1 2]');
 });
 
 test('sprig strings, numbers, defaults, lists and dicts', () => {
-  assert.equal(run('{{upper "ab"}} {{lower "AB"}} {{title "hello world"}} {{trim "  x "}} {{repeat 3 "ab"}}'), 'AB ab Hello World x ababab');
-  assert.equal(run('{{substr 1 3 "hello"}} {{trunc 3 "hello"}} {{trunc -2 "hello"}} {{abbrev 5 "hello world"}}'), 'el hel lo he...');
-  assert.equal(run('{{replace "a" "b" "banana"}} {{contains "an" "banana"}} {{hasPrefix "ba" "banana"}} {{trimSuffix "na" "banana"}}'), 'bbnbnb true true bana');
-  assert.equal(run('{{snakecase "FirstName"}} {{kebabcase "FirstName"}} {{camelcase "http_server"}} {{initials "First Try"}}'), 'first_name first-name HttpServer FT');
-  assert.equal(run('{{quote "a" 1}} {{squote "a"}} {{cat "a" 1 nil "b"}} {{nospace "a b c"}} {{indent 2 "a\\nb"}}'), '"a" "1" \'a\' a 1 b abc   a\n  b');
-  assert.equal(run('{{join "," (splitList "-" "a-b-c")}} {{(split "$" "a$b")._1}} {{sortAlpha (list "b" "a")}} {{plural "one" "many" 2}}'), 'a,b,c b [a b] many');
-  assert.equal(run('{{add 1 2 3}} {{sub 5 2}} {{mul 2 3 4}} {{div 7 2}} {{mod 7 2}} {{add1 1}} {{max 1 5 3}} {{min 4 2}}'), '6 3 24 3 1 2 5 2');
-  assert.equal(run('{{addf 0.1 0.2}} {{subf 1 0.9}} {{mulf 1.1 3}} {{divf 1 3}} {{floor 1.5}} {{ceil 1.2}} {{round 2.555 2}}'), '0.3 0.1 3.3 0.3333333333333333 1 2 2.56');
-  assert.equal(run('{{int "42"}} {{float64 "1.5"}} {{atoi "7"}} {{seq 3}} {{until 3}} {{toDecimal "0777"}}'), '42 1.5 7 1 2 3 [0 1 2] 511');
-  assert.equal(run('{{default "d" .x}} {{default "d" "v"}} {{empty .x}} {{coalesce .x "" "c"}} {{ternary "y" "n" true}}'), 'd v true c y');
-  assert.equal(run('{{list 1 "a" 2.5}} {{first .l}} {{last .l}} {{rest .l}} {{initial .l}} {{reverse .l}} {{uniq (list 1 1 2)}}', { l: [1n, 2n, 3n] }), '[1 a 2.5] 1 3 [2 3] [1 2] [3 2 1] [1 2]');
-  assert.equal(run('{{has 2 .l}} {{without .l 2}} {{append .l 4}} {{prepend .l 0}} {{concat .l (list 9)}} {{slice .l 1 2}} {{chunk 2 .l}}', { l: [1n, 2n, 3n] }), 'true [1 3] [1 2 3 4] [0 1 2 3] [1 2 3 9] [2] [[1 2] [3]]');
-  assert.equal(run('{{$d := dict "a" 1 "b" "x"}}{{$d}} {{get $d "a"}} {{hasKey $d "b"}} {{pick $d "a"}} {{omit $d "a"}} {{set $d "c" 3}}'), 'map[a:1 b:x] 1 true map[a:1] map[b:x] map[a:1 b:x c:3]');
+  assert.equal(
+    run('{{upper "ab"}} {{lower "AB"}} {{title "hello world"}} {{trim "  x "}} {{repeat 3 "ab"}}'),
+    'AB ab Hello World x ababab',
+  );
+  assert.equal(
+    run('{{substr 1 3 "hello"}} {{trunc 3 "hello"}} {{trunc -2 "hello"}} {{abbrev 5 "hello world"}}'),
+    'el hel lo he...',
+  );
+  assert.equal(
+    run(
+      '{{replace "a" "b" "banana"}} {{contains "an" "banana"}} {{hasPrefix "ba" "banana"}} {{trimSuffix "na" "banana"}}',
+    ),
+    'bbnbnb true true bana',
+  );
+  assert.equal(
+    run('{{snakecase "FirstName"}} {{kebabcase "FirstName"}} {{camelcase "http_server"}} {{initials "First Try"}}'),
+    'first_name first-name HttpServer FT',
+  );
+  assert.equal(
+    run('{{quote "a" 1}} {{squote "a"}} {{cat "a" 1 nil "b"}} {{nospace "a b c"}} {{indent 2 "a\\nb"}}'),
+    '"a" "1" \'a\' a 1 b abc   a\n  b',
+  );
+  assert.equal(
+    run(
+      '{{join "," (splitList "-" "a-b-c")}} {{(split "$" "a$b")._1}} {{sortAlpha (list "b" "a")}} {{plural "one" "many" 2}}',
+    ),
+    'a,b,c b [a b] many',
+  );
+  assert.equal(
+    run('{{add 1 2 3}} {{sub 5 2}} {{mul 2 3 4}} {{div 7 2}} {{mod 7 2}} {{add1 1}} {{max 1 5 3}} {{min 4 2}}'),
+    '6 3 24 3 1 2 5 2',
+  );
+  assert.equal(
+    run('{{addf 0.1 0.2}} {{subf 1 0.9}} {{mulf 1.1 3}} {{divf 1 3}} {{floor 1.5}} {{ceil 1.2}} {{round 2.555 2}}'),
+    '0.3 0.1 3.3 0.3333333333333333 1 2 2.56',
+  );
+  assert.equal(
+    run('{{int "42"}} {{float64 "1.5"}} {{atoi "7"}} {{seq 3}} {{until 3}} {{toDecimal "0777"}}'),
+    '42 1.5 7 1 2 3 [0 1 2] 511',
+  );
+  assert.equal(
+    run('{{default "d" .x}} {{default "d" "v"}} {{empty .x}} {{coalesce .x "" "c"}} {{ternary "y" "n" true}}'),
+    'd v true c y',
+  );
+  assert.equal(
+    run('{{list 1 "a" 2.5}} {{first .l}} {{last .l}} {{rest .l}} {{initial .l}} {{reverse .l}} {{uniq (list 1 1 2)}}', {
+      l: [1n, 2n, 3n],
+    }),
+    '[1 a 2.5] 1 3 [2 3] [1 2] [3 2 1] [1 2]',
+  );
+  assert.equal(
+    run(
+      '{{has 2 .l}} {{without .l 2}} {{append .l 4}} {{prepend .l 0}} {{concat .l (list 9)}} {{slice .l 1 2}} {{chunk 2 .l}}',
+      { l: [1n, 2n, 3n] },
+    ),
+    'true [1 3] [1 2 3 4] [0 1 2 3] [1 2 3 9] [2] [[1 2] [3]]',
+  );
+  assert.equal(
+    run(
+      '{{$d := dict "a" 1 "b" "x"}}{{$d}} {{get $d "a"}} {{hasKey $d "b"}} {{pick $d "a"}} {{omit $d "a"}} {{set $d "c" 3}}',
+    ),
+    'map[a:1 b:x] 1 true map[a:1] map[b:x] map[a:1 b:x c:3]',
+  );
   assert.equal(run('{{dig "a" "b" "def" .}} {{dig "a" "z" "def" .}}', { a: { b: 'v' } }), 'v def');
-  assert.equal(run('{{typeOf .f}} {{typeOf .s}} {{kindOf .m}} {{kindIs "slice" .l}} {{deepEqual .l .l}}', { f: 1.5, s: 'x', m: {}, l: [] }), 'float64 string map true true');
-  assert.equal(run('{{b64enc "hi"}} {{b64dec "aGk="}} {{b32enc "hi"}} {{b32dec "NBUQ===="}} {{sha1sum "a"}} {{adler32sum "a"}}'), 'aGk= hi NBUQ==== hi 86f7e437faa5a7fce15d1ddcb9eaeaea377667b8 6422626');
-  assert.equal(run('{{regexMatch "^[a-z]+$" "abc"}} {{regexFind "[0-9]+" "ab12cd34"}} {{regexFindAll "[0-9]" "a1b2c3" 2}} {{regexReplaceAll "a(x*)b" "-ab-axxb-" "${1}W"}} {{regexSplit "," "a,b,c" -1}}'), 'true 12 [1 2] -W-xxW- [a b c]');
-  assert.equal(run('{{base "/a/b.txt"}} {{dir "/a/b.txt"}} {{ext "b.tar.gz"}} {{clean "/a/../b/"}} {{isAbs "/x"}}'), 'b.txt /a .gz /b true');
-  assert.equal(run('{{(urlParse "http://u:p@h:80/p?q=1#f").host}} {{urlJoin (dict "scheme" "http" "host" "h" "path" "/x")}}'), 'h:80 http://h/x');
+  assert.equal(
+    run('{{typeOf .f}} {{typeOf .s}} {{kindOf .m}} {{kindIs "slice" .l}} {{deepEqual .l .l}}', {
+      f: 1.5,
+      s: 'x',
+      m: {},
+      l: [],
+    }),
+    'float64 string map true true',
+  );
+  assert.equal(
+    run('{{b64enc "hi"}} {{b64dec "aGk="}} {{b32enc "hi"}} {{b32dec "NBUQ===="}} {{sha1sum "a"}} {{adler32sum "a"}}'),
+    'aGk= hi NBUQ==== hi 86f7e437faa5a7fce15d1ddcb9eaeaea377667b8 6422626',
+  );
+  assert.equal(
+    run(
+      '{{regexMatch "^[a-z]+$" "abc"}} {{regexFind "[0-9]+" "ab12cd34"}} {{regexFindAll "[0-9]" "a1b2c3" 2}} {{regexReplaceAll "a(x*)b" "-ab-axxb-" "${1}W"}} {{regexSplit "," "a,b,c" -1}}',
+    ),
+    'true 12 [1 2] -W-xxW- [a b c]',
+  );
+  assert.equal(
+    run('{{base "/a/b.txt"}} {{dir "/a/b.txt"}} {{ext "b.tar.gz"}} {{clean "/a/../b/"}} {{isAbs "/x"}}'),
+    'b.txt /a .gz /b true',
+  );
+  assert.equal(
+    run('{{(urlParse "http://u:p@h:80/p?q=1#f").host}} {{urlJoin (dict "scheme" "http" "host" "h" "path" "/x")}}'),
+    'h:80 http://h/x',
+  );
 });
 
 test('sprig dates use Go layouts', () => {
@@ -186,8 +273,14 @@ test('sprig dates use Go layouts', () => {
   assert.equal(run('{{dateInZone "2006-01-02 15:04:05.000 MST" .t "UTC"}}', { t }), '2024-03-05 14:07:09.120 UTC');
   assert.equal(run('{{dateInZone "Jan 2, 2006 3:04PM" .t "Asia/Shanghai"}}', { t }), 'Mar 5, 2024 10:07PM');
   assert.equal(run('{{(toDate "2006-01-02" "2024-03-05").Year}}'), '2024');
-  assert.equal(run('{{unixEpoch .t}} {{.t.Unix}} {{.t.Format "2006/01/02"}}', { t }), '1709647629 1709647629 2024/03/05');
-  assert.equal(run('{{(dateModify "1.5h" .t).Format "15:04"}} {{(dateModify "-10m" .t).Format "15:04"}}', { t }), '15:37 13:57');
+  assert.equal(
+    run('{{unixEpoch .t}} {{.t.Unix}} {{.t.Format "2006/01/02"}}', { t }),
+    '1709647629 1709647629 2024/03/05',
+  );
+  assert.equal(
+    run('{{(dateModify "1.5h" .t).Format "15:04"}} {{(dateModify "-10m" .t).Format "15:04"}}', { t }),
+    '15:37 13:57',
+  );
   assert.equal(run('{{duration 95}} {{duration 3600}} {{durationRound "2h10m"}}'), '1m35s 1h0m0s 2h');
   assert.match(run('{{now | date "2006"}}'), /^\d{4}$/);
 });
@@ -206,12 +299,19 @@ test('compile errors are clear and name the template', () => {
     ['{{}}', /missing value for command/],
   ];
   for (const [t, re] of bad) {
-    assert.throws(() => compileTemplate(t), (e: unknown) => e instanceof TemplateError && re.test(e.message), t);
+    assert.throws(
+      () => compileTemplate(t),
+      (e: unknown) => e instanceof TemplateError && re.test(e.message),
+      t,
+    );
   }
 });
 
 test('runtime errors name the failing action', () => {
-  assert.throws(() => run('{{.a.b}}', { a: null }), /executing "sink" at <\.a\.b>: nil pointer evaluating interface \{\}\.b/);
+  assert.throws(
+    () => run('{{.a.b}}', { a: null }),
+    /executing "sink" at <\.a\.b>: nil pointer evaluating interface \{\}\.b/,
+  );
   assert.throws(() => run('{{.room}}', rows), /can't evaluate field room in type \[\]map\[string\]interface \{\}/);
   assert.throws(() => run('{{.a.b}}', { a: 'x' }), /can't evaluate field b in type interface \{\}/);
   assert.throws(() => run('{{index .a 5}}', { a: [1n] }), /error calling index: index out of range: 5/);
@@ -219,12 +319,21 @@ test('runtime errors name the failing action', () => {
   assert.throws(() => run('{{len 3}}'), /error calling len: len of type int64/);
   assert.throws(() => run('{{fail "boom"}}'), /error calling fail: boom/);
   // sprig's slice replaces Go's builtin and only takes lists
-  assert.throws(() => run('{{slice "abc" 1 2}}'), /error calling slice: list should be type of slice or array but string/);
+  assert.throws(
+    () => run('{{slice "abc" 1 2}}'),
+    /error calling slice: list should be type of slice or array but string/,
+  );
   assert.throws(() => run('{{slice .l 1 5}}', { l: [1n] }), /error calling slice: reflect: slice index out of range/);
   assert.throws(() => run('{{template "nope"}}'), /no such template "nope"/);
   // endless recursion and absurd nesting end in a template error, not a crash
-  assert.throws(() => run('{{define "a"}}x{{template "a" .}}{{end}}{{template "a" .}}'), (e: unknown) => e instanceof TemplateError && /exceeded maximum template depth/.test(e.message));
-  assert.throws(() => compileTemplate('{{' + '('.repeat(20000) + '1' + ')'.repeat(20000) + '}}'), (e: unknown) => e instanceof TemplateError && /max expression depth exceeded/.test(e.message));
+  assert.throws(
+    () => run('{{define "a"}}x{{template "a" .}}{{end}}{{template "a" .}}'),
+    (e: unknown) => e instanceof TemplateError && /exceeded maximum template depth/.test(e.message),
+  );
+  assert.throws(
+    () => compileTemplate('{{' + '('.repeat(20000) + '1' + ')'.repeat(20000) + '}}'),
+    (e: unknown) => e instanceof TemplateError && /max expression depth exceeded/.test(e.message),
+  );
 });
 
 test('compiled templates are cached by text and renderTemplate passes plain text through', () => {
@@ -241,7 +350,13 @@ test('template regex functions run on RE2 with Go semantics: linear time, Go spl
   assert.equal(run('{{regexMatch "(a+)+$" .s}}', { s: evil }), 'false');
   assert.equal(run('{{regexReplaceAll "a*" "baaac" "-"}} {{regexReplaceAllLiteral "a(x)" "ax" "$1"}}'), '-b-c- $1');
   assert.equal(run('{{regexFindAll "a*" "baaac" -1}}'), '[ aaa ]');
-  assert.equal(run('{{regexSplit "a*" "baaac" -1}} {{regexSplit "," "a,b,c" 2}} {{regexSplit "x" "" -1}}'), '[b c] [a b,c] []');
+  assert.equal(
+    run('{{regexSplit "a*" "baaac" -1}} {{regexSplit "," "a,b,c" 2}} {{regexSplit "x" "" -1}}'),
+    '[b c] [a b,c] []',
+  );
   assert.equal(run('{{regexMatch "^[[:alpha:]]+$" "abc"}} {{regexFind "(?U)a+" "aaa"}}'), 'true a');
-  assert.throws(() => run('{{mustRegexMatch "(?=a)" "a"}}'), /error parsing regexp: invalid or unsupported Perl syntax: `\(\?=`/);
+  assert.throws(
+    () => run('{{mustRegexMatch "(?=a)" "a"}}'),
+    /error parsing regexp: invalid or unsupported Perl syntax: `\(\?=`/,
+  );
 });
