@@ -12,11 +12,23 @@ ensureDeps(root);
 const filters = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const passthrough = process.argv.slice(2).filter((a) => a.startsWith('--') && a !== '--no-typecheck');
 
-// The full suite fails on type errors: the whole project is checked once before any test runs.
+// The full suite fails on type errors, lint errors and unformatted files: checked once before any test runs.
 // A filtered run (a developer's own files) skips it.
 if (filters.length === 0 && !process.argv.includes('--no-typecheck')) {
-  const tsc = spawnSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.json'), '--noEmit'], { stdio: 'inherit' });
+  const tsc = spawnSync(
+    process.execPath,
+    [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.json'), '--noEmit'],
+    { stdio: 'inherit' },
+  );
   if (tsc.status !== 0) process.exit(tsc.status ?? 1);
+  // lint and format are part of the suite: `npm run format` fixes what the second one reports
+  for (const [bin, args] of [
+    ['node_modules/eslint/bin/eslint.js', ['src', 'test', 'bench', 'scripts', 'console']],
+    ['node_modules/prettier/bin/prettier.cjs', ['--check', '--log-level', 'warn', '.']],
+  ]) {
+    const r = spawnSync(process.execPath, [join(root, bin), ...args], { stdio: 'inherit', cwd: root });
+    if (r.status !== 0) process.exit(r.status ?? 1);
+  }
 }
 
 function walk(dir, out) {
@@ -36,7 +48,8 @@ if (files.length === 0) {
   process.exit(1);
 }
 const args = [
-  '--import', 'tsx',
+  '--import',
+  'tsx',
   '--test',
   '--test-concurrency=4',
   '--test-timeout=120000',
