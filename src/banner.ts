@@ -32,7 +32,7 @@ export function startupBanner(server: EddyServer): string[] {
   );
   const store =
     config.store?.type === 'redis'
-      ? `redis ${config.store.redis.host}:${config.store.redis.port} db ${config.store.redis.database}`
+      ? `redis ${config.store.redis.host}:${config.store.redis.port} db ${config.store.redis.db ?? config.store.redis.database ?? 0}`
       : `sqlite ${join(home.data, config.store?.sqlite?.name || 'sqliteKV.db')}`;
   const logs = [
     config.basic.consoleLog ? 'console' : '',
