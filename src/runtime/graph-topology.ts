@@ -19,6 +19,7 @@ import type {
 } from '../contracts/index.js';
 import type { EvalContext } from '../plan/plan.js';
 import type { GraphOpNode, GraphPlan } from '../plan/graph.js';
+import { TopologySignals } from './signals.js';
 import type { Clock, TimerHandle } from './clock.js';
 import type { ValueObject } from '../values/value.js';
 import { decodeRow, decodeValue, encodeRow, encodeValue, loadCheckpoint, saveCheckpoint } from './checkpoint.js';
@@ -58,10 +59,7 @@ export class GraphTopology implements Topology {
   /** sink batch nodes (`op_<key>_0_batch`) */
   private readonly batches: BatchNode[] = [];
   private readonly edges = new Map<string, string[]>();
-  private fatalCb: ((err: Error) => void) | null = null;
-  private fatalErr: Error | null = null;
-  private endCb: (() => void) | null = null;
-  private endPending = false;
+  private readonly signals = new TopologySignals();
   private opened = false;
   private closed = false;
   private checkpointTimer: TimerHandle | undefined;
@@ -283,24 +281,17 @@ export class GraphTopology implements Topology {
   }
 
   onFatal(cb: (err: Error) => void): void {
-    this.fatalCb = cb;
-    if (this.fatalErr) {
-      const e = this.fatalErr;
-      this.fatalErr = null;
-      cb(e);
-    }
+    this.signals.onFatal(cb);
   }
 
   onEnd(cb: () => void): void {
-    this.endCb = cb;
-    if (this.endPending) {
-      this.endPending = false;
-      this.endCb = null;
-      cb();
-    }
+    this.signals.onEnd(cb);
   }
 
-  /** Every bounded source finished: let the queued events drain, then report the end. */
+  /**
+   * Every bounded source finished: let the queued events drain, hand on partial batches and wait until every sink has
+   * settled what it received (docs/runtime.md §1.3), then report the end.
+   */
   private sourceEnded(): void {
     if (this.sources.length === 0 || !this.sources.every((s) => s.ended)) return;
     const wait = () => {
@@ -311,13 +302,10 @@ export class GraphTopology implements Topology {
       }
       setImmediate(() => {
         if (this.closed) return;
-        if (this.endCb) {
-          const cb = this.endCb;
-          this.endCb = null;
-          cb();
-        } else {
-          this.endPending = true;
-        }
+        for (const b of this.batches) b.flushGathered();
+        void Promise.all(this.sinks.map((s) => (s.flush ? s.flush() : Promise.resolve(true)))).then(() => {
+          if (!this.closed) this.signals.end();
+        });
       });
     };
     setImmediate(wait);
@@ -325,13 +313,7 @@ export class GraphTopology implements Topology {
 
   private fail(err: Error): void {
     if (this.closed) return;
-    if (this.fatalCb) {
-      const cb = this.fatalCb;
-      this.fatalCb = null;
-      cb(err);
-    } else if (!this.fatalErr) {
-      this.fatalErr = err;
-    }
+    this.signals.fail(err);
   }
 
   nodes(): readonly NodeMetrics[] {

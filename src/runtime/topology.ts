@@ -25,6 +25,7 @@ export type { TopologyDeps };
 import { planGraph } from '../plan/graph.js';
 import { GraphTopology } from './graph-topology.js';
 import { EddyError, ErrorCode } from '../core/errors.js';
+import { TopologySignals } from './signals.js';
 import { systemClock, type Clock, type TimerHandle } from './clock.js';
 import { type QueueNode, SinkReceiver, type Receiver } from './node.js';
 import {
@@ -149,10 +150,7 @@ export class RuleTopology implements Topology {
   /** sink batch nodes (`op_<type>_<i>_0_batch`), in action order */
   private readonly batches: BatchNode[] = [];
   private readonly edges = new Map<string, string[]>();
-  private fatalCb: ((err: Error) => void) | null = null;
-  private fatalErr: Error | null = null;
-  private endCb: (() => void) | null = null;
-  private endPending = false;
+  private readonly signals = new TopologySignals();
   private checkpointTimer: TimerHandle | undefined;
   /** the checkpoint being taken; another is wanted when held deliveries arrived meanwhile */
   private checkpointRunning: Promise<void> | undefined;
@@ -504,21 +502,11 @@ export class RuleTopology implements Topology {
   }
 
   onFatal(cb: (err: Error) => void): void {
-    this.fatalCb = cb;
-    if (this.fatalErr) {
-      const e = this.fatalErr;
-      this.fatalErr = null;
-      cb(e);
-    }
+    this.signals.onFatal(cb);
   }
 
   onEnd(cb: () => void): void {
-    this.endCb = cb;
-    if (this.endPending) {
-      this.endPending = false;
-      this.endCb = null;
-      cb();
-    }
+    this.signals.onEnd(cb);
   }
 
   /**
@@ -555,13 +543,7 @@ export class RuleTopology implements Topology {
         for (const b of this.batches) b.flushGathered();
         void Promise.all(this.sinks.map((s) => (s.flush ? s.flush() : Promise.resolve(true)))).then(() => {
           if (this.closed) return;
-          if (this.endCb) {
-            const cb = this.endCb;
-            this.endCb = null;
-            cb();
-          } else {
-            this.endPending = true;
-          }
+          this.signals.end();
         });
       });
     };
@@ -570,13 +552,7 @@ export class RuleTopology implements Topology {
 
   private fail(err: Error): void {
     if (this.closed) return;
-    if (this.fatalCb) {
-      const cb = this.fatalCb;
-      this.fatalCb = null;
-      cb(err);
-    } else if (!this.fatalErr) {
-      this.fatalErr = err;
-    }
+    this.signals.fail(err);
   }
 
   nodes(): readonly NodeMetrics[] {
