@@ -49,6 +49,8 @@ export interface SinkNodeDeps {
 
 /** Properties every sink understands (docs/runtime.md §3.2). */
 interface CommonProps {
+  /** sends in flight at once on the live path of a connector that is not pipelined (sink property `concurrency`) */
+  concurrency: number;
   bufferLength: number;
   omitIfEmpty: boolean;
   sendSingle: boolean;
@@ -98,6 +100,7 @@ function readCommon(props: Props, defaults: SinkDefaults, registry: Registry): C
     const linger = propInt(props, 'lingerInterval', 0);
     if (linger < 0) throw new Error('invalid lingerInterval, should be positive');
     common = {
+      concurrency,
       bufferLength,
       omitIfEmpty: propBool(props, 'omitIfEmpty', false),
       sendSingle: propBool(props, 'sendSingle', false),
@@ -256,6 +259,8 @@ class SinkNodeImpl implements SinkNode {
   /** send units started and settled (sent, failed or cached), and per taken entry the units it needs settled */
   private unitsStarted = 0;
   private unitsSettled = 0;
+  /** units settled before an earlier one (several sends in flight) */
+  private readonly settledAhead = new Set<number>();
   private readonly entryMarks: number[] = [];
   private markHead = 0;
   private cachedIn = 0;
@@ -480,7 +485,7 @@ class SinkNodeImpl implements SinkNode {
   private pump(): void {
     if (this.pumping || this.yielded || this.closed || !this.opened) return;
     this.pumping = true;
-    const depth = this.connector.pipelined === true ? PIPELINE_DEPTH : 1;
+    const depth = this.connector.pipelined === true ? PIPELINE_DEPTH : this.common.concurrency;
     let sent = 0;
     try {
       while (this.inflight < depth && !this.closed && !this.encoding) {
@@ -492,11 +497,11 @@ class SinkNodeImpl implements SinkNode {
         const unit = this.nextLive();
         if (unit === undefined) break;
         sent++;
-        this.unitsStarted++;
+        const seq = ++this.unitsStarted;
         if (!this.common.sendSingle) this.entryTaken();
         // the metric is refreshed now and then, not per row of a large burst
         if ((sent & 63) === 0) this.updateBuffer();
-        this.sendLive(unit);
+        this.sendLive(unit, seq);
       }
     } finally {
       this.pumping = false;
@@ -506,7 +511,7 @@ class SinkNodeImpl implements SinkNode {
     if (this.inflight === 0 && this.settledAll) this.settledAll();
   }
 
-  private sendLive(unit: SinkUnit): void {
+  private sendLive(unit: SinkUnit, seq: number): void {
     const start = performance.now();
     this.metrics.lastInvocation = Math.round(performance.timeOrigin + start);
     let payload: Payload;
@@ -514,14 +519,14 @@ class SinkNodeImpl implements SinkNode {
       payload = this.transform(unit, false);
     } catch (err) {
       this.transformFailed(err);
-      this.unitSettled();
+      this.unitSettled(seq);
       return;
     }
     if (Array.isArray(unit) && unit.length >= LARGE_LIST && this.plainJson()) {
-      this.encodeInSlices(unit, payload, start);
+      this.encodeInSlices(unit, payload, start, seq);
       return;
     }
-    this.collectNow(unit, payload, start);
+    this.collectNow(unit, payload, start, seq);
   }
 
   /** JSON of the rows as they are: a list's text is the texts of its rows, which can be encoded a slice at a time. */
@@ -539,14 +544,14 @@ class SinkNodeImpl implements SinkNode {
    * Encodes a large list a slice per turn of the event loop (a window of a hundred thousand rows would otherwise
    * hold the process for the whole encoding), then sends it; the sink sends nothing else meanwhile.
    */
-  private encodeInSlices(rows: ValueObject[], payload: Payload, start: number): void {
+  private encodeInSlices(rows: ValueObject[], payload: Payload, start: number, seq: number): void {
     this.inflight++;
     this.encoding = true;
     const parts: string[] = [];
     const step = (from: number): void => {
       if (this.closed) {
         this.encoding = false;
-        this.unitSettled();
+        this.unitSettled(seq);
         this.settled();
         return;
       }
@@ -561,42 +566,42 @@ class SinkNodeImpl implements SinkNode {
       } catch (err) {
         this.encoding = false;
         this.transformFailed(err);
-        this.unitSettled();
+        this.unitSettled(seq);
         this.settled();
         return;
       }
       this.encoding = false;
       this.inflight--;
-      this.collectNow(rows, payload, start);
+      this.collectNow(rows, payload, start, seq);
       this.pump();
     };
     setImmediate(step, 0);
   }
 
-  private collectNow(unit: SinkUnit, payload: SinkPayload, start: number): void {
+  private collectNow(unit: SinkUnit, payload: SinkPayload, start: number, seq: number): void {
     let pending: Promise<void> | void;
     try {
       pending = this.connector.collect(this.ctx, payload);
     } catch (err) {
       this.metrics.error(err);
-      this.unitSettled();
+      this.unitSettled(seq);
       return;
     }
     if (pending === undefined) {
       this.sent(unit, start);
-      this.unitSettled();
+      this.unitSettled(seq);
       return;
     }
     this.inflight++;
     pending.then(
       () => {
         this.sent(unit, start);
-        this.unitSettled();
+        this.unitSettled(seq);
         this.settled();
       },
       (err: unknown) => {
         this.metrics.error(err);
-        this.unitSettled();
+        this.unitSettled(seq);
         this.settled();
       },
     );
@@ -646,13 +651,13 @@ class SinkNodeImpl implements SinkNode {
       if (which === 'live') {
         const unit = this.nextLive();
         if (unit === undefined) continue;
-        this.unitsStarted++;
+        const seq = ++this.unitsStarted;
         if (!this.common.sendSingle) this.entryTaken();
         if ((await this.send(unit, false)) === 'retry') {
           cache.push(unit);
           this.cachedIn++;
         }
-        this.unitSettled();
+        this.unitSettled(seq);
       } else {
         const unit = await cache.head();
         if (unit === undefined || this.closed) break;
@@ -690,11 +695,24 @@ class SinkNodeImpl implements SinkNode {
    */
   private entryTaken(): void {
     this.entryMarks.push(this.unitsStarted);
-    this.unitSettled(0);
+    this.settleMarks();
   }
 
-  private unitSettled(count = 1): void {
-    this.unitsSettled += count;
+  /**
+   * Unit `seq` settled. Units settle out of order when several sends are in flight (`concurrency`): an entry is done
+   * only once every unit up to its last one has settled.
+   */
+  private unitSettled(seq: number): void {
+    if (seq !== this.unitsSettled + 1) {
+      this.settledAhead.add(seq);
+      return;
+    }
+    this.unitsSettled = seq;
+    while (this.settledAhead.delete(this.unitsSettled + 1)) this.unitsSettled++;
+    this.settleMarks();
+  }
+
+  private settleMarks(): void {
     const marks = this.entryMarks;
     while (this.markHead < marks.length && marks[this.markHead] <= this.unitsSettled) {
       this.markHead++;
