@@ -119,8 +119,17 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
   const fileRoots = new FileRoots(fileAccessRoots(home, config));
   const connectors = await Connectors.create({ home, config, env: opts.env ?? process.env, store, logger });
   closers.push(() => connectors.close());
-  const catalog = await Catalog.load(store, (name, err) =>
-    logger.warn({ err }, 'stream or table %s is stored but cannot be parsed; it is skipped', name),
+  const catalog = await Catalog.load(
+    store,
+    {
+      runningRulesUsing: (name) => rules.runningRulesUsing(name),
+      // FORMAT must be registered (plugins add formats); `custom` needs a format plugin, checked when a rule starts
+      formatExists: (name) => name === 'custom' || connectors.registry.format(name) !== undefined,
+      openLookup: (def) => runtime.lookups.openTable(def),
+      closeLookup: (name) => runtime.lookups.closeTable(name),
+      schemaFields: (schemaId) => protobufFieldsOrUndefined(app.schemas, schemaId),
+    },
+    (name, err) => logger.warn({ err }, 'stream or table %s is stored but cannot be parsed; it is skipped', name),
   );
   const functions = createBuiltinRegistry();
   // scripts are SQL functions: registered before any rule is planned (rules are restored later)
@@ -206,11 +215,6 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
     logDir: home.log,
   });
   closers.push(() => rules.close());
-  catalog.hooks.runningRulesUsing = (name) => rules.runningRulesUsing(name);
-  // FORMAT must be registered (plugins add formats); `custom` needs a format plugin, checked when a rule starts
-  catalog.hooks.formatExists = (name) => name === 'custom' || connectors.registry.format(name) !== undefined;
-  catalog.hooks.openLookup = (def) => runtime.lookups.openTable(def);
-  catalog.hooks.closeLookup = (name) => runtime.lookups.closeTable(name);
   const app: App = {
     home,
     config,
@@ -232,7 +236,6 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
   };
 
   connectors.registry.registerFormat('protobuf', protobufFormatFactory(app.schemas));
-  catalog.hooks.schemaFields = (schemaId) => protobufFieldsOrUndefined(app.schemas, schemaId);
   const tasks = new TaskManager(store, logger);
   await tasks.init();
   closers.push(() => tasks.close());

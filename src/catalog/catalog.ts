@@ -20,33 +20,42 @@ interface StoredEntry {
   statement: string;
 }
 
-/** Hooks other services plug in; each is optional so the catalog works on its own. */
-export interface CatalogHooks {
+/**
+ * What the catalog asks of the services that sit above it (rules, the runtime's lookup tables, the connector and
+ * schema registries). Given to {@link Catalog.load}; every port is required, so nothing runs with a permissive
+ * stand-in. The composition root may pass closures over services it builds after the catalog: none is called before
+ * the first request.
+ */
+export interface CatalogPorts {
   /** ids of the running rules reading `name` (eKuiper's own refusal text for lookup tables) */
-  runningRulesUsing?(name: string): string[];
+  runningRulesUsing(name: string): string[];
   /** whether FORMAT `name` is registered (json, binary, delimited, protobuf, custom and plugin formats) */
-  formatExists?(name: string): boolean;
+  formatExists(name: string): boolean;
   /** fields of a registered schema `file.Message` (SCHEMAID), for the schema endpoint */
-  schemaFields?(schemaId: string): StreamField[] | undefined;
+  schemaFields(schemaId: string): StreamField[] | undefined;
   /** opens the lookup source of a new lookup table; rejects with the source's error */
-  openLookup?(def: StreamDef): Promise<void>;
+  openLookup(def: StreamDef): Promise<void>;
   /** releases the lookup source of a dropped lookup table */
-  closeLookup?(name: string): Promise<void>;
+  closeLookup(name: string): Promise<void>;
 }
-
-const BUILTIN_FORMATS = new Set(['json', 'binary', 'delimited', 'protobuf', 'custom']);
 
 const word = (kind: StreamKind) => (kind === 'stream' ? 'Stream' : 'Table');
 
 export class Catalog implements StreamCatalog {
   private readonly defs = new Map<string, StreamDef>();
-  hooks: CatalogHooks = {};
 
-  private constructor(private readonly store: KVStore) {}
+  private constructor(
+    private readonly store: KVStore,
+    private readonly ports: CatalogPorts,
+  ) {}
 
   /** Loads every stored definition. Entries that no longer parse are kept out of the catalog and logged by the caller. */
-  static async load(store: KVStore, onBadEntry?: (name: string, err: unknown) => void): Promise<Catalog> {
-    const cat = new Catalog(store);
+  static async load(
+    store: KVStore,
+    ports: CatalogPorts,
+    onBadEntry?: (name: string, err: unknown) => void,
+  ): Promise<Catalog> {
+    const cat = new Catalog(store, ports);
     for (const [name, text] of await store.entries(NS)) {
       try {
         const entry = JSON.parse(text) as StoredEntry;
@@ -150,7 +159,7 @@ export class Catalog implements StreamCatalog {
     if (long) throw new EddyError(ErrorCode.Stream, long);
     const opts = def.options;
     const format = (opts.FORMAT ?? 'json').toLowerCase();
-    const known = this.hooks.formatExists ? this.hooks.formatExists(format) : BUILTIN_FORMATS.has(format);
+    const known = this.ports.formatExists(format);
     if (!known) throw new EddyError(ErrorCode.Stream, `option 'format=${opts.FORMAT}' is invalid`);
     if (format === 'binary') {
       if (def.kind === 'table') throw new EddyError(ErrorCode.Stream, 'cannot use binary format for table');
@@ -173,9 +182,9 @@ export class Catalog implements StreamCatalog {
     if (this.defs.has(def.name)) {
       throw new EddyError(ErrorCode.Stream, `Create ${def.kind} fails: Item ${def.name} already exists.`);
     }
-    if (isLookup(def) && this.hooks.openLookup) {
+    if (isLookup(def)) {
       try {
-        await this.hooks.openLookup(def);
+        await this.ports.openLookup(def);
       } catch (err) {
         throw new EddyError(
           ErrorCode.Stream,
@@ -206,14 +215,14 @@ export class Catalog implements StreamCatalog {
       const existing = this.defs.get(id);
       if (existing && existing.kind !== kind) throw new EddyError(ErrorCode.NotFound, `${kind} ${id} is not found`);
       const def = this.validate(sql, kind);
-      if (isLookup(def) && this.hooks.openLookup) {
+      if (isLookup(def)) {
         const old = existing && isLookup(existing) ? existing : undefined;
-        if (old) await this.hooks.closeLookup?.(id);
+        if (old) await this.ports.closeLookup(id);
         try {
-          await this.hooks.openLookup(def);
+          await this.ports.openLookup(def);
         } catch (err) {
           // the definition stays as it was: so does its lookup source
-          if (old) await this.hooks.openLookup(old).catch(() => undefined);
+          if (old) await this.ports.openLookup(old).catch(() => undefined);
           throw new EddyError(
             ErrorCode.Stream,
             `Replace ${kind} fails: ${err instanceof Error ? err.message : String(err)}.`,
@@ -236,13 +245,13 @@ export class Catalog implements StreamCatalog {
     if (!def || def.kind !== kind) {
       throw new EddyError(ErrorCode.NotFound, def ? `${kind} ${name} is not found` : `${name} is not found`);
     }
-    if (isLookup(def) && (this.hooks.runningRulesUsing?.(name) ?? []).length > 0) {
+    if (isLookup(def) && this.ports.runningRulesUsing(name).length > 0) {
       throw new EddyError(
         ErrorCode.Stream,
         `lookup table ${name} is still in use, stop all using rules before dropping it`,
       );
     }
-    if (isLookup(def)) await this.hooks.closeLookup?.(name);
+    if (isLookup(def)) await this.ports.closeLookup(name);
     await this.store.delete(NS, name);
     this.defs.delete(name);
   }
@@ -256,7 +265,7 @@ export class Catalog implements StreamCatalog {
 
   /** Removes every definition (full data import); lookup sources are released. */
   async clear(): Promise<void> {
-    for (const def of this.defs.values()) if (isLookup(def)) await this.hooks.closeLookup?.(def.name);
+    for (const def of this.defs.values()) if (isLookup(def)) await this.ports.closeLookup(def.name);
     await this.store.clear(NS);
     this.defs.clear();
   }
@@ -274,8 +283,8 @@ export class Catalog implements StreamCatalog {
   /** `GET /streams/{id}/schema`: JSON-schema-like view, from SCHEMAID when set (docs/rest-api.md §3.5). */
   schemaJson(def: StreamDef): Record<string, unknown> {
     let fields: readonly StreamField[] = def.fields ?? [];
-    if (def.options.SCHEMAID && this.hooks.schemaFields) {
-      const fromSchema = this.hooks.schemaFields(def.options.SCHEMAID);
+    if (def.options.SCHEMAID) {
+      const fromSchema = this.ports.schemaFields(def.options.SCHEMAID);
       if (!fromSchema) throw new EddyError(ErrorCode.Stream, `cannot find schema ${def.options.SCHEMAID}`);
       fields = fromSchema;
     }

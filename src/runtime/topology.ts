@@ -73,7 +73,7 @@ export interface RuntimeBuilder extends TopologyBuilder {
   build(rule: RuleDef, options: RuleOptions, logger: Logger): RuleTopology | GraphTopology;
   /** shared source instances (one per SHARED stream, reference-counted by rule) */
   readonly shared: SharedSources;
-  /** lookup table instances: wire `catalog.hooks.openLookup/closeLookup` to `openTable/closeTable` */
+  /** lookup table instances: the catalog's `openLookup`/`closeLookup` ports call `openTable`/`closeTable` */
   readonly lookups: LookupTables;
   /** server shutdown: closes shared sources and lookup tables */
   close(): Promise<void>;

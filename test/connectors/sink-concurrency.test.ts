@@ -65,13 +65,14 @@ test('without concurrency a rest sink sends one request at a time', async () => 
   for (let n = 1; n <= 3; n++) node.push([{ n }]);
   await waitFor(() => waiting.length === 1, 'the first request');
   await new Promise((resolve) => setTimeout(resolve, 200));
-  assert.equal(srv.received.length, 1);
+  const received = (): number => srv.received.length;
+  assert.equal(received(), 1);
   waiting.shift()!.writeHead(200).end('ok');
-  await waitFor(() => waiting.length === 1 && srv.received.length === 2, 'the second request after the first answer');
+  await waitFor(() => waiting.length === 1 && received() === 2, 'the second request after the first answer');
   for (;;) {
     const res = waiting.shift();
     if (res) res.writeHead(200).end('ok');
-    if (srv.received.length === 3 && waiting.length === 0) break;
+    if (received() === 3 && waiting.length === 0) break;
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
   await node.close();
