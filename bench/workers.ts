@@ -220,6 +220,8 @@ const mqtt = require(process.argv[1]);
 const c = mqtt.connect(process.argv[2]);
 let i = 0;
 setInterval(() => process.stdout.write(i + '\n'), 50);
+// ends with the benchmark, however that ends
+process.stdin.on('end', () => process.exit(0)).resume();
 c.on('connect', () => {
   const pump = () => {
     if (c.stream.writableLength > (1 << 20)) return setTimeout(pump, 1);
@@ -309,7 +311,7 @@ async function coresMqtt(): Promise<Record<string, string>> {
   let publisher: ReturnType<typeof spawn> | undefined;
   try {
     await new Promise((r) => setTimeout(r, 300));
-    publisher = spawn(process.execPath, ['-e', MQ_PUBLISHER, mqttPath, url], { stdio: ['ignore', 'pipe', 'ignore'] });
+    publisher = spawn(process.execPath, ['-e', MQ_PUBLISHER, mqttPath, url], { stdio: ['pipe', 'pipe', 'ignore'] });
     let sent = 0;
     publisher.stdout!.on('data', (d: Buffer) => {
       const lines = d.toString().trim().split('\n');
