@@ -3,18 +3,23 @@
  *  1. cores: 8 rules `memory source → filter + projection → nop`, split over 2 worker threads vs all 8 on 1 thread;
  *     each thread feeds its own in-process memory topic as fast as its rules drain it. Records/s delivered to the
  *     sinks (wall time), interleaved rounds, median and spread (min–max).
+ *  1b. cores over MQTT: 8 rules, each reading its own MQTT topic (filter + projection) and publishing what passes to
+ *     its own MQTT topic, split over 2 worker threads vs all 8 on 1 thread, against a Mosquitto of the benchmark's own
+ *     fed by one publisher process as fast as the broker takes it. Records/s read by the rules and written to the
+ *     sinks, interleaved rounds, median and spread, with the CPU share of the broker (single-threaded: near 100 % of
+ *     one core it is the limit, not the rules) and of the publisher.
  *  2. control plane under load: 200 rules on one SHARED MQTT stream fed by a publisher process as fast as the broker
  *     takes it, plus one rule waiting on a service that answers in 3 s; p50/p99 of `GET /ping`, `GET /rules` and
  *     `GET /rules/{id}/status`, with `basic.workers` 2 vs 1.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { performance } from 'node:perf_hooks';
 import pino from 'pino';
@@ -40,6 +45,8 @@ const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 interface ThreadInit {
   eddyBenchWorker: true;
   rules: number;
+  /** MQTT variant: the broker, and the index of this thread's first rule (rule i reads `bench/wkmq/in/i`) */
+  mqtt?: { url: string; first: number };
 }
 
 /** One rule thread: its rules read one memory topic that this thread feeds until told to stop. */
@@ -48,10 +55,11 @@ async function threadMain(init: ThreadInit): Promise<void> {
   const homeDir = mkdtempSync(join(tmpdir(), 'eddy-bench-wk-'));
   const home = resolveHome(homeDir);
   prepareHome(home);
-  const config = loadConfig(home, {});
+  const env: NodeJS.ProcessEnv = init.mqtt ? { MQTT_SOURCE__DEFAULT__SERVER: init.mqtt.url } : {};
+  const config = loadConfig(home, env);
   const store = await openStore(config, home);
   const logger = pino({ level: 'silent' });
-  const connectors = await Connectors.create({ home, config, env: {}, store, logger });
+  const connectors = await Connectors.create({ home, config, env, store, logger });
   const defs = new Map<string, StreamDef>();
   const catalog: StreamCatalog = {
     get: (n) => defs.get(n),
@@ -66,6 +74,8 @@ async function threadMain(init: ThreadInit): Promise<void> {
     dataDir: home.data,
     logger,
   });
+  if (init.mqtt)
+    return mqttThread(init.mqtt, init.rules, { port, defs, builder, config, logger, connectors, store, homeDir });
   const sql =
     'CREATE STREAM demo (deviceId STRING, temperature FLOAT, humidity FLOAT) WITH (DATASOURCE="bench/wk", TYPE="memory")';
   const st = parseDdl(sql);
@@ -102,6 +112,57 @@ async function threadMain(init: ThreadInit): Promise<void> {
     })();
   });
   port.postMessage({ ready: true });
+}
+
+interface ThreadParts {
+  port: NonNullable<typeof parentPort>;
+  defs: Map<string, StreamDef>;
+  builder: ReturnType<typeof createTopologyBuilder>;
+  config: ReturnType<typeof loadConfig>;
+  logger: pino.Logger;
+  connectors: Connectors;
+  store: Awaited<ReturnType<typeof openStore>>;
+  homeDir: string;
+}
+
+/** MQTT variant of a rule thread: its rules read their own topics (fed from outside) and publish to MQTT. */
+async function mqttThread(m: { url: string; first: number }, rules: number, p: ThreadParts): Promise<void> {
+  const topos: RuleTopology[] = [];
+  for (let i = m.first; i < m.first + rules; i++) {
+    const sql = `CREATE STREAM mq${i} (deviceId STRING, temperature FLOAT, humidity FLOAT) WITH (DATASOURCE="bench/wkmq/in/${i}", FORMAT="json")`;
+    const st = parseDdl(sql);
+    if (st.kind !== 'createStream') throw new Error('not a CREATE');
+    p.defs.set(st.name, { name: st.name, kind: st.streamKind, fields: st.fields, options: st.options, sql });
+    const t = p.builder.build(
+      {
+        id: `mq${i}`,
+        sql: `SELECT deviceId, temperature FROM mq${i} WHERE temperature > 50`,
+        actions: [{ mqtt: { server: m.url, topic: `bench/wkmq/out/${i}`, sendSingle: true } }],
+      },
+      p.config.rule,
+      p.logger,
+    );
+    await t.open();
+    topos.push(t);
+  }
+  const read = () => topos.reduce((a, t) => a + t.nodes()[0].recordsIn, 0);
+  const written = () => topos.reduce((a, t) => a + t.nodes()[t.nodes().length - 1].recordsIn, 0);
+  p.port.on('message', (msg: { go: number }) => {
+    void (async () => {
+      // the subscriptions settle, then the window starts
+      await new Promise((r) => setTimeout(r, 500));
+      const r0 = read();
+      const w0 = written();
+      await new Promise((r) => setTimeout(r, msg.go));
+      p.port.postMessage({ delivered: read() - r0, written: written() - w0 });
+      for (const t of topos) await t.close();
+      await p.builder.close();
+      await p.connectors.close();
+      await p.store.close();
+      rmSync(p.homeDir, { recursive: true, force: true });
+    })();
+  });
+  p.port.postMessage({ ready: true });
 }
 
 if (!isMainThread && (workerData as ThreadInit | undefined)?.eddyBenchWorker) void threadMain(workerData as ThreadInit);
@@ -149,6 +210,149 @@ async function cores(): Promise<Record<string, string>> {
     '8 rules filter+project, 2 worker threads: records/s median (spread)': `${fmt(median(two))} (${spread(two)})`,
     '2 workers / 1 worker (target ≥ 1.8)': (median(two) / median(one)).toFixed(2),
   };
+}
+
+// ------------------------------------------------------------------------------------------------ 1b: MQTT in, MQTT out
+
+/** Publishes demo rows round-robin to `bench/wkmq/in/0…7` at QoS 0 as fast as its socket drains. */
+const MQ_PUBLISHER = String.raw`
+const mqtt = require(process.argv[1]);
+const c = mqtt.connect(process.argv[2]);
+let i = 0;
+setInterval(() => process.stdout.write(i + '\n'), 50);
+// ends with the benchmark, however that ends
+process.stdin.on('end', () => process.exit(0)).resume();
+c.on('connect', () => {
+  const pump = () => {
+    if (c.stream.writableLength > (1 << 20)) return setTimeout(pump, 1);
+    for (let k = 0; k < 200; k++, i++)
+      c.publish('bench/wkmq/in/' + (i % 8), JSON.stringify({ deviceId: 'dev' + (i % 100), temperature: (i * 37) % 100, humidity: 40 + (i % 20) }));
+    setImmediate(pump);
+  };
+  pump();
+});
+`;
+
+/** CPU seconds (user + system) a process used so far, from /proc (clock ticks of 1/100 s). */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+interface MqRound {
+  published: number;
+  read: number;
+  written: number;
+  brokerCpu: number;
+  publisherCpu: number;
+  eddyCpu: number;
+}
+
+interface MqPeers {
+  url: string;
+  broker: number;
+  publisher: number;
+  /** messages the publisher sent so far (it reports every 50 ms) */
+  published: () => number;
+}
+
+async function mqRound(threads: number, ms: number, peers: MqPeers): Promise<MqRound> {
+  const { url, broker, publisher } = peers;
+  const per = 8 / threads;
+  const workers = Array.from(
+    { length: threads },
+    (_, k) =>
+      new Worker(fileURLToPath(import.meta.url), {
+        workerData: { eddyBenchWorker: true, rules: per, mqtt: { url, first: k * per } } satisfies ThreadInit,
+      }),
+  );
+  await Promise.all(workers.map((w) => new Promise<void>((r) => w.once('message', () => r()))));
+  const results = workers.map(
+    (w) =>
+      new Promise<{ delivered: number; written: number }>((r) => {
+        w.once('message', r);
+        w.postMessage({ go: ms });
+      }),
+  );
+  // the threads wait 500 ms for their subscriptions before their window starts
+  await new Promise((r) => setTimeout(r, 500));
+  const b0 = cpuSeconds(broker);
+  const p0 = cpuSeconds(publisher);
+  const e0 = process.cpuUsage();
+  const n0 = peers.published();
+  const t0 = performance.now();
+  const counts = await Promise.all(results);
+  const elapsed = (performance.now() - t0) / 1000;
+  const e = process.cpuUsage(e0);
+  const out = {
+    published: (peers.published() - n0) / elapsed,
+    read: counts.reduce((a, c) => a + c.delivered, 0) / elapsed,
+    written: counts.reduce((a, c) => a + c.written, 0) / elapsed,
+    brokerCpu: (cpuSeconds(broker) - b0) / elapsed,
+    publisherCpu: (cpuSeconds(publisher) - p0) / elapsed,
+    eddyCpu: (e.user + e.system) / 1e6 / elapsed,
+  };
+  await Promise.all(workers.map((w) => w.terminate()));
+  return out;
+}
+
+async function coresMqtt(): Promise<Record<string, string>> {
+  const dir = mkdtempSync(join(tmpdir(), 'eddy-bench-mq-'));
+  const port = await new Promise<number>((resolve) => {
+    const probe = createNetServer().listen(0, '127.0.0.1', () => {
+      const p = (probe.address() as AddressInfo).port;
+      probe.close(() => resolve(p));
+    });
+  });
+  writeFileSync(join(dir, 'mosquitto.conf'), `listener ${port} 127.0.0.1\nallow_anonymous true\npersistence false\n`);
+  const broker = spawn('mosquitto', ['-c', join(dir, 'mosquitto.conf')], { stdio: 'ignore' });
+  const url = `mqtt://127.0.0.1:${port}`;
+  const mqttPath = createRequire(import.meta.url).resolve('mqtt');
+  let publisher: ReturnType<typeof spawn> | undefined;
+  try {
+    await new Promise((r) => setTimeout(r, 300));
+    publisher = spawn(process.execPath, ['-e', MQ_PUBLISHER, mqttPath, url], { stdio: ['pipe', 'pipe', 'ignore'] });
+    let sent = 0;
+    publisher.stdout!.on('data', (d: Buffer) => {
+      const lines = d.toString().trim().split('\n');
+      sent = Number(lines[lines.length - 1]) || sent;
+    });
+    const peers: MqPeers = { url, broker: broker.pid!, publisher: publisher.pid!, published: () => sent };
+    const rounds: Record<1 | 2, MqRound[]> = { 1: [], 2: [] };
+    for (let r = 0; r < Number(process.env.EDDY_BENCH_ROUNDS ?? 5); r++)
+      for (const threads of r % 2 === 0 ? ([1, 2] as const) : ([2, 1] as const))
+        rounds[threads].push(await mqRound(threads, 2000, peers));
+    const spread = (xs: number[]) => `${fmt(Math.min(...xs))}–${fmt(Math.max(...xs))}`;
+    const share = (xs: number[]) => `${Math.round(median(xs) * 100)} % (${spread(xs.map((x) => x * 100))} %)`;
+    const out: Record<string, string> = {};
+    for (const t of [1, 2] as const) {
+      const label = `8 MQTT→MQTT rules, ${t === 1 ? '1 thread' : '2 worker threads'}`;
+      const xs = rounds[t];
+      out[`${label}: records/s offered by the publisher median (spread)`] =
+        `${fmt(median(xs.map((x) => x.published)))} (${spread(xs.map((x) => x.published))})`;
+      out[`${label}: records/s read median (spread)`] =
+        `${fmt(median(xs.map((x) => x.read)))} (${spread(xs.map((x) => x.read))})`;
+      out[`${label}: records/s published by the sinks median (spread)`] =
+        `${fmt(median(xs.map((x) => x.written)))} (${spread(xs.map((x) => x.written))})`;
+      out[`${label}: CPU of the broker (one core = 100 %)`] = share(xs.map((x) => x.brokerCpu));
+      out[`${label}: CPU of the publisher`] = share(xs.map((x) => x.publisherCpu));
+      out[`${label}: CPU of the rule threads`] = share(xs.map((x) => x.eddyCpu));
+    }
+    out['8 MQTT→MQTT rules: 2 workers / 1 worker'] = (
+      median(rounds[2].map((x) => x.read)) / median(rounds[1].map((x) => x.read))
+    ).toFixed(2);
+    // every record read costs the broker one message in and one out, plus the sink's publish of the half that passes
+    const all = [...rounds[1], ...rounds[2]];
+    const brokerUsPerRecord = median(all.map((x) => (x.brokerCpu * 1e6) / x.read));
+    out['broker CPU µs per record read (median over all rounds)'] = brokerUsPerRecord.toFixed(1);
+    out['records/s at which the broker alone would fill one core (1e6 / µs per record)'] = fmt(1e6 / brokerUsPerRecord);
+    out['machine load (1 min) after the MQTT rounds'] = `${loadavg()[0].toFixed(2)} (${availableParallelism()} cores)`;
+    return out;
+  } finally {
+    publisher?.kill();
+    broker.kill();
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 // ------------------------------------------------------------------------------------------------ 2
@@ -274,5 +478,5 @@ async function controlPlaneBoth(): Promise<Record<string, string | number>> {
 }
 
 export async function run(): Promise<Record<string, string | number>> {
-  return { ...(await cores()), ...(await controlPlaneBoth()) };
+  return { ...(await cores()), ...(await coresMqtt()), ...(await controlPlaneBoth()) };
 }
