@@ -109,37 +109,104 @@ export interface EddyServer {
 
 export async function startServer(opts: StartOptions = {}): Promise<EddyServer> {
   const startedAt = Date.now();
+  const base = await openHomeAndStore(opts);
+  // the catalog's ports reach services built after it; they are only called once a request or rule needs them
+  const later: LaterServices = {};
+  const connectors = await openConnectors(base);
+  const catalog = await loadCatalog(base, connectors, later);
+  const { functions, scripts, services, portables } = await loadFunctionsAndPlugins(base, connectors);
+  applyDefaultZone(base);
+  const runtime = buildRuntime(base, catalog, functions, connectors);
+  const pool = startWorkerPool(base, catalog, functions, runtime);
+  const rules = buildRuleService(base, catalog, functions, connectors, runtime, pool);
+  const app = assembleApp(base, { catalog, connectors, functions, scripts, services, portables, runtime, rules, pool });
+  later.rules = rules;
+  later.runtime = runtime;
+  later.schemas = app.schemas;
+  connectors.registry.registerFormat('protobuf', protobufFormatFactory(app.schemas));
+  const { bundle, tasks } = await openBundleService(base, app);
+  const close = closerOf(base);
+  const prometheus = registerRoutes(app, { startedAt, bundle, tasks, opts, close });
+  return listenAndRestore(app, { bundle, prometheus, close, closers: base.closers });
+}
+
+/** What every step after the first needs: the home folder with its config, logger, store and HTTP server. */
+interface Base {
+  readonly env: NodeJS.ProcessEnv;
+  readonly home: Home;
+  readonly config: EddyConfig;
+  readonly logger: Logger;
+  readonly store: KVStore;
+  readonly http: FastifyInstance;
+  readonly fileRoots: FileRoots;
+  /** run in reverse order at shutdown */
+  readonly closers: Array<() => Promise<void> | void>;
+}
+
+/** Services the catalog's ports call but that are built after the catalog. */
+interface LaterServices {
+  rules?: RuleService;
+  runtime?: RuntimeBuilder;
+  schemas?: SchemaRegistry;
+}
+
+function built<T>(service: T | undefined, name: string): T {
+  if (service === undefined) throw new Error(`${name} used before the server built it`);
+  return service;
+}
+
+async function openHomeAndStore(opts: StartOptions): Promise<Base> {
+  const env = opts.env ?? process.env;
   const home = resolveHome(opts.home);
   prepareHome(home);
-  const config = loadConfig(home, opts.env ?? process.env);
+  const config = loadConfig(home, env);
   const logger = createLogger(config, home);
   const store = await openStore(config, home, opts.redisPrefix);
   const closers: Array<() => Promise<void> | void> = [() => store.close()];
   const http = createHttp(logger, { maxBodySize: config.basic.maxBodySize });
   const fileRoots = new FileRoots(fileAccessRoots(home, config));
-  const connectors = await Connectors.create({ home, config, env: opts.env ?? process.env, store, logger });
+  return { env, home, config, logger, store, http, fileRoots, closers };
+}
+
+async function openConnectors({ home, config, env, store, logger, closers }: Base): Promise<Connectors> {
+  const connectors = await Connectors.create({ home, config, env, store, logger });
   closers.push(() => connectors.close());
-  const catalog = await Catalog.load(
+  return connectors;
+}
+
+function loadCatalog({ store, logger }: Base, connectors: Connectors, later: LaterServices): Promise<Catalog> {
+  return Catalog.load(
     store,
     {
-      runningRulesUsing: (name) => rules.runningRulesUsing(name),
+      runningRulesUsing: (name) => built(later.rules, 'rules').runningRulesUsing(name),
       // FORMAT must be registered (plugins add formats); `custom` needs a format plugin, checked when a rule starts
       formatExists: (name) => name === 'custom' || connectors.registry.format(name) !== undefined,
-      openLookup: (def) => runtime.lookups.openTable(def),
-      closeLookup: (name) => runtime.lookups.closeTable(name),
-      schemaFields: (schemaId) => protobufFieldsOrUndefined(app.schemas, schemaId),
+      openLookup: (def) => built(later.runtime, 'runtime').lookups.openTable(def),
+      closeLookup: (name) => built(later.runtime, 'runtime').lookups.closeTable(name),
+      schemaFields: (schemaId) => protobufFieldsOrUndefined(built(later.schemas, 'schemas'), schemaId),
     },
     (name, err) => logger.warn({ err }, 'stream or table %s is stored but cannot be parsed; it is skipped', name),
   );
+}
+
+/** SQL functions from every origin, all registered before any rule is planned (rules are restored later). */
+async function loadFunctionsAndPlugins(
+  { home, config, store, logger, fileRoots, closers }: Base,
+  connectors: Connectors,
+): Promise<{
+  functions: FunctionRegistry;
+  scripts: ScriptService;
+  services: ServiceManager;
+  portables: PortableManager;
+}> {
   const functions = createBuiltinRegistry();
-  // scripts are SQL functions: registered before any rule is planned (rules are restored later)
   const scripts = new ScriptService({ store, functions, logger });
   await scripts.load();
-  // external-service functions come after built-ins and scripts (docs/runtime.md §5.1), also before rules are restored
+  // external-service functions come after built-ins and scripts (docs/runtime.md §5.1)
   const services = new ServiceManager({ store, functions, dir: join(home.data, 'services'), logger, fileRoots });
   await services.load();
   closers.push(() => services.close());
-  // portable plugins register source/sink types and functions, before rules are restored
+  // portable plugins register source/sink types and functions
   const portables = new PortableManager({
     store,
     functions,
@@ -154,11 +221,24 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
   });
   await portables.load();
   closers.push(() => portables.close());
+  return { functions, scripts, services, portables };
+}
+
+/** The zone of datetime parsing/formatting and clock functions. */
+function applyDefaultZone({ config, logger }: Base): void {
   try {
-    setDefaultZone(config.basic.timezone); // zone of datetime parsing/formatting and clock functions
+    setDefaultZone(config.basic.timezone);
   } catch (err) {
     logger.warn({ err }, 'unknown basic.timezone %s; the host zone is used', config.basic.timezone);
   }
+}
+
+function buildRuntime(
+  { home, store, logger, closers }: Base,
+  catalog: Catalog,
+  functions: FunctionRegistry,
+  connectors: Connectors,
+): RuntimeBuilder {
   const runtime = createTopologyBuilder({
     catalog,
     functions,
@@ -169,14 +249,23 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
     logger,
   });
   closers.push(() => runtime.close());
-  // docs/runtime.md §1.10: with more than one worker, rules that can run away from the main thread run on workers
+  return runtime;
+}
+
+/** docs/runtime.md §1.10: with more than one worker, rules that can run away from the main thread run on workers. */
+function startWorkerPool(
+  { home, config, env, store, logger, closers }: Base,
+  catalog: Catalog,
+  functions: FunctionRegistry,
+  runtime: RuntimeBuilder,
+): WorkerPool | undefined {
   const workers = workerCount(config.basic.workers ?? 0);
   const pool =
     workers > 1
       ? new WorkerPool({
           size: workers,
           home: home.root,
-          env: opts.env ?? process.env,
+          env,
           store,
           catalog,
           functions,
@@ -186,6 +275,17 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
         })
       : undefined;
   if (pool) closers.push(() => pool.close());
+  return pool;
+}
+
+function buildRuleService(
+  { home, config, store, logger, closers }: Base,
+  catalog: Catalog,
+  functions: FunctionRegistry,
+  connectors: Connectors,
+  runtime: RuntimeBuilder,
+  pool: WorkerPool | undefined,
+): RuleService {
   const rules = new RuleService({
     store,
     logger,
@@ -215,27 +315,46 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
     logDir: home.log,
   });
   closers.push(() => rules.close());
-  const app: App = {
+  return rules;
+}
+
+/** The services built so far, with the upload and schema stores, as the one `App` the route modules receive. */
+function assembleApp(
+  { home, config, logger, store, http, fileRoots, closers }: Base,
+  parts: Pick<
+    App,
+    'catalog' | 'connectors' | 'functions' | 'scripts' | 'services' | 'portables' | 'runtime' | 'rules'
+  > & {
+    pool: WorkerPool | undefined;
+  },
+): App {
+  return {
     home,
     config,
     logger,
     store,
     http,
-    catalog,
+    catalog: parts.catalog,
     uploads: new UploadsService(join(home.data, 'uploads'), store, fileRoots),
     schemas: new SchemaRegistry(join(home.data, 'schemas'), join(home.etc, 'schemas', 'protobuf'), store, fileRoots),
-    connectors,
-    functions,
-    scripts,
-    services,
-    portables,
-    runtime,
-    rules,
-    workers: pool,
+    connectors: parts.connectors,
+    functions: parts.functions,
+    scripts: parts.scripts,
+    services: parts.services,
+    portables: parts.portables,
+    runtime: parts.runtime,
+    rules: parts.rules,
+    workers: parts.pool,
     onClose: (fn) => closers.push(fn),
   };
+}
 
-  connectors.registry.registerFormat('protobuf', protobufFormatFactory(app.schemas));
+/** Import/export and its background tasks; an import a crash interrupted is rolled back or finished first. */
+async function openBundleService(
+  { store, logger, config, fileRoots, closers }: Base,
+  app: App,
+): Promise<{ bundle: BundleService; tasks: TaskManager }> {
+  const { catalog, rules, connectors, scripts, portables, services, functions } = app;
   const tasks = new TaskManager(store, logger);
   await tasks.init();
   closers.push(() => tasks.close());
@@ -261,7 +380,46 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
     fileRoots,
   });
   await bundle.recoverInterruptedImport();
+  return { bundle, tasks };
+}
 
+/** Shuts the server down once: the REST server first, then every closer in reverse order of registration. */
+function closerOf({ http, closers, logger }: Base): () => Promise<void> {
+  let closed = false;
+  return async () => {
+    if (closed) return;
+    closed = true;
+    await http.close();
+    for (const fn of closers.reverse()) {
+      try {
+        await fn();
+      } catch (err) {
+        logger.warn({ err }, 'error while shutting down');
+      }
+    }
+    logger.flush?.();
+  };
+}
+
+interface MetricsExport {
+  readonly exporter: PrometheusExporter;
+  /** served by the REST server rather than a server of its own */
+  readonly onRest: boolean;
+}
+
+/** Every REST route, in the order the original registration used; returns the metrics exporter when enabled. */
+function registerRoutes(
+  app: App,
+  ctx: {
+    startedAt: number;
+    bundle: BundleService;
+    tasks: TaskManager;
+    opts: StartOptions;
+    close: () => Promise<void>;
+  },
+): MetricsExport | undefined {
+  const { http, config, home, catalog, connectors, store, rules, scripts, services, portables, logger } = app;
+  const { startedAt, bundle, tasks, close } = ctx;
   if (config.basic.authentication) registerAuth(http, join(home.etc, 'mgmt'));
   registerRootRoutes(http, startedAt);
   registerStreamRoutes(http, catalog);
@@ -270,6 +428,31 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
   registerConfKeyRoutes(http, connectors);
   registerConnectionRoutes(http, connectors, store);
   registerRuleRoutes(http, rules);
+  registerRuleTestRoutes(http, startRuleTrials(app, ctx.opts));
+  registerUdfRoutes(http, scripts);
+  registerServiceRoutes(http, services);
+  registerPluginRoutes(http, { pluginHosts: config.basic.pluginHosts, portables });
+  registerDataRoutes(http, { bundle, tasks, requestExit: (code) => void close().finally(() => process.exit(code)) });
+  registerRulesetRoutes(http, bundle);
+  registerConfigRoutes(http, { config, logger, onTimezone: (zone) => rules.setTimezone(zone) });
+  const metrics = exportMetrics(app);
+  registerOpsRoutes(http, {
+    startedAt,
+    dataServer: {
+      host: config.source.httpServerIp,
+      configuredPort: Number(config.source.httpServerPort),
+      port: () => connectors.dataServer.port,
+    },
+    ruleCount: () => rules.ids().length,
+    ruleList: () => rules.list(),
+    ruleStatus: (id) => rules.status(id),
+  });
+  registerConsoleRoutes(http, join(packageRoot(), 'console'));
+  return metrics;
+}
+
+function startRuleTrials(app: App, opts: StartOptions): RuleTestService {
+  const { runtime, catalog, connectors, config, logger } = app;
   const trials = new RuleTestService({
     runtime,
     catalog,
@@ -285,46 +468,31 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
     logger,
     timeoutMs: opts.ruleTestTimeoutMs,
   });
-  closers.push(() => trials.close());
-  registerRuleTestRoutes(http, trials);
-  registerUdfRoutes(http, scripts);
-  registerServiceRoutes(http, services);
-  registerPluginRoutes(http, { pluginHosts: config.basic.pluginHosts, portables });
-  registerDataRoutes(http, { bundle, tasks, requestExit: (code) => void close().finally(() => process.exit(code)) });
-  registerRulesetRoutes(http, bundle);
-  registerConfigRoutes(http, { config, logger, onTimezone: (zone) => rules.setTimezone(zone) });
-  // docs/rest-api.md §16.8: on the REST port when prometheusPort equals it, else on a server of its own
-  const prometheus = config.basic.prometheus ? new PrometheusExporter(rules) : undefined;
-  const metricsOnRest = prometheus !== undefined && config.basic.prometheusPort === config.basic.restPort;
-  if (prometheus && metricsOnRest) prometheus.route(http);
-  registerOpsRoutes(http, {
-    startedAt,
-    dataServer: {
-      host: config.source.httpServerIp,
-      configuredPort: Number(config.source.httpServerPort),
-      port: () => connectors.dataServer.port,
-    },
-    ruleCount: () => rules.ids().length,
-    ruleList: () => rules.list(),
-    ruleStatus: (id) => rules.status(id),
-  });
-  registerConsoleRoutes(http, join(packageRoot(), 'console'));
+  app.onClose(() => trials.close());
+  return trials;
+}
 
-  let closed = false;
-  const close = async () => {
-    if (closed) return;
-    closed = true;
-    await http.close();
-    for (const fn of closers.reverse()) {
-      try {
-        await fn();
-      } catch (err) {
-        logger.warn({ err }, 'error while shutting down');
-      }
-    }
-    logger.flush?.();
-  };
+/** docs/rest-api.md §16.8: on the REST port when prometheusPort equals it, else on a server of its own. */
+function exportMetrics({ config, rules, http }: App): MetricsExport | undefined {
+  if (!config.basic.prometheus) return undefined;
+  const exporter = new PrometheusExporter(rules);
+  const onRest = config.basic.prometheusPort === config.basic.restPort;
+  if (onRest) exporter.route(http);
+  return { exporter, onRest };
+}
 
+/** Listens, then restores the stored rules in the background; a failure to listen shuts everything down. */
+async function listenAndRestore(
+  app: App,
+  ctx: {
+    bundle: BundleService;
+    prometheus: MetricsExport | undefined;
+    close: () => Promise<void>;
+    closers: Array<() => Promise<void> | void>;
+  },
+): Promise<EddyServer> {
+  const { http, config, logger, rules } = app;
+  const { bundle, prometheus, close } = ctx;
   // requests addressing rules wait for the stored rules to be registered (restored below, after listening)
   rules.expectRestore();
   try {
@@ -332,40 +500,51 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
     const port = new URL(address).port;
     const url = `http://127.0.0.1:${port}`;
     logger.info('REST API listening on %s', address);
-    let metricsUrl: string | undefined;
-    if (prometheus) {
-      let metricsPort = Number(port);
-      if (!metricsOnRest) {
-        closers.push(() => prometheus.close());
-        metricsPort = await prometheus.listen(config.basic.restIp || '0.0.0.0', config.basic.prometheusPort);
-        logger.info('Prometheus metrics listening on port %d', metricsPort);
-      }
-      metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
-    }
-    // docs/runtime.md §10.3: lookup tables, then rules, restored once the REST API answers (not awaited). The tables are
-    // registered at once and connect in the background: rule requests wait for the restore, not for connections.
-    const booting = (async () => {
-      const opening = catalog
-        .list('table')
-        .filter((def) => def.options.KIND === 'lookup')
-        .map((def) =>
-          runtime.lookups
-            .openTable(def)
-            .catch((err: unknown) => logger.error({ err }, 'lookup table %s cannot be opened', def.name)),
-        );
-      // docs/runtime.md §10.3 step 4 before step 6: the initial ruleset's streams exist before any request is read, its rules before
-      // rule requests are answered (they wait for the restore)
-      await bundle
-        .importInitialRuleset(home.data)
-        .catch((err: unknown) => logger.error({ err }, 'importing the initial ruleset failed'));
-      await rules.restore();
-      await Promise.all(opening);
-    })().catch((err: unknown) => logger.error({ err }, 'restoring the rules failed'));
+    const metricsUrl = prometheus ? await listenMetrics(app, prometheus, Number(port), ctx.closers) : undefined;
     // imports wait for the restore: a reset racing it would see rules come back
-    bundle.waitFor(booting);
+    bundle.waitFor(restoreInBackground(app, bundle));
     return { app, url, metricsUrl, close };
   } catch (err) {
     await close();
     throw err;
   }
+}
+
+async function listenMetrics(
+  { config, logger }: App,
+  { exporter, onRest }: MetricsExport,
+  restPort: number,
+  closers: Array<() => Promise<void> | void>,
+): Promise<string> {
+  let metricsPort = restPort;
+  if (!onRest) {
+    closers.push(() => exporter.close());
+    metricsPort = await exporter.listen(config.basic.restIp || '0.0.0.0', config.basic.prometheusPort);
+    logger.info('Prometheus metrics listening on port %d', metricsPort);
+  }
+  return `http://127.0.0.1:${metricsPort}/metrics`;
+}
+
+/**
+ * docs/runtime.md §10.3: lookup tables, then rules, restored once the REST API answers (not awaited). The tables
+ * are registered at once and connect in the background: rule requests wait for the restore, not for connections.
+ */
+function restoreInBackground({ catalog, runtime, logger, rules, home }: App, bundle: BundleService): Promise<void> {
+  return (async () => {
+    const opening = catalog
+      .list('table')
+      .filter((def) => def.options.KIND === 'lookup')
+      .map((def) =>
+        runtime.lookups
+          .openTable(def)
+          .catch((err: unknown) => logger.error({ err }, 'lookup table %s cannot be opened', def.name)),
+      );
+    // docs/runtime.md §10.3 step 4 before step 6: the initial ruleset's streams exist before any request is read,
+    // its rules before rule requests are answered (they wait for the restore)
+    await bundle
+      .importInitialRuleset(home.data)
+      .catch((err: unknown) => logger.error({ err }, 'importing the initial ruleset failed'));
+    await rules.restore();
+    await Promise.all(opening);
+  })().catch((err: unknown) => logger.error({ err }, 'restoring the rules failed'));
 }

@@ -212,23 +212,21 @@ class PathParser {
   }
 
   private or(): Expr {
-    let l = this.and();
-    for (;;) {
-      this.ws();
-      if (this.s.startsWith('||', this.i)) {
-        this.i += 2;
-        l = { e: 'bin', op: '||', l, r: this.and() };
-      } else return l;
-    }
+    return this.leftAssociative('||', () => this.and());
   }
 
   private and(): Expr {
-    let l = this.cmp();
+    return this.leftAssociative('&&', () => this.cmp());
+  }
+
+  /** `operand (op operand)*`, grouped from the left. */
+  private leftAssociative(op: '||' | '&&', operand: () => Expr): Expr {
+    let l = operand();
     for (;;) {
       this.ws();
-      if (this.s.startsWith('&&', this.i)) {
+      if (this.s.startsWith(op, this.i)) {
         this.i += 2;
-        l = { e: 'bin', op: '&&', l, r: this.cmp() };
+        l = { e: 'bin', op, l, r: operand() };
       } else return l;
     }
   }

@@ -20,7 +20,7 @@ import type { RuleOptions } from '../contracts/index.js';
 import { EddyError, ErrorCode } from '../core/errors.js';
 import { exprToString as exprText } from '../sql/print.js';
 import { PlanError } from './compile.js';
-import type { ArgInfo, FunctionRegistry } from '../functions/registry.js';
+import type { ArgInfo, FuncKind, FunctionRegistry } from '../functions/registry.js';
 
 /** How an argument is written, for the registry's creation-time validation (docs/sql.md §7.0). */
 export function argInfo(e: Expr): ArgInfo {
@@ -227,10 +227,77 @@ interface FieldUse {
   declared: StreamField | null;
 }
 
+/** Where an expression being checked sits. */
+interface Ctx {
+  clause: Clause;
+  /** name of the enclosing aggregate call, or null */
+  agg: string | null;
+  /** inside any function call's arguments */
+  inCall: boolean;
+  /** the clause's expression as written (named by the reference's aggregate-placement messages) */
+  root: Expr | null;
+}
+
+/** The clauses of the statement with every alias reference replaced by its expression. */
+interface ExpandedClauses {
+  readonly fields: BoundField[];
+  readonly where: Expr | null;
+  /** non-window GROUP BY dimensions as written, and expanded */
+  readonly dimsRaw: Expr[];
+  readonly dims: Expr[];
+  readonly having: Expr | null;
+  readonly sorts: SortField[];
+  readonly joins: BoundJoin[];
+}
+
+/** The decode plan of every source, same order as the sources. */
+interface DecodePlan {
+  readonly schemas: ReadSchema[];
+  readonly columns: string[][];
+  readonly wildcard: boolean[];
+}
+
 export function analyze(stmt: SelectStatement, deps: AnalyzeDeps): Analysis {
   const { catalog, functions, options } = deps;
+  const { sources, joinSources } = bindSources(stmt, catalog);
+  checkWindowsAndJoins(stmt, sources, options);
+  const aliases = new AliasExpander(stmt.fields);
+  const clauses = expandAliases(stmt, aliases, joinSources);
+  const aggQuery = stmt.window !== null || stmt.dimensions.length > 0 || stmt.joins.length > 0;
+  const checker = new ExprChecker(sources, aliases, functions, aggQuery);
+  checker.checkClauses(stmt, clauses);
+  checkLookupJoins(clauses.joins, sources);
+  const decode = planDecoding(sources, checker, options);
+  return {
+    stmt,
+    sources,
+    fields: clauses.fields,
+    joins: clauses.joins,
+    where: clauses.where,
+    dims: clauses.dims,
+    window: stmt.window,
+    having: clauses.having,
+    sorts: clauses.sorts,
+    isAggregate: clauses.dims.length > 0 || checker.hasAggInSelect,
+    analyticCalls: checker.analytic,
+    usesHits: checker.usesHits,
+    usesAggHits: checker.usesAggHits,
+    schemas: decode.schemas,
+    columns: decode.columns,
+    wildcard: decode.wildcard,
+    cachedExprs: new Set(
+      [...aliases.referenced].filter(
+        (x) => !['field', 'integer', 'float', 'string', 'boolean'].includes(unparen(x).kind),
+      ),
+    ),
+  };
+}
 
-  // ---- sources
+/** The FROM source then every JOIN source, in statement order; a lookup table cannot be the FROM source. */
+function bindSources(
+  stmt: SelectStatement,
+  catalog: StreamCatalog,
+): { sources: BoundSource[]; joinSources: BoundSource[] } {
   const sources: BoundSource[] = [];
   const bind = (name: string, alias: string | null, join: JoinClause | null): BoundSource => {
     const def = catalog.get(name);
@@ -244,11 +311,18 @@ export function analyze(stmt: SelectStatement, deps: AnalyzeDeps): Analysis {
   const from = bind(stmt.from.name, stmt.from.alias, null);
   const joinSources = stmt.joins.map((j) => bind(j.source.name, j.source.alias, j));
   if (from.role === 'lookup') throw planError(`cannot find lookup table ${from.name} in any join`);
+  return { sources, joinSources };
+}
 
-  // ---- windows and joins (docs/sql.md §4.5, §4.7, §5)
+/** Windows, GROUP BY, joins and the options that depend on them (docs/sql.md §4.5, §4.7, §5). */
+function checkWindowsAndJoins(
+  stmt: SelectStatement,
+  sources: readonly BoundSource[],
+  options: AnalyzeDeps['options'],
+): void {
   const window = stmt.window;
-  const dimsRaw = stmt.dimensions.filter((d): d is Expr => !isWindow(d));
-  if (dimsRaw.length > 0 && !window) throw planError('select stmt group by should be used with window');
+  const groupsByNonWindow = stmt.dimensions.some((d) => !isWindow(d));
+  if (groupsByNonWindow && !window) throw planError('select stmt group by should be used with window');
   const streamCount = sources.filter((s) => s.role === 'stream').length;
   if (window && streamCount === 0) throw planError('cannot run window for TABLE sources');
   if (window && window.type === 'count' && options.isEventTime) throw planError('unsupported window type');
@@ -263,54 +337,131 @@ export function analyze(stmt: SelectStatement, deps: AnalyzeDeps): Analysis {
   if (options.sendMetaToSink && (sources.length > 1 || stmt.dimensions.length > 0)) {
     throw planError('Invalid option sendMetaToSink, it can not be applied to window');
   }
+}
 
-  // ---- aliases
-  const aliases = new AliasExpander(stmt.fields);
+/** Expands the aliases of every clause, in the order fields, WHERE, GROUP BY, HAVING, ORDER BY, JOIN ON. */
+function expandAliases(
+  stmt: SelectStatement,
+  aliases: AliasExpander,
+  joinSources: readonly BoundSource[],
+): ExpandedClauses {
   const fields: BoundField[] = stmt.fields.map((f) => ({
     field: f,
     expr: f.alias !== null && f.expr.kind !== 'wildcard' ? aliases.alias(f.alias) : aliases.expand(f.expr, null),
   }));
   const ex = (e: Expr | null): Expr | null => (e ? aliases.expand(e, null) : null);
   const where = ex(stmt.where);
+  const dimsRaw = stmt.dimensions.filter((d): d is Expr => !isWindow(d));
   const dims = dimsRaw.map((d) => aliases.expand(d, null));
   const having = ex(stmt.having);
   const sorts = stmt.sorts.map((s) => ({ expr: aliases.expand(s.expr, null), ascending: s.ascending }));
   const joins: BoundJoin[] = stmt.joins.map((j, i) => ({ clause: j, source: joinSources[i], on: ex(j.on) }));
-  const windowFilter = window?.filter ?? null;
-  const trigger = window?.trigger ?? null;
+  return { fields, where, dimsRaw, dims, having, sorts, joins };
+}
 
-  const aggQuery = window !== null || stmt.dimensions.length > 0 || stmt.joins.length > 0;
+/**
+ * Checks every expression of the statement with eKuiper's messages, and records on the way what the planner needs:
+ * the columns each source must decode, the analytic calls, whether hits functions or an aggregate in SELECT occur.
+ */
+class ExprChecker {
+  /** distinct analytic calls, inner calls first */
+  readonly analytic: CallExpr[] = [];
+  private readonly analyticSeen = new Set<CallExpr>();
+  usesHits = false;
+  usesAggHits = false;
+  hasAggInSelect = false;
+  private srfCount = 0;
+  /** every column read */
+  readonly uses: FieldUse[] = [];
+  /** `*` is selected */
+  wildcardAll = false;
+  /** sources selected whole with `s.*` */
+  readonly wildcardSources = new Set<number>();
 
-  // ---- expression checks
-  const analytic: CallExpr[] = [];
-  const analyticSeen = new Set<CallExpr>();
-  let usesHits = false;
-  let usesAggHits = false;
-  let srfCount = 0;
-  let hasAggInSelect = false;
-  const uses: FieldUse[] = [];
-  const wildcardAll = { value: false };
-  const wildcardSources = new Set<number>();
+  constructor(
+    private readonly sources: readonly BoundSource[],
+    private readonly aliases: AliasExpander,
+    private readonly functions: FunctionRegistry,
+    /** the query groups rows (window, GROUP BY or join) */
+    private readonly aggQuery: boolean,
+  ) {}
 
-  const resolveField = (ref: FieldRef, path: string[] | null): void => {
-    if (ref.stream !== null) {
-      const byAlias = sources.findIndex((s) => s.alias === ref.stream);
-      const idx = byAlias >= 0 ? byAlias : sources.findIndex((s) => s.name === ref.stream);
-      if (idx >= 0) {
-        const s = sources[idx];
-        if (s.def.fields === null) {
-          uses.push({ name: ref.name, source: idx, path, declared: null });
-          return;
-        }
-        const decl = findDecl(s.def.fields, ref.name);
-        if (!decl) throw planError(`unknown field ${ref.stream}.${ref.name}`);
-        uses.push({ name: ref.name, source: idx, path, declared: decl });
+  /**
+   * Every clause, in the order that decides which error wins: SELECT, JOIN ON, WHERE, GROUP BY, window filter,
+   * trigger, HAVING, ORDER BY.
+   */
+  checkClauses(stmt: SelectStatement, c: ExpandedClauses): void {
+    const top = (clause: Clause, root: Expr | null = null): Ctx => ({ clause, agg: null, inCall: false, root });
+    const windowFilter = stmt.window?.filter ?? null;
+    const trigger = stmt.window?.trigger ?? null;
+    for (const f of c.fields) {
+      if (f.field.expr.kind === 'wildcard' && f.field.alias !== null) throw planError('alias is not supported for *');
+      this.check(f.expr, top('select'));
+    }
+    for (const j of c.joins) if (j.on) this.check(j.on, top('join'));
+    if (c.where) this.check(c.where, top('where', stmt.where));
+    c.dims.forEach((d, i) => this.check(d, top('groupby', c.dimsRaw[i])));
+    if (windowFilter) this.check(windowFilter, top('windowFilter', windowFilter));
+    if (trigger) this.check(trigger, top('trigger'));
+    if (stmt.having && !this.allAggregate(stmt.having)) {
+      throw planError(`Not allowed to call non-aggregate functions in HAVING clause: ${exprText(stmt.having)}.`);
+    }
+    if (c.having) this.check(c.having, top('having'));
+    for (const s of c.sorts) this.check(s.expr, top('order'));
+  }
+
+  private check(e: Expr, cx: Ctx, path: string[] | null = null): void {
+    switch (e.kind) {
+      case 'field':
+        this.resolveField(e, path);
+        return;
+      case 'wildcard':
+        this.recordWildcard(e.stream);
+        for (const r of e.replace) this.check(r.expr, cx);
+        return;
+      case 'navigate': {
+        // collect the navigation path down to a column for struct narrowing
+        const p: string[] = [e.member, ...(path ?? [])];
+        const down = unparen(e.object).kind === 'field' || unparen(e.object).kind === 'navigate';
+        this.check(e.object, cx, down ? p : null);
         return;
       }
-      // `q.c` with q not a source: navigation into column q
-      resolveField({ kind: 'field', stream: null, name: ref.stream }, [ref.name, ...(path ?? [])]);
+      case 'slice':
+        checkSliceBounds(e.start, e.end);
+        break;
+      case 'case':
+        if (e.value === null) {
+          for (const w of e.whens) if (!isBoolExpr(w.when)) throw planError('WHEN expression must be a bool condition');
+        }
+        break;
+      case 'meta':
+        return;
+      case 'call':
+        this.checkCall(e, cx);
+        return;
+      default:
+        break;
+    }
+    forEachChild(e, (c) => this.check(c, cx));
+  }
+
+  private recordWildcard(stream: string | null): void {
+    if (stream === null) {
+      this.wildcardAll = true;
       return;
     }
+    const idx = this.sources.findIndex((s) => s.alias === stream || s.name === stream);
+    if (idx < 0) throw planError(`unknown stream ${stream}`);
+    this.wildcardSources.add(idx);
+  }
+
+  /** Binds a column reference to its source: by stream or alias when qualified, else the one source declaring it. */
+  private resolveField(ref: FieldRef, path: string[] | null): void {
+    if (ref.stream !== null) {
+      this.resolveQualified(ref, ref.stream, path);
+      return;
+    }
+    const { sources } = this;
     let found = -1;
     let decl: StreamField | null = null;
     let schemaless = -1;
@@ -327,89 +478,66 @@ export function analyze(stmt: SelectStatement, deps: AnalyzeDeps): Analysis {
         decl = d;
       }
     }
-    if (found >= 0) uses.push({ name: ref.name, source: found, path, declared: decl });
-    else if (schemaless >= 0) uses.push({ name: ref.name, source: schemaless, path, declared: null });
+    if (found >= 0) this.uses.push({ name: ref.name, source: found, path, declared: decl });
+    else if (schemaless >= 0) this.uses.push({ name: ref.name, source: schemaless, path, declared: null });
     else throw planError(`unknown field ${ref.name}`);
-  };
-
-  interface Ctx {
-    clause: Clause;
-    /** name of the enclosing aggregate call, or null */
-    agg: string | null;
-    /** inside any function call's arguments */
-    inCall: boolean;
-    /** the clause's expression as written (named by the reference's aggregate-placement messages) */
-    root: Expr | null;
   }
 
-  const check = (e: Expr, cx: Ctx, path: string[] | null = null): void => {
-    switch (e.kind) {
-      case 'field':
-        resolveField(e, path);
-        return;
-      case 'wildcard':
-        if (e.stream === null) wildcardAll.value = true;
-        else {
-          const idx = sources.findIndex((s) => s.alias === e.stream || s.name === e.stream);
-          if (idx < 0) throw planError(`unknown stream ${e.stream}`);
-          wildcardSources.add(idx);
-        }
-        for (const r of e.replace) check(r.expr, cx);
-        return;
-      case 'navigate': {
-        // collect the navigation path down to a column for struct narrowing
-        const p: string[] = [e.member, ...(path ?? [])];
-        check(e.object, cx, unparen(e.object).kind === 'field' || unparen(e.object).kind === 'navigate' ? p : null);
-        return;
-      }
-      case 'slice': {
-        const s = e.start && unparen(e.start);
-        const en = e.end && unparen(e.end);
-        if (
-          s &&
-          en &&
-          s.kind === 'integer' &&
-          en.kind === 'integer' &&
-          s.value >= 0n &&
-          en.value >= 0n &&
-          s.value >= en.value
-        ) {
-          throw planError(`start index ${s.value} must be less than end index ${en.value}`);
-        }
-        break;
-      }
-      case 'case':
-        if (e.value === null) {
-          for (const w of e.whens) if (!isBoolExpr(w.when)) throw planError('WHEN expression must be a bool condition');
-        }
-        break;
-      case 'meta':
-        return;
-      case 'call':
-        checkCall(e, cx);
-        return;
-      default:
-        break;
+  private resolveQualified(ref: FieldRef, stream: string, path: string[] | null): void {
+    const { sources } = this;
+    const byAlias = sources.findIndex((s) => s.alias === stream);
+    const idx = byAlias >= 0 ? byAlias : sources.findIndex((s) => s.name === stream);
+    if (idx < 0) {
+      // `q.c` with q not a source: navigation into column q
+      this.resolveField({ kind: 'field', stream: null, name: stream }, [ref.name, ...(path ?? [])]);
+      return;
     }
-    forEachChild(e, (c) => check(c, cx));
-  };
+    const fields = sources[idx].def.fields;
+    if (fields === null) {
+      this.uses.push({ name: ref.name, source: idx, path, declared: null });
+      return;
+    }
+    const decl = findDecl(fields, ref.name);
+    if (!decl) throw planError(`unknown field ${stream}.${ref.name}`);
+    this.uses.push({ name: ref.name, source: idx, path, declared: decl });
+  }
 
-  const checkCall = (e: CallExpr, cx: Ctx): void => {
+  private checkCall(e: CallExpr, cx: Ctx): void {
     const name = lowerName(e);
     if (WINDOW_NAMES.has(name)) throw planError(`window function ${name} can only be used in GROUP BY clause`);
-    const kind = functions.kindOf(name);
+    const kind = this.functions.kindOf(name);
     if (kind === undefined) throw planError(`function ${e.name} not found`);
     if (e.over && kind !== 'analytic' && kind !== 'window')
       throw planError(`Found OVER after non analytic function ${name}`);
-    const err = functions.validateCall(e.name, e.args.map(argInfo));
+    const err = this.functions.validateCall(e.name, e.args.map(argInfo));
     if (err !== undefined) throw planError(err);
-    if (HIT_FUNCS.has(name)) {
-      if (aggQuery && cx.clause !== 'trigger' && cx.clause !== 'windowFilter')
-        throw planError(`function ${name} is not allowed in an aggregate query`);
-      usesHits = true;
+    this.recordHits(name, cx);
+    const inner = this.checkPlacement(name, kind, cx);
+    for (const a of e.args) this.check(a, inner);
+    if (e.over) {
+      const ov: Ctx = { ...inner, agg: null };
+      for (const p of e.over.partitionBy) this.check(p, ov);
+      for (const s of e.over.orderBy) this.check(s.expr, ov);
+      if (e.over.when) this.check(e.over.when, ov);
     }
-    if (AGG_HIT_FUNCS.has(name)) usesAggHits = true;
-    let inner: Ctx = { ...cx, inCall: true };
+    if (kind === 'analytic' && !this.analyticSeen.has(e)) {
+      this.analyticSeen.add(e);
+      this.analytic.push(e); // after its arguments: inner analytic calls come first
+    }
+  }
+
+  private recordHits(name: string, cx: Ctx): void {
+    if (HIT_FUNCS.has(name)) {
+      if (this.aggQuery && cx.clause !== 'trigger' && cx.clause !== 'windowFilter')
+        throw planError(`function ${name} is not allowed in an aggregate query`);
+      this.usesHits = true;
+    }
+    if (AGG_HIT_FUNCS.has(name)) this.usesAggHits = true;
+  }
+
+  /** Checks where a call of this kind may appear; returns the context of its arguments. */
+  private checkPlacement(name: string, kind: FuncKind, cx: Ctx): Ctx {
+    const inner: Ctx = { ...cx, inCall: true };
     switch (kind) {
       case 'aggregate':
         if (cx.clause === 'where' || cx.clause === 'windowFilter') {
@@ -423,46 +551,35 @@ export function analyze(stmt: SelectStatement, deps: AnalyzeDeps): Analysis {
           );
         }
         if (cx.agg !== null) throw planError(`invalid argument for func ${cx.agg}: aggregate argument is not allowed`);
-        if (cx.clause === 'select') hasAggInSelect = true;
-        inner = { ...inner, agg: name };
-        break;
+        if (cx.clause === 'select') this.hasAggInSelect = true;
+        return { ...inner, agg: name };
       case 'window':
         if (cx.clause !== 'select') throw planError('window functions can only be in select fields');
-        break;
+        return inner;
       case 'srf':
         if (cx.clause !== 'select') throw planError("select statement shouldn't has srf except fields");
-        if (cx.inCall || ++srfCount > 1) {
+        if (cx.inCall || ++this.srfCount > 1) {
           throw planError("select fields shouldn't has nested / multi set-returning-functions");
         }
-        break;
+        return inner;
       case 'multicol':
         if (cx.clause !== 'select' || cx.inCall)
           throw planError(`function ${name} can only be used inside the select clause`);
-        break;
+        return inner;
       default:
-        break;
+        return inner;
     }
-    for (const a of e.args) check(a, inner);
-    if (e.over) {
-      const ov: Ctx = { ...inner, agg: null };
-      for (const p of e.over.partitionBy) check(p, ov);
-      for (const s of e.over.orderBy) check(s.expr, ov);
-      if (e.over.when) check(e.over.when, ov);
-    }
-    if (kind === 'analytic' && !analyticSeen.has(e)) {
-      analyticSeen.add(e);
-      analytic.push(e); // after its arguments: inner analytic calls come first
-    }
-  };
+  }
 
   /** Contains an aggregate call, directly or through an alias (aliases already expanded). */
-  const containsAggregate = (e: Expr): boolean => {
+  private containsAggregate(e: Expr): boolean {
     let hit = false;
     walk(e, (x) => {
-      if (x.kind === 'call' && functions.kindOf(x.name) === 'aggregate') hit = true;
+      if (x.kind === 'call' && this.functions.kindOf(x.name) === 'aggregate') hit = true;
     });
     return hit;
-  };
+  }
+
   /**
    * The HAVING check as eKuiper performs it (docs/sql.md §4.8), on the condition as written: the operands of
    * arithmetic, comparison and logical operators are checked recursively; a column reference or a function call
@@ -470,45 +587,49 @@ export function analyze(stmt: SelectStatement, deps: AnalyzeDeps): Analysis {
    * literal, an index, a slice or `->` navigation (so `c[2]->temp > 20` with `c` an alias of `collect(*)` passes).
    * The BETWEEN bounds and an IN list are not looked at.
    */
-  const allAggregate = (e: Expr): boolean => {
+  private allAggregate(e: Expr): boolean {
     switch (e.kind) {
       case 'binary':
-        return allAggregate(e.left) && allAggregate(e.right);
+        return this.allAggregate(e.left) && this.allAggregate(e.right);
       case 'in':
-        return allAggregate(e.value) && (e.array === null || allAggregate(e.array));
+        return this.allAggregate(e.value) && (e.array === null || this.allAggregate(e.array));
       case 'between':
-        return allAggregate(e.value);
+        return this.allAggregate(e.value);
       case 'like':
-        return allAggregate(e.value) && allAggregate(e.pattern);
+        return this.allAggregate(e.value) && this.allAggregate(e.pattern);
       case 'field':
-        if (e.stream !== null) return !sources.some((x) => x.alias === e.stream || x.name === e.stream); // `x.y` navigation
-        return aliases.has(e.name) && containsAggregate(aliases.alias(e.name));
+        // `x.y` with x not a source is navigation
+        if (e.stream !== null) return !this.sources.some((x) => x.alias === e.stream || x.name === e.stream);
+        return this.aliases.has(e.name) && this.containsAggregate(this.aliases.alias(e.name));
       case 'call':
-        return containsAggregate(aliases.expand(e, null));
+        return this.containsAggregate(this.aliases.expand(e, null));
       case 'meta':
         return false;
       default:
         return true;
     }
-  };
-
-  const top = (clause: Clause, root: Expr | null = null): Ctx => ({ clause, agg: null, inCall: false, root });
-  for (const f of fields) {
-    if (f.field.expr.kind === 'wildcard' && f.field.alias !== null) throw planError('alias is not supported for *');
-    check(f.expr, top('select'));
   }
-  for (const j of joins) if (j.on) check(j.on, top('join'));
-  if (where) check(where, top('where', stmt.where));
-  dims.forEach((d, i) => check(d, top('groupby', dimsRaw[i])));
-  if (windowFilter) check(windowFilter, top('windowFilter', windowFilter));
-  if (trigger) check(trigger, top('trigger'));
-  if (stmt.having && !allAggregate(stmt.having)) {
-    throw planError(`Not allowed to call non-aggregate functions in HAVING clause: ${exprText(stmt.having)}.`);
-  }
-  if (having) check(having, top('having'));
-  for (const s of sorts) check(s.expr, top('order'));
+}
 
-  // ---- lookup tables (docs/sql.md §3.5)
+/** Constant bounds of a slice must be increasing. */
+function checkSliceBounds(start: Expr | null, end: Expr | null): void {
+  const s = start && unparen(start);
+  const en = end && unparen(end);
+  if (
+    s &&
+    en &&
+    s.kind === 'integer' &&
+    en.kind === 'integer' &&
+    s.value >= 0n &&
+    en.value >= 0n &&
+    s.value >= en.value
+  ) {
+    throw planError(`start index ${s.value} must be less than end index ${en.value}`);
+  }
+}
+
+/** A lookup join needs at least one equi-join predicate on the table (docs/sql.md §3.5). */
+function checkLookupJoins(joins: readonly BoundJoin[], sources: readonly BoundSource[]): void {
   for (const j of joins) {
     if (j.source.role !== 'lookup') continue;
     if (!j.on || lookupKeys(j.on, j.source, sources).length === 0) {
@@ -517,53 +638,34 @@ export function analyze(stmt: SelectStatement, deps: AnalyzeDeps): Analysis {
       );
     }
   }
+}
 
-  // ---- decode schemas (docs/sql.md §3.4)
+/**
+ * What each source decodes: everything when read with a wildcard or schemaless, else the declared fields it reads
+ * (docs/sql.md §3.4).
+ */
+function planDecoding(
+  sources: readonly BoundSource[],
+  reads: ExprChecker,
+  options: AnalyzeDeps['options'],
+): DecodePlan {
   const schemas: ReadSchema[] = [];
   const columns: string[][] = [];
   const wildcard: boolean[] = [];
   for (let i = 0; i < sources.length; i++) {
     const s = sources[i];
-    const cols = [...new Set(uses.filter((u) => u.source === i).map((u) => u.declared?.name ?? u.name))];
-    const wild = wildcardAll.value || wildcardSources.has(i);
+    const mine = reads.uses.filter((u) => u.source === i);
+    const cols = [...new Set(mine.map((u) => u.declared?.name ?? u.name))];
+    const wild = reads.wildcardAll || reads.wildcardSources.has(i);
     wildcard.push(wild);
     columns.push(wild ? [] : cols);
-    if (s.def.fields === null || wildcardAll.value || wildcardSources.has(i)) {
+    if (s.def.fields === null || wild) {
       schemas.push(null);
       continue;
     }
-    schemas.push(
-      narrow(
-        s.def.fields,
-        uses.filter((u) => u.source === i),
-        options.isEventTime ? s.def.options.TIMESTAMP : undefined,
-      ),
-    );
+    schemas.push(narrow(s.def.fields, mine, options.isEventTime ? s.def.options.TIMESTAMP : undefined));
   }
-
-  return {
-    stmt,
-    sources,
-    fields,
-    joins,
-    where,
-    dims,
-    window,
-    having,
-    sorts,
-    isAggregate: dims.length > 0 || hasAggInSelect,
-    analyticCalls: analytic,
-    usesHits,
-    usesAggHits,
-    schemas,
-    columns,
-    wildcard,
-    cachedExprs: new Set(
-      [...aliases.referenced].filter(
-        (x) => !['field', 'integer', 'float', 'string', 'boolean'].includes(unparen(x).kind),
-      ),
-    ),
-  };
+  return { schemas, columns, wildcard };
 }
 
 function forEachChild(e: Expr, f: (c: Expr) => void): void {

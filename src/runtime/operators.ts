@@ -82,6 +82,24 @@ abstract class Operator extends QueueNode {
     this.bindBatch(b);
     return new UnitBatch(this.env.plan.toUnits(b.rows, this.ctx), b.windowStart, b.windowEnd, b.windowed);
   }
+
+  /**
+   * Emits `apply` of the units of an emission (a failure fails the node); watermarks end here, anything else
+   * passes unchanged.
+   */
+  protected overUnits(item: Item, apply: (b: UnitBatch) => Item): void {
+    if (item instanceof RowBatch || item instanceof UnitBatch) {
+      try {
+        const b = this.unitsOf(item);
+        this.bindBatch(b);
+        this.emit(apply(b));
+      } catch (err) {
+        this.fail(err);
+      }
+      return;
+    }
+    if (!(item instanceof Watermark)) this.emit(item);
+  }
 }
 
 /** Analytic functions on every event before any filter (stage 3). */
@@ -494,17 +512,10 @@ export class WindowFuncNode extends Operator {
     super(name, env);
   }
   protected process(item: Item): void {
-    if (item instanceof RowBatch || item instanceof UnitBatch) {
-      try {
-        const b = this.unitsOf(item);
-        this.bindBatch(b);
-        this.emit(new UnitBatch(this.stage.apply(b.units, this.ctx), b.windowStart, b.windowEnd, b.windowed));
-      } catch (err) {
-        this.fail(err);
-      }
-      return;
-    }
-    if (!(item instanceof Watermark)) this.emit(item);
+    this.overUnits(
+      item,
+      (b) => new UnitBatch(this.stage.apply(b.units, this.ctx), b.windowStart, b.windowEnd, b.windowed),
+    );
   }
 }
 
@@ -518,18 +529,10 @@ export class OrderNode extends Operator {
     super(name, env);
   }
   protected process(item: Item): void {
-    if (item instanceof RowBatch || item instanceof UnitBatch) {
-      try {
-        const b = this.unitsOf(item);
-        this.bindBatch(b);
-        this.stage.sort(b.units, this.ctx);
-        this.emit(b);
-      } catch (err) {
-        this.fail(err);
-      }
-      return;
-    }
-    if (!(item instanceof Watermark)) this.emit(item);
+    this.overUnits(item, (b) => {
+      this.stage.sort(b.units, this.ctx);
+      return b;
+    });
   }
 }
 

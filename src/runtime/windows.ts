@@ -120,21 +120,30 @@ export abstract class WindowNode extends QueueNode {
 
 // ------------------------------------------------------------------------------------------------ tumbling
 
-class TumblingWindow extends WindowNode {
-  private readonly lengthMs = this.spec.length;
+/**
+ * A window closed at aligned boundaries `period` apart (tumbling: its length; hopping: its hop). Boundaries, timers,
+ * the first event-time boundary and the checkpointed numbers are kept the same way for both.
+ */
+abstract class AlignedWindow extends WindowNode {
   /** end of the next window (0: not aligned yet) */
-  private nextEnd = 0;
-  /** start reported for the next window */
-  private nextStart = 0;
+  protected nextEnd = 0;
+  /** start reference of the next window (tumbling: the start it reports; hopping: the previous emission time) */
+  protected mark = 0;
+  /** distance between two boundaries */
+  protected abstract readonly period: number;
+  /** the checkpoint key `mark` is saved under */
+  protected abstract readonly markKey: string;
+
+  protected abstract closeWindow(): void;
 
   protected override start(): void {
     const now = this.clock.now();
     if (this.nextEnd === 0) {
-      this.nextStart = now;
+      this.mark = now;
       this.nextEnd = alignBoundary(now, this.spec.alignParam, this.unit);
     } else if (this.nextEnd < now) {
       // restored from a checkpoint after a pause: the restored rows go into the next boundary still ahead
-      this.nextEnd += Math.ceil((now - this.nextEnd) / this.lengthMs) * this.lengthMs;
+      this.nextEnd += Math.ceil((now - this.nextEnd) / this.period) * this.period;
     }
     this.schedule(this.nextEnd, () => this.tick());
   }
@@ -144,7 +153,32 @@ class TumblingWindow extends WindowNode {
     this.schedule(this.nextEnd, () => this.tick());
   }
 
-  private closeWindow(): void {
+  protected onRow(row: Row): void {
+    if (this.eventTime && this.nextEnd === 0) {
+      this.mark = ts(row);
+      this.nextEnd = alignBoundary(ts(row), this.spec.alignParam, this.unit);
+    }
+    this.rows.push(row);
+  }
+
+  protected override onWatermark(wm: number): void {
+    while (this.nextEnd !== 0 && this.nextEnd <= wm) this.closeWindow();
+  }
+
+  protected numbers(): Record<string, number> {
+    return { nextEnd: this.nextEnd, [this.markKey]: this.mark };
+  }
+  protected setNumbers(n: Record<string, number>): void {
+    this.nextEnd = n.nextEnd ?? 0;
+    this.mark = n[this.markKey] ?? 0;
+  }
+}
+
+class TumblingWindow extends AlignedWindow {
+  protected readonly period = this.spec.length;
+  protected readonly markKey = 'nextStart';
+
+  protected closeWindow(): void {
     const end = this.nextEnd;
     const all = this.rows;
     let n = 0;
@@ -161,58 +195,20 @@ class TumblingWindow extends WindowNode {
       out = all.filter((r) => ts(r) < end);
       this.rows = all.filter((r) => ts(r) >= end);
     }
-    this.fire(out, this.nextStart, end);
-    this.nextStart = end;
-    this.nextEnd = end + this.lengthMs;
-  }
-
-  protected onRow(row: Row): void {
-    if (this.eventTime && this.nextEnd === 0) {
-      this.nextStart = ts(row);
-      this.nextEnd = alignBoundary(ts(row), this.spec.alignParam, this.unit);
-    }
-    this.rows.push(row);
-  }
-
-  protected override onWatermark(wm: number): void {
-    while (this.nextEnd !== 0 && this.nextEnd <= wm) this.closeWindow();
-  }
-
-  protected numbers(): Record<string, number> {
-    return { nextEnd: this.nextEnd, nextStart: this.nextStart };
-  }
-  protected setNumbers(n: Record<string, number>): void {
-    this.nextEnd = n.nextEnd ?? 0;
-    this.nextStart = n.nextStart ?? 0;
+    this.fire(out, this.mark, end);
+    this.mark = end;
+    this.nextEnd = end + this.period;
   }
 }
 
 // ------------------------------------------------------------------------------------------------ hopping
 
-class HoppingWindow extends WindowNode {
+class HoppingWindow extends AlignedWindow {
   private readonly lengthMs = this.spec.length;
-  private readonly hopMs = this.spec.interval;
-  private nextEnd = 0;
-  /** previous emission time (first window: rule start / first event) */
-  private prevEmit = 0;
+  protected readonly period = this.spec.interval;
+  protected readonly markKey = 'prevEmit';
 
-  protected override start(): void {
-    const now = this.clock.now();
-    if (this.nextEnd === 0) {
-      this.prevEmit = now;
-      this.nextEnd = alignBoundary(now, this.spec.alignParam, this.unit);
-    } else if (this.nextEnd < now) {
-      this.nextEnd += Math.ceil((now - this.nextEnd) / this.hopMs) * this.hopMs;
-    }
-    this.schedule(this.nextEnd, () => this.tick());
-  }
-
-  private tick(): void {
-    this.closeWindow();
-    this.schedule(this.nextEnd, () => this.tick());
-  }
-
-  private closeWindow(): void {
+  protected closeWindow(): void {
     const end = this.nextEnd;
     const from = end - this.lengthMs;
     const out: Row[] = [];
@@ -221,31 +217,11 @@ class HoppingWindow extends WindowNode {
       if (t >= from && t < end) out.push(r);
     }
     // reported start: previous emission − hop (docs/sql.md §5.6 quirk)
-    this.fire(out, this.prevEmit - this.hopMs, end);
-    this.prevEmit = end;
-    this.nextEnd = end + this.hopMs;
+    this.fire(out, this.mark - this.period, end);
+    this.mark = end;
+    this.nextEnd = end + this.period;
     const keepFrom = this.nextEnd - this.lengthMs;
     this.rows = this.rows.filter((r) => ts(r) >= keepFrom);
-  }
-
-  protected onRow(row: Row): void {
-    if (this.eventTime && this.nextEnd === 0) {
-      this.prevEmit = ts(row);
-      this.nextEnd = alignBoundary(ts(row), this.spec.alignParam, this.unit);
-    }
-    this.rows.push(row);
-  }
-
-  protected override onWatermark(wm: number): void {
-    while (this.nextEnd !== 0 && this.nextEnd <= wm) this.closeWindow();
-  }
-
-  protected numbers(): Record<string, number> {
-    return { nextEnd: this.nextEnd, prevEmit: this.prevEmit };
-  }
-  protected setNumbers(n: Record<string, number>): void {
-    this.nextEnd = n.nextEnd ?? 0;
-    this.prevEmit = n.prevEmit ?? 0;
   }
 }
 
@@ -257,6 +233,22 @@ class SlidingWindow extends WindowNode {
   /** timestamps of triggering rows whose window is not emitted yet (delay, or event time) */
   private pending: number[] = [];
   private delayTimers = new Set<TimerHandle>();
+
+  /** Emits the window of trigger `t` once its delay has passed. */
+  private armDelay(t: number): void {
+    const h: TimerHandle = this.clock.setTimeout(
+      () => {
+        this.delayTimers.delete(h);
+        this.timed(() => {
+          const i = this.pending.indexOf(t);
+          if (i >= 0) this.pending.splice(i, 1);
+          this.emitFor(t);
+        });
+      },
+      t + this.delayMs - this.clock.now(),
+    );
+    this.delayTimers.add(h);
+  }
 
   protected onRow(row: Row): void {
     this.rows.push(row);
@@ -275,18 +267,7 @@ class SlidingWindow extends WindowNode {
         this.pending.push(t);
       } else if (this.delayMs > 0) {
         this.pending.push(t);
-        const h: TimerHandle = this.clock.setTimeout(
-          () => {
-            this.delayTimers.delete(h);
-            this.timed(() => {
-              const i = this.pending.indexOf(t);
-              if (i >= 0) this.pending.splice(i, 1);
-              this.emitFor(t);
-            });
-          },
-          t + this.delayMs - this.clock.now(),
-        );
-        this.delayTimers.add(h);
+        this.armDelay(t);
       } else {
         this.emitFor(t);
       }
@@ -337,20 +318,7 @@ class SlidingWindow extends WindowNode {
 
   protected override start(): void {
     // restored delayed triggers are re-armed
-    for (const t of this.pending) {
-      const h: TimerHandle = this.clock.setTimeout(
-        () => {
-          this.delayTimers.delete(h);
-          this.timed(() => {
-            const i = this.pending.indexOf(t);
-            if (i >= 0) this.pending.splice(i, 1);
-            this.emitFor(t);
-          });
-        },
-        t + this.delayMs - this.clock.now(),
-      );
-      this.delayTimers.add(h);
-    }
+    for (const t of this.pending) this.armDelay(t);
   }
 
   protected numbers(): Record<string, number> {

@@ -293,20 +293,25 @@ export class WorkerPool implements TopologyBuilder {
     return s !== undefined && !s.replacing && (!s.started || Date.now() - s.lastPong <= 2 * this.heartbeatMs);
   }
 
+  /** Asks worker `slot` to open rule `t`, with the streams and tables it may read. */
+  private sendOpen(slot: number, t: RemoteTopology): Promise<void> {
+    return this.send(slot, (req) => ({
+      op: 'open',
+      req,
+      handle: t.handle,
+      rule: t.rule,
+      options: t.options,
+      streams: [...this.opts.catalog.list('stream'), ...this.opts.catalog.list('table')],
+    }));
+  }
+
   async openRemote(t: RemoteTopology): Promise<void> {
     const slot = this.slots[t.slot];
     if (slot && !slot.spawned && !this.closed) this.spawn(slot);
     this.remotes.set(t.handle, t);
     t.open_ = true;
     try {
-      await this.send(t.slot, (req) => ({
-        op: 'open',
-        req,
-        handle: t.handle,
-        rule: t.rule,
-        options: t.options,
-        streams: [...this.opts.catalog.list('stream'), ...this.opts.catalog.list('table')],
-      }));
+      await this.sendOpen(t.slot, t);
     } catch (err) {
       // the worker was replaced meanwhile: the replacement opens the rule
       if (err instanceof WorkerReplaced && this.remotes.has(t.handle)) return;
@@ -532,14 +537,7 @@ export class WorkerPool implements TopologyBuilder {
       for (const t of again) {
         if (!this.remotes.has(t.handle)) continue;
         try {
-          await this.send(s.index, (req) => ({
-            op: 'open',
-            req,
-            handle: t.handle,
-            rule: t.rule,
-            options: t.options,
-            streams: [...this.opts.catalog.list('stream'), ...this.opts.catalog.list('table')],
-          }));
+          await this.sendOpen(s.index, t);
         } catch (err) {
           // replaced again meanwhile: that replacement opens it
           if (err instanceof WorkerReplaced) return;
