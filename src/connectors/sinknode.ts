@@ -221,6 +221,8 @@ class Payload implements SinkPayload {
 
 /** Longest wait of stop/delete for a sink to send what it accepted (docs/runtime.md §1.3). */
 const FLUSH_LIMIT_MS = 5000;
+/** At most one `buffer full` warning per sink in this time; the metrics count every drop. */
+const DROP_WARN_INTERVAL_MS = 1000;
 /** How long a close still waits for the send in flight once the drain's time is up. */
 const IN_FLIGHT_GRACE_MS = 1000;
 
@@ -259,6 +261,8 @@ class SinkNodeImpl implements SinkNode {
   /** send units started and settled (sent, failed or cached), and per taken entry the units it needs settled */
   private unitsStarted = 0;
   private unitsSettled = 0;
+  private lastDropWarn = 0;
+  private droppedSinceWarn = 0;
   /** units settled before an earlier one (several sends in flight) */
   private readonly settledAhead = new Set<number>();
   private readonly entryMarks: number[] = [];
@@ -370,7 +374,7 @@ class SinkNodeImpl implements SinkNode {
       this.paused = false;
     } else if (this.queue.length >= this.common.bufferLength && !this.pressure) {
       this.metrics.error(new Error(`buffer full, drop message from ${this.metrics.name}`));
-      this.logger.warn('sink %s buffer full, drop message', this.metrics.name);
+      this.warnDropped();
     } else {
       this.queue.push(rows);
       this.entriesIn++;
@@ -382,6 +386,16 @@ class SinkNodeImpl implements SinkNode {
     }
     this.updateBuffer();
     if (this.opened) this.kick();
+  }
+
+  /** Drops are counted per row in the metrics; the log says so at most once a second, with the count since. */
+  private warnDropped(): void {
+    this.droppedSinceWarn++;
+    const now = Date.now();
+    if (now - this.lastDropWarn < DROP_WARN_INTERVAL_MS) return;
+    this.logger.warn('sink %s buffer full, dropped %d message(s)', this.metrics.name, this.droppedSinceWarn);
+    this.lastDropWarn = now;
+    this.droppedSinceWarn = 0;
   }
 
   private skipRow(row: ValueObject): boolean {
