@@ -4,64 +4,30 @@
  * interleaved rounds. A graph rule runs on the same operators as the SQL rule; the difference is the price of the
  * graph's row-flow adapters (a projection hands rows on instead of final objects).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import pino from 'pino';
-import { loadConfig, prepareHome, resolveHome } from '../src/config/index.js';
-import { openStore } from '../src/store/index.js';
-import { Connectors } from '../src/connectors/index.js';
-import { parseDdl } from '../src/sql/index.js';
-import type { StreamCatalog, StreamDef, StreamKind } from '../src/catalog/types.js';
-import { createBuiltinRegistry } from '../src/functions/index.js';
-import { createTopologyBuilder } from '../src/runtime/topology.js';
 import type { RuleDef, Topology } from '../src/contracts/index.js';
 import type { ValueObject } from '../src/values/value.js';
+import { openBenchEngine } from './helpers/engine.js';
 
 const tick = () => new Promise<void>((r) => setImmediate(r));
 const TOPIC = 'bench/graph';
 
 async function engine() {
-  const homeDir = mkdtempSync(join(tmpdir(), 'eddy-bench-'));
-  const home = resolveHome(homeDir);
-  prepareHome(home);
-  const config = loadConfig(home, {});
-  const store = await openStore(config, home);
-  const logger = pino({ level: 'silent' });
-  const connectors = await Connectors.create({ home, config, env: {}, store, logger });
-  const defs = new Map<string, StreamDef>();
-  const catalog: StreamCatalog = {
-    get: (n) => defs.get(n),
-    list: (k: StreamKind) => [...defs.values()].filter((d) => d.kind === k),
-  };
-  const sql = `CREATE STREAM demo (deviceId STRING, temperature FLOAT, humidity FLOAT) WITH (DATASOURCE="${TOPIC}", TYPE="memory")`;
-  const st = parseDdl(sql);
-  if (st.kind !== 'createStream') throw new Error('not a CREATE');
-  defs.set(st.name, { name: st.name, kind: st.streamKind, fields: st.fields, options: st.options, sql });
-  const builder = createTopologyBuilder({
-    catalog,
-    functions: createBuiltinRegistry(),
-    connectors: connectors.registry,
-    createSinkNode: (o) => connectors.createSinkNode(o),
-    store,
-    dataDir: home.data,
-    logger,
-  });
+  const e = await openBenchEngine();
+  e.defineStream(
+    `CREATE STREAM demo (deviceId STRING, temperature FLOAT, humidity FLOAT) WITH (DATASOURCE="${TOPIC}", TYPE="memory")`,
+  );
   let topo: Topology | null = null;
   return {
-    connectors,
-    publish: (row: ValueObject) => connectors.memory.publish({ topic: TOPIC, row }),
+    connectors: e.connectors,
+    publish: (row: ValueObject) => e.connectors.memory.publish({ topic: TOPIC, row }),
     async rule(def: RuleDef) {
-      topo = builder.build(def, { ...config.rule }, logger);
+      topo = e.builder.build(def, { ...e.config.rule }, e.logger);
       await topo.open();
       return topo;
     },
     async close() {
       await topo?.close();
-      await builder.close();
-      await connectors.close();
-      await store.close();
-      rmSync(homeDir, { recursive: true, force: true });
+      await e.close();
     },
   };
 }

@@ -11,20 +11,13 @@
  * CPU share gives its records per CPU-second, printed alongside (its figure includes MQTT in and out; ours includes
  * generating the events). The generator alone (no rule) is measured too, as the ceiling of any query.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import pino from 'pino';
-import { loadConfig, prepareHome, resolveHome } from '../src/config/index.js';
-import { openStore } from '../src/store/index.js';
-import { Connectors } from '../src/connectors/index.js';
-import { parseDdl } from '../src/sql/index.js';
-import type { StreamCatalog, StreamDef, StreamKind } from '../src/catalog/types.js';
-import { createBuiltinRegistry } from '../src/functions/index.js';
-import { createTopologyBuilder, type RuleTopology } from '../src/runtime/topology.js';
+import { type RuleTopology } from '../src/runtime/topology.js';
 import { ManualClock } from '../src/runtime/clock.js';
 import type { RuleAction } from '../src/contracts/index.js';
 import { NexmarkSource } from '../src/connectors/nexmark-source.js';
+import { openBenchEngine } from './helpers/engine.js';
 
 const RUN_MS = Number(process.env.NEXMARK_RUN_MS ?? 3000);
 const UNBOUNDED_QPS = 100_000_000;
@@ -170,13 +163,10 @@ async function settled(t: RuleTopology): Promise<void> {
 }
 
 async function runQuery(q: Query): Promise<{ records: number; cpuMs: number; results: number; drops: number }> {
-  const homeDir = mkdtempSync(join(tmpdir(), 'eddy-bench-nexmark-'));
-  const home = resolveHome(homeDir);
-  prepareHome(home);
-  const config = loadConfig(home, {});
-  const store = await openStore(config, home);
-  const logger = pino({ level: 'silent' });
-  const connectors = await Connectors.create({ home, config, env: {}, store, logger });
+  // windows start on a 30 s boundary, so one move of WINDOW_MS closes exactly one window
+  const clock = new ManualClock(Math.ceil(Date.now() / WINDOW_MS) * WINDOW_MS);
+  const engine = await openBenchEngine({ clock, prefix: 'eddy-bench-nexmark-' });
+  const { connectors, config, logger, builder } = engine;
   // the generators are kept at hand so they can be stopped before the windows fire
   const generators: NexmarkSource[] = [];
   connectors.registry.registerSource('nexmark', () => {
@@ -184,29 +174,8 @@ async function runQuery(q: Query): Promise<{ records: number; cpuMs: number; res
     generators.push(g);
     return g;
   });
-  // windows start on a 30 s boundary, so one move of WINDOW_MS closes exactly one window
-  const clock = new ManualClock(Math.ceil(Date.now() / WINDOW_MS) * WINDOW_MS);
-  const defs = new Map<string, StreamDef>();
-  const catalog: StreamCatalog = {
-    get: (n) => defs.get(n),
-    list: (k: StreamKind) => [...defs.values()].filter((d) => d.kind === k),
-  };
-  const builder = createTopologyBuilder({
-    catalog,
-    functions: createBuiltinRegistry(),
-    connectors: connectors.registry,
-    createSinkNode: (o) => connectors.createSinkNode(o),
-    store,
-    dataDir: home.data,
-    logger,
-    clock,
-  });
   const qps = qpsOf(q);
-  const ddl = (sql: string) => {
-    const st = parseDdl(sql);
-    if (st.kind !== 'createStream') throw new Error('not a CREATE');
-    defs.set(st.name, { name: st.name, kind: st.streamKind, fields: st.fields, options: st.options, sql });
-  };
+  const ddl = (sql: string) => engine.defineStream(sql);
   for (const [name, s] of Object.entries(STREAMS)) {
     // each stream reads a config key excluding the other kinds
     await connectors.confKeys.put(
@@ -234,7 +203,7 @@ async function runQuery(q: Query): Promise<{ records: number; cpuMs: number; res
     topos.unshift(t);
   }
   await sleep(RUN_MS);
-  if (q.windowed) for (const g of generators) await g.close({ ruleId: 'bench', logger, dataDir: home.data });
+  if (q.windowed) for (const g of generators) await g.close({ ruleId: 'bench', logger, dataDir: engine.dataDir });
   const sources = topos.flatMap((t) => t.nodes().filter((n) => n.name.startsWith('source_')));
   const sinks = topos.map((t) => t.nodes().at(-1)!);
   if (q.windowed) {
@@ -254,10 +223,7 @@ async function runQuery(q: Query): Promise<{ records: number; cpuMs: number; res
   const results = sinks.at(-1)!.recordsIn;
   const drops = topos.reduce((a, t) => a + t.nodes().reduce((b, n) => b + n.exceptions, 0), 0);
   for (const t of topos) await t.close();
-  await builder.close();
-  await connectors.close();
-  await store.close();
-  rmSync(homeDir, { recursive: true, force: true });
+  await engine.close();
   return { records, cpuMs: used, results, drops };
 }
 

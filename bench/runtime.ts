@@ -6,23 +6,14 @@
  * (MQTT → MQTT through the local broker against a hand-written mqtt.js program: bench/mqtt.ts.)
  * Figures are CPU time, not wall time: the machine is shared, and CPU time is what "per core" means.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { performance } from 'node:perf_hooks';
-import pino from 'pino';
-import { loadConfig, prepareHome, resolveHome } from '../src/config/index.js';
-import { openStore } from '../src/store/index.js';
-import { Connectors } from '../src/connectors/index.js';
-import { parseDdl } from '../src/sql/index.js';
-import type { StreamCatalog, StreamDef, StreamKind } from '../src/catalog/types.js';
-import { createBuiltinRegistry } from '../src/functions/index.js';
-import { createTopologyBuilder, type RuleTopology } from '../src/runtime/topology.js';
+import { type RuleTopology } from '../src/runtime/topology.js';
 import { ManualClock, type Clock } from '../src/runtime/clock.js';
 import type { RuleAction, RuleOptions } from '../src/contracts/index.js';
 import type { ValueObject } from '../src/values/value.js';
+import { openBenchEngine } from './helpers/engine.js';
 
 const tick = () => new Promise<void>((r) => setImmediate(r));
 
@@ -30,49 +21,23 @@ setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
 
 async function engine(clock?: Clock) {
-  const homeDir = mkdtempSync(join(tmpdir(), 'eddy-bench-'));
-  const home = resolveHome(homeDir);
-  prepareHome(home);
-  const config = loadConfig(home, {});
-  const store = await openStore(config, home);
-  const logger = pino({ level: 'silent' });
-  const connectors = await Connectors.create({ home, config, env: {}, store, logger });
-  const defs = new Map<string, StreamDef>();
-  const catalog: StreamCatalog = {
-    get: (n) => defs.get(n),
-    list: (k: StreamKind) => [...defs.values()].filter((d) => d.kind === k),
-  };
-  const builder = createTopologyBuilder({
-    catalog,
-    functions: createBuiltinRegistry(),
-    connectors: connectors.registry,
-    createSinkNode: (o) => connectors.createSinkNode(o),
-    store,
-    dataDir: home.data,
-    logger,
-    clock,
-  });
+  const e = await openBenchEngine({ clock });
   const topos: RuleTopology[] = [];
   return {
-    connectors,
-    builder,
+    connectors: e.connectors,
+    builder: e.builder,
     ddl(sql: string) {
-      const st = parseDdl(sql);
-      if (st.kind !== 'createStream') throw new Error('not a CREATE');
-      defs.set(st.name, { name: st.name, kind: st.streamKind, fields: st.fields, options: st.options, sql });
+      e.defineStream(sql);
     },
     async rule(id: string, sql: string, actions: RuleAction[] = [{ nop: {} }], options: Partial<RuleOptions> = {}) {
-      const t = builder.build({ id, sql, actions }, { ...config.rule, ...options }, logger);
+      const t = e.builder.build({ id, sql, actions }, { ...e.config.rule, ...options }, e.logger);
       await t.open();
       topos.push(t);
       return t;
     },
     async close() {
       for (const t of topos) await t.close();
-      await builder.close();
-      await connectors.close();
-      await store.close();
-      rmSync(homeDir, { recursive: true, force: true });
+      await e.close();
     },
   };
 }

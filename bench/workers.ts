@@ -22,17 +22,11 @@ import { createServer } from 'node:http';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { performance } from 'node:perf_hooks';
-import pino from 'pino';
 import AdmZip from 'adm-zip';
-import { loadConfig, prepareHome, resolveHome } from '../src/config/index.js';
-import { openStore } from '../src/store/index.js';
-import { Connectors } from '../src/connectors/index.js';
-import { parseDdl } from '../src/sql/index.js';
-import type { StreamCatalog, StreamDef, StreamKind } from '../src/catalog/types.js';
-import { createBuiltinRegistry } from '../src/functions/index.js';
-import { createTopologyBuilder, type RuleTopology } from '../src/runtime/topology.js';
+import { type RuleTopology } from '../src/runtime/topology.js';
 import type { ValueObject } from '../src/values/value.js';
 import { startServer } from '../src/server.js';
+import { openBenchEngine, type BenchEngine } from './helpers/engine.js';
 
 const tick = () => new Promise<void>((r) => setImmediate(r));
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -52,35 +46,13 @@ interface ThreadInit {
 /** One rule thread: its rules read one memory topic that this thread feeds until told to stop. */
 async function threadMain(init: ThreadInit): Promise<void> {
   const port = parentPort!;
-  const homeDir = mkdtempSync(join(tmpdir(), 'eddy-bench-wk-'));
-  const home = resolveHome(homeDir);
-  prepareHome(home);
   const env: NodeJS.ProcessEnv = init.mqtt ? { MQTT_SOURCE__DEFAULT__SERVER: init.mqtt.url } : {};
-  const config = loadConfig(home, env);
-  const store = await openStore(config, home);
-  const logger = pino({ level: 'silent' });
-  const connectors = await Connectors.create({ home, config, env, store, logger });
-  const defs = new Map<string, StreamDef>();
-  const catalog: StreamCatalog = {
-    get: (n) => defs.get(n),
-    list: (k: StreamKind) => [...defs.values()].filter((d) => d.kind === k),
-  };
-  const builder = createTopologyBuilder({
-    catalog,
-    functions: createBuiltinRegistry(),
-    connectors: connectors.registry,
-    createSinkNode: (o) => connectors.createSinkNode(o),
-    store,
-    dataDir: home.data,
-    logger,
-  });
-  if (init.mqtt)
-    return mqttThread(init.mqtt, init.rules, { port, defs, builder, config, logger, connectors, store, homeDir });
-  const sql =
-    'CREATE STREAM demo (deviceId STRING, temperature FLOAT, humidity FLOAT) WITH (DATASOURCE="bench/wk", TYPE="memory")';
-  const st = parseDdl(sql);
-  if (st.kind !== 'createStream') throw new Error('not a CREATE');
-  defs.set(st.name, { name: st.name, kind: st.streamKind, fields: st.fields, options: st.options, sql });
+  const engine = await openBenchEngine({ env, prefix: 'eddy-bench-wk-' });
+  const { builder, config, logger, connectors } = engine;
+  if (init.mqtt) return mqttThread(init.mqtt, init.rules, port, engine);
+  engine.defineStream(
+    'CREATE STREAM demo (deviceId STRING, temperature FLOAT, humidity FLOAT) WITH (DATASOURCE="bench/wk", TYPE="memory")',
+  );
   const topos: RuleTopology[] = [];
   for (let i = 0; i < init.rules; i++) {
     const t = builder.build(
@@ -105,64 +77,50 @@ async function threadMain(init: ThreadInit): Promise<void> {
       }
       port.postMessage({ delivered: delivered() - before });
       for (const t of topos) await t.close();
-      await builder.close();
-      await connectors.close();
-      await store.close();
-      rmSync(homeDir, { recursive: true, force: true });
+      await engine.close();
     })();
   });
   port.postMessage({ ready: true });
 }
 
-interface ThreadParts {
-  port: NonNullable<typeof parentPort>;
-  defs: Map<string, StreamDef>;
-  builder: ReturnType<typeof createTopologyBuilder>;
-  config: ReturnType<typeof loadConfig>;
-  logger: pino.Logger;
-  connectors: Connectors;
-  store: Awaited<ReturnType<typeof openStore>>;
-  homeDir: string;
-}
-
 /** MQTT variant of a rule thread: its rules read their own topics (fed from outside) and publish to MQTT. */
-async function mqttThread(m: { url: string; first: number }, rules: number, p: ThreadParts): Promise<void> {
+async function mqttThread(
+  m: { url: string; first: number },
+  rules: number,
+  port: NonNullable<typeof parentPort>,
+  engine: BenchEngine,
+): Promise<void> {
   const topos: RuleTopology[] = [];
   for (let i = m.first; i < m.first + rules; i++) {
     const sql = `CREATE STREAM mq${i} (deviceId STRING, temperature FLOAT, humidity FLOAT) WITH (DATASOURCE="bench/wkmq/in/${i}", FORMAT="json")`;
-    const st = parseDdl(sql);
-    if (st.kind !== 'createStream') throw new Error('not a CREATE');
-    p.defs.set(st.name, { name: st.name, kind: st.streamKind, fields: st.fields, options: st.options, sql });
-    const t = p.builder.build(
+    engine.defineStream(sql);
+    const t = engine.builder.build(
       {
         id: `mq${i}`,
         sql: `SELECT deviceId, temperature FROM mq${i} WHERE temperature > 50`,
         actions: [{ mqtt: { server: m.url, topic: `bench/wkmq/out/${i}`, sendSingle: true } }],
       },
-      p.config.rule,
-      p.logger,
+      engine.config.rule,
+      engine.logger,
     );
     await t.open();
     topos.push(t);
   }
   const read = () => topos.reduce((a, t) => a + t.nodes()[0].recordsIn, 0);
   const written = () => topos.reduce((a, t) => a + t.nodes()[t.nodes().length - 1].recordsIn, 0);
-  p.port.on('message', (msg: { go: number }) => {
+  port.on('message', (msg: { go: number }) => {
     void (async () => {
       // the subscriptions settle, then the window starts
       await new Promise((r) => setTimeout(r, 500));
       const r0 = read();
       const w0 = written();
       await new Promise((r) => setTimeout(r, msg.go));
-      p.port.postMessage({ delivered: read() - r0, written: written() - w0 });
+      port.postMessage({ delivered: read() - r0, written: written() - w0 });
       for (const t of topos) await t.close();
-      await p.builder.close();
-      await p.connectors.close();
-      await p.store.close();
-      rmSync(p.homeDir, { recursive: true, force: true });
+      await engine.close();
     })();
   });
-  p.port.postMessage({ ready: true });
+  port.postMessage({ ready: true });
 }
 
 if (!isMainThread && (workerData as ThreadInit | undefined)?.eddyBenchWorker) void threadMain(workerData as ThreadInit);
