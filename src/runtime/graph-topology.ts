@@ -20,6 +20,7 @@ import type {
 import type { EvalContext } from '../plan/plan.js';
 import type { GraphOpNode, GraphPlan } from '../plan/graph.js';
 import { TopologySignals } from './signals.js';
+import { closeInOrder } from './closing.js';
 import type { Clock, TimerHandle } from './clock.js';
 import type { ValueObject } from '../values/value.js';
 import { decodeRow, decodeValue, encodeRow, encodeValue, loadCheckpoint, saveCheckpoint } from './checkpoint.js';
@@ -263,21 +264,18 @@ export class GraphTopology implements Topology {
     this.closed = true;
     this.checkpointTimer?.cancel();
     this.checkpointTimer = undefined;
-    const errors: unknown[] = [];
-    const run = async (fn: () => Promise<void>) => {
-      try {
-        await fn();
-      } catch (err) {
-        errors.push(err);
-      }
-    };
-    for (const s of this.sources) await run(() => s.close());
-    if (this.options.qos >= 1 && this.opened) await run(() => this.checkpoint());
-    for (const n of this.inner) await run(() => n.close());
-    for (const n of this.ordered) await run(() => n.close());
-    for (const b of this.batches) await run(() => b.close());
-    for (const s of this.sinks) await run(() => s.close());
-    if (errors.length > 0) this.logger.warn({ err: errors[0] }, 'error while closing the rule');
+    const checkpoint = this.options.qos >= 1 && this.opened;
+    await closeInOrder(
+      [
+        ...this.sources.map((s) => () => s.close()),
+        ...(checkpoint ? [() => this.checkpoint()] : []),
+        ...this.inner.map((n) => () => n.close()),
+        ...this.ordered.map((n) => () => n.close()),
+        ...this.batches.map((b) => () => b.close()),
+        ...this.sinks.map((s) => () => s.close()),
+      ],
+      this.logger,
+    );
   }
 
   onFatal(cb: (err: Error) => void): void {

@@ -26,6 +26,7 @@ import { planGraph } from '../plan/graph.js';
 import { GraphTopology } from './graph-topology.js';
 import { EddyError, ErrorCode } from '../core/errors.js';
 import { TopologySignals } from './signals.js';
+import { closeInOrder } from './closing.js';
 import { systemClock, type Clock, type TimerHandle } from './clock.js';
 import { type QueueNode, SinkReceiver, type Receiver } from './node.js';
 import {
@@ -481,24 +482,21 @@ export class RuleTopology implements Topology {
     this.closed = true;
     this.checkpointTimer?.cancel();
     this.checkpointTimer = undefined;
-    const errors: unknown[] = [];
-    const run = async (fn: () => Promise<void>) => {
-      try {
-        await fn();
-      } catch (err) {
-        errors.push(err);
-      }
-    };
     this.checkpointSoon?.();
     this.checkpointSoon = undefined;
-    if (this.options.qos >= 1 && this.opened) await run(() => this.finalCheckpoint());
-    for (const s of this.sources) await run(() => s.close());
-    // the state as the sources left it; what arrived after the last acknowledged checkpoint comes again
-    if (this.options.qos >= 1 && this.opened) await run(() => this.checkpoint(false));
-    for (const n of this.ordered) if (!(n instanceof SourceNode)) await run(() => n.close());
-    for (const b of this.batches) await run(() => b.close());
-    for (const s of this.sinks) await run(() => s.close());
-    if (errors.length > 0) this.logger.warn({ err: errors[0] }, 'error while closing the rule');
+    const checkpoint = this.options.qos >= 1 && this.opened;
+    await closeInOrder(
+      [
+        ...(checkpoint ? [() => this.finalCheckpoint()] : []),
+        ...this.sources.map((s) => () => s.close()),
+        // the state as the sources left it; what arrived after the last acknowledged checkpoint comes again
+        ...(checkpoint ? [() => this.checkpoint(false)] : []),
+        ...this.ordered.filter((n) => !(n instanceof SourceNode)).map((n) => () => n.close()),
+        ...this.batches.map((b) => () => b.close()),
+        ...this.sinks.map((s) => () => s.close()),
+      ],
+      this.logger,
+    );
   }
 
   onFatal(cb: (err: Error) => void): void {
