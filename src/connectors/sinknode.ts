@@ -485,6 +485,7 @@ class SinkNodeImpl implements SinkNode {
   private yielded = false;
   /** resolves the wait of {@link close} for the sends in flight */
   private settledAll: (() => void) | undefined;
+  private readonly settleWaiters: Array<() => void> = [];
   private readonly pumpFn = (): void => {
     this.yielded = false;
     this.pump();
@@ -587,6 +588,7 @@ class SinkNodeImpl implements SinkNode {
       this.encoding = false;
       this.inflight--;
       this.collectNow(rows, payload, start, seq);
+      this.wakeSettleWaiters();
       this.pump();
     };
     setImmediate(step, 0);
@@ -624,7 +626,17 @@ class SinkNodeImpl implements SinkNode {
   private settled(): void {
     this.inflight--;
     if (this.inflight === 0 && this.settledAll) this.settledAll();
+    this.wakeSettleWaiters();
     this.pump();
+  }
+
+  private wakeSettleWaiters(): void {
+    if (this.settleWaiters.length > 0) for (const wake of this.settleWaiters.splice(0)) wake();
+  }
+
+  /** Resolves when the next send in flight settles (a closing sink waits on it instead of polling). */
+  private nextSettle(): Promise<void> {
+    return new Promise<void>((resolve) => this.settleWaiters.push(resolve));
   }
 
   private sent(unit: SinkUnit, start: number): void {
@@ -928,7 +940,7 @@ class SinkNodeImpl implements SinkNode {
     const deadline = Date.now() + limitMs;
     let timer: NodeJS.Timeout | undefined;
     try {
-      while (!this.paused && (this.running !== undefined || this.hasWork())) {
+      while (!this.paused && (this.running !== undefined || this.inflight > 0 || this.hasWork())) {
         const left = deadline - Date.now();
         if (left <= 0) {
           this.logger.warn('sink %s closes with %d items unsent', this.metrics.name, this.metrics.bufferLength);
@@ -936,7 +948,9 @@ class SinkNodeImpl implements SinkNode {
         }
         if (this.running === undefined) this.kick();
         const expired = new Promise<void>((resolve) => (timer = setTimeout(resolve, left)));
-        await Promise.race([this.running, expired]);
+        // the cache's loop, or else the next send in flight to settle (the live path): never a busy wait
+        const progress = this.running ?? (this.inflight > 0 ? this.nextSettle() : undefined);
+        await Promise.race([progress, expired]);
         clearTimeout(timer);
         // the loop's own `finally` restarts it when items arrived meanwhile: let it settle first
         await new Promise<void>((resolve) => setImmediate(resolve));
