@@ -52,7 +52,7 @@ const args = [
   'tsx',
   '--test',
   '--test-concurrency=4',
-  '--test-timeout=120000',
+  '--test-timeout=300000',
   '--test-force-exit',
   ...passthrough,
   ...files,
