@@ -43,6 +43,7 @@ const word = (kind: StreamKind) => (kind === 'stream' ? 'Stream' : 'Table');
 
 export class Catalog implements StreamCatalog {
   private readonly defs = new Map<string, StreamDef>();
+  private changes = 0;
 
   private constructor(
     private readonly store: KVStore,
@@ -69,6 +70,10 @@ export class Catalog implements StreamCatalog {
 
   get(name: string): StreamDef | undefined {
     return this.defs.get(name);
+  }
+
+  get revision(): number {
+    return this.changes;
   }
 
   list(kind: StreamKind): StreamDef[] {
@@ -197,6 +202,7 @@ export class Catalog implements StreamCatalog {
       throw new EddyError(ErrorCode.Stream, `Create ${def.kind} fails: Item ${def.name} already exists.`);
     }
     this.defs.set(def.name, def);
+    this.changes++;
   }
 
   /**
@@ -231,6 +237,7 @@ export class Catalog implements StreamCatalog {
       }
       await this.store.set(NS, id, JSON.stringify(toEntry(def)));
       this.defs.set(id, def);
+      this.changes++;
     } catch (err) {
       throw wrap(err, prefix);
     }
@@ -254,6 +261,7 @@ export class Catalog implements StreamCatalog {
     if (isLookup(def)) await this.ports.closeLookup(name);
     await this.store.delete(NS, name);
     this.defs.delete(name);
+    this.changes++;
   }
 
   /** Every definition's SQL text by kind, in catalog order (export, ruleset). */

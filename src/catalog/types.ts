@@ -20,4 +20,6 @@ export interface StreamDef {
 export interface StreamCatalog {
   get(name: string): StreamDef | undefined;
   list(kind: StreamKind): StreamDef[];
+  /** Changes whenever a definition is added, replaced or dropped (rule workers copy only what changed). */
+  readonly revision?: number;
 }

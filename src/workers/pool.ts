@@ -25,7 +25,7 @@ import type {
   Topology,
   TopologyBuilder,
 } from '../contracts/index.js';
-import type { StreamCatalog } from '../catalog/types.js';
+import type { StreamCatalog, StreamDef } from '../catalog/types.js';
 import type { FunctionRegistry } from '../functions/registry.js';
 import { createBuiltinRegistry } from '../functions/index.js';
 import type { KVStore } from '../store/kv.js';
@@ -112,6 +112,9 @@ class Slot {
   lastProgress = Date.now();
   /** wait before the next replacement of a worker that died young */
   backoffMs = 0;
+  /** the stream and table definitions this thread has, and the catalog revision they reflect */
+  sentDefs = new Map<string, StreamDef>();
+  sentRevision = -1;
   readonly pending = new Map<number, Pending>();
   constructor(readonly index: number) {}
 }
@@ -293,16 +296,36 @@ export class WorkerPool implements TopologyBuilder {
     return s !== undefined && !s.replacing && (!s.started || Date.now() - s.lastPong <= 2 * this.heartbeatMs);
   }
 
-  /** Asks worker `slot` to open rule `t`, with the streams and tables it may read. */
+  /**
+   * Asks worker `slot` to open rule `t`, with the stream and table definitions that changed since its last open: sending
+   * the whole catalog each time made starting n rules cost O(n²).
+   */
   private sendOpen(slot: number, t: RemoteTopology): Promise<void> {
+    const s = this.slots[slot];
+    const { streams, dropped } = s ? this.catalogDelta(s) : { streams: [], dropped: [] };
     return this.send(slot, (req) => ({
       op: 'open',
       req,
       handle: t.handle,
       rule: t.rule,
       options: t.options,
-      streams: [...this.opts.catalog.list('stream'), ...this.opts.catalog.list('table')],
+      streams,
+      dropped,
     }));
+  }
+
+  private catalogDelta(s: Slot): { streams: StreamDef[]; dropped: string[] } {
+    const catalog = this.opts.catalog;
+    const revision = catalog.revision;
+    if (revision !== undefined && revision === s.sentRevision) return { streams: [], dropped: [] };
+    const current = [...catalog.list('stream'), ...catalog.list('table')];
+    const streams = current.filter((d) => s.sentDefs.get(d.name) !== d);
+    const names = new Set(current.map((d) => d.name));
+    const dropped = [...s.sentDefs.keys()].filter((n) => !names.has(n));
+    for (const d of streams) s.sentDefs.set(d.name, d);
+    for (const n of dropped) s.sentDefs.delete(n);
+    s.sentRevision = revision ?? -1;
+    return { streams, dropped };
   }
 
   async openRemote(t: RemoteTopology): Promise<void> {
@@ -372,6 +395,8 @@ export class WorkerPool implements TopologyBuilder {
     const ts = import.meta.url.endsWith('.ts');
     const entry = new URL(ts ? './worker.ts' : './worker.js', import.meta.url);
     s.activity = new Int32Array(new SharedArrayBuffer(8));
+    s.sentDefs = new Map();
+    s.sentRevision = -1;
     s.lastSeq = 0;
     s.lastProgress = Date.now();
     const workerData = { index: s.index, home: this.opts.home, env: this.opts.env, activity: s.activity.buffer };

@@ -9,7 +9,16 @@ import type { ValueObject } from '../values/value.js';
 
 /** Main → worker. */
 export type ToWorker =
-  | { op: 'open'; req: number; handle: number; rule: RuleDef; options: RuleOptions; streams: StreamDef[] }
+  /** `streams`/`dropped`: the catalog's changes since the previous open on this thread */
+  | {
+      op: 'open';
+      req: number;
+      handle: number;
+      rule: RuleDef;
+      options: RuleOptions;
+      streams: StreamDef[];
+      dropped: string[];
+    }
   | { op: 'close'; req: number; handle: number }
   /** `PUT /rules/{id}/reset_state` of a rule on the worker (docs/rest-api.md §16.6) */
   | { op: 'resetOffset'; req: number; handle: number; streamName: string; input: ValueObject }

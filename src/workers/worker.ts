@@ -65,11 +65,12 @@ class MainStore implements KVStore {
   close = () => Promise.resolve();
 }
 
-/** The streams and tables the main thread sent with the latest open. */
+/** The streams and tables of the main thread, kept up to date by the changes each open carries. */
 class CatalogView implements StreamCatalog {
-  private defs = new Map<string, StreamDef>();
-  replace(defs: StreamDef[]): void {
-    this.defs = new Map(defs.map((d) => [d.name, d]));
+  private readonly defs = new Map<string, StreamDef>();
+  apply(changed: StreamDef[], dropped: string[]): void {
+    for (const d of changed) this.defs.set(d.name, d);
+    for (const n of dropped) this.defs.delete(n);
   }
   get(name: string): StreamDef | undefined {
     return this.defs.get(name);
@@ -130,7 +131,7 @@ async function main(): Promise<void> {
   const topologies = new Map<number, { topo: RuleTopology; sig: number }>();
 
   const open = async (m: Extract<ToWorker, { op: 'open' }>): Promise<void> => {
-    catalog.replace(m.streams);
+    catalog.apply(m.streams, m.dropped);
     // config keys may have changed through the REST API since the last open
     await connectors.confKeys.load();
     // only SQL rules are placed on workers (graph rules stay on the main thread)

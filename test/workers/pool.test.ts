@@ -218,3 +218,43 @@ test('a rule whose evaluation of one record outlasts basic.ruleEvalLimit is stop
     await s.dispose();
   }
 });
+
+test('a rule on a worker restarted after its stream was dropped and created again reads the new definition', async () => {
+  const s = await startTestServer({ env: { KUIPER__BASIC__WORKERS: '2' } });
+  const topic = uniqueTopic('wkdef');
+  const sub = await subscriber(`${topic}/out`);
+  try {
+    const id = `r_${topic.replace(/\W/g, '_')}`;
+    await mqttRule(s, topic, id);
+    await feed(topic, () => sub.messages.length, 1);
+    assert.equal((await s.req('POST', `/rules/${id}/stop`)).status, 200);
+    assert.equal((await s.req('DELETE', `/streams/st_${id}`)).status, 200);
+    // dropped: the worker must not start the rule from the definition it was sent before
+    let r = await s.req('POST', `/rules/${id}/start`);
+    assert.equal(r.status, 400, r.text);
+    assert.match(r.text, /fail to get stream/);
+    r = await s.req('POST', '/streams', {
+      sql: `CREATE STREAM st_${id} (temperature FLOAT, n BIGINT) WITH (DATASOURCE="${topic}/in2", FORMAT="json")`,
+    });
+    assert.equal(r.status, 201, r.text);
+    r = await s.req('POST', `/rules/${id}/start`);
+    assert.equal(r.status, 200, r.text);
+    const before = sub.messages.length;
+    const pub = await publisher();
+    try {
+      const end = Date.now() + 30_000;
+      let n = 1000;
+      while (sub.messages.length === before) {
+        assert.ok(Date.now() < end, 'no output from the new topic');
+        await pub.publishAsync(`${topic}/in2`, JSON.stringify({ n: n++, temperature: 70 }));
+        await new Promise((res) => setTimeout(res, 30));
+      }
+    } finally {
+      await pub.endAsync();
+    }
+    assert.ok((JSON.parse(sub.messages[before].text) as { n: number }).n >= 1000);
+  } finally {
+    await sub.close();
+    await s.dispose();
+  }
+});
