@@ -117,7 +117,7 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
   const { functions, scripts, services, portables } = await loadFunctionsAndPlugins(base, connectors);
   applyDefaultZone(base);
   const runtime = buildRuntime(base, catalog, functions, connectors);
-  const pool = startWorkerPool(base, catalog, functions, runtime);
+  const pool = startWorkerPool(base, catalog, functions, runtime, connectors);
   const rules = buildRuleService(base, catalog, functions, connectors, runtime, pool);
   const app = assembleApp(base, { catalog, connectors, functions, scripts, services, portables, runtime, rules, pool });
   later.rules = rules;
@@ -258,6 +258,7 @@ function startWorkerPool(
   catalog: Catalog,
   functions: FunctionRegistry,
   runtime: RuntimeBuilder,
+  connectors: Connectors,
 ): WorkerPool | undefined {
   const workers = workerCount(config.basic.workers ?? 0);
   const pool =
@@ -272,6 +273,7 @@ function startWorkerPool(
           local: runtime,
           logger,
           heartbeatLimitMs: Number(config.basic.ruleEvalLimit) > 0 ? Number(config.basic.ruleEvalLimit) : undefined,
+          confRevision: () => connectors.confKeys.revision,
         })
       : undefined;
   if (pool) closers.push(() => pool.close());

@@ -75,6 +75,7 @@ export class ConfKeys {
   };
   /** serialises writes so files and KV follow the order of requests */
   private writing: Promise<void> = Promise.resolve();
+  private changes = 0;
 
   constructor(opts: ConfKeysOptions) {
     this.home = opts.home;
@@ -83,7 +84,12 @@ export class ConfKeys {
     this.store = opts.store;
   }
 
-  /** Reads the user layer (files or KV). Called once at start. */
+  /** Changes with every write of the user layer: rule workers read it again only when it moved. */
+  get revision(): number {
+    return this.changes;
+  }
+
+  /** Reads the user layer (files or KV): at start, and on a rule worker when the main thread's layer changed. */
   async load(): Promise<void> {
     if (this.kv) {
       for (const [k, v] of await this.store.entries(KV_NAMESPACE)) {
@@ -266,6 +272,7 @@ export class ConfKeys {
     const had = layer.has(type);
     const previous = layer.get(type);
     layer.set(type, next);
+    this.changes++;
     try {
       await this.persist(kind, type, touched);
     } catch (err) {

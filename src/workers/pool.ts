@@ -61,6 +61,8 @@ export interface PoolOptions {
    * that rule is stopped with an error naming it (`basic.ruleEvalLimit`, default 5000 ms)
    */
   heartbeatLimitMs?: number;
+  /** the revision of the main thread's config keys (a worker reads them again when it moved) */
+  confRevision?: () => number;
   /** longest wait for a worker to open or close a topology */
   requestTimeoutMs?: number;
 }
@@ -311,6 +313,7 @@ export class WorkerPool implements TopologyBuilder {
       options: t.options,
       streams,
       dropped,
+      confRevision: this.opts.confRevision?.() ?? -1,
     }));
   }
 

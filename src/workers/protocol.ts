@@ -18,6 +18,8 @@ export type ToWorker =
       options: RuleOptions;
       streams: StreamDef[];
       dropped: string[];
+      /** the main thread's config-key revision: -1 when unknown (read them again) */
+      confRevision: number;
     }
   | { op: 'close'; req: number; handle: number }
   /** `PUT /rules/{id}/reset_state` of a rule on the worker (docs/rest-api.md §16.6) */

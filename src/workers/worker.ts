@@ -130,10 +130,14 @@ async function main(): Promise<void> {
   });
   const topologies = new Map<number, { topo: RuleTopology; sig: number }>();
 
+  let confRevision = -1;
   const open = async (m: Extract<ToWorker, { op: 'open' }>): Promise<void> => {
     catalog.apply(m.streams, m.dropped);
     // config keys may have changed through the REST API since the last open
-    await connectors.confKeys.load();
+    if (m.confRevision < 0 || m.confRevision !== confRevision) {
+      await connectors.confKeys.load();
+      confRevision = m.confRevision;
+    }
     // only SQL rules are placed on workers (graph rules stay on the main thread)
     const topo = builder.build(m.rule as RuleDef & { sql: string }, m.options, logger.child({ rule: m.rule.id }));
     topologies.set(m.handle, { topo, sig: -1 });

@@ -258,3 +258,40 @@ test('a rule on a worker restarted after its stream was dropped and created agai
     await s.dispose();
   }
 });
+
+test('a config key written after a worker started reaches the rules that worker opens next', async () => {
+  const s = await startTestServer({ env: { KUIPER__BASIC__WORKERS: '2' } });
+  const topic = uniqueTopic('wkconf');
+  try {
+    // a rule on each worker first, so both threads have read the config keys before the change
+    const pool = s.app.workers!;
+    const seen = new Set<number>();
+    for (let i = 0; seen.size < 2; i++) {
+      const id = `warm_${i}_${topic.replace(/\W/g, '_')}`;
+      await mqttRule(s, `${topic}/${i}`, id);
+      seen.add(pool.place(id));
+    }
+    let r = await s.req('PUT', '/metadata/sources/mqtt/confKeys/wk_unreachable', { server: 'tcp://127.0.0.1:1' });
+    assert.equal(r.status, 200, r.text);
+    r = await s.req('POST', '/streams', {
+      sql: `CREATE STREAM wkconf (n BIGINT) WITH (DATASOURCE="${topic}/k", FORMAT="json", CONF_KEY="wk_unreachable")`,
+    });
+    assert.equal(r.status, 201, r.text);
+    r = await s.req('POST', '/rules', {
+      id: 'wkconf_rule',
+      sql: 'SELECT n FROM wkconf',
+      actions: [{ nop: {} }],
+    });
+    assert.equal(r.status, 201, r.text);
+    // the source must try the key's broker (nothing listens on port 1), not the default one
+    const end = Date.now() + 20_000;
+    let st = await status(s, 'wkconf_rule');
+    while (!/ECONNREFUSED|127\.0\.0\.1:1\b/.test(JSON.stringify(st)) && Date.now() < end) {
+      await new Promise((res) => setTimeout(res, 100));
+      st = await status(s, 'wkconf_rule');
+    }
+    assert.match(JSON.stringify(st), /ECONNREFUSED|127\.0\.0\.1:1\b/);
+  } finally {
+    await s.dispose();
+  }
+});
