@@ -24,7 +24,7 @@ import { transientError } from './mqtt.js';
 import { propString } from './props.js';
 import type { Registry } from './registry.js';
 import { recoverable } from './sinknode.js';
-import { about, addSinkMeta, addSourceMeta, f, same, sink } from './uimeta.js';
+import { addSinkMeta, addSourceMeta, f, sink, source } from './uimeta.js';
 
 function bad(message: string): EddyError {
   return new EddyError(ErrorCode.Executor, message);
@@ -195,17 +195,13 @@ const BUS_FIELDS = [
 export function registerEdgex(registry: Registry, pool: MqttPool, confKeys: ConfKeys): void {
   registry.registerSource('edgex', () => new EdgexSource(pool, confKeys));
   registry.registerSink('edgex', () => new EdgexSink(pool, confKeys));
-  addSourceMeta('edgex', {
-    stream: true,
-    lookup: false,
-    about: about(
+  addSourceMeta(
+    'edgex',
+    source(
       { en_US: 'Subscribes to events of the EdgeX message bus.', zh_CN: '订阅 EdgeX 消息总线的事件。' },
       'sources/builtin/edgex',
-    ),
-    libs: [],
-    node: { category: 'source', icon: 'iconPath', label: same('EdgeX') },
-    properties: {
-      default: [
+      'EdgeX',
+      [
         ...BUS_FIELDS,
         f('topic', 'string', 'rules-events', 'Topic', 'Bus topic subscribed to; # and + are allowed.', {
           optional: false,
@@ -214,8 +210,8 @@ export function registerEdgex(registry: Registry, pool: MqttPool, confKeys: Conf
           values: ['event', 'request'],
         }),
       ],
-    },
-  });
+    ),
+  );
   addSinkMeta(
     'edgex',
     sink(
