@@ -49,6 +49,7 @@ test('trim markers, comments, raw and escaped strings', () => {
   assert.equal(run('a {{- /* note */ -}} b'), 'ab');
   assert.equal(run('a{{/* multi\nline */}}b'), 'ab');
   assert.equal(run('{{`raw\\n`}}|{{"tab\\tq\\"x\\u00e9"}}'), 'raw\\n|tab\tq"xé');
+  assert.equal(run('{{"\\x41\\101\\U0001F600"}}|{{printf "%c" \'\\\'\'}}'), "AA\u{1F600}|'");
   // a dash without a space is a negative number, not a trim marker
   assert.equal(run('{{-3}}'), '-3');
 });
@@ -297,6 +298,10 @@ test('compile errors are clear and name the template', () => {
     ['{{.a | 1}}', /non executable command in pipeline stage 2/],
     ['{{/* open', /unclosed comment/],
     ['{{}}', /missing value for command/],
+    // escapes Go's strconv.Unquote rejects in a double-quoted string (the same unquoting as SQL strings)
+    ['{{"it\\\'s"}}', /^template: sink:1: invalid syntax/],
+    ['{{"\\ud800"}}', /^template: sink:1: invalid syntax/],
+    ['{{"\\400"}}', /^template: sink:1: invalid syntax/],
   ];
   for (const [t, re] of bad) {
     assert.throws(
