@@ -250,6 +250,18 @@ test('sprig strings, numbers, defaults, lists and dicts', () => {
     'float64 string map true true',
   );
   assert.equal(
+    run('{{kindOf .i}} {{kindOf .f}} {{kindOf .s}} {{kindOf .b}} {{kindOf .t}} {{kindOf .y}} {{kindOf .n}}', {
+      i: 1n,
+      f: 1.5,
+      s: 'x',
+      b: true,
+      t: new DateTime(0, 'UTC'),
+      y: new Uint8Array([1]),
+      n: null,
+    }),
+    'int64 float64 string bool struct slice invalid',
+  );
+  assert.equal(
     run('{{b64enc "hi"}} {{b64dec "aGk="}} {{b32enc "hi"}} {{b32dec "NBUQ===="}} {{sha1sum "a"}} {{adler32sum "a"}}'),
     'aGk= hi NBUQ==== hi 86f7e437faa5a7fce15d1ddcb9eaeaea377667b8 6422626',
   );
