@@ -71,25 +71,16 @@ class PathParser {
     for (;;) {
       const c = this.s[this.i];
       if (c === '.') {
-        if (this.s[this.i + 1] === '.') {
-          this.i += 2;
+        const recursive = this.s[this.i + 1] === '.';
+        this.i += recursive ? 2 : 1;
+        if (recursive) {
           steps.push({ t: 'recursive' });
           if (this.s[this.i] === '[') continue;
-          if (this.s[this.i] === '*') {
-            this.i++;
-            steps.push({ t: 'wild' });
-            continue;
-          }
-          steps.push({ t: 'key', name: this.ident() });
-          continue;
         }
-        this.i++;
         if (this.s[this.i] === '*') {
           this.i++;
           steps.push({ t: 'wild' });
-          continue;
-        }
-        steps.push({ t: 'key', name: this.ident() });
+        } else steps.push({ t: 'key', name: this.ident() });
         continue;
       }
       if (c === '[') {
