@@ -6,15 +6,8 @@
  * every non-null field of its rows, to `topic`, or `<topicPrefix>/<profile>/<device>/<source>`, or `application`.
  */
 import { EddyError, ErrorCode } from '../core/errors.js';
-import type {
-  ConnectorContext,
-  Props,
-  SinkConnector,
-  SinkContext,
-  SinkPayload,
-  SourceConnector,
-  SourceEvent,
-} from '../contracts/index.js';
+import type { ConnectorContext, Props, SourceConnector, SourceEvent } from '../contracts/index.js';
+import type { SinkConnector, SinkContext, SinkPayload } from '../contracts/index.js';
 import { isObject, type Value, type ValueObject } from '../values/value.js';
 import type { ConfKeys } from './confkeys.js';
 import { busSettings, openBus, type BusSettings, type EdgexBus } from './edgex-bus.js';

@@ -6,15 +6,8 @@
  * payload as it is.
  */
 import { EddyError, ErrorCode } from '../core/errors.js';
-import type {
-  ConnectorContext,
-  Props,
-  SinkConnector,
-  SinkContext,
-  SinkPayload,
-  SourceConnector,
-  SourceEvent,
-} from '../contracts/index.js';
+import type { ConnectorContext, Props, SourceConnector, SourceEvent } from '../contracts/index.js';
+import type { SinkConnector, SinkContext, SinkPayload } from '../contracts/index.js';
 import { toJson } from '../values/json.js';
 import { isObject, type Value, type ValueObject } from '../values/value.js';
 import { JsonFormat } from './formats/json.js';

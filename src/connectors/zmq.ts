@@ -8,15 +8,8 @@
  */
 import { Publisher, Subscriber } from 'zeromq';
 import { EddyError, ErrorCode } from '../core/errors.js';
-import type {
-  ConnectorContext,
-  Props,
-  SinkConnector,
-  SinkContext,
-  SinkPayload,
-  SourceConnector,
-  SourceEvent,
-} from '../contracts/index.js';
+import type { ConnectorContext, Props, SourceConnector, SourceEvent } from '../contracts/index.js';
+import type { SinkConnector, SinkContext, SinkPayload } from '../contracts/index.js';
 import { propString } from './props.js';
 import type { Registry } from './registry.js';
 import { addSinkMeta, addSourceMeta, f, sink, source } from './uimeta.js';
