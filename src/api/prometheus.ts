@@ -97,12 +97,16 @@ export class PrometheusExporter {
   constructor(private readonly rules: RuleMetricsSource) {
     for (const kind of KINDS) {
       const nodes = () => this.byKind.get(kind) ?? [];
+      const named = (metric: string, help: string) => ({
+        name: `kuiper_${kind}_${metric}`,
+        help,
+        labelNames: NODE_LABELS,
+        registers: [this.registry],
+      });
+      // both are refilled from the snapshot at every scrape: a counter is added to once after its reset
       const counter = (metric: string, help: string, read: (m: NodeMetrics) => number) =>
         new Counter<NodeLabel>({
-          name: `kuiper_${kind}_${metric}`,
-          help,
-          labelNames: NODE_LABELS,
-          registers: [this.registry],
+          ...named(metric, help),
           collect() {
             this.reset();
             for (const n of nodes()) this.inc(n.labels, read(n.metrics));
@@ -110,10 +114,7 @@ export class PrometheusExporter {
         });
       const gauge = (metric: string, help: string, read: (m: NodeMetrics) => number) =>
         new Gauge<NodeLabel>({
-          name: `kuiper_${kind}_${metric}`,
-          help,
-          labelNames: NODE_LABELS,
-          registers: [this.registry],
+          ...named(metric, help),
           collect() {
             this.reset();
             for (const n of nodes()) this.set(n.labels, read(n.metrics));

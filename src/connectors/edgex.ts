@@ -6,15 +6,8 @@
  * every non-null field of its rows, to `topic`, or `<topicPrefix>/<profile>/<device>/<source>`, or `application`.
  */
 import { EddyError, ErrorCode } from '../core/errors.js';
-import type {
-  ConnectorContext,
-  Props,
-  SinkConnector,
-  SinkContext,
-  SinkPayload,
-  SourceConnector,
-  SourceEvent,
-} from '../contracts/index.js';
+import type { ConnectorContext, Props, SourceConnector, SourceEvent } from '../contracts/index.js';
+import type { SinkConnector, SinkContext, SinkPayload } from '../contracts/index.js';
 import { isObject, type Value, type ValueObject } from '../values/value.js';
 import type { ConfKeys } from './confkeys.js';
 import { busSettings, openBus, type BusSettings, type EdgexBus } from './edgex-bus.js';
@@ -24,7 +17,7 @@ import { transientError } from './mqtt.js';
 import { propString } from './props.js';
 import type { Registry } from './registry.js';
 import { recoverable } from './sinknode.js';
-import { about, addSinkMeta, addSourceMeta, f, same, sink } from './uimeta.js';
+import { addSinkMeta, addSourceMeta, f, sink, source } from './uimeta.js';
 
 function bad(message: string): EddyError {
   return new EddyError(ErrorCode.Executor, message);
@@ -195,17 +188,13 @@ const BUS_FIELDS = [
 export function registerEdgex(registry: Registry, pool: MqttPool, confKeys: ConfKeys): void {
   registry.registerSource('edgex', () => new EdgexSource(pool, confKeys));
   registry.registerSink('edgex', () => new EdgexSink(pool, confKeys));
-  addSourceMeta('edgex', {
-    stream: true,
-    lookup: false,
-    about: about(
+  addSourceMeta(
+    'edgex',
+    source(
       { en_US: 'Subscribes to events of the EdgeX message bus.', zh_CN: '订阅 EdgeX 消息总线的事件。' },
       'sources/builtin/edgex',
-    ),
-    libs: [],
-    node: { category: 'source', icon: 'iconPath', label: same('EdgeX') },
-    properties: {
-      default: [
+      'EdgeX',
+      [
         ...BUS_FIELDS,
         f('topic', 'string', 'rules-events', 'Topic', 'Bus topic subscribed to; # and + are allowed.', {
           optional: false,
@@ -214,8 +203,8 @@ export function registerEdgex(registry: Registry, pool: MqttPool, confKeys: Conf
           values: ['event', 'request'],
         }),
       ],
-    },
-  });
+    ),
+  );
   addSinkMeta(
     'edgex',
     sink(

@@ -335,6 +335,39 @@ export function encodeBody(
 }
 
 /**
+ * The body of a request with settings `s` (none for GET; `text` is only asked for otherwise), adding its Content-Type
+ * to `headers` unless one of them already sets it.
+ */
+export function requestBody(
+  s: HttpSettings,
+  bodyType: string,
+  text: () => string,
+  headers: Record<string, string>,
+  listAsResult = false,
+): string | undefined {
+  if (s.method === 'GET') return undefined;
+  const enc = encodeBody(bodyType, text(), listAsResult);
+  if (enc.contentType && !Object.keys(headers).some((k) => k.toLowerCase() === 'content-type'))
+    headers['Content-Type'] = enc.contentType;
+  return enc.body;
+}
+
+/** {@link httpSend} with the method, timeout, compression and TLS of the settings. */
+export function sendWith(
+  s: HttpSettings,
+  url: string,
+  headers: Record<string, string>,
+  body: string | undefined,
+): Promise<HttpResponse> {
+  return httpSend(s.method, url, headers, body, s.timeout, s.compression, s.tls);
+}
+
+/** The token manager of settings with `oauth`. */
+export function tokenManager(s: HttpSettings): TokenManager | undefined {
+  return s.oauth ? new TokenManager(s.oauth, s.timeout, s.tls) : undefined;
+}
+
+/**
  * OAuth-style tokens (`oauth.access` / `oauth.refresh`): fetched on start, refreshed when `expire` seconds have
  * passed. The tokens are the fields of the JSON responses and are offered to url/header/body templates.
  */

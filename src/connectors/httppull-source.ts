@@ -14,14 +14,15 @@ import type { Registry } from './registry.js';
 import { propBool, propInt, propString } from './props.js';
 import { renderTemplate } from './template/index.js';
 import {
-  TokenManager,
   checkResponse,
   checkUrl,
-  encodeBody,
-  httpSend,
   httpSettings,
   renderHeaders,
+  requestBody,
+  sendWith,
+  tokenManager,
   type HttpSettings,
+  type TokenManager,
 } from './httppull-client.js';
 import { transientError } from './mqtt.js';
 
@@ -45,7 +46,7 @@ export class HttpPuller {
     } catch (e) {
       throw e instanceof EddyError ? e : new EddyError(ErrorCode.Executor, (e as Error).message);
     }
-    this.tokens = this.s.oauth ? new TokenManager(this.s.oauth, this.s.timeout, this.s.tls) : undefined;
+    this.tokens = tokenManager(this.s);
   }
 
   async start(): Promise<void> {
@@ -63,14 +64,8 @@ export class HttpPuller {
     const url = renderTemplate(this.s.url, data);
     checkUrl(url);
     const headers = renderHeaders(this.s.headers, data);
-    let body: string | undefined;
-    if (this.s.method !== 'GET') {
-      const enc = encodeBody(this.s.bodyType, renderTemplate(this.s.body, data));
-      body = enc.body;
-      if (enc.contentType && !Object.keys(headers).some((k) => k.toLowerCase() === 'content-type'))
-        headers['Content-Type'] = enc.contentType;
-    }
-    const res = await httpSend(this.s.method, url, headers, body, this.s.timeout, this.s.compression, this.s.tls);
+    const body = requestBody(this.s, this.s.bodyType, () => renderTemplate(this.s.body, data), headers);
+    const res = await sendWith(this.s, url, headers, body);
     if (this.s.debugResp)
       logger?.info('httppull %s response: status %d, body %s', url, res.status, res.body.toString('utf8'));
     checkResponse(res, this.s.responseType);

@@ -4,16 +4,8 @@
  * latest row per key value of the topic and honour the row kinds published by sinks with `rowkindField`.
  */
 import { EddyError, ErrorCode } from '../core/errors.js';
-import type {
-  ConnectorContext,
-  LookupConnector,
-  Props,
-  SinkConnector,
-  SinkContext,
-  SinkPayload,
-  SourceConnector,
-  SourceEvent,
-} from '../contracts/index.js';
+import type { ConnectorContext, LookupConnector, Props, SourceConnector, SourceEvent } from '../contracts/index.js';
+import type { SinkConnector, SinkContext, SinkPayload } from '../contracts/index.js';
 import { isObject, type Value, type ValueObject } from '../values/value.js';
 import { keyText } from '../values/text.js';
 import type { Registry } from './registry.js';

@@ -8,25 +8,17 @@ import { randomUUID } from 'node:crypto';
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
 type QoS = 0 | 1 | 2;
 import { EddyError, ErrorCode } from '../core/errors.js';
-import type {
-  ConnectorContext,
-  Delivery,
-  Props,
-  SinkConnector,
-  SinkContext,
-  SinkPayload,
-  SourceConnector,
-  SourceEvent,
-} from '../contracts/index.js';
+import type { ConnectorContext, Delivery, Props, SourceConnector, SourceEvent } from '../contracts/index.js';
+import type { SinkConnector, SinkContext, SinkPayload } from '../contracts/index.js';
 import type { ConfKeys } from './confkeys.js';
 import type { Registry } from './registry.js';
 import { propBool, propInt, propString } from './props.js';
-import { tlsSettings, type TlsSettings } from './tls.js';
+import { tlsSettings } from './tls.js';
 import { checkCompression, compress, decompress, type Compression } from '../core/compression.js';
 import { TopicTrie } from './topictrie.js';
 import { recoverable } from './sinknode.js';
 import { HeldAcks, sessionClientId } from './mqtt-acks.js';
-import type { MqttSessionLedger } from './mqtt-sessions.js';
+import type { MqttSessionLedger, SessionSettings } from './mqtt-sessions.js';
 
 /** bytes a connection's socket may hold unsent before QoS 0 publishers wait for it to drain */
 const SOCKET_BUDGET_BYTES = 8 * 1024 * 1024;
@@ -41,13 +33,7 @@ const PUBLISH_TIMEOUT_MS = 5000;
 const END_GRACE_MS = 3000;
 const RECONNECT_PERIOD_MS = 1000;
 
-export interface MqttSettings {
-  server: string;
-  clientId?: string;
-  username?: string;
-  password?: string;
-  protocolVersion: 3 | 4;
-  tls?: TlsSettings;
+export interface MqttSettings extends SessionSettings {
   /** a persistent session (`clean: false`) whose QoS 1 acknowledgements wait for the rule's checkpoint */
   persistent?: boolean;
 }

@@ -6,15 +6,8 @@
  * payload as it is.
  */
 import { EddyError, ErrorCode } from '../core/errors.js';
-import type {
-  ConnectorContext,
-  Props,
-  SinkConnector,
-  SinkContext,
-  SinkPayload,
-  SourceConnector,
-  SourceEvent,
-} from '../contracts/index.js';
+import type { ConnectorContext, Props, SourceConnector, SourceEvent } from '../contracts/index.js';
+import type { SinkConnector, SinkContext, SinkPayload } from '../contracts/index.js';
 import { toJson } from '../values/json.js';
 import { isObject, type Value, type ValueObject } from '../values/value.js';
 import { JsonFormat } from './formats/json.js';
@@ -23,7 +16,7 @@ import { NngPairDialer, nngAddress } from './nng-pair.js';
 import { prop, propBool, propString, propStringList } from './props.js';
 import type { Registry } from './registry.js';
 import { recoverable } from './sinknode.js';
-import { about, addSinkMeta, addSourceMeta, f, same, sink } from './uimeta.js';
+import { addSinkMeta, addSourceMeta, f, sink, source } from './uimeta.js';
 
 export const NEURON_URL = 'ipc:///tmp/neuron-ekuiper.ipc';
 
@@ -197,23 +190,19 @@ export class NeuronSink implements SinkConnector {
 export function registerNeuron(registry: Registry, pool: NeuronPool): void {
   registry.registerSource('neuron', () => new NeuronSource(pool));
   registry.registerSink('neuron', () => new NeuronSink(pool));
-  addSourceMeta('neuron', {
-    stream: true,
-    lookup: false,
-    about: about(
+  addSourceMeta(
+    'neuron',
+    source(
       { en_US: 'Receives data of the Neuron industrial gateway.', zh_CN: '接收 Neuron 工业网关的数据。' },
       'sources/builtin/neuron',
-    ),
-    libs: [],
-    node: { category: 'source', icon: 'iconPath', label: same('Neuron') },
-    properties: {
-      default: [
+      'Neuron',
+      [
         f('url', 'string', 'tcp://127.0.0.1:7081', 'URL', 'NNG address of Neuron: ipc:///path or tcp://host:port.', {
           connection: true,
         }),
       ],
-    },
-  });
+    ),
+  );
   addSinkMeta(
     'neuron',
     sink(

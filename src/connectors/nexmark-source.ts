@@ -11,7 +11,7 @@ import type { ValueObject } from '../values/value.js';
 import type { Registry } from './registry.js';
 import { propBool, propInt } from './props.js';
 import { nexmarkEvent, nexmarkKind, type NexmarkKind } from './nexmark-gen.js';
-import { about, addSourceMeta, f, same } from './uimeta.js';
+import { addSourceMeta, f, source } from './uimeta.js';
 
 const EMPTY_META: ValueObject = Object.freeze({}) as ValueObject;
 
@@ -85,26 +85,22 @@ export class NexmarkSource implements SourceConnector {
 
 export function registerNexmark(registry: Registry): void {
   registry.registerSource('nexmark', () => new NexmarkSource());
-  addSourceMeta('nexmark', {
-    stream: true,
-    lookup: false,
-    about: about(
+  addSourceMeta(
+    'nexmark',
+    source(
       {
         en_US: 'Generates Nexmark auction events (persons, auctions, bids) at a given rate.',
         zh_CN: '按给定速率生成 Nexmark 拍卖事件。',
       },
       'sources/builtin/nexmark',
-    ),
-    libs: [],
-    node: { category: 'source', icon: 'iconPath', label: same('Nexmark') },
-    properties: {
-      default: [
+      'Nexmark',
+      [
         f('qps', 'int', 1000, 'Events per second', 'Rate of the event sequence, excluded kinds included.'),
         f('bufferSize', 'int', 1024, 'Buffer size', 'Most events generated in one turn.'),
         f('excludePerson', 'bool', false, 'Exclude persons', 'Do not emit person events.'),
         f('excludeAuction', 'bool', false, 'Exclude auctions', 'Do not emit auction events.'),
         f('excludeBid', 'bool', false, 'Exclude bids', 'Do not emit bid events.'),
       ],
-    },
-  });
+    ),
+  );
 }

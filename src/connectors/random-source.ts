@@ -9,7 +9,7 @@ import type { ConnectorContext, Props, SourceConnector, SourceEvent } from '../c
 import type { ValueObject } from '../values/value.js';
 import type { Registry } from './registry.js';
 import { propInt, propObject, propString } from './props.js';
-import { about, addSourceMeta, f, same } from './uimeta.js';
+import { addSourceMeta, f, source } from './uimeta.js';
 
 function bad(message: string): EddyError {
   return new EddyError(ErrorCode.Executor, message);
@@ -98,20 +98,16 @@ export class RandomSource implements SourceConnector {
 
 export function registerRandom(registry: Registry): void {
   registry.registerSource('random', () => new RandomSource());
-  addSourceMeta('random', {
-    stream: true,
-    lookup: false,
-    about: about(
+  addSourceMeta(
+    'random',
+    source(
       {
         en_US: 'Generates rows of random integers around a pattern, for trials and demos.',
         zh_CN: '按模板生成随机整数数据，用于试用和演示。',
       },
       'sources/plugin/random',
-    ),
-    libs: [],
-    node: { category: 'source', icon: 'iconPath', label: same('Random') },
-    properties: {
-      default: [
+      'Random',
+      [
         f('interval', 'int', 1000, 'Interval', 'Milliseconds between two rows.', { optional: false }),
         f('seed', 'int', 1, 'Seed', 'Each field is its pattern value plus a random integer below this.', {
           optional: false,
@@ -127,6 +123,6 @@ export function registerRandom(registry: Registry): void {
           '0 off; N > 0 skip rows equal to one of the last N; < 0 skip any row seen before.',
         ),
       ],
-    },
-  });
+    ),
+  );
 }

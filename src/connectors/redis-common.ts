@@ -1,14 +1,30 @@
 /**
- * Redis clients of the redis lookup table and sink: one ioredis client per connector, connected eagerly and
+ * Redis clients of the redis connectors (and the sinks' common part): one ioredis client per connector, connected eagerly and
  * checked with PING, so an unreachable server or bad credentials fail with the server's own reason.
  */
 import { Redis } from 'ioredis';
+import { EddyError, ErrorCode } from '../core/errors.js';
+import type { Props, SinkConnector, SinkContext, SinkPayload } from '../contracts/index.js';
+import { propInt, propString } from './props.js';
+import { recoverable } from './sinknode.js';
 
 export interface RedisSettings {
   addr: string;
   username?: string;
   password?: string;
   db: number;
+}
+
+/**
+ * The connection settings of the redis sink, redisPub sink and redisSub source: the address under `addrKey` and a
+ * db of 0-15. `who` and `dbWho` begin the error messages, in the wording each connector has in eKuiper.
+ */
+export function redisSettings(props: Props, addrKey: 'addr' | 'address', who: string, dbWho = who): RedisSettings {
+  const addr = propString(props, addrKey, '');
+  if (!addr) throw new EddyError(ErrorCode.Executor, `${who} ${addrKey} is required`);
+  const db = propInt(props, 'db', 0);
+  if (db < 0 || db > 15) throw new EddyError(ErrorCode.Executor, `${dbWho} db should be in range 0-15, got ${db}`);
+  return { addr, db, username: propString(props, 'username'), password: propString(props, 'password') };
 }
 
 /** Parses `host:port` (port defaults to 6379). */
@@ -53,4 +69,41 @@ export async function openRedis(s: RedisSettings, connectTimeoutMs = 5000): Prom
 export async function pingRedis(s: RedisSettings): Promise<void> {
   const c = await openRedis(s, 3000);
   c.disconnect();
+}
+
+/**
+ * The redis and redisPub sinks: properties read by `configure` (a failure is a 2201 error), one client opened on
+ * connect and dropped on close; a send without a client is recoverable, so the failure cache keeps it.
+ */
+export abstract class RedisClientSink implements SinkConnector {
+  protected settings!: RedisSettings;
+  private client: Redis | undefined;
+
+  constructor(private readonly type: string) {}
+
+  protected abstract configure(props: Props): void;
+
+  protected abstract send(client: Redis, payload: SinkPayload): Promise<void>;
+
+  provision(_ctx: SinkContext, props: Props): void {
+    try {
+      this.configure(props);
+    } catch (e) {
+      throw e instanceof EddyError ? e : new EddyError(ErrorCode.Executor, (e as Error).message);
+    }
+  }
+
+  async connect(_ctx: SinkContext): Promise<void> {
+    this.client = await openRedis(this.settings);
+  }
+
+  async collect(_ctx: SinkContext, payload: SinkPayload): Promise<void> {
+    if (!this.client) throw recoverable(new Error(`${this.type} sink is not connected`));
+    await this.send(this.client, payload);
+  }
+
+  async close(_ctx: SinkContext): Promise<void> {
+    this.client?.disconnect();
+    this.client = undefined;
+  }
 }

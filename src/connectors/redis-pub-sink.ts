@@ -4,11 +4,11 @@
  */
 import type { Redis } from 'ioredis';
 import { EddyError, ErrorCode } from '../core/errors.js';
-import type { Props, SinkConnector, SinkContext, SinkPayload } from '../contracts/index.js';
+import type { Props, SinkPayload } from '../contracts/index.js';
 import type { Registry } from './registry.js';
 import { checkCompression, compress, type Compression } from '../core/compression.js';
-import { propInt, propString } from './props.js';
-import { openRedis, pingRedis, type RedisSettings } from './redis-common.js';
+import { propString } from './props.js';
+import { RedisClientSink, pingRedis, redisSettings, type RedisSettings } from './redis-common.js';
 import { recoverable } from './sinknode.js';
 
 function bad(msg: string): EddyError {
@@ -16,41 +16,29 @@ function bad(msg: string): EddyError {
 }
 
 function pubSettings(props: Props): RedisSettings {
-  const address = propString(props, 'address', '');
-  if (!address) throw bad('redisPub address is required');
-  const db = propInt(props, 'db', 0);
-  if (db < 0 || db > 15) throw bad(`redisPub db should be in range 0-15, got ${db}`);
-  return { addr: address, db, username: propString(props, 'username'), password: propString(props, 'password') };
+  return redisSettings(props, 'address', 'redisPub');
 }
 
-export class RedisPubSink implements SinkConnector {
-  private settings!: RedisSettings;
+export class RedisPubSink extends RedisClientSink {
   private channel = '';
   /** channel of resent items (alternate resend queue); the channel when empty */
   private resendChannel = '';
   private compression: Compression | undefined;
-  private client: Redis | undefined;
 
-  provision(_ctx: SinkContext, props: Props): void {
-    try {
-      this.settings = pubSettings(props);
-      this.channel = propString(props, 'channel', '');
-      if (!this.channel) throw bad('redisPub channel is required');
-      this.resendChannel = propString(props, 'resendDestination', '');
-      const c = propString(props, 'compression', '');
-      this.compression = c ? checkCompression(c) : undefined;
-    } catch (e) {
-      throw e instanceof EddyError ? e : bad((e as Error).message);
-    }
+  constructor() {
+    super('redisPub');
   }
 
-  async connect(_ctx: SinkContext): Promise<void> {
-    this.client = await openRedis(this.settings);
+  protected configure(props: Props): void {
+    this.settings = pubSettings(props);
+    this.channel = propString(props, 'channel', '');
+    if (!this.channel) throw bad('redisPub channel is required');
+    this.resendChannel = propString(props, 'resendDestination', '');
+    const c = propString(props, 'compression', '');
+    this.compression = c ? checkCompression(c) : undefined;
   }
 
-  async collect(_ctx: SinkContext, payload: SinkPayload): Promise<void> {
-    const client = this.client;
-    if (!client) throw recoverable(new Error('redisPub sink is not connected'));
+  protected async send(client: Redis, payload: SinkPayload): Promise<void> {
     const data = this.compression ? compress(this.compression, payload.bytes) : payload.bytes;
     try {
       const channel = payload.resend && this.resendChannel !== '' ? this.resendChannel : this.channel;
@@ -58,11 +46,6 @@ export class RedisPubSink implements SinkConnector {
     } catch (e) {
       throw recoverable(e);
     }
-  }
-
-  async close(_ctx: SinkContext): Promise<void> {
-    this.client?.disconnect();
-    this.client = undefined;
   }
 }
 

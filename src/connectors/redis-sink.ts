@@ -6,13 +6,13 @@
  */
 import type { Redis } from 'ioredis';
 import { EddyError, ErrorCode } from '../core/errors.js';
-import type { Props, SinkConnector, SinkContext, SinkPayload } from '../contracts/index.js';
+import type { Props, SinkPayload } from '../contracts/index.js';
 import { isObject, type Value, type ValueObject } from '../values/value.js';
 import { keyText, textOf } from '../values/text.js';
 import { encodeJson } from './formats/jsonenc.js';
 import type { Registry } from './registry.js';
 import { propInt, propString } from './props.js';
-import { openRedis, pingRedis, type RedisSettings } from './redis-common.js';
+import { RedisClientSink, pingRedis, redisSettings, type RedisSettings } from './redis-common.js';
 import { recoverable } from './sinknode.js';
 
 function bad(msg: string): EddyError {
@@ -22,52 +22,40 @@ function bad(msg: string): EddyError {
 const ROW_KINDS = new Set(['insert', 'update', 'upsert', 'delete']);
 
 function sinkSettings(props: Props): RedisSettings {
-  const addr = propString(props, 'addr', '');
-  if (!addr) throw bad('redis addr is required');
-  const db = propInt(props, 'db', 0);
-  if (db < 0 || db > 15) throw bad(`redisSink db should be in range 0-15`);
-  return { addr, username: propString(props, 'username'), password: propString(props, 'password'), db };
+  return redisSettings(props, 'addr', 'redis', 'redisSink');
 }
 
 const decoder = new TextDecoder();
 
-export class RedisSink implements SinkConnector {
-  private settings!: RedisSettings;
+export class RedisSink extends RedisClientSink {
   private key = '';
   private field = '';
   private keyType: 'single' | 'multiple' = 'single';
   private dataType: 'string' | 'list' = 'string';
   private expiration = -1;
   private rowkindField = '';
-  private client: Redis | undefined;
 
-  provision(_ctx: SinkContext, props: Props): void {
-    try {
-      this.settings = sinkSettings(props);
-      this.key = propString(props, 'key', '');
-      this.field = propString(props, 'field', '');
-      const kt = propString(props, 'keyType', 'single');
-      if (kt !== 'single' && kt !== 'multiple') throw bad(`keyType must be single or multiple, got ${kt}`);
-      this.keyType = kt;
-      const dt = propString(props, 'dataType', 'string');
-      if (dt !== 'string' && dt !== 'list') throw bad(`dataType must be string or list, got ${dt}`);
-      this.dataType = dt;
-      this.expiration = propInt(props, 'expiration', -1);
-      this.rowkindField = propString(props, 'rowkindField', '');
-      if (this.keyType === 'single' && !this.key && !this.field)
-        throw bad('redis sink must have key or field when KeyType is single');
-    } catch (e) {
-      throw e instanceof EddyError ? e : bad((e as Error).message);
-    }
+  constructor() {
+    super('redis');
   }
 
-  async connect(_ctx: SinkContext): Promise<void> {
-    this.client = await openRedis(this.settings);
+  protected configure(props: Props): void {
+    this.settings = sinkSettings(props);
+    this.key = propString(props, 'key', '');
+    this.field = propString(props, 'field', '');
+    const kt = propString(props, 'keyType', 'single');
+    if (kt !== 'single' && kt !== 'multiple') throw bad(`keyType must be single or multiple, got ${kt}`);
+    this.keyType = kt;
+    const dt = propString(props, 'dataType', 'string');
+    if (dt !== 'string' && dt !== 'list') throw bad(`dataType must be string or list, got ${dt}`);
+    this.dataType = dt;
+    this.expiration = propInt(props, 'expiration', -1);
+    this.rowkindField = propString(props, 'rowkindField', '');
+    if (this.keyType === 'single' && !this.key && !this.field)
+      throw bad('redis sink must have key or field when KeyType is single');
   }
 
-  async collect(_ctx: SinkContext, payload: SinkPayload): Promise<void> {
-    const client = this.client;
-    if (!client) throw recoverable(new Error('redis sink is not connected'));
+  protected async send(client: Redis, payload: SinkPayload): Promise<void> {
     const data = payload.data as Value;
     const single = !Array.isArray(data);
     const rows: ValueObject[] = Array.isArray(data) ? data.filter(isObject) : isObject(data) ? [data] : [];
@@ -114,11 +102,6 @@ export class RedisSink implements SinkConnector {
       else pipe.set(key, value);
     } else if (kind === 'delete') pipe.lpop(key);
     else pipe.lpush(key, value);
-  }
-
-  async close(_ctx: SinkContext): Promise<void> {
-    this.client?.disconnect();
-    this.client = undefined;
   }
 }
 

@@ -8,8 +8,8 @@ import { EddyError, ErrorCode } from '../core/errors.js';
 import type { ConnectorContext, Props, SourceConnector, SourceEvent } from '../contracts/index.js';
 import type { Registry } from './registry.js';
 import { checkCompression, decompress, type Compression } from '../core/compression.js';
-import { propInt, propString, propStringList } from './props.js';
-import { openRedis, pingRedis, type RedisSettings } from './redis-common.js';
+import { propString, propStringList } from './props.js';
+import { openRedis, pingRedis, redisSettings, type RedisSettings } from './redis-common.js';
 import { transientError } from './mqtt.js';
 
 function bad(msg: string): EddyError {
@@ -22,14 +22,11 @@ function subSettings(props: Props): {
   decompression: Compression | undefined;
 } {
   try {
-    const address = propString(props, 'address', '');
-    if (!address) throw bad('redisSub address is required');
-    const db = propInt(props, 'db', 0);
-    if (db < 0 || db > 15) throw bad(`redisSub db should be in range 0-15, got ${db}`);
+    const settings = redisSettings(props, 'address', 'redisSub');
     const channels = propStringList(props, 'channels') ?? [];
     const dc = propString(props, 'decompression', '');
     return {
-      settings: { addr: address, db, username: propString(props, 'username'), password: propString(props, 'password') },
+      settings,
       channels,
       decompression: dc ? checkCompression(dc) : undefined,
     };

@@ -10,37 +10,26 @@ import type { Props, SinkConnector, SinkContext, SinkPayload } from '../contract
 import type { Registry } from './registry.js';
 import { propBool, propString } from './props.js';
 import { recoverable } from './sinknode.js';
-import {
-  BODY_TYPES,
-  TokenManager,
-  TransportError,
-  checkResponse,
-  checkUrl,
-  encodeBody,
-  httpSend,
-  httpSettings,
-  renderHeaders,
-  type HttpSettings,
-} from './httppull-client.js';
+import * as http from './httppull-client.js';
 
 const textDecoder = new TextDecoder();
 
 export class RestSink implements SinkConnector {
-  private s!: HttpSettings;
+  private s!: http.HttpSettings;
   private sendSingle = false;
   /** target of resent items (alternate resend queue); the url when empty */
   private resendUrl = '';
-  private tokens: TokenManager | undefined;
+  private tokens: http.TokenManager | undefined;
 
   provision(_ctx: SinkContext, props: Props): void {
     try {
-      this.s = httpSettings(props, { url: 'http://localhost', method: 'GET' });
+      this.s = http.httpSettings(props, { url: 'http://localhost', method: 'GET' });
       this.sendSingle = propBool(props, 'sendSingle', false);
       this.resendUrl = propString(props, 'resendDestination', '');
     } catch (e) {
       throw e instanceof EddyError ? e : new EddyError(ErrorCode.Executor, (e as Error).message);
     }
-    if (this.s.oauth) this.tokens = new TokenManager(this.s.oauth, this.s.timeout, this.s.tls);
+    this.tokens = http.tokenManager(this.s);
   }
 
   async connect(_ctx: SinkContext): Promise<void> {
@@ -52,7 +41,7 @@ export class RestSink implements SinkConnector {
       try {
         await this.tokens.ensureFresh();
       } catch (e) {
-        throw e instanceof TransportError ? recoverable(e) : e;
+        throw e instanceof http.TransportError ? recoverable(e) : e;
       }
     }
     const item: unknown = this.sendSingle ? payload.rows[0] : payload.rows;
@@ -60,21 +49,15 @@ export class RestSink implements SinkConnector {
     const renderData = this.tokens ? mergeTokens(item, this.tokens.tokens) : item;
     const target = payload.resend && this.resendUrl !== '' ? this.resendUrl : this.s.url;
     const url = ctx.render(target, renderData);
-    checkUrl(url);
+    http.checkUrl(url);
     const bodyType = this.s.bodyType.includes('{{') ? ctx.render(this.s.bodyType, item) : this.s.bodyType;
-    if (!(bodyType in BODY_TYPES)) throw new Error(`Not valid body type value ${bodyType}.`);
-    const headers = renderHeaders(this.s.headers, renderData);
-    let body: string | undefined;
-    if (this.s.method !== 'GET') {
-      const text = textDecoder.decode(payload.bytes);
-      const enc = encodeBody(bodyType, text, !this.sendSingle && bodyType === 'form' && Array.isArray(payload.data));
-      body = enc.body;
-      if (enc.contentType && !Object.keys(headers).some((k) => k.toLowerCase() === 'content-type'))
-        headers['Content-Type'] = enc.contentType;
-    }
+    if (!(bodyType in http.BODY_TYPES)) throw new Error(`Not valid body type value ${bodyType}.`);
+    const headers = http.renderHeaders(this.s.headers, renderData);
+    const listAsResult = !this.sendSingle && bodyType === 'form' && Array.isArray(payload.data);
+    const body = http.requestBody(this.s, bodyType, () => textDecoder.decode(payload.bytes), headers, listAsResult);
     let res;
     try {
-      res = await httpSend(this.s.method, url, headers, body, this.s.timeout, this.s.compression, this.s.tls);
+      res = await http.sendWith(this.s, url, headers, body);
     } catch (e) {
       throw recoverable(e);
     }
@@ -82,12 +65,12 @@ export class RestSink implements SinkConnector {
       ctx.logger.info('rest sink response: status %d, body %s', res.status, res.body.toString('utf8'));
     if (isTransientStatus(res.status)) {
       try {
-        checkResponse(res, 'code');
+        http.checkResponse(res, 'code');
       } catch (e) {
         throw recoverable(e);
       }
     }
-    checkResponse(res, this.s.responseType);
+    http.checkResponse(res, this.s.responseType);
   }
 
   async close(_ctx: SinkContext): Promise<void> {}

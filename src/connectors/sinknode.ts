@@ -17,6 +17,7 @@ import {
   type SinkNodeOptions,
   type SinkPayload,
 } from '../contracts/index.js';
+import type { EddyConfig } from '../config/index.js';
 import type { KVStore } from '../store/kv.js';
 import { isObject, type Value, type ValueObject } from '../values/value.js';
 import type { Registry } from './registry.js';
@@ -26,14 +27,7 @@ import { parseJsonExact } from './formats/jsonparse.js';
 import { encodeJson } from './formats/jsonenc.js';
 
 /** Global `sink:` settings of kuiper.yaml: the defaults of the cache properties. */
-export interface SinkDefaults {
-  enableCache: boolean;
-  memoryCacheThreshold: number;
-  maxDiskCache: number;
-  bufferPageSize: number;
-  resendInterval: number;
-  cleanCacheAtStop: boolean;
-}
+export type SinkDefaults = EddyConfig['sink'];
 
 export interface SinkNodeDeps {
   registry: Registry;

@@ -241,6 +241,8 @@ function reason(e: unknown): string {
 }
 
 const CONNECT_TIMEOUT_MS = 5000;
+/** An unused connection is closed after this long. */
+const IDLE_TIMEOUT_MS = 10000;
 
 /** Connections per database (driver + DSN), shared by every source, lookup table and sink that use it. */
 const MAX_CONNECTIONS = 8;
@@ -255,17 +257,15 @@ interface SharedPool {
 const pools = new Map<string, SharedPool>();
 
 function createPool(t: SqlTarget, key: string): SharedPool {
+  const server = { host: t.host, port: t.port, user: t.user, password: t.password, database: t.database || undefined };
+  const ssl = t.tls ? { rejectUnauthorized: t.tls.verify } : undefined;
   if (t.driver === 'postgres') {
     const p = new pg.Pool({
-      host: t.host,
-      port: t.port,
-      user: t.user,
-      password: t.password,
-      database: t.database || undefined,
-      ssl: t.tls ? { rejectUnauthorized: t.tls.verify } : false,
+      ...server,
+      ssl: ssl ?? false,
       max: MAX_CONNECTIONS,
       connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
-      idleTimeoutMillis: 10000,
+      idleTimeoutMillis: IDLE_TIMEOUT_MS,
       types: pgTypes,
     });
     // an idle connection dropped by the server must not crash the process; the next query reconnects
@@ -273,15 +273,11 @@ function createPool(t: SqlTarget, key: string): SharedPool {
     return { key, pg: p, refs: 0 };
   }
   const p = mysql.createPool({
-    host: t.host,
-    port: t.port,
-    user: t.user,
-    password: t.password,
-    database: t.database || undefined,
-    ssl: t.tls ? { rejectUnauthorized: t.tls.verify } : undefined,
+    ...server,
+    ssl,
     connectionLimit: MAX_CONNECTIONS,
     maxIdle: MAX_CONNECTIONS,
-    idleTimeout: 10000,
+    idleTimeout: IDLE_TIMEOUT_MS,
     connectTimeout: CONNECT_TIMEOUT_MS,
     timezone: 'Z',
     supportBigNumbers: true,

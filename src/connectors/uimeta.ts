@@ -139,244 +139,207 @@ const MQTT_CONN: FieldMeta[] = [
 
 export type SourceEntry = SourceMeta & { stream: boolean; lookup: boolean };
 
+/** What a source serves (a stream unless said otherwise) and its DATASOURCE field. */
+export interface SourceKind {
+  stream?: boolean;
+  lookup?: boolean;
+  dataSource?: [dflt: string, label: string, hint: string];
+}
+
+/** about, libs and node: the part every connector's metadata has. */
+function card(category: 'source' | 'sink', description: Lang, doc: string, label: string): ConnectorMeta {
+  return { about: about(description, doc), libs: [], node: { category, icon: 'iconPath', label: same(label) } };
+}
+
+export function source(
+  description: Lang,
+  doc: string,
+  label: string,
+  props: FieldMeta[],
+  kind: SourceKind = {},
+): SourceEntry {
+  const m: SourceEntry = {
+    stream: kind.stream ?? true,
+    lookup: kind.lookup ?? false,
+    ...card('source', description, doc, label),
+    properties: { default: props },
+  };
+  if (kind.dataSource) {
+    const [dflt, dsLabel, hint] = kind.dataSource;
+    m.dataSource = { default: dflt, hint: same(hint), label: same(dsLabel) };
+  }
+  return m;
+}
+
+/** The connection fields of the redis connectors: the address key differs, and the lookup takes db from DATASOURCE. */
+function redisConn(addrKey: 'addr' | 'address', withDb: boolean): FieldMeta[] {
+  const fields = [
+    f(addrKey, 'string', '127.0.0.1:6379', 'Address', 'host:port of the server.', {
+      optional: false,
+      connection: true,
+    }),
+    f('username', 'string', '', 'User name', 'User name.', { connection: true }),
+    f('password', 'string', '', 'Password', 'Password.', { connection: true }),
+  ];
+  if (withDb) fields.push(f('db', 'int', 0, 'Database', 'Database number 0-15.', { connection: true }));
+  return fields;
+}
+
 const SOURCES: Record<string, SourceEntry> = {
-  mqtt: {
-    stream: true,
-    lookup: false,
-    about: about(
-      { en_US: 'Subscribes to topics of an MQTT broker.', zh_CN: '订阅 MQTT 服务器的主题。' },
-      'sources/builtin/mqtt',
-    ),
-    libs: [],
-    node: { category: 'source', icon: 'iconPath', label: same('MQTT') },
-    dataSource: {
-      default: 'topic/temperature',
-      hint: same('Topic filter; + and # are allowed.'),
-      label: same('Topic'),
-    },
-    properties: {
-      default: [
-        ...MQTT_CONN,
-        f('qos', 'int', 1, 'QoS', 'Subscription quality of service.', { values: [0, 1, 2] }),
-        f('decompression', 'string', '', 'Decompression', 'Decompress payloads with this algorithm.', {
-          values: COMPRESSIONS,
-        }),
-        f(
-          'connectionSelector',
-          'string',
-          '',
-          'Connection',
-          'Shared connection mqtt.<key> from the connections config.',
-        ),
-      ],
-    },
-  },
-  memory: {
-    stream: true,
-    lookup: true,
-    about: about(
-      { en_US: 'Reads rows published by memory sinks of other rules.', zh_CN: '读取其他规则内存动作发布的数据。' },
-      'sources/builtin/memory',
-    ),
-    libs: [],
-    node: { category: 'source', icon: 'iconPath', label: same('Memory') },
-    dataSource: { default: 'topic1', hint: same('Memory topic; + and # are allowed.'), label: same('Topic') },
-    properties: { default: [f('bufferLength', 'int', 1024, 'Buffer length', 'Messages kept while the rule is busy.')] },
-  },
-  httppull: {
-    stream: true,
-    lookup: true,
-    about: about(
-      { en_US: 'Polls an HTTP endpoint at an interval.', zh_CN: '定时请求 HTTP 服务获取数据。' },
-      'sources/builtin/http_pull',
-    ),
-    libs: [],
-    node: { category: 'source', icon: 'iconPath', label: same('HTTP pull') },
-    dataSource: { default: '/api/data', hint: same('Path appended to the url.'), label: same('Path') },
-    properties: {
-      default: [
-        f('url', 'string', 'http://localhost', 'URL', 'Base URL of the server (http or https); may use templates.', {
-          optional: false,
-        }),
-        f('method', 'string', 'post', 'Method', 'HTTP method.', { values: HTTP_METHODS }),
-        f('interval', 'int', 10000, 'Interval', 'Pull period in milliseconds.'),
-        f('timeout', 'int', 5000, 'Timeout', 'Request timeout in milliseconds.'),
-        f('incremental', 'bool', false, 'Incremental', 'Skip a response equal to the previous one.'),
-        f('body', 'string', '', 'Body', 'Request body; may use templates.', { control: 'textarea' }),
-        f('bodyType', 'string', 'json', 'Body type', 'Content type of the body.', { values: BODY_TYPES }),
-        f('headers', 'object', { Accept: 'application/json' }, 'Headers', 'Request headers; values may use templates.'),
-        f(
-          'responseType',
-          'string',
-          'code',
-          'Response type',
-          'How success is decided: by status code or by a code field of the body.',
-          { values: ['code', 'body'] },
-        ),
-        f('compression', 'string', '', 'Compression', 'Compress requests and accept compressed answers.', {
-          values: COMPRESSIONS,
-        }),
-        f('debugResp', 'bool', false, 'Log responses', 'Log every response.'),
-        ...TLS,
-      ],
-    },
-  },
-  httppush: {
-    stream: true,
-    lookup: false,
-    about: about(
-      { en_US: 'Receives data POSTed to the HTTP data server.', zh_CN: '接收推送到 HTTP 数据服务的数据。' },
-      'sources/builtin/http_push',
-    ),
-    libs: [],
-    node: { category: 'source', icon: 'iconPath', label: same('HTTP push') },
-    dataSource: { default: '/api/data', hint: same('Endpoint path on the data server.'), label: same('Endpoint') },
-    properties: {
-      default: [f('method', 'string', 'POST', 'Method', 'HTTP method accepted.', { values: ['POST', 'PUT'] })],
-    },
-  },
-  file: {
-    stream: true,
-    lookup: false,
-    about: about(
-      { en_US: 'Reads rows from files (json, csv, lines).', zh_CN: '从文件读取数据。' },
-      'sources/builtin/file',
-    ),
-    libs: [],
-    node: { category: 'source', icon: 'iconPath', label: same('File') },
-    dataSource: { default: 'data.json', hint: same('File or folder relative to path.'), label: same('File') },
-    properties: {
-      default: [
-        f('fileType', 'string', 'json', 'File type', 'Content type of the files.', {
-          values: ['json', 'csv', 'lines'],
-        }),
-        f('path', 'string', 'data', 'Path', 'Folder holding the files.'),
-        f('interval', 'int', 0, 'Interval', 'Re-read period in milliseconds; 0 reads once.'),
-        f('sendInterval', 'int', 0, 'Send interval', 'Pause between rows in milliseconds.'),
-        f('parallel', 'bool', false, 'Parallel', 'Read the files of a folder in parallel.'),
-        f('actionAfterRead', 'int', 0, 'After read', '0 keep, 1 delete, 2 move the file.', { values: [0, 1, 2] }),
-        f('moveTo', 'string', '', 'Move to', 'Folder receiving read files when actionAfterRead is 2.'),
-        f('hasHeader', 'bool', false, 'Header', 'The first csv line holds the column names.'),
-        f('columns', 'list_string', [], 'Columns', 'Column names of a csv without header.'),
-        f('ignoreStartLines', 'int', 0, 'Skip first lines', 'Lines skipped at the start.'),
-        f('ignoreEndLines', 'int', 0, 'Skip last lines', 'Lines skipped at the end.'),
-        f('delimiter', 'string', ',', 'Delimiter', 'Column delimiter of csv files.'),
-        f('decompression', 'string', '', 'Decompression', 'Decompress the files.', { values: ['gzip'] }),
-      ],
-    },
-  },
-  redis: {
-    stream: false,
-    lookup: true,
-    about: about({ en_US: 'Looks rows up in Redis by key.', zh_CN: '按键查询 Redis 数据。' }, 'sources/builtin/redis'),
-    libs: [],
-    node: { category: 'source', icon: 'iconPath', label: same('Redis') },
-    dataSource: { default: '0', hint: same('Database number 0-15.'), label: same('Database') },
-    properties: {
-      default: [
-        f('addr', 'string', '127.0.0.1:6379', 'Address', 'host:port of the server.', {
-          optional: false,
+  mqtt: source(
+    { en_US: 'Subscribes to topics of an MQTT broker.', zh_CN: '订阅 MQTT 服务器的主题。' },
+    'sources/builtin/mqtt',
+    'MQTT',
+    [
+      ...MQTT_CONN,
+      f('qos', 'int', 1, 'QoS', 'Subscription quality of service.', { values: [0, 1, 2] }),
+      f('decompression', 'string', '', 'Decompression', 'Decompress payloads with this algorithm.', {
+        values: COMPRESSIONS,
+      }),
+      f('connectionSelector', 'string', '', 'Connection', 'Shared connection mqtt.<key> from the connections config.'),
+    ],
+    { dataSource: ['topic/temperature', 'Topic', 'Topic filter; + and # are allowed.'] },
+  ),
+  memory: source(
+    { en_US: 'Reads rows published by memory sinks of other rules.', zh_CN: '读取其他规则内存动作发布的数据。' },
+    'sources/builtin/memory',
+    'Memory',
+    [f('bufferLength', 'int', 1024, 'Buffer length', 'Messages kept while the rule is busy.')],
+    { lookup: true, dataSource: ['topic1', 'Topic', 'Memory topic; + and # are allowed.'] },
+  ),
+  httppull: source(
+    { en_US: 'Polls an HTTP endpoint at an interval.', zh_CN: '定时请求 HTTP 服务获取数据。' },
+    'sources/builtin/http_pull',
+    'HTTP pull',
+    [
+      f('url', 'string', 'http://localhost', 'URL', 'Base URL of the server (http or https); may use templates.', {
+        optional: false,
+      }),
+      f('method', 'string', 'post', 'Method', 'HTTP method.', { values: HTTP_METHODS }),
+      f('interval', 'int', 10000, 'Interval', 'Pull period in milliseconds.'),
+      f('timeout', 'int', 5000, 'Timeout', 'Request timeout in milliseconds.'),
+      f('incremental', 'bool', false, 'Incremental', 'Skip a response equal to the previous one.'),
+      f('body', 'string', '', 'Body', 'Request body; may use templates.', { control: 'textarea' }),
+      f('bodyType', 'string', 'json', 'Body type', 'Content type of the body.', { values: BODY_TYPES }),
+      f('headers', 'object', { Accept: 'application/json' }, 'Headers', 'Request headers; values may use templates.'),
+      f(
+        'responseType',
+        'string',
+        'code',
+        'Response type',
+        'How success is decided: by status code or by a code field of the body.',
+        { values: ['code', 'body'] },
+      ),
+      f('compression', 'string', '', 'Compression', 'Compress requests and accept compressed answers.', {
+        values: COMPRESSIONS,
+      }),
+      f('debugResp', 'bool', false, 'Log responses', 'Log every response.'),
+      ...TLS,
+    ],
+    { lookup: true, dataSource: ['/api/data', 'Path', 'Path appended to the url.'] },
+  ),
+  httppush: source(
+    { en_US: 'Receives data POSTed to the HTTP data server.', zh_CN: '接收推送到 HTTP 数据服务的数据。' },
+    'sources/builtin/http_push',
+    'HTTP push',
+    [f('method', 'string', 'POST', 'Method', 'HTTP method accepted.', { values: ['POST', 'PUT'] })],
+    { dataSource: ['/api/data', 'Endpoint', 'Endpoint path on the data server.'] },
+  ),
+  file: source(
+    { en_US: 'Reads rows from files (json, csv, lines).', zh_CN: '从文件读取数据。' },
+    'sources/builtin/file',
+    'File',
+    [
+      f('fileType', 'string', 'json', 'File type', 'Content type of the files.', { values: ['json', 'csv', 'lines'] }),
+      f('path', 'string', 'data', 'Path', 'Folder holding the files.'),
+      f('interval', 'int', 0, 'Interval', 'Re-read period in milliseconds; 0 reads once.'),
+      f('sendInterval', 'int', 0, 'Send interval', 'Pause between rows in milliseconds.'),
+      f('parallel', 'bool', false, 'Parallel', 'Read the files of a folder in parallel.'),
+      f('actionAfterRead', 'int', 0, 'After read', '0 keep, 1 delete, 2 move the file.', { values: [0, 1, 2] }),
+      f('moveTo', 'string', '', 'Move to', 'Folder receiving read files when actionAfterRead is 2.'),
+      f('hasHeader', 'bool', false, 'Header', 'The first csv line holds the column names.'),
+      f('columns', 'list_string', [], 'Columns', 'Column names of a csv without header.'),
+      f('ignoreStartLines', 'int', 0, 'Skip first lines', 'Lines skipped at the start.'),
+      f('ignoreEndLines', 'int', 0, 'Skip last lines', 'Lines skipped at the end.'),
+      f('delimiter', 'string', ',', 'Delimiter', 'Column delimiter of csv files.'),
+      f('decompression', 'string', '', 'Decompression', 'Decompress the files.', { values: ['gzip'] }),
+    ],
+    { dataSource: ['data.json', 'File', 'File or folder relative to path.'] },
+  ),
+  redis: source(
+    { en_US: 'Looks rows up in Redis by key.', zh_CN: '按键查询 Redis 数据。' },
+    'sources/builtin/redis',
+    'Redis',
+    [
+      ...redisConn('addr', false),
+      f('dataType', 'string', 'string', 'Data type', 'string: a JSON object per key; list: a list of JSON objects.', {
+        values: ['string', 'list'],
+      }),
+    ],
+    { stream: false, lookup: true, dataSource: ['0', 'Database', 'Database number 0-15.'] },
+  ),
+  redisSub: source(
+    { en_US: 'Subscribes to Redis channels.', zh_CN: '订阅 Redis 频道。' },
+    'sources/builtin/redisSub',
+    'Redis subscription',
+    [
+      ...redisConn('address', true),
+      f('channels', 'list_string', [], 'Channels', 'Channel patterns to subscribe to.', { optional: false }),
+      f('decompression', 'string', '', 'Decompression', 'Decompress payloads.', { values: COMPRESSIONS }),
+    ],
+  ),
+  websocket: source(
+    { en_US: 'Receives websocket text messages, as client or as server endpoint.', zh_CN: '接收 websocket 消息。' },
+    'sources/builtin/websocket',
+    'Websocket',
+    [
+      f(
+        'addr',
+        'string',
+        '',
+        'Address',
+        'host:port of a server to connect to; empty serves the path on the data server.',
+        {
           connection: true,
-        }),
-        f('username', 'string', '', 'User name', 'User name.', { connection: true }),
-        f('password', 'string', '', 'Password', 'Password.', { connection: true }),
-        f('dataType', 'string', 'string', 'Data type', 'string: a JSON object per key; list: a list of JSON objects.', {
-          values: ['string', 'list'],
-        }),
-      ],
-    },
-  },
-  redisSub: {
-    stream: true,
-    lookup: false,
-    about: about({ en_US: 'Subscribes to Redis channels.', zh_CN: '订阅 Redis 频道。' }, 'sources/builtin/redisSub'),
-    libs: [],
-    node: { category: 'source', icon: 'iconPath', label: same('Redis subscription') },
-    properties: {
-      default: [
-        f('address', 'string', '127.0.0.1:6379', 'Address', 'host:port of the server.', {
-          optional: false,
-          connection: true,
-        }),
-        f('username', 'string', '', 'User name', 'User name.', { connection: true }),
-        f('password', 'string', '', 'Password', 'Password.', { connection: true }),
-        f('db', 'int', 0, 'Database', 'Database number 0-15.', { connection: true }),
-        f('channels', 'list_string', [], 'Channels', 'Channel patterns to subscribe to.', { optional: false }),
-        f('decompression', 'string', '', 'Decompression', 'Decompress payloads.', { values: COMPRESSIONS }),
-      ],
-    },
-  },
-  websocket: {
-    stream: true,
-    lookup: false,
-    about: about(
-      { en_US: 'Receives websocket text messages, as client or as server endpoint.', zh_CN: '接收 websocket 消息。' },
-      'sources/builtin/websocket',
-    ),
-    libs: [],
-    node: { category: 'source', icon: 'iconPath', label: same('Websocket') },
-    dataSource: { default: '/api/data', hint: same('Path of the websocket.'), label: same('Path') },
-    properties: {
-      default: [
-        f(
-          'addr',
-          'string',
-          '',
-          'Address',
-          'host:port of a server to connect to; empty serves the path on the data server.',
-          { connection: true },
-        ),
-        ...TLS,
-      ],
-    },
-  },
-  simulator: {
-    stream: true,
-    lookup: false,
-    about: about(
-      { en_US: 'Replays a fixed list of rows at an interval, for trials.', zh_CN: '按间隔重放固定数据，用于试运行。' },
-      'sources/builtin/simulator',
-    ),
-    libs: [],
-    node: { category: 'source', icon: 'iconPath', label: same('Simulator') },
-    properties: {
-      default: [
-        f('data', 'list_object', [{ temperature: 22.5, humidity: 50 }], 'Data', 'Rows replayed in order.', {
-          optional: false,
-        }),
-        f('interval', 'int', 1000, 'Interval', 'Milliseconds between two rows.'),
-        f('loop', 'bool', true, 'Loop', 'Start over after the last row.'),
-      ],
-    },
-  },
-  sql: {
-    stream: true,
-    lookup: true,
-    about: about(
-      { en_US: 'Queries a SQL database at an interval or by key.', zh_CN: '定时或按键查询 SQL 数据库。' },
-      'sources/plugin/sql',
-    ),
-    libs: [],
-    node: { category: 'source', icon: 'iconPath', label: same('SQL') },
-    dataSource: { default: 'table1', hint: same('Table name.'), label: same('Table') },
-    properties: {
-      default: [
-        f('url', 'string', '', 'URL', 'Database URL, e.g. mysql://user:pw@host:3306/db.', {
-          optional: false,
-          connection: true,
-        }),
-        f('interval', 'int', 10000, 'Interval', 'Query period in milliseconds.'),
-        f(
-          'internalSqlQueryCfg',
-          'object',
-          {},
-          'Query',
-          'Generated query: table, indexField, indexValue, limit, indexFieldType, dateTimeFormat.',
-        ),
-        f('templateSqlQueryCfg', 'object', {}, 'Template query', 'Query template with an index field.'),
-      ],
-    },
-  },
+        },
+      ),
+      ...TLS,
+    ],
+    { dataSource: ['/api/data', 'Path', 'Path of the websocket.'] },
+  ),
+  simulator: source(
+    { en_US: 'Replays a fixed list of rows at an interval, for trials.', zh_CN: '按间隔重放固定数据，用于试运行。' },
+    'sources/builtin/simulator',
+    'Simulator',
+    [
+      f('data', 'list_object', [{ temperature: 22.5, humidity: 50 }], 'Data', 'Rows replayed in order.', {
+        optional: false,
+      }),
+      f('interval', 'int', 1000, 'Interval', 'Milliseconds between two rows.'),
+      f('loop', 'bool', true, 'Loop', 'Start over after the last row.'),
+    ],
+  ),
+  sql: source(
+    { en_US: 'Queries a SQL database at an interval or by key.', zh_CN: '定时或按键查询 SQL 数据库。' },
+    'sources/plugin/sql',
+    'SQL',
+    [
+      f('url', 'string', '', 'URL', 'Database URL, e.g. mysql://user:pw@host:3306/db.', {
+        optional: false,
+        connection: true,
+      }),
+      f('interval', 'int', 10000, 'Interval', 'Query period in milliseconds.'),
+      f(
+        'internalSqlQueryCfg',
+        'object',
+        {},
+        'Query',
+        'Generated query: table, indexField, indexValue, limit, indexFieldType, dateTimeFormat.',
+      ),
+      f('templateSqlQueryCfg', 'object', {}, 'Template query', 'Query template with an index field.'),
+    ],
+    { lookup: true, dataSource: ['table1', 'Table', 'Table name.'] },
+  ),
 };
 
 const COMMON_SINK: FieldMeta[] = [
@@ -393,12 +356,7 @@ const COMMON_SINK: FieldMeta[] = [
 ];
 
 export function sink(description: Lang, doc: string, label: string, props: FieldMeta[]): SinkMeta {
-  return {
-    about: about(description, doc),
-    libs: [],
-    node: { category: 'sink', icon: 'iconPath', label: same(label) },
-    properties: [...props, ...COMMON_SINK],
-  };
+  return { ...card('sink', description, doc, label), properties: [...props, ...COMMON_SINK] };
 }
 
 const SINKS: Record<string, SinkMeta> = {
@@ -450,13 +408,7 @@ const SINKS: Record<string, SinkMeta> = {
     'sinks/builtin/redis',
     'Redis',
     [
-      f('addr', 'string', '127.0.0.1:6379', 'Address', 'host:port of the server.', {
-        optional: false,
-        connection: true,
-      }),
-      f('username', 'string', '', 'User name', 'User name.', { connection: true }),
-      f('password', 'string', '', 'Password', 'Password.', { connection: true }),
-      f('db', 'int', 0, 'Database', 'Database number 0-15.', { connection: true }),
+      ...redisConn('addr', true),
       f('key', 'string', '', 'Key', 'Key written.'),
       f('field', 'string', '', 'Key field', 'Take the key from this field of the row.'),
       f('keyType', 'string', 'single', 'Key type', 'single: the row under one key; multiple: one key per field.', {
@@ -474,13 +426,7 @@ const SINKS: Record<string, SinkMeta> = {
     'sinks/builtin/redisPub',
     'Redis publish',
     [
-      f('address', 'string', '127.0.0.1:6379', 'Address', 'host:port of the server.', {
-        optional: false,
-        connection: true,
-      }),
-      f('username', 'string', '', 'User name', 'User name.', { connection: true }),
-      f('password', 'string', '', 'Password', 'Password.', { connection: true }),
-      f('db', 'int', 0, 'Database', 'Database number 0-15.', { connection: true }),
+      ...redisConn('address', true),
       f('channel', 'string', '', 'Channel', 'Channel to publish to.', { optional: false }),
       f('compression', 'string', '', 'Compression', 'Compress payloads.', { values: COMPRESSIONS }),
     ],
@@ -525,12 +471,12 @@ const SINKS: Record<string, SinkMeta> = {
 
 const CONNECTIONS: Record<string, SourceMeta> = {
   mqtt: {
-    about: about(
+    ...card(
+      'source',
       { en_US: 'A broker connection shared by MQTT sources and sinks.', zh_CN: '共享的 MQTT 连接。' },
       'sources/builtin/mqtt',
+      'MQTT',
     ),
-    libs: [],
-    node: { category: 'source', icon: 'iconPath', label: same('MQTT') },
     properties: { default: MQTT_CONN },
   },
 };

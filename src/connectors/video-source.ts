@@ -10,7 +10,7 @@ import { checkFfmpeg, runFfmpeg } from './ffmpeg.js';
 import { transientError } from './mqtt.js';
 import { propInt, propString } from './props.js';
 import type { Registry } from './registry.js';
-import { about, addSourceMeta, f, same } from './uimeta.js';
+import { addSourceMeta, f, source } from './uimeta.js';
 
 const GRAB_TIMEOUT_MS = 30_000;
 
@@ -68,25 +68,21 @@ export class VideoSource implements SourceConnector {
 
 export function registerVideo(registry: Registry): void {
   registry.registerSource('video', () => new VideoSource());
-  addSourceMeta('video', {
-    stream: true,
-    lookup: false,
-    about: about(
+  addSourceMeta(
+    'video',
+    source(
       {
         en_US: 'Takes periodic snapshots of a video stream or file through ffmpeg.',
         zh_CN: '通过 ffmpeg 定时截取视频流的图像。',
       },
       'sources/plugin/video',
-    ),
-    libs: [],
-    node: { category: 'source', icon: 'iconPath', label: same('Video') },
-    properties: {
-      default: [
+      'Video',
+      [
         f('url', 'string', 'http://localhost', 'URL', 'Video stream or file ffmpeg can open (rtsp, http, file path).', {
           optional: false,
         }),
         f('interval', 'int', 10000, 'Interval', 'Milliseconds between two snapshots.'),
       ],
-    },
-  });
+    ),
+  );
 }

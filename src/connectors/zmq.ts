@@ -8,18 +8,11 @@
  */
 import { Publisher, Subscriber } from 'zeromq';
 import { EddyError, ErrorCode } from '../core/errors.js';
-import type {
-  ConnectorContext,
-  Props,
-  SinkConnector,
-  SinkContext,
-  SinkPayload,
-  SourceConnector,
-  SourceEvent,
-} from '../contracts/index.js';
+import type { ConnectorContext, Props, SourceConnector, SourceEvent } from '../contracts/index.js';
+import type { SinkConnector, SinkContext, SinkPayload } from '../contracts/index.js';
 import { propString } from './props.js';
 import type { Registry } from './registry.js';
-import { about, addSinkMeta, addSourceMeta, f, same, sink } from './uimeta.js';
+import { addSinkMeta, addSourceMeta, f, sink, source } from './uimeta.js';
 
 /** How long a closing sink keeps trying to deliver what is already queued for its subscribers. */
 const SINK_LINGER_MS = 1000;
@@ -148,26 +141,21 @@ export class ZmqSink implements SinkConnector {
 export function registerZmq(registry: Registry): void {
   registry.registerSource('zmq', () => new ZmqSource());
   registry.registerSink('zmq', () => new ZmqSink());
-  addSourceMeta('zmq', {
-    stream: true,
-    lookup: false,
-    about: about({ en_US: 'Subscribes to a ZeroMQ publisher.', zh_CN: '订阅 ZeroMQ 发布者。' }, 'sources/plugin/zmq'),
-    libs: [],
-    node: { category: 'source', icon: 'iconPath', label: same('ZeroMQ') },
-    dataSource: {
-      default: '',
-      hint: same('Topic prefix subscribed to; empty receives everything.'),
-      label: same('Topic'),
-    },
-    properties: {
-      default: [
+  addSourceMeta(
+    'zmq',
+    source(
+      { en_US: 'Subscribes to a ZeroMQ publisher.', zh_CN: '订阅 ZeroMQ 发布者。' },
+      'sources/plugin/zmq',
+      'ZeroMQ',
+      [
         f('server', 'string', 'tcp://127.0.0.1:5563', 'Server', 'tcp://host:port of the publisher.', {
           optional: false,
           connection: true,
         }),
       ],
-    },
-  });
+      { dataSource: ['', 'Topic', 'Topic prefix subscribed to; empty receives everything.'] },
+    ),
+  );
   addSinkMeta(
     'zmq',
     sink(

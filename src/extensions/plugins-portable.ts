@@ -19,15 +19,8 @@ import { EddyError, ErrorCode } from '../core/errors.js';
 import { readUrl, tempPath, type FileRoots } from '../core/files.js';
 import type { FunctionDef, FunctionRegistry } from '../functions/registry.js';
 import type { Logger } from '../config/log.js';
-import type {
-  ConnectorContext,
-  Props,
-  SinkConnector,
-  SinkContext,
-  SinkPayload,
-  SourceConnector,
-  SourceEvent,
-} from '../contracts/index.js';
+import type { ConnectorContext, Props, SourceConnector, SourceEvent } from '../contracts/index.js';
+import type { SinkConnector, SinkContext, SinkPayload } from '../contracts/index.js';
 import type { KVStore } from '../store/kv.js';
 import { parseJsonExact } from '../connectors/formats/jsonparse.js';
 import { EvalError, toJsonData, type Value, type ValueObject } from '../values/index.js';

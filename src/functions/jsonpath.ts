@@ -71,25 +71,16 @@ class PathParser {
     for (;;) {
       const c = this.s[this.i];
       if (c === '.') {
-        if (this.s[this.i + 1] === '.') {
-          this.i += 2;
+        const recursive = this.s[this.i + 1] === '.';
+        this.i += recursive ? 2 : 1;
+        if (recursive) {
           steps.push({ t: 'recursive' });
           if (this.s[this.i] === '[') continue;
-          if (this.s[this.i] === '*') {
-            this.i++;
-            steps.push({ t: 'wild' });
-            continue;
-          }
-          steps.push({ t: 'key', name: this.ident() });
-          continue;
         }
-        this.i++;
         if (this.s[this.i] === '*') {
           this.i++;
           steps.push({ t: 'wild' });
-          continue;
-        }
-        steps.push({ t: 'key', name: this.ident() });
+        } else steps.push({ t: 'key', name: this.ident() });
         continue;
       }
       if (c === '[') {
@@ -443,6 +434,38 @@ function looseEqual(a: Value, b: Value): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
 }
 
+/** The comparisons, on two numbers or two strings; undefined for any other operator. */
+function order<T extends number | string>(op: string, x: T, y: T): boolean | undefined {
+  switch (op) {
+    case '<':
+      return x < y;
+    case '<=':
+      return x <= y;
+    case '>':
+      return x > y;
+    case '>=':
+      return x >= y;
+  }
+  return undefined;
+}
+
+/** Division and remainder by zero give no value. */
+function arithmetic(op: string, x: number, y: number): number | undefined {
+  switch (op) {
+    case '+':
+      return x + y;
+    case '-':
+      return x - y;
+    case '*':
+      return x * y;
+    case '/':
+      return y === 0 ? undefined : x / y;
+    case '%':
+      return y === 0 ? undefined : x % y;
+  }
+  return undefined;
+}
+
 function evalExpr(e: Expr, cur: Value, root: Value): Value {
   switch (e.e) {
     case 'lit':
@@ -475,42 +498,8 @@ function evalExpr(e: Expr, cur: Value, root: Value): Value {
       }
       const x = num(l);
       const y = num(r);
-      if (x !== undefined && y !== undefined) {
-        switch (e.op) {
-          case '<':
-            return x < y;
-          case '<=':
-            return x <= y;
-          case '>':
-            return x > y;
-          case '>=':
-            return x >= y;
-          case '+':
-            return x + y;
-          case '-':
-            return x - y;
-          case '*':
-            return x * y;
-          case '/':
-            return y === 0 ? undefined : x / y;
-          case '%':
-            return y === 0 ? undefined : x % y;
-        }
-      }
-      if (typeof l === 'string' && typeof r === 'string') {
-        switch (e.op) {
-          case '<':
-            return l < r;
-          case '<=':
-            return l <= r;
-          case '>':
-            return l > r;
-          case '>=':
-            return l >= r;
-          case '+':
-            return l + r;
-        }
-      }
+      if (x !== undefined && y !== undefined) return order(e.op, x, y) ?? arithmetic(e.op, x, y);
+      if (typeof l === 'string' && typeof r === 'string') return e.op === '+' ? l + r : order(e.op, l, r);
       return undefined;
     }
   }

@@ -14,6 +14,7 @@
  * - keyword literals are reported upper-case, the end of input as `EOF`, and characters that start no token with
  *   an empty literal, the way the reference's messages show them.
  */
+import { unquoteGo } from '../core/gostring.js';
 
 export type TokenKind =
   /** plain identifier that is not a reserved keyword */
@@ -105,9 +106,6 @@ function isDigit(c: string): boolean {
 }
 function isLetter(c: string): boolean {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
-function isHex(c: string): boolean {
-  return isDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
 }
 
 export class Lexer {
@@ -306,81 +304,11 @@ export class Lexer {
       body += this.src.slice(this.pos, end);
       this.advance(end - this.pos);
     }
-    const value = unescapeGo(body);
+    const value = unquoteGo(body);
     if (value === null) {
       const lit = `invalid string: "${body}"`;
       return this.tok('badString', lit, lit, line, column, start);
     }
     return { kind: 'string', value, lit: value, line, column, offset: start, quote };
   }
-}
-
-/** Go's unquoting of the content of a double-quoted literal; null when it is not valid. */
-function unescapeGo(body: string): string | null {
-  let out = '';
-  let i = 0;
-  while (i < body.length) {
-    const c = body[i];
-    if (c !== '\\') {
-      let end = i;
-      for (; end < body.length && body[end] !== '\\'; end++) {
-        if (body[end] === '\n' || body[end] === '"') return null;
-      }
-      out += body.slice(i, end);
-      i = end;
-      continue;
-    }
-    const e = body[i + 1] ?? '';
-    i += 2;
-    switch (e) {
-      case 'a':
-        out += '\x07';
-        break;
-      case 'b':
-        out += '\b';
-        break;
-      case 'f':
-        out += '\f';
-        break;
-      case 'n':
-        out += '\n';
-        break;
-      case 'r':
-        out += '\r';
-        break;
-      case 't':
-        out += '\t';
-        break;
-      case 'v':
-        out += '\v';
-        break;
-      case '\\':
-        out += '\\';
-        break;
-      case '"':
-        out += '"';
-        break;
-      case 'x':
-      case 'u':
-      case 'U': {
-        const n = e === 'x' ? 2 : e === 'u' ? 4 : 8;
-        const hex = body.slice(i, i + n);
-        if (hex.length !== n || ![...hex].every(isHex)) return null;
-        const cp = parseInt(hex, 16);
-        if (e !== 'x' && (cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))) return null;
-        out += String.fromCodePoint(cp);
-        i += n;
-        break;
-      }
-      default: {
-        const oct = body.slice(i - 1, i + 2);
-        if (oct.length !== 3 || ![...oct].every((d) => d >= '0' && d <= '7')) return null;
-        const v = parseInt(oct, 8);
-        if (v > 255) return null;
-        out += String.fromCharCode(v);
-        i += 2;
-      }
-    }
-  }
-  return out;
 }

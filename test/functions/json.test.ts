@@ -20,6 +20,14 @@ test('json_path_query: definite paths give one value, wildcards and filters give
   assert.deepEqual(call('json_path_query', equipment, '$.rings[? (@.weight>1)].name'), ['ring of strength']);
   assert.deepEqual(call('json_path_query', equipment, "$.rings[?(@.name == 'ring of despair')].weight"), [0.1]);
   assert.deepEqual(call('json_path_query', equipment, '$..weight'), [0.1, 2.4]);
+  assert.equal((call('json_path_query', equipment, '$..*') as unknown[]).length, 9);
+  assert.deepEqual(call('json_path_query', equipment, '$..[0].name'), ['ring of despair']);
+  assert.deepEqual(call('json_path_query', equipment, '$.rings.*.weight'), [0.1, 2.4]);
+  // comparisons order numbers and strings; arithmetic is on numbers, + also joins strings; x/0 gives no value
+  assert.deepEqual(call('json_path_query', equipment, "$.rings[? @.name < 'ring of s'].weight"), [0.1]);
+  assert.deepEqual(call('json_path_query', equipment, '$.rings[? @.weight * 10 > 5].name'), ['ring of strength']);
+  assert.deepEqual(call('json_path_query', equipment, "$.rings[? @.name + 'x' == 'ring of despairx'].weight"), [0.1]);
+  assert.deepEqual(call('json_path_query', equipment, '$.rings[? @.weight / 0 > 1].name'), []);
   assert.deepEqual(call('json_path_query', equipment, '$.rings[0:1].name'), ['ring of despair']);
   assert.equal(call('json_path_query', equipment, '$.rings[-1].name'), 'ring of strength');
   assert.equal(

@@ -167,11 +167,6 @@ function formatFloatAbs(x: number, verb: string, prec: number): string {
   }
 }
 
-/** Go `%v` of a float64. */
-export function formatFloatV(x: number): string {
-  return formatFloatVerb(x, 'g', -1, {});
-}
-
 interface Flags {
   plus?: boolean;
   minus?: boolean;

@@ -1354,21 +1354,13 @@ function modify(mod: string, d: unknown): DateTime {
   return new DateTime(t.ms + whole + Math.floor(nanos / 1e6), t.zone, ((nanos % 1e6) + 1e6) % 1e6);
 }
 
+/** Go's reflect kind: the type name for scalars, the kind of the composite types. */
 function kindOf(v: unknown): string {
   if (v === null || v === undefined) return 'invalid';
-  switch (typeof v) {
-    case 'bigint':
-      return 'int64';
-    case 'number':
-      return 'float64';
-    case 'string':
-      return 'string';
-    case 'boolean':
-      return 'bool';
-  }
   if (Array.isArray(v) || v instanceof Uint8Array) return 'slice';
   if (v instanceof DateTime) return 'struct';
-  return 'map';
+  if (typeof v === 'object' || typeof v === 'function') return 'map';
+  return goType(v);
 }
 
 function goClean(p: string): string {

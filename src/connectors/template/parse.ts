@@ -3,6 +3,8 @@
  * control structures and `define`/`template`/`block`. Produces a tree the executor walks.
  */
 
+import { unquoteGo } from '../../core/gostring.js';
+
 export class TemplateError extends Error {
   constructor(message: string) {
     super(message);
@@ -314,73 +316,9 @@ class Lexer {
 
 // ------------------------------------------------------------------------------------------------ parser
 
-function unquoteGo(text: string, fail: (m: string) => never): string {
-  const body = text.slice(1, -1);
-  let out = '';
-  for (let i = 0; i < body.length; i++) {
-    const c = body[i];
-    if (c !== '\\') {
-      out += c;
-      continue;
-    }
-    const e = body[++i];
-    switch (e) {
-      case 'n':
-        out += '\n';
-        break;
-      case 't':
-        out += '\t';
-        break;
-      case 'r':
-        out += '\r';
-        break;
-      case 'a':
-        out += '\x07';
-        break;
-      case 'b':
-        out += '\b';
-        break;
-      case 'f':
-        out += '\f';
-        break;
-      case 'v':
-        out += '\v';
-        break;
-      case '\\':
-        out += '\\';
-        break;
-      case '"':
-        out += '"';
-        break;
-      case "'":
-        out += "'";
-        break;
-      case 'x': {
-        const h = body.slice(i + 1, i + 3);
-        if (!/^[0-9a-fA-F]{2}$/.test(h)) fail(`invalid syntax`);
-        out += String.fromCharCode(parseInt(h, 16));
-        i += 2;
-        break;
-      }
-      case 'u':
-      case 'U': {
-        const n = e === 'u' ? 4 : 8;
-        const h = body.slice(i + 1, i + 1 + n);
-        if (!new RegExp(`^[0-9a-fA-F]{${n}}$`).test(h)) fail('invalid syntax');
-        out += String.fromCodePoint(parseInt(h, 16));
-        i += n;
-        break;
-      }
-      default:
-        if (e >= '0' && e <= '7') {
-          const o = body.slice(i, i + 3);
-          if (!/^[0-7]{3}$/.test(o)) fail('invalid syntax');
-          out += String.fromCharCode(parseInt(o, 8));
-          i += 2;
-        } else fail('invalid syntax');
-    }
-  }
-  return out;
+/** A double-quoted Go literal, quotes included. */
+function unquote(text: string, fail: (m: string) => never): string {
+  return unquoteGo(text.slice(1, -1)) ?? fail('invalid syntax');
 }
 
 function parseNumber(text: string, fail: (m: string) => never): ArgNode & { t: 'num' } {
@@ -527,7 +465,7 @@ export class Parser {
 
   private stringValue(it: Item): string {
     if (it.typ === 'rawstr') return it.val.slice(1, -1);
-    return unquoteGo(it.val, (m) => this.fail(m, it.pos));
+    return unquote(it.val, (m) => this.fail(m, it.pos));
   }
 
   /** Parses until {{end}} or {{else}}; returns which ended it. */
@@ -758,7 +696,7 @@ export class Parser {
         const s =
           it.val === "'\"'"
             ? '"'
-            : unquoteGo('"' + it.val.slice(1, -1).replace(/\\'/g, "'") + '"', (m) => this.fail(m, it.pos));
+            : unquote('"' + it.val.slice(1, -1).replace(/\\'/g, "'") + '"', (m) => this.fail(m, it.pos));
         const cp = s.codePointAt(0);
         if (cp === undefined || [...s].length !== 1) this.fail(`malformed character constant: ${it.val}`, it.pos);
         return { t: 'num', pos: it.pos, text: it.val, isInt: true, int: BigInt(cp), float: cp };

@@ -49,6 +49,7 @@ test('trim markers, comments, raw and escaped strings', () => {
   assert.equal(run('a {{- /* note */ -}} b'), 'ab');
   assert.equal(run('a{{/* multi\nline */}}b'), 'ab');
   assert.equal(run('{{`raw\\n`}}|{{"tab\\tq\\"x\\u00e9"}}'), 'raw\\n|tab\tq"xé');
+  assert.equal(run('{{"\\x41\\101\\U0001F600"}}|{{printf "%c" \'\\\'\'}}'), "AA\u{1F600}|'");
   // a dash without a space is a negative number, not a trim marker
   assert.equal(run('{{-3}}'), '-3');
 });
@@ -249,6 +250,18 @@ test('sprig strings, numbers, defaults, lists and dicts', () => {
     'float64 string map true true',
   );
   assert.equal(
+    run('{{kindOf .i}} {{kindOf .f}} {{kindOf .s}} {{kindOf .b}} {{kindOf .t}} {{kindOf .y}} {{kindOf .n}}', {
+      i: 1n,
+      f: 1.5,
+      s: 'x',
+      b: true,
+      t: new DateTime(0, 'UTC'),
+      y: new Uint8Array([1]),
+      n: null,
+    }),
+    'int64 float64 string bool struct slice invalid',
+  );
+  assert.equal(
     run('{{b64enc "hi"}} {{b64dec "aGk="}} {{b32enc "hi"}} {{b32dec "NBUQ===="}} {{sha1sum "a"}} {{adler32sum "a"}}'),
     'aGk= hi NBUQ==== hi 86f7e437faa5a7fce15d1ddcb9eaeaea377667b8 6422626',
   );
@@ -297,6 +310,10 @@ test('compile errors are clear and name the template', () => {
     ['{{.a | 1}}', /non executable command in pipeline stage 2/],
     ['{{/* open', /unclosed comment/],
     ['{{}}', /missing value for command/],
+    // escapes Go's strconv.Unquote rejects in a double-quoted string (the same unquoting as SQL strings)
+    ['{{"it\\\'s"}}', /^template: sink:1: invalid syntax/],
+    ['{{"\\ud800"}}', /^template: sink:1: invalid syntax/],
+    ['{{"\\400"}}', /^template: sink:1: invalid syntax/],
   ];
   for (const [t, re] of bad) {
     assert.throws(
