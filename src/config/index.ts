@@ -43,7 +43,10 @@ export interface EddyConfig {
     fileAccessRoots: string[];
     /** rule executor threads (docs/runtime.md §1.10): 0 (default) = one per core, 1 = every rule on the main thread */
     workers?: number | string;
-    /** ms a worker may stay busy with one record before its rule is stopped and the worker replaced */
+    /**
+     * ms a worker may stay busy with one record before its rule is stopped and the worker replaced; a rule's
+     * `evalLimit` option replaces it for that rule
+     */
     ruleEvalLimit?: number | string;
   };
   rule: RuleOptions;

@@ -25,6 +25,11 @@ export interface ScalarOption<K extends OptionKind = OptionKind> {
   check?(value: KindValue[K], name: string): string | undefined;
   /** the meaning column of docs/runtime.md §1.2 (which cites without the docs/ folder, and its own sections bare) */
   readonly doc: string;
+  /**
+   * Eddy's own option, not eKuiper's: written back on start and stop only when it differs from its default, so that
+   * a rule not using it keeps eKuiper's shape
+   */
+  readonly own?: boolean;
 }
 
 function option<K extends OptionKind>(
@@ -34,6 +39,15 @@ function option<K extends OptionKind>(
   check?: ScalarOption<K>['check'],
 ): ScalarOption<K> {
   return check ? { kind, default: value, check, doc } : { kind, default: value, doc };
+}
+
+function ownOption<K extends OptionKind>(
+  kind: K,
+  value: KindValue[K],
+  doc: string,
+  check?: ScalarOption<K>['check'],
+): ScalarOption<K> {
+  return { ...option(kind, value, doc, check), own: true };
 }
 
 const notNegative = (v: number, name: string): string | undefined =>
@@ -78,6 +92,13 @@ export const SCALAR_RULE_OPTIONS = {
   ),
   cron: option('string', '', 'periodic rule: cron expression (5 fields, or `@every 1m` style descriptors)'),
   duration: option('string', '', 'periodic rule: run length per firing, Go duration (`30s`, `1h30m`)'),
+  evalLimit: ownOption(
+    'int',
+    0,
+    'ms one record may keep the worker thread of this rule busy before the rule is stopped ' +
+      '(docs/runtime.md §1.10); 0 = `basic.ruleEvalLimit`',
+    notNegative,
+  ),
 } as const;
 
 /** `restartStrategy`'s fields (docs/runtime.md §1.3), in decoded key order. */
@@ -123,6 +144,7 @@ export const CHECK_ORDER = [
   'bufferLength',
   'lateTolerance',
   'qos',
+  'evalLimit',
 ] as const satisfies readonly (keyof typeof SCALAR_RULE_OPTIONS)[];
 export const RESTART_CHECK_ORDER = [
   'multiplier',
@@ -160,10 +182,15 @@ export function builtInRuleOptions(): RuleOptions {
   };
 }
 
-/** Every declared option of `o` in decoded key order: what start and stop write back (docs/rest-api.md §4.4). */
+/**
+ * Every declared option of `o` in decoded key order, Eddy's own only when not at their default: what start and stop
+ * write back (docs/rest-api.md §4.4).
+ */
 export function everyOption(o: RuleOptions): RuleOptions {
   const out: Record<string, unknown> = {};
-  for (const name of Object.keys(SCALAR_RULE_OPTIONS) as (keyof typeof SCALAR_RULE_OPTIONS)[]) out[name] = o[name];
+  for (const [name, spec] of Object.entries(SCALAR_RULE_OPTIONS) as [keyof RuleOptions, ScalarOption][]) {
+    if (!spec.own || o[name] !== spec.default) out[name] = o[name];
+  }
   out.restartStrategy = { ...o.restartStrategy };
   out.cronDatetimeRange = [...(o.cronDatetimeRange ?? [])];
   return out as RuleOptions;

@@ -23,8 +23,8 @@ const RESOLVED: Promise<void> = Promise.resolve();
 
 /**
  * Rule worker threads (docs/runtime.md §1.10): in memory the main thread can read while this thread is busy, cell 0 holds
- * the id of the node doing synchronous work now (0 when none) and cell 1 counts the batches started. A thread whose
- * count stands still while a node is busy is stuck in that node; one whose count moves is only overloaded.
+ * the id of the node doing synchronous work now (0 when none) and cell 1 counts the records started. A thread whose
+ * count stands still while a node is busy is stuck in that node's record; one whose count moves is only overloaded.
  */
 let activity: Int32Array | null = null;
 
@@ -220,12 +220,10 @@ export abstract class QueueNode implements Receiver {
     const t0 = performance.now();
     m.lastInvocation = Math.round(TIME_ORIGIN + t0);
     const track = activity;
-    if (track !== null) {
-      track[0] = this.activityId;
-      track[1]++;
-    }
+    if (track !== null) track[0] = this.activityId;
     for (let i = 0; i < n; i++) {
       const item = q.shift() as Item;
+      if (track !== null) track[1]++;
       if (!(item instanceof Watermark) && !(item instanceof ErrorRecord)) m.recordsIn++;
       try {
         this.process(item);

@@ -11,7 +11,9 @@
  *
  * Supervision: every worker answers a heartbeat; a worker that misses it is marked as not answering (the status of
  * its rules says so at once) and, past the limit, terminated and replaced; its rules open again on the new worker,
- * from their last checkpoint when they have qos ≥ 1. A worker that exits is replaced the same way.
+ * from their last checkpoint when they have qos ≥ 1. A worker that exits is replaced the same way. The limit is that
+ * of the rule whose node holds the thread (its `evalLimit` option, else the server's), so a rule allowed long records
+ * is not cut short by its neighbours' limit, and one given a short limit is stopped early.
  */
 import type { ValueObject } from '../values/value.js';
 import { Worker } from 'node:worker_threads';
@@ -30,7 +32,7 @@ import type { FunctionRegistry } from '../functions/registry.js';
 import { createBuiltinRegistry } from '../functions/index.js';
 import type { KVStore } from '../store/kv.js';
 import { RuleTopology } from '../runtime/topology.js';
-import { parseSelect } from '../sql/index.js';
+import { exprToString, identToString, parseSelect, windowToString } from '../sql/index.js';
 import { walk } from '../plan/analyze.js';
 import { EddyError, ErrorCode } from '../core/errors.js';
 import type { FromWorker, NodeMetricsRow, ToWorker } from './protocol.js';
@@ -58,7 +60,8 @@ export interface PoolOptions {
   heartbeatMs?: number;
   /**
    * a worker silent this long is terminated and replaced; when a rule's node was evaluating a record all that time,
-   * that rule is stopped with an error naming it (`basic.ruleEvalLimit`, default 5000 ms)
+   * that rule is stopped with an error naming it (`basic.ruleEvalLimit`, default 5000 ms). A rule's own `evalLimit`
+   * option, when above 0, replaces it while that rule's node holds the thread.
    */
   heartbeatLimitMs?: number;
   /** the revision of the main thread's config keys (a worker reads them again when it moved) */
@@ -76,16 +79,63 @@ class WorkerReplaced extends Error {}
 /** Node slots per topology in an activity id (worker.ts encodes it the same way). */
 const ACTIVITY_NODES = 4096;
 
-/** What a node of each kind evaluates, for the error of a rule stopped in it. */
-const NODE_WORK: Array<[RegExp, string]> = [
-  [/_project$/, 'the SELECT list'],
-  [/_filter$/, 'the WHERE condition'],
-  [/_having$/, 'the HAVING condition'],
-  [/_order$/, 'the ORDER BY'],
-  [/_aggregate$/, 'the GROUP BY'],
-  [/_join$/, 'the join condition'],
-  [/_analytic$/, 'the analytic functions'],
+type Select = ReturnType<typeof parseSelect>;
+
+/**
+ * What a node of each kind evaluates, for the error of a rule stopped in it: the clause, and its text when the
+ * statement names it apart (the text comes from the rule's SQL, since the planned node keeps only compiled code).
+ */
+const NODE_WORK: Array<[RegExp, string, (stmt: Select) => string | undefined]> = [
+  [
+    /_project$/,
+    'the SELECT list',
+    (q) =>
+      q.fields
+        .map((f) => (f.alias === null ? exprToString(f.expr) : `${exprToString(f.expr)} AS ${identToString(f.alias)}`))
+        .join(', '),
+  ],
+  [/_filter$/, 'the WHERE condition', (q) => (q.where ? exprToString(q.where) : undefined)],
+  [/_having$/, 'the HAVING condition', (q) => (q.having ? exprToString(q.having) : undefined)],
+  [
+    /_order$/,
+    'the ORDER BY',
+    (q) => q.sorts.map((o) => `${exprToString(o.expr)}${!o.ascending ? ' DESC' : ''}`).join(', '),
+  ],
+  [
+    /_aggregate$/,
+    'the GROUP BY',
+    (q) => q.dimensions.map((d) => (d.kind === 'window' ? windowToString(d) : exprToString(d))).join(', '),
+  ],
+  [
+    /_join$/,
+    'the join condition',
+    (q) =>
+      q.joins
+        .filter((j) => j.on)
+        .map((j) => exprToString(j.on!))
+        .join('; ') || undefined,
+  ],
+  [/_analytic$/, 'the analytic functions', () => undefined],
+  [/_windowFilter$/, 'the window FILTER', (q) => (q.window?.filter ? exprToString(q.window.filter) : undefined)],
 ];
+
+/** Longest expression text an error quotes. */
+const QUOTE_CHARS = 200;
+
+/** The node, with the clause it evaluates and that clause's text when the rule's SQL tells them. */
+function describeNode(sql: string | undefined, node: string): string {
+  const work = NODE_WORK.find(([re]) => re.test(node));
+  if (!work) return node;
+  let text: string | undefined;
+  try {
+    text = work[2](parseSelect(sql ?? ''));
+  } catch {
+    // planned once already: a statement that no longer parses only loses the quote
+  }
+  if (!text) return `${node} (${work[1]})`;
+  if (text.length > QUOTE_CHARS) text = `${text.slice(0, QUOTE_CHARS - 1)}…`;
+  return `${node} (${work[1]} \`${text}\`)`;
+}
 
 /** How long a new worker may take to load before it must answer heartbeats. */
 const START_LIMIT_MS = 60_000;
@@ -106,10 +156,12 @@ class Slot {
   started = false;
   spawnedAt = Date.now();
   seq = 0;
+  /** when each heartbeat not yet answered was sent, by sequence number (answers come in order) */
+  readonly unanswered = new Map<number, number>();
   replacing = false;
-  /** cell 0: the activity id of the node the worker is running now, 0 when idle; cell 1: batches started */
+  /** cell 0: the activity id of the node the worker is running now, 0 when idle; cell 1: records started */
   activity = new Int32Array(new SharedArrayBuffer(8));
-  /** the batch count last seen, and when it last moved (or the worker last answered) */
+  /** the record count last seen, and when it last moved (or the worker last answered) */
   lastSeq = 0;
   lastProgress = Date.now();
   /** wait before the next replacement of a worker that died young */
@@ -402,6 +454,7 @@ export class WorkerPool implements TopologyBuilder {
     s.sentRevision = -1;
     s.lastSeq = 0;
     s.lastProgress = Date.now();
+    s.unanswered.clear();
     const workerData = { index: s.index, home: this.opts.home, env: this.opts.env, activity: s.activity.buffer };
     const worker = ts
       ? new Worker(
@@ -444,6 +497,7 @@ export class WorkerPool implements TopologyBuilder {
     switch (m.ev) {
       case 'pong':
         s.lastPong = Date.now();
+        for (const seq of s.unanswered.keys()) if (seq <= m.seq) s.unanswered.delete(seq);
         break;
       case 'reply': {
         const p = s.pending.get(m.req);
@@ -518,36 +572,56 @@ export class WorkerPool implements TopologyBuilder {
         s.lastSeq = seq;
         s.lastProgress = now;
       }
-      // silent but still starting new batches: overloaded, not stuck (its rules' status says it does not answer)
-      if (now - s.lastPong > this.limitMs && now - Math.max(s.lastProgress, s.lastPong) > this.limitMs) {
-        this.opts.logger.error('rule worker %d made no progress for %d ms; replacing it', s.index, now - s.lastPong);
-        this.replace(s, Atomics.load(s.activity, 0));
+      // the rule whose node holds the thread is judged by its own limit
+      const activity = Atomics.load(s.activity, 0);
+      const held = activity > 0 ? this.heldBy(s, activity) : undefined;
+      const limit = held ? this.limitOf(held) : this.limitMs;
+      // measured from the oldest heartbeat not answered, not from the last answer: a limit shorter than the heartbeat
+      // period must not condemn a worker that answered every heartbeat
+      const oldest = s.unanswered.values().next();
+      const silent = oldest.done ? 0 : now - oldest.value;
+      // silent but still starting new records: overloaded, not stuck (its rules' status says it does not answer)
+      if (silent > limit && now - Math.max(s.lastProgress, s.lastPong) > limit) {
+        this.opts.logger.error('rule worker %d made no progress for %d ms; replacing it', s.index, silent);
+        this.replace(s, activity, limit);
         continue;
       }
-      s.worker.postMessage({ op: 'ping', seq: ++s.seq } satisfies ToWorker);
+      s.unanswered.set(++s.seq, now);
+      s.worker.postMessage({ op: 'ping', seq: s.seq } satisfies ToWorker);
     }
+  }
+
+  /** The rule of slot `s` whose node has activity id `activity`. */
+  private heldBy(s: Slot, activity: number): RemoteTopology | undefined {
+    const t = this.remotes.get(Math.floor(activity / ACTIVITY_NODES));
+    return t && t.slot === s.index ? t : undefined;
+  }
+
+  /** How long one record of rule `t` may hold its worker (docs/runtime.md §1.10). */
+  private limitOf(t: RemoteTopology): number {
+    return t.options.evalLimit > 0 ? t.options.evalLimit : this.limitMs;
   }
 
   /**
    * Terminates the slot's thread, starts a new one and opens its rules there again, except the rule whose node
-   * (`activity`, when not 0) kept the thread busy: that one is stopped with an error naming it.
+   * (`activity`, when not 0) kept the thread busy for more than `limit` ms: that one is stopped with an error naming
+   * it, the node, what the node evaluates and which setting the limit came from.
    */
-  private replace(s: Slot, activity = 0): void {
+  private replace(s: Slot, activity = 0, limit = this.limitMs): void {
     if (this.closed || s.replacing) return;
     s.replacing = true;
     const old = s.worker;
-    if (activity > 0) {
-      const t = this.remotes.get(Math.floor(activity / ACTIVITY_NODES));
-      if (t && t.slot === s.index) {
-        const node = t.local.nodes()[(activity % ACTIVITY_NODES) - 1]?.name ?? 'a node';
-        const what = NODE_WORK.find(([re]) => re.test(node))?.[1] ?? 'its operator';
-        this.remotes.delete(t.handle);
-        t.fail(
-          new Error(
-            `rule ${t.rule.id} was stopped: evaluating one record in ${node} (${what}) took more than ${this.limitMs} ms`,
-          ),
-        );
-      }
+    const t = activity > 0 ? this.heldBy(s, activity) : undefined;
+    if (t) {
+      const node = t.local.nodes()[(activity % ACTIVITY_NODES) - 1]?.name;
+      const where = node === undefined ? 'a node' : describeNode(t.rule.sql, node);
+      const setting = t.options.evalLimit > 0 ? 'the rule option evalLimit' : 'basic.ruleEvalLimit';
+      this.remotes.delete(t.handle);
+      t.fail(
+        new Error(
+          `rule ${t.rule.id} was stopped: evaluating one record in ${where} took more than ${limit} ms (${setting})`,
+        ),
+      );
     }
     for (const p of s.pending.values()) {
       clearTimeout(p.timer);

@@ -81,11 +81,22 @@ test('the built-in defaults are the declared ones, and start/stop write back eve
   assert.deepEqual({ ...DEFAULT_RULE_OPTIONS, restartStrategy: { ...DEFAULT_RULE_OPTIONS.restartStrategy } }, defaults);
   assert.equal(defaults.bufferLength, 1024);
   assert.equal(defaults.restartStrategy.jitterFactor, 0.1);
+  // Eddy's own options are written back only when set, so that a rule not using them keeps eKuiper's shape
+  const own = Object.entries(SCALAR_RULE_OPTIONS as Record<string, ScalarOption>)
+    .filter(([, spec]) => spec.own)
+    .map(([name]) => name);
+  assert.deepEqual(own, ['evalLimit']);
   assert.deepEqual(Object.keys(everyOption(defaults)), [
+    ...Object.keys(SCALAR_RULE_OPTIONS).filter((name) => !own.includes(name)),
+    'restartStrategy',
+    'cronDatetimeRange',
+  ]);
+  assert.deepEqual(Object.keys(everyOption({ ...defaults, evalLimit: 2000 })), [
     ...Object.keys(SCALAR_RULE_OPTIONS),
     'restartStrategy',
     'cronDatetimeRange',
   ]);
+  assert.equal(everyOption({ ...defaults, evalLimit: 2000 }).evalLimit, 2000);
 });
 
 test('every declared check is reported, once, in the documented order', () => {
@@ -98,7 +109,14 @@ test('every declared check is reported, once, in the documented order', () => {
   assert.deepEqual([...RESTART_CHECK_ORDER].sort(), checked(RESTART_STRATEGY_OPTIONS));
 
   const bad = builtInRuleOptions();
-  Object.assign(bad, { checkpointInterval: -1, concurrency: -2, bufferLength: -3, lateTolerance: -4, qos: 3 });
+  Object.assign(bad, {
+    checkpointInterval: -1,
+    concurrency: -2,
+    bufferLength: -3,
+    lateTolerance: -4,
+    qos: 3,
+    evalLimit: -5,
+  });
   Object.assign(bad.restartStrategy, { multiplier: 0, attempts: -1, delay: 0, maxDelay: 0, jitterFactor: 1 });
   assert.deepEqual(optionValueProblems(bad), [
     'checkpointInterval must be greater than or equal to 0, got -1',
@@ -106,6 +124,7 @@ test('every declared check is reported, once, in the documented order', () => {
     'bufferLength must be greater than or equal to 0, got -3',
     'lateTolerance must be greater than or equal to 0, got -4',
     'qos must be 0, 1 or 2, got 3',
+    'evalLimit must be greater than or equal to 0, got -5',
     'restart multiplier must be greater than 0, got 0',
     'restart attempts must be greater than or equal to 0, got -1',
     'restart delay must be greater than 0, got 0',
