@@ -31,6 +31,7 @@ import type { StreamCatalog, StreamDef } from '../catalog/types.js';
 import type { FunctionRegistry } from '../functions/registry.js';
 import { createBuiltinRegistry } from '../functions/index.js';
 import type { KVStore } from '../store/kv.js';
+import { TopologySignals } from '../runtime/signals.js';
 import { RuleTopology } from '../runtime/topology.js';
 import { exprToString, identToString, parseSelect, windowToString } from '../sql/index.js';
 import { walk } from '../plan/analyze.js';
@@ -175,10 +176,7 @@ class Slot {
 
 /** The topology of a rule placed on a worker. */
 export class RemoteTopology implements Topology {
-  private fatalCb: ((err: Error) => void) | null = null;
-  private fatalErr: Error | null = null;
-  private endCb: (() => void) | null = null;
-  private ended = false;
+  private readonly signals = new TopologySignals();
   open_ = false;
 
   constructor(
@@ -204,17 +202,11 @@ export class RemoteTopology implements Topology {
   }
 
   onFatal(cb: (err: Error) => void): void {
-    this.fatalCb = cb;
-    if (this.fatalErr) {
-      const e = this.fatalErr;
-      this.fatalErr = null;
-      cb(e);
-    }
+    this.signals.onFatal(cb);
   }
 
   onEnd(cb: () => void): void {
-    this.endCb = cb;
-    if (this.ended) cb();
+    this.signals.onEnd(cb);
   }
 
   nodes(): readonly NodeMetrics[] {
@@ -250,21 +242,12 @@ export class RemoteTopology implements Topology {
 
   /** @internal */
   fail(err: Error): void {
-    if (this.fatalCb) {
-      const cb = this.fatalCb;
-      this.fatalCb = null;
-      cb(err);
-    } else if (!this.fatalErr) this.fatalErr = err;
+    this.signals.fail(err);
   }
 
   /** @internal */
   end(): void {
-    this.ended = true;
-    if (this.endCb) {
-      const cb = this.endCb;
-      this.endCb = null;
-      cb();
-    }
+    this.signals.end();
   }
 }
 
