@@ -1,7 +1,8 @@
 /**
  * Crash-atomic full import: Eddy runs as a child process and is killed with SIGKILL while `POST /data/import`
  * replaces 3 streams and 3 rules with 2,000 of each; after a restart on the same home the data is all old (and the
- * import status says the import was interrupted) or all new, never a mix.
+ * import status says the import was interrupted) or all new, never a mix. Once with the SQLite store, once with the
+ * Redis store (the real server, in a database of its own).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,6 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const N = 2000;
@@ -20,7 +22,10 @@ interface Eddy {
   exited: Promise<unknown>;
 }
 
-async function startEddy(home: string): Promise<Eddy> {
+/** The Redis database the Redis-store run owns (flushed before and after). */
+const REDIS_DB = 12;
+
+async function startEddy(home: string, store: Record<string, string>): Promise<Eddy> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: root,
     env: {
@@ -32,6 +37,7 @@ async function startEddy(home: string): Promise<Eddy> {
       KUIPER__BASIC__FILELOG: 'false',
       KUIPER__SOURCE__HTTPSERVERIP: '127.0.0.1',
       KUIPER__SOURCE__HTTPSERVERPORT: '0',
+      ...store,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -106,10 +112,10 @@ async function seedOld(url: string): Promise<void> {
   }
 }
 
-test('kill -9 during a full import leaves the old data or the new, and the status says the import was interrupted', async () => {
+async function killDuringImport(store: Record<string, string>): Promise<void> {
   const home = mkdtempSync(join(tmpdir(), 'eddy-crash-'));
   const body = bigBundle();
-  let eddy = await startEddy(home);
+  let eddy = await startEddy(home, store);
   try {
     await seedOld(eddy.url);
     // the moments of the kill: during the streams, during the rules, right after the request is sent
@@ -137,7 +143,7 @@ test('kill -9 during a full import leaves the old data or the new, and the statu
       assert.ok(hit, `the import reached the ${moment} moment`);
       await kill(eddy);
       await importing;
-      eddy = await startEddy(home);
+      eddy = await startEddy(home, store);
       const streams = (await getJson(`${eddy.url}/streams`)) as string[];
       const rules = ((await getJson(`${eddy.url}/rules`)) as Array<{ id: string }>).map((r) => r.id);
       const old =
@@ -168,7 +174,7 @@ test('kill -9 during a full import leaves the old data or the new, and the statu
     assert.equal(done.status, 200, await done.clone().text());
     await done.text();
     await kill(eddy);
-    eddy = await startEddy(home);
+    eddy = await startEddy(home, store);
     assert.equal(((await getJson(`${eddy.url}/streams`)) as string[]).length, N);
     assert.equal(((await getJson(`${eddy.url}/rules`)) as unknown[]).length, N);
     const status = (await getJson(`${eddy.url}/data/import/status`)) as { interrupted?: string };
@@ -176,5 +182,19 @@ test('kill -9 during a full import leaves the old data or the new, and the statu
   } finally {
     await kill(eddy);
     rmSync(home, { recursive: true, force: true });
+  }
+}
+
+test('kill -9 during a full import leaves the old data or the new, and the status says the import was interrupted', () =>
+  killDuringImport({}));
+
+test('the same with the Redis store: old data or new after a kill -9, never a mix', async () => {
+  const raw = new Redis({ host: '127.0.0.1', port: 6379, db: REDIS_DB });
+  await raw.flushdb();
+  try {
+    await killDuringImport({ KUIPER__STORE__TYPE: 'redis', KUIPER__STORE__REDIS__DB: String(REDIS_DB) });
+  } finally {
+    await raw.flushdb();
+    await raw.quit();
   }
 });
