@@ -59,12 +59,3 @@ test('kill -9 of a rule with a tumbling window at qos 1: nothing lost (window co
   assert.equal(r.lost, 0);
   assert.equal(r.status, 'running');
 });
-
-test('kill -9 of a rule with a tumbling window, the stream subscribed at QoS 2: nothing lost', async (t) => {
-  // a window holds up to a second of messages the broker would count as delivered if their PUBREC went out at once
-  const r = await runFaultScenario({ fault: 'kill9', count: 3000, rate: 1000, window: true, sourceQos: 2 });
-  report(t, r);
-  assert.equal(r.lost, 0);
-  assert.equal(r.foreign, 0);
-  assert.equal(r.status, 'running');
-});
