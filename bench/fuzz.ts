@@ -2,8 +2,10 @@
  * REST fuzzing under load: 100,000 random requests (the generator of test/helpers/rest-fuzz.ts: every route, odd ids,
  * garbage, huge and deeply nested bodies) sent by 16 concurrent clients to an Eddy server process on a temporary home.
  * Prints the answers ≥ 500, the unanticipated errors the server logged, whether it stayed up, and its RSS before the
- * requests and after them (once the resources they created are deleted); target: 0 ≥ 500, RSS within 10 % of start.
- * `EDDY_FUZZ_REQUESTS` sets another count.
+ * requests and after them (once the resources they created are deleted and the server idled 30 s); target: 0 ≥ 500,
+ * RSS within 10 % of start. To tell a leak from garbage an idle V8 has no reason to collect, the server process is
+ * started with `--expose-gc` (the bench's own child only) and, last, made to run one full collection: the heap's
+ * spaces before it and the memory after it are printed. `EDDY_FUZZ_REQUESTS` sets another count.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { Agent, request } from 'node:http';
@@ -47,7 +49,10 @@ async function routes(): Promise<RouteSpec[]> {
 
 async function startChild(home: string): Promise<{ child: ChildProcess; url: string }> {
   const main = fileURLToPath(new URL('../src/main.js', import.meta.url));
-  const child = spawn(process.execPath, [main], {
+  // a full collection on SIGUSR2: the heap's live size and what a collection gives back are measured, not guessed
+  const gcOnSignal =
+    "import v8 from 'node:v8'; import fs from 'node:fs'; process.on('SIGUSR2', () => { fs.writeFileSync(process.env.EDDY_HOME + '/spaces.json', JSON.stringify(v8.getHeapSpaceStatistics())); globalThis.gc(); })";
+  const child = spawn(process.execPath, ['--expose-gc', '--import', `data:text/javascript,${gcOnSignal}`, main], {
     env: {
       ...process.env,
       EDDY_HOME: home,
@@ -110,6 +115,41 @@ async function cleanup(url: string): Promise<void> {
     await send(url, { method: 'DELETE', url: `/udf/javascript/${encodeURIComponent(id)}`, headers: {} });
 }
 
+/** The server's own memory figures (GET /eddy/server), in MB: rss, heap total, heap used, external, array buffers. */
+async function memory(url: string): Promise<string> {
+  const doc = (await (await fetch(`${url}/eddy/server`)).json()) as { memory: Record<string, number> };
+  const m = doc.memory;
+  return [m.rss, m.heapTotal, m.heapUsed, m.external, m.arrayBuffers].map((b) => (b / 2 ** 20).toFixed(1)).join(' / ');
+}
+
+/** Resident anonymous memory by mapping: the main heap (brk), other anonymous mappings, file-backed. */
+function smaps(pid: number): string {
+  let brk = 0;
+  let anon = 0;
+  let file = 0;
+  let big = 0;
+  let name = '';
+  let size = 0;
+  for (const line of readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
+    const head = /^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
+    if (head) {
+      name = head[3];
+      size = (parseInt(head[2], 16) - parseInt(head[1], 16)) / 1024;
+      continue;
+    }
+    const rss = /^Rss:\s+(\d+) kB/.exec(line);
+    if (!rss) continue;
+    const kb = Number(rss[1]);
+    if (name === '[heap]') brk += kb;
+    else if (name === '') {
+      anon += kb;
+      if (size >= 32 * 1024) big += kb;
+    } else file += kb;
+  }
+  const mb = (kb: number) => (kb / 1024).toFixed(1);
+  return `brk ${mb(brk)}, anon ${mb(anon)} (in mappings ≥ 32 MB: ${mb(big)}), file ${mb(file)}`;
+}
+
 function unexpectedLogged(home: string): number {
   const dir = join(home, 'log');
   if (!existsSync(dir)) return 0;
@@ -170,6 +210,8 @@ export async function run(): Promise<Record<string, string | number>> {
     await cleanup(url);
     await new Promise((r) => setTimeout(r, 3000));
     const rssStart = rssKb(child.pid!);
+    const memStart = await memory(url);
+    const mapsStart = smaps(child.pid!);
     const started = Date.now();
     await blast(REQUESTS, true);
     const seconds = (Date.now() - started) / 1000;
@@ -181,6 +223,20 @@ export async function run(): Promise<Record<string, string | number>> {
       idle.push(Math.round(rssKb(child.pid!) / 1024));
     }
     const rssEnd = rssKb(child.pid!);
+    const memEnd = await memory(url);
+    const mapsEnd = smaps(child.pid!);
+    child.kill('SIGUSR2');
+    await new Promise((r) => setTimeout(r, 3000));
+    const rssGc = rssKb(child.pid!);
+    const spaces = (
+      JSON.parse(readFileSync(join(home, 'spaces.json'), 'utf8')) as Array<Record<string, number | string>>
+    )
+      .map(
+        (sp) =>
+          `${sp.space_name} ${(Number(sp.space_size) / 2 ** 20).toFixed(1)}/${(Number(sp.space_used_size) / 2 ** 20).toFixed(1)}`,
+      )
+      .join(', ');
+    const memGc = await memory(url);
     const over500 = [...statuses].filter(([s]) => s >= 500).reduce((n, [, c]) => n + c, 0);
     return {
       'requests sent': REQUESTS,
@@ -193,6 +249,13 @@ export async function run(): Promise<Record<string, string | number>> {
       'RSS after 2,000 warm-up requests, resources deleted (MB)': (rssStart / 1024).toFixed(1),
       'RSS after, resources deleted (MB)': (rssEnd / 1024).toFixed(1),
       'RSS after / after warm-up (target ≤ 1.10)': (rssEnd / rssStart).toFixed(2),
+      'memory after warm-up: rss / heap total / heap used / external / array buffers (MB)': memStart,
+      'memory after: rss / heap total / heap used / external / array buffers (MB)': memEnd,
+      'memory after a forced full GC (MB)': memGc,
+      'heap spaces before it, size/used (MB)': spaces,
+      'RSS after a forced full GC / after warm-up': (rssGc / rssStart).toFixed(2),
+      'resident memory after warm-up by mapping': mapsStart,
+      'resident memory after by mapping': mapsEnd,
       'RSS every tenth of the requests (MB)': samples.slice(0, 10).join(' '),
       'RSS every 5 s of idleness afterwards (MB)': idle.join(' '),
       'status counts': [...statuses]

@@ -68,6 +68,8 @@ export function registerOpsRoutes(http: FastifyInstance, deps: ServerInfoDeps): 
         rss: mem.rss,
         heapUsed: mem.heapUsed,
         heapTotal: mem.heapTotal,
+        external: mem.external,
+        arrayBuffers: mem.arrayBuffers,
         systemTotal: os.totalmem(),
         systemFree: os.freemem(),
       },

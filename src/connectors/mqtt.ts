@@ -34,7 +34,7 @@ const END_GRACE_MS = 3000;
 const RECONNECT_PERIOD_MS = 1000;
 
 export interface MqttSettings extends SessionSettings {
-  /** a persistent session (`clean: false`) whose QoS 1 acknowledgements wait for the rule's checkpoint */
+  /** a persistent session (`clean: false`) whose QoS 1 and 2 acknowledgements wait for the rule's checkpoint */
   persistent?: boolean;
 }
 
@@ -127,7 +127,7 @@ function brokerUrl(server: string): string {
   return /^[a-z]+:\/\//i.test(server) ? server : `tcp://${server}`;
 }
 
-/** `delivery` is set on persistent sessions for QoS 1 messages: hold it to delay the broker's acknowledgement. */
+/** `delivery` is set on persistent sessions for QoS 1 and 2 messages: hold it to delay the broker's acknowledgement. */
 export type MqttMessageHandler = (
   topic: string,
   payload: Buffer,
@@ -188,8 +188,8 @@ export class MqttConn {
     }
     this.client.on('message', (topic, payload, packet) => {
       const delivery =
-        acks !== undefined && packet.qos === 1 && packet.messageId !== undefined
-          ? acks.begin(packet.messageId)
+        acks !== undefined && packet.qos !== 0 && packet.messageId !== undefined
+          ? acks.begin(packet.messageId, packet.qos === 1 ? 1 : 2)
           : undefined;
       this.inTopic = topic;
       this.inPayload = payload;

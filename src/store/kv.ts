@@ -28,7 +28,7 @@ export interface KVStore {
   batch(ops: readonly KVOp[]): Promise<void>;
   /**
    * Runs `fn` with every write it (or anything else meanwhile) makes held in one transaction: committed when `fn`
-   * resolves, rolled back when it rejects or the process dies first. Absent when the store cannot do it (Redis).
+   * resolves, rolled back when it rejects or the process dies first (both stores have it).
    */
   transaction?<T>(fn: () => Promise<T>): Promise<T>;
   close(): Promise<void>;

@@ -26,6 +26,8 @@ const GLOB = /[*?[\]\\]/g;
 export class RedisStore implements KVStore {
   private readonly client: Redis;
   private readonly prefix: string;
+  /** the writes of the open transaction, applied together when it commits */
+  private staged: Staged | undefined;
 
   constructor(opts: RedisStoreOptions) {
     this.prefix = opts.prefix ?? '';
@@ -61,6 +63,13 @@ export class RedisStore implements KVStore {
   }
 
   async get(ns: string, key: string): Promise<string | undefined> {
+    const st = this.staged?.view.get(ns);
+    if (st?.values.has(key)) return st.values.get(key) ?? undefined;
+    if (st?.cleared) return undefined;
+    return this.stored(ns, key);
+  }
+
+  private async stored(ns: string, key: string): Promise<string | undefined> {
     const v = await this.client.getBuffer(this.k(ns, key));
     return v === null ? undefined : decode(v);
   }
@@ -70,6 +79,11 @@ export class RedisStore implements KVStore {
   }
 
   async setIfAbsent(ns: string, key: string, value: string): Promise<boolean> {
+    if (this.staged) {
+      if (await this.staged.has(ns, key)) return false;
+      await this.staged.write({ ns, key, value });
+      return true;
+    }
     const added = await this.client.set(this.k(ns, key), gobEncodeString(value), 'NX');
     if (added !== 'OK') return false;
     const seq = await this.client.incr(this.seqKey());
@@ -78,12 +92,26 @@ export class RedisStore implements KVStore {
   }
 
   async delete(ns: string, key: string): Promise<boolean> {
+    if (this.staged) {
+      const existed = await this.staged.has(ns, key);
+      await this.staged.write({ ns, key, value: null });
+      return existed;
+    }
     const res = await this.client.multi().del(this.k(ns, key)).zrem(this.z(ns), key).exec();
     return Number(res?.[0]?.[1] ?? 0) > 0;
   }
 
-  /** Every key of a namespace present in Redis: the ordered ones first, then the others by name. */
+  /** Every key of a namespace: the ordered ones first, then the others by name. */
   async keys(ns: string): Promise<string[]> {
+    const st = this.staged?.view.get(ns);
+    if (st === undefined) return this.storedKeys(ns);
+    const base = st.cleared ? [] : await this.storedKeys(ns);
+    const live = (k: string) => st.values.get(k) !== null;
+    return [...base.filter((k) => !st.moved.has(k) && live(k)), ...[...st.moved].filter(live)];
+  }
+
+  /** Every key of a namespace present in Redis: the ordered ones first, then the others by name. */
+  private async storedKeys(ns: string): Promise<string[]> {
     const present = new Set<string>();
     const p = this.nsPrefix(ns);
     let cursor = '0';
@@ -97,6 +125,14 @@ export class RedisStore implements KVStore {
   }
 
   async entries(ns: string): Promise<Array<[string, string]>> {
+    if (this.staged?.view.has(ns)) {
+      const out: Array<[string, string]> = [];
+      for (const k of await this.keys(ns)) {
+        const v = await this.get(ns, k);
+        if (v !== undefined) out.push([k, v]);
+      }
+      return out;
+    }
     const keys = await this.keys(ns);
     if (keys.length === 0) return [];
     const vals = await this.client.mgetBuffer(...keys.map((k) => this.k(ns, k)));
@@ -110,6 +146,10 @@ export class RedisStore implements KVStore {
   }
 
   async clear(ns: string): Promise<void> {
+    if (this.staged) {
+      this.staged.clear(ns);
+      return;
+    }
     const keys = await this.keys(ns);
     const multi = this.client.multi();
     for (let i = 0; i < keys.length; i += 500) multi.del(...keys.slice(i, i + 500).map((k) => this.k(ns, k)));
@@ -119,6 +159,7 @@ export class RedisStore implements KVStore {
 
   async batch(ops: readonly KVOp[]): Promise<void> {
     if (ops.length === 0) return;
+    if (this.staged) return this.stage(ops);
     const base = await this.client.incrby(this.seqKey(), ops.length);
     const multi = this.client.multi();
     ops.forEach((op, i) => {
@@ -136,8 +177,124 @@ export class RedisStore implements KVStore {
     if (failed?.[0]) throw failed[0];
   }
 
+  /**
+   * Every write made while `fn` runs (by it or anything else) is staged in memory, read back by this store's reads,
+   * and written at the end in one MULTI/EXEC, which Redis applies whole or not at all: a process that dies first
+   * leaves the store as it was. A rejection of `fn` discards them.
+   */
+  async transaction<T>(fn: () => Promise<T>): Promise<T> {
+    // an outer transaction already open simply takes these writes too
+    if (this.staged) return fn();
+    const staged = new Staged((ns, key) => this.client.exists(this.k(ns, key)).then((n) => n > 0));
+    this.staged = staged;
+    try {
+      const result = await fn();
+      this.staged = undefined;
+      await this.commit(staged);
+      return result;
+    } finally {
+      if (this.staged === staged) this.staged = undefined;
+    }
+  }
+
+  private async stage(ops: readonly KVOp[]): Promise<void> {
+    for (const op of ops) await this.staged!.write(op);
+  }
+
+  /** The staged writes in the order they were made, as one MULTI/EXEC. */
+  private async commit(staged: Staged): Promise<void> {
+    if (staged.log.length === 0) return;
+    const sets = staged.log.filter((e) => e.kind === 'write' && e.op.value !== null).length;
+    let seq = sets === 0 ? 0 : (await this.client.incrby(this.seqKey(), sets)) - sets;
+    // a clear deletes what Redis holds at commit time and what the transaction wrote before it
+    const cleared = new Map<string, string[]>();
+    for (const e of staged.log)
+      if (e.kind === 'clear' && !cleared.has(e.ns)) cleared.set(e.ns, await this.storedKeys(e.ns));
+    const multi = this.client.multi();
+    const written = new Map<string, Set<string>>();
+    for (const e of staged.log) {
+      if (e.kind === 'clear') {
+        const keys = [...(cleared.get(e.ns) ?? []), ...(written.get(e.ns) ?? [])];
+        for (let i = 0; i < keys.length; i += 500) multi.del(...keys.slice(i, i + 500).map((k) => this.k(e.ns, k)));
+        multi.del(this.z(e.ns));
+        written.delete(e.ns);
+        continue;
+      }
+      const { op } = e;
+      if (op.value === null) {
+        multi.del(this.k(op.ns, op.key)).zrem(this.z(op.ns), op.key);
+      } else {
+        multi.set(this.k(op.ns, op.key), gobEncodeString(op.value)).zadd(this.z(op.ns), 'NX', ++seq, op.key);
+        let keys = written.get(op.ns);
+        if (keys === undefined) written.set(op.ns, (keys = new Set()));
+        keys.add(op.key);
+      }
+    }
+    const res = await multi.exec();
+    const failed = res?.find(([err]) => err);
+    if (failed?.[0]) throw failed[0];
+  }
+
   async close(): Promise<void> {
     if (this.client.status !== 'end') await this.client.quit().catch(() => this.client.disconnect());
+  }
+}
+
+/** What a transaction changed in one namespace, as its reads see it. */
+interface StagedNamespace {
+  /** cleared by the transaction: what Redis holds is hidden */
+  cleared: boolean;
+  /** the written values; null for a deleted key */
+  values: Map<string, string | null>;
+  /** keys that go to the end of the listing (new, or deleted and written again), in that order */
+  moved: Set<string>;
+}
+
+type StagedEntry = { kind: 'write'; op: KVOp } | { kind: 'clear'; ns: string };
+
+/** The writes of an open transaction: a log to replay at commit, and the view the store's reads consult meanwhile. */
+class Staged {
+  readonly log: StagedEntry[] = [];
+  readonly view = new Map<string, StagedNamespace>();
+
+  constructor(private readonly storedHas: (ns: string, key: string) => Promise<boolean>) {}
+
+  private ns(ns: string): StagedNamespace {
+    let st = this.view.get(ns);
+    if (st === undefined) this.view.set(ns, (st = { cleared: false, values: new Map(), moved: new Set() }));
+    return st;
+  }
+
+  /** Whether the key exists as the transaction sees it (a stored value that is no gob string counts). */
+  async has(ns: string, key: string): Promise<boolean> {
+    const st = this.view.get(ns);
+    const v = st?.values.get(key);
+    if (v !== undefined) return v !== null;
+    return st?.cleared !== true && (await this.storedHas(ns, key));
+  }
+
+  async write(op: KVOp): Promise<void> {
+    const st = this.ns(op.ns);
+    const prev = st.values.get(op.key);
+    const cleared = st.cleared;
+    // the view changes at once, so that reads made meanwhile see the write
+    this.log.push({ kind: 'write', op });
+    st.values.set(op.key, op.value);
+    if (op.value === null) {
+      st.moved.delete(op.key);
+      return;
+    }
+    // a replaced key keeps its position; a new one, or one deleted earlier, goes to the end
+    const present = prev !== undefined ? prev !== null : !cleared && (await this.storedHas(op.ns, op.key));
+    if (!present) {
+      st.moved.delete(op.key);
+      st.moved.add(op.key);
+    }
+  }
+
+  clear(ns: string): void {
+    this.log.push({ kind: 'clear', ns });
+    this.view.set(ns, { cleared: true, values: new Map(), moved: new Set() });
   }
 }
 

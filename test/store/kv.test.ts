@@ -91,6 +91,72 @@ test('Redis store against the real server: same contract, durable across reconne
   }
 });
 
+/** Every key under a prefix with its serialized value: what a process reading Redis would find. */
+async function snapshot(raw: Redis, prefix: string): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  for (const key of (await raw.keys(`${prefix}*`)).sort()) {
+    if (key.endsWith('EDDY:SEQ')) continue;
+    out.set(key, (await raw.dumpBuffer(key))?.toString('hex') ?? '');
+  }
+  return out;
+}
+
+test('Redis transaction: its reads see its writes, Redis holds none of them before the commit, a failure discards them', async () => {
+  const prefix = `eddy-test:${randomUUID()}:`;
+  const opts = { host: '127.0.0.1', port: 6379, prefix };
+  const raw = new Redis({ host: '127.0.0.1', port: 6379 });
+  const s = new RedisStore(opts);
+  await s.connect();
+  try {
+    await s.set('stream', 'old', 'o');
+    await s.set('other', 'a', '1');
+    await s.set('other', 'b', '2');
+    const before = await snapshot(raw, prefix);
+    await s.transaction(async () => {
+      await s.clear('stream');
+      assert.equal(await s.get('stream', 'old'), undefined, 'a cleared namespace hides what Redis holds');
+      await contract(s);
+      assert.equal(await s.delete('other', 'a'), true);
+      await s.set('other', 'c', '3');
+      await s.set('other', 'b', '22');
+      await s.set('other', 'a', '11');
+      assert.deepEqual(await s.keys('other'), ['b', 'c', 'a'], 'replaced keys keep their place, re-created ones move');
+      assert.deepEqual(await snapshot(raw, prefix), before, 'nothing reaches Redis before the commit');
+    });
+    const expect = async (store: RedisStore): Promise<void> => {
+      assert.deepEqual(await store.keys('stream'), []);
+      assert.deepEqual(await store.keys('rule'), ['b', 'z']);
+      assert.deepEqual(await store.entries('other'), [
+        ['b', '22'],
+        ['c', '3'],
+        ['a', '11'],
+      ]);
+    };
+    await expect(s);
+    const committed = await snapshot(raw, prefix);
+    assert.notDeepEqual(committed, before);
+    await assert.rejects(
+      s.transaction(async () => {
+        await s.set('other', 'x', '1');
+        await s.batch([{ ns: 'rule', key: 'b', value: null }]);
+        await s.clear('other');
+        assert.deepEqual(await s.keys('rule'), ['z']);
+        throw new Error('failed half-way');
+      }),
+      /failed half-way/,
+    );
+    assert.deepEqual(await snapshot(raw, prefix), committed, 'a failed transaction leaves Redis as it was');
+    const again = new RedisStore(opts);
+    await again.connect();
+    await expect(again);
+    for (const ns of ['rule', 'other', 'stream']) await again.clear(ns);
+    await again.close();
+  } finally {
+    await s.close();
+    await raw.quit();
+  }
+});
+
 test("Redis store in eKuiper's layout: KV:STORE:<ns>:<key> holding gob strings, in the configured database", async () => {
   const db = 13;
   const raw = new Redis({ host: '127.0.0.1', port: 6379, db });
