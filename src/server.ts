@@ -20,6 +20,7 @@ import { createHttp } from './api/server.js';
 import { registerRootRoutes } from './api/root.js';
 import { registerAuth } from './api/auth.js';
 import { Catalog } from './catalog/catalog.js';
+import { useIdleCollector } from './core/idle-memory.js';
 import { registerStreamRoutes } from './api/streams.js';
 import { UploadsService } from './catalog/uploads.js';
 import { registerUploadRoutes } from './api/uploads.js';
@@ -162,7 +163,7 @@ async function openHomeAndStore(opts: StartOptions): Promise<Base> {
   const config = loadConfig(home, env);
   const logger = createLogger(config, home);
   const store = await openStore(config, home, opts.redisPrefix);
-  const closers: Array<() => Promise<void> | void> = [() => store.close()];
+  const closers: Array<() => Promise<void> | void> = [() => store.close(), useIdleCollector()];
   const http = createHttp(logger, { maxBodySize: config.basic.maxBodySize });
   const fileRoots = new FileRoots(fileAccessRoots(home, config));
   return { env, home, config, logger, store, http, fileRoots, closers };
