@@ -9,7 +9,7 @@ import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
 const CHECK_MS = 5000;
-/** growth over the heap the last full collection left that is worth a collection */
+/** growth of the committed heap over what the last full collection left that is worth a collection */
 const GROWTH_BYTES = 32 * 1024 * 1024;
 /** less allocation than this over a check period counts as idle */
 const IDLE_BYTES = 1024 * 1024;
@@ -35,15 +35,19 @@ function collector(): (() => void) | null {
 }
 
 function check(): void {
-  const used = getHeapStatistics().used_heap_size;
-  const idle = Math.abs(used - previous) < IDLE_BYTES;
-  previous = used;
-  if (used < baseline) baseline = used;
-  if (!idle || used - baseline < GROWTH_BYTES) return;
+  const heap = getHeapStatistics();
+  // idle: hardly anything allocated since the last check
+  const idle = Math.abs(heap.used_heap_size - previous) < IDLE_BYTES;
+  previous = heap.used_heap_size;
+  // what V8 holds is the heap's committed size: after a burst it keeps the pages even when little on them is live
+  if (heap.total_heap_size < baseline) baseline = heap.total_heap_size;
+  if (!idle || heap.total_heap_size - baseline < GROWTH_BYTES) return;
   const gc = collector();
   if (!gc) return;
   gc();
-  baseline = previous = getHeapStatistics().used_heap_size;
+  const after = getHeapStatistics();
+  baseline = after.total_heap_size;
+  previous = after.used_heap_size;
 }
 
 /**
@@ -53,7 +57,9 @@ function check(): void {
 export function useIdleCollector(periodMs = CHECK_MS): () => void {
   users++;
   if (!timer) {
-    baseline = previous = getHeapStatistics().used_heap_size;
+    const heap = getHeapStatistics();
+    baseline = heap.total_heap_size;
+    previous = heap.used_heap_size;
     timer = setInterval(check, periodMs);
     timer.unref();
   }
