@@ -6,7 +6,7 @@
 import type { ValueObject } from '../values/value.js';
 import type { Props } from '../contracts/index.js';
 import type { Clock, TimerHandle } from './clock.js';
-import { ErrorRecord, Output, type Item } from './items.js';
+import { kinds, Output } from './items.js';
 import { QueueNode } from './node.js';
 
 export interface BatchSettings {
@@ -31,7 +31,8 @@ export function batchSettings(props: Props): BatchSettings | null {
   return batchSize > 0 || lingerInterval > 0 ? { batchSize, lingerInterval } : null;
 }
 
-export class BatchNode extends QueueNode {
+export class BatchNode extends QueueNode<'output'> {
+  protected readonly handles = kinds('output');
   private rows: ValueObject[] = [];
   private count = 0;
   private timer: TimerHandle | undefined;
@@ -58,12 +59,7 @@ export class BatchNode extends QueueNode {
     return super.close();
   }
 
-  protected process(item: Item): void {
-    if (item instanceof ErrorRecord) {
-      this.emit(item);
-      return;
-    }
-    if (!(item instanceof Output)) return;
+  protected process(item: Output): void {
     const rows = this.rows;
     for (let i = 0; i < item.rows.length; i++) rows.push(item.rows[i]);
     this.count++;

@@ -84,7 +84,7 @@ export function decodeValue(j: unknown): Value {
 }
 
 export function encodeRow(r: Row): Json {
-  if (r instanceof JoinTuple) return { j: r.tuples.map(encodeRow), ts: r.timestamp };
+  if (r.kind === 'join') return { j: r.tuples.map(encodeRow), ts: r.timestamp };
   const t: { [k: string]: Json } = {
     e: r.emitter,
     m: encodeValue(r.message),

@@ -25,7 +25,7 @@ import { defaultZone, parseAuto, parseWithFormat } from '../values/datetime.js';
 import { checkCompression, decompress, type Compression } from '../core/compression.js';
 import { EddyError, ErrorCode } from '../core/errors.js';
 import { systemClock, type Clock } from './clock.js';
-import { RawEvent, TableUpdate, type Item } from './items.js';
+import { kinds, RawEvent, TableUpdate, type Item } from './items.js';
 import { strictValidate } from './strict.js';
 import { QueueNode } from './node.js';
 
@@ -179,7 +179,9 @@ function makeTuple(
  * Decodes one raw event and emits its tuples (or the table update) through `node`; failures are counted on the
  * node and forwarded as error records when the rule has sendError.
  */
-abstract class DecodingNode extends QueueNode {
+abstract class DecodingNode extends QueueNode<'raw'> {
+  /** raw events, and a connector's events queued as they are (they have no kind: the base hands them on here too) */
+  protected readonly handles = kinds('raw');
   protected format: Format | null = null;
   private readonly stamp: TupleMaker;
   /** declared fields checked here (STRICT_VALIDATION, when no preprocessor node follows) */
@@ -202,7 +204,7 @@ abstract class DecodingNode extends QueueNode {
   protected decodeAndEmit(raw: RawEvent | SourceEvent): void {
     let decoded: ValueObject | ValueObject[];
     let ev: SourceEvent;
-    if (raw instanceof RawEvent) {
+    if (isRaw(raw)) {
       ev = raw.ev;
       if (raw.decoded instanceof Error) {
         this.emitError(raw.decoded, this.sendError);
@@ -564,15 +566,10 @@ export class SourceNode extends DecodingNode implements SharedSubscriber {
     if ((err as Error & { transient?: boolean }).transient !== true) this.onConnectorError(err);
   }
 
-  protected process(item: Item): void {
-    if (item instanceof RawEvent) {
-      if (this.opts.forwardRaw) this.emit(item);
-      else this.decodeAndEmit(item);
-      return;
-    }
-    // a connector's event, queued as is; a decoder downstream receives it as is too
+  /** `item`: a raw event, or a connector's event queued as is (a decoder downstream receives it as is too) */
+  protected process(item: RawEvent): void {
     if (this.opts.forwardRaw) this.emit(item);
-    else this.decodeAndEmit(item as unknown as SourceEvent);
+    else this.decodeAndEmit(item as RawEvent | SourceEvent);
   }
 
   override async close(): Promise<void> {
@@ -609,8 +606,9 @@ export class SourceNode extends DecodingNode implements SharedSubscriber {
   }
 }
 
-function isSourceEvent(item: unknown): item is SourceEvent {
-  return typeof item === 'object' && item !== null && 'payload' in item && 'meta' in item;
+/** A raw event, rather than a connector's event queued as it is. */
+function isRaw(item: RawEvent | SourceEvent): item is RawEvent {
+  return (item as Partial<RawEvent>).kind === 'raw';
 }
 
 /** MQTT decoder node (`op_<N>_decoder`): bytes → tuples with the stream's FORMAT. */
@@ -628,10 +626,9 @@ export class DecoderNode extends DecodingNode {
     super(name, capacity, maker, role, sendError, !preprocessor);
     this.format = createFormat(registry, maker.def, schema);
   }
-  protected process(item: Item): void {
-    if (item instanceof ErrorRecord) this.emit(item);
-    else if (item instanceof RawEvent) this.decodeAndEmit(item);
-    else if (isSourceEvent(item)) this.decodeAndEmit(item);
+  /** `item`: a raw event, or a connector's event as the source node queued it */
+  protected process(item: RawEvent): void {
+    this.decodeAndEmit(item as RawEvent | SourceEvent);
   }
 }
 
@@ -640,7 +637,9 @@ export class DecoderNode extends DecodingNode {
  * (reporting failures as transient errors), so here the bytes only pass, counted under eKuiper's node name;
  * payloads still compressed (a connector that leaves it to the runtime marks them) are inflated here.
  */
-export class DecompressNode extends QueueNode {
+export class DecompressNode extends QueueNode<'raw'> {
+  /** raw events, and a connector's events queued as they are (no kind) */
+  protected readonly handles = kinds('raw');
   private readonly algorithm: Compression | null;
   constructor(
     name: string,
@@ -651,14 +650,11 @@ export class DecompressNode extends QueueNode {
     super(name, capacity);
     this.algorithm = algorithm ? checkCompression(algorithm) : null;
   }
-  protected process(item: Item): void {
-    const ev = item instanceof RawEvent ? item.ev : isSourceEvent(item) ? item : null;
-    if (
-      ev === null ||
-      this.algorithm === null ||
-      ev.meta.$compressed !== true ||
-      (item instanceof RawEvent && item.decoded !== null)
-    ) {
+  /** `item`: a raw event, or a connector's event as the source node queued it */
+  protected process(item: RawEvent): void {
+    const raw = isRaw(item as RawEvent | SourceEvent) ? item : null;
+    const ev = raw !== null ? raw.ev : (item as unknown as SourceEvent);
+    if (this.algorithm === null || ev.meta.$compressed !== true || (raw !== null && raw.decoded !== null)) {
       this.emit(item);
       return;
     }
@@ -680,7 +676,8 @@ export class DecompressNode extends QueueNode {
 }
 
 /** MQTT preprocessor node (`op_<N>_preprocessor`): STRICT_VALIDATION and event-time extraction after decoding. */
-export class PreprocessorNode extends QueueNode {
+export class PreprocessorNode extends QueueNode<'tuple'> {
+  protected readonly handles = kinds('tuple');
   private readonly strict: readonly StreamField[] | null;
   constructor(
     name: string,
@@ -691,20 +688,14 @@ export class PreprocessorNode extends QueueNode {
     super(name, capacity);
     this.strict = strictFields(maker);
   }
-  protected process(item: Item): void {
-    if (item instanceof Tuple) {
-      try {
-        if (this.strict) item.message = strictValidate(item.message, this.strict);
-        if (this.maker.timestampField)
-          item.timestamp = eventTimeOf(
-            item.message,
-            this.maker.timestampField,
-            this.maker.def.options.TIMESTAMP_FORMAT,
-          );
-      } catch (err) {
-        this.emitError(err, this.sendError);
-        return;
-      }
+  protected process(item: Tuple): void {
+    try {
+      if (this.strict) item.message = strictValidate(item.message, this.strict);
+      if (this.maker.timestampField)
+        item.timestamp = eventTimeOf(item.message, this.maker.timestampField, this.maker.def.options.TIMESTAMP_FORMAT);
+    } catch (err) {
+      this.emitError(err, this.sendError);
+      return;
     }
     this.emit(item);
   }

@@ -2,8 +2,8 @@
  * Event-time watermark operator (docs/sql.md §5.10): buffers events in timestamp order and releases them, followed by
  * the watermark, whenever min over streams(largest timestamp) − lateTolerance grows. Late events are dropped.
  */
-import { ErrorRecord, Tuple } from '../contracts/index.js';
-import { Watermark, type Item } from './items.js';
+import type { Tuple } from '../contracts/index.js';
+import { kinds, Watermark, type ItemOf } from './items.js';
 import { QueueNode } from './node.js';
 
 export interface WatermarkState {
@@ -12,7 +12,11 @@ export interface WatermarkState {
   rows: Tuple[];
 }
 
-export class WatermarkNode extends QueueNode {
+/** the kinds that end here: the node emits watermarks of its own, and only single tuples make progress */
+type WatermarkKinds = 'tuple' | 'join' | 'rows' | 'units' | 'watermark';
+
+export class WatermarkNode extends QueueNode<WatermarkKinds> {
+  protected readonly handles = kinds<WatermarkKinds>('tuple', 'join', 'rows', 'units', 'watermark');
   private readonly maxTs = new Map<string, number>();
   private watermark = 0;
   /** pending events sorted by timestamp (stable for equal timestamps) */
@@ -28,12 +32,8 @@ export class WatermarkNode extends QueueNode {
     super(name, bufferLength);
   }
 
-  protected process(item: Item): void {
-    if (item instanceof ErrorRecord) {
-      this.emit(item);
-      return;
-    }
-    if (!(item instanceof Tuple)) return;
+  protected process(item: ItemOf<WatermarkKinds>): void {
+    if (item.kind !== 'tuple') return;
     const t = item.timestamp;
     if (t < this.watermark) return;
     this.insert(item);

@@ -4,11 +4,10 @@
  * Each emission is one {@link RowBatch} with the window bounds the spec defines, quirks included.
  */
 import type { Row } from '../contracts/index.js';
-import { ErrorRecord, JoinTuple, Tuple } from '../contracts/index.js';
 import type { Clock, TimerHandle } from './clock.js';
 import { alignBoundary, unitOf, type TimeUnit } from './align.js';
 import type { WindowSpec } from '../plan/plan.js';
-import { RowBatch, Watermark, type Item } from './items.js';
+import { kinds, RowBatch, unhandled, type ItemOf } from './items.js';
 import { QueueNode } from './node.js';
 
 export interface WindowNodeOptions {
@@ -49,7 +48,10 @@ function ts(row: Row): number {
   return row.timestamp;
 }
 
-export abstract class WindowNode extends QueueNode {
+type WindowKinds = 'tuple' | 'join' | 'watermark';
+
+export abstract class WindowNode extends QueueNode<WindowKinds> {
+  protected readonly handles = kinds<WindowKinds>('tuple', 'join', 'watermark');
   protected readonly spec: WindowSpec;
   protected readonly unit: TimeUnit;
   protected readonly trigger: ((row: Row) => boolean) | null;
@@ -70,10 +72,18 @@ export abstract class WindowNode extends QueueNode {
     this.sendError = opts.sendError;
   }
 
-  protected process(item: Item): void {
-    if (item instanceof Tuple || item instanceof JoinTuple) this.onRow(item);
-    else if (item instanceof Watermark) this.onWatermark(item.ts);
-    else if (item instanceof ErrorRecord) this.emit(item);
+  protected process(item: ItemOf<WindowKinds>): void {
+    switch (item.kind) {
+      case 'tuple':
+      case 'join':
+        this.onRow(item);
+        return;
+      case 'watermark':
+        this.onWatermark(item.ts);
+        return;
+      default:
+        unhandled(item);
+    }
   }
 
   protected abstract onRow(row: Row): void;
