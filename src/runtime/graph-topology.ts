@@ -17,7 +17,7 @@ import type {
   Topology,
   Tuple,
 } from '../contracts/index.js';
-import type { EvalContext } from '../plan/plan.js';
+import type { EvalContext, QueryPlan } from '../plan/plan.js';
 import type { GraphOpNode, GraphPlan } from '../plan/graph.js';
 import { TopologySignals } from './signals.js';
 import { closeInOrder } from './closing.js';
@@ -27,11 +27,11 @@ import { decodeRow, decodeValue, encodeRow, encodeValue, loadCheckpoint, saveChe
 import type { TopologyDeps } from './topology-deps.js';
 import { type QueueNode, SinkReceiver, type Receiver } from './node.js';
 import { BatchNode, batchSettings } from './batch.js';
-import { AggregateNode, FilterNode, HavingNode, JoinNode, type OpEnv } from './operators.js';
-import { createWindowNode, WindowNode } from './windows.js';
+import { WindowNode } from './windows.js';
 import { WatermarkNode } from './watermark.js';
 import { type SharedSources, SourceNode } from './source.js';
-import { LookupNode, type LookupTables } from './lookup.js';
+import type { LookupTables } from './lookup.js';
+import { buildNode, buildSource, type BuildEnv } from './factories.js';
 import {
   FunctionNode,
   GraphOrderNode,
@@ -82,38 +82,36 @@ export class GraphTopology implements Topology {
       logger,
       dataDir: env.dataDir,
     };
+    // each node reads its own stage plan
+    const envFor = (stage: QueryPlan): BuildEnv => ({
+      op: { ctx: this.ctx, plan: stage, sendError: options.sendError, bufferLength },
+      options,
+      eventTime: options.isEventTime,
+      clock: env.clock,
+      connectors: env.connectors,
+      shared: env.shared,
+      lookups: env.lookups,
+      connectorContext: () => cctx,
+      makerOf: (sp) => ({
+        name: sp.name,
+        def: sp.def,
+        timestampField: sp.timestampField,
+        clock: env.clock,
+        schema: sp.schema,
+      }),
+    });
     for (const s of plan.sources) {
-      const shared = s.def.options.SHARED === true || String(s.def.options.SHARED).toLowerCase() === 'true';
-      const src = new SourceNode({
-        nodeName: s.name,
-        maker: {
-          name: s.def.name,
-          def: s.def,
-          timestampField: s.timestampField,
-          clock: env.clock,
-          schema: s.def.fields,
-        },
-        role: 'stream',
-        schema: s.def.fields,
-        forwardRaw: false,
-        preprocessor: false,
-        sendError: options.sendError,
-        registry: env.connectors,
-        shared: shared ? env.shared : null,
-        connectorContext: cctx,
-      });
+      const src = buildSource(
+        { kind: 'source', name: s.name, inputs: [], source: s.plan, decodes: true },
+        envFor(s.stage),
+      );
       src.onConnectorError = (err) => this.fail(err);
       src.onSourceEnd = () => this.sourceEnded();
       this.sources.push(src);
       this.byKey.set(s.key, src);
     }
     for (const o of plan.ops) {
-      const node = this.operator(o, {
-        ctx: this.ctx,
-        plan: o.plan,
-        sendError: options.sendError,
-        bufferLength,
-      });
+      const node = this.operator(o, envFor(o.plan));
       node.fatal = (err) => this.fail(err);
       this.byKey.set(o.key, node);
       this.ordered.push(node);
@@ -166,50 +164,42 @@ export class GraphTopology implements Topology {
     return this.plan.reads;
   }
 
-  private operator(o: GraphOpNode, env: OpEnv): QueueNode {
+  /** The node of a graph operator: the SQL operators through the plan's factories, the graph-only ones here. */
+  private operator(o: GraphOpNode, env: BuildEnv): QueueNode {
     const op = o.op;
-    const { options } = this;
+    const { name } = o;
+    const inputs: readonly string[] = [];
     switch (op.kind) {
       case 'filter':
-        return new FilterNode(o.name, env, op.pred);
+        return buildNode({ kind: 'filter', name, inputs, pred: op.pred, source: null }, env);
       case 'having':
-        return new HavingNode(o.name, env, op.stage);
-      case 'function':
-        return new FunctionNode(o.name, env, op.column, op.fn, op.agg);
-      case 'pick':
-        return new PickNode(o.name, env);
+        return buildNode({ kind: 'having', name, inputs, stage: op.stage }, env);
       case 'window':
-        return createWindowNode(o.name, {
-          spec: op.spec,
-          trigger: null,
-          eventTime: options.isEventTime,
-          clock: this.env.clock,
-          sendError: options.sendError,
-          bufferLength: env.bufferLength,
-        });
+        return buildNode({ kind: 'window', name, inputs, spec: op.spec }, env);
       case 'join':
-        return new JoinNode(o.name, env, op.from, op.joins);
+        return buildNode({ kind: 'join', name, inputs, from: op.from, joins: op.joins }, env);
       case 'lookup':
-        return new LookupNode(
-          o.name,
-          env.bufferLength,
-          op.join,
-          this.ctx,
-          this.env.lookups,
-          this.env.connectors,
-          this.env.clock,
-          options.sendError,
-        );
+        return buildNode({ kind: 'lookup', name, inputs, join: op.join }, env);
       case 'groupby':
-        return new AggregateNode(o.name, env);
+        return buildNode({ kind: 'aggregate', name, inputs }, env);
+      case 'function':
+        return new FunctionNode(name, env.op, op.column, op.fn, op.agg);
+      case 'pick':
+        return new PickNode(name, env.op, o.plan.project);
       case 'orderby':
-        return new GraphOrderNode(o.name, env, o.plan.order as NonNullable<typeof o.plan.order>);
+        return new GraphOrderNode(name, env.op, o.plan.order as NonNullable<typeof o.plan.order>);
       case 'switch':
-        return new SwitchNode(o.name, env, op.cases, op.texts, op.stopAtFirstMatch);
+        return new SwitchNode(name, env.op, op.cases, op.texts, op.stopAtFirstMatch);
       case 'watermark':
-        return new GraphWatermarkNode(o.name, env.bufferLength, op.emitters, options.lateTolerance, op.sendWatermark);
+        return new GraphWatermarkNode(
+          name,
+          env.op.bufferLength,
+          op.emitters,
+          env.options.lateTolerance,
+          op.sendWatermark,
+        );
       case 'script':
-        return new ScriptNode(o.name, env, op.script, op.isAgg);
+        return new ScriptNode(name, env.op, op.script, op.isAgg);
     }
   }
 

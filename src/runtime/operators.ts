@@ -14,6 +14,7 @@ import type {
   JoinPlan,
   OrderStage,
   ProjectSetStage,
+  ProjectStage,
   QueryPlan,
   RowPredicate,
   WindowFuncStage,
@@ -563,7 +564,11 @@ export class ProjectNode extends Operator<ProjectKinds> {
   /** watermarks end here */
   protected readonly handles = kinds<ProjectKinds>('tuple', 'join', 'rows', 'units', 'watermark');
   private readonly limit: number | null;
-  constructor(name: string, env: OpEnv) {
+  constructor(
+    name: string,
+    env: OpEnv,
+    private readonly stage: ProjectStage,
+  ) {
     super(name, env);
     this.limit = env.plan.projectSet ? null : env.plan.limit;
   }
@@ -578,7 +583,7 @@ export class ProjectNode extends Operator<ProjectKinds> {
         this.bindEvent();
         let obj: ValueObject;
         try {
-          obj = plan.project.project(item, ctx);
+          obj = this.stage.project(item, ctx);
         } catch (err) {
           this.fail(err);
           return;
@@ -602,7 +607,7 @@ export class ProjectNode extends Operator<ProjectKinds> {
   private *projectAll(item: RowBatch | UnitBatch): Generator<void, void, void> {
     const { plan } = this.env;
     const ctx = this.ctx;
-    const project = plan.project.project;
+    const project = this.stage.project;
     const out: ValueObject[] = [];
     const b = this.unitsOf(item);
     if (b.units.length === 0 && plan.isAggregate) return;

@@ -5,7 +5,6 @@
  */
 import type { Logger } from 'pino';
 import {
-  type ConnectorContext,
   type Delivery,
   type ConnectorRegistry,
   type NodeMetrics,
@@ -16,7 +15,7 @@ import {
   type Topology,
   type TopologyBuilder,
 } from '../contracts/index.js';
-import type { EvalContext, PlanNode, QueryPlan, SourcePlan } from '../plan/plan.js';
+import type { EvalContext, QueryPlan } from '../plan/plan.js';
 import { planQuery } from '../plan/planner.js';
 import type { TopologyDeps } from './topology-deps.js';
 import type { StreamCatalog } from '../catalog/types.js';
@@ -29,36 +28,17 @@ import { TopologySignals } from './signals.js';
 import { closeInOrder } from './closing.js';
 import { systemClock, type Clock, type TimerHandle } from './clock.js';
 import { type QueueNode, SinkReceiver, type Receiver } from './node.js';
-import {
-  AggregateNode,
-  AnalyticNode,
-  FilterNode,
-  HavingNode,
-  JoinAlignerNode,
-  JoinNode,
-  OrderNode,
-  ProjectNode,
-  ProjectSetNode,
-  WindowFuncNode,
-  type OpEnv,
-} from './operators.js';
-import { createWindowNode, WindowNode } from './windows.js';
+import { AnalyticNode, JoinAlignerNode } from './operators.js';
+import { WindowNode } from './windows.js';
 import { WatermarkNode } from './watermark.js';
-import {
-  DecoderNode,
-  DecompressNode,
-  PreprocessorNode,
-  resolveSource,
-  SharedSources,
-  SourceNode,
-  type TupleMaker,
-} from './source.js';
-import { LookupNode, LookupTables } from './lookup.js';
+import { resolveSource, SharedSources, SourceNode, type TupleMaker } from './source.js';
+import { LookupTables } from './lookup.js';
+import { buildNode, buildSource, type BuildEnv } from './factories.js';
 import { AsyncNode } from './async.js';
 import { decodeRow, decodeValue, encodeRow, encodeValue, loadCheckpoint, saveCheckpoint } from './checkpoint.js';
 import { BatchNode, batchSettings } from './batch.js';
 import type { Value, ValueObject } from '../values/value.js';
-import type { Row, Tuple } from '../contracts/index.js';
+import type { Tuple } from '../contracts/index.js';
 
 export { dropCheckpoints } from './checkpoint.js';
 
@@ -234,195 +214,45 @@ export class RuleTopology implements Topology {
   }
 
   private buildNodes(): void {
-    const { plan, options, env } = this;
-    const bufferLength = Math.max(1, options.bufferLength);
-    const opEnv: OpEnv = { ctx: this.ctx, plan, sendError: options.sendError, bufferLength };
-    const sourceOf = (name: string | null): SourcePlan => {
-      const sp = plan.sources.find((s) => s.name === name);
-      if (!sp) throw new EddyError(ErrorCode.Plan, `no source ${String(name)} in the plan`);
-      return sp;
-    };
-    const consumers = (n: PlanNode) => plan.nodes.filter((x) => x.inputs.includes(n.name));
-    const hasPre = (source: string | null) => plan.nodes.some((x) => x.kind === 'preprocessor' && x.source === source);
+    const { plan, options, env, rule, logger } = this;
     const makers = new Map<string, TupleMaker>();
-    const makerOf = (sp: SourcePlan): TupleMaker => {
-      let m = makers.get(sp.name);
-      if (!m) {
-        m = {
-          name: sp.name,
-          def: sp.def,
-          timestampField: plan.isEventTime && sp.role === 'stream' ? sp.timestampField : null,
-          clock: env.clock,
-          schema: sp.schema,
-        };
-        makers.set(sp.name, m);
-      }
-      return m;
-    };
-    const role = (sp: SourcePlan): 'stream' | 'table' => (sp.role === 'table' ? 'table' : 'stream');
-
-    for (const n of plan.nodes) {
-      let node: AnyNode;
-      switch (n.kind) {
-        case 'source': {
-          const sp = sourceOf(n.source);
-          const forwardRaw = consumers(n).some((c) => c.kind === 'decoder' || c.kind === 'decompress');
-          const cctx: ConnectorContext = {
-            ruleId: this.rule.id,
-            logger: this.logger,
-            dataDir: env.dataDir,
-            atLeastOnce: options.qos >= 1,
-            streamName: sp.def.name,
-          };
-          const src = new SourceNode({
-            nodeName: n.name,
-            maker: makerOf(sp),
-            role: role(sp),
-            schema: sp.schema,
-            forwardRaw,
-            preprocessor: hasPre(n.source),
-            sendError: options.sendError,
-            registry: env.connectors,
-            shared:
-              sp.def.options.SHARED === true || String(sp.def.options.SHARED).toLowerCase() === 'true'
-                ? env.shared
-                : null,
-            connectorContext: cctx,
-          });
-          this.sources.push(src);
-          node = src;
-          break;
-        }
-        case 'decompress': {
-          const sp = sourceOf(n.source);
-          node = new DecompressNode(
-            n.name,
-            bufferLength,
-            String(resolveSource(env.connectors, sp.def).props.decompression ?? ''),
-            options.sendError,
-          );
-          break;
-        }
-        case 'decoder': {
-          const sp = sourceOf(n.source);
-          node = new DecoderNode(
-            n.name,
-            bufferLength,
-            makerOf(sp),
-            role(sp),
-            sp.schema,
-            env.connectors,
-            options.sendError,
-            hasPre(n.source),
-          );
-          break;
-        }
-        case 'preprocessor':
-          node = new PreprocessorNode(n.name, bufferLength, makerOf(sourceOf(n.source)), options.sendError);
-          break;
-        case 'watermark':
-          node = new WatermarkNode(
-            n.name,
-            bufferLength,
-            plan.sources.filter((s) => s.role === 'stream').map((s) => s.name),
-            options.lateTolerance,
-          );
-          break;
-        case 'analytic':
-          node = plan.analytic
-            ? new AnalyticNode(n.name, opEnv, plan.analytic)
-            : new FilterNode(n.name, opEnv, () => true);
-          break;
-        case 'async':
-          if (!n.async) throw new EddyError(ErrorCode.Plan, 'async node without asynchronous calls');
-          node = new AsyncNode(n.name, bufferLength, n.async, this.ctx, plan, options.sendError);
-          break;
-        case 'filter': {
-          const pred = n.source !== null ? sourceOf(n.source).filter : plan.where;
-          node = new FilterNode(n.name, opEnv, pred ?? (() => true));
-          break;
-        }
-        case 'windowFilter':
-          node = new FilterNode(n.name, opEnv, plan.window?.filter ?? (() => true));
-          break;
-        case 'window': {
-          const spec = plan.window;
-          if (!spec) throw new EddyError(ErrorCode.Plan, 'window node without a window');
-          const ctx = this.ctx;
-          const trig = spec.trigger;
-          const hits = plan.hits;
-          const trigger = trig
-            ? (row: Row): boolean => {
-                ctx.setWindow(undefined, undefined);
-                ctx.bindRow();
-                const t = trig(row, ctx);
-                if (t && spec.triggerUsesHits) hits.hit(ctx, row.timestamp);
-                return t;
-              }
-            : null;
-          node = createWindowNode(n.name, {
-            spec,
-            trigger,
-            eventTime: plan.isEventTime,
+    const buildEnv: BuildEnv = {
+      op: { ctx: this.ctx, plan, sendError: options.sendError, bufferLength: Math.max(1, options.bufferLength) },
+      options,
+      eventTime: plan.isEventTime,
+      clock: env.clock,
+      connectors: env.connectors,
+      shared: env.shared,
+      lookups: env.lookups,
+      connectorContext: (sp) => ({
+        ruleId: rule.id,
+        logger,
+        dataDir: env.dataDir,
+        atLeastOnce: options.qos >= 1,
+        streamName: sp.def.name,
+      }),
+      makerOf: (sp) => {
+        let m = makers.get(sp.name);
+        if (!m) {
+          m = {
+            name: sp.name,
+            def: sp.def,
+            timestampField: plan.isEventTime && sp.role === 'stream' ? sp.timestampField : null,
             clock: env.clock,
-            sendError: options.sendError,
-            bufferLength,
-          });
-          break;
+            schema: sp.schema,
+          };
+          makers.set(sp.name, m);
         }
-        case 'lookup': {
-          const lj = plan.lookupJoins.find((l) => `op_${l.table}` === n.name) ?? plan.lookupJoins[0];
-          if (!lj) throw new EddyError(ErrorCode.Plan, `no lookup join for ${n.name}`);
-          node = new LookupNode(
-            n.name,
-            bufferLength,
-            lj,
-            this.ctx,
-            env.lookups,
-            env.connectors,
-            env.clock,
-            options.sendError,
-          );
-          break;
-        }
-        case 'join_aligner': {
-          const tables = plan.sources
-            .filter((s) => s.role === 'table')
-            .map((s) => {
-              const r = Number(s.def.options.RETAIN_SIZE);
-              return { name: s.name, retain: Number.isFinite(r) && r > 0 ? r : null };
-            });
-          node = new JoinAlignerNode(n.name, opEnv, tables);
-          break;
-        }
-        case 'join':
-          node = new JoinNode(n.name, opEnv, plan.sources[0].name, plan.joins);
-          break;
-        case 'aggregate':
-          node = new AggregateNode(n.name, opEnv);
-          break;
-        case 'having':
-          if (!plan.having) throw new EddyError(ErrorCode.Plan, 'having node without HAVING');
-          node = new HavingNode(n.name, opEnv, plan.having);
-          break;
-        case 'windowFunc':
-          if (!plan.windowFuncs) throw new EddyError(ErrorCode.Plan, 'windowFunc node without window functions');
-          node = new WindowFuncNode(n.name, opEnv, plan.windowFuncs);
-          break;
-        case 'order':
-          if (!plan.order) throw new EddyError(ErrorCode.Plan, 'order node without ORDER BY');
-          node = new OrderNode(n.name, opEnv, plan.order);
-          break;
-        case 'project':
-          node = new ProjectNode(n.name, opEnv);
-          break;
-        case 'projectset':
-          if (!plan.projectSet) throw new EddyError(ErrorCode.Plan, 'projectset node without a set-returning function');
-          node = new ProjectSetNode(n.name, opEnv, plan.projectSet);
-          break;
-        default:
-          throw new EddyError(ErrorCode.Plan, `unknown plan node kind ${String((n as PlanNode).kind)}`);
-      }
+        return m;
+      },
+    };
+    for (const n of plan.nodes) {
+      let node: QueueNode;
+      if (n.kind === 'source') {
+        const src = buildSource(n, buildEnv);
+        this.sources.push(src);
+        node = src;
+      } else node = buildNode(n, buildEnv);
       node.fatal = (err) => this.fail(err);
       if ((plan.usesHits || plan.usesAggHits) && n.kind !== 'source') node.direct = true;
       this.nodesByName.set(n.name, node);
