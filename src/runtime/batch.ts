@@ -8,6 +8,7 @@ import type { Props } from '../contracts/index.js';
 import type { Clock, TimerHandle } from './clock.js';
 import { kinds, Output } from './items.js';
 import { QueueNode } from './node.js';
+import { decodeValue, encodeValue, type Checkpointed, type Json } from './checkpoint.js';
 
 export interface BatchSettings {
   batchSize: number;
@@ -31,7 +32,7 @@ export function batchSettings(props: Props): BatchSettings | null {
   return batchSize > 0 || lingerInterval > 0 ? { batchSize, lingerInterval } : null;
 }
 
-export class BatchNode extends QueueNode<'output'> {
+export class BatchNode extends QueueNode<'output'> implements Checkpointed {
   protected readonly handles = kinds('output');
   private rows: ValueObject[] = [];
   private count = 0;
@@ -88,13 +89,21 @@ export class BatchNode extends QueueNode<'output'> {
     this.timed(() => this.flush());
   }
 
-  /** the rows gathered so far (checkpoints) */
-  snapshot(): { rows: ValueObject[]; count: number } {
-    return { rows: this.rows.slice(), count: this.count };
+  get checkpointKey(): string {
+    return this.name;
+  }
+  hasState(): boolean {
+    return true;
   }
 
-  restore(s: { rows: ValueObject[]; count: number }): void {
-    this.rows = s.rows.slice();
-    this.count = s.count;
+  /** `{rows, count}`: the rows gathered so far and the triggers they came in */
+  snapshot(): Json {
+    return { rows: this.rows.map(encodeValue), count: this.count };
+  }
+
+  restore(state: Json): void {
+    const s = state as { rows: unknown[]; count: unknown };
+    this.rows = s.rows.map((r) => decodeValue(r) as ValueObject);
+    this.count = Number(s.count) || 0;
   }
 }

@@ -21,6 +21,7 @@ import type {
 } from '../plan/plan.js';
 import { kinds, Output, RowBatch, UnitBatch, unhandled, type ItemKind, type ItemOf } from './items.js';
 import { QueueNode, turnOver } from './node.js';
+import { decodeRow, decodeValue, encodeRow, encodeValue, type Checkpointed, type Json } from './checkpoint.js';
 
 /** What every operator of one rule shares. */
 export interface OpEnv {
@@ -77,6 +78,20 @@ abstract class Operator<K extends ItemKind> extends QueueNode<K> {
     this.ctx.bindRow();
   }
 
+  /** Emits `apply` of the units of an emission, unless null (a failure fails the node). */
+  protected overUnits(item: RowBatch | UnitBatch, apply: (b: UnitBatch) => UnitBatch | null): void {
+    let out: UnitBatch | null;
+    try {
+      const b = this.unitsOf(item);
+      this.bindBatch(b);
+      out = apply(b);
+    } catch (err) {
+      this.fail(err);
+      return;
+    }
+    if (out !== null) this.emit(out);
+  }
+
   /** the units of an emission (rows are grouped/wrapped by the plan when no aggregate node did it) */
   protected unitsOf(b: RowBatch | UnitBatch): UnitBatch {
     if (b.kind === 'units') return b;
@@ -97,13 +112,7 @@ abstract class UnitsOperator extends Operator<UnitKinds> {
     switch (item.kind) {
       case 'rows':
       case 'units':
-        try {
-          const b = this.unitsOf(item);
-          this.bindBatch(b);
-          this.emit(this.apply(b));
-        } catch (err) {
-          this.fail(err);
-        }
+        this.overUnits(item, (b) => this.apply(b));
         return;
       case 'watermark':
         return;
@@ -114,7 +123,7 @@ abstract class UnitsOperator extends Operator<UnitKinds> {
 }
 
 /** Analytic functions on every event before any filter (stage 3). */
-export class AnalyticNode extends Operator<'tuple' | 'join'> {
+export class AnalyticNode extends Operator<'tuple' | 'join'> implements Checkpointed {
   protected readonly handles = kinds('tuple', 'join');
   constructor(
     name: string,
@@ -123,12 +132,19 @@ export class AnalyticNode extends Operator<'tuple' | 'join'> {
   ) {
     super(name, env);
   }
-  /** analytic states per call site and partition (checkpoints) */
-  snapshot(): Array<Array<[string, unknown]>> {
-    return this.stage.snapshot();
+  get checkpointKey(): string {
+    return this.name;
   }
-  restore(states: ReadonlyArray<ReadonlyArray<readonly [string, unknown]>>): void {
-    this.stage.restore(states);
+  hasState(): boolean {
+    return true;
+  }
+  /** per call site, `[partition key, state]` pairs */
+  snapshot(): Json {
+    return this.stage.snapshot().map((site) => site.map(([key, st]) => [key, encodeValue(st as Value)]));
+  }
+  restore(state: Json): void {
+    const sites = state as Array<Array<[string, unknown]>>;
+    this.stage.restore(sites.map((site) => site.map(([key, st]) => [key, decodeValue(st)] as const)));
   }
   protected process(item: Tuple | JoinTuple): void {
     this.bindEvent();
@@ -213,7 +229,7 @@ type AlignerKinds = 'table' | 'tuple' | 'join' | 'rows' | 'watermark';
  * Puts the current scan-table snapshots next to every stream event or window emission, so that the join node sees
  * one batch holding both sides (node `op_<N>_join_aligner`).
  */
-export class JoinAlignerNode extends Operator<AlignerKinds> {
+export class JoinAlignerNode extends Operator<AlignerKinds> implements Checkpointed {
   /** watermarks (a windowless event-time rule) end here */
   protected readonly handles = kinds('table', 'tuple', 'join', 'rows', 'watermark');
   private readonly tables = new Map<string, TableSnapshot>();
@@ -243,15 +259,22 @@ export class JoinAlignerNode extends Operator<AlignerKinds> {
     for (const t of this.tables.values()) for (const r of t.rows) rows.push(r);
     return rows;
   }
-  snapshot(): Record<string, Tuple[]> {
-    const out: Record<string, Tuple[]> = {};
-    for (const [k, t] of this.tables) out[k] = t.rows.slice();
+  get checkpointKey(): string {
+    return this.name;
+  }
+  hasState(): boolean {
+    return true;
+  }
+  /** each scan table's snapshot rows, by table */
+  snapshot(): Json {
+    const out: Record<string, Json> = {};
+    for (const [k, t] of this.tables) out[k] = t.rows.map(encodeRow);
     return out;
   }
-  restore(s: Record<string, Tuple[]>): void {
-    for (const [k, rows] of Object.entries(s)) {
+  restore(state: Json): void {
+    for (const [k, rows] of Object.entries(state as Record<string, unknown[]>)) {
       const t = this.tables.get(k);
-      if (t) t.rows = rows.slice();
+      if (t) t.rows = rows.map((r) => decodeRow(r) as Tuple);
     }
   }
 }
@@ -497,20 +520,12 @@ export class HavingNode extends Operator<'rows' | 'units' | 'tuple' | 'join' | '
     const ctx = this.ctx;
     switch (item.kind) {
       case 'rows':
-      case 'units': {
-        let kept: EvalUnit[];
-        let b: UnitBatch;
-        try {
-          b = this.unitsOf(item);
-          this.bindBatch(b);
-          kept = this.stage.apply(b.units, ctx);
-        } catch (err) {
-          this.fail(err);
-          return;
-        }
-        if (kept.length > 0) this.emit(new UnitBatch(kept, b.windowStart, b.windowEnd, b.windowed));
+      case 'units':
+        this.overUnits(item, (b) => {
+          const kept = this.stage.apply(b.units, ctx);
+          return kept.length > 0 ? new UnitBatch(kept, b.windowStart, b.windowEnd, b.windowed) : null;
+        });
         return;
-      }
       case 'tuple':
       case 'join':
         this.bindEvent();

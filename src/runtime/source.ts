@@ -28,6 +28,7 @@ import { systemClock, type Clock } from './clock.js';
 import { kinds, RawEvent, TableUpdate, type Item } from './items.js';
 import { strictValidate } from './strict.js';
 import { QueueNode } from './node.js';
+import { decodeValue, encodeValue, type Checkpointed, type Json } from './checkpoint.js';
 
 /** Default capacity of the queue between a source and a rule (docs/runtime.md §2.1). */
 export const SOURCE_BUFFER_LENGTH = 102400;
@@ -436,7 +437,7 @@ function isConnectionLoss(err: Error): boolean {
 }
 
 /** The rule's source node: connector (or shared instance) → the rule's queue → decode → tuples. */
-export class SourceNode extends DecodingNode implements SharedSubscriber {
+export class SourceNode extends DecodingNode implements SharedSubscriber, Checkpointed {
   private conn: SourceConnector | null = null;
   private readonly opts: SourceNodeOptions;
   private attached = false;
@@ -585,6 +586,22 @@ export class SourceNode extends DecodingNode implements SharedSubscriber {
     this.conn = null;
     if (conn && isRewindable(conn)) this.lastOffset = conn.offset();
     if (conn) await conn.close(o.connectorContext);
+  }
+
+  get checkpointKey(): string {
+    return this.name;
+  }
+  hasState(): boolean {
+    return this.offset() !== undefined;
+  }
+  /** `{$$offset}`, the key of the reference's state map (null: no offset to resume from) */
+  snapshot(): Json {
+    const offset = this.offset();
+    return { $$offset: offset === undefined ? null : encodeValue(offset) };
+  }
+  restore(state: Json): void {
+    const offset = decodeValue((state as { $$offset?: unknown }).$$offset);
+    if (offset !== null && typeof offset === 'object' && !Array.isArray(offset)) this.resume(offset as ValueObject);
   }
 
   /** The offset of a rewindable connector (checkpoints), undefined for other sources. */
