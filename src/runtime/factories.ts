@@ -77,25 +77,35 @@ export function buildSource(n: PlanNodeOf<'source'>, env: BuildEnv): SourceNode 
   });
 }
 
+function fused(node: QueueNode): QueueNode {
+  node.fused = true;
+  return node;
+}
+
 const FACTORIES: Factories = {
   source: buildSource,
+  // decompress and decoder run inside the source's work, no queue between (their names and metrics stay eKuiper's)
   decompress: (n, env) =>
-    new DecompressNode(
-      n.name,
-      env.op.bufferLength,
-      String(resolveSource(env.connectors, n.source.def).props.decompression ?? ''),
-      env.options.sendError,
+    fused(
+      new DecompressNode(
+        n.name,
+        env.op.bufferLength,
+        String(resolveSource(env.connectors, n.source.def).props.decompression ?? ''),
+        env.options.sendError,
+      ),
     ),
   decoder: (n, env) =>
-    new DecoderNode(
-      n.name,
-      env.op.bufferLength,
-      env.makerOf(n.source),
-      role(n.source),
-      n.source.schema,
-      env.connectors,
-      env.options.sendError,
-      n.preprocessor,
+    fused(
+      new DecoderNode(
+        n.name,
+        env.op.bufferLength,
+        env.makerOf(n.source),
+        role(n.source),
+        n.source.schema,
+        env.connectors,
+        env.options.sendError,
+        n.preprocessor,
+      ),
     ),
   preprocessor: (n, env) =>
     new PreprocessorNode(n.name, env.op.bufferLength, env.makerOf(n.source), env.options.sendError),

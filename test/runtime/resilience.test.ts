@@ -75,6 +75,10 @@ test('mqtt: a malformed message is an exception on the decoder node and an error
     await until(() => out.length >= 2, 'two rows');
     const decoder = topo.nodes()[1];
     assert.equal(decoder.exceptions, 1);
+    // the decoder runs inside the source's work: it still counts each event in, and each tuple or error record out
+    assert.equal(decoder.recordsIn, 3);
+    assert.equal(decoder.recordsOut, 3);
+    assert.equal(decoder.messagesProcessed, 3);
     assert.notEqual(decoder.lastException, '');
     const rows = plainOut(out) as Array<Array<Record<string, unknown>>>;
     assert.equal(typeof rows[0][0].error, 'string');
