@@ -77,35 +77,25 @@ export function buildSource(n: PlanNodeOf<'source'>, env: BuildEnv): SourceNode 
   });
 }
 
-function fused(node: QueueNode): QueueNode {
-  node.fused = true;
-  return node;
-}
-
 const FACTORIES: Factories = {
   source: buildSource,
-  // decompress and decoder run inside the source's work, no queue between (their names and metrics stay eKuiper's)
   decompress: (n, env) =>
-    fused(
-      new DecompressNode(
-        n.name,
-        env.op.bufferLength,
-        String(resolveSource(env.connectors, n.source.def).props.decompression ?? ''),
-        env.options.sendError,
-      ),
+    new DecompressNode(
+      n.name,
+      env.op.bufferLength,
+      String(resolveSource(env.connectors, n.source.def).props.decompression ?? ''),
+      env.options.sendError,
     ),
   decoder: (n, env) =>
-    fused(
-      new DecoderNode(
-        n.name,
-        env.op.bufferLength,
-        env.makerOf(n.source),
-        role(n.source),
-        n.source.schema,
-        env.connectors,
-        env.options.sendError,
-        n.preprocessor,
-      ),
+    new DecoderNode(
+      n.name,
+      env.op.bufferLength,
+      env.makerOf(n.source),
+      role(n.source),
+      n.source.schema,
+      env.connectors,
+      env.options.sendError,
+      n.preprocessor,
     ),
   preprocessor: (n, env) =>
     new PreprocessorNode(n.name, env.op.bufferLength, env.makerOf(n.source), env.options.sendError),

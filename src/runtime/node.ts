@@ -131,12 +131,6 @@ export abstract class QueueNode<K extends ItemKind = ItemKind> implements Receiv
    */
   direct = false;
   /**
-   * Run each item inside the upstream node's work, never queued: nodes that exist to report eKuiper's node names
-   * and metrics for a step of their upstream's work (the MQTT decompress and decoder nodes, docs/runtime.md §1.6)
-   * count their records, exceptions and calls here while the time is spent, and counted, upstream.
-   */
-  fused = false;
-  /**
    * `performance.now()` when the oldest queued item arrived, for nodes that report receive-to-emission latency
    * (sources, docs/runtime.md §1.7); -1 elsewhere: those report the average processing time of their last batch.
    */
@@ -154,10 +148,6 @@ export abstract class QueueNode<K extends ItemKind = ItemKind> implements Receiv
 
   accept(item: Item): boolean {
     if (this.closed) return true;
-    if (this.fused) {
-      this.runFused(item);
-      return true;
-    }
     if (this.direct && this.queue.size === 0) {
       this.runDirect(item);
       return true;
@@ -305,7 +295,13 @@ export abstract class QueueNode<K extends ItemKind = ItemKind> implements Receiv
     m.processLatencyUs = Math.round(us);
   }
 
-  private runFused(item: Item): void {
+  /**
+   * Runs an item inside the upstream node's work, never queued: nodes that exist to report eKuiper's node names and
+   * metrics for a step of their upstream's work (the MQTT decompress and decoder nodes, docs/runtime.md §1.6) accept
+   * this way. They count their records, exceptions and calls here; the time is spent, and counted, upstream.
+   */
+  protected runFused(item: Item): boolean {
+    if (this.closed) return true;
     const m = this.metrics;
     m.lastInvocation = Date.now();
     if (item.kind !== 'watermark' && item.kind !== 'error') m.recordsIn++;
@@ -315,6 +311,7 @@ export abstract class QueueNode<K extends ItemKind = ItemKind> implements Receiv
       m.error(err);
     }
     m.messagesProcessed++;
+    return true;
   }
 
   /** Work done outside the queue (timers): timed and counted like a drain. */

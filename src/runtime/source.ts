@@ -643,6 +643,10 @@ export class DecoderNode extends DecodingNode {
     super(name, capacity, maker, role, sendError, !preprocessor);
     this.format = createFormat(registry, maker.def, schema);
   }
+  /** inside the source's work: no queue between them (docs/runtime.md §1.6) */
+  override accept(item: Item): boolean {
+    return this.runFused(item);
+  }
   /** `item`: a raw event, or a connector's event as the source node queued it */
   protected process(item: RawEvent): void {
     this.decodeAndEmit(item as RawEvent | SourceEvent);
@@ -666,6 +670,10 @@ export class DecompressNode extends QueueNode<'raw'> {
   ) {
     super(name, capacity);
     this.algorithm = algorithm ? checkCompression(algorithm) : null;
+  }
+  /** inside the source's work: no queue between them (docs/runtime.md §1.6) */
+  override accept(item: Item): boolean {
+    return this.runFused(item);
   }
   /** `item`: a raw event, or a connector's event as the source node queued it */
   protected process(item: RawEvent): void {
