@@ -241,14 +241,7 @@ export abstract class QueueNode<K extends ItemKind = ItemKind> implements Receiv
       track[1]++;
     }
     for (let i = 0; i < n; i++) {
-      const item = q.shift() as Item;
-      if (item.kind !== 'watermark' && item.kind !== 'error') m.recordsIn++;
-      try {
-        this.dispatch(item);
-      } catch (err) {
-        m.error(err);
-      }
-      m.messagesProcessed++;
+      this.take(q.shift() as Item);
       if (this.closed) break;
       if (this.suspended) break;
     }
@@ -275,21 +268,15 @@ export abstract class QueueNode<K extends ItemKind = ItemKind> implements Receiv
     const m = this.metrics;
     const t0 = performance.now();
     m.lastInvocation = Math.round(TIME_ORIGIN + t0);
-    if (item.kind !== 'watermark' && item.kind !== 'error') m.recordsIn++;
     const track = activity;
     const outer = track !== null ? track[0] : 0;
     if (track !== null) {
       track[0] = this.activityId;
       track[1]++;
     }
-    try {
-      this.dispatch(item);
-    } catch (err) {
-      m.error(err);
-    }
+    this.take(item);
     // direct nodes run nested inside their upstream node's processing
     if (track !== null) track[0] = outer;
-    m.messagesProcessed++;
     const us = (performance.now() - t0) * 1000;
     m.busyUs += us;
     m.processLatencyUs = Math.round(us);
@@ -302,8 +289,14 @@ export abstract class QueueNode<K extends ItemKind = ItemKind> implements Receiv
    */
   protected runFused(item: Item): boolean {
     if (this.closed) return true;
+    this.metrics.lastInvocation = Date.now();
+    this.take(item);
+    return true;
+  }
+
+  /** One item, queued or not: counted in (data only), dispatched, a throw counted as an exception. */
+  private take(item: Item): void {
     const m = this.metrics;
-    m.lastInvocation = Date.now();
     if (item.kind !== 'watermark' && item.kind !== 'error') m.recordsIn++;
     try {
       this.dispatch(item);
@@ -311,7 +304,6 @@ export abstract class QueueNode<K extends ItemKind = ItemKind> implements Receiv
       m.error(err);
     }
     m.messagesProcessed++;
-    return true;
   }
 
   /** Work done outside the queue (timers): timed and counted like a drain. */
