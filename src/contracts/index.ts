@@ -14,6 +14,8 @@ export type Props = Record<string, unknown>;
 
 /** One decoded event of one stream (eKuiper's Tuple). Operators never copy it; projection builds new objects. */
 export class Tuple {
+  /** the item tag the runtime's operators switch on (runtime/items.ts), on the prototype */
+  declare readonly kind: 'tuple';
   /** analytic-function results computed for this event, indexed by call id (filled by the analytic operator) */
   analytic: Value[] | undefined = undefined;
   constructor(
@@ -28,6 +30,7 @@ export class Tuple {
 
 /** A joined row: the tuples of each side, first-joined first. A field is read from the first tuple that has it. */
 export class JoinTuple {
+  declare readonly kind: 'join';
   analytic: Value[] | undefined = undefined;
   constructor(
     public readonly tuples: Tuple[],
@@ -46,8 +49,14 @@ export interface Collection {
 
 /** An evaluation failure travelling as data (sendError), rendered to sinks as `{"error": message}`. */
 export class ErrorRecord {
+  declare readonly kind: 'error';
   constructor(public readonly message: string) {}
 }
+
+// the tags live on the prototypes: no per-row field to initialise or store
+Object.defineProperty(Tuple.prototype, 'kind', { value: 'tuple' });
+Object.defineProperty(JoinTuple.prototype, 'kind', { value: 'join' });
+Object.defineProperty(ErrorRecord.prototype, 'kind', { value: 'error' });
 
 // ---------------------------------------------------------------------------------------------- metrics
 

@@ -22,6 +22,7 @@ import {
   type QueryPlan,
   type RowFn,
   type RowPredicate,
+  type SourcePlan,
   type WindowSpec,
 } from './plan.js';
 import { ExprCompiler } from './compile.js';
@@ -82,6 +83,10 @@ export interface GraphSource {
   readonly def: StreamDef;
   /** event-time rules: the field holding the event time */
   readonly timestampField: string | null;
+  /** the source as the plan's source node carries it (runtime/factories.ts builds it) */
+  readonly plan: SourcePlan;
+  /** an empty stage plan: a source node runs no SQL stage */
+  readonly stage: QueryPlan;
 }
 
 /** What one operator node does, with its compiled stages. */
@@ -431,11 +436,23 @@ function build(graph: Obj, deps: GraphPlanDeps): GraphPlan {
   for (const key of srcKeys) {
     const p = parsed.get(key) as ParsedSource;
     if (p.role !== 'stream') continue;
+    const timestampField = options.isEventTime ? (p.def.options.TIMESTAMP ?? null) || null : null;
     sources.push({
       key,
       name: `source_${key}`,
       def: p.def,
-      timestampField: options.isEventTime ? (p.def.options.TIMESTAMP ?? null) || null : null,
+      timestampField,
+      // the whole payload, typed by the stream's declared fields
+      plan: {
+        name: p.def.name,
+        alias: key,
+        def: p.def,
+        role: 'stream',
+        schema: p.def.fields,
+        timestampField,
+        filter: null,
+      },
+      stage: stagePlan({}),
     });
   }
   const reads = [...parsed.values()].filter((p) => p.created).map((p) => p.name);

@@ -142,7 +142,7 @@ export interface SourcePlan {
   /**
    * The WHERE conjuncts pushed below the window/join for this source (docs/sql.md §4.2), evaluated on each tuple of
    * this stream after the analytic stage and before the window filter; false drops the tuple. Throws
-   * StageError(`run Where error: …`). Has its own plan node (`op_<N>_filter`, see {@link PlanNode.source}).
+   * StageError(`run Where error: …`). Has its own plan node (`op_<N>_filter`, see {@link PlanNode}).
    */
   readonly filter: RowPredicate | null;
 }
@@ -356,38 +356,64 @@ export interface HitTracker {
  * Operator node kinds, named `op_<N>_<kind>` (docs/runtime.md §1.6). `source` nodes are `source_<name>`;
  * `lookup` nodes are `op_<table>`.
  */
-export type NodeKind =
-  | 'source'
-  | 'decompress'
-  | 'decoder'
-  | 'preprocessor'
-  | 'watermark'
-  | 'analytic'
-  | 'async'
-  | 'filter'
-  | 'windowFilter'
-  | 'window'
-  | 'lookup'
-  | 'join_aligner'
-  | 'join'
-  | 'aggregate'
-  | 'having'
-  | 'windowFunc'
-  | 'order'
-  | 'project'
-  | 'projectset';
+export type NodeKind = PlanNode['kind'];
 
-export interface PlanNode {
+/** What every plan node has: its topology name and the names of its upstream nodes (empty for sources). */
+interface NodeHead {
   /** `source_s1`, `op_2_decoder`, `op_table1`, `op_5_project` */
   readonly name: string;
-  readonly kind: NodeKind;
-  /** names of the upstream nodes (empty for sources) */
   readonly inputs: readonly string[];
-  /** for source-side nodes (source, decoder, decompress, preprocessor, pushed-down filter): the stream name */
-  readonly source: string | null;
-  /** `async` nodes: the calls they compute ahead of the next node */
-  readonly async?: AsyncStage;
 }
+
+/** A scan table's snapshot in the join aligner: RETAIN_SIZE latest rows, null for the latest event's rows. */
+export interface AlignedTable {
+  readonly name: string;
+  readonly retain: number | null;
+}
+
+/**
+ * One operator node, typed by its kind: each carries the compiled stage it runs, so that the runtime builds it with
+ * one factory per kind (runtime/factories.ts) and no look-up in the plan.
+ */
+export type PlanNode = NodeHead &
+  (
+    | {
+        readonly kind: 'source';
+        readonly source: SourcePlan;
+        /** false when decoder nodes follow (MQTT): the source hands on the raw events */
+        readonly decodes: boolean;
+      }
+    | { readonly kind: 'decompress'; readonly source: SourcePlan }
+    | {
+        readonly kind: 'decoder';
+        readonly source: SourcePlan;
+        /** a preprocessor node follows: it, not the decoder, sets the event time and validates */
+        readonly preprocessor: boolean;
+      }
+    | { readonly kind: 'preprocessor'; readonly source: SourcePlan }
+    /** `streams`: the emitters whose progress makes the watermark */
+    | { readonly kind: 'watermark'; readonly streams: readonly string[] }
+    | { readonly kind: 'analytic'; readonly stage: AnalyticStage }
+    /** the calls computed ahead of the next node */
+    | { readonly kind: 'async'; readonly stage: AsyncStage }
+    /** a WHERE part pushed to the source `source`, or (source null) the WHERE after the window and joins */
+    | { readonly kind: 'filter'; readonly pred: RowPredicate; readonly source: string | null }
+    | { readonly kind: 'windowFilter'; readonly pred: RowPredicate }
+    | { readonly kind: 'window'; readonly spec: WindowSpec }
+    | { readonly kind: 'lookup'; readonly join: LookupJoinPlan }
+    | { readonly kind: 'join_aligner'; readonly tables: readonly AlignedTable[] }
+    /** `from`: the FROM stream, the left side of the first join */
+    | { readonly kind: 'join'; readonly from: string; readonly joins: readonly JoinPlan[] }
+    | { readonly kind: 'aggregate' }
+    | { readonly kind: 'having'; readonly stage: HavingStage }
+    | { readonly kind: 'windowFunc'; readonly stage: WindowFuncStage }
+    | { readonly kind: 'order'; readonly stage: OrderStage }
+    | { readonly kind: 'project'; readonly stage: ProjectStage }
+    | { readonly kind: 'projectset'; readonly stage: ProjectSetStage }
+  );
+
+/** The plan node of one kind. */
+export type PlanNodeOf<K extends NodeKind> = Extract<PlanNode, { readonly kind: K }>;
 
 // ------------------------------------------------------------------------------------------------ the plan
 

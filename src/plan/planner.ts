@@ -22,7 +22,13 @@ import {
   type LookupJoinPlan,
   type AsyncConsumer,
   type AsyncStage,
+  type AnalyticStage,
+  type HavingStage,
   type NodeKind,
+  type OrderStage,
+  type ProjectSetStage,
+  type ProjectStage,
+  type WindowFuncStage,
   type PlanNode,
   type QueryPlan,
   type RowPredicate,
@@ -430,11 +436,18 @@ function build(sql: string, a: Analysis, deps: PlanDeps, placement?: Placement):
   const nodes = buildNodes(a, {
     decompresses: deps.decompresses ?? (() => false),
     isEventTime,
-    analytic: analytic !== null,
+    sources,
+    analytic,
     pushed: pushed.map((p) => p.length > 0),
-    where: where !== null,
-    windowFuncs: after.windowFuncs !== null,
-    projectSet: after.projectSet !== null,
+    window,
+    lookupJoins,
+    joins,
+    where,
+    having: after.having,
+    windowFuncs: after.windowFuncs,
+    order: after.order,
+    project: after.project,
+    projectSet: after.projectSet,
     asyncStages: after.asyncStages,
   });
 
@@ -466,81 +479,120 @@ function build(sql: string, a: Analysis, deps: PlanDeps, placement?: Placement):
 
 // ------------------------------------------------------------------------------------------------ nodes
 
-interface NodeFlags {
+/** The compiled stages the nodes carry, and what decides which nodes there are. */
+interface NodeParts {
   decompresses: (def: StreamDef) => boolean;
   isEventTime: boolean;
-  analytic: boolean;
+  /** in FROM/JOIN order, as `a.sources` */
+  sources: readonly SourcePlan[];
+  analytic: AnalyticStage | null;
+  /** per source: whether a WHERE part is pushed to it */
   pushed: boolean[];
-  where: boolean;
-  windowFuncs: boolean;
-  projectSet: boolean;
+  window: WindowSpec | null;
+  lookupJoins: readonly LookupJoinPlan[];
+  joins: readonly JoinPlan[];
+  where: RowPredicate | null;
+  having: HavingStage | null;
+  windowFuncs: WindowFuncStage | null;
+  order: OrderStage | null;
+  project: ProjectStage;
+  projectSet: ProjectSetStage | null;
   /** stages that read asynchronous calls: an `async` node computing them precedes each */
   asyncStages: Partial<Record<AsyncConsumer, AsyncStage>>;
 }
 
-/** Topology nodes with the post-order numbering of docs/runtime.md §1.6. */
-function buildNodes(a: Analysis, f: NodeFlags): PlanNode[] {
+const always: RowPredicate = () => true;
+
+/** Topology nodes with the post-order numbering of docs/runtime.md §1.6, each carrying its stage. */
+function buildNodes(a: Analysis, p: NodeParts): PlanNode[] {
   const nodes: PlanNode[] = [];
   let n = 0;
-  const add = (kind: NodeKind, inputs: string[], source: string | null = null, name?: string): string => {
+  /** the name of the next node: `op_<N>_<kind>` unless given */
+  const next = (kind: NodeKind, name?: string): string => {
     n++;
-    const nm = name ?? `op_${n}_${kind}`;
-    nodes.push({ name: nm, kind, inputs, source });
-    return nm;
+    return name ?? `op_${n}_${kind}`;
+  };
+  const add = (node: PlanNode): string[] => {
+    nodes.push(node);
+    return [node.name];
   };
   // the asynchronous node computing the calls a stage reads, just before that stage
-  const ahead = (consumer: AsyncConsumer, inputs: string[]): string[] => {
-    const stage = f.asyncStages[consumer];
-    if (!stage) return inputs;
-    n++;
-    const nm = `op_${n}_async`;
-    nodes.push({ name: nm, kind: 'async', inputs, source: null, async: stage });
-    return [nm];
+  const ahead = (consumer: AsyncConsumer, inputs: readonly string[]): readonly string[] => {
+    const stage = p.asyncStages[consumer];
+    return stage ? add({ kind: 'async', name: next('async'), inputs, stage }) : inputs;
   };
   const chain = (s: BoundSource, i: number): string => {
-    let tail = add('source', [], s.name, `source_${s.name}`);
-    if (isMqtt(s)) {
+    const source = p.sources[i];
+    const mqtt = isMqtt(s);
+    let tail = add({ kind: 'source', name: next('source', `source_${s.name}`), inputs: [], source, decodes: !mqtt });
+    if (mqtt) {
       const shared = s.def.options.SHARED === true;
-      const opName = (kind: NodeKind): string => (shared ? `op_${s.name}_${n + 1}_${kind}` : `op_${n + 1}_${kind}`);
-      if (f.decompresses(s.def)) tail = add('decompress', [tail], s.name, opName('decompress'));
-      tail = add('decoder', [tail], s.name, opName('decoder'));
+      const opName = (kind: NodeKind): string => next(kind, shared ? `op_${s.name}_${n + 1}_${kind}` : undefined);
+      if (p.decompresses(s.def)) tail = add({ kind: 'decompress', name: opName('decompress'), inputs: tail, source });
       const fmt = (s.def.options.FORMAT ?? 'json').toLowerCase();
-      if (f.isEventTime || s.def.options.STRICT_VALIDATION === true || fmt === 'binary') {
-        tail = add('preprocessor', [tail], s.name, opName('preprocessor'));
-      }
+      const preprocessor = p.isEventTime || s.def.options.STRICT_VALIDATION === true || fmt === 'binary';
+      tail = add({ kind: 'decoder', name: opName('decoder'), inputs: tail, source, preprocessor });
+      if (preprocessor) tail = add({ kind: 'preprocessor', name: opName('preprocessor'), inputs: tail, source });
     }
-    if (f.pushed[i]) tail = add('filter', [tail], s.name);
-    return tail;
+    if (p.pushed[i])
+      tail = add({ kind: 'filter', name: next('filter'), inputs: tail, pred: source.filter ?? always, source: s.name });
+    return tail[0];
   };
 
   const streams: string[] = [];
   a.sources.forEach((s, i) => {
     if (s.role === 'stream') streams.push(chain(s, i));
   });
-  let tails = streams;
-  if (f.isEventTime) tails = [add('watermark', tails)];
-  if (f.analytic) tails = [add('analytic', tails)];
-  if (a.window) {
-    if (a.window.filter) tails = [add('windowFilter', tails)];
-    tails = [add('window', tails)];
+  let tails: readonly string[] = streams;
+  if (p.isEventTime) {
+    const emitters = p.sources.filter((s) => s.role === 'stream').map((s) => s.name);
+    tails = add({ kind: 'watermark', name: next('watermark'), inputs: tails, streams: emitters });
+  }
+  if (p.analytic) tails = add({ kind: 'analytic', name: next('analytic'), inputs: tails, stage: p.analytic });
+  if (p.window) {
+    const spec = p.window;
+    if (spec.filter)
+      tails = add({ kind: 'windowFilter', name: next('windowFilter'), inputs: tails, pred: spec.filter });
+    tails = add({ kind: 'window', name: next('window'), inputs: tails, spec });
   }
   const tables: string[] = [];
   a.sources.forEach((s, i) => {
     if (s.role === 'table') tables.push(chain(s, i));
   });
-  for (const j of a.joins) {
-    if (j.source.role === 'lookup') tails = [add('lookup', tails, null, `op_${j.source.name}`)];
+  a.joins
+    .filter((j) => j.source.role === 'lookup')
+    .forEach((j, i) => {
+      const join = p.lookupJoins.find((l) => l.table === j.source.name) ?? p.lookupJoins[i];
+      tails = add({ kind: 'lookup', name: next('lookup', `op_${j.source.name}`), inputs: tails, join });
+    });
+  if (tables.length) {
+    const aligned = p.sources
+      .filter((s) => s.role === 'table')
+      .map((s) => {
+        const r = Number(s.def.options.RETAIN_SIZE);
+        return { name: s.name, retain: Number.isFinite(r) && r > 0 ? r : null };
+      });
+    tails = add({ kind: 'join_aligner', name: next('join_aligner'), inputs: [...tails, ...tables], tables: aligned });
   }
-  const streamJoins = a.joins.filter((j) => j.source.role !== 'lookup');
-  if (tables.length) tails = [add('join_aligner', [...tails, ...tables])];
-  if (streamJoins.length) tails = [add('join', tails)];
-  if (f.where) tails = [add('filter', ahead('where', tails))];
-  if (a.dims.length) tails = [add('aggregate', tails)];
-  if (a.having) tails = [add('having', ahead('having', tails))];
-  if (f.windowFuncs) tails = [add('windowFunc', tails)];
-  if (a.sorts.length) tails = [add('order', ahead('order', tails))];
-  tails = [add('project', ahead('project', tails))];
-  if (f.projectSet) add('projectset', tails);
+  if (p.joins.length)
+    tails = add({ kind: 'join', name: next('join'), inputs: tails, from: p.sources[0].name, joins: p.joins });
+  if (p.where) {
+    const inputs = ahead('where', tails);
+    tails = add({ kind: 'filter', name: next('filter'), inputs, pred: p.where, source: null });
+  }
+  if (a.dims.length) tails = add({ kind: 'aggregate', name: next('aggregate'), inputs: tails });
+  if (p.having) {
+    const inputs = ahead('having', tails);
+    tails = add({ kind: 'having', name: next('having'), inputs, stage: p.having });
+  }
+  if (p.windowFuncs) tails = add({ kind: 'windowFunc', name: next('windowFunc'), inputs: tails, stage: p.windowFuncs });
+  if (p.order) {
+    const inputs = ahead('order', tails);
+    tails = add({ kind: 'order', name: next('order'), inputs, stage: p.order });
+  }
+  const inputs = ahead('project', tails);
+  tails = add({ kind: 'project', name: next('project'), inputs, stage: p.project });
+  if (p.projectSet) add({ kind: 'projectset', name: next('projectset'), inputs: tails, stage: p.projectSet });
   return nodes;
 }
 

@@ -10,7 +10,7 @@ import { performance } from 'node:perf_hooks';
 import type { Row } from '../contracts/index.js';
 import type { Value } from '../values/value.js';
 import type { AsyncSite, AsyncStage, EvalContext, EvalUnit, QueryPlan } from '../plan/plan.js';
-import { JoinTuple, RowBatch, Tuple, UnitBatch, type Item } from './items.js';
+import { kinds, UnitBatch, type Item, type RowBatch } from './items.js';
 import { QueueNode } from './node.js';
 
 interface Pending {
@@ -27,7 +27,9 @@ interface Unit {
   unit: EvalUnit | null;
 }
 
-export class AsyncNode extends QueueNode {
+export class AsyncNode extends QueueNode<never> {
+  /** items are started from {@link accept} in order, not dispatched by the base drain */
+  protected readonly handles = kinds<never>();
   private readonly inFlight: Pending[] = [];
   private readonly timers = new Set<NodeJS.Timeout>();
 
@@ -111,18 +113,19 @@ export class AsyncNode extends QueueNode {
     const ctx = this.ctx;
     let units: Unit[];
     let bind: (u: Unit) => void;
-    if (item instanceof Tuple || item instanceof JoinTuple) {
+    const kind = item.kind;
+    if (kind === 'tuple' || kind === 'join') {
       units = [{ row: item, key: item, unit: null }];
       bind = () => {
         ctx.setWindow(undefined, undefined);
         ctx.bindRow();
       };
-    } else if (item instanceof RowBatch || item instanceof UnitBatch) {
+    } else if (kind === 'rows' || kind === 'units') {
       const windowed = item.windowed;
       const ws = item.windowStart;
       const we = item.windowEnd;
       let batch: RowBatch | UnitBatch = item;
-      if (item instanceof RowBatch && this.stage.consumer !== 'where') {
+      if (item.kind === 'rows' && this.stage.consumer !== 'where') {
         // grouped stages see units: build them here (as the stage itself would) so that groups keep their identity
         ctx.setWindow(windowed ? ws : undefined, windowed ? we : undefined);
         try {
@@ -135,7 +138,7 @@ export class AsyncNode extends QueueNode {
         p.out = batch;
       }
       units =
-        batch instanceof UnitBatch
+        batch.kind === 'units'
           ? batch.units.map((u) => ({ row: u.row, key: u.group ?? u.row, unit: u }))
           : batch.rows.map((r) => ({ row: r, key: r, unit: null }));
       bind = (u) => {

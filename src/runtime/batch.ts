@@ -6,8 +6,9 @@
 import type { ValueObject } from '../values/value.js';
 import type { Props } from '../contracts/index.js';
 import type { Clock, TimerHandle } from './clock.js';
-import { ErrorRecord, Output, type Item } from './items.js';
+import { kinds, Output } from './items.js';
 import { QueueNode } from './node.js';
+import { decodeValue, encodeValue, type Checkpointed, type Json } from './checkpoint.js';
 
 export interface BatchSettings {
   batchSize: number;
@@ -31,7 +32,8 @@ export function batchSettings(props: Props): BatchSettings | null {
   return batchSize > 0 || lingerInterval > 0 ? { batchSize, lingerInterval } : null;
 }
 
-export class BatchNode extends QueueNode {
+export class BatchNode extends QueueNode<'output'> implements Checkpointed {
+  protected readonly handles = kinds('output');
   private rows: ValueObject[] = [];
   private count = 0;
   private timer: TimerHandle | undefined;
@@ -58,12 +60,7 @@ export class BatchNode extends QueueNode {
     return super.close();
   }
 
-  protected process(item: Item): void {
-    if (item instanceof ErrorRecord) {
-      this.emit(item);
-      return;
-    }
-    if (!(item instanceof Output)) return;
+  protected process(item: Output): void {
     const rows = this.rows;
     for (let i = 0; i < item.rows.length; i++) rows.push(item.rows[i]);
     this.count++;
@@ -92,13 +89,21 @@ export class BatchNode extends QueueNode {
     this.timed(() => this.flush());
   }
 
-  /** the rows gathered so far (checkpoints) */
-  snapshot(): { rows: ValueObject[]; count: number } {
-    return { rows: this.rows.slice(), count: this.count };
+  get checkpointKey(): string {
+    return this.name;
+  }
+  hasState(): boolean {
+    return true;
   }
 
-  restore(s: { rows: ValueObject[]; count: number }): void {
-    this.rows = s.rows.slice();
-    this.count = s.count;
+  /** `{rows, count}`: the rows gathered so far and the triggers they came in */
+  snapshot(): Json {
+    return { rows: this.rows.map(encodeValue), count: this.count };
+  }
+
+  restore(state: Json): void {
+    const s = state as { rows: unknown[]; count: unknown };
+    this.rows = s.rows.map((r) => decodeValue(r) as ValueObject);
+    this.count = Number(s.count) || 0;
   }
 }

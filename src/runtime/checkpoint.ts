@@ -16,11 +16,29 @@ export async function dropCheckpoints(store: KVStore, ruleId: string): Promise<v
   await store.clear(checkpointNamespace(ruleId));
 }
 
+/**
+ * A node with state saved at checkpoints: under {@link checkpointKey} (the node's name), in the JSON form the store
+ * keeps (rows and values through the codec below). The topologies save and restore every such node alike.
+ */
+export interface Checkpointed {
+  readonly checkpointKey: string;
+  /** whether there is state to save now (a source whose connector cannot rewind has none) */
+  hasState(): boolean;
+  /** the state in its stored form */
+  snapshot(): Json;
+  /** replaces the state with a {@link snapshot} of the same node (taken by this version or an earlier one) */
+  restore(state: Json): void;
+}
+
+export function isCheckpointed<T extends object>(node: T): node is T & Checkpointed {
+  return 'checkpointKey' in node;
+}
+
 export interface CheckpointDoc {
   /** checkpoint id = trigger time, Unix ms */
   id: number;
   /** node name → encoded state */
-  states: Record<string, unknown>;
+  states: Record<string, Json>;
 }
 
 export async function saveCheckpoint(store: KVStore, ruleId: string, doc: CheckpointDoc): Promise<void> {
@@ -39,7 +57,7 @@ export async function loadCheckpoint(store: KVStore, ruleId: string): Promise<Ch
 
 // ------------------------------------------------------------------------------------------------ value codec
 
-type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
+export type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 
 const TAGS = new Set(['$i', '$t', '$b', '$f', '$u']);
 
@@ -84,7 +102,7 @@ export function decodeValue(j: unknown): Value {
 }
 
 export function encodeRow(r: Row): Json {
-  if (r instanceof JoinTuple) return { j: r.tuples.map(encodeRow), ts: r.timestamp };
+  if (r.kind === 'join') return { j: r.tuples.map(encodeRow), ts: r.timestamp };
   const t: { [k: string]: Json } = {
     e: r.emitter,
     m: encodeValue(r.message),

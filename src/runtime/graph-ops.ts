@@ -9,10 +9,10 @@
  * - the receiver that turns whatever reaches a sink into the rows it sends.
  */
 import vm from 'node:vm';
-import { ErrorRecord, JoinTuple, Tuple, type Row, type SinkNode } from '../contracts/index.js';
-import { Output, RowBatch, UnitBatch, Watermark, type Item } from './items.js';
+import { JoinTuple, Tuple, type ErrorRecord, type Row, type SinkNode } from '../contracts/index.js';
+import { kinds, Output, RowBatch, UnitBatch, unhandled, type Item, type ItemKind, type ItemOf } from './items.js';
 import { QueueNode, type Receiver } from './node.js';
-import { OrderNode, ProjectNode, type OpEnv } from './operators.js';
+import { OrderNode, ProjectNode, type OpEnv, type ProjectKinds } from './operators.js';
 import { WatermarkNode } from './watermark.js';
 import { EMPTY_ROW, EvalUnit, type EvalContext, type RowFn } from '../plan/plan.js';
 import { rowObject } from '../plan/compile.js';
@@ -21,7 +21,7 @@ import { typedText } from '../values/text.js';
 
 /** `row` with `column` set to `value`: a new row, the input (possibly shared with other rules) is left as is. */
 export function withColumn(row: Row, column: string, value: Value): Row {
-  if (row instanceof Tuple) {
+  if (row.kind === 'tuple') {
     const t = new Tuple(row.emitter, { ...row.message, [column]: value }, row.meta, row.timestamp);
     t.analytic = row.analytic;
     return t;
@@ -41,8 +41,12 @@ function bindBatch(ctx: EvalContext, b: RowBatch | UnitBatch): void {
   else ctx.setWindow(undefined, undefined);
 }
 
+type RowKinds = 'tuple' | 'join' | 'rows' | 'units';
+const ROWS = kinds<RowKinds>('tuple', 'join', 'rows', 'units');
+
 /** `function` and `aggfunc` nodes. */
-export class FunctionNode extends QueueNode {
+export class FunctionNode extends QueueNode<RowKinds> {
+  protected readonly handles = ROWS;
   private readonly ctx: EvalContext;
   constructor(
     name: string,
@@ -56,37 +60,42 @@ export class FunctionNode extends QueueNode {
     this.ctx = env.ctx;
   }
 
-  protected process(item: Item): void {
+  protected process(item: ItemOf<RowKinds>): void {
     const ctx = this.ctx;
     try {
-      if (item instanceof Tuple || item instanceof JoinTuple) {
-        ctx.setWindow(undefined, undefined);
-        ctx.bindRow();
-        this.emit(withColumn(item, this.column, this.fn(item, ctx)));
-      } else if (item instanceof RowBatch) {
-        bindBatch(ctx, item);
-        if (this.agg) {
-          const u = new EvalUnit(item.rows.length ? item.rows[0] : EMPTY_ROW, item.rows);
-          this.emit(new UnitBatch([this.unit(u)], item.windowStart, item.windowEnd, item.windowed));
-        } else {
-          const rows = item.rows.map((r) => {
-            ctx.bindRow();
-            return withColumn(r, this.column, this.fn(r, ctx));
-          });
-          this.emit(new RowBatch(rows, item.windowStart, item.windowEnd, item.windowed));
-        }
-      } else if (item instanceof UnitBatch) {
-        bindBatch(ctx, item);
-        this.emit(
-          new UnitBatch(
-            item.units.map((u) => this.unit(u)),
-            item.windowStart,
-            item.windowEnd,
-            item.windowed,
-          ),
-        );
-      } else {
-        this.emit(item);
+      switch (item.kind) {
+        case 'tuple':
+        case 'join':
+          ctx.setWindow(undefined, undefined);
+          ctx.bindRow();
+          this.emit(withColumn(item, this.column, this.fn(item, ctx)));
+          return;
+        case 'rows':
+          bindBatch(ctx, item);
+          if (this.agg) {
+            const u = new EvalUnit(item.rows.length ? item.rows[0] : EMPTY_ROW, item.rows);
+            this.emit(new UnitBatch([this.unit(u)], item.windowStart, item.windowEnd, item.windowed));
+          } else {
+            const rows = item.rows.map((r) => {
+              ctx.bindRow();
+              return withColumn(r, this.column, this.fn(r, ctx));
+            });
+            this.emit(new RowBatch(rows, item.windowStart, item.windowEnd, item.windowed));
+          }
+          return;
+        case 'units':
+          bindBatch(ctx, item);
+          this.emit(
+            new UnitBatch(
+              item.units.map((u) => this.unit(u)),
+              item.windowStart,
+              item.windowEnd,
+              item.windowed,
+            ),
+          );
+          return;
+        default:
+          unhandled(item);
       }
     } catch (err) {
       this.emitError(err, this.env.sendError);
@@ -102,17 +111,21 @@ export class FunctionNode extends QueueNode {
 }
 
 function tupleOf(obj: ValueObject, like: Item | null, ts: number): Tuple {
-  if (like instanceof Tuple) return new Tuple(like.emitter, obj, like.meta, like.timestamp);
-  if (like instanceof JoinTuple)
-    return new Tuple(like.tuples[0]?.emitter ?? '', obj, like.tuples[0]?.meta ?? {}, like.timestamp);
-  return new Tuple('', obj, {}, ts);
+  switch (like?.kind) {
+    case 'tuple':
+      return new Tuple(like.emitter, obj, like.meta, like.timestamp);
+    case 'join':
+      return new Tuple(like.tuples[0]?.emitter ?? '', obj, like.tuples[0]?.meta ?? {}, like.timestamp);
+    default:
+      return new Tuple('', obj, {}, ts);
+  }
 }
 
 /** `pick`: the SQL projection; the projected objects travel on as rows of the same kind as the input. */
 export class PickNode extends ProjectNode {
   private current: Item | null = null;
-  protected override process(item: Item): void {
-    if (item instanceof Watermark) {
+  protected override process(item: ItemOf<ProjectKinds>): void {
+    if (item.kind === 'watermark') {
       // event time keeps flowing through a projection placed before a window
       super.emit(item);
       return;
@@ -122,7 +135,7 @@ export class PickNode extends ProjectNode {
     this.current = null;
   }
   protected override emit(item: Item): void {
-    if (!(item instanceof Output)) {
+    if (item.kind !== 'output') {
       super.emit(item);
       return;
     }
@@ -131,7 +144,7 @@ export class PickNode extends ProjectNode {
       super.emit(tupleOf(item.rows[0], cur, item.timestamp));
       return;
     }
-    const b = cur instanceof RowBatch || cur instanceof UnitBatch ? cur : null;
+    const b = cur !== null && (cur.kind === 'rows' || cur.kind === 'units') ? cur : null;
     const rows = item.rows.map((o) => tupleOf(o, null, item.timestamp));
     super.emit(new RowBatch(rows, b ? b.windowStart : 0, b ? b.windowEnd : item.timestamp, b ? b.windowed : false));
   }
@@ -140,12 +153,12 @@ export class PickNode extends ProjectNode {
 /** `orderby`: the SQL ORDER BY; a plain collection comes out as a plain collection, groups stay groups. */
 export class GraphOrderNode extends OrderNode {
   private plain = false;
-  protected override process(item: Item): void {
-    this.plain = item instanceof RowBatch;
+  protected override process(item: ItemOf<'rows' | 'units' | 'watermark'>): void {
+    this.plain = item.kind === 'rows';
     super.process(item);
   }
   protected override emit(item: Item): void {
-    if (this.plain && item instanceof UnitBatch) {
+    if (this.plain && item.kind === 'units') {
       super.emit(
         new RowBatch(
           item.units.map((u) => u.row),
@@ -175,7 +188,7 @@ export class GraphWatermarkNode extends WatermarkNode {
     super(name, bufferLength, emitters, lateTolerance);
   }
   protected override emit(item: Item): void {
-    if (item instanceof Watermark && !this.sendWatermark) return;
+    if (item.kind === 'watermark' && !this.sendWatermark) return;
     super.emit(item);
   }
 }
@@ -185,7 +198,19 @@ export class GraphWatermarkNode extends WatermarkNode {
  * collection is tested as one group (aggregates see all its rows). A failing or non-bool case is counted as an
  * exception and the next case is tried; errors reach no output, as in eKuiper.
  */
-export class SwitchNode extends QueueNode {
+export class SwitchNode extends QueueNode<ItemKind> {
+  /** every kind: the node has no single output to pass anything on to */
+  protected readonly handles = kinds<ItemKind>(
+    'tuple',
+    'join',
+    'rows',
+    'units',
+    'table',
+    'raw',
+    'output',
+    'error',
+    'watermark',
+  );
   /** outputs per case */
   readonly cases: Receiver[][];
   constructor(
@@ -201,29 +226,37 @@ export class SwitchNode extends QueueNode {
   }
 
   protected process(item: Item): void {
-    if (item instanceof Watermark) {
-      for (const outs of this.cases) this.send(outs, item);
-      return;
-    }
-    if (item instanceof ErrorRecord) {
-      this.metrics.error(item.message);
-      return;
-    }
     const ctx = this.env.ctx;
     let row: Row;
-    if (item instanceof Tuple || item instanceof JoinTuple) {
-      ctx.setWindow(undefined, undefined);
-      ctx.bindRow();
-      row = item;
-    } else if (item instanceof RowBatch || item instanceof UnitBatch) {
-      bindBatch(ctx, item);
-      const rows = item instanceof RowBatch ? item.rows : item.units.map((u) => u.row);
-      const u = new EvalUnit(rows.length ? rows[0] : EMPTY_ROW, rows);
-      ctx.bindUnit(u);
-      row = u.row;
-    } else {
-      this.metrics.error(`run switch node error: invalid input type`);
-      return;
+    switch (item.kind) {
+      case 'watermark':
+        for (const outs of this.cases) this.send(outs, item);
+        return;
+      case 'error':
+        this.metrics.error(item.message);
+        return;
+      case 'tuple':
+      case 'join':
+        ctx.setWindow(undefined, undefined);
+        ctx.bindRow();
+        row = item;
+        break;
+      case 'rows':
+      case 'units': {
+        bindBatch(ctx, item);
+        const rows = item.kind === 'rows' ? item.rows : item.units.map((u) => u.row);
+        const u = new EvalUnit(rows.length ? rows[0] : EMPTY_ROW, rows);
+        ctx.bindUnit(u);
+        row = u.row;
+        break;
+      }
+      case 'table':
+      case 'raw':
+      case 'output':
+        this.metrics.error(`run switch node error: invalid input type`);
+        return;
+      default:
+        unhandled(item);
     }
     let sent = false;
     for (let i = 0; i < this.conditions.length; i++) {
@@ -291,7 +324,8 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
 }
 
 /** `script`: `exec(row, meta)` per row, `exec(rows)` per collection, in an isolated context with a time limit. */
-export class ScriptNode extends QueueNode {
+export class ScriptNode extends QueueNode<RowKinds> {
+  protected readonly handles = ROWS;
   private readonly context: vm.Context;
   private readonly call = new vm.Script('exec(__input, __meta)');
   constructor(
@@ -320,15 +354,15 @@ export class ScriptNode extends QueueNode {
     }
   }
 
-  protected process(item: Item): void {
+  protected process(item: ItemOf<RowKinds>): void {
     try {
-      if (item instanceof Tuple || item instanceof JoinTuple) {
-        const meta = item instanceof Tuple ? item.meta : (item.tuples[0]?.meta ?? {});
+      if (item.kind === 'tuple' || item.kind === 'join') {
+        const meta = item.kind === 'tuple' ? item.meta : (item.tuples[0]?.meta ?? {});
         const out = this.exec(toScript(rowObject(item)), toScript(meta));
         if (!isPlainObject(out)) throw new Error(`script exec result is not a map: ${JSON.stringify(out)}`);
         this.emit(tupleOf(fromScript(out) as ValueObject, item, item.timestamp));
-      } else if (item instanceof RowBatch || item instanceof UnitBatch) {
-        const rows = item instanceof RowBatch ? item.rows : item.units.map((u) => u.row);
+      } else {
+        const rows = item.kind === 'rows' ? item.rows : item.units.map((u) => u.row);
         const out = this.exec(
           rows.map((r) => toScript(rowObject(r))),
           undefined,
@@ -351,8 +385,6 @@ export class ScriptNode extends QueueNode {
             item.windowed,
           ),
         );
-      } else {
-        this.emit(item);
       }
     } catch (err) {
       this.emitError(err, this.env.sendError);
@@ -364,16 +396,28 @@ export class ScriptNode extends QueueNode {
 
 /** What a graph sink receives for anything that reaches it: rows become their objects, collections their rows. */
 export function outputOf(item: Item): Output | ErrorRecord | null {
-  if (item instanceof Output || item instanceof ErrorRecord) return item;
-  if (item instanceof Tuple || item instanceof JoinTuple) return new Output([rowObject(item)], true, item.timestamp);
-  if (item instanceof RowBatch) return new Output(item.rows.map(rowObject), false, item.windowEnd);
-  if (item instanceof UnitBatch)
-    return new Output(
-      item.units.map((u) => rowObject(u.row)),
-      false,
-      item.windowEnd,
-    );
-  return null;
+  switch (item.kind) {
+    case 'output':
+    case 'error':
+      return item;
+    case 'tuple':
+    case 'join':
+      return new Output([rowObject(item)], true, item.timestamp);
+    case 'rows':
+      return new Output(item.rows.map(rowObject), false, item.windowEnd);
+    case 'units':
+      return new Output(
+        item.units.map((u) => rowObject(u.row)),
+        false,
+        item.windowEnd,
+      );
+    case 'table':
+    case 'raw':
+    case 'watermark':
+      return null;
+    default:
+      return unhandled(item);
+  }
 }
 
 /** The input of a graph sink (or of its batch node): whatever arrives, as the rows to send. */
@@ -387,7 +431,7 @@ export class GraphSinkReceiver implements Receiver {
     if (out === null) return true;
     const t = this.target;
     if ('accept' in t) return t.accept(out);
-    t.push(out instanceof Output ? out.rows : out);
+    t.push(out.kind === 'output' ? out.rows : out);
     return true;
   }
 }

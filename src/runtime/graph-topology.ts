@@ -7,31 +7,12 @@
  */
 import type { Logger } from 'pino';
 import { EddyError, ErrorCode } from '../core/errors.js';
-import type {
-  ConnectorContext,
-  NodeMetrics,
-  PrintableTopo,
-  RuleDef,
-  RuleOptions,
-  SinkNode,
-  Topology,
-  Tuple,
-} from '../contracts/index.js';
-import type { EvalContext } from '../plan/plan.js';
+import type { ConnectorContext, RuleDef, RuleOptions } from '../contracts/index.js';
+import type { QueryPlan } from '../plan/plan.js';
 import type { GraphOpNode, GraphPlan } from '../plan/graph.js';
-import { TopologySignals } from './signals.js';
-import { closeInOrder } from './closing.js';
-import type { Clock, TimerHandle } from './clock.js';
-import type { ValueObject } from '../values/value.js';
-import { decodeRow, decodeValue, encodeRow, encodeValue, loadCheckpoint, saveCheckpoint } from './checkpoint.js';
-import type { TopologyDeps } from './topology-deps.js';
-import { type QueueNode, SinkReceiver, type Receiver } from './node.js';
-import { BatchNode, batchSettings } from './batch.js';
-import { AggregateNode, FilterNode, HavingNode, JoinNode, type OpEnv } from './operators.js';
-import { createWindowNode, WindowNode } from './windows.js';
-import { WatermarkNode } from './watermark.js';
-import { type SharedSources, SourceNode } from './source.js';
-import { LookupNode, type LookupTables } from './lookup.js';
+import type { QueueNode, Receiver } from './node.js';
+import { buildNode, buildSource, type BuildEnv } from './factories.js';
+import { TopologyBase, type RuntimeEnv } from './topology-base.js';
 import {
   FunctionNode,
   GraphOrderNode,
@@ -42,37 +23,19 @@ import {
   SwitchNode,
 } from './graph-ops.js';
 
-export interface GraphEnv extends TopologyDeps {
-  readonly clock: Clock;
-  readonly shared: SharedSources;
-  readonly lookups: LookupTables;
-}
-
 /** One planned, runnable instance of a graph rule. */
-export class GraphTopology implements Topology {
-  readonly ctx: EvalContext;
+export class GraphTopology extends TopologyBase {
+  protected readonly pausesSources = false;
   private readonly byKey = new Map<string, QueueNode>();
-  private readonly ordered: QueueNode[] = [];
-  /** nodes inside an operator that the topology does not show (the watermark of a window that has none above it) */
-  private readonly inner: QueueNode[] = [];
-  private readonly sources: SourceNode[] = [];
-  private readonly sinks: SinkNode[] = [];
-  /** sink batch nodes (`op_<key>_0_batch`) */
-  private readonly batches: BatchNode[] = [];
-  private readonly edges = new Map<string, string[]>();
-  private readonly signals = new TopologySignals();
-  private opened = false;
-  private closed = false;
-  private checkpointTimer: TimerHandle | undefined;
 
   constructor(
-    readonly rule: RuleDef,
-    readonly options: RuleOptions,
-    private readonly logger: Logger,
+    rule: RuleDef,
+    options: RuleOptions,
+    logger: Logger,
     readonly plan: GraphPlan,
-    private readonly env: GraphEnv,
+    env: RuntimeEnv,
   ) {
-    this.ctx = plan.newContext(rule.id, env.clock.now());
+    super(rule, options, logger, env, plan.newContext(rule.id, env.clock.now()));
     for (const s of plan.sinks) {
       if (!env.connectors.sink(s.type)) throw new EddyError(ErrorCode.Executor, `sink ${s.type} is not defined`);
     }
@@ -82,41 +45,37 @@ export class GraphTopology implements Topology {
       logger,
       dataDir: env.dataDir,
     };
+    // each node reads its own stage plan
+    const envFor = (stage: QueryPlan): BuildEnv => ({
+      op: { ctx: this.ctx, plan: stage, sendError: options.sendError, bufferLength },
+      options,
+      eventTime: options.isEventTime,
+      clock: env.clock,
+      connectors: env.connectors,
+      shared: env.shared,
+      lookups: env.lookups,
+      connectorContext: () => cctx,
+      makerOf: (sp) => ({
+        name: sp.name,
+        def: sp.def,
+        timestampField: sp.timestampField,
+        clock: env.clock,
+        schema: sp.schema,
+      }),
+    });
     for (const s of plan.sources) {
-      const shared = s.def.options.SHARED === true || String(s.def.options.SHARED).toLowerCase() === 'true';
-      const src = new SourceNode({
-        nodeName: s.name,
-        maker: {
-          name: s.def.name,
-          def: s.def,
-          timestampField: s.timestampField,
-          clock: env.clock,
-          schema: s.def.fields,
-        },
-        role: 'stream',
-        schema: s.def.fields,
-        forwardRaw: false,
-        preprocessor: false,
-        sendError: options.sendError,
-        registry: env.connectors,
-        shared: shared ? env.shared : null,
-        connectorContext: cctx,
-      });
-      src.onConnectorError = (err) => this.fail(err);
-      src.onSourceEnd = () => this.sourceEnded();
-      this.sources.push(src);
+      const src = buildSource(
+        { kind: 'source', name: s.name, inputs: [], source: s.plan, decodes: true },
+        envFor(s.stage),
+      );
+      this.adoptSource(src);
+      this.adopt(src);
       this.byKey.set(s.key, src);
     }
     for (const o of plan.ops) {
-      const node = this.operator(o, {
-        ctx: this.ctx,
-        plan: o.plan,
-        sendError: options.sendError,
-        bufferLength,
-      });
-      node.fatal = (err) => this.fail(err);
+      const node = this.operator(o, envFor(o.plan));
+      this.adopt(node);
       this.byKey.set(o.key, node);
-      this.ordered.push(node);
       let entry: Receiver = node;
       if (o.op.kind === 'window' && o.op.ownWatermark) {
         // an event-time window with no watermark node above it orders and releases its rows itself
@@ -132,32 +91,16 @@ export class GraphTopology implements Topology {
         this.inner.push(wm);
         entry = wm;
       }
-      for (const e of o.inputs) this.connect(e.from, e.port, entry, node.name);
+      for (const e of o.inputs) this.link(e.from, e.port, entry, node.name);
     }
     plan.sinks.forEach((s, index) => {
-      const sink = env.createSinkNode({
-        ruleId: rule.id,
-        index,
-        type: s.type,
-        props: s.props,
-        ruleOptions: options,
-        logger,
-        name: s.name,
-      });
-      sink.onFatal((err) => this.fail(err));
-      this.sinks.push(sink);
-      let receiver = new GraphSinkReceiver(sink);
       // batchSize / lingerInterval: a batch node before the sink, as for SQL rules (docs/runtime.md §1.6)
-      const batch = batchSettings(this.sinkProps(s.type, s.props));
-      if (batch) {
-        const node = new BatchNode(`op_${s.key}_0_batch`, bufferLength, batch, env.clock);
-        node.fatal = (err) => this.fail(err);
-        this.batches.push(node);
-        this.edge(node.name, sink.metrics.name);
-        node.outputs.push(new SinkReceiver(sink));
-        receiver = new GraphSinkReceiver(node);
-      }
-      for (const e of s.inputs) this.connect(e.from, e.port, receiver);
+      const { sink, batch } = this.addSink(
+        { index, type: s.type, props: s.props, name: s.name },
+        `op_${s.key}_0_batch`,
+      );
+      const receiver = new GraphSinkReceiver(batch ?? sink);
+      for (const e of s.inputs) this.link(e.from, e.port, receiver);
     });
   }
 
@@ -166,256 +109,51 @@ export class GraphTopology implements Topology {
     return this.plan.reads;
   }
 
-  private operator(o: GraphOpNode, env: OpEnv): QueueNode {
+  /** The node of a graph operator: the SQL operators through the plan's factories, the graph-only ones here. */
+  private operator(o: GraphOpNode, env: BuildEnv): QueueNode {
     const op = o.op;
-    const { options } = this;
+    const { name } = o;
+    const inputs: readonly string[] = [];
     switch (op.kind) {
       case 'filter':
-        return new FilterNode(o.name, env, op.pred);
+        return buildNode({ kind: 'filter', name, inputs, pred: op.pred, source: null }, env);
       case 'having':
-        return new HavingNode(o.name, env, op.stage);
-      case 'function':
-        return new FunctionNode(o.name, env, op.column, op.fn, op.agg);
-      case 'pick':
-        return new PickNode(o.name, env);
+        return buildNode({ kind: 'having', name, inputs, stage: op.stage }, env);
       case 'window':
-        return createWindowNode(o.name, {
-          spec: op.spec,
-          trigger: null,
-          eventTime: options.isEventTime,
-          clock: this.env.clock,
-          sendError: options.sendError,
-          bufferLength: env.bufferLength,
-        });
+        return buildNode({ kind: 'window', name, inputs, spec: op.spec }, env);
       case 'join':
-        return new JoinNode(o.name, env, op.from, op.joins);
+        return buildNode({ kind: 'join', name, inputs, from: op.from, joins: op.joins }, env);
       case 'lookup':
-        return new LookupNode(
-          o.name,
-          env.bufferLength,
-          op.join,
-          this.ctx,
-          this.env.lookups,
-          this.env.connectors,
-          this.env.clock,
-          options.sendError,
-        );
+        return buildNode({ kind: 'lookup', name, inputs, join: op.join }, env);
       case 'groupby':
-        return new AggregateNode(o.name, env);
+        return buildNode({ kind: 'aggregate', name, inputs }, env);
+      case 'function':
+        return new FunctionNode(name, env.op, op.column, op.fn, op.agg);
+      case 'pick':
+        return new PickNode(name, env.op, o.plan.project);
       case 'orderby':
-        return new GraphOrderNode(o.name, env, o.plan.order as NonNullable<typeof o.plan.order>);
+        return new GraphOrderNode(name, env.op, o.plan.order as NonNullable<typeof o.plan.order>);
       case 'switch':
-        return new SwitchNode(o.name, env, op.cases, op.texts, op.stopAtFirstMatch);
+        return new SwitchNode(name, env.op, op.cases, op.texts, op.stopAtFirstMatch);
       case 'watermark':
-        return new GraphWatermarkNode(o.name, env.bufferLength, op.emitters, options.lateTolerance, op.sendWatermark);
+        return new GraphWatermarkNode(
+          name,
+          env.op.bufferLength,
+          op.emitters,
+          env.options.lateTolerance,
+          op.sendWatermark,
+        );
       case 'script':
-        return new ScriptNode(o.name, env, op.script, op.isAgg);
+        return new ScriptNode(name, env.op, op.script, op.isAgg);
     }
   }
 
-  private connect(fromKey: string, port: number, to: Receiver, shownAs = to.name): void {
+  /** An edge from port `port` of node `fromKey` (a switch's case, else its single output). */
+  private link(fromKey: string, port: number, to: Receiver, shownAs = to.name): void {
     const from = this.byKey.get(fromKey);
     if (!from) throw new EddyError(ErrorCode.Plan, `node ${fromKey} is not defined`);
     if (from instanceof SwitchNode) (from.cases[port] ?? from.cases[0]).push(to);
     else from.outputs.push(to);
     this.edge(from.name, shownAs);
-  }
-
-  private edge(from: string, to: string): void {
-    const list = this.edges.get(from) ?? [];
-    list.push(to);
-    this.edges.set(from, list);
-  }
-
-  /** a sink's properties over those of its `resourceId` config key */
-  private sinkProps(type: string, props: Record<string, unknown>): Record<string, unknown> {
-    const key = Object.keys(props).find((k) => k.toLowerCase() === 'resourceid');
-    const rid = key === undefined ? undefined : props[key];
-    if (typeof rid !== 'string') return props;
-    try {
-      return { ...this.env.connectors.sinkProps(type, rid), ...props };
-    } catch {
-      return props;
-    }
-  }
-
-  // ---------------------------------------------------------------------------------------------- lifecycle
-
-  async open(): Promise<void> {
-    if (this.opened) return;
-    this.opened = true;
-    this.ctx.ruleStart = this.env.clock.now();
-    if (this.options.qos >= 1) await this.restore();
-    try {
-      await Promise.all(this.sinks.map((s) => s.open()));
-      for (const b of this.batches) await b.open();
-      for (const n of this.ordered) await n.open();
-      for (const n of this.inner) await n.open();
-      for (const s of this.sources) await s.open();
-    } catch (err) {
-      await this.close().catch(() => {});
-      throw err;
-    }
-    if (this.options.qos >= 1) this.scheduleCheckpoint();
-  }
-
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    this.checkpointTimer?.cancel();
-    this.checkpointTimer = undefined;
-    const checkpoint = this.options.qos >= 1 && this.opened;
-    await closeInOrder(
-      [
-        ...this.sources.map((s) => () => s.close()),
-        ...(checkpoint ? [() => this.checkpoint()] : []),
-        ...this.inner.map((n) => () => n.close()),
-        ...this.ordered.map((n) => () => n.close()),
-        ...this.batches.map((b) => () => b.close()),
-        ...this.sinks.map((s) => () => s.close()),
-      ],
-      this.logger,
-    );
-  }
-
-  onFatal(cb: (err: Error) => void): void {
-    this.signals.onFatal(cb);
-  }
-
-  onEnd(cb: () => void): void {
-    this.signals.onEnd(cb);
-  }
-
-  /**
-   * Every bounded source finished: let the queued events drain, hand on partial batches and wait until every sink has
-   * settled what it received (docs/runtime.md §1.3), then report the end.
-   */
-  private sourceEnded(): void {
-    if (this.sources.length === 0 || !this.sources.every((s) => s.ended)) return;
-    const wait = () => {
-      if (this.closed) return;
-      if (!this.sources.every((s) => s.idle)) {
-        setImmediate(wait);
-        return;
-      }
-      setImmediate(() => {
-        if (this.closed) return;
-        for (const b of this.batches) b.flushGathered();
-        void Promise.all(this.sinks.map((s) => (s.flush ? s.flush() : Promise.resolve(true)))).then(() => {
-          if (!this.closed) this.signals.end();
-        });
-      });
-    };
-    setImmediate(wait);
-  }
-
-  private fail(err: Error): void {
-    if (this.closed) return;
-    this.signals.fail(err);
-  }
-
-  nodes(): readonly NodeMetrics[] {
-    const out: NodeMetrics[] = [];
-    for (const s of this.sources) out.push(s.metrics);
-    for (const n of this.ordered) out.push(n.metrics);
-    for (const b of this.batches) out.push(b.metrics);
-    for (const s of this.sinks) out.push(s.metrics);
-    return out;
-  }
-
-  busyUs(): number {
-    let t = 0;
-    for (const m of this.nodes()) t += m.busyUs;
-    return t;
-  }
-
-  printable(): PrintableTopo {
-    const edges: Record<string, string[]> = {};
-    for (const k of [...this.edges.keys()].sort()) edges[k] = (this.edges.get(k) as string[]).slice();
-    return { sources: this.sources.map((s) => s.name), edges };
-  }
-
-  // ---------------------------------------------------------------------------------------------- checkpoints
-
-  private scheduleCheckpoint(): void {
-    const interval = this.options.checkpointInterval > 0 ? this.options.checkpointInterval : 300000;
-    this.checkpointTimer = this.env.clock.setTimeout(() => {
-      if (this.closed) return;
-      this.checkpoint()
-        .catch((err: unknown) => this.logger.warn({ err }, 'checkpoint failed'))
-        .finally(() => {
-          if (!this.closed) this.scheduleCheckpoint();
-        });
-    }, interval);
-  }
-
-  /** Saves the state of windows, watermarks and rewindable sources (qos ≥ 1, docs/runtime.md §1.9). */
-  async checkpoint(): Promise<void> {
-    const states: Record<string, unknown> = {};
-    for (const n of [...this.ordered, ...this.inner]) {
-      if (n instanceof WindowNode) {
-        const s = n.snapshot();
-        states[n.name] = {
-          rows: s.rows.map(encodeRow),
-          num: s.num,
-          pending: s.pending ?? [],
-        };
-      } else if (n instanceof WatermarkNode) {
-        const s = n.snapshot();
-        states[n.name] = {
-          maxTs: s.maxTs,
-          watermark: s.watermark,
-          rows: s.rows.map(encodeRow),
-        };
-      }
-    }
-    for (const b of this.batches) {
-      const s = b.snapshot();
-      states[b.name] = { rows: s.rows.map(encodeValue), count: s.count };
-    }
-    for (const src of this.sources) {
-      const offset = src.offset();
-      if (offset !== undefined) states[src.name] = { $$offset: encodeValue(offset) };
-    }
-    await saveCheckpoint(this.env.store, this.rule.id, {
-      id: this.env.clock.now(),
-      states,
-    });
-  }
-
-  private async restore(): Promise<void> {
-    const doc = await loadCheckpoint(this.env.store, this.rule.id);
-    if (!doc) return;
-    const byName = new Map<string, QueueNode>();
-    for (const n of [...this.sources, ...this.ordered, ...this.inner, ...this.batches]) byName.set(n.name, n);
-    for (const [name, raw] of Object.entries(doc.states)) {
-      const n = byName.get(name);
-      const s = raw as Record<string, unknown>;
-      try {
-        if (n instanceof WindowNode) {
-          n.restore({
-            rows: (s.rows as unknown[]).map(decodeRow),
-            num: s.num as Record<string, number>,
-            pending: s.pending as number[],
-          });
-        } else if (n instanceof WatermarkNode) {
-          n.restore({
-            maxTs: s.maxTs as Record<string, number>,
-            watermark: s.watermark as number,
-            rows: (s.rows as unknown[]).map((r) => decodeRow(r) as Tuple),
-          });
-        } else if (n instanceof BatchNode) {
-          n.restore({
-            rows: (s.rows as unknown[]).map((r) => decodeValue(r) as ValueObject),
-            count: Number(s.count) || 0,
-          });
-        } else if (n instanceof SourceNode) {
-          const offset = decodeValue(s.$$offset);
-          if (offset !== null && typeof offset === 'object' && !Array.isArray(offset)) n.resume(offset as ValueObject);
-        }
-      } catch (err) {
-        this.logger.warn({ err, node: name }, 'cannot restore checkpoint state');
-      }
-    }
   }
 }

@@ -5,7 +5,6 @@
  */
 import type { Logger } from 'pino';
 import {
-  ErrorRecord,
   JoinTuple,
   Tuple,
   type ConnectorContext,
@@ -18,7 +17,7 @@ import type { Value, ValueObject } from '../values/value.js';
 import { EddyError, ErrorCode } from '../core/errors.js';
 import type { EvalContext, LookupJoinPlan } from '../plan/plan.js';
 import type { Clock } from './clock.js';
-import { RowBatch, type Item } from './items.js';
+import { kinds, RowBatch, unhandled, type Item } from './items.js';
 import { QueueNode } from './node.js';
 import { resolveSource } from './source.js';
 import { toJson } from '../values/json.js';
@@ -121,14 +120,14 @@ interface CacheEntry {
 }
 
 function tuplesOf(row: Row): Tuple[] {
-  return row instanceof JoinTuple ? row.tuples : [row];
+  return row.kind === 'join' ? row.tuples : [row];
 }
 
 /**
  * The lookup join of one rule: per row, evaluate the key expressions, fetch matching table rows and combine.
  * Fetching is asynchronous, so this node processes its queue one item at a time, in order.
  */
-export class LookupNode extends QueueNode {
+export class LookupNode extends QueueNode<never> {
   private running = false;
   private conn: LookupConnector | null = null;
   private cctx: ConnectorContext | null = null;
@@ -174,6 +173,8 @@ export class LookupNode extends QueueNode {
     return true;
   }
 
+  /** items are handled one at a time from {@link accept}, not dispatched by the base drain */
+  protected readonly handles = kinds<never>();
   protected process(): void {}
 
   private async run(): Promise<void> {
@@ -195,22 +196,35 @@ export class LookupNode extends QueueNode {
     this.running = false;
   }
 
+  /** Joins a row or the rows of an emission; error records pass, other kinds (watermarks) end here. */
   private async handle(item: Item): Promise<void> {
-    if (item instanceof ErrorRecord) {
-      this.emit(item);
-      return;
-    }
-    if (item instanceof Tuple || item instanceof JoinTuple) {
-      this.metrics.recordsIn++;
-      const rows = await this.joinRow(item);
-      if (rows.length > 0 && !this.closed) this.emit(new RowBatch(rows, 0, 0, false));
-      return;
-    }
-    if (item instanceof RowBatch) {
-      this.metrics.recordsIn++;
-      const out: Row[] = [];
-      for (const r of item.rows) for (const j of await this.joinRow(r)) out.push(j);
-      if (out.length > 0 && !this.closed) this.emit(new RowBatch(out, item.windowStart, item.windowEnd, item.windowed));
+    switch (item.kind) {
+      case 'error':
+        this.emit(item);
+        return;
+      case 'tuple':
+      case 'join': {
+        this.metrics.recordsIn++;
+        const rows = await this.joinRow(item);
+        if (rows.length > 0 && !this.closed) this.emit(new RowBatch(rows, 0, 0, false));
+        return;
+      }
+      case 'rows': {
+        this.metrics.recordsIn++;
+        const out: Row[] = [];
+        for (const r of item.rows) for (const j of await this.joinRow(r)) out.push(j);
+        if (out.length > 0 && !this.closed)
+          this.emit(new RowBatch(out, item.windowStart, item.windowEnd, item.windowed));
+        return;
+      }
+      case 'units':
+      case 'table':
+      case 'raw':
+      case 'output':
+      case 'watermark':
+        return;
+      default:
+        unhandled(item);
     }
   }
 
@@ -234,7 +248,7 @@ export class LookupNode extends QueueNode {
       if (p.on === null || p.on(jt, ctx)) out.push(jt);
     }
     if (out.length === 0 && p.kind === 'left')
-      out.push(row instanceof JoinTuple ? row : new JoinTuple([row], row.timestamp));
+      out.push(row.kind === 'join' ? row : new JoinTuple([row], row.timestamp));
     return out;
   }
 

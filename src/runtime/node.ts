@@ -4,7 +4,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { ErrorRecord, NodeMetrics, type SinkNode } from '../contracts/index.js';
-import { Output, RowBatch, UnitBatch, Watermark, type Item } from './items.js';
+import { kindBit, type Item, type ItemKind, type ItemOf, type KindSet } from './items.js';
 
 /** Anything a node can push to: another node's queue or a sink. `accept` returns false when the item was dropped. */
 export interface Receiver {
@@ -108,8 +108,12 @@ export class BoundedQueue<T> {
   }
 }
 
-/** Base of every operator (and of the per-rule source queues). */
-export abstract class QueueNode implements Receiver {
+/**
+ * Base of every operator (and of the per-rule source queues). A node names the item kinds it handles in
+ * {@link handles}; {@link process} gets only those (typed), every other kind (watermarks included) is passed on
+ * unchanged here, so that an operator's `switch (item.kind)` covers exactly its own kinds.
+ */
+export abstract class QueueNode<K extends ItemKind = ItemKind> implements Receiver {
   readonly metrics: NodeMetrics;
   readonly outputs: Receiver[] = [];
   protected readonly queue: BoundedQueue<Item>;
@@ -157,12 +161,24 @@ export abstract class QueueNode implements Receiver {
     return true;
   }
 
+  /** the item kinds {@link process} receives; the others are passed on as they are */
+  protected abstract readonly handles: KindSet<K>;
+
   /** Handles one input item; emits through {@link emit}. Throwing counts an exception and drops the item. */
-  protected abstract process(item: Item): void;
+  protected abstract process(item: ItemOf<K>): void;
+
+  /**
+   * One item: to {@link process} when the node handles its kind, else on to the outputs. A source node's queue
+   * also holds its connector's events as they are (no kind): those go to `process` too.
+   */
+  private dispatch(item: Item): void {
+    if ((~this.handles & kindBit(item.kind)) !== 0) this.emit(item);
+    else this.process(item as ItemOf<K>);
+  }
 
   /** Pushes to every output without blocking; a full receiver drops the item and counts it here. */
   protected emit(item: Item): void {
-    if (!(item instanceof Watermark)) this.metrics.recordsOut++;
+    if (item.kind !== 'watermark') this.metrics.recordsOut++;
     const outs = this.outputs;
     for (let i = 0; i < outs.length; i++) {
       const out = outs[i];
@@ -209,8 +225,8 @@ export abstract class QueueNode implements Receiver {
     let n = q.size;
     if (n === 0) return;
     // only the emissions of windows and joins wait: single events keep their order with the window timers
-    const head = q.peek();
-    if ((head instanceof RowBatch || head instanceof UnitBatch) && turnOver()) {
+    const head = (q.peek() as Item).kind;
+    if ((head === 'rows' || head === 'units') && turnOver()) {
       this.scheduled = true;
       setImmediate(this.drainFn);
       return;
@@ -222,15 +238,8 @@ export abstract class QueueNode implements Receiver {
     const track = activity;
     if (track !== null) track[0] = this.activityId;
     for (let i = 0; i < n; i++) {
-      const item = q.shift() as Item;
       if (track !== null) track[1]++;
-      if (!(item instanceof Watermark) && !(item instanceof ErrorRecord)) m.recordsIn++;
-      try {
-        this.process(item);
-      } catch (err) {
-        m.error(err);
-      }
-      m.messagesProcessed++;
+      this.take(q.shift() as Item);
       if (this.closed) break;
       if (this.suspended) break;
     }
@@ -257,24 +266,42 @@ export abstract class QueueNode implements Receiver {
     const m = this.metrics;
     const t0 = performance.now();
     m.lastInvocation = Math.round(TIME_ORIGIN + t0);
-    if (!(item instanceof Watermark) && !(item instanceof ErrorRecord)) m.recordsIn++;
     const track = activity;
     const outer = track !== null ? track[0] : 0;
     if (track !== null) {
       track[0] = this.activityId;
       track[1]++;
     }
-    try {
-      this.process(item);
-    } catch (err) {
-      m.error(err);
-    }
+    this.take(item);
     // direct nodes run nested inside their upstream node's processing
     if (track !== null) track[0] = outer;
-    m.messagesProcessed++;
     const us = (performance.now() - t0) * 1000;
     m.busyUs += us;
     m.processLatencyUs = Math.round(us);
+  }
+
+  /**
+   * Runs an item inside the upstream node's work, never queued: nodes that exist to report eKuiper's node names and
+   * metrics for a step of their upstream's work (the MQTT decompress and decoder nodes, docs/runtime.md §1.6) accept
+   * this way. They count their records, exceptions and calls here; the time is spent, and counted, upstream.
+   */
+  protected runFused(item: Item): boolean {
+    if (this.closed) return true;
+    this.metrics.lastInvocation = Date.now();
+    this.take(item);
+    return true;
+  }
+
+  /** One item, queued or not: counted in (data only), dispatched, a throw counted as an exception. */
+  private take(item: Item): void {
+    const m = this.metrics;
+    if (item.kind !== 'watermark' && item.kind !== 'error') m.recordsIn++;
+    try {
+      this.dispatch(item);
+    } catch (err) {
+      m.error(err);
+    }
+    m.messagesProcessed++;
   }
 
   /** Work done outside the queue (timers): timed and counted like a drain. */
@@ -298,8 +325,8 @@ export class SinkReceiver implements Receiver {
     this.name = sink.metrics.name;
   }
   accept(item: Item): boolean {
-    if (item instanceof Output) this.sink.push(item.rows);
-    else if (item instanceof ErrorRecord) this.sink.push(item);
+    if (item.kind === 'output') this.sink.push(item.rows);
+    else if (item.kind === 'error') this.sink.push(item);
     return true;
   }
 }

@@ -4,7 +4,7 @@
  * {@link EvalContext}; an evaluation error replaces the unit of work with an error record (docs/sql.md §6.7).
  */
 import type { Row } from '../contracts/index.js';
-import { ErrorRecord, JoinTuple, Tuple } from '../contracts/index.js';
+import { JoinTuple, type Tuple } from '../contracts/index.js';
 import type { Value, ValueObject } from '../values/value.js';
 import { EvalUnit } from '../plan/plan.js';
 import type {
@@ -14,12 +14,14 @@ import type {
   JoinPlan,
   OrderStage,
   ProjectSetStage,
+  ProjectStage,
   QueryPlan,
   RowPredicate,
   WindowFuncStage,
 } from '../plan/plan.js';
-import { Output, RowBatch, TableUpdate, UnitBatch, Watermark, type Item } from './items.js';
+import { kinds, Output, RowBatch, UnitBatch, unhandled, type ItemKind, type ItemOf } from './items.js';
 import { QueueNode, turnOver } from './node.js';
+import { decodeRow, decodeValue, encodeRow, encodeValue, type Checkpointed, type Json } from './checkpoint.js';
 
 /** What every operator of one rule shares. */
 export interface OpEnv {
@@ -29,7 +31,7 @@ export interface OpEnv {
   readonly bufferLength: number;
 }
 
-abstract class Operator extends QueueNode {
+abstract class Operator<K extends ItemKind> extends QueueNode<K> {
   protected readonly ctx: EvalContext;
   constructor(
     name: string,
@@ -76,34 +78,53 @@ abstract class Operator extends QueueNode {
     this.ctx.bindRow();
   }
 
+  /** Emits `apply` of the units of an emission, unless null (a failure fails the node). */
+  protected overUnits(item: RowBatch | UnitBatch, apply: (b: UnitBatch) => UnitBatch | null): void {
+    let out: UnitBatch | null;
+    try {
+      const b = this.unitsOf(item);
+      this.bindBatch(b);
+      out = apply(b);
+    } catch (err) {
+      this.fail(err);
+      return;
+    }
+    if (out !== null) this.emit(out);
+  }
+
   /** the units of an emission (rows are grouped/wrapped by the plan when no aggregate node did it) */
   protected unitsOf(b: RowBatch | UnitBatch): UnitBatch {
-    if (b instanceof UnitBatch) return b;
+    if (b.kind === 'units') return b;
     this.bindBatch(b);
     return new UnitBatch(this.env.plan.toUnits(b.rows, this.ctx), b.windowStart, b.windowEnd, b.windowed);
   }
+}
 
-  /**
-   * Emits `apply` of the units of an emission (a failure fails the node); watermarks end here, anything else
-   * passes unchanged.
-   */
-  protected overUnits(item: Item, apply: (b: UnitBatch) => Item): void {
-    if (item instanceof RowBatch || item instanceof UnitBatch) {
-      try {
-        const b = this.unitsOf(item);
-        this.bindBatch(b);
-        this.emit(apply(b));
-      } catch (err) {
-        this.fail(err);
-      }
-      return;
+/** The item kinds of an operator over the units of an emission; watermarks end there. */
+type UnitKinds = 'rows' | 'units' | 'watermark';
+const UNITS = kinds<UnitKinds>('rows', 'units', 'watermark');
+
+/** An operator emitting `apply` of the units of each emission (a failure fails the node). */
+abstract class UnitsOperator extends Operator<UnitKinds> {
+  protected readonly handles = UNITS;
+  protected abstract apply(b: UnitBatch): UnitBatch;
+  protected process(item: ItemOf<UnitKinds>): void {
+    switch (item.kind) {
+      case 'rows':
+      case 'units':
+        this.overUnits(item, (b) => this.apply(b));
+        return;
+      case 'watermark':
+        return;
+      default:
+        unhandled(item);
     }
-    if (!(item instanceof Watermark)) this.emit(item);
   }
 }
 
 /** Analytic functions on every event before any filter (stage 3). */
-export class AnalyticNode extends Operator {
+export class AnalyticNode extends Operator<'tuple' | 'join'> implements Checkpointed {
+  protected readonly handles = kinds('tuple', 'join');
   constructor(
     name: string,
     env: OpEnv,
@@ -111,22 +132,27 @@ export class AnalyticNode extends Operator {
   ) {
     super(name, env);
   }
-  /** analytic states per call site and partition (checkpoints) */
-  snapshot(): Array<Array<[string, unknown]>> {
-    return this.stage.snapshot();
+  get checkpointKey(): string {
+    return this.name;
   }
-  restore(states: ReadonlyArray<ReadonlyArray<readonly [string, unknown]>>): void {
-    this.stage.restore(states);
+  hasState(): boolean {
+    return true;
   }
-  protected process(item: Item): void {
-    if (item instanceof Tuple || item instanceof JoinTuple) {
-      this.bindEvent();
-      try {
-        this.stage.compute(item, this.ctx);
-      } catch (err) {
-        this.fail(err);
-        return;
-      }
+  /** per call site, `[partition key, state]` pairs */
+  snapshot(): Json {
+    return this.stage.snapshot().map((site) => site.map(([key, st]) => [key, encodeValue(st as Value)]));
+  }
+  restore(state: Json): void {
+    const sites = state as Array<Array<[string, unknown]>>;
+    this.stage.restore(sites.map((site) => site.map(([key, st]) => [key, decodeValue(st)] as const)));
+  }
+  protected process(item: Tuple | JoinTuple): void {
+    this.bindEvent();
+    try {
+      this.stage.compute(item, this.ctx);
+    } catch (err) {
+      this.fail(err);
+      return;
     }
     this.emit(item);
   }
@@ -136,7 +162,8 @@ export class AnalyticNode extends Operator {
  * A row condition: a WHERE part pushed to a source, a window FILTER, or the WHERE of the rule. On an emission it
  * keeps the rows that pass; an emission left empty is dropped (docs/sql.md §5.12).
  */
-export class FilterNode extends Operator {
+export class FilterNode extends Operator<'tuple' | 'join' | 'rows'> {
+  protected readonly handles = kinds('tuple', 'join', 'rows');
   constructor(
     name: string,
     env: OpEnv,
@@ -144,36 +171,40 @@ export class FilterNode extends Operator {
   ) {
     super(name, env);
   }
-  protected process(item: Item): void {
+  protected process(item: Tuple | JoinTuple | RowBatch): void {
     const ctx = this.ctx;
-    if (item instanceof Tuple || item instanceof JoinTuple) {
-      this.bindEvent();
-      let keep: boolean;
-      try {
-        keep = this.pred(item, ctx);
-      } catch (err) {
-        this.fail(err);
-        return;
-      }
-      if (keep) this.emit(item);
-      return;
-    }
-    if (item instanceof RowBatch) {
-      this.bindBatch(item);
-      const kept: Row[] = [];
-      try {
-        for (const row of item.rows) {
-          ctx.bindRow();
-          if (this.pred(row, ctx)) kept.push(row);
+    switch (item.kind) {
+      case 'tuple':
+      case 'join': {
+        this.bindEvent();
+        let keep: boolean;
+        try {
+          keep = this.pred(item, ctx);
+        } catch (err) {
+          this.fail(err);
+          return;
         }
-      } catch (err) {
-        this.fail(err);
+        if (keep) this.emit(item);
         return;
       }
-      if (kept.length > 0) this.emit(new RowBatch(kept, item.windowStart, item.windowEnd, item.windowed));
-      return;
+      case 'rows': {
+        this.bindBatch(item);
+        const kept: Row[] = [];
+        try {
+          for (const row of item.rows) {
+            ctx.bindRow();
+            if (this.pred(row, ctx)) kept.push(row);
+          }
+        } catch (err) {
+          this.fail(err);
+          return;
+        }
+        if (kept.length > 0) this.emit(new RowBatch(kept, item.windowStart, item.windowEnd, item.windowed));
+        return;
+      }
+      default:
+        unhandled(item);
     }
-    this.emit(item);
   }
 }
 
@@ -192,50 +223,64 @@ class TableSnapshot {
   }
 }
 
+type AlignerKinds = 'table' | 'tuple' | 'join' | 'rows' | 'watermark';
+
 /**
  * Puts the current scan-table snapshots next to every stream event or window emission, so that the join node sees
  * one batch holding both sides (node `op_<N>_join_aligner`).
  */
-export class JoinAlignerNode extends Operator {
+export class JoinAlignerNode extends Operator<AlignerKinds> implements Checkpointed {
+  /** watermarks (a windowless event-time rule) end here */
+  protected readonly handles = kinds('table', 'tuple', 'join', 'rows', 'watermark');
   private readonly tables = new Map<string, TableSnapshot>();
   constructor(name: string, env: OpEnv, tables: ReadonlyArray<{ name: string; retain: number | null }>) {
     super(name, env);
     for (const t of tables) this.tables.set(t.name, new TableSnapshot(t.retain));
   }
-  protected process(item: Item): void {
-    if (item instanceof TableUpdate) {
-      this.tables.get(item.table)?.update(item.rows);
-      return;
+  protected process(item: ItemOf<AlignerKinds>): void {
+    switch (item.kind) {
+      case 'table':
+        this.tables.get(item.table)?.update(item.rows);
+        return;
+      case 'tuple':
+      case 'join':
+        this.emit(new RowBatch(this.withTables([item]), 0, 0, false));
+        return;
+      case 'rows':
+        this.emit(new RowBatch(this.withTables(item.rows.slice()), item.windowStart, item.windowEnd, item.windowed));
+        return;
+      case 'watermark':
+        return;
+      default:
+        unhandled(item);
     }
-    if (item instanceof Tuple || item instanceof JoinTuple) {
-      this.emit(new RowBatch(this.withTables([item]), 0, 0, false));
-      return;
-    }
-    if (item instanceof RowBatch) {
-      this.emit(new RowBatch(this.withTables(item.rows.slice()), item.windowStart, item.windowEnd, item.windowed));
-      return;
-    }
-    if (item instanceof ErrorRecord) this.emit(item);
   }
   private withTables(rows: Row[]): Row[] {
     for (const t of this.tables.values()) for (const r of t.rows) rows.push(r);
     return rows;
   }
-  snapshot(): Record<string, Tuple[]> {
-    const out: Record<string, Tuple[]> = {};
-    for (const [k, t] of this.tables) out[k] = t.rows.slice();
+  get checkpointKey(): string {
+    return this.name;
+  }
+  hasState(): boolean {
+    return true;
+  }
+  /** each scan table's snapshot rows, by table */
+  snapshot(): Json {
+    const out: Record<string, Json> = {};
+    for (const [k, t] of this.tables) out[k] = t.rows.map(encodeRow);
     return out;
   }
-  restore(s: Record<string, Tuple[]>): void {
-    for (const [k, rows] of Object.entries(s)) {
+  restore(state: Json): void {
+    for (const [k, rows] of Object.entries(state as Record<string, unknown[]>)) {
       const t = this.tables.get(k);
-      if (t) t.rows = rows.slice();
+      if (t) t.rows = rows.map((r) => decodeRow(r) as Tuple);
     }
   }
 }
 
 function tuplesOf(row: Row): Tuple[] {
-  return row instanceof JoinTuple ? row.tuples : [row];
+  return row.kind === 'join' ? row.tuples : [row];
 }
 
 /**
@@ -245,7 +290,9 @@ function tuplesOf(row: Row): Tuple[] {
  * order is the nested loop's in every case. A large emission is joined in slices between which the event loop
  * runs; the node takes its next item only once the emission is done.
  */
-export class JoinNode extends Operator {
+export class JoinNode extends Operator<'rows' | 'tuple' | 'join' | 'watermark'> {
+  /** only emissions are joined: single rows and watermarks end here */
+  protected readonly handles = kinds('rows', 'tuple', 'join', 'watermark');
   constructor(
     name: string,
     env: OpEnv,
@@ -255,23 +302,19 @@ export class JoinNode extends Operator {
     super(name, env);
   }
 
-  protected process(item: Item): void {
-    if (!(item instanceof RowBatch)) {
-      if (item instanceof ErrorRecord) this.emit(item);
-      return;
-    }
-    this.sliced(this.joinAll(item), undefined);
+  protected process(item: RowBatch | Tuple | JoinTuple | ItemOf<'watermark'>): void {
+    if (item.kind === 'rows') this.sliced(this.joinAll(item), undefined);
   }
 
   private *joinAll(item: RowBatch): Generator<void, void, void> {
     this.bindBatch(item);
     let left: Row[] = [];
-    for (const r of item.rows) if (r instanceof JoinTuple || r.emitter === this.from) left.push(r);
+    for (const r of item.rows) if (r.kind === 'join' || r.emitter === this.from) left.push(r);
     // rules reading hit counters run unqueued: their joins finish in one go
     const pace = this.direct ? null : new Pace();
     for (const j of this.joins) {
       const right: Tuple[] = [];
-      for (const r of item.rows) if (r instanceof Tuple && r.emitter === j.stream) right.push(r);
+      for (const r of item.rows) if (r.kind === 'tuple' && r.emitter === j.stream) right.push(r);
       const out: Row[] = [];
       const run =
         j.kind === 'right' ? this.rightJoin(j, left, right, out, pace) : this.leftJoin(j, left, right, out, pace);
@@ -319,7 +362,7 @@ export class JoinNode extends Operator {
         if (pace !== null && pace.due()) yield;
       }
       if (!matched && (j.kind === 'left' || j.kind === 'full'))
-        out.push(l instanceof JoinTuple ? l : new JoinTuple([l], l.timestamp));
+        out.push(l.kind === 'join' ? l : new JoinTuple([l], l.timestamp));
       if (pace !== null && pace.due()) yield;
     }
     if (rightMatched) {
@@ -446,26 +489,26 @@ class KeyIndex {
 }
 
 /** GROUP BY: the rows of an emission become groups (none when there are no rows and there are dimensions). */
-export class AggregateNode extends Operator {
-  protected process(item: Item): void {
-    if (item instanceof RowBatch) {
-      let units: UnitBatch;
-      try {
-        units = this.unitsOf(item);
-      } catch (err) {
-        this.fail(err);
-        return;
-      }
-      if (units.units.length > 0) this.emit(units);
+export class AggregateNode extends Operator<'rows' | 'watermark'> {
+  /** watermarks end here */
+  protected readonly handles = kinds('rows', 'watermark');
+  protected process(item: RowBatch | ItemOf<'watermark'>): void {
+    if (item.kind === 'watermark') return;
+    let units: UnitBatch;
+    try {
+      units = this.unitsOf(item);
+    } catch (err) {
+      this.fail(err);
       return;
     }
-    if (item instanceof ErrorRecord || item instanceof UnitBatch || item instanceof Tuple || item instanceof JoinTuple)
-      this.emit(item);
+    if (units.units.length > 0) this.emit(units);
   }
 }
 
 /** HAVING per group (or over the whole emission of a non-aggregate query); nothing is emitted when no unit passes. */
-export class HavingNode extends Operator {
+export class HavingNode extends Operator<'rows' | 'units' | 'tuple' | 'join' | 'watermark'> {
+  /** watermarks end here */
+  protected readonly handles = kinds('rows', 'units', 'tuple', 'join', 'watermark');
   constructor(
     name: string,
     env: OpEnv,
@@ -473,37 +516,35 @@ export class HavingNode extends Operator {
   ) {
     super(name, env);
   }
-  protected process(item: Item): void {
+  protected process(item: ItemOf<'rows' | 'units' | 'tuple' | 'join' | 'watermark'>): void {
     const ctx = this.ctx;
-    if (item instanceof RowBatch || item instanceof UnitBatch) {
-      let kept: EvalUnit[];
-      let b: UnitBatch;
-      try {
-        b = this.unitsOf(item);
-        this.bindBatch(b);
-        kept = this.stage.apply(b.units, ctx);
-      } catch (err) {
-        this.fail(err);
+    switch (item.kind) {
+      case 'rows':
+      case 'units':
+        this.overUnits(item, (b) => {
+          const kept = this.stage.apply(b.units, ctx);
+          return kept.length > 0 ? new UnitBatch(kept, b.windowStart, b.windowEnd, b.windowed) : null;
+        });
         return;
-      }
-      if (kept.length > 0) this.emit(new UnitBatch(kept, b.windowStart, b.windowEnd, b.windowed));
-      return;
+      case 'tuple':
+      case 'join':
+        this.bindEvent();
+        try {
+          if (this.stage.apply([new EvalUnit(item, null)], ctx).length > 0) this.emit(item);
+        } catch (err) {
+          this.fail(err);
+        }
+        return;
+      case 'watermark':
+        return;
+      default:
+        unhandled(item);
     }
-    if (item instanceof Tuple || item instanceof JoinTuple) {
-      this.bindEvent();
-      try {
-        if (this.stage.apply([new EvalUnit(item, null)], ctx).length > 0) this.emit(item);
-      } catch (err) {
-        this.fail(err);
-      }
-      return;
-    }
-    if (item instanceof ErrorRecord) this.emit(item);
   }
 }
 
 /** row_number() and friends over the units of an emission. */
-export class WindowFuncNode extends Operator {
+export class WindowFuncNode extends UnitsOperator {
   constructor(
     name: string,
     env: OpEnv,
@@ -511,16 +552,13 @@ export class WindowFuncNode extends Operator {
   ) {
     super(name, env);
   }
-  protected process(item: Item): void {
-    this.overUnits(
-      item,
-      (b) => new UnitBatch(this.stage.apply(b.units, this.ctx), b.windowStart, b.windowEnd, b.windowed),
-    );
+  protected apply(b: UnitBatch): UnitBatch {
+    return new UnitBatch(this.stage.apply(b.units, this.ctx), b.windowStart, b.windowEnd, b.windowed);
   }
 }
 
 /** ORDER BY over the units of an emission; single events pass unchanged. */
-export class OrderNode extends Operator {
+export class OrderNode extends UnitsOperator {
   constructor(
     name: string,
     env: OpEnv,
@@ -528,52 +566,63 @@ export class OrderNode extends Operator {
   ) {
     super(name, env);
   }
-  protected process(item: Item): void {
-    this.overUnits(item, (b) => {
-      this.stage.sort(b.units, this.ctx);
-      return b;
-    });
+  protected apply(b: UnitBatch): UnitBatch {
+    this.stage.sort(b.units, this.ctx);
+    return b;
   }
 }
 
 /** SELECT: one output object per event or unit, LIMIT applied here unless a projectset follows. */
-export class ProjectNode extends Operator {
+export type ProjectKinds = 'tuple' | 'join' | 'rows' | 'units' | 'watermark';
+
+export class ProjectNode extends Operator<ProjectKinds> {
+  /** watermarks end here */
+  protected readonly handles = kinds<ProjectKinds>('tuple', 'join', 'rows', 'units', 'watermark');
   private readonly limit: number | null;
-  constructor(name: string, env: OpEnv) {
+  constructor(
+    name: string,
+    env: OpEnv,
+    private readonly stage: ProjectStage,
+  ) {
     super(name, env);
     this.limit = env.plan.projectSet ? null : env.plan.limit;
   }
 
-  protected process(item: Item): void {
+  protected process(item: ItemOf<ProjectKinds>): void {
     const { plan } = this.env;
     const ctx = this.ctx;
-    const project = plan.project.project;
-    if (item instanceof Tuple || item instanceof JoinTuple) {
-      if (this.limit === 0) return;
-      this.bindEvent();
-      let obj: ValueObject;
-      try {
-        obj = project(item, ctx);
-      } catch (err) {
-        this.fail(err);
+    switch (item.kind) {
+      case 'tuple':
+      case 'join': {
+        if (this.limit === 0) return;
+        this.bindEvent();
+        let obj: ValueObject;
+        try {
+          obj = this.stage.project(item, ctx);
+        } catch (err) {
+          this.fail(err);
+          return;
+        }
+        if (plan.usesHits) plan.hits.hit(ctx, item.timestamp);
+        this.emit(new Output([obj], true, item.timestamp));
         return;
       }
-      if (plan.usesHits) plan.hits.hit(ctx, item.timestamp);
-      this.emit(new Output([obj], true, item.timestamp));
-      return;
+      case 'rows':
+      case 'units':
+        this.sliced(this.projectAll(item), undefined);
+        return;
+      case 'watermark':
+        return;
+      default:
+        unhandled(item);
     }
-    if (item instanceof RowBatch || item instanceof UnitBatch) {
-      this.sliced(this.projectAll(item), undefined);
-      return;
-    }
-    if (item instanceof ErrorRecord) this.emit(item);
   }
 
   /** Projects every unit of an emission, in slices when it is large (rules reading hit counters in one go). */
   private *projectAll(item: RowBatch | UnitBatch): Generator<void, void, void> {
     const { plan } = this.env;
     const ctx = this.ctx;
-    const project = plan.project.project;
+    const project = this.stage.project;
     const out: ValueObject[] = [];
     const b = this.unitsOf(item);
     if (b.units.length === 0 && plan.isAggregate) return;
@@ -596,7 +645,8 @@ export class ProjectNode extends Operator {
 }
 
 /** unnest: expands projected rows; a windowless event's expansion leaves as one trigger per row (docs/sql.md §4.13). */
-export class ProjectSetNode extends Operator {
+export class ProjectSetNode extends Operator<'output'> {
+  protected readonly handles = kinds('output');
   constructor(
     name: string,
     env: OpEnv,
@@ -604,24 +654,20 @@ export class ProjectSetNode extends Operator {
   ) {
     super(name, env);
   }
-  protected process(item: Item): void {
-    if (item instanceof Output) {
-      const limit = this.env.plan.limit;
-      let rows: ValueObject[] = [];
-      try {
-        for (const r of item.rows) for (const e of this.stage.expand(r)) rows.push(e);
-      } catch (err) {
-        this.fail(err);
-        return;
-      }
-      if (limit !== null && rows.length > limit) rows = rows.slice(0, limit);
-      if (item.single) {
-        for (const r of rows) this.emit(new Output([r], true, item.timestamp));
-      } else {
-        this.emit(new Output(rows, false, item.timestamp));
-      }
+  protected process(item: Output): void {
+    const limit = this.env.plan.limit;
+    let rows: ValueObject[] = [];
+    try {
+      for (const r of item.rows) for (const e of this.stage.expand(r)) rows.push(e);
+    } catch (err) {
+      this.fail(err);
       return;
     }
-    if (item instanceof ErrorRecord) this.emit(item);
+    if (limit !== null && rows.length > limit) rows = rows.slice(0, limit);
+    if (item.single) {
+      for (const r of rows) this.emit(new Output([r], true, item.timestamp));
+    } else {
+      this.emit(new Output(rows, false, item.timestamp));
+    }
   }
 }

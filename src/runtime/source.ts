@@ -25,9 +25,10 @@ import { defaultZone, parseAuto, parseWithFormat } from '../values/datetime.js';
 import { checkCompression, decompress, type Compression } from '../core/compression.js';
 import { EddyError, ErrorCode } from '../core/errors.js';
 import { systemClock, type Clock } from './clock.js';
-import { RawEvent, TableUpdate, type Item } from './items.js';
+import { kinds, RawEvent, TableUpdate, type Item } from './items.js';
 import { strictValidate } from './strict.js';
 import { QueueNode } from './node.js';
+import { decodeValue, encodeValue, type Checkpointed, type Json } from './checkpoint.js';
 
 /** Default capacity of the queue between a source and a rule (docs/runtime.md §2.1). */
 export const SOURCE_BUFFER_LENGTH = 102400;
@@ -179,7 +180,9 @@ function makeTuple(
  * Decodes one raw event and emits its tuples (or the table update) through `node`; failures are counted on the
  * node and forwarded as error records when the rule has sendError.
  */
-abstract class DecodingNode extends QueueNode {
+abstract class DecodingNode extends QueueNode<'raw'> {
+  /** raw events, and a connector's events queued as they are (they have no kind: the base hands them on here too) */
+  protected readonly handles = kinds('raw');
   protected format: Format | null = null;
   private readonly stamp: TupleMaker;
   /** declared fields checked here (STRICT_VALIDATION, when no preprocessor node follows) */
@@ -202,7 +205,7 @@ abstract class DecodingNode extends QueueNode {
   protected decodeAndEmit(raw: RawEvent | SourceEvent): void {
     let decoded: ValueObject | ValueObject[];
     let ev: SourceEvent;
-    if (raw instanceof RawEvent) {
+    if (isRaw(raw)) {
       ev = raw.ev;
       if (raw.decoded instanceof Error) {
         this.emitError(raw.decoded, this.sendError);
@@ -434,7 +437,7 @@ function isConnectionLoss(err: Error): boolean {
 }
 
 /** The rule's source node: connector (or shared instance) → the rule's queue → decode → tuples. */
-export class SourceNode extends DecodingNode implements SharedSubscriber {
+export class SourceNode extends DecodingNode implements SharedSubscriber, Checkpointed {
   private conn: SourceConnector | null = null;
   private readonly opts: SourceNodeOptions;
   private attached = false;
@@ -564,15 +567,10 @@ export class SourceNode extends DecodingNode implements SharedSubscriber {
     if ((err as Error & { transient?: boolean }).transient !== true) this.onConnectorError(err);
   }
 
-  protected process(item: Item): void {
-    if (item instanceof RawEvent) {
-      if (this.opts.forwardRaw) this.emit(item);
-      else this.decodeAndEmit(item);
-      return;
-    }
-    // a connector's event, queued as is; a decoder downstream receives it as is too
+  /** `item`: a raw event, or a connector's event queued as is (a decoder downstream receives it as is too) */
+  protected process(item: RawEvent): void {
     if (this.opts.forwardRaw) this.emit(item);
-    else this.decodeAndEmit(item as unknown as SourceEvent);
+    else this.decodeAndEmit(item as RawEvent | SourceEvent);
   }
 
   override async close(): Promise<void> {
@@ -588,6 +586,22 @@ export class SourceNode extends DecodingNode implements SharedSubscriber {
     this.conn = null;
     if (conn && isRewindable(conn)) this.lastOffset = conn.offset();
     if (conn) await conn.close(o.connectorContext);
+  }
+
+  get checkpointKey(): string {
+    return this.name;
+  }
+  hasState(): boolean {
+    return this.offset() !== undefined;
+  }
+  /** `{$$offset}`, the key of the reference's state map (null: no offset to resume from) */
+  snapshot(): Json {
+    const offset = this.offset();
+    return { $$offset: offset === undefined ? null : encodeValue(offset) };
+  }
+  restore(state: Json): void {
+    const offset = decodeValue((state as { $$offset?: unknown }).$$offset);
+    if (offset !== null && typeof offset === 'object' && !Array.isArray(offset)) this.resume(offset as ValueObject);
   }
 
   /** The offset of a rewindable connector (checkpoints), undefined for other sources. */
@@ -609,8 +623,9 @@ export class SourceNode extends DecodingNode implements SharedSubscriber {
   }
 }
 
-function isSourceEvent(item: unknown): item is SourceEvent {
-  return typeof item === 'object' && item !== null && 'payload' in item && 'meta' in item;
+/** A raw event, rather than a connector's event queued as it is. */
+function isRaw(item: RawEvent | SourceEvent): item is RawEvent {
+  return (item as Partial<RawEvent>).kind === 'raw';
 }
 
 /** MQTT decoder node (`op_<N>_decoder`): bytes → tuples with the stream's FORMAT. */
@@ -628,10 +643,13 @@ export class DecoderNode extends DecodingNode {
     super(name, capacity, maker, role, sendError, !preprocessor);
     this.format = createFormat(registry, maker.def, schema);
   }
-  protected process(item: Item): void {
-    if (item instanceof ErrorRecord) this.emit(item);
-    else if (item instanceof RawEvent) this.decodeAndEmit(item);
-    else if (isSourceEvent(item)) this.decodeAndEmit(item);
+  /** inside the source's work: no queue between them (docs/runtime.md §1.6) */
+  override accept(item: Item): boolean {
+    return this.runFused(item);
+  }
+  /** `item`: a raw event, or a connector's event as the source node queued it */
+  protected process(item: RawEvent): void {
+    this.decodeAndEmit(item as RawEvent | SourceEvent);
   }
 }
 
@@ -640,7 +658,9 @@ export class DecoderNode extends DecodingNode {
  * (reporting failures as transient errors), so here the bytes only pass, counted under eKuiper's node name;
  * payloads still compressed (a connector that leaves it to the runtime marks them) are inflated here.
  */
-export class DecompressNode extends QueueNode {
+export class DecompressNode extends QueueNode<'raw'> {
+  /** raw events, and a connector's events queued as they are (no kind) */
+  protected readonly handles = kinds('raw');
   private readonly algorithm: Compression | null;
   constructor(
     name: string,
@@ -651,14 +671,15 @@ export class DecompressNode extends QueueNode {
     super(name, capacity);
     this.algorithm = algorithm ? checkCompression(algorithm) : null;
   }
-  protected process(item: Item): void {
-    const ev = item instanceof RawEvent ? item.ev : isSourceEvent(item) ? item : null;
-    if (
-      ev === null ||
-      this.algorithm === null ||
-      ev.meta.$compressed !== true ||
-      (item instanceof RawEvent && item.decoded !== null)
-    ) {
+  /** inside the source's work: no queue between them (docs/runtime.md §1.6) */
+  override accept(item: Item): boolean {
+    return this.runFused(item);
+  }
+  /** `item`: a raw event, or a connector's event as the source node queued it */
+  protected process(item: RawEvent): void {
+    const raw = isRaw(item as RawEvent | SourceEvent) ? item : null;
+    const ev = raw !== null ? raw.ev : (item as unknown as SourceEvent);
+    if (this.algorithm === null || ev.meta.$compressed !== true || (raw !== null && raw.decoded !== null)) {
       this.emit(item);
       return;
     }
@@ -680,7 +701,8 @@ export class DecompressNode extends QueueNode {
 }
 
 /** MQTT preprocessor node (`op_<N>_preprocessor`): STRICT_VALIDATION and event-time extraction after decoding. */
-export class PreprocessorNode extends QueueNode {
+export class PreprocessorNode extends QueueNode<'tuple'> {
+  protected readonly handles = kinds('tuple');
   private readonly strict: readonly StreamField[] | null;
   constructor(
     name: string,
@@ -691,20 +713,14 @@ export class PreprocessorNode extends QueueNode {
     super(name, capacity);
     this.strict = strictFields(maker);
   }
-  protected process(item: Item): void {
-    if (item instanceof Tuple) {
-      try {
-        if (this.strict) item.message = strictValidate(item.message, this.strict);
-        if (this.maker.timestampField)
-          item.timestamp = eventTimeOf(
-            item.message,
-            this.maker.timestampField,
-            this.maker.def.options.TIMESTAMP_FORMAT,
-          );
-      } catch (err) {
-        this.emitError(err, this.sendError);
-        return;
-      }
+  protected process(item: Tuple): void {
+    try {
+      if (this.strict) item.message = strictValidate(item.message, this.strict);
+      if (this.maker.timestampField)
+        item.timestamp = eventTimeOf(item.message, this.maker.timestampField, this.maker.def.options.TIMESTAMP_FORMAT);
+    } catch (err) {
+      this.emitError(err, this.sendError);
+      return;
     }
     this.emit(item);
   }

@@ -4,68 +4,24 @@
  * open/close, fatal errors, metrics, the printable topology and qos ≥ 1 checkpoints.
  */
 import type { Logger } from 'pino';
-import {
-  type ConnectorContext,
-  type Delivery,
-  type ConnectorRegistry,
-  type NodeMetrics,
-  type PrintableTopo,
-  type RuleDef,
-  type RuleOptions,
-  type SinkNode,
-  type Topology,
-  type TopologyBuilder,
-} from '../contracts/index.js';
-import type { EvalContext, PlanNode, QueryPlan, SourcePlan } from '../plan/plan.js';
+import type { ConnectorRegistry, RuleDef, RuleOptions, TopologyBuilder } from '../contracts/index.js';
+import type { QueryPlan } from '../plan/plan.js';
 import { planQuery } from '../plan/planner.js';
 import type { TopologyDeps } from './topology-deps.js';
 import type { StreamCatalog } from '../catalog/types.js';
-
-export type { TopologyDeps };
 import { planGraph } from '../plan/graph.js';
 import { GraphTopology } from './graph-topology.js';
 import { EddyError, ErrorCode } from '../core/errors.js';
-import { TopologySignals } from './signals.js';
-import { closeInOrder } from './closing.js';
-import { systemClock, type Clock, type TimerHandle } from './clock.js';
-import { type QueueNode, SinkReceiver, type Receiver } from './node.js';
-import {
-  AggregateNode,
-  AnalyticNode,
-  FilterNode,
-  HavingNode,
-  JoinAlignerNode,
-  JoinNode,
-  OrderNode,
-  ProjectNode,
-  ProjectSetNode,
-  WindowFuncNode,
-  type OpEnv,
-} from './operators.js';
-import { createWindowNode, WindowNode } from './windows.js';
-import { WatermarkNode } from './watermark.js';
-import {
-  DecoderNode,
-  DecompressNode,
-  PreprocessorNode,
-  resolveSource,
-  SharedSources,
-  SourceNode,
-  type TupleMaker,
-} from './source.js';
-import { LookupNode, LookupTables } from './lookup.js';
-import { AsyncNode } from './async.js';
-import { decodeRow, decodeValue, encodeRow, encodeValue, loadCheckpoint, saveCheckpoint } from './checkpoint.js';
-import { BatchNode, batchSettings } from './batch.js';
-import type { Value, ValueObject } from '../values/value.js';
-import type { Row, Tuple } from '../contracts/index.js';
+import { systemClock } from './clock.js';
+import { type QueueNode, SinkReceiver } from './node.js';
+import { resolveSource, SharedSources, type TupleMaker } from './source.js';
+import { LookupTables } from './lookup.js';
+import { buildNode, buildSource, type BuildEnv } from './factories.js';
+import { TopologyBase, type RuntimeEnv, type SinkSpec } from './topology-base.js';
+import type { ValueObject } from '../values/value.js';
 
+export type { TopologyDeps };
 export { dropCheckpoints } from './checkpoint.js';
-
-/** How long a stop waits for the last acknowledged checkpoint (sinks confirming what they received). */
-const FINAL_CHECKPOINT_WAIT_MS = 3000;
-/** How long the end of a bounded source waits for the rule's sinks to send what they hold, without progress. */
-const SINK_DRAIN_WAIT_MS = 30_000;
 
 /** The builder plus the server-wide runtime state it owns. */
 export interface RuntimeBuilder extends TopologyBuilder {
@@ -133,597 +89,89 @@ export function createTopologyBuilder(deps: TopologyDeps): RuntimeBuilder {
   };
 }
 
-interface Env extends TopologyDeps {
-  readonly clock: Clock;
-  readonly shared: SharedSources;
-  readonly lookups: LookupTables;
-}
-
-type AnyNode = QueueNode;
-
-/** One planned, runnable instance of a rule. */
-export class RuleTopology implements Topology {
-  readonly ctx: EvalContext;
-  private readonly nodesByName = new Map<string, AnyNode>();
-  private readonly ordered: AnyNode[] = [];
-  private readonly sources: SourceNode[] = [];
-  private readonly sinks: SinkNode[] = [];
-  /** sink batch nodes (`op_<type>_<i>_0_batch`), in action order */
-  private readonly batches: BatchNode[] = [];
-  private readonly edges = new Map<string, string[]>();
-  private readonly signals = new TopologySignals();
-  private checkpointTimer: TimerHandle | undefined;
-  /** the checkpoint being taken; another is wanted when held deliveries arrived meanwhile */
-  private checkpointRunning: Promise<void> | undefined;
-  private checkpointWanted = false;
-  /** cancels the checkpoint requested by held deliveries */
-  private checkpointSoon: (() => void) | undefined;
-  /** duration of the last checkpoint save, ms (stateful rules space their checkpoints by it) */
-  private lastSaveMs = 0;
-  private savedOnce = false;
-  private opened = false;
-  private closed = false;
+/** One planned, runnable instance of a SQL rule. */
+export class RuleTopology extends TopologyBase {
+  protected readonly pausesSources = true;
+  private readonly nodesByName = new Map<string, QueueNode>();
 
   constructor(
-    readonly rule: RuleDef,
-    readonly options: RuleOptions,
-    private readonly logger: Logger,
+    rule: RuleDef,
+    options: RuleOptions,
+    logger: Logger,
     readonly plan: QueryPlan,
-    private readonly env: Env,
+    env: RuntimeEnv,
   ) {
-    this.ctx = plan.newContext(rule.id, env.clock.now());
-    const sinkTypes: Array<{ type: string; props: Record<string, unknown>; index: number }> = [];
+    super(rule, options, logger, env, plan.newContext(rule.id, env.clock.now()));
+    const sinks: SinkSpec[] = [];
     rule.actions.forEach((action, index) => {
       for (const [type, props] of Object.entries(action)) {
         if (!env.connectors.sink(type)) throw new EddyError(ErrorCode.Executor, `sink ${type} is not defined`);
-        sinkTypes.push({ type, props: props ?? {}, index });
+        sinks.push({ type, props: props ?? {}, index });
       }
     });
     this.buildNodes();
     const last = this.ordered[this.ordered.length - 1];
-    for (const s of sinkTypes) {
-      const sink = env.createSinkNode({
-        ruleId: rule.id,
-        index: s.index,
-        type: s.type,
-        props: s.props,
-        ruleOptions: options,
-        logger,
-      });
-      sink.onFatal((err) => this.fail(err));
-      this.sinks.push(sink);
+    for (const s of sinks) {
+      const { sink, batch } = this.addSink(s, `op_${s.type}_${s.index}_0_batch`);
       if (!last) continue;
-      const batch = batchSettings(this.sinkProps(s.type, s.props));
       if (batch) {
-        const node = new BatchNode(
-          `op_${s.type}_${s.index}_0_batch`,
-          Math.max(1, options.bufferLength),
-          batch,
-          env.clock,
-        );
-        node.fatal = (err) => this.fail(err);
-        this.batches.push(node);
-        this.nodesByName.set(node.name, node);
-        this.connect(last, node);
-        this.connect(node, new SinkReceiver(sink));
+        this.nodesByName.set(batch.name, batch);
+        this.connect(last, batch);
       } else {
         this.connect(last, new SinkReceiver(sink));
       }
     }
   }
 
-  // ---------------------------------------------------------------------------------------------- building
-
-  /** an action's properties over those of its `resourceId` config key */
-  private sinkProps(type: string, props: Record<string, unknown>): Record<string, unknown> {
-    const key = Object.keys(props).find((k) => k.toLowerCase() === 'resourceid');
-    const rid = key === undefined ? undefined : props[key];
-    if (typeof rid !== 'string') return props;
-    try {
-      return { ...this.env.connectors.sinkProps(type, rid), ...props };
-    } catch {
-      return props;
-    }
-  }
-
-  private connect(from: AnyNode, to: Receiver): void {
-    from.outputs.push(to);
-    const list = this.edges.get(from.name) ?? [];
-    list.push(to.name);
-    this.edges.set(from.name, list);
-  }
-
   private buildNodes(): void {
-    const { plan, options, env } = this;
-    const bufferLength = Math.max(1, options.bufferLength);
-    const opEnv: OpEnv = { ctx: this.ctx, plan, sendError: options.sendError, bufferLength };
-    const sourceOf = (name: string | null): SourcePlan => {
-      const sp = plan.sources.find((s) => s.name === name);
-      if (!sp) throw new EddyError(ErrorCode.Plan, `no source ${String(name)} in the plan`);
-      return sp;
-    };
-    const consumers = (n: PlanNode) => plan.nodes.filter((x) => x.inputs.includes(n.name));
-    const hasPre = (source: string | null) => plan.nodes.some((x) => x.kind === 'preprocessor' && x.source === source);
+    const { plan, options, env, rule, logger } = this;
     const makers = new Map<string, TupleMaker>();
-    const makerOf = (sp: SourcePlan): TupleMaker => {
-      let m = makers.get(sp.name);
-      if (!m) {
-        m = {
-          name: sp.name,
-          def: sp.def,
-          timestampField: plan.isEventTime && sp.role === 'stream' ? sp.timestampField : null,
-          clock: env.clock,
-          schema: sp.schema,
-        };
-        makers.set(sp.name, m);
-      }
-      return m;
-    };
-    const role = (sp: SourcePlan): 'stream' | 'table' => (sp.role === 'table' ? 'table' : 'stream');
-
-    for (const n of plan.nodes) {
-      let node: AnyNode;
-      switch (n.kind) {
-        case 'source': {
-          const sp = sourceOf(n.source);
-          const forwardRaw = consumers(n).some((c) => c.kind === 'decoder' || c.kind === 'decompress');
-          const cctx: ConnectorContext = {
-            ruleId: this.rule.id,
-            logger: this.logger,
-            dataDir: env.dataDir,
-            atLeastOnce: options.qos >= 1,
-            streamName: sp.def.name,
-          };
-          const src = new SourceNode({
-            nodeName: n.name,
-            maker: makerOf(sp),
-            role: role(sp),
-            schema: sp.schema,
-            forwardRaw,
-            preprocessor: hasPre(n.source),
-            sendError: options.sendError,
-            registry: env.connectors,
-            shared:
-              sp.def.options.SHARED === true || String(sp.def.options.SHARED).toLowerCase() === 'true'
-                ? env.shared
-                : null,
-            connectorContext: cctx,
-          });
-          this.sources.push(src);
-          node = src;
-          break;
-        }
-        case 'decompress': {
-          const sp = sourceOf(n.source);
-          node = new DecompressNode(
-            n.name,
-            bufferLength,
-            String(resolveSource(env.connectors, sp.def).props.decompression ?? ''),
-            options.sendError,
-          );
-          break;
-        }
-        case 'decoder': {
-          const sp = sourceOf(n.source);
-          node = new DecoderNode(
-            n.name,
-            bufferLength,
-            makerOf(sp),
-            role(sp),
-            sp.schema,
-            env.connectors,
-            options.sendError,
-            hasPre(n.source),
-          );
-          break;
-        }
-        case 'preprocessor':
-          node = new PreprocessorNode(n.name, bufferLength, makerOf(sourceOf(n.source)), options.sendError);
-          break;
-        case 'watermark':
-          node = new WatermarkNode(
-            n.name,
-            bufferLength,
-            plan.sources.filter((s) => s.role === 'stream').map((s) => s.name),
-            options.lateTolerance,
-          );
-          break;
-        case 'analytic':
-          node = plan.analytic
-            ? new AnalyticNode(n.name, opEnv, plan.analytic)
-            : new FilterNode(n.name, opEnv, () => true);
-          break;
-        case 'async':
-          if (!n.async) throw new EddyError(ErrorCode.Plan, 'async node without asynchronous calls');
-          node = new AsyncNode(n.name, bufferLength, n.async, this.ctx, plan, options.sendError);
-          break;
-        case 'filter': {
-          const pred = n.source !== null ? sourceOf(n.source).filter : plan.where;
-          node = new FilterNode(n.name, opEnv, pred ?? (() => true));
-          break;
-        }
-        case 'windowFilter':
-          node = new FilterNode(n.name, opEnv, plan.window?.filter ?? (() => true));
-          break;
-        case 'window': {
-          const spec = plan.window;
-          if (!spec) throw new EddyError(ErrorCode.Plan, 'window node without a window');
-          const ctx = this.ctx;
-          const trig = spec.trigger;
-          const hits = plan.hits;
-          const trigger = trig
-            ? (row: Row): boolean => {
-                ctx.setWindow(undefined, undefined);
-                ctx.bindRow();
-                const t = trig(row, ctx);
-                if (t && spec.triggerUsesHits) hits.hit(ctx, row.timestamp);
-                return t;
-              }
-            : null;
-          node = createWindowNode(n.name, {
-            spec,
-            trigger,
-            eventTime: plan.isEventTime,
+    const buildEnv: BuildEnv = {
+      op: { ctx: this.ctx, plan, sendError: options.sendError, bufferLength: Math.max(1, options.bufferLength) },
+      options,
+      eventTime: plan.isEventTime,
+      clock: env.clock,
+      connectors: env.connectors,
+      shared: env.shared,
+      lookups: env.lookups,
+      connectorContext: (sp) => ({
+        ruleId: rule.id,
+        logger,
+        dataDir: env.dataDir,
+        atLeastOnce: options.qos >= 1,
+        streamName: sp.def.name,
+      }),
+      makerOf: (sp) => {
+        let m = makers.get(sp.name);
+        if (!m) {
+          m = {
+            name: sp.name,
+            def: sp.def,
+            timestampField: plan.isEventTime && sp.role === 'stream' ? sp.timestampField : null,
             clock: env.clock,
-            sendError: options.sendError,
-            bufferLength,
-          });
-          break;
+            schema: sp.schema,
+          };
+          makers.set(sp.name, m);
         }
-        case 'lookup': {
-          const lj = plan.lookupJoins.find((l) => `op_${l.table}` === n.name) ?? plan.lookupJoins[0];
-          if (!lj) throw new EddyError(ErrorCode.Plan, `no lookup join for ${n.name}`);
-          node = new LookupNode(
-            n.name,
-            bufferLength,
-            lj,
-            this.ctx,
-            env.lookups,
-            env.connectors,
-            env.clock,
-            options.sendError,
-          );
-          break;
-        }
-        case 'join_aligner': {
-          const tables = plan.sources
-            .filter((s) => s.role === 'table')
-            .map((s) => {
-              const r = Number(s.def.options.RETAIN_SIZE);
-              return { name: s.name, retain: Number.isFinite(r) && r > 0 ? r : null };
-            });
-          node = new JoinAlignerNode(n.name, opEnv, tables);
-          break;
-        }
-        case 'join':
-          node = new JoinNode(n.name, opEnv, plan.sources[0].name, plan.joins);
-          break;
-        case 'aggregate':
-          node = new AggregateNode(n.name, opEnv);
-          break;
-        case 'having':
-          if (!plan.having) throw new EddyError(ErrorCode.Plan, 'having node without HAVING');
-          node = new HavingNode(n.name, opEnv, plan.having);
-          break;
-        case 'windowFunc':
-          if (!plan.windowFuncs) throw new EddyError(ErrorCode.Plan, 'windowFunc node without window functions');
-          node = new WindowFuncNode(n.name, opEnv, plan.windowFuncs);
-          break;
-        case 'order':
-          if (!plan.order) throw new EddyError(ErrorCode.Plan, 'order node without ORDER BY');
-          node = new OrderNode(n.name, opEnv, plan.order);
-          break;
-        case 'project':
-          node = new ProjectNode(n.name, opEnv);
-          break;
-        case 'projectset':
-          if (!plan.projectSet) throw new EddyError(ErrorCode.Plan, 'projectset node without a set-returning function');
-          node = new ProjectSetNode(n.name, opEnv, plan.projectSet);
-          break;
-        default:
-          throw new EddyError(ErrorCode.Plan, `unknown plan node kind ${String((n as PlanNode).kind)}`);
-      }
-      node.fatal = (err) => this.fail(err);
+        return m;
+      },
+    };
+    for (const n of plan.nodes) {
+      let node: QueueNode;
+      if (n.kind === 'source') {
+        const src = buildSource(n, buildEnv);
+        this.adoptSource(src);
+        node = src;
+      } else node = buildNode(n, buildEnv);
       if ((plan.usesHits || plan.usesAggHits) && n.kind !== 'source') node.direct = true;
+      this.adopt(node);
       this.nodesByName.set(n.name, node);
-      this.ordered.push(node);
       for (const input of n.inputs) {
         const from = this.nodesByName.get(input);
         if (!from) throw new EddyError(ErrorCode.Plan, `plan node ${n.name} reads unknown node ${input}`);
         this.connect(from, node);
       }
     }
-    for (const src of this.sources) {
-      src.onConnectorError = (err) => this.fail(err);
-      src.onSourceEnd = () => this.sourceEnded();
-      src.onPending = () => this.requestCheckpoint();
-    }
-  }
-
-  // ---------------------------------------------------------------------------------------------- lifecycle
-
-  /**
-   * When every source of the rule can wait (docs/runtime.md §1.7), a full sink pauses them instead of dropping;
-   * they resume once no sink is full. Otherwise full sinks drop and count, as before.
-   */
-  private wireBackpressure(): void {
-    if (this.sources.length === 0 || !this.sources.every((s) => s.pausable)) return;
-    let full = 0;
-    for (const sink of this.sinks) {
-      sink.onPressure?.((isFull) => {
-        const before = full;
-        full += isFull ? 1 : -1;
-        if (before === 0 && full > 0) for (const s of this.sources) s.holdBack();
-        else if (before > 0 && full === 0) for (const s of this.sources) s.release();
-      });
-    }
-  }
-
-  async open(): Promise<void> {
-    if (this.opened) return;
-    this.opened = true;
-    this.ctx.ruleStart = this.env.clock.now();
-    if (this.options.qos >= 1) await this.restore();
-    try {
-      await Promise.all(this.sinks.map((s) => s.open()));
-      for (const b of this.batches) await b.open();
-      for (const n of this.ordered) if (!(n instanceof SourceNode)) await n.open();
-      for (const s of this.sources) await s.open();
-      this.wireBackpressure();
-    } catch (err) {
-      await this.close().catch(() => {});
-      throw err;
-    }
-    if (this.options.qos >= 1) this.scheduleCheckpoint();
-  }
-
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    this.checkpointTimer?.cancel();
-    this.checkpointTimer = undefined;
-    this.checkpointSoon?.();
-    this.checkpointSoon = undefined;
-    const checkpoint = this.options.qos >= 1 && this.opened;
-    await closeInOrder(
-      [
-        ...(checkpoint ? [() => this.finalCheckpoint()] : []),
-        ...this.sources.map((s) => () => s.close()),
-        // the state as the sources left it; what arrived after the last acknowledged checkpoint comes again
-        ...(checkpoint ? [() => this.checkpoint(false)] : []),
-        ...this.ordered.filter((n) => !(n instanceof SourceNode)).map((n) => () => n.close()),
-        ...this.batches.map((b) => () => b.close()),
-        ...this.sinks.map((s) => () => s.close()),
-      ],
-      this.logger,
-    );
-  }
-
-  onFatal(cb: (err: Error) => void): void {
-    this.signals.onFatal(cb);
-  }
-
-  onEnd(cb: () => void): void {
-    this.signals.onEnd(cb);
-  }
-
-  /**
-   * A bounded source finished: when every stream source has, let the queued events drain, hand on partial batches,
-   * wait until every sink has settled what it received (docs/runtime.md §1.3), then report the end.
-   */
-  private sourceEnded(): void {
-    const streams = this.sources.filter((s) => s.role === 'stream');
-    if (streams.length === 0 || !streams.every((s) => s.ended)) return;
-    // sinks holding what back-pressure kept are waited for while they make progress (a failing target is not)
-    let sinksUntil = Date.now() + SINK_DRAIN_WAIT_MS;
-    let sentBefore = -1;
-    const wait = () => {
-      if (this.closed) return;
-      if (!this.ordered.every((n) => !(n instanceof SourceNode || n instanceof AsyncNode) || n.idle)) {
-        setImmediate(wait);
-        return;
-      }
-      const busy =
-        this.ordered.some((n) => n.metrics.bufferLength > 0) ||
-        this.sinks.some((sink) => sink.metrics.bufferLength > 0);
-      const sent = this.sinks.reduce((a, sink) => a + sink.metrics.recordsOut + sink.metrics.exceptions, 0);
-      if (sent !== sentBefore) {
-        sentBefore = sent;
-        sinksUntil = Date.now() + SINK_DRAIN_WAIT_MS;
-      }
-      if (Date.now() < sinksUntil && busy) {
-        setTimeout(wait, 10);
-        return;
-      }
-      // one more turn so that the operators downstream finish the last batch
-      setImmediate(() => {
-        if (this.closed) return;
-        for (const b of this.batches) b.flushGathered();
-        void Promise.all(this.sinks.map((s) => (s.flush ? s.flush() : Promise.resolve(true)))).then(() => {
-          if (this.closed) return;
-          this.signals.end();
-        });
-      });
-    };
-    setImmediate(wait);
-  }
-
-  private fail(err: Error): void {
-    if (this.closed) return;
-    this.signals.fail(err);
-  }
-
-  nodes(): readonly NodeMetrics[] {
-    const out: NodeMetrics[] = [];
-    for (const n of this.ordered) out.push(n.metrics);
-    for (const b of this.batches) out.push(b.metrics);
-    for (const s of this.sinks) out.push(s.metrics);
-    return out;
-  }
-
-  /** The queued nodes in {@link nodes} order (sinks excepted): rule workers tag them for tracing (docs/runtime.md §1.10). */
-  queueNodes(): readonly QueueNode[] {
-    return [...this.ordered, ...this.batches];
-  }
-
-  /** CPU µs spent in this rule's nodes so far (rules' CPU usage endpoint) */
-  busyUs(): number {
-    let t = 0;
-    for (const m of this.nodes()) t += m.busyUs;
-    return t;
-  }
-
-  printable(): PrintableTopo {
-    const edges: Record<string, string[]> = {};
-    for (const k of [...this.edges.keys()].sort()) edges[k] = (this.edges.get(k) as string[]).slice();
-    return { sources: this.sources.map((s) => s.name), edges };
-  }
-
-  // ---------------------------------------------------------------------------------------------- checkpoints
-
-  private scheduleCheckpoint(): void {
-    const interval = this.options.checkpointInterval > 0 ? this.options.checkpointInterval : 300000;
-    this.checkpointTimer = this.env.clock.setTimeout(() => {
-      if (this.closed) return;
-      this.startCheckpoint();
-      this.scheduleCheckpoint();
-    }, interval);
-  }
-
-  /**
-   * Held deliveries arrived: take a checkpoint soon, so that the broker gets its acknowledgements (it sends only a
-   * limited number of unacknowledged messages). A rule without operator state checkpoints as fast as its sinks
-   * confirm; a stateful one spaces its saves by a multiple of the last save's duration.
-   */
-  private requestCheckpoint(): void {
-    if (this.closed || !this.opened) return;
-    if (this.checkpointRunning) {
-      this.checkpointWanted = true;
-      return;
-    }
-    if (this.checkpointSoon) return;
-    const gap = this.hasState()
-      ? Math.min(Math.max(5, this.lastSaveMs * 4), this.options.checkpointInterval || 1000)
-      : 0;
-    const run = () => {
-      this.checkpointSoon = undefined;
-      this.startCheckpoint();
-    };
-    if (gap > 0) {
-      const t = setTimeout(run, gap);
-      this.checkpointSoon = () => clearTimeout(t);
-    } else {
-      const i = setImmediate(run);
-      this.checkpointSoon = () => clearImmediate(i);
-    }
-  }
-
-  /**
-   * Starts a checkpoint now, from a timer or an immediate: between two macrotasks every node queue has drained (they
-   * drain in microtasks), so each held delivery's effects are in an operator's state or in a sink.
-   */
-  private startCheckpoint(): void {
-    if (this.closed) return;
-    if (this.checkpointRunning) {
-      this.checkpointWanted = true;
-      return;
-    }
-    this.checkpointRunning = this.checkpoint(true)
-      .catch((err: unknown) => this.logger.warn({ err }, 'checkpoint failed'))
-      .finally(() => {
-        this.checkpointRunning = undefined;
-        if (this.checkpointWanted || this.sources.some((s) => s.hasPending)) {
-          this.checkpointWanted = false;
-          this.requestCheckpoint();
-        }
-      });
-  }
-
-  /** At stop: one more acknowledged checkpoint (bounded: a sink waiting for its broker must not hold the stop). */
-  private async finalCheckpoint(): Promise<void> {
-    const running = this.checkpointRunning;
-    const taken = (async () => {
-      if (running) await running;
-      await new Promise<void>((resolve, reject) => setImmediate(() => this.checkpoint(true).then(resolve, reject)));
-    })();
-    let timer: NodeJS.Timeout | undefined;
-    // past the wait the sinks close: their pending flushes resolve false and nothing more is acknowledged
-    await Promise.race([
-      taken,
-      new Promise<void>((resolve) => (timer = setTimeout(resolve, FINAL_CHECKPOINT_WAIT_MS))),
-    ]);
-    clearTimeout(timer);
-    taken.catch((err: unknown) => this.logger.warn({ err }, 'checkpoint failed'));
-  }
-
-  private stateful: boolean | undefined;
-  /** whether the rule has operator state to save (windows, watermarks, joins, analytic functions, batches, offsets) */
-  private hasState(): boolean {
-    if (this.stateful === undefined) {
-      this.stateful =
-        this.batches.length > 0 ||
-        this.ordered.some(
-          (n) =>
-            n instanceof WindowNode ||
-            n instanceof WatermarkNode ||
-            n instanceof JoinAlignerNode ||
-            n instanceof AnalyticNode,
-        ) ||
-        this.sources.some((s) => s.offset() !== undefined);
-    }
-    return this.stateful;
-  }
-
-  /**
-   * Snapshots every stateful operator now and saves it (qos ≥ 1). With `acknowledge`, the deliveries the sources
-   * held until now are released once every sink has settled what it received and the state is saved: the broker
-   * then forgets them. Call it from a macrotask (see startCheckpoint).
-   */
-  async checkpoint(acknowledge = false): Promise<void> {
-    const covered: Delivery[] = [];
-    if (acknowledge) for (const s of this.sources) for (const d of s.takePending()) covered.push(d);
-    const states: Record<string, unknown> = {};
-    for (const n of this.ordered) {
-      if (n instanceof WindowNode) {
-        const s = n.snapshot();
-        states[n.name] = { rows: s.rows.map(encodeRow), num: s.num, pending: s.pending ?? [] };
-      } else if (n instanceof WatermarkNode) {
-        const s = n.snapshot();
-        states[n.name] = { maxTs: s.maxTs, watermark: s.watermark, rows: s.rows.map(encodeRow) };
-      } else if (n instanceof JoinAlignerNode) {
-        const s = n.snapshot();
-        states[n.name] = Object.fromEntries(Object.entries(s).map(([k, rows]) => [k, rows.map(encodeRow)]));
-      }
-    }
-    for (const b of this.batches) {
-      const s = b.snapshot();
-      states[b.name] = { rows: s.rows.map(encodeValue), count: s.count };
-    }
-    for (const src of this.sources) {
-      const offset = src.offset();
-      // key `$$offset` as in the reference's state map
-      if (offset !== undefined) states[src.name] = { $$offset: encodeValue(offset) };
-    }
-    for (const n of this.ordered) {
-      if (n instanceof AnalyticNode) {
-        states[n.name] = n.snapshot().map((site) => site.map(([key, st]) => [key, encodeValue(st as Value)]));
-      }
-    }
-    // Node queues drain in microtasks, so at a checkpoint (a timer, or close after the sources stopped) they are
-    // empty: there are no in-flight events to save.
-    const id = this.env.clock.now();
-    if (covered.length > 0) {
-      const settled = await Promise.all(this.sinks.map((s) => (s.flush ? s.flush() : Promise.resolve(true))));
-      // a sink closed first: what it had not settled is not acknowledged, the broker sends it again
-      if (!settled.every(Boolean)) return;
-    }
-    if (!acknowledge || this.hasState() || !this.savedOnce) {
-      const t0 = Date.now();
-      await saveCheckpoint(this.env.store, this.rule.id, { id, states });
-      this.lastSaveMs = Date.now() - t0;
-      this.savedOnce = true;
-    }
-    for (const d of covered) d.release();
   }
 
   async resetOffset(streamName: string, input: ValueObject): Promise<void> {
@@ -732,51 +180,5 @@ export class RuleTopology implements Topology {
     src.resetOffset(input);
     // a restart resumes from the new offset, not from the last checkpoint's
     if (this.options.qos >= 1 && this.opened && !this.closed) await this.checkpoint();
-  }
-
-  private async restore(): Promise<void> {
-    const doc = await loadCheckpoint(this.env.store, this.rule.id);
-    if (!doc) return;
-    for (const [name, raw] of Object.entries(doc.states)) {
-      const n = this.nodesByName.get(name);
-      const s = raw as Record<string, unknown>;
-      try {
-        if (n instanceof WindowNode) {
-          n.restore({
-            rows: (s.rows as unknown[]).map(decodeRow),
-            num: s.num as Record<string, number>,
-            pending: s.pending as number[],
-          });
-        } else if (n instanceof WatermarkNode) {
-          n.restore({
-            maxTs: s.maxTs as Record<string, number>,
-            watermark: s.watermark as number,
-            rows: (s.rows as unknown[]).map((r) => decodeRow(r) as Tuple),
-          });
-        } else if (n instanceof JoinAlignerNode) {
-          n.restore(
-            Object.fromEntries(
-              Object.entries(s).map(([k, rows]) => [k, (rows as unknown[]).map((r) => decodeRow(r) as Tuple)]),
-            ),
-          );
-        } else if (n instanceof SourceNode) {
-          const offset = decodeValue(s.$$offset);
-          if (offset !== null && typeof offset === 'object' && !Array.isArray(offset)) n.resume(offset as ValueObject);
-        } else if (n instanceof AnalyticNode) {
-          n.restore(
-            (s as unknown as Array<Array<[string, unknown]>>).map((site) =>
-              site.map(([key, st]) => [key, decodeValue(st)] as const),
-            ),
-          );
-        } else if (n instanceof BatchNode) {
-          n.restore({
-            rows: (s.rows as unknown[]).map((r) => decodeValue(r) as ValueObject),
-            count: Number(s.count) || 0,
-          });
-        }
-      } catch (err) {
-        this.logger.warn({ err, node: name }, 'cannot restore checkpoint state');
-      }
-    }
   }
 }

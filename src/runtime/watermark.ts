@@ -2,17 +2,16 @@
  * Event-time watermark operator (docs/sql.md §5.10): buffers events in timestamp order and releases them, followed by
  * the watermark, whenever min over streams(largest timestamp) − lateTolerance grows. Late events are dropped.
  */
-import { ErrorRecord, Tuple } from '../contracts/index.js';
-import { Watermark, type Item } from './items.js';
+import type { Tuple } from '../contracts/index.js';
+import { kinds, Watermark, type ItemOf } from './items.js';
 import { QueueNode } from './node.js';
+import { decodeRow, encodeRow, type Checkpointed, type Json } from './checkpoint.js';
 
-export interface WatermarkState {
-  maxTs: Record<string, number>;
-  watermark: number;
-  rows: Tuple[];
-}
+/** the kinds that end here: the node emits watermarks of its own, and only single tuples make progress */
+type WatermarkKinds = 'tuple' | 'join' | 'rows' | 'units' | 'watermark';
 
-export class WatermarkNode extends QueueNode {
+export class WatermarkNode extends QueueNode<WatermarkKinds> implements Checkpointed {
+  protected readonly handles = kinds<WatermarkKinds>('tuple', 'join', 'rows', 'units', 'watermark');
   private readonly maxTs = new Map<string, number>();
   private watermark = 0;
   /** pending events sorted by timestamp (stable for equal timestamps) */
@@ -28,12 +27,8 @@ export class WatermarkNode extends QueueNode {
     super(name, bufferLength);
   }
 
-  protected process(item: Item): void {
-    if (item instanceof ErrorRecord) {
-      this.emit(item);
-      return;
-    }
-    if (!(item instanceof Tuple)) return;
+  protected process(item: ItemOf<WatermarkKinds>): void {
+    if (item.kind !== 'tuple') return;
     const t = item.timestamp;
     if (t < this.watermark) return;
     this.insert(item);
@@ -75,14 +70,23 @@ export class WatermarkNode extends QueueNode {
     this.emit(new Watermark(wm));
   }
 
-  snapshot(): WatermarkState {
-    return { maxTs: Object.fromEntries(this.maxTs), watermark: this.watermark, rows: this.pending.slice() };
+  get checkpointKey(): string {
+    return this.name;
+  }
+  hasState(): boolean {
+    return true;
   }
 
-  restore(s: WatermarkState): void {
+  /** `{maxTs, watermark, rows}`: the largest timestamp per stream, the watermark, the events not released yet */
+  snapshot(): Json {
+    return { maxTs: Object.fromEntries(this.maxTs), watermark: this.watermark, rows: this.pending.map(encodeRow) };
+  }
+
+  restore(state: Json): void {
+    const s = state as { maxTs: Record<string, number>; watermark: number; rows: unknown[] };
     this.maxTs.clear();
     for (const [k, v] of Object.entries(s.maxTs)) this.maxTs.set(k, v);
     this.watermark = s.watermark;
-    this.pending = s.rows.slice();
+    this.pending = s.rows.map((r) => decodeRow(r) as Tuple);
   }
 }

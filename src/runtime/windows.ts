@@ -4,12 +4,12 @@
  * Each emission is one {@link RowBatch} with the window bounds the spec defines, quirks included.
  */
 import type { Row } from '../contracts/index.js';
-import { ErrorRecord, JoinTuple, Tuple } from '../contracts/index.js';
 import type { Clock, TimerHandle } from './clock.js';
 import { alignBoundary, unitOf, type TimeUnit } from './align.js';
 import type { WindowSpec } from '../plan/plan.js';
-import { RowBatch, Watermark, type Item } from './items.js';
+import { kinds, RowBatch, unhandled, type ItemOf } from './items.js';
 import { QueueNode } from './node.js';
+import { decodeRow, encodeRow, type Checkpointed, type Json } from './checkpoint.js';
 
 export interface WindowNodeOptions {
   /** lengths in ms (events for count windows), see the plan's WindowSpec */
@@ -20,13 +20,6 @@ export interface WindowNodeOptions {
   clock: Clock;
   sendError: boolean;
   bufferLength: number;
-}
-
-/** Serialisable window state for checkpoints (rows are stored by the checkpoint codec). */
-export interface WindowState {
-  rows: Row[];
-  num: Record<string, number>;
-  pending?: number[];
 }
 
 /** Creates the operator for one window spec. */
@@ -49,7 +42,10 @@ function ts(row: Row): number {
   return row.timestamp;
 }
 
-export abstract class WindowNode extends QueueNode {
+type WindowKinds = 'tuple' | 'join' | 'watermark';
+
+export abstract class WindowNode extends QueueNode<WindowKinds> implements Checkpointed {
+  protected readonly handles = kinds<WindowKinds>('tuple', 'join', 'watermark');
   protected readonly spec: WindowSpec;
   protected readonly unit: TimeUnit;
   protected readonly trigger: ((row: Row) => boolean) | null;
@@ -70,10 +66,18 @@ export abstract class WindowNode extends QueueNode {
     this.sendError = opts.sendError;
   }
 
-  protected process(item: Item): void {
-    if (item instanceof Tuple || item instanceof JoinTuple) this.onRow(item);
-    else if (item instanceof Watermark) this.onWatermark(item.ts);
-    else if (item instanceof ErrorRecord) this.emit(item);
+  protected process(item: ItemOf<WindowKinds>): void {
+    switch (item.kind) {
+      case 'tuple':
+      case 'join':
+        this.onRow(item);
+        return;
+      case 'watermark':
+        this.onWatermark(item.ts);
+        return;
+      default:
+        unhandled(item);
+    }
   }
 
   protected abstract onRow(row: Row): void;
@@ -108,13 +112,28 @@ export abstract class WindowNode extends QueueNode {
   protected abstract numbers(): Record<string, number>;
   protected abstract setNumbers(n: Record<string, number>): void;
 
-  snapshot(): WindowState {
-    return { rows: this.rows.slice(), num: this.numbers() };
+  get checkpointKey(): string {
+    return this.name;
+  }
+  hasState(): boolean {
+    return true;
+  }
+  /** sliding windows: the triggers not emitted yet */
+  protected pendingTriggers(): number[] {
+    return [];
+  }
+  protected setPendingTriggers(_pending: number[]): void {}
+
+  /** `{rows, num, pending}`: the buffered rows, the numbers of the window's progress, the sliding triggers waiting */
+  snapshot(): Json {
+    return { rows: this.rows.map(encodeRow), num: this.numbers(), pending: this.pendingTriggers() };
   }
 
-  restore(state: WindowState): void {
-    this.rows = state.rows.slice();
-    this.setNumbers(state.num);
+  restore(state: Json): void {
+    const s = state as { rows: unknown[]; num: Record<string, number>; pending?: number[] };
+    this.rows = s.rows.map(decodeRow);
+    this.setNumbers(s.num);
+    this.setPendingTriggers((s.pending ?? []).slice());
   }
 }
 
@@ -307,13 +326,11 @@ class SlidingWindow extends WindowNode {
     return super.close();
   }
 
-  override snapshot(): WindowState {
-    return { ...super.snapshot(), pending: this.pending.slice() };
+  protected override pendingTriggers(): number[] {
+    return this.pending.slice();
   }
-
-  override restore(state: WindowState): void {
-    super.restore(state);
-    this.pending = (state.pending ?? []).slice();
+  protected override setPendingTriggers(pending: number[]): void {
+    this.pending = pending;
   }
 
   protected override start(): void {

@@ -234,7 +234,7 @@ test('asynchronous calls are planned ahead of the stage that reads them, and ref
   // a call nested in another one's arguments is computed first, in the same node
   const nested = planQuery('SELECT delay(1, delay(1, a)) AS d FROM demo', deps).nodes.find((n) => n.kind === 'async');
   assert.deepEqual(
-    nested?.async?.levels.map((l) => l.length),
+    nested?.stage.levels.map((l) => l.length),
     [1, 1],
   );
   assert.throws(

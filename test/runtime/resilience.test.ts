@@ -75,6 +75,10 @@ test('mqtt: a malformed message is an exception on the decoder node and an error
     await until(() => out.length >= 2, 'two rows');
     const decoder = topo.nodes()[1];
     assert.equal(decoder.exceptions, 1);
+    // the decoder runs inside the source's work: it still counts each event in, and each tuple or error record out
+    assert.equal(decoder.recordsIn, 3);
+    assert.equal(decoder.recordsOut, 3);
+    assert.equal(decoder.messagesProcessed, 3);
     assert.notEqual(decoder.lastException, '');
     const rows = plainOut(out) as Array<Array<Record<string, unknown>>>;
     assert.equal(typeof rows[0][0].error, 'string');
@@ -132,6 +136,48 @@ test('qos 1: window contents are checkpointed and restored by the next run; dele
     await second.topo.close();
     await dropCheckpoints(h.store, 'cp');
     assert.deepEqual(await h.store.keys(checkpointNamespace('cp')), []);
+  } finally {
+    await h.close();
+  }
+});
+
+test('qos 1: a checkpoint in the stored form of earlier versions restores the window, its rows keeping their types', async () => {
+  const T0 = 1541152486000;
+  const clock = new ManualClock(T0 + 100);
+  const h = await createHarness({ clock });
+  try {
+    h.ddl('CREATE STREAM cpold (n BIGINT, s STRING) WITH (DATASOURCE="t/cpold", TYPE="memory")');
+    // as saved before the nodes encoded their own state: node name → {rows, num, pending}, values tagged
+    const doc = {
+      id: T0,
+      states: {
+        op_2_window: {
+          rows: [{ e: 'cpold', m: { n: { $i: '7' }, s: 'kept' }, meta: {}, ts: T0 + 50 }],
+          num: { nextEnd: 0, nextStart: 0 },
+          pending: [],
+        },
+      },
+    };
+    await h.store.set(checkpointNamespace('cpold'), 'latest', JSON.stringify(doc));
+    const { topo, out } = await h.rule('cpold', 'SELECT n, s FROM cpold GROUP BY TUMBLINGWINDOW(ss, 10)', {
+      qos: 1,
+      checkpointInterval: 60000,
+    });
+    assert.deepEqual(
+      topo.nodes().map((n) => n.name),
+      ['source_cpold', 'op_2_window', 'op_3_project', 'sink_collect_0'],
+    );
+    h.publish('t/cpold', { n: 8n, s: 'new' });
+    await settle();
+    clock.set(T0 + 4000); // first boundary: 46 s → 50 s
+    await settle();
+    assert.deepEqual(plainOut(out), [
+      [
+        { n: 7, s: 'kept' },
+        { n: 8, s: 'new' },
+      ],
+    ]);
+    assert.equal(typeof (out[0] as Array<Record<string, unknown>>)[0].n, 'bigint', 'the int stays an int');
   } finally {
     await h.close();
   }
