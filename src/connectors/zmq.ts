@@ -97,6 +97,7 @@ export class ZmqSink implements SinkConnector {
   private server = '';
   private topic: Buffer | undefined;
   private pub: Publisher | undefined;
+  private closed = false;
 
   provision(_ctx: SinkContext, props: Props): void {
     this.server = server(props, 'sink');
@@ -116,6 +117,11 @@ export class ZmqSink implements SinkConnector {
       pub.close();
       throw new Error(`zmq sink cannot bind ${this.server}: ${zmqReason(e)}`);
     }
+    // closed while binding (the rule was stopped or deleted meanwhile): a socket kept now would hold the port forever
+    if (this.closed) {
+      await release(pub);
+      throw new Error('zmq sink closed while binding');
+    }
     this.pub = pub;
   }
 
@@ -127,15 +133,21 @@ export class ZmqSink implements SinkConnector {
   }
 
   async close(_ctx: SinkContext): Promise<void> {
+    this.closed = true;
     const pub = this.pub;
     this.pub = undefined;
-    if (!pub) return;
-    // libzmq releases a closed socket's port later, on its own thread: unbinding first frees it before a restarted
-    // rule binds it again (the bound address, since a wildcard such as tcp://*:port cannot be unbound by name)
-    const bound = pub.lastEndpoint;
-    if (bound) await pub.unbind(bound).catch(() => undefined);
-    pub.close();
+    if (pub) await release(pub);
   }
+}
+
+/**
+ * libzmq releases a closed socket's port later, on its own thread: unbinding first frees it before a restarted rule
+ * binds it again (the bound address, since a wildcard such as tcp://*:port cannot be unbound by name).
+ */
+async function release(pub: Publisher): Promise<void> {
+  const bound = pub.lastEndpoint;
+  if (bound) await pub.unbind(bound).catch(() => undefined);
+  pub.close();
 }
 
 export function registerZmq(registry: Registry): void {

@@ -145,14 +145,6 @@ export function inlineStream(key: string, nodeType: string, props: Obj): StreamD
   };
 }
 
-const UNIT_MS: Record<string, number> = {
-  dd: TIME_UNIT_MS.DD,
-  hh: TIME_UNIT_MS.HH,
-  mi: TIME_UNIT_MS.MI,
-  ss: TIME_UNIT_MS.SS,
-  ms: TIME_UNIT_MS.MS,
-};
-
 export function parseWindow(props: Obj): WindowSpec {
   const type = str(props, 'type');
   const unit = str(props, 'unit');
@@ -200,7 +192,8 @@ export function parseWindow(props: Obj): WindowSpec {
       trigger: null,
       triggerUsesHits: false,
     };
-  const unitMs = UNIT_MS[unit.toLowerCase()] ?? fail(`Invalid unit ${unit}`);
+  const unitMs =
+    (TIME_UNIT_MS as Record<string, number | undefined>)[unit.toUpperCase()] ?? fail(`Invalid unit ${unit}`);
   const length = size * unitMs;
   let iv: number;
   switch (wt) {

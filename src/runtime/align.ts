@@ -2,15 +2,15 @@
  * Window units and the alignment of a window's first boundary (docs/sql.md §5.3). Alignment follows the host's local
  * time zone (minute/hour/day starts), not the engine's `timezone` setting.
  */
+import { TIME_UNIT_MS, type TimeUnit as SqlTimeUnit } from '../sql/ast.js';
 export type TimeUnit = 'dd' | 'hh' | 'mi' | 'ss' | 'ms';
 
-export const UNIT_MS: Readonly<Record<TimeUnit, number>> = {
-  dd: 86_400_000,
-  hh: 3_600_000,
-  mi: 60_000,
-  ss: 1_000,
-  ms: 1,
-};
+const UNITS: readonly TimeUnit[] = ['dd', 'hh', 'mi', 'ss', 'ms'];
+
+/** A unit's length in ms, from the SQL layer's one table. */
+export function unitMs(unit: TimeUnit): number {
+  return TIME_UNIT_MS[unit.toUpperCase() as SqlTimeUnit];
+}
 
 /** The first window end after reference time `t` for the raw parameter `n` of `unit`. */
 export function alignBoundary(t: number, n: number, unit: TimeUnit): number {
@@ -44,11 +44,10 @@ export function alignBoundary(t: number, n: number, unit: TimeUnit): number {
       break;
   }
   const k = within <= n ? 1 : Math.floor(within / n) + 1;
-  return parentStart + k * n * UNIT_MS[unit];
+  return parentStart + k * n * unitMs(unit);
 }
 
 /** The unit keyword of a unit length in ms (count windows, unit 1, read as `ms`). */
-export function unitOf(unitMs: number): TimeUnit {
-  for (const [u, ms] of Object.entries(UNIT_MS) as Array<[TimeUnit, number]>) if (ms === unitMs) return u;
-  return 'ms';
+export function unitOf(length: number): TimeUnit {
+  return UNITS.find((u) => unitMs(u) === length) ?? 'ms';
 }
