@@ -19,6 +19,8 @@ let timer: NodeJS.Timeout | undefined;
 let collect: (() => void) | null | undefined;
 let baseline = 0;
 let previous = 0;
+/** full collections run since the heap last came back near its baseline */
+let attempts = 0;
 
 function collector(): (() => void) | null {
   if (collect === undefined) {
@@ -46,8 +48,15 @@ function check(): void {
   if (!gc) return;
   gc();
   const after = getHeapStatistics();
-  baseline = after.total_heap_size;
   previous = after.used_heap_size;
+  // one collection may leave pages its sweeping freed still committed: the next idle check collects once more; a
+  // heap still this large after that is live memory, the new level to grow from
+  if (after.total_heap_size - baseline < GROWTH_BYTES) {
+    attempts = 0;
+  } else if (++attempts >= 2) {
+    baseline = after.total_heap_size;
+    attempts = 0;
+  }
 }
 
 /**
