@@ -10,7 +10,7 @@ import { runInNewContext } from 'node:vm';
 
 const CHECK_MS = 5000;
 /** growth of the committed heap over what the last full collection left that is worth a collection */
-const GROWTH_BYTES = 32 * 1024 * 1024;
+const GROWTH_BYTES = 16 * 1024 * 1024;
 /** less allocation than this over a check period counts as idle */
 const IDLE_BYTES = 1024 * 1024;
 
