@@ -1,26 +1,28 @@
 /**
  * Gives memory back after a burst. The V8 embedded in Node 20 collects garbage only while JavaScript allocates, so the
  * heap that a burst of requests grew stays resident for as long as the process then idles (an edge device keeps
- * paying for a peak it no longer has). When the heap has grown well past what the last full collection left and
- * has stopped moving for a whole check period, one full collection runs: a pause of a few milliseconds at a moment
+ * paying for a peak it no longer has). When the heap V8 holds exceeds its live part by a wide margin and the live
+ * part has not moved for a whole check period, one full collection runs: a pause of a few milliseconds at a moment
  * when nothing is being served. One collector per process, however many servers it runs.
  */
 import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
 const CHECK_MS = 5000;
-/** growth of the committed heap over what the last full collection left that is worth a collection */
-const GROWTH_BYTES = 16 * 1024 * 1024;
+/** committed heap beyond the live heap that is worth a collection (V8's young generation alone may hold 32 MB) */
+const SLACK_BYTES = 24 * 1024 * 1024;
 /** less allocation than this over a check period counts as idle */
 const IDLE_BYTES = 1024 * 1024;
+/** longest back-off, in check periods, after collections that did not give the memory back */
+const MAX_BACKOFF = 64;
 
 let users = 0;
 let timer: NodeJS.Timeout | undefined;
 let collect: (() => void) | null | undefined;
-let baseline = 0;
 let previous = 0;
-/** full collections run since the heap last came back near its baseline */
-let attempts = 0;
+/** checks still to skip, and the skip after the next collection that leaves the heap as large */
+let skip = 0;
+let backoff = 0;
 
 function collector(): (() => void) | null {
   if (collect === undefined) {
@@ -41,21 +43,23 @@ function check(): void {
   // idle: hardly anything allocated since the last check
   const idle = Math.abs(heap.used_heap_size - previous) < IDLE_BYTES;
   previous = heap.used_heap_size;
-  // what V8 holds is the heap's committed size: after a burst it keeps the pages even when little on them is live
-  if (heap.total_heap_size < baseline) baseline = heap.total_heap_size;
-  if (!idle || heap.total_heap_size - baseline < GROWTH_BYTES) return;
+  if (skip > 0) {
+    skip--;
+    return;
+  }
+  if (!idle || heap.total_heap_size - heap.used_heap_size < SLACK_BYTES) return;
   const gc = collector();
   if (!gc) return;
   gc();
   const after = getHeapStatistics();
   previous = after.used_heap_size;
-  // one collection may leave pages its sweeping freed still committed: the next idle check collects once more; a
-  // heap still this large after that is live memory, the new level to grow from
-  if (after.total_heap_size - baseline < GROWTH_BYTES) {
-    attempts = 0;
-  } else if (++attempts >= 2) {
-    baseline = after.total_heap_size;
-    attempts = 0;
+  // one collection may leave pages that its sweeping freed still committed: the next idle check collects again;
+  // when collections keep leaving the heap as large, they space out (1, 2, 4 … checks)
+  if (after.total_heap_size - after.used_heap_size < SLACK_BYTES) {
+    backoff = 0;
+  } else {
+    skip = backoff;
+    backoff = Math.min(MAX_BACKOFF, Math.max(1, backoff * 2));
   }
 }
 
@@ -66,9 +70,7 @@ function check(): void {
 export function useIdleCollector(periodMs = CHECK_MS): () => void {
   users++;
   if (!timer) {
-    const heap = getHeapStatistics();
-    baseline = heap.total_heap_size;
-    previous = heap.used_heap_size;
+    previous = getHeapStatistics().used_heap_size;
     timer = setInterval(check, periodMs);
     timer.unref();
   }
