@@ -5,62 +5,12 @@
  * interrupted) or all new, never a mix. `store` holds the environment that selects the metadata store.
  */
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { startEddyProcess } from './eddy-process.js';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
 const N = 2000;
-
-interface Eddy {
-  url: string;
-  child: ChildProcess;
-  exited: Promise<unknown>;
-}
-
-async function startEddy(home: string, store: Record<string, string>): Promise<Eddy> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: root,
-    env: {
-      ...process.env,
-      EDDY_HOME: home,
-      KUIPER__BASIC__RESTIP: '127.0.0.1',
-      KUIPER__BASIC__RESTPORT: '0',
-      KUIPER__BASIC__CONSOLELOG: 'false',
-      KUIPER__BASIC__FILELOG: 'false',
-      KUIPER__SOURCE__HTTPSERVERIP: '127.0.0.1',
-      KUIPER__SOURCE__HTTPSERVERPORT: '0',
-      ...store,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.stderr?.resume();
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`no start within 120 s: ${out}`)), 120_000);
-    child.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const m = /REST API on (http:\/\/\S+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]);
-      }
-    });
-    child.once('exit', () => {
-      clearTimeout(timer);
-      reject(new Error(`exited before serving: ${out}`));
-    });
-  });
-  return { url, child, exited };
-}
-
-async function kill(e: Eddy): Promise<void> {
-  if (e.child.exitCode === null && e.child.signalCode === null) e.child.kill('SIGKILL');
-  await e.exited;
-}
 
 async function getJson(url: string): Promise<unknown> {
   const r = await fetch(url);
@@ -110,7 +60,7 @@ async function seedOld(url: string): Promise<void> {
 export async function killDuringImport(store: Record<string, string>): Promise<void> {
   const home = mkdtempSync(join(tmpdir(), 'eddy-crash-'));
   const body = bigBundle();
-  let eddy = await startEddy(home, store);
+  let eddy = await startEddyProcess(home, store);
   try {
     await seedOld(eddy.url);
     // the moments of the kill: during the streams, during the rules, right after the request is sent
@@ -136,9 +86,9 @@ export async function killDuringImport(store: Record<string, string>): Promise<v
       }).catch(() => undefined);
       const hit = await waitFor(() => reached(eddy.url), 180_000);
       assert.ok(hit, `the import reached the ${moment} moment`);
-      await kill(eddy);
+      await eddy.kill9();
       await importing;
-      eddy = await startEddy(home, store);
+      eddy = await startEddyProcess(home, store);
       const streams = (await getJson(`${eddy.url}/streams`)) as string[];
       const rules = ((await getJson(`${eddy.url}/rules`)) as Array<{ id: string }>).map((r) => r.id);
       const old =
@@ -168,14 +118,14 @@ export async function killDuringImport(store: Record<string, string>): Promise<v
     });
     assert.equal(done.status, 200, await done.clone().text());
     await done.text();
-    await kill(eddy);
-    eddy = await startEddy(home, store);
+    await eddy.kill9();
+    eddy = await startEddyProcess(home, store);
     assert.equal(((await getJson(`${eddy.url}/streams`)) as string[]).length, N);
     assert.equal(((await getJson(`${eddy.url}/rules`)) as unknown[]).length, N);
     const status = (await getJson(`${eddy.url}/data/import/status`)) as { interrupted?: string };
     assert.equal(status.interrupted, undefined, 'a completed import is not reported as interrupted');
   } finally {
-    await kill(eddy);
+    await eddy.kill9();
     rmSync(home, { recursive: true, force: true });
   }
 }
