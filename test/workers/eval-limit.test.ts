@@ -6,32 +6,9 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import { publisher, subscriber, uniqueTopic } from '../connectors/helpers.js';
-
-type J = Record<string, unknown>;
-
-async function status(s: TestServer, id: string): Promise<J> {
-  const r = await s.req('GET', `/rules/${id}/status`);
-  assert.equal(r.status, 200, r.text);
-  return r.json() as J;
-}
-
-/** Publishes rows to `${topic}/in` until `count` outputs arrived (the rule's subscription may lag its start). */
-async function feed(topic: string, got: () => number, count: number): Promise<void> {
-  const pub = await publisher();
-  try {
-    let n = 0;
-    const end = Date.now() + 30_000;
-    while (got() < count) {
-      if (Date.now() > end) assert.fail(`only ${got()} of ${count} outputs`);
-      await pub.publishAsync(`${topic}/in`, JSON.stringify({ n: n++ }));
-      await new Promise((r) => setTimeout(r, 30));
-    }
-  } finally {
-    await pub.endAsync();
-  }
-}
+import { startTestServer } from '../helpers/server.js';
+import { subscriber, uniqueTopic } from '../connectors/helpers.js';
+import { feed, publishUntilStopped, status, type J } from './helpers.js';
 
 test("a rule's own evalLimit stops it, naming the rule, the node and its expression; a neighbour under the server's limit delivers", async () => {
   // the server's limit stays at its default (5000 ms)
@@ -74,15 +51,7 @@ test("a rule's own evalLimit stops it, naming the rule, the node and its express
     await feed(topic, () => sub.messages.length, 1);
     assert.equal(pool.replaced[pool.place(heavy)] ?? 0, 0);
 
-    const pub = await publisher();
-    let st: J = await status(s, heavy);
-    const end = Date.now() + 60_000;
-    while (st.status === 'running' && Date.now() < end) {
-      await pub.publishAsync(`${topic}/heavy`, JSON.stringify({ s: 'x' }));
-      await new Promise((res) => setTimeout(res, 300));
-      st = await status(s, heavy);
-    }
-    await pub.endAsync();
+    const st = await publishUntilStopped(s, heavy, topic);
     assert.equal(st.status, 'stopped');
     const message = String(st.message);
     // the WHERE text is quoted from its start as the SQL printer writes it (strings in double quotes), cut at 200

@@ -7,8 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { publisher, subscriber, uniqueTopic, until } from '../connectors/helpers.js';
-
-type J = Record<string, unknown>;
+import { feed, publishUntilStopped, status, type J } from './helpers.js';
 
 async function mqttRule(s: TestServer, topic: string, id: string): Promise<void> {
   const stream = `st_${id}`;
@@ -22,29 +21,6 @@ async function mqttRule(s: TestServer, topic: string, id: string): Promise<void>
     actions: [{ mqtt: { server: 'tcp://127.0.0.1:1883', topic: `${topic}/out`, sendSingle: true } }],
   });
   assert.equal(r.status, 201, r.text);
-}
-
-/** Publishes `{n, temperature}` rows until `count` outputs arrived (the rule's subscription may lag its start). */
-async function feed(topic: string, got: () => number, count: number, from = 0): Promise<void> {
-  const pub = await publisher();
-  try {
-    let n = from;
-    const end = Date.now() + 30_000;
-    while (got() < count) {
-      if (Date.now() > end) assert.fail(`only ${got()} of ${count} outputs`);
-      await pub.publishAsync(`${topic}/in`, JSON.stringify({ n: n++, temperature: 60 }));
-      await pub.publishAsync(`${topic}/in`, JSON.stringify({ n: n++, temperature: 10 }));
-      await new Promise((r) => setTimeout(r, 30));
-    }
-  } finally {
-    await pub.endAsync();
-  }
-}
-
-async function status(s: TestServer, id: string): Promise<J> {
-  const r = await s.req('GET', `/rules/${id}/status`);
-  assert.equal(r.status, 200, r.text);
-  return r.json() as J;
 }
 
 test('an MQTT rule placed on a worker processes data end to end; its status names the worker', async () => {
@@ -192,15 +168,7 @@ test('a rule whose evaluation of one record outlasts basic.ruleEvalLimit is stop
     await mqttRule(s, topic, light);
     await feed(topic, () => sub.messages.length, 1);
 
-    const pub = await publisher();
-    let st: J = await status(s, heavy);
-    const end = Date.now() + 60_000;
-    while (st.status === 'running' && Date.now() < end) {
-      await pub.publishAsync(`${topic}/heavy`, JSON.stringify({ s: 'x' }));
-      await new Promise((res) => setTimeout(res, 300));
-      st = await status(s, heavy);
-    }
-    await pub.endAsync();
+    const st = await publishUntilStopped(s, heavy, topic);
     assert.equal(st.status, 'stopped');
     const message = String(st.message);
     assert.match(message, new RegExp(`^Stopped: rule ${heavy} was stopped: evaluating one record in op_\\d+_project `));
