@@ -16,6 +16,9 @@ import { addSinkMeta, addSourceMeta, f, sink, source } from './uimeta.js';
 
 /** How long a closing sink keeps trying to deliver what is already queued for its subscribers. */
 const SINK_LINGER_MS = 1000;
+/** binding a port still held by a socket this process just closed: attempts, and the wait between them */
+const BIND_ATTEMPTS = 10;
+const BIND_RETRY_MS = 200;
 
 function bad(message: string): EddyError {
   return new EddyError(ErrorCode.Executor, message);
@@ -111,11 +114,20 @@ export class ZmqSink implements SinkConnector {
 
   async connect(_ctx: SinkContext): Promise<void> {
     const pub = new Publisher({ linger: SINK_LINGER_MS });
-    try {
-      await pub.bind(this.server);
-    } catch (e) {
-      pub.close();
-      throw new Error(`zmq sink cannot bind ${this.server}: ${zmqReason(e)}`);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await pub.bind(this.server);
+        break;
+      } catch (e) {
+        // a port this process just let go (a restarted rule, a deleted one) is freed by libzmq's own thread a
+        // moment later: try again for a short while before reporting the port as taken
+        if (attempt < BIND_ATTEMPTS && !this.closed && /EADDRINUSE|in use/i.test(zmqReason(e))) {
+          await new Promise((r) => setTimeout(r, BIND_RETRY_MS));
+          continue;
+        }
+        pub.close();
+        throw new Error(`zmq sink cannot bind ${this.server}: ${zmqReason(e)}`);
+      }
     }
     // closed while binding (the rule was stopped or deleted meanwhile): a socket kept now would hold the port forever
     if (this.closed) {
