@@ -337,6 +337,12 @@ class SinkNodeImpl implements SinkNode {
   }
 
   async open(): Promise<void> {
+    const opening = this.openConnector();
+    this.opening = opening;
+    await opening;
+  }
+
+  private async openConnector(): Promise<void> {
     if (this.cache) {
       if (this.common.cache.cleanCacheAtStop) await this.cache.drop();
       else await this.cache.load();
@@ -883,6 +889,9 @@ class SinkNodeImpl implements SinkNode {
     return new Payload(finalData, rows, encodeFn, resend);
   }
 
+  /** the connector's connect, awaited by close so that a connection made after a stop is not left open */
+  private opening: Promise<void> | undefined;
+
   async close(): Promise<void> {
     if (this.closed) return;
     await this.drainBeforeClose(FLUSH_LIMIT_MS);
@@ -917,6 +926,8 @@ class SinkNodeImpl implements SinkNode {
       }
     }
     this.updateBuffer();
+    // a rule stopped while its sink still connects: the connector closes what that connect opens, not before it
+    if (this.opening) await settledWithin(this.opening, CLOSE_WAIT_MS);
     try {
       await this.connector.close(this.ctx);
     } catch (err) {
