@@ -3,7 +3,8 @@
  * heap that a burst of requests grew stays resident for as long as the process then idles (an edge device keeps
  * paying for a peak it no longer has). When the heap V8 holds exceeds its live part by a wide margin and the live
  * part has not moved for a whole check period, one full collection runs: a pause of a few milliseconds at a moment
- * when nothing is being served. One collector per process, however many servers it runs.
+ * when nothing is being served, and once more at the next check if the heap stayed as large. After that the heap must
+ * grow again (a new burst) before it is collected again. One collector per process, however many servers it runs.
  */
 import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -13,16 +14,17 @@ const CHECK_MS = 5000;
 const SLACK_BYTES = 24 * 1024 * 1024;
 /** less allocation than this over a check period counts as idle */
 const IDLE_BYTES = 1024 * 1024;
-/** longest back-off, in check periods, after collections that did not give the memory back */
-const MAX_BACKOFF = 64;
+/** growth of the heap V8 holds, since the last collection left it, that makes a new burst worth collecting */
+const REGROWTH_BYTES = 16 * 1024 * 1024;
 
 let users = 0;
 let timer: NodeJS.Timeout | undefined;
 let collect: (() => void) | null | undefined;
 let previous = 0;
-/** checks still to skip, and the skip after the next collection that leaves the heap as large */
-let skip = 0;
-let backoff = 0;
+/** the heap V8 held after the last collection (0: none yet) */
+let heldAfter = 0;
+/** the last collection left the heap as large: the next idle check collects once more */
+let followUp = false;
 
 function collector(): (() => void) | null {
   if (collect === undefined) {
@@ -43,24 +45,18 @@ function check(): void {
   // idle: hardly anything allocated since the last check
   const idle = Math.abs(heap.used_heap_size - previous) < IDLE_BYTES;
   previous = heap.used_heap_size;
-  if (skip > 0) {
-    skip--;
-    return;
-  }
   if (!idle || heap.total_heap_size - heap.used_heap_size < SLACK_BYTES) return;
+  // a heap that has not grown since the last collection (and its one follow-up) has nothing new to give back:
+  // collecting it again at every check would cost CPU while worker threads are busy and this thread merely idles
+  if (heldAfter > 0 && !followUp && heap.total_heap_size < heldAfter + REGROWTH_BYTES) return;
   const gc = collector();
   if (!gc) return;
   gc();
   const after = getHeapStatistics();
   previous = after.used_heap_size;
-  // one collection may leave pages that its sweeping freed still committed: the next idle check collects again;
-  // when collections keep leaving the heap as large, they space out (1, 2, 4 … checks)
-  if (after.total_heap_size - after.used_heap_size < SLACK_BYTES) {
-    backoff = 0;
-  } else {
-    skip = backoff;
-    backoff = Math.min(MAX_BACKOFF, Math.max(1, backoff * 2));
-  }
+  heldAfter = after.total_heap_size;
+  // one collection may leave pages that its sweeping freed still committed: the next idle check collects once more
+  followUp = !followUp && after.total_heap_size - after.used_heap_size >= SLACK_BYTES;
 }
 
 /**

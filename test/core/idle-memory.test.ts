@@ -41,8 +41,11 @@ function forcedCollections(burst: boolean): number {
   return (JSON.parse(r.stdout.trim().split('\n').pop() as string) as { forced: number }).forced;
 }
 
-test('after a burst the idle process runs one full collection by itself', () => {
-  assert.ok(forcedCollections(true) >= 1);
+test('after a burst the idle process runs one full collection by itself, and at most one more', () => {
+  // seven idle checks pass after the burst: a collector that kept collecting a heap that no longer grows would spend
+  // a core's time on a thread that merely idles while worker threads work
+  const forced = forcedCollections(true);
+  assert.ok(forced >= 1 && forced <= 2, `${forced} forced collections`);
 });
 
 test('a process whose heap did not grow is not collected', () => {
