@@ -353,6 +353,11 @@ export interface Topology {
    * heartbeat; absent for rules run in-process.
    */
   placement?(): { worker: number; answering: boolean };
+  /**
+   * True when the thread that will run this topology is still starting (a worker's first rule): its open takes that
+   * start's time, so a start command waits for the open instead of answering before the rule can receive anything.
+   */
+  startsCold?(): boolean;
 }
 
 export interface TopologyBuilder {

@@ -25,6 +25,8 @@ export interface RuleStateDeps {
 
 /** setTimeout caps its delay at 2^31-1 ms; longer waits re-arm. */
 const MAX_TIMER = 2 ** 31 - 1;
+/** Longest wait of a start command for the open of a rule whose worker thread is still starting. */
+const COLD_OPEN_WAIT_MS = 10_000;
 
 function asError(err: unknown): Error {
   return err instanceof Error ? err : new Error(String(err));
@@ -162,8 +164,20 @@ export class RuleState {
       this.attempts = 0;
       this.startFailed = 0;
       if (isPeriodic(this.options) || isRangeOnly(this.options)) this.enterSchedule(topo);
-      else this.launch(topo);
+      else await this.launchAndWaitIfCold(topo);
     });
+  }
+
+  /**
+   * Launches; when the topology's thread is still starting, waits (at most {@link COLD_OPEN_WAIT_MS}) for the open, so
+   * that a client publishing right after `POST /rules` answered is not publishing into a rule still loading.
+   */
+  private async launchAndWaitIfCold(topo: Topology): Promise<void> {
+    const opening = this.launch(topo);
+    if (topo.startsCold?.() !== true) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([opening, new Promise<void>((resolve) => (timer = setTimeout(resolve, COLD_OPEN_WAIT_MS)))]);
+    clearTimeout(timer);
   }
 
   /** User stop: waits for the topology to close. */
@@ -190,7 +204,7 @@ export class RuleState {
         this.phase = 'stopped';
         this.stopText = 'canceled manually.';
       } else if (isPeriodic(options) || isRangeOnly(options)) this.enterSchedule(topo);
-      else this.launch(topo);
+      else await this.launchAndWaitIfCold(topo);
     });
   }
 
@@ -291,8 +305,11 @@ export class RuleState {
     }
   }
 
-  /** Opens a topology; open failures and fatal errors go through the restart strategy. */
-  private launch(topo: Topology): void {
+  /**
+   * Opens a topology; open failures and fatal errors go through the restart strategy. The returned promise settles
+   * (never rejects) when the open has.
+   */
+  private launch(topo: Topology): Promise<void> {
     const gen = ++this.runGen;
     this.setTopo(topo);
     this.opened = true;
@@ -304,14 +321,16 @@ export class RuleState {
       reported = true;
       void this.enqueue(() => this.onRunError(gen, asError(err)));
     };
+    let opening: Promise<void> = Promise.resolve();
     try {
       topo.onFatal(fail);
       topo.onEnd?.(() => void this.enqueue(() => this.onRunEnd(gen)));
-      topo.open().catch(fail);
+      opening = topo.open().catch(fail);
     } catch (err) {
       fail(err);
     }
     this.logger.info('rule started');
+    return opening;
   }
 
   private async onRunError(gen: number, err: Error): Promise<void> {
@@ -333,7 +352,7 @@ export class RuleState {
             this.runFailed(asError(e));
             return;
           }
-          this.launch(next);
+          void this.launch(next);
         });
       });
       return;
@@ -386,7 +405,7 @@ export class RuleState {
       return;
     }
     if (!isPeriodic(this.options)) {
-      if (inRanges(ranges, now, tz)) this.launch(topo);
+      if (inRanges(ranges, now, tz)) void this.launch(topo);
       return;
     }
     const duration = parseGoDuration(this.options.duration) ?? 0;
@@ -400,7 +419,7 @@ export class RuleState {
     // started inside a firing window: run for what is left of it
     const prev = this.cron.next(now - duration);
     if (prev !== undefined && prev <= now && now < prev + duration && inRanges(ranges, now, tz)) {
-      this.launch(topo);
+      void this.launch(topo);
       this.armWindowEnd(sgen, prev + duration - now);
     }
     this.armCron(sgen);
@@ -439,7 +458,7 @@ export class RuleState {
   /** Builds and opens a run of a scheduled rule; counts a failed start. */
   private startScheduledRun(): boolean {
     try {
-      this.launch(this.deps.build(this.def, this.options, this.logger));
+      void this.launch(this.deps.build(this.def, this.options, this.logger));
       return true;
     } catch (err) {
       this.startFailed++;

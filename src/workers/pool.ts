@@ -221,6 +221,10 @@ export class RemoteTopology implements Topology {
     return { worker: this.slot, answering: this.pool.answering(this.slot) };
   }
 
+  startsCold(): boolean {
+    return !this.pool.started(this.slot);
+  }
+
   /** @internal metrics sent by the worker */
   update(rows: NodeMetricsRow[]): void {
     const nodes = this.local.nodes();
@@ -267,7 +271,7 @@ export class WorkerPool implements TopologyBuilder {
     this.heartbeatMs = opts.heartbeatMs ?? 500;
     this.limitMs = opts.heartbeatLimitMs ?? 5000;
     this.requestTimeoutMs = opts.requestTimeoutMs ?? 30_000;
-    // a worker starts when the first rule is placed on it: a server with no such rule runs no thread
+    // the workers start with the first rule placed on one of them: a server with no such rule runs no thread
     for (let i = 0; i < opts.size; i++) this.slots.push(new Slot(i));
     this.heartbeat = setInterval(() => this.beat(), this.heartbeatMs);
     this.heartbeat.unref();
@@ -327,6 +331,12 @@ export class WorkerPool implements TopologyBuilder {
     return builtinOnly;
   }
 
+  /** Whether worker `slot` has loaded and answers requests (false before its first rule, and while it is replaced). */
+  started(slot: number): boolean {
+    const s = this.slots[slot];
+    return s !== undefined && s.spawned && s.started && !s.replacing;
+  }
+
   /** False while a worker misses its heartbeats (its rules' status says so). */
   answering(slot: number): boolean {
     const s = this.slots[slot];
@@ -367,8 +377,9 @@ export class WorkerPool implements TopologyBuilder {
   }
 
   async openRemote(t: RemoteTopology): Promise<void> {
-    const slot = this.slots[t.slot];
-    if (slot && !slot.spawned && !this.closed) this.spawn(slot);
+    // the workers start together with the first rule placed on any of them: each takes a moment to load, and the
+    // next rules' workers are then ready when those rules come
+    if (!this.closed) for (const s of this.slots) if (!s.spawned) this.spawn(s);
     this.remotes.set(t.handle, t);
     t.open_ = true;
     try {

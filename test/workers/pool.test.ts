@@ -53,6 +53,26 @@ test('an MQTT rule placed on a worker processes data end to end; its status name
   }
 });
 
+test('the first rule of a server with workers receives what is published right after POST /rules answered', async () => {
+  // the workers are still loading when the first rule is created: its creation answers once the rule opened there
+  const s = await startTestServer({ env: { KUIPER__BASIC__WORKERS: '2' } });
+  const topic = uniqueTopic('cold');
+  const sub = await subscriber(`${topic}/out`);
+  const pub = await publisher();
+  try {
+    const id = `r_${topic.replace(/\W/g, '_')}`;
+    await mqttRule(s, topic, id);
+    await pub.publishAsync(`${topic}/in`, JSON.stringify({ n: 1, temperature: 70 }));
+    await until(() => sub.messages.length >= 1, 10_000, 'the output of the first message');
+    assert.deepEqual(JSON.parse(sub.messages[0].text), { n: 1, t2: 140 });
+    assert.equal((await status(s, id)).worker, s.app.workers?.place(id));
+  } finally {
+    await pub.endAsync();
+    await sub.close();
+    await s.dispose();
+  }
+});
+
 test('the rules API answers the same with 1 and with 2 workers', async () => {
   const answers: J[] = [];
   for (const workers of ['1', '2']) {
