@@ -18,13 +18,11 @@ import { checkCompression, compress, decompress, type Compression } from '../cor
 import { TopicTrie } from './topictrie.js';
 import { recoverable } from './sinknode.js';
 import { HeldAcks, sessionClientId } from './mqtt-acks.js';
+import { qos0Publish, writeCorked } from './mqtt-publish.js';
 import type { MqttSessionLedger, SessionSettings } from './mqtt-sessions.js';
 
 /** bytes a connection's socket may hold unsent before QoS 0 publishers wait for it to drain */
 const SOCKET_BUDGET_BYTES = 8 * 1024 * 1024;
-/** QoS 0 publish options, made once (MQTT.js copies them) */
-const QOS0 = { qos: 0, retain: false } as const;
-const QOS0_RETAINED = { qos: 0, retain: true } as const;
 /** metadata `qos` values (ints are bigint), made once */
 const QOS_INT: readonly bigint[] = [0n, 1n, 2n];
 const CONNECT_TIMEOUT_MS = 5000;
@@ -319,9 +317,12 @@ export class MqttConn {
       ? payload
       : Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
     if (qos === 0) {
-      // written to the socket (or its buffer) at once, in call order: no callback, no promise while the socket keeps
-      // up; past the budget every caller waits for the one next 'drain'
-      this.client.publish(topic, buf, retain ? QOS0_RETAINED : QOS0);
+      // framed here and written to the socket (or its buffer) at once, in call order: no callback, no promise while the
+      // socket keeps up; past the budget every caller waits for the one next 'drain'
+      if (this.client.disconnecting) {
+        return Promise.reject(recoverable(new Error(`mqtt client to ${this.settings.server} is disconnecting`)));
+      }
+      writeCorked(this.client.stream, qos0Publish(topic, buf, retain));
       return this.needsDrain() ? this.drained() : undefined;
     }
     let settled = false;

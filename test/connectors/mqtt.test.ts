@@ -229,6 +229,55 @@ test('mqtt sink: retained flag and qos', async () => {
   }
 });
 
+test('mqtt sink at qos 0: packets on each side of every length-field boundary, a UTF-8 topic and the retain flag reach a subscriber as sent', async () => {
+  const s = await startTestServer();
+  const topic = `${uniqueTopic('q0')}/température`;
+  // packets whose remaining length sits on each side of the 1/2, 2/3 and 3/4-byte boundaries of its length field:
+  // remaining = 2 + topic bytes + payload bytes, and the payload {"s":"<k characters>"} has k + 8 bytes
+  const overhead = 2 + Buffer.byteLength(topic) + 8;
+  const sizes = [127, 128, 16_383, 16_384, 2_097_151, 2_097_152].map((remaining) => remaining - overhead);
+  sizes.unshift(0);
+  const sub = await subscriber(topic);
+  try {
+    const n = s.app.connectors.createSinkNode({
+      ruleId: 'q0',
+      index: 0,
+      type: 'mqtt',
+      props: { server: BROKER, topic, qos: 0, sendSingle: true },
+      ruleOptions: s.app.config.rule,
+      logger: s.app.logger,
+    });
+    await n.open();
+    for (const size of sizes) n.push([{ s: 'x'.repeat(size) }]);
+    await until(() => sub.messages.length === sizes.length, 15_000, 'every message');
+    assert.deepEqual(
+      sub.messages.map((m) => [m.topic, (JSON.parse(m.text) as { s: string }).s.length]),
+      sizes.map((size) => [topic, size]),
+    );
+    await n.close();
+    const r = s.app.connectors.createSinkNode({
+      ruleId: 'q0r',
+      index: 0,
+      type: 'mqtt',
+      props: { server: BROKER, topic, qos: 0, retained: true, sendSingle: true },
+      ruleOptions: s.app.config.rule,
+      logger: s.app.logger,
+    });
+    await r.open();
+    r.push([{ kept: true }]);
+    await until(() => r.metrics.recordsOut === 1);
+    await r.close();
+    const late = await subscriber(topic);
+    await until(() => late.messages.length === 1);
+    assert.deepEqual([late.messages[0].retain, late.messages[0].text], [true, '{"kept":true}']);
+    await late.client.publishAsync(topic, '', { retain: true });
+    await late.close();
+  } finally {
+    await sub.close();
+    await s.dispose();
+  }
+});
+
 test('mqtt protocol version 3.1 connects with the old protocol name', async () => {
   const s = await startTestServer();
   const topic = uniqueTopic('v31');
