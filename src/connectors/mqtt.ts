@@ -19,6 +19,7 @@ import { TopicTrie } from './topictrie.js';
 import { recoverable } from './sinknode.js';
 import { HeldAcks, sessionClientId } from './mqtt-acks.js';
 import { qos0Publish, writeCorked } from './mqtt-publish.js';
+import { connectWithPublishTap } from './mqtt-receive.js';
 import type { MqttSessionLedger, SessionSettings } from './mqtt-sessions.js';
 
 /** bytes a connection's socket may hold unsent before QoS 0 publishers wait for it to drain */
@@ -170,13 +171,19 @@ export class MqttConn {
   private readonly pending = new Set<PendingPublish>();
   private sweep: NodeJS.Timeout | undefined;
   private drainWait: Promise<void> | undefined;
+  /** QoS 0 PUBLISH packets are read off the socket here rather than by MQTT.js (`mqtt-receive.ts`) */
+  tapped = false;
 
   constructor(
     readonly key: string,
     readonly settings: MqttSettings,
     private readonly onEmpty: (conn: MqttConn) => void,
   ) {
-    this.client = mqtt.connect(brokerUrl(settings.server), clientOptions(settings));
+    // a persistent session holds its acknowledgements through MQTT.js's message hook: every packet goes its way
+    const tapped = !settings.persistent;
+    const options = clientOptions(settings);
+    if (tapped) options.manualConnect = true;
+    this.client = mqtt.connect(brokerUrl(settings.server), options);
     let acks: HeldAcks | undefined;
     try {
       acks = settings.persistent ? new HeldAcks(this.client) : undefined;
@@ -189,16 +196,12 @@ export class MqttConn {
         acks !== undefined && packet.qos !== 0 && packet.messageId !== undefined
           ? acks.begin(packet.messageId, packet.qos === 1 ? 1 : 2)
           : undefined;
-      this.inTopic = topic;
-      this.inPayload = payload;
-      this.inQos = packet.qos;
-      this.inMessageId = packet.messageId ?? 0;
-      this.inDelivery = delivery;
-      this.trie.match(topic, this.deliver);
-      this.inDelivery = undefined;
+      this.dispatch(topic, payload, packet.qos, packet.messageId ?? 0, delivery);
       // the dispatcher's own hold: the message is acknowledged at once unless a handler holds it
       delivery?.release();
     });
+    if (tapped)
+      this.tapped = connectWithPublishTap(this.client, (topic, payload) => this.dispatch(topic, payload, 0, 0));
     this.client.on('connect', () => {
       this.lastError = undefined;
       // publishes kept while offline were just sent again: their time to be acknowledged starts now
@@ -217,6 +220,17 @@ export class MqttConn {
       );
       for (const h of this.statusHandlers) h(false, err);
     });
+  }
+
+  /** Hands one message to the handlers of every subscription its topic matches. */
+  private dispatch(topic: string, payload: Buffer, qos: number, messageId: number, delivery?: Delivery): void {
+    this.inTopic = topic;
+    this.inPayload = payload;
+    this.inQos = qos;
+    this.inMessageId = messageId;
+    this.inDelivery = delivery;
+    this.trie.match(topic, this.deliver);
+    this.inDelivery = undefined;
   }
 
   get connected(): boolean {
