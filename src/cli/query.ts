@@ -76,30 +76,42 @@ export class QueryShell {
     const run: Running = { ruleId, closed: false };
     this.running = run;
     this.columns = undefined;
-    const info = (await this.client.call('GET', '/eddy/server')).body as { dataServer: { port: number } };
-    const host = this.client.host === '0.0.0.0' ? '127.0.0.1' : this.client.host;
-    const url = `ws://${host.includes(':') ? `[${host}]` : host}:${info.dataServer.port}${path}`;
-    await this.connect(run, url);
+    await this.connect(run, path);
     if (!run.closed) this.err(`(running ${ruleId}; Ctrl-C stops it)`);
     return true;
   }
 
-  /** Connects to the rule's endpoint, retrying while the rule starts. */
-  private async connect(run: Running, url: string): Promise<void> {
+  /** The URL of `path` on the data server, once it listens (it starts with the first rule that needs it). */
+  private async endpoint(path: string): Promise<string | undefined> {
+    const info = (await this.client.call('GET', '/eddy/server')).body as {
+      dataServer: { port: number; listening?: boolean };
+    };
+    if (info.dataServer.listening === false) return undefined;
+    const host = this.client.host === '0.0.0.0' ? '127.0.0.1' : this.client.host;
+    return `ws://${host.includes(':') ? `[${host}]` : host}:${info.dataServer.port}${path}`;
+  }
+
+  /** Connects to the rule's endpoint, retrying while the rule starts (and with it the data server). */
+  private async connect(run: Running, path: string): Promise<void> {
     const deadline = Date.now() + 15_000;
+    let url: string | undefined;
     while (!run.closed) {
-      const ok = await new Promise<boolean>((resolve) => {
-        const ws = new WebSocket(url);
-        ws.once('open', () => {
-          run.ws = ws;
-          ws.on('message', (data) => this.row(data.toString()));
-          resolve(true);
-        });
-        ws.once('error', () => resolve(false));
-      });
+      url ??= await this.endpoint(path);
+      const target = url;
+      const ok =
+        target !== undefined &&
+        (await new Promise<boolean>((resolve) => {
+          const ws = new WebSocket(target);
+          ws.once('open', () => {
+            run.ws = ws;
+            ws.on('message', (data) => this.row(data.toString()));
+            resolve(true);
+          });
+          ws.once('error', () => resolve(false));
+        }));
       if (ok) return;
       if (Date.now() > deadline) {
-        this.err(`cannot read the rows at ${url}`);
+        this.err(`cannot read the rows at ${url ?? `the data server (not listening), path ${path}`}`);
         await this.stop();
         return;
       }
