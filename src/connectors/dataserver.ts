@@ -8,9 +8,14 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createServer as createTlsServer } from 'node:https';
 import type { Duplex } from 'node:stream';
 import type { AddressInfo } from 'node:net';
-import { WebSocketServer, WebSocket, type RawData } from 'ws';
+import type { RawData, WebSocket, WebSocketServer } from 'ws';
 import type { Logger } from 'pino';
 import { DEFAULT_MAX_BODY_SIZE } from '../core/limits.js';
+import { lazy } from '../core/lazy.js';
+
+const wsModule = lazy(() => import('ws'));
+/** `readyState` of an open connection (the WebSocket standard's OPEN) */
+const OPEN = 1;
 
 /** Handles one request whose whole body has been read. */
 export type DataHandler = (req: IncomingMessage, body: Buffer, res: ServerResponse) => void;
@@ -83,8 +88,9 @@ export class DataServer {
     path: string,
     onConnection: (ws: WebSocket, req: IncomingMessage) => void,
   ): Promise<() => Promise<void>> {
+    const { WebSocketServer: WsServer } = await wsModule();
     if (this.wsRoutes.has(path)) throw new Error(`websocket ${path} is already registered on the data server`);
-    const route: WsRoute = { wss: new WebSocketServer({ noServer: true, maxPayload: this.maxBody }), onConnection };
+    const route: WsRoute = { wss: new WsServer({ noServer: true, maxPayload: this.maxBody }), onConnection };
     this.wsRoutes.set(path, route);
     try {
       await this.ensureStarted();
@@ -306,7 +312,7 @@ export class WsEndpoints {
     if (!ep) return 0;
     let n = 0;
     for (const c of ep.clients) {
-      if (c.readyState === WebSocket.OPEN) {
+      if (c.readyState === OPEN) {
         c.send(data);
         n++;
       }

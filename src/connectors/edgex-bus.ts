@@ -6,12 +6,15 @@
  * properties or, with `connectionSelector: edgex.<key>`, from a shared connection config key.
  */
 import type { Redis } from 'ioredis';
-import { connect as natsConnect, type NatsConnection, type Subscription } from 'nats';
+import type { NatsConnection, Subscription } from 'nats';
+import { lazy } from '../core/lazy.js';
 import type { Props } from '../contracts/index.js';
 import type { ConfKeys } from './confkeys.js';
 import type { MqttConn, MqttPool } from './mqtt.js';
 import { openRedis } from './redis-common.js';
 import { prop, propInt, propString } from './props.js';
+
+const nats = lazy(() => import('nats'));
 
 export type BusType = 'redis' | 'mqtt' | 'nats-core';
 
@@ -183,7 +186,8 @@ class NatsBus implements EdgexBus {
 
   private async open(): Promise<NatsConnection> {
     if (!this.nc) {
-      this.nc = await natsConnect({
+      const { connect } = await nats();
+      this.nc = await connect({
         servers: `${this.s.host}:${this.s.port}`,
         user: opt(this.s, 'Username'),
         pass: opt(this.s, 'Password'),

@@ -2,11 +2,14 @@
  * Redis clients of the redis connectors (and the sinks' common part): one ioredis client per connector, connected eagerly and
  * checked with PING, so an unreachable server or bad credentials fail with the server's own reason.
  */
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { lazy } from '../core/lazy.js';
 import { EddyError, ErrorCode } from '../core/errors.js';
 import type { Props, SinkConnector, SinkContext, SinkPayload } from '../contracts/index.js';
 import { propInt, propString } from './props.js';
 import { recoverable } from './sinknode.js';
+
+const ioredis = lazy(() => import('ioredis'));
 
 export interface RedisSettings {
   addr: string;
@@ -37,7 +40,8 @@ function hostPort(addr: string): { host: string; port: number } {
 /** Connects and PINGs; rejects (and disconnects) with the reason when the server is unreachable or refuses us. */
 export async function openRedis(s: RedisSettings, connectTimeoutMs = 5000): Promise<Redis> {
   const { host, port } = hostPort(s.addr);
-  const client = new Redis({
+  const { Redis: RedisClient } = await ioredis();
+  const client = new RedisClient({
     host,
     port,
     username: s.username || undefined,

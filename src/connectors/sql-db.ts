@@ -5,14 +5,31 @@
  * float, DATE/DATETIME/TIMESTAMP as datetime, binary as bytes). Only PostgreSQL and MySQL/MariaDB are available;
  * any other scheme is refused with a clear "unsupported driver" error.
  */
-import pg from 'pg';
-import mysql from 'mysql2/promise';
+import type pg from 'pg';
+import type mysql from 'mysql2/promise';
 import type { FieldPacket, Pool as MysqlPool, PoolOptions, RowDataPacket } from 'mysql2/promise';
+import { lazy } from '../core/lazy.js';
 import { DateTime, type Value, type ValueObject } from '../values/value.js';
 import { toJson } from '../values/json.js';
 import { maskUrl } from './secrets.js';
 
 export type SqlDriver = 'postgres' | 'mysql';
+
+/** the drivers, imported when the first database of their kind is opened */
+const drivers: { pg?: typeof pg; mysql?: typeof mysql } = {};
+const loadPg = lazy(async () => (drivers.pg = (await import('pg')).default));
+const loadMysql = lazy(async () => (drivers.mysql = (await import('mysql2/promise')).default));
+
+function loadDriver(driver: SqlDriver): Promise<unknown> {
+  return driver === 'postgres' ? loadPg() : loadMysql();
+}
+
+/** A driver already imported by the {@link SqlDb} that needs it. */
+function loaded<K extends keyof typeof drivers>(name: K): NonNullable<(typeof drivers)[K]> {
+  const d = drivers[name];
+  if (d === undefined) throw new Error(`the ${name} driver is not loaded`);
+  return d as NonNullable<(typeof drivers)[K]>;
+}
 
 /** The connection settings of one sql URL. */
 export interface SqlTarget {
@@ -180,7 +197,7 @@ export function sqlLiteral(v: Value, driver: SqlDriver): string {
 }
 
 function quote(s: string, driver: SqlDriver): string {
-  if (driver === 'mysql') return mysql.escape(s);
+  if (driver === 'mysql') return loaded('mysql').escape(s);
   // an E'' literal means the same whatever standard_conforming_strings is set to
   return s.includes('\\') ? `E'${s.replace(/\\/g, '\\\\').replace(/'/g, "''")}'` : `'${s.replace(/'/g, "''")}'`;
 }
@@ -202,11 +219,11 @@ const PG_TIMESTAMP = 1114;
 
 const pgTypes = {
   getTypeParser(oid: number, format?: 'text' | 'binary'): (s: string) => unknown {
-    if (format === 'binary') return pg.types.getTypeParser(oid, 'binary') as (s: string) => unknown;
+    if (format === 'binary') return loaded('pg').types.getTypeParser(oid, 'binary') as (s: string) => unknown;
     if (PG_INTS.has(oid)) return (s: string) => BigInt(s);
     if (oid === PG_NUMERIC) return (s: string) => Number(s);
     if (oid === PG_DATE || oid === PG_TIMESTAMP) return utcDateTime;
-    return pg.types.getTypeParser(oid, 'text') as (s: string) => unknown;
+    return loaded('pg').types.getTypeParser(oid, 'text') as (s: string) => unknown;
   },
 };
 
@@ -260,7 +277,7 @@ function createPool(t: SqlTarget, key: string): SharedPool {
   const server = { host: t.host, port: t.port, user: t.user, password: t.password, database: t.database || undefined };
   const ssl = t.tls ? { rejectUnauthorized: t.tls.verify } : undefined;
   if (t.driver === 'postgres') {
-    const p = new pg.Pool({
+    const p = new (loaded('pg').Pool)({
       ...server,
       ssl: ssl ?? false,
       max: MAX_CONNECTIONS,
@@ -272,7 +289,7 @@ function createPool(t: SqlTarget, key: string): SharedPool {
     p.on('error', () => {});
     return { key, pg: p, refs: 0 };
   }
-  const p = mysql.createPool({
+  const p = loaded('mysql').createPool({
     ...server,
     ssl,
     connectionLimit: MAX_CONNECTIONS,
@@ -312,7 +329,7 @@ export class SqlDb {
   private readonly myPool: MysqlPool | undefined;
   private closed = false;
 
-  constructor(readonly target: SqlTarget) {
+  private constructor(readonly target: SqlTarget) {
     this.pool = acquirePool(target);
     this.pgPool = this.pool.pg;
     this.myPool = this.pool.my;
@@ -385,7 +402,7 @@ export class SqlDb {
   /** Checks that the database answers. */
   /** A pooled client whose database answered a ping; nothing stays open when it does not. */
   static async open(target: SqlTarget): Promise<SqlDb> {
-    const db = new SqlDb(target);
+    const db = await SqlDb.create(target);
     try {
       await db.ping();
     } catch (e) {
@@ -393,6 +410,12 @@ export class SqlDb {
       throw e;
     }
     return db;
+  }
+
+  /** A client without the ping (its pool connects on the first statement). */
+  static async create(target: SqlTarget): Promise<SqlDb> {
+    await loadDriver(target.driver);
+    return new SqlDb(target);
   }
 
   async ping(): Promise<void> {
@@ -432,7 +455,7 @@ export class SqlError extends Error {
 
 /** Connection check: open, ping, close. */
 export async function pingSql(url: string): Promise<void> {
-  const db = new SqlDb(parseSqlUrl(url));
+  const db = await SqlDb.create(parseSqlUrl(url));
   try {
     await db.ping();
   } finally {

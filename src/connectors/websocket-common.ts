@@ -3,9 +3,14 @@
  * reconnects after a loss (up to `maxRetry` consecutive failed attempts). Shared by the websocket source and sink in
  * client mode.
  */
-import { WebSocket, type ClientOptions, type RawData } from 'ws';
+import type { ClientOptions, RawData, WebSocket } from 'ws';
+import { lazy } from '../core/lazy.js';
 import type { Props } from '../contracts/index.js';
 import { tlsSettings, type TlsSettings } from './tls.js';
+
+const wsModule = lazy(() => import('ws'));
+/** `readyState` of an open connection (the WebSocket standard's OPEN) */
+const OPEN = 1;
 
 /** The URL of a websocket server and the TLS settings to reach it, from the connector properties. */
 export function wsTarget(addr: string, path: string, props: Props): { url: string; tls: TlsSettings | undefined } {
@@ -43,13 +48,14 @@ export class WsClient {
   ) {}
 
   get connected(): boolean {
-    return this.ws?.readyState === WebSocket.OPEN;
+    return this.ws?.readyState === OPEN;
   }
 
   /** Opens the first connection; rejects with the reason when it cannot be opened. */
-  open(timeoutMs = 5000): Promise<void> {
+  async open(timeoutMs = 5000): Promise<void> {
+    const { WebSocket: WsSocket } = await wsModule();
     return new Promise((resolve, reject) => {
-      const ws = new WebSocket(this.url, { handshakeTimeout: timeoutMs, ...tlsOptions(this.tls) });
+      const ws = new WsSocket(this.url, { handshakeTimeout: timeoutMs, ...tlsOptions(this.tls) });
       const fail = (err: Error): void => {
         ws.removeAllListeners();
         ws.on('error', () => undefined);
@@ -98,7 +104,7 @@ export class WsClient {
   /** Sends a text frame; rejects when not connected (and starts reconnecting). */
   send(data: string): Promise<void> {
     const ws = this.ws;
-    if (!ws || ws.readyState !== WebSocket.OPEN) {
+    if (!ws || ws.readyState !== OPEN) {
       this.failures = 0;
       this.scheduleReconnect();
       return Promise.reject(new Error(`websocket ${this.url} is not connected`));

@@ -6,13 +6,16 @@
  * starts whether or not the publisher is up and libzmq (re)connects in the background. The sink is a PUB socket bound
  * to `server`: each encoded payload goes out as `[topic, payload]`, or as one frame when no topic is set.
  */
-import { Publisher, Subscriber } from 'zeromq';
+import type { Publisher, Subscriber } from 'zeromq';
+import { lazy } from '../core/lazy.js';
 import { EddyError, ErrorCode } from '../core/errors.js';
 import type { ConnectorContext, Props, SourceConnector, SourceEvent } from '../contracts/index.js';
 import type { SinkConnector, SinkContext, SinkPayload } from '../contracts/index.js';
 import { propString } from './props.js';
 import type { Registry } from './registry.js';
 import { addSinkMeta, addSourceMeta, f, sink, source } from './uimeta.js';
+
+const zeromq = lazy(() => import('zeromq'));
 
 /** How long a closing sink keeps trying to deliver what is already queued for its subscribers. */
 const SINK_LINGER_MS = 1000;
@@ -51,7 +54,8 @@ export class ZmqSource implements SourceConnector {
   }
 
   async connect(ctx: ConnectorContext, emit: (ev: SourceEvent) => void, onError: (err: Error) => void): Promise<void> {
-    const sub = new Subscriber({ linger: 0 });
+    const { Subscriber: ZmqSubscriber } = await zeromq();
+    const sub = new ZmqSubscriber({ linger: 0 });
     try {
       sub.connect(this.server);
     } catch (e) {
@@ -113,7 +117,8 @@ export class ZmqSink implements SinkConnector {
   }
 
   async connect(_ctx: SinkContext): Promise<void> {
-    const pub = new Publisher({ linger: SINK_LINGER_MS });
+    const { Publisher: ZmqPublisher } = await zeromq();
+    const pub = new ZmqPublisher({ linger: SINK_LINGER_MS });
     for (let attempt = 1; ; attempt++) {
       try {
         await pub.bind(this.server);

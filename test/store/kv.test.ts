@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { SqliteStore, RedisStore, type KVStore } from '../../src/store/index.js';
+import { SqliteStore, type KVStore } from '../../src/store/index.js';
+import { RedisStore } from '../../src/store/redis.js';
 
 /** Go's gob stream of one string, written out here independently of the store's own codec. */
 function gob(s: string): Buffer {
