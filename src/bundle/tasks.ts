@@ -51,8 +51,13 @@ interface Live {
 
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 
+/** How many ended tasks keep their final counts for the progress endpoint. */
+const ENDED_COUNTS = 256;
+
 export class TaskManager {
   private readonly live = new Map<string, Live>();
+  /** items done and in all of ended tasks, oldest first */
+  private readonly endedCounts = new Map<string, { done: number; total: number }>();
   private counter = 0;
   private closing = false;
 
@@ -111,6 +116,7 @@ export class TaskManager {
         }
       }
       await this.transition(live, outcome.status, outcome.message);
+      this.rememberCounts(id, live.itemsDone, live.itemsTotal);
       this.live.delete(id);
     })().catch((err) => this.logger.error({ err, task: id }, 'cannot record the end of an async task'));
     return id;
@@ -134,7 +140,15 @@ export class TaskManager {
     const live = this.live.get(id);
     if (live) return { id, status: live.record.status, done: live.itemsDone, total: live.itemsTotal };
     const rec = await this.get(id);
-    return { id, status: rec.status, done: 0, total: 0 };
+    // an import that ended before anyone asked still says how much it did
+    const counts = this.endedCounts.get(id);
+    return { id, status: rec.status, done: counts?.done ?? 0, total: counts?.total ?? 0 };
+  }
+
+  /** Keeps the final counts of the last {@link ENDED_COUNTS} tasks of this process (the store keeps eKuiper's record). */
+  private rememberCounts(id: string, done: number, total: number): void {
+    this.endedCounts.set(id, { done, total });
+    if (this.endedCounts.size > ENDED_COUNTS) this.endedCounts.delete(this.endedCounts.keys().next().value as string);
   }
 
   /**

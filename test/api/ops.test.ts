@@ -116,6 +116,9 @@ test('GET /eddy/server reports CPU, memory and the data server; async imports re
     }
     assert.equal(seen.at(-1)!.status, 'finish');
     for (const p of seen) if (p.total > 0) assert.equal(p.total, 31, 'one stream and 30 rules');
+    // once ended, the task still says what it did (a fast import may end before its first progress request)
+    const after = (await s.req('GET', `/async/task/${id}/progress`)).json() as { done: number; total: number };
+    assert.deepEqual([after.done, after.total], [31, 31]);
     assert.equal(((await s.req('GET', '/rules')).json() as unknown[]).length, 30);
     assert.equal((await s.req('GET', '/async/task/nosuch/progress')).status, 404);
   } finally {
