@@ -197,9 +197,9 @@ let nextShapeId = 0;
 function functionShape(f: object): string {
   let key = shapeOf.get(f);
   if (key === undefined) {
-    // closures of one short literal (per-rule error helpers) share a shape; any other function is its own
-    const text = Function.prototype.toString.call(f);
-    key = text.length <= 160 ? `t${text}` : `f${nextShapeId++}`;
+    // closures of one literal share a shape whatever the rule that made them (the aggregate of every rule, per-rule
+    // error helpers): code generated around them is then shared too, and calls them through one call site anyway
+    key = `t${Function.prototype.toString.call(f)}`;
     shapeOf.set(f, key);
   }
   return key;

@@ -263,6 +263,15 @@ function isColumnRef(f: BoundField, c: ExprCompiler): boolean {
 }
 
 /**
+ * `*` of a one-stream select: every column of the row. One function for every rule, so the projections of `SELECT *`
+ * rules share their generated code (see `site` in compile.ts).
+ */
+function mergeAll(out: ValueObject, row: Row): void {
+  const o = rowObject(row);
+  for (const k in o) out[k] = o[k];
+}
+
+/**
  * The select list as one function (docs/sql.md §4.3). The body is generated once per rule as straight-line code with
  * constant keys, so V8 sees monomorphic property stores.
  */
@@ -282,10 +291,7 @@ export function compileProjection(
       steps.push({
         kind: 'merge',
         fn: plain
-          ? (out, row) => {
-              const o = rowObject(row);
-              for (const k in o) out[k] = o[k];
-            }
+          ? mergeAll
           : (out, row, ctx) => {
               let o: Value;
               try {
