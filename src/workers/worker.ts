@@ -16,7 +16,7 @@ import { EddyError } from '../core/errors.js';
 import type { StreamCatalog, StreamDef, StreamKind } from '../catalog/types.js';
 import type { KVOp, KVStore } from '../store/kv.js';
 import type { FromWorker, NodeMetricsRow, ToWorker } from './protocol.js';
-import type { RuleDef } from '../contracts/index.js';
+import type { NodeMetrics, RuleDef } from '../contracts/index.js';
 
 interface WorkerInit {
   index: number;
@@ -80,28 +80,26 @@ class CatalogView implements StreamCatalog {
   }
 }
 
-function metricsRows(t: RuleTopology): NodeMetricsRow[] {
-  return t
-    .nodes()
-    .map((n) => [
-      n.name,
-      n.recordsIn,
-      n.recordsOut,
-      n.messagesProcessed,
-      n.processLatencyUs,
-      n.bufferLength,
-      n.lastInvocation,
-      n.exceptions,
-      n.lastException,
-      n.lastExceptionTime,
-      n.busyUs,
-    ]);
+function metricsRows(nodes: readonly NodeMetrics[]): NodeMetricsRow[] {
+  return nodes.map((n) => [
+    n.name,
+    n.recordsIn,
+    n.recordsOut,
+    n.messagesProcessed,
+    n.processLatencyUs,
+    n.bufferLength,
+    n.lastInvocation,
+    n.exceptions,
+    n.lastException,
+    n.lastExceptionTime,
+    n.busyUs,
+  ]);
 }
 
 /** Changes whenever a node processed, failed or buffered something. */
-function signature(t: RuleTopology): number {
+function signature(nodes: readonly NodeMetrics[]): number {
   let s = 0;
-  for (const n of t.nodes())
+  for (const n of nodes)
     s += n.messagesProcessed + n.recordsOut + n.exceptions * 7 + n.bufferLength * 13 + n.lastInvocation;
   return s;
 }
@@ -128,7 +126,8 @@ async function main(): Promise<void> {
     dataDir: home.data,
     logger,
   });
-  const topologies = new Map<number, { topo: RuleTopology; sig: number }>();
+  // each topology's node list is kept: the metrics scan reads every topology ten times a second
+  const topologies = new Map<number, { topo: RuleTopology; nodes: readonly NodeMetrics[]; sig: number }>();
 
   let confRevision = -1;
   const open = async (m: Extract<ToWorker, { op: 'open' }>): Promise<void> => {
@@ -140,7 +139,7 @@ async function main(): Promise<void> {
     }
     // only SQL rules are placed on workers (graph rules stay on the main thread)
     const topo = builder.build(m.rule as RuleDef & { sql: string }, m.options, logger.child({ rule: m.rule.id }));
-    topologies.set(m.handle, { topo, sig: -1 });
+    topologies.set(m.handle, { topo, nodes: topo.nodes(), sig: -1 });
     // handle and node index in one id: the main thread can name the node even while this thread is stuck in it
     topo.queueNodes().forEach((n, i) => (n.activityId = m.handle * ACTIVITY_NODES + i + 1));
     topo.onFatal((err) => post({ ev: 'fatal', handle: m.handle, message: err.message }));
@@ -157,7 +156,7 @@ async function main(): Promise<void> {
     const t = topologies.get(handle);
     if (!t) return;
     topologies.delete(handle);
-    const rows = metricsRows(t.topo);
+    const rows = metricsRows(t.nodes);
     await t.topo.close();
     post({ ev: 'metrics', topologies: [[handle, rows]] });
   };
@@ -214,10 +213,10 @@ async function main(): Promise<void> {
   setInterval(() => {
     const changed: Array<[number, NodeMetricsRow[]]> = [];
     for (const [handle, t] of topologies) {
-      const sig = signature(t.topo);
+      const sig = signature(t.nodes);
       if (sig === t.sig) continue;
       t.sig = sig;
-      changed.push([handle, metricsRows(t.topo)]);
+      changed.push([handle, metricsRows(t.nodes)]);
     }
     if (changed.length > 0) post({ ev: 'metrics', topologies: changed });
   }, METRICS_INTERVAL_MS);
