@@ -5,6 +5,7 @@
  *     of `GET /rules` polled every 100 ms on the loaded servers.
  *  2. 8,000 rules created and started: the time from the first `POST /rules` until `GET /rules` lists every rule
  *     running (the streams are created first and timed apart), with 8 requests in flight.
+ * `EDDY_BENCH_ONLY=many|create` runs one part; `EDDY_BENCH_WORKERS=N` sets `basic.workers` of the part 2 server.
  */
 import {
   QUICK,
@@ -131,7 +132,9 @@ async function manyVsFew(): Promise<Record<string, string | number>> {
 
 async function createStart(): Promise<Record<string, string | number>> {
   const n = QUICK ? 2000 : 8000;
-  const e = await startEddy();
+  const e = await startEddy(
+    process.env.EDDY_BENCH_WORKERS ? { KUIPER__BASIC__WORKERS: process.env.EDDY_BENCH_WORKERS } : {},
+  );
   try {
     const c0 = await e.cpuUs();
     const { streamsMs, rulesMs, rulesCpuMs } = await createRules(e, n, `bench/create/${process.pid}/${Date.now()}/`, 8);
