@@ -11,11 +11,7 @@ import type { AddressInfo } from 'node:net';
 import type { RawData, WebSocket, WebSocketServer } from 'ws';
 import type { Logger } from 'pino';
 import { DEFAULT_MAX_BODY_SIZE } from '../core/limits.js';
-import { lazy } from '../core/lazy.js';
-
-const wsModule = lazy(() => import('ws'));
-/** `readyState` of an open connection (the WebSocket standard's OPEN) */
-const OPEN = 1;
+import { WS_OPEN, wsModule } from './websocket-common.js';
 
 /** Handles one request whose whole body has been read. */
 export type DataHandler = (req: IncomingMessage, body: Buffer, res: ServerResponse) => void;
@@ -312,7 +308,7 @@ export class WsEndpoints {
     if (!ep) return 0;
     let n = 0;
     for (const c of ep.clients) {
-      if (c.readyState === OPEN) {
+      if (c.readyState === WS_OPEN) {
         c.send(data);
         n++;
       }

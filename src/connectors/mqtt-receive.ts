@@ -85,8 +85,11 @@ class Tap {
       this.partialNeed = -1;
     }
     // MQTT.js still has packets to handle, or the socket is held back: it all goes the usual way, in order
-    let direct = this.handled >= this.handedOver && this.client.connected && !this.socket.isPaused();
-    direct &&= this.socket.readableLength === 0;
+    const direct =
+      this.handled >= this.handedOver &&
+      this.client.connected &&
+      !this.socket.isPaused() &&
+      this.socket.readableLength === 0;
     let i = 0;
     let slowFrom = -1;
     const n = buf.length;
@@ -127,10 +130,9 @@ class Tap {
       i = end;
     }
     if (i < n) {
-      // kept as a copy: the read buffer is not ours to hold
-      const rest = Buffer.from(buf.subarray(i));
-      this.partial.push(rest);
-      this.partialBytes = rest.length;
+      // every read gets a buffer of its own (the payloads handed on keep theirs too): the rest is kept as it is
+      this.partial.push(buf.subarray(i));
+      this.partialBytes = n - i;
     }
     return slowFrom < 0 ? true : this.handOver(buf.subarray(slowFrom, i), encoding);
   }

@@ -25,6 +25,7 @@ import { SinkCache, type SinkUnit } from './sinkcache.js';
 import { propBool, propInt, propKey, propString, propStringList } from './props.js';
 import { parseJsonExact } from './formats/jsonparse.js';
 import { encodeJson } from './formats/jsonenc.js';
+import { settledWithin } from '../core/waits.js';
 
 /** Global `sink:` settings of kuiper.yaml: the defaults of the cache properties. */
 export type SinkDefaults = EddyConfig['sink'];
@@ -983,11 +984,4 @@ export function sinkCacheNamespace(ruleId: string, type: string, index: number):
 /** Creates the node of one rule action; throws EddyError 2201 for an unknown type or invalid properties. */
 export function createSinkNode(opts: SinkNodeOptions, deps: SinkNodeDeps): SinkNode {
   return new SinkNodeImpl(opts, deps);
-}
-
-/** Waits for `p` to settle, at most `ms`; never rejects. */
-async function settledWithin(p: Promise<unknown>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([p.catch(() => undefined), new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
-  clearTimeout(timer);
 }

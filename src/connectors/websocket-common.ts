@@ -8,9 +8,10 @@ import { lazy } from '../core/lazy.js';
 import type { Props } from '../contracts/index.js';
 import { tlsSettings, type TlsSettings } from './tls.js';
 
-const wsModule = lazy(() => import('ws'));
+/** the ws library, loaded by the first websocket connector or endpoint */
+export const wsModule = lazy(() => import('ws'));
 /** `readyState` of an open connection (the WebSocket standard's OPEN) */
-const OPEN = 1;
+export const WS_OPEN = 1;
 
 /** The URL of a websocket server and the TLS settings to reach it, from the connector properties. */
 export function wsTarget(addr: string, path: string, props: Props): { url: string; tls: TlsSettings | undefined } {
@@ -48,7 +49,7 @@ export class WsClient {
   ) {}
 
   get connected(): boolean {
-    return this.ws?.readyState === OPEN;
+    return this.ws?.readyState === WS_OPEN;
   }
 
   /** Opens the first connection; rejects with the reason when it cannot be opened. */
@@ -104,7 +105,7 @@ export class WsClient {
   /** Sends a text frame; rejects when not connected (and starts reconnecting). */
   send(data: string): Promise<void> {
     const ws = this.ws;
-    if (!ws || ws.readyState !== OPEN) {
+    if (!ws || ws.readyState !== WS_OPEN) {
       this.failures = 0;
       this.scheduleReconnect();
       return Promise.reject(new Error(`websocket ${this.url} is not connected`));

@@ -190,7 +190,7 @@ const JS_OP: Record<CmpOp, string> = { '=': '===', '!=': '!==', '<': '<', '<=': 
 const factories = new Map<string, { make: (...deps: unknown[]) => unknown; shape: string }>();
 /** a bound on the factories kept: beyond it the cache starts over (rules keep the closures they already have) */
 const MAX_FACTORIES = 20_000;
-/** The shape key of each closure made by {@link site}, and ids of the other functions used as dependencies. */
+/** The shape key of each closure made by {@link site}, and of the other functions used as dependencies (their code). */
 const shapeOf = new WeakMap<object, string>();
 let nextShapeId = 0;
 

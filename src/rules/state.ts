@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import type { NodeMetrics, PrintableTopo, RuleDef, RuleOptions, Topology } from '../contracts/index.js';
 import type { ValueObject } from '../values/value.js';
 import { inRanges, parseCronSpec, parseGoDuration, rangesEnded, restartDelay, type CronSchedule } from './schedule.js';
+import { settledWithin } from '../core/waits.js';
 
 export type Phase = 'stopped' | 'running' | 'waiting' | 'terminated';
 
@@ -174,10 +175,7 @@ export class RuleState {
    */
   private async launchAndWaitIfCold(topo: Topology): Promise<void> {
     const opening = this.launch(topo);
-    if (topo.startsCold?.() !== true) return;
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([opening, new Promise<void>((resolve) => (timer = setTimeout(resolve, COLD_OPEN_WAIT_MS)))]);
-    clearTimeout(timer);
+    if (topo.startsCold?.() === true) await settledWithin(opening, COLD_OPEN_WAIT_MS);
   }
 
   /** User stop: waits for the topology to close. */
