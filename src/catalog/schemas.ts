@@ -5,10 +5,19 @@
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
-import { basename, dirname, extname, isAbsolute, join } from 'node:path';
+import { basename, extname, join } from 'node:path';
 import protobuf from 'protobufjs';
 import type { KVStore } from '../store/kv.js';
-import { TEMP_PREFIX, badFileName, readUrl, writeAtomic, type FileRoots } from '../core/files.js';
+import {
+  ImportRefused,
+  TEMP_PREFIX,
+  badFileName,
+  confinedImport,
+  importLeavesFolder,
+  readUrl,
+  writeAtomic,
+  type FileRoots,
+} from '../core/files.js';
 import { goJsonSyntaxError } from '../core/gojson.js';
 
 export const SCHEMA_NS = 'schema';
@@ -168,6 +177,7 @@ export class SchemaRegistry {
     const dir = this.typeDir(type);
     await mkdir(dir, { recursive: true });
     const data = rec.content !== '' ? rec.content : await readUrl(rec.file, this.fileRoots);
+    checkImports(data.toString());
     // not parsed here, as in eKuiper: a proto may import one registered after it; a broken one fails the rules using it
     await writeAtomic(dir, `${rec.name}.proto`, data);
     // a schema stored earlier under another extension would shadow or duplicate this one
@@ -193,14 +203,7 @@ export class SchemaRegistry {
   private load(file: string): protobuf.Root {
     const searchDirs = [this.etcProtoDir, this.typeDir('protobuf')];
     const root = new protobuf.Root();
-    root.resolvePath = (origin, target) => {
-      if (isAbsolute(target)) return target;
-      for (const d of searchDirs) {
-        const p = join(d, target);
-        if (existsSync(p)) return p;
-      }
-      return origin ? join(dirname(origin), target) : target;
-    };
+    root.resolvePath = (origin, target) => confinedImport(searchDirs, origin, target);
     root.loadSync(file, { keepCase: true });
     root.resolveAll();
     return root;
@@ -235,6 +238,21 @@ export class SchemaRegistry {
 export interface SchemaSnapshot {
   files: Array<[SchemaType, string, string]>;
   records: Array<[string, string]>;
+}
+
+/**
+ * Refuses a schema whose imports leave the schema folders (README "Input limits and file access"). Only what the
+ * text says is checked: a schema that does not parse is stored, as ever, and fails the rules that use it.
+ */
+function checkImports(text: string): void {
+  let parsed: protobuf.IParserResult;
+  try {
+    parsed = protobuf.parse(text, new protobuf.Root(), { keepCase: true });
+  } catch {
+    return;
+  }
+  for (const target of [...(parsed.imports ?? []), ...(parsed.weakImports ?? [])])
+    if (importLeavesFolder(target)) throw new SchemaInvalid(new ImportRefused(target).message);
 }
 
 function stem(file: string): string {

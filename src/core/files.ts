@@ -9,7 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { existsSync, realpathSync } from 'node:fs';
-import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, join, normalize, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { idTooLong } from './limits.js';
 
@@ -48,13 +48,53 @@ export class FileRoots {
 
   /** Why `path` (absolute, or relative to the working folder) may not be used, or undefined when it may. */
   problem(path: string): string | undefined {
-    const target = realPathOf(resolve(path));
-    for (const root of this.real) {
-      const rel = relative(root, target);
-      if (rel === '' || (!rel.startsWith('..') && !isAbsolute(rel))) return undefined;
-    }
+    if (insideAny(this.real, path)) return undefined;
     return `access to ${path} is denied: it is outside the folders the API may use (${this.roots.join(', ')}; basic.fileAccessRoots)`;
   }
+}
+
+/** Whether `path`, symbolic links resolved, lies inside one of `realRoots` (themselves resolved). */
+function insideAny(realRoots: readonly string[], path: string): boolean {
+  const target = realPathOf(resolve(path));
+  return realRoots.some((root) => {
+    const rel = relative(root, target);
+    return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+  });
+}
+
+/** A schema import naming a file outside the schema folders (README "Input limits and file access"). */
+export class ImportRefused extends Error {
+  constructor(target: string) {
+    super(`import "${target}" is refused: a schema may import only files inside the schema folders`);
+  }
+}
+
+/** Whether an import path leaves whatever folder it is resolved against: absolute, or climbing out with `..`. */
+export function importLeavesFolder(target: string): boolean {
+  if (isAbsolute(target)) return true;
+  const n = normalize(target);
+  return n === '..' || n.startsWith(`..${sep}`);
+}
+
+/**
+ * The file an `import "<target>"` of a schema stands for: the first of `dirs` that holds it, else the folder of the
+ * importing file `origin`. Throws {@link ImportRefused}, before anything is opened, when that file is not inside one of
+ * `dirs` once symbolic links are resolved: an import must not make the server read, or quote in an error, a file
+ * elsewhere (`/etc/shadow`). The root file (no `origin`) is the caller's choice and passes as it is.
+ */
+export function confinedImport(dirs: readonly string[], origin: string, target: string): string {
+  if (!origin) return target;
+  if (importLeavesFolder(target)) throw new ImportRefused(target);
+  const candidates = [...dirs.map((d) => join(d, target)), join(dirname(origin), target)];
+  const chosen = candidates.find((p) => existsSync(p)) ?? candidates[0];
+  if (
+    !insideAny(
+      dirs.map((d) => realPathOf(resolve(d))),
+      chosen,
+    )
+  )
+    throw new ImportRefused(target);
+  return chosen;
 }
 
 /** `path` with symbolic links resolved; for a path that does not exist yet, its nearest existing ancestor's. */

@@ -3,8 +3,9 @@
  * the describe shape (Go field names at the service and interface levels) and the functions it defines.
  */
 import { existsSync } from 'node:fs';
-import { dirname, isAbsolute, join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 import protobuf from 'protobufjs';
+import { confinedImport } from '../core/files.js';
 
 export type Protocol = 'rest' | 'grpc' | 'msgpack-rpc';
 
@@ -142,13 +143,9 @@ function parseOptions(v: unknown, where: string): ServiceOptions {
 export function loadProto(schemaDirs: readonly string[], file: string): protobuf.Root {
   const root = new protobuf.Root();
   const find = (target: string) => schemaDirs.map((d) => join(d, target)).find((p) => existsSync(p));
-  root.resolvePath = (origin, target) => {
-    if (isAbsolute(target)) return target;
-    const found = find(target);
-    if (found) return found;
-    if (target in BUILTIN_PROTOS) return target;
-    return origin ? join(dirname(origin), target) : target;
-  };
+  // imports stay inside the schema folders (README "Input limits and file access")
+  root.resolvePath = (origin, target) =>
+    origin && !find(target) && target in BUILTIN_PROTOS ? target : confinedImport(schemaDirs, origin, target);
   // the google.api files come from memory when the archive does not ship them; a file listed in
   // `root.files` is not loaded again, so the import statements naming them are satisfied
   for (const [name, text] of Object.entries(BUILTIN_PROTOS)) {
