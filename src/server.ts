@@ -18,7 +18,7 @@ import { createLogger, type Logger } from './config/log.js';
 import { openStore, type KVStore } from './store/index.js';
 import { createHttp } from './api/server.js';
 import { registerRootRoutes } from './api/root.js';
-import { registerAuth } from './api/auth.js';
+import { metricsAuth, registerAuth } from './api/auth.js';
 import { Catalog } from './catalog/catalog.js';
 import { useIdleCollector } from './core/idle-memory.js';
 import { registerStreamRoutes } from './api/streams.js';
@@ -514,7 +514,7 @@ async function listenAndRestore(
 }
 
 async function listenMetrics(
-  { config, logger }: App,
+  { config, logger, home }: App,
   { exporter, onRest }: MetricsExport,
   restPort: number,
   closers: Array<() => Promise<void> | void>,
@@ -522,7 +522,8 @@ async function listenMetrics(
   let metricsPort = restPort;
   if (!onRest) {
     closers.push(() => exporter.close());
-    metricsPort = await exporter.listen(config.basic.restIp || '0.0.0.0', config.basic.prometheusPort);
+    const authorize = config.basic.authentication ? metricsAuth(join(home.etc, 'mgmt')) : undefined;
+    metricsPort = await exporter.listen(config.basic.restIp || '0.0.0.0', config.basic.prometheusPort, authorize);
     logger.info('Prometheus metrics listening on port %d', metricsPort);
   }
   return `http://127.0.0.1:${metricsPort}/metrics`;

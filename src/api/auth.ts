@@ -22,6 +22,33 @@ export function registerAuth(http: FastifyInstance, mgmtDir: string): void {
     const path = req.url.split('?')[0];
     // the console's static files hold no data; its API calls are checked like any other
     if (path === '/' || path === '/ping' || path === '/console' || path.startsWith('/console/')) return;
-    rethrowing(() => verifyToken(String(req.headers.authorization ?? ''), mgmtDir), unauthorized);
+    const header = String(req.headers.authorization ?? '');
+    rethrowing(() => verifyToken(path === METRICS_PATH ? scrapeToken(header) : header, mgmtDir), unauthorized);
   });
+}
+
+const METRICS_PATH = '/metrics';
+const BEARER = /^Bearer +/i;
+
+/**
+ * The token of a metrics scrape: the raw JWT as on every route, or `Bearer <JWT>`, the only form a Prometheus scrape
+ * configuration can send (`authorization: {credentials: …}`).
+ */
+function scrapeToken(header: string): string {
+  return header.replace(BEARER, '');
+}
+
+/**
+ * The check of the metrics server of its own (`prometheusPort` ≠ `restPort`), which holds every rule's name: the
+ * reason for a 401, or undefined when the scrape's token is valid.
+ */
+export function metricsAuth(mgmtDir: string): (authorization: string | undefined) => string | undefined {
+  return (authorization) => {
+    try {
+      verifyToken(scrapeToken(authorization ?? ''), mgmtDir);
+      return undefined;
+    } catch (e) {
+      return unauthorized(e).text;
+    }
+  };
 }

@@ -2,7 +2,7 @@
  * Prometheus metrics (`basic.prometheus: true`, docs/rest-api.md §16.8): every running rule's node metrics under
  * eKuiper's names, `kuiper_<source|op|sink>_<metric>{rule, type, op, instance}`, plus `kuiper_rule_status{ruleID}`
  * and `kuiper_rule_count{status}`. Served at `GET /metrics` on the REST port when `prometheusPort` equals it,
- * otherwise by a server of its own.
+ * otherwise by a server of its own; with authentication on, both ask for the REST API's token (src/api/auth.ts).
  *
  * Values are read from the live counters at scrape time, so a deleted rule's series are gone from the next scrape.
  */
@@ -187,8 +187,15 @@ export class PrometheusExporter {
     );
   }
 
-  /** A server of its own answering `GET /metrics`; resolves with its port. */
-  async listen(host: string, port: number): Promise<number> {
+  /**
+   * A server of its own answering `GET /metrics`; resolves with its port. `authorize` (authentication on) gives the
+   * reason to refuse a scrape, answered 401 as the REST API does.
+   */
+  async listen(
+    host: string,
+    port: number,
+    authorize?: (authorization: string | undefined) => string | undefined,
+  ): Promise<number> {
     const server = createServer((req, res) => {
       const path = (req.url ?? '').split('?')[0];
       if (path !== '/metrics') {
@@ -197,6 +204,13 @@ export class PrometheusExporter {
       }
       if (req.method !== 'GET' && req.method !== 'HEAD') {
         res.writeHead(405).end();
+        return;
+      }
+      const refused = authorize?.(req.headers.authorization);
+      if (refused !== undefined) {
+        res
+          .writeHead(401, { 'content-type': 'text/plain; charset=utf-8', 'x-content-type-options': 'nosniff' })
+          .end(refused);
         return;
       }
       this.scrape().then(

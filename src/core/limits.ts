@@ -4,7 +4,7 @@
  */
 
 /**
- * The longest id (UTF-16 code units, after percent-decoding) of a stream, table, rule, schema, service, plugin,
+ * The longest id (UTF-16 code units, after percent-decoding) of a stream, table, rule, trial run, schema, service, plugin,
  * JavaScript function or upload. The REST router is configured with the same value as its longest path parameter,
  * so every id that can be created can also be read, updated and deleted.
  */

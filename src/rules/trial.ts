@@ -6,6 +6,7 @@
  */
 import type { Logger } from 'pino';
 import { EddyError, ErrorCode } from '../core/errors.js';
+import { idTooLong } from '../core/limits.js';
 import type { StreamCatalog, StreamDef, StreamKind } from '../catalog/types.js';
 import type { ConnectorRegistry, Props, RuleOptions } from '../contracts/index.js';
 import type { RuleTopology, RuntimeBuilder } from '../runtime/topology.js';
@@ -70,6 +71,9 @@ export class RuleTestService {
     const mockSource = pick(body, 'mockSource') ?? {};
     const sinkProps = pick(body, 'sinkProps') ?? {};
     if (typeof id !== 'string' || id.trim() === '') throw new EddyError(ErrorCode.Undefined, 'missing id');
+    // the id names the trial's websocket endpoint and its later `/ruletest/{id}` requests (src/core/limits.ts)
+    const long = idTooLong('test rule id', id);
+    if (long) throw new EddyError(ErrorCode.Undefined, long);
     if (/[/#%]/.test(id)) throw new EddyError(ErrorCode.Undefined, `test rule id ${id} contains an invalid character`);
     if (typeof sql !== 'string' || sql.trim() === '') throw new EddyError(ErrorCode.Undefined, 'missing sql');
     if (!isObject(mockSource)) throw new EddyError(ErrorCode.Undefined, 'mockSource must be an object');

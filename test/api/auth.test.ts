@@ -5,6 +5,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestServer } from '../helpers/server.js';
+import { freePort } from '../helpers/process.js';
 
 function token(privateKey: KeyObject, claims: Record<string, unknown>): string {
   const enc = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url');
@@ -125,5 +126,66 @@ test('with basic.authentication, the data server (httppush and websocket endpoin
     assert.equal(await open({ authorization: good }), 101);
   } finally {
     await s.dispose();
+  }
+});
+
+test('with basic.authentication, GET /metrics needs the token too, on a port of its own and on the REST port', async () => {
+  const home = mkdtempSync(join(tmpdir(), 'eddy-auth-'));
+  const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  mkdirSync(join(home, 'etc', 'mgmt'), { recursive: true });
+  writeFileSync(join(home, 'etc', 'mgmt', 'Console.pub'), publicKey.export({ type: 'spki', format: 'pem' }));
+  const now = Math.floor(Date.now() / 1000);
+  const good = token(privateKey, { iss: 'console.pub', aud: ['eKuiper'], exp: now + 60 });
+  const scrape = async (url: string, auth?: string) => {
+    const r = await fetch(url, { headers: auth === undefined ? {} : { authorization: auth } });
+    return { status: r.status, text: await r.text() };
+  };
+  const own = await startTestServer({
+    home,
+    env: {
+      KUIPER__BASIC__AUTHENTICATION: 'true',
+      KUIPER__BASIC__PROMETHEUS: 'true',
+      KUIPER__BASIC__PROMETHEUSPORT: String(await freePort()),
+    },
+  });
+  try {
+    const url = own.metricsUrl!;
+    assert.notEqual(new URL(url).port, new URL(own.url).port, 'metrics on a port of their own');
+    assert.deepEqual(await scrape(url), { status: 401, text: 'missing_token\n' });
+    const forged = await scrape(
+      url,
+      token(generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey, {
+        iss: 'console.pub',
+        aud: 'eKuiper',
+        exp: now + 60,
+      }),
+    );
+    assert.equal(forged.status, 401);
+    assert.doesNotMatch(forged.text, /kuiper_/);
+    const ok = await scrape(url, good);
+    assert.equal(ok.status, 200);
+    assert.match(ok.text, /kuiper_rule_count/);
+    // what a Prometheus scrape configuration sends (`authorization: {credentials: …}`)
+    assert.equal((await scrape(url, `Bearer ${good}`)).status, 200);
+  } finally {
+    await own.stop();
+  }
+  // prometheusPort = restPort (0, ephemeral, for the test server): the REST API's check covers /metrics
+  const shared = await startTestServer({
+    home,
+    env: {
+      KUIPER__BASIC__AUTHENTICATION: 'true',
+      KUIPER__BASIC__PROMETHEUS: 'true',
+      KUIPER__BASIC__PROMETHEUSPORT: '0',
+    },
+  });
+  try {
+    const url = shared.metricsUrl!;
+    assert.equal(url, `${shared.url}/metrics`);
+    assert.deepEqual(await scrape(url), { status: 401, text: 'missing_token\n' });
+    assert.equal((await scrape(url, good)).status, 200);
+    assert.equal((await scrape(url, `Bearer ${good}`)).status, 200);
+  } finally {
+    await shared.dispose();
   }
 });

@@ -97,6 +97,9 @@ test('an id at the limit can be created and managed; one character more is refus
       ['POST', '/services', { name: tooLong, file: 'file:///nowhere.zip' }],
       ['POST', '/plugins/portables', { name: tooLong, file: 'file:///nowhere.zip' }],
       ['POST', '/plugins/sources', { name: tooLong, file: 'file:///nowhere.zip' }],
+      // a trial run's id names its websocket endpoint and its later /ruletest/{id} requests
+      ['POST', '/ruletest', { id: tooLong, sql: 'SELECT * FROM s150', mockSource: {}, sinkProps: {} }],
+      ['POST', '/ruletest', { id: 'y'.repeat(10_000), sql: 'SELECT * FROM s150', mockSource: {}, sinkProps: {} }],
     ];
     for (const [method, path, body] of refusals) {
       const res = await fetch(s.url + path, {
