@@ -17,6 +17,7 @@
  * Imports run one at a time.
  */
 import type { FileRoots } from '../core/files.js';
+import { INITIALIZED_MARKER } from '../config/index.js';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
@@ -498,7 +499,7 @@ export class BundleService {
    */
   async importInitialRuleset(dataDir: string): Promise<void> {
     const file = join(dataDir, 'init.json');
-    const marker = join(dataDir, 'initialized');
+    const marker = join(dataDir, INITIALIZED_MARKER);
     if (existsSync(marker)) return;
     if (!existsSync(file)) {
       this.deps.logger.info('no initial ruleset %s', file);

@@ -12,6 +12,9 @@ import { DEFAULT_MAX_BODY_SIZE } from '../core/limits.js';
 export { applyEnvOverrides, typeEnvValue } from './env.js';
 
 /** The four folders of an Eddy home (ARCHITECTURE.md "Configuration and files"). */
+/** The marker written in `data/` at a home's first start (docs/runtime.md §9.6); the store's start check reads it. */
+export const INITIALIZED_MARKER = 'initialized';
+
 export interface Home {
   root: string;
   etc: string;

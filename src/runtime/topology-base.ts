@@ -27,6 +27,9 @@ import { isCheckpointed, loadCheckpoint, saveCheckpoint, type Checkpointed, type
 
 /** How long a stop waits for the last acknowledged checkpoint (sinks confirming what they received). */
 const FINAL_CHECKPOINT_WAIT_MS = 3000;
+/** The first retry after a checkpoint that could not be saved, and the longest wait between retries. */
+const CHECKPOINT_RETRY_MS = 100;
+const CHECKPOINT_RETRY_MAX_MS = 5000;
 /** How long the end of a bounded source waits for the rule's sinks to send what they hold, without progress. */
 const SINK_DRAIN_WAIT_MS = 30_000;
 
@@ -62,6 +65,10 @@ export abstract class TopologyBase implements Topology {
   /** the checkpoint being taken; another is wanted when held deliveries arrived meanwhile */
   private checkpointRunning: Promise<void> | undefined;
   private checkpointWanted = false;
+  /** deliveries of checkpoints that could not be saved: the next checkpoint covers them */
+  private uncovered: Delivery[] = [];
+  /** checkpoints failed in a row (a full disk, a store that is away); retries back off by it */
+  private failedCheckpoints = 0;
   /** cancels the checkpoint requested by held deliveries */
   private checkpointSoon: (() => void) | undefined;
   /** duration of the last checkpoint save, ms (stateful rules space their checkpoints by it) */
@@ -340,14 +347,41 @@ export abstract class TopologyBase implements Topology {
       return;
     }
     this.checkpointRunning = this.checkpoint(true)
-      .catch((err: unknown) => this.logger.warn({ err }, 'checkpoint failed'))
+      .then(
+        () => {
+          if (this.failedCheckpoints > 0)
+            this.logger.info({ failed: this.failedCheckpoints }, 'checkpoints are saved again');
+          this.failedCheckpoints = 0;
+        },
+        (err: unknown) => {
+          // one line when the failures start, then one now and then: a full disk must not fill the log as well
+          if (this.failedCheckpoints++ % 100 === 0)
+            this.logger.warn({ err, failed: this.failedCheckpoints }, 'checkpoint failed; acknowledgements held');
+        },
+      )
       .finally(() => {
         this.checkpointRunning = undefined;
-        if (this.checkpointWanted || this.sources.some((s) => s.hasPending)) {
+        if (this.failedCheckpoints > 0) this.retryCheckpoint();
+        else if (this.checkpointWanted || this.sources.some((s) => s.hasPending)) {
           this.checkpointWanted = false;
           this.requestCheckpoint();
         }
       });
+  }
+
+  /**
+   * A checkpoint could not be saved: its deliveries stay held (the broker keeps them) and the next one is tried after
+   * a delay that doubles up to {@link CHECKPOINT_RETRY_MAX_MS}, so the rule resumes by itself once the store takes
+   * writes again (docs/runtime.md §1.9).
+   */
+  private retryCheckpoint(): void {
+    if (this.closed || this.checkpointSoon) return;
+    const delay = Math.min(CHECKPOINT_RETRY_MS * 2 ** (this.failedCheckpoints - 1), CHECKPOINT_RETRY_MAX_MS);
+    const t = setTimeout(() => {
+      this.checkpointSoon = undefined;
+      this.startCheckpoint();
+    }, delay);
+    this.checkpointSoon = () => clearTimeout(t);
   }
 
   /** At stop: one more acknowledged checkpoint (bounded: a sink waiting for its broker must not hold the stop). */
@@ -384,23 +418,29 @@ export abstract class TopologyBase implements Topology {
    * forgets them. Call it from a macrotask (see startCheckpoint).
    */
   async checkpoint(acknowledge = false): Promise<void> {
-    const covered: Delivery[] = [];
+    const covered: Delivery[] = acknowledge ? this.uncovered.splice(0) : [];
     if (acknowledge) for (const s of this.sources) for (const d of s.takePending()) covered.push(d);
     const states: Record<string, Json> = {};
     // Node queues drain in microtasks, so at a checkpoint (a timer, or close after the sources stopped) they are
     // empty: there are no in-flight events to save.
     for (const n of this.checkpointed()) if (n.hasState()) states[n.checkpointKey] = n.snapshot();
     const id = this.env.clock.now();
-    if (covered.length > 0) {
-      const settled = await Promise.all(this.sinks.map((s) => (s.flush ? s.flush() : Promise.resolve(true))));
-      // a sink closed first: what it had not settled is not acknowledged, the broker sends it again
-      if (!settled.every(Boolean)) return;
-    }
-    if (!acknowledge || this.hasState() || !this.savedOnce) {
-      const t0 = Date.now();
-      await saveCheckpoint(this.env.store, this.rule.id, { id, states });
-      this.lastSaveMs = Date.now() - t0;
-      this.savedOnce = true;
+    try {
+      if (covered.length > 0) {
+        const settled = await Promise.all(this.sinks.map((s) => (s.flush ? s.flush() : Promise.resolve(true))));
+        // a sink closed first: what it had not settled is not acknowledged, the broker sends it again
+        if (!settled.every(Boolean)) return;
+      }
+      if (!acknowledge || this.hasState() || !this.savedOnce) {
+        const t0 = Date.now();
+        await saveCheckpoint(this.env.store, this.rule.id, { id, states });
+        this.lastSaveMs = Date.now() - t0;
+        this.savedOnce = true;
+      }
+    } catch (err) {
+      // not saved: these deliveries are not acknowledged yet; a later checkpoint (whose state covers theirs) will
+      this.uncovered.push(...covered);
+      throw err;
     }
     for (const d of covered) d.release();
   }

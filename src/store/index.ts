@@ -1,5 +1,6 @@
+import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { EddyConfig, Home } from '../config/index.js';
+import { INITIALIZED_MARKER as INITIALIZED, type EddyConfig, type Home } from '../config/index.js';
 import type { KVStore } from './kv.js';
 import { SqliteStore } from './sqlite.js';
 
@@ -24,5 +25,22 @@ export async function openStore(config: EddyConfig, home: Home, redisPrefix?: st
     await store.connect();
     return store;
   }
-  return new SqliteStore(join(home.data, config.store?.sqlite?.name || 'sqliteKV.db'));
+  const file = join(home.data, config.store?.sqlite?.name || 'sqliteKV.db');
+  checkStoreFile(file, home);
+  return new SqliteStore(file);
+}
+
+/**
+ * A home that has run before (`data/initialized`, written at the first start) whose store file is missing or empty
+ * lost its rules, streams and checkpoints: starting would make that silent, with sessions left at the brokers and
+ * nothing said. The start stops with a message instead; removing the marker is the way to start afresh.
+ */
+function checkStoreFile(file: string, home: Home): void {
+  if (!existsSync(join(home.data, INITIALIZED))) return;
+  const problem = !existsSync(file) ? 'missing' : statSync(file).size === 0 ? 'empty' : undefined;
+  if (problem === undefined) return;
+  throw new Error(
+    `the store ${file} is ${problem}, but this home has run before (data/${INITIALIZED}): restore the file from a ` +
+      `backup, or delete ${join(home.data, INITIALIZED)} to start with an empty store`,
+  );
 }

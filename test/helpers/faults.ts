@@ -3,7 +3,7 @@
  * test-owned Mosquitto, an MQTT → MQTT rule at qos 1 in an Eddy child process, and a collector that counts what
  * reaches the sink topic (lost = numbers never seen, duplicates = numbers seen more than once).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -12,6 +12,7 @@ import { startBroker, type TestBroker } from './mosquitto.js';
 import { startEddyProcess, type EddyProcess } from './eddy-process.js';
 import { startTcpProxy, type TcpProxy } from './tcpproxy.js';
 import { waitFor } from './process.js';
+import { mountSmallDisk } from './smalldisk.js';
 
 export interface FaultResult {
   sent: number;
@@ -25,6 +26,8 @@ export interface FaultResult {
   status?: string;
   /** the first lost numbers (diagnostics) */
   missing?: number[];
+  /** the largest SQLite write-ahead log seen during the run (`dataDiskBytes` scenarios) */
+  maxWalBytes?: number;
 }
 
 /** Counts numbered rows `{"n": i}` arriving on a topic. */
@@ -163,7 +166,8 @@ export class Publisher {
   }
 }
 
-export type Fault = 'kill9' | 'source-outage' | 'sink-outage';
+/** `disk-full`: the home's `data/` folder (a small file system of its own) is filled for `outageMs`, then freed */
+export type Fault = 'kill9' | 'source-outage' | 'sink-outage' | 'disk-full';
 
 export interface FaultScenario {
   fault: Fault;
@@ -183,6 +187,10 @@ export interface FaultScenario {
   ruleQos?: number;
   /** the QoS of the stream's subscription and of the publisher (default 1) */
   sourceQos?: 1 | 2;
+  /** the QoS of the MQTT sink (default 1) */
+  sinkQos?: 1 | 2;
+  /** the home's `data/` folder is a file system of this size (tmpfs, root only; `disk-full` needs it) */
+  dataDiskBytes?: number;
 }
 
 /** Waits until the collector stops making progress for `quietMs` (or has everything). */
@@ -204,12 +212,19 @@ async function settle(c: Collector, sent: number, quietMs: number, deadlineMs: n
 export async function runFaultScenario(s: FaultScenario): Promise<FaultResult> {
   const broker: TestBroker = await startBroker();
   const home = mkdtempSync(join(tmpdir(), 'eddy-faults-'));
+  if (s.fault === 'disk-full' && s.dataDiskBytes === undefined) throw new Error('disk-full needs dataDiskBytes');
+  const disk = s.dataDiskBytes === undefined ? undefined : mountSmallDisk(join(home, 'data'), s.dataDiskBytes);
+  let maxWalBytes = 0;
+  const wal = join(home, 'data', 'sqliteKV.db-wal');
+  const walWatch = setInterval(() => {
+    if (existsSync(wal)) maxWalBytes = Math.max(maxWalBytes, statSync(wal).size);
+  }, 50);
   let proxy: TcpProxy | undefined;
   let eddy: EddyProcess | undefined;
   let collector: Collector | undefined;
   let publisher: Publisher | undefined;
   try {
-    if (s.fault !== 'kill9') proxy = await startTcpProxy(broker.port);
+    if (s.fault === 'source-outage' || s.fault === 'sink-outage') proxy = await startTcpProxy(broker.port);
     const proxied = proxy ? `tcp://127.0.0.1:${proxy.port}` : broker.url;
     const sourceUrl = s.fault === 'source-outage' ? proxied : broker.url;
     const sinkUrl = s.fault === 'sink-outage' ? proxied : broker.url;
@@ -231,7 +246,7 @@ export async function runFaultScenario(s: FaultScenario): Promise<FaultResult> {
           mqtt: {
             server: sinkUrl,
             topic: outTopic,
-            qos: 1,
+            qos: s.sinkQos ?? 1,
             sendSingle: true,
             ...(s.sinkCache ? { enableCache: true } : {}),
           },
@@ -268,6 +283,14 @@ export async function runFaultScenario(s: FaultScenario): Promise<FaultResult> {
     if (s.fault === 'kill9') {
       await eddy.kill9();
       eddy = await startEddyProcess(home, env);
+    } else if (s.fault === 'disk-full') {
+      // filled again and again: whatever the store frees (a rolled-back log) is taken at once
+      const until = Date.now() + (s.outageMs ?? 10_000);
+      while (Date.now() < until) {
+        disk!.fill();
+        await sleep(50);
+      }
+      disk!.free();
     } else {
       proxy!.cut();
       await sleep(s.outageMs ?? 10_000);
@@ -276,13 +299,20 @@ export async function runFaultScenario(s: FaultScenario): Promise<FaultResult> {
     await publishing;
     await settle(c, s.count, 20_000, 180_000);
     const status = ((await eddy.req('GET', '/rules/faultrule/status')).json() as { status?: string }).status;
-    return { ...c.result(s.count), status, missing: c.missing(s.count) };
+    return {
+      ...c.result(s.count),
+      status,
+      missing: c.missing(s.count),
+      ...(disk ? { maxWalBytes } : {}),
+    };
   } finally {
     await publisher?.close().catch(() => undefined);
     await collector?.close().catch(() => undefined);
     await eddy?.stop().catch(() => undefined);
     await proxy?.close().catch(() => undefined);
     await broker.stop().catch(() => undefined);
+    clearInterval(walWatch);
+    disk?.unmount();
     rmSync(home, { recursive: true, force: true });
   }
 }
