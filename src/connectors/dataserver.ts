@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import type { RawData, WebSocket, WebSocketServer } from 'ws';
 import type { Logger } from 'pino';
 import { DEFAULT_MAX_BODY_SIZE } from '../core/limits.js';
-import { WS_OPEN, wsModule } from './websocket-common.js';
+import { WS_OPEN, wsModule } from './websocket/common.js';
 
 /** Handles one request whose whole body has been read. */
 export type DataHandler = (req: IncomingMessage, body: Buffer, res: ServerResponse) => void;
