@@ -49,7 +49,6 @@ export { ConfKeys, type ConfKind, type ConfMap } from './confkeys.js';
 export { DataServer, WsEndpoints } from './dataserver.js';
 export { MemoryBus } from './memory/memory.js';
 export { MqttPool } from './mqtt/mqtt.js';
-export { recoverable } from './pipeline/sinknode.js';
 
 export interface ConnectorsOptions {
   home: Home;

@@ -13,10 +13,10 @@ import type { ConfKeys } from '../confkeys.js';
 import { busSettings, openBus, type BusSettings, type EdgexBus } from './bus.js';
 import { envelope, envelopeEvent, eventRow, rowsEvent, type MessageType } from './event.js';
 import type { MqttPool } from '../mqtt/mqtt.js';
-import { transientError } from '../mqtt/mqtt.js';
+import { transientError } from '../../contracts/failures.js';
 import { propString } from '../props.js';
 import type { Registry } from '../registry.js';
-import { recoverable } from '../pipeline/sinknode.js';
+import { recoverable } from '../../contracts/failures.js';
 import { addSinkMeta, addSourceMeta, f, sink, source } from '../uimeta.js';
 
 function bad(message: string): EddyError {

@@ -15,7 +15,7 @@ import type { ValueObject } from '../../values/value.js';
 import { parseJsonExact } from '../formats/jsonparse.js';
 import type { Registry } from '../registry.js';
 import { propBool, propInt, propString, propStringList } from '../props.js';
-import { transientError } from '../mqtt/mqtt.js';
+import { transientError } from '../../contracts/failures.js';
 
 const FILE_TYPES = ['json', 'csv', 'lines'] as const;
 type FileType = (typeof FILE_TYPES)[number];

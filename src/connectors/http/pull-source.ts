@@ -24,7 +24,7 @@ import {
   type HttpSettings,
   type TokenManager,
 } from './client.js';
-import { transientError } from '../mqtt/mqtt.js';
+import { transientError } from '../../contracts/failures.js';
 
 /** Settings and request logic shared by the httppull source and lookup. */
 export class HttpPuller {

@@ -9,7 +9,7 @@ import type { ConnectorContext, Props, SourceConnector, SourceEvent } from '../.
 import type { DataServer } from '../dataserver.js';
 import type { Registry } from '../registry.js';
 import { propString } from '../props.js';
-import { transientError } from '../mqtt/mqtt.js';
+import { transientError } from '../../contracts/failures.js';
 
 interface Consumer {
   emit: (ev: SourceEvent) => void;

@@ -9,7 +9,7 @@ import { EddyError, ErrorCode } from '../../core/errors.js';
 import type { Props, SinkConnector, SinkContext, SinkPayload } from '../../contracts/index.js';
 import type { Registry } from '../registry.js';
 import { propBool, propString } from '../props.js';
-import { recoverable } from '../pipeline/sinknode.js';
+import { recoverable } from '../../contracts/failures.js';
 import * as http from './client.js';
 
 const textDecoder = new TextDecoder();

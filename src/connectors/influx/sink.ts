@@ -13,7 +13,7 @@ import type { Registry } from '../registry.js';
 import { httpSend, TransportError } from '../http/client.js';
 import { PRECISIONS, nowIn, pointLine, type Precision } from './line.js';
 import { propObject, propString } from '../props.js';
-import { recoverable } from '../pipeline/sinknode.js';
+import { recoverable } from '../../contracts/failures.js';
 import { tlsSettings, type TlsSettings } from '../tls.js';
 import { TLS, addSinkMeta, f, sink } from '../uimeta.js';
 

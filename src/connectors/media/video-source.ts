@@ -7,7 +7,7 @@
 import { EddyError, ErrorCode } from '../../core/errors.js';
 import type { ConnectorContext, Props, SourceConnector, SourceEvent } from '../../contracts/index.js';
 import { checkFfmpeg, runFfmpeg } from './ffmpeg.js';
-import { transientError } from '../mqtt/mqtt.js';
+import { transientError } from '../../contracts/failures.js';
 import { propInt, propString } from '../props.js';
 import type { Registry } from '../registry.js';
 import { addSourceMeta, f, source } from '../uimeta.js';

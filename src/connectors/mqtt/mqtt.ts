@@ -16,7 +16,7 @@ import { propBool, propInt, propString } from '../props.js';
 import { tlsSettings } from '../tls.js';
 import { checkCompression, compress, decompress, type Compression } from '../../core/compression.js';
 import { TopicTrie } from '../topictrie.js';
-import { recoverable } from '../pipeline/sinknode.js';
+import { recoverable, transientError } from '../../contracts/failures.js';
 import { HeldAcks, sessionClientId } from './acks.js';
 import { qos0Publish, writeCorked } from './publish.js';
 import { connectWithPublishTap } from './receive.js';
@@ -508,11 +508,6 @@ function readQos(props: Props): QoS {
   const qos = propInt(props, 'qos', 0);
   if (qos !== 0 && qos !== 1 && qos !== 2) throw new Error(`invalid qos ${qos}, should be 0, 1 or 2`);
   return qos;
-}
-
-/** An error travelling from a source to its rule as an error record, not a fatal failure. */
-export function transientError(err: Error): Error & { transient: true } {
-  return Object.assign(err, { transient: true as const });
 }
 
 class MqttSource implements SourceConnector {

@@ -11,11 +11,11 @@ import type { SinkConnector, SinkContext, SinkPayload } from '../../contracts/in
 import { toJson } from '../../values/json.js';
 import { isObject, type Value, type ValueObject } from '../../values/value.js';
 import { JsonFormat } from '../formats/json.js';
-import { transientError } from '../mqtt/mqtt.js';
+import { transientError } from '../../contracts/failures.js';
 import { NngPairDialer, nngAddress } from './nng-pair.js';
 import { prop, propBool, propString, propStringList } from '../props.js';
 import type { Registry } from '../registry.js';
-import { recoverable } from '../pipeline/sinknode.js';
+import { recoverable } from '../../contracts/failures.js';
 import { addSinkMeta, addSourceMeta, f, sink, source } from '../uimeta.js';
 
 export const NEURON_URL = 'ipc:///tmp/neuron-ekuiper.ipc';

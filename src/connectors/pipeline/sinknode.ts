@@ -26,6 +26,7 @@ import { propBool, propInt, propKey, propString, propStringList } from '../props
 import { parseJsonExact } from '../formats/jsonparse.js';
 import { encodeJson } from '../formats/jsonenc.js';
 import { settledWithin } from '../../core/waits.js';
+import { isRecoverable, listensToTransformFailures } from '../../contracts/failures.js';
 
 /** Global `sink:` settings of kuiper.yaml: the defaults of the cache properties. */
 export type SinkDefaults = EddyConfig['sink'];
@@ -164,26 +165,6 @@ class Fifo<T> {
     this.items = [];
     this.head = 0;
   }
-}
-
-/** An error a connector may throw from `collect` to have the item cached and resent. */
-export function recoverable(err: unknown): Error & { recoverable: true } {
-  const e = (err instanceof Error ? err : new Error(String(err))) as Error & { recoverable: true };
-  e.recoverable = true;
-  return e;
-}
-
-/** A connector that wants to hear about items the pipeline could not transform (websocket `sendError`). */
-export interface TransformFailureListener {
-  transformFailed(ctx: SinkContext, err: Error): Promise<void>;
-}
-
-function listensToTransformFailures(c: SinkConnector): c is SinkConnector & TransformFailureListener {
-  return typeof (c as Partial<TransformFailureListener>).transformFailed === 'function';
-}
-
-function isRecoverable(err: unknown): boolean {
-  return typeof err === 'object' && err !== null && (err as { recoverable?: unknown }).recoverable === true;
 }
 
 function pickFields(row: Value, fields: readonly string[]): ValueObject {

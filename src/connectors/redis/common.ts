@@ -7,7 +7,7 @@ import { lazy } from '../../core/lazy.js';
 import { EddyError, ErrorCode } from '../../core/errors.js';
 import type { Props, SinkConnector, SinkContext, SinkPayload } from '../../contracts/index.js';
 import { propInt, propString } from '../props.js';
-import { recoverable } from '../pipeline/sinknode.js';
+import { recoverable } from '../../contracts/failures.js';
 
 const ioredis = lazy(() => import('ioredis'));
 

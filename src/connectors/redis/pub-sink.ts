@@ -9,7 +9,7 @@ import type { Registry } from '../registry.js';
 import { checkCompression, compress, type Compression } from '../../core/compression.js';
 import { propString } from '../props.js';
 import { RedisClientSink, pingRedis, redisSettings, type RedisSettings } from './common.js';
-import { recoverable } from '../pipeline/sinknode.js';
+import { recoverable } from '../../contracts/failures.js';
 
 function bad(msg: string): EddyError {
   return new EddyError(ErrorCode.Executor, msg);

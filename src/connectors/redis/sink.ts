@@ -13,7 +13,7 @@ import { encodeJson } from '../formats/jsonenc.js';
 import type { Registry } from '../registry.js';
 import { propInt, propString } from '../props.js';
 import { RedisClientSink, pingRedis, redisSettings, type RedisSettings } from './common.js';
-import { recoverable } from '../pipeline/sinknode.js';
+import { recoverable } from '../../contracts/failures.js';
 
 function bad(msg: string): EddyError {
   return new EddyError(ErrorCode.Executor, msg);

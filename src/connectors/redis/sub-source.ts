@@ -10,7 +10,7 @@ import type { Registry } from '../registry.js';
 import { checkCompression, decompress, type Compression } from '../../core/compression.js';
 import { propString, propStringList } from '../props.js';
 import { openRedis, pingRedis, redisSettings, type RedisSettings } from './common.js';
-import { transientError } from '../mqtt/mqtt.js';
+import { transientError } from '../../contracts/failures.js';
 
 function bad(msg: string): EddyError {
   return new EddyError(ErrorCode.Executor, msg);

@@ -10,7 +10,7 @@ import type { Props, SinkConnector, SinkContext, SinkPayload } from '../../contr
 import { isObject, type Value, type ValueObject } from '../../values/value.js';
 import { textOf } from '../../values/text.js';
 import { propString, propStringList } from '../props.js';
-import { recoverable } from '../pipeline/sinknode.js';
+import { recoverable } from '../../contracts/failures.js';
 import { checkIdent, parseSqlUrl, SqlDb, SqlError, type SqlTarget } from './db.js';
 
 const ROW_KINDS = new Set(['insert', 'update', 'delete']);

@@ -14,7 +14,7 @@ import { DateTime, type Value, type ValueObject } from '../../values/value.js';
 import { ekuiperLayout, formatLayout, type Layout } from '../../values/datetime.js';
 import { prop, propInt, propObject, propString } from '../props.js';
 import { compileTemplate, renderTemplate } from '../../template/index.js';
-import { transientError } from '../mqtt/mqtt.js';
+import { transientError } from '../../contracts/failures.js';
 import { checkIdent, parseSqlUrl, SqlDb, utcText, type SqlTarget } from './db.js';
 
 /** One incremental index column. */

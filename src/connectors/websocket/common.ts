@@ -4,14 +4,9 @@
  * client mode.
  */
 import type { ClientOptions, RawData, WebSocket } from 'ws';
-import { lazy } from '../../core/lazy.js';
 import type { Props } from '../../contracts/index.js';
 import { tlsSettings, type TlsSettings } from '../tls.js';
-
-/** the ws library, loaded by the first websocket connector or endpoint */
-export const wsModule = lazy(() => import('ws'));
-/** `readyState` of an open connection (the WebSocket standard's OPEN) */
-export const WS_OPEN = 1;
+import { WS_OPEN, wsModule } from '../dataserver.js';
 
 /** The URL of a websocket server and the TLS settings to reach it, from the connector properties. */
 export function wsTarget(addr: string, path: string, props: Props): { url: string; tls: TlsSettings | undefined } {

@@ -9,7 +9,7 @@ import type { Props, SinkConnector, SinkContext, SinkPayload } from '../../contr
 import type { WsEndpoints } from '../dataserver.js';
 import type { Registry } from '../registry.js';
 import { propBool, propString } from '../props.js';
-import { recoverable, type TransformFailureListener } from '../pipeline/sinknode.js';
+import { recoverable, type TransformFailureListener } from '../../contracts/failures.js';
 import { WsClient, pingWebsocket, wsTarget } from './common.js';
 
 const decoder = new TextDecoder();

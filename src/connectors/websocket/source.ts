@@ -10,7 +10,7 @@ import type { WsEndpoints } from '../dataserver.js';
 import type { Registry } from '../registry.js';
 import { propInt, propString } from '../props.js';
 import { WsClient, pingWebsocket, wsTarget } from './common.js';
-import { transientError } from '../mqtt/mqtt.js';
+import { transientError } from '../../contracts/failures.js';
 
 export class WebsocketSource implements SourceConnector {
   private addr = '';
