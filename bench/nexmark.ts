@@ -16,7 +16,7 @@ import pino from 'pino';
 import { type RuleTopology } from '../src/runtime/topology.js';
 import { ManualClock } from '../src/runtime/clock.js';
 import type { RuleAction } from '../src/contracts/index.js';
-import { NexmarkSource } from '../src/connectors/nexmark-source.js';
+import { NexmarkSource } from '../src/connectors/generators/nexmark.js';
 import { openBenchEngine } from './helpers/engine.js';
 
 const RUN_MS = Number(process.env.NEXMARK_RUN_MS ?? 3000);

@@ -26,7 +26,7 @@ import { UploadsService } from './catalog/uploads.js';
 import { registerUploadRoutes } from './api/uploads.js';
 import { SchemaRegistry } from './catalog/schemas.js';
 import { registerSchemaRoutes } from './api/schemas.js';
-import { protobufFieldsOrUndefined, protobufFormatFactory } from './connectors/protobuf.js';
+import { protobufFieldsOrUndefined, protobufFormatFactory } from './connectors/formats/protobuf.js';
 import { BundleService } from './bundle/service.js';
 import { TaskManager } from './bundle/tasks.js';
 import { registerDataRoutes } from './api/data.js';

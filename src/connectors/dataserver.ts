@@ -11,7 +11,12 @@ import type { AddressInfo } from 'node:net';
 import type { RawData, WebSocket, WebSocketServer } from 'ws';
 import type { Logger } from 'pino';
 import { DEFAULT_MAX_BODY_SIZE } from '../core/limits.js';
-import { WS_OPEN, wsModule } from './websocket-common.js';
+import { lazy } from '../core/lazy.js';
+
+/** the ws library, loaded by the first websocket endpoint or websocket client connector */
+export const wsModule = lazy(() => import('ws'));
+/** `readyState` of an open connection (the WebSocket standard's OPEN) */
+export const WS_OPEN = 1;
 
 /** Handles one request whose whole body has been read. */
 export type DataHandler = (req: IncomingMessage, body: Buffer, res: ServerResponse) => void;

@@ -21,6 +21,7 @@ import type { FunctionDef, FunctionRegistry } from '../functions/registry.js';
 import type { Logger } from '../config/log.js';
 import type { ConnectorContext, Props, SourceConnector, SourceEvent } from '../contracts/index.js';
 import type { SinkConnector, SinkContext, SinkPayload } from '../contracts/index.js';
+import { recoverable } from '../contracts/failures.js';
 import type { KVStore } from '../store/kv.js';
 import { parseJsonExact } from '../connectors/formats/jsonparse.js';
 import { EvalError, toJsonData, type Value, type ValueObject } from '../values/index.js';
@@ -637,14 +638,11 @@ class PortableSink implements SinkConnector {
       // the plugin process was restarted: its sink listens again once the remembered start was replayed
       this.push?.close();
       this.push = undefined;
-      if (this.dataPath === undefined)
-        throw Object.assign(new Error(`portable sink ${this.symbol} is not connected`), { recoverable: true });
+      if (this.dataPath === undefined) throw recoverable(new Error(`portable sink ${this.symbol} is not connected`));
       try {
         this.push = await PushDialer.dial(this.dataPath, REDIAL_TIMEOUT_MS);
       } catch (e) {
-        throw Object.assign(new Error(`portable sink ${this.symbol} is not connected: ${(e as Error).message}`), {
-          recoverable: true,
-        });
+        throw recoverable(new Error(`portable sink ${this.symbol} is not connected: ${(e as Error).message}`));
       }
     }
     const ack = this.requiredAcks > 0 ? this.nextAck() : undefined;
@@ -657,7 +655,7 @@ class PortableSink implements SinkConnector {
     } catch {
       throw new Error(`invalid ack from portable sink ${this.symbol}: ${text}`);
     }
-    if (typeof v.error === 'string' && v.error !== '') throw Object.assign(new Error(v.error), { recoverable: true });
+    if (typeof v.error === 'string' && v.error !== '') throw recoverable(new Error(v.error));
   }
 
   private nextAck(): Promise<string> {
@@ -665,11 +663,7 @@ class PortableSink implements SinkConnector {
       const t = setTimeout(() => {
         const i = this.ackWaiters.indexOf(done);
         if (i >= 0) this.ackWaiters.splice(i, 1);
-        reject(
-          Object.assign(new Error(`no ack from portable sink ${this.symbol} within ${ACK_TIMEOUT_MS}ms`), {
-            recoverable: true,
-          }),
-        );
+        reject(recoverable(new Error(`no ack from portable sink ${this.symbol} within ${ACK_TIMEOUT_MS}ms`)));
       }, ACK_TIMEOUT_MS);
       const done = (v: string) => {
         clearTimeout(t);

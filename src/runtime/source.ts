@@ -23,6 +23,7 @@ import type { StreamField } from '../sql/schema.js';
 import { DateTime, type Value, type ValueObject } from '../values/value.js';
 import { defaultZone, parseAuto, parseWithFormat } from '../values/datetime.js';
 import { checkCompression, decompress, type Compression } from '../core/compression.js';
+import { isTransient } from '../contracts/failures.js';
 import { EddyError, ErrorCode } from '../core/errors.js';
 import { systemClock, type Clock } from './clock.js';
 import { kinds, RawEvent, TableUpdate, type Item } from './items.js';
@@ -564,7 +565,7 @@ export class SourceNode extends DecodingNode implements SharedSubscriber, Checkp
     this.metrics.error(err);
     // a lost broker is not a record: at qos ≥ 1 it must not reach the sinks among the data
     if (this.opts.sendError && !(this.atLeastOnce && isConnectionLoss(err))) this.emit(new ErrorRecord(err.message));
-    if ((err as Error & { transient?: boolean }).transient !== true) this.onConnectorError(err);
+    if (!isTransient(err)) this.onConnectorError(err);
   }
 
   /** `item`: a raw event, or a connector's event queued as is (a decoder downstream receives it as is too) */

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connectAsync } from 'mqtt';
 import { startTestServer } from '../helpers/server.js';
-import { admin, PG_URL, uniqueTable } from '../connectors/sql-helpers.js';
+import { admin, PG_URL, uniqueTable } from '../connectors/sql/sql-helpers.js';
 
 async function until<T>(fn: () => T | Promise<T>, ok: (v: T) => boolean, what: string): Promise<T> {
   const end = Date.now() + 20_000;

@@ -12,7 +12,7 @@ import type { ConnectorContext, RuleOptions, SinkContext, SinkNode } from '../..
 import { Connectors } from '../../src/connectors/index.js';
 import { loadConfig, prepareHome, resolveHome } from '../../src/config/index.js';
 import { SqliteStore } from '../../src/store/index.js';
-import { renderTemplate } from '../../src/connectors/template/index.js';
+import { renderTemplate } from '../../src/template/index.js';
 import { DEFAULT_RULE_OPTIONS } from '../../src/config/index.js';
 
 export const logger = pino({ level: 'silent' });

@@ -1,0 +1,243 @@
+/**
+ * The memory connectors (docs/runtime.md §2.5, §3.6): process-local topics. Memory sinks publish every row to a topic;
+ * memory sources subscribe with MQTT-style filters (`+` one level, `#` the rest); memory lookup tables keep the
+ * latest row per key value of the topic and honour the row kinds published by sinks with `rowkindField`.
+ */
+import { EddyError, ErrorCode } from '../../core/errors.js';
+import type { ConnectorContext, LookupConnector, Props, SourceConnector, SourceEvent } from '../../contracts/index.js';
+import type { SinkConnector, SinkContext, SinkPayload } from '../../contracts/index.js';
+import { isObject, type Value, type ValueObject } from '../../values/value.js';
+import { keyText } from '../../values/text.js';
+import type { Registry } from '../registry.js';
+import { prop, propString } from '../props.js';
+
+export type RowKind = 'insert' | 'update' | 'upsert' | 'delete';
+
+export interface MemoryMessage {
+  topic: string;
+  row: ValueObject;
+  /** set by sinks with `rowkindField` */
+  rowkind?: RowKind;
+  /** the value of the sink's `keyField` */
+  key?: Value;
+}
+
+type Listener = (msg: MemoryMessage) => void;
+
+/** True when topic `topic` matches filter `filter` (`+` one level, `#` the remaining levels). */
+export function topicMatches(filter: string, topic: string): boolean {
+  if (filter === topic) return true;
+  const f = filter.split('/');
+  const t = topic.split('/');
+  for (let i = 0; i < f.length; i++) {
+    if (f[i] === '#') return i === f.length - 1;
+    if (i >= t.length) return false;
+    if (f[i] !== '+' && f[i] !== t[i]) return false;
+  }
+  return f.length === t.length;
+}
+
+function hasWildcard(topic: string): boolean {
+  return topic.includes('+') || topic.includes('#');
+}
+
+/** The topic bus of one server. Delivery is synchronous; publishing without subscribers is a no-op. */
+export class MemoryBus {
+  private readonly exact = new Map<string, Set<Listener>>();
+  private readonly wild = new Map<string, Set<Listener>>();
+
+  subscribe(filter: string, listener: Listener): () => void {
+    const map = hasWildcard(filter) ? this.wild : this.exact;
+    let set = map.get(filter);
+    if (!set) map.set(filter, (set = new Set()));
+    set.add(listener);
+    return () => {
+      set!.delete(listener);
+      if (set!.size === 0) map.delete(filter);
+    };
+  }
+
+  publish(msg: MemoryMessage): void {
+    const direct = this.exact.get(msg.topic);
+    if (direct) for (const l of direct) l(msg);
+    if (this.wild.size === 0) return;
+    for (const [filter, set] of this.wild) {
+      if (topicMatches(filter, msg.topic)) for (const l of set) l(msg);
+    }
+  }
+}
+
+function checkTopic(topic: string, what: string): void {
+  if (topic === '') throw new EddyError(ErrorCode.Executor, `${what} is required`);
+}
+
+class MemorySource implements SourceConnector {
+  private topic = '';
+  private unsubscribe: (() => void) | undefined;
+
+  constructor(private readonly bus: MemoryBus) {}
+
+  provision(_ctx: ConnectorContext, datasource: string): void {
+    checkTopic(datasource, 'topic');
+    if (datasource.includes('#') && !datasource.endsWith('#'))
+      throw new Error(`invalid memory topic ${datasource}: # must be the last level`);
+    this.topic = datasource;
+  }
+
+  async connect(_ctx: ConnectorContext, emit: (ev: SourceEvent) => void): Promise<void> {
+    this.unsubscribe = this.bus.subscribe(this.topic, (msg) => {
+      emit({ payload: msg.row, meta: { topic: msg.topic }, timestamp: Date.now() });
+    });
+  }
+
+  async close(): Promise<void> {
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
+  }
+}
+
+const ROW_KINDS = new Set(['insert', 'update', 'upsert', 'delete']);
+
+class MemorySink implements SinkConnector {
+  private topic = '';
+  private resendTopic = '';
+  private rowkindField: string | undefined;
+  private keyField: string | undefined;
+
+  constructor(private readonly bus: MemoryBus) {}
+
+  provision(_ctx: SinkContext, props: Props): void {
+    this.topic = propString(props, 'topic', '');
+    if (this.topic === '') throw new EddyError(ErrorCode.Executor, 'topic is required');
+    if (hasWildcard(this.topic))
+      throw new EddyError(ErrorCode.Executor, `invalid memory topic ${this.topic}: wildcard found`);
+    this.resendTopic = propString(props, 'resendDestination', '');
+    this.rowkindField = propString(props, 'rowkindField') || undefined;
+    this.keyField = propString(props, 'keyField') || undefined;
+    if (this.rowkindField && !this.keyField) {
+      throw new EddyError(ErrorCode.Executor, 'keyField is required when rowkindField is set');
+    }
+  }
+
+  async connect(): Promise<void> {}
+
+  async collect(ctx: SinkContext, payload: SinkPayload): Promise<void> {
+    const data = payload.data;
+    const rows: ValueObject[] = Array.isArray(data)
+      ? (data.filter((r) => isObject(r)) as ValueObject[])
+      : isObject(data)
+        ? [data]
+        : [];
+    if (rows.length === 0 && data !== null && !Array.isArray(data) && !isObject(data)) {
+      throw new Error(`memory sink requires map data, got ${typeof data}`);
+    }
+    const target = payload.resend && this.resendTopic !== '' ? this.resendTopic : this.topic;
+    const dynamic = target.includes('{{');
+    for (const row of rows) {
+      const topic = dynamic ? ctx.render(target, row) : target;
+      const msg: MemoryMessage = { topic, row };
+      if (this.rowkindField) {
+        const kind = row[this.rowkindField];
+        if (kind === undefined || kind === null) msg.rowkind = 'upsert';
+        else if (typeof kind === 'string' && ROW_KINDS.has(kind)) msg.rowkind = kind as RowKind;
+        else throw new Error(`invalid rowkind ${String(kind)}`);
+        const key = row[this.keyField!];
+        if (key === undefined || key === null) throw new Error(`key field ${this.keyField} not found in data`);
+        msg.key = key;
+      }
+      this.bus.publish(msg);
+    }
+  }
+
+  async close(): Promise<void> {}
+}
+
+/** The keyed table behind a memory lookup: latest row per key value, shared by every lookup of the same topic+key. */
+class MemoryTable {
+  readonly rows = new Map<string, ValueObject>();
+  refs = 0;
+  unsubscribe: (() => void) | undefined;
+}
+
+class MemoryLookup implements LookupConnector {
+  private topic = '';
+  private key = '';
+  private table: MemoryTable | undefined;
+
+  constructor(
+    private readonly bus: MemoryBus,
+    private readonly tables: Map<string, MemoryTable>,
+  ) {}
+
+  provision(_ctx: ConnectorContext, datasource: string, props: Props): void {
+    checkTopic(datasource, 'topic');
+    this.topic = datasource;
+    const key = prop(props, 'key');
+    if (typeof key !== 'string' || key === '')
+      throw new EddyError(ErrorCode.Executor, 'Option "key" is required for memory lookup table.');
+    this.key = key;
+  }
+
+  async connect(): Promise<void> {
+    const id = `${this.topic}\u0000${this.key}`;
+    let table = this.tables.get(id);
+    if (!table) {
+      const t = new MemoryTable();
+      const key = this.key;
+      t.unsubscribe = this.bus.subscribe(this.topic, (msg) => {
+        const kv = msg.row[key] ?? msg.key;
+        if (kv === undefined || kv === null) return;
+        const k = keyText(kv);
+        if (msg.rowkind === 'delete') t.rows.delete(k);
+        else t.rows.set(k, msg.row);
+      });
+      this.tables.set(id, (table = t));
+    }
+    table.refs++;
+    this.table = table;
+  }
+
+  async lookup(
+    _ctx: ConnectorContext,
+    _fields: readonly string[],
+    keys: readonly string[],
+    values: readonly Value[],
+  ): Promise<ValueObject[]> {
+    const t = this.table;
+    if (!t) return [];
+    if (keys.length === 1 && keys[0] === this.key) {
+      if (values[0] === null || values[0] === undefined) return [];
+      const hit = t.rows.get(keyText(values[0]));
+      return hit ? [hit] : [];
+    }
+    const out: ValueObject[] = [];
+    for (const row of t.rows.values()) {
+      let ok = true;
+      for (let i = 0; i < keys.length && ok; i++) {
+        const v = row[keys[i]];
+        ok = v !== undefined && v !== null && keyText(v) === keyText(values[i]);
+      }
+      if (ok) out.push(row);
+    }
+    return out;
+  }
+
+  async close(): Promise<void> {
+    const t = this.table;
+    this.table = undefined;
+    if (!t) return;
+    t.refs--;
+    if (t.refs <= 0) {
+      t.unsubscribe?.();
+      for (const [id, v] of this.tables) if (v === t) this.tables.delete(id);
+    }
+  }
+}
+
+/** Registers the memory source, sink, lookup and the (always successful) connection checks. */
+export function registerMemory(registry: Registry, bus: MemoryBus): void {
+  const tables = new Map<string, MemoryTable>();
+  registry.registerSource('memory', () => new MemorySource(bus));
+  registry.registerSink('memory', () => new MemorySink(bus));
+  registry.registerLookup('memory', () => new MemoryLookup(bus, tables));
+}

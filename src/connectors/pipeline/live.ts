@@ -1,0 +1,213 @@
+/**
+ * The live send path of a sink without a failure cache (docs/runtime.md §3): sends synchronously while the connector
+ * settles synchronously (no promise or microtask per item), keeps one send pending for ordinary connectors (or
+ * `concurrency`) and up to {@link PIPELINE_DEPTH} for pipelined ones (their transport keeps the order), and yields to
+ * the event loop after a long burst so that other rules and the REST API keep answering. A failed send is counted
+ * and given up.
+ */
+import type { SinkPayload } from '../../contracts/index.js';
+import type { ValueObject } from '../../values/value.js';
+import { encodeJson } from '../formats/jsonenc.js';
+import type { SinkUnit } from './cache.js';
+import { countSent, transformFailed, type Sender, type SinkParts } from './sender.js';
+import type { Payload } from './transform.js';
+
+/** rows from which a list is encoded in slices of this many rows, one per turn of the event loop */
+const LARGE_LIST = 4096;
+/** sends a pipelined connector may have pending at once */
+const PIPELINE_DEPTH = 1024;
+/** items sent in one turn of the event loop before the sink yields */
+const BURST = 1024;
+/** longest wait of close for pending sends */
+const CLOSE_WAIT_MS = 5000;
+
+export class LiveSender implements Sender {
+  readonly cached = 0;
+  /** sends started and not settled yet */
+  private inflight = 0;
+  /** a large list is being encoded in slices: later items wait */
+  private encoding = false;
+  private pumping = false;
+  private yielded = false;
+  /** resolves the wait of {@link halt} for the sends in flight */
+  private settledAll: (() => void) | undefined;
+  private readonly settleWaiters: Array<() => void> = [];
+  private readonly pumpFn = (): void => {
+    this.yielded = false;
+    this.pump();
+  };
+
+  constructor(private readonly parts: SinkParts) {}
+
+  accept(): boolean {
+    return false;
+  }
+
+  async open(): Promise<void> {
+    // nothing kept from an earlier run
+  }
+
+  kick(): void {
+    this.pump();
+  }
+
+  hasWork(): boolean {
+    return this.parts.buffer.hasNext();
+  }
+
+  pending(): boolean {
+    return this.inflight > 0 || this.parts.buffer.hasNext();
+  }
+
+  stalled(): boolean {
+    return false;
+  }
+
+  progress(): Promise<void> | undefined {
+    return this.inflight > 0 ? new Promise<void>((resolve) => this.settleWaiters.push(resolve)) : undefined;
+  }
+
+  async halt(): Promise<void> {
+    if (this.inflight === 0) return;
+    await new Promise<void>((resolve) => {
+      // a connector that never settles must not hold the close forever
+      const timer = setTimeout(resolve, CLOSE_WAIT_MS);
+      this.settledAll = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  }
+
+  async finish(): Promise<void> {
+    // no cache to save
+  }
+
+  private pump(): void {
+    const parts = this.parts;
+    if (this.pumping || this.yielded || parts.closed) return;
+    this.pumping = true;
+    const depth = parts.connector.pipelined === true ? PIPELINE_DEPTH : parts.settings.concurrency;
+    const wholeEntries = !parts.settings.sendSingle;
+    let sent = 0;
+    try {
+      while (this.inflight < depth && !parts.closed && !this.encoding) {
+        if (sent >= BURST) {
+          this.yielded = true;
+          setImmediate(this.pumpFn);
+          break;
+        }
+        const unit = parts.buffer.next();
+        if (unit === undefined) break;
+        sent++;
+        const seq = parts.ledger.unitStarted(wholeEntries);
+        // the metric is refreshed now and then, not per row of a large burst
+        if ((sent & 63) === 0) parts.updateBuffer();
+        this.send(unit, seq);
+      }
+    } finally {
+      this.pumping = false;
+    }
+    parts.releasePressure();
+    parts.updateBuffer();
+    if (this.inflight === 0 && this.settledAll) this.settledAll();
+  }
+
+  private send(unit: SinkUnit, seq: number): void {
+    const start = performance.now();
+    this.parts.metrics.lastInvocation = Math.round(performance.timeOrigin + start);
+    let payload: Payload;
+    try {
+      payload = this.parts.transform.apply(unit, false);
+    } catch (err) {
+      void transformFailed(this.parts, err);
+      this.parts.ledger.unitSettled(seq);
+      return;
+    }
+    if (Array.isArray(unit) && unit.length >= LARGE_LIST && this.parts.transform.plainJson) {
+      this.encodeInSlices(unit, payload, start, seq);
+      return;
+    }
+    this.collect(unit, payload, start, seq);
+  }
+
+  /**
+   * Encodes a large list a slice per turn of the event loop (a window of a hundred thousand rows would otherwise
+   * hold the process for the whole encoding), then sends it; the sink sends nothing else meanwhile.
+   */
+  private encodeInSlices(rows: ValueObject[], payload: Payload, start: number, seq: number): void {
+    this.inflight++;
+    this.encoding = true;
+    const parts: string[] = [];
+    const step = (from: number): void => {
+      if (this.parts.closed) {
+        this.encoding = false;
+        this.parts.ledger.unitSettled(seq);
+        this.settled();
+        return;
+      }
+      try {
+        const end = Math.min(rows.length, from + LARGE_LIST);
+        for (let i = from; i < end; i++) parts.push(encodeJson(rows[i]));
+        if (end < rows.length) {
+          setImmediate(step, end);
+          return;
+        }
+        payload.preset(Buffer.from(`[${parts.join(',')}]`, 'utf8'));
+      } catch (err) {
+        this.encoding = false;
+        void transformFailed(this.parts, err);
+        this.parts.ledger.unitSettled(seq);
+        this.settled();
+        return;
+      }
+      this.encoding = false;
+      this.inflight--;
+      this.collect(rows, payload, start, seq);
+      this.wakeSettleWaiters();
+      this.pump();
+    };
+    setImmediate(step, 0);
+  }
+
+  private collect(unit: SinkUnit, payload: SinkPayload, start: number, seq: number): void {
+    const { connector, ctx, metrics, ledger } = this.parts;
+    let pending: Promise<void> | void;
+    try {
+      pending = connector.collect(ctx, payload);
+    } catch (err) {
+      metrics.error(err);
+      ledger.unitSettled(seq);
+      return;
+    }
+    if (pending === undefined) {
+      countSent(metrics, unit, start);
+      ledger.unitSettled(seq);
+      return;
+    }
+    this.inflight++;
+    pending.then(
+      () => {
+        countSent(metrics, unit, start);
+        ledger.unitSettled(seq);
+        this.settled();
+      },
+      (err: unknown) => {
+        metrics.error(err);
+        ledger.unitSettled(seq);
+        this.settled();
+      },
+    );
+  }
+
+  private settled(): void {
+    this.inflight--;
+    if (this.inflight === 0 && this.settledAll) this.settledAll();
+    this.wakeSettleWaiters();
+    this.pump();
+  }
+
+  private wakeSettleWaiters(): void {
+    if (this.settleWaiters.length > 0) for (const wake of this.settleWaiters.splice(0)) wake();
+  }
+}
