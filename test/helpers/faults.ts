@@ -166,8 +166,11 @@ export class Publisher {
   }
 }
 
-/** `disk-full`: the home's `data/` folder (a small file system of its own) is filled for `outageMs`, then freed */
-export type Fault = 'kill9' | 'source-outage' | 'sink-outage' | 'disk-full';
+/**
+ * `disk-full`: the home's `data/` folder (a small file system of its own) is filled for `outageMs`, then freed;
+ * `none`: no fault, what the rule and the brokers lose on their own
+ */
+export type Fault = 'none' | 'kill9' | 'source-outage' | 'sink-outage' | 'disk-full';
 
 export interface FaultScenario {
   fault: Fault;
@@ -291,7 +294,7 @@ export async function runFaultScenario(s: FaultScenario): Promise<FaultResult> {
         await sleep(50);
       }
       disk!.free();
-    } else {
+    } else if (s.fault === 'source-outage' || s.fault === 'sink-outage') {
       proxy!.cut();
       await sleep(s.outageMs ?? 10_000);
       proxy!.restore();

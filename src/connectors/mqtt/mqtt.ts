@@ -20,6 +20,7 @@ import { recoverable, transientError } from '../../contracts/failures.js';
 import { HeldAcks, sessionClientId } from './acks.js';
 import { qos0Publish, writeCorked } from './publish.js';
 import { connectWithPublishTap } from './receive.js';
+import { DEFAULT_MAX_INFLIGHT, PublishWindow } from './window.js';
 import type { MqttSessionLedger, SessionSettings } from './sessions.js';
 
 /** bytes a connection's socket may hold unsent before QoS 0 publishers wait for it to drain */
@@ -27,7 +28,6 @@ const SOCKET_BUDGET_BYTES = 8 * 1024 * 1024;
 /** metadata `qos` values (ints are bigint), made once */
 const QOS_INT: readonly bigint[] = [0n, 1n, 2n];
 const CONNECT_TIMEOUT_MS = 5000;
-const PUBLISH_TIMEOUT_MS = 5000;
 /** Longest graceful disconnect before the socket is destroyed. */
 const END_GRACE_MS = 3000;
 const RECONNECT_PERIOD_MS = 1000;
@@ -35,6 +35,8 @@ const RECONNECT_PERIOD_MS = 1000;
 export interface MqttSettings extends SessionSettings {
   /** a persistent session (`clean: false`) whose QoS 1 and 2 acknowledgements wait for the rule's checkpoint */
   persistent?: boolean;
+  /** QoS ≥ 1 publishes kept unacknowledged at most (`maxInflight`, default {@link DEFAULT_MAX_INFLIGHT}) */
+  maxInflight?: number;
 }
 
 /** Resolves a `connectionSelector` and reads the connection settings; throws with the offending property. */
@@ -66,6 +68,10 @@ export function mqttSettings(props: Props, confKeys: ConfKeys): MqttSettings {
   if (password) s.password = password.trim();
   const tls = tlsSettings(p);
   if (tls) s.tls = tls;
+  const maxInflight = propInt(p, 'maxInflight', DEFAULT_MAX_INFLIGHT);
+  if (!Number.isInteger(maxInflight) || maxInflight < 1 || maxInflight > 65535)
+    throw new Error(`invalid maxInflight ${maxInflight}: it must be an integer from 1 to 65535`);
+  if (maxInflight !== DEFAULT_MAX_INFLIGHT) s.maxInflight = maxInflight;
   return s;
 }
 
@@ -118,6 +124,7 @@ function poolKey(s: MqttSettings): string {
     s.protocolVersion,
     tls,
     s.persistent === true,
+    s.maxInflight ?? DEFAULT_MAX_INFLIGHT,
   ]);
 }
 
@@ -142,11 +149,6 @@ interface Subscription {
 }
 
 /** One shared broker connection, reference-counted by the pool. */
-interface PendingPublish {
-  deadline: number;
-  reject: (err: Error) => void;
-}
-
 export class MqttConn {
   readonly client: MqttClient;
   refs = 0;
@@ -168,8 +170,8 @@ export class MqttConn {
   private connecting: Promise<void> | undefined;
   private readonly statusHandlers = new Set<MqttStatusHandler>();
   private lastError: Error | undefined;
-  private readonly pending = new Set<PendingPublish>();
-  private sweep: NodeJS.Timeout | undefined;
+  /** QoS ≥ 1 publishes, within the broker's receive window */
+  private readonly window: PublishWindow;
   private drainWait: Promise<void> | undefined;
   /** QoS 0 PUBLISH packets are read off the socket here rather than by MQTT.js (`mqtt-receive.ts`) */
   tapped = false;
@@ -184,6 +186,7 @@ export class MqttConn {
     const options = clientOptions(settings);
     if (tapped) options.manualConnect = true;
     this.client = mqtt.connect(brokerUrl(settings.server), options);
+    this.window = new PublishWindow(this.client, settings.maxInflight ?? DEFAULT_MAX_INFLIGHT, settings.server);
     let acks: HeldAcks | undefined;
     try {
       acks = settings.persistent ? new HeldAcks(this.client) : undefined;
@@ -205,8 +208,7 @@ export class MqttConn {
     this.client.on('connect', () => {
       this.lastError = undefined;
       // publishes kept while offline were just sent again: their time to be acknowledged starts now
-      const deadline = Date.now() + PUBLISH_TIMEOUT_MS;
-      for (const p of this.pending) p.deadline = deadline;
+      this.window.reconnected();
       // a new socket after a reconnect: still held back
       if (this.holders.size > 0) this.client.stream.pause();
       for (const h of this.statusHandlers) h(true);
@@ -218,6 +220,7 @@ export class MqttConn {
       const err = new Error(
         `mqtt connection to ${settings.server} lost${this.lastError ? `: ${this.lastError.message}` : ''}`,
       );
+      this.window.disconnected();
       for (const h of this.statusHandlers) h(false, err);
     });
   }
@@ -235,6 +238,11 @@ export class MqttConn {
 
   get connected(): boolean {
     return this.client.connected;
+  }
+
+  /** QoS ≥ 1 publishes sent and not acknowledged yet (at most the window, `maxInflight`) */
+  get unacknowledged(): number {
+    return this.window.sent;
   }
 
   /**
@@ -312,10 +320,11 @@ export class MqttConn {
   }
 
   /**
-   * Publishes; rejects with a recoverable error when not acknowledged within 5 s of being sent. While the broker is
-   * away a QoS ≥ 1 publish with `keepOffline` waits in the client's offline queue until it is back; others are
-   * rejected (a sink with a failure cache keeps them there instead). Answers `undefined` when the packet was written
-   * at once (QoS 0 while the socket keeps up): no promise per message.
+   * Publishes; at QoS ≥ 1 resolves once acknowledged, within the broker's receive window ({@link PublishWindow}), and
+   * rejects with a recoverable error when not acknowledged within 5 s of being sent. While the broker is away a
+   * QoS ≥ 1 publish with `keepOffline` waits until it is back; others are rejected (a sink with a failure cache keeps
+   * them there instead). Answers `undefined` when the packet was written at once (QoS 0 while the socket keeps up):
+   * no promise per message.
    */
   publish(
     topic: string,
@@ -339,27 +348,7 @@ export class MqttConn {
       writeCorked(this.client.stream, qos0Publish(topic, buf, retain));
       return this.needsDrain() ? this.drained() : undefined;
     }
-    let settled = false;
-    let failure: Error | undefined;
-    let later: ((err?: Error) => void) | undefined;
-    this.client.publish(topic, buf, { qos, retain }, (err) => {
-      if (later) later(err);
-      else {
-        settled = true;
-        failure = err;
-      }
-    });
-    if (settled) return failure ? Promise.reject(recoverable(failure)) : undefined;
-    return new Promise((resolve, reject) => {
-      const pending: PendingPublish = { deadline: Date.now() + PUBLISH_TIMEOUT_MS, reject };
-      this.pending.add(pending);
-      this.armSweep();
-      later = (err) => {
-        if (!this.pending.delete(pending)) return; // already timed out
-        if (err) reject(recoverable(err));
-        else resolve();
-      };
-    });
+    return this.window.publish(topic, buf, qos, retain, keepOffline);
   }
 
   /**
@@ -389,29 +378,6 @@ export class MqttConn {
     return this.drainWait;
   }
 
-  /**
-   * One timer per connection fails the publishes that got no callback in time, instead of a timer per publish
-   * (a measurable cost at tens of thousands of messages per second).
-   */
-  private armSweep(): void {
-    if (this.sweep) return;
-    this.sweep = setInterval(() => {
-      // a publish waiting for the broker to come back has no deadline yet
-      if (!this.client.connected) return;
-      const now = Date.now();
-      for (const p of this.pending) {
-        if (p.deadline > now) continue;
-        this.pending.delete(p);
-        p.reject(recoverable(new Error('publish timed out')));
-      }
-      if (this.pending.size === 0 && this.sweep) {
-        clearInterval(this.sweep);
-        this.sweep = undefined;
-      }
-    }, 1000);
-    this.sweep.unref();
-  }
-
   release(): void {
     this.refs--;
     if (this.refs <= 0) this.onEmpty(this);
@@ -423,12 +389,7 @@ export class MqttConn {
    * destroyed. Publishes still unanswered then fail.
    */
   end(): Promise<void> {
-    const failPending = () => {
-      if (this.sweep) clearInterval(this.sweep);
-      this.sweep = undefined;
-      for (const p of this.pending) p.reject(recoverable(new Error('mqtt connection closed')));
-      this.pending.clear();
-    };
+    const failPending = () => this.window.failAll();
     // a persistent session's unacknowledged deliveries must stay unacknowledged: the broker resends them at the next
     // connect, so the connection is cut rather than drained
     if (!this.client.connected || this.settings.persistent) {

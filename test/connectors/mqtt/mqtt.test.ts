@@ -229,6 +229,52 @@ test('mqtt sink: retained flag and qos', async () => {
   }
 });
 
+test('mqtt sink at QoS 2 keeps at most maxInflight publishes unacknowledged, in order, each counted once acknowledged', async () => {
+  const s = await startTestServer();
+  const topic = uniqueTopic('window');
+  const sub = await subscriber(topic);
+  try {
+    const sink = (props: Props) =>
+      s.app.connectors.createSinkNode({
+        ruleId: 'win',
+        index: 0,
+        type: 'mqtt',
+        props: { server: BROKER, topic, sendSingle: true, ...props },
+        ruleOptions: s.app.config.rule,
+        logger: s.app.logger,
+      });
+    assert.throws(
+      () => sink({ qos: 2, maxInflight: 0 }),
+      /invalid maxInflight 0: it must be an integer from 1 to 65535/,
+    );
+    const n = sink({ qos: 2, maxInflight: 3 });
+    await n.open();
+    const conn = s.app.connectors.mqtt.acquire({ server: BROKER, protocolVersion: 4, maxInflight: 3 });
+    let most = 0;
+    let sampling = true;
+    const sample = () => {
+      most = Math.max(most, conn.unacknowledged);
+      if (sampling) setImmediate(sample);
+    };
+    sample();
+    const count = 200;
+    for (let i = 0; i < count; i++) n.push([{ i }]);
+    await until(() => n.metrics.recordsOut === count, 30_000);
+    sampling = false;
+    assert.ok(most > 0 && most <= 3, `at most 3 unacknowledged, saw ${most}`);
+    await until(() => sub.messages.length === count, 30_000);
+    assert.deepEqual(
+      sub.messages.map((m) => (JSON.parse(m.text) as { i: number }).i),
+      Array.from({ length: count }, (_, i) => i),
+    );
+    conn.release();
+    await n.close();
+  } finally {
+    await sub.close();
+    await s.dispose();
+  }
+});
+
 test('mqtt sink at qos 0: packets on each side of every length-field boundary, a UTF-8 topic and the retain flag reach a subscriber as sent', async () => {
   const s = await startTestServer();
   const topic = `${uniqueTopic('q0')}/température`;
