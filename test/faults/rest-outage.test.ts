@@ -1,6 +1,8 @@
 /**
  * A rest sink whose target answers 503 for a while (docs/runtime.md §3.5): with `enableCache`, every row is kept and
- * resent in order once the target accepts again; nothing is lost. Eddy runs as a child process.
+ * resent in order once the target accepts again; without a cache at rule qos 1, the failed send is retried and the
+ * checkpoint covering it waits, so the source does not acknowledge it and nothing is lost; at qos 0 without a cache,
+ * eKuiper's behaviour: the refused rows are given up. Eddy runs as a child process.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -14,8 +16,23 @@ import { startEddyProcess } from '../helpers/eddy-process.js';
 import { Publisher } from '../helpers/faults.js';
 import { waitFor } from '../helpers/process.js';
 
-test('rest sink target answering 503 for a while, with the cache: every row arrives, in order', async (t) => {
-  const count = 2000;
+interface Outage {
+  count: number;
+  rate: number;
+  outageMs: number;
+  cache: boolean;
+  ruleQos: number;
+}
+
+interface OutageResult {
+  /** numbers the target accepted, in arrival order */
+  accepted: number[];
+  distinct: number;
+  refused: number;
+}
+
+/** Numbered rows through an MQTT → rest rule; the target answers 503 for `outageMs` once a third has arrived. */
+async function runRestOutage(o: Outage): Promise<OutageResult> {
   const accepted: number[] = [];
   let refused = 0;
   let probes = 0;
@@ -40,7 +57,10 @@ test('rest sink target answering 503 for a while, with the cache: every row arri
   const httpPort = typeof addr === 'object' && addr ? addr.port : 0;
   const broker = await startBroker();
   const home = mkdtempSync(join(tmpdir(), 'eddy-faults-'));
-  const eddy = await startEddyProcess(home, { MQTT_SOURCE__DEFAULT__SERVER: broker.url });
+  const eddy = await startEddyProcess(home, {
+    MQTT_SOURCE__DEFAULT__SERVER: broker.url,
+    MQTT_SOURCE__DEFAULT__QOS: '1',
+  });
   const publisher = await Publisher.start(broker.url);
   try {
     let r = await eddy.req('POST', '/streams', {
@@ -56,11 +76,11 @@ test('rest sink target answering 503 for a while, with the cache: every row arri
             url: `http://127.0.0.1:${httpPort}/in`,
             method: 'post',
             sendSingle: true,
-            enableCache: true,
-            resendInterval: 0,
+            ...(o.cache ? { enableCache: true, resendInterval: 0 } : {}),
           },
         },
       ],
+      options: { qos: o.ruleQos },
     });
     assert.equal(r.status, 201, r.text);
     // the rule reports running before it subscribed: numbered rows start once a probe went through
@@ -74,21 +94,29 @@ test('rest sink target answering 503 for a while, with the cache: every row arri
       'the rule to subscribe',
       200,
     );
-    const publishing = publisher.run('faults/rest/in', count, 1000);
-    await waitFor(() => accepted.length >= count / 3, 60_000, 'a third of the rows');
+    const publishing = publisher.run('faults/rest/in', o.count, o.rate);
+    await waitFor(() => accepted.length >= o.count / 3, 60_000, 'a third of the rows');
     failing = true;
-    await sleep(2000);
+    await sleep(o.outageMs);
     failing = false;
     await publishing;
-    await waitFor(() => new Set(accepted).size >= count, 120_000, 'every row at the target');
-    const distinct = new Set(accepted).size;
-    t.diagnostic(
-      `sent ${count}, delivered ${distinct}, answered 503: ${refused}, duplicates ${accepted.length - distinct}`,
+    // everything, or no progress for 10 s
+    let last = -1;
+    let since = Date.now();
+    await waitFor(
+      () => {
+        if (new Set(accepted).size >= o.count) return true;
+        if (accepted.length !== last) {
+          last = accepted.length;
+          since = Date.now();
+        }
+        return Date.now() - since > 10_000;
+      },
+      120_000,
+      'the rows to settle',
+      100,
     );
-    assert.ok(refused > 0, 'the target refused rows for a while');
-    assert.equal(distinct, count);
-    for (let i = 1; i < accepted.length; i++)
-      assert.ok(accepted[i] > accepted[i - 1], `in order at ${i}: ${accepted[i - 1]} then ${accepted[i]}`);
+    return { accepted, distinct: new Set(accepted).size, refused };
   } finally {
     await publisher.close();
     await eddy.stop();
@@ -96,4 +124,34 @@ test('rest sink target answering 503 for a while, with the cache: every row arri
     await new Promise((resolve) => http.close(resolve));
     rmSync(home, { recursive: true, force: true });
   }
+}
+
+test('rest sink target answering 503 for a while, with the cache: every row arrives, in order', async (t) => {
+  const count = 2000;
+  const r = await runRestOutage({ count, rate: 1000, outageMs: 2000, cache: true, ruleQos: 0 });
+  t.diagnostic(
+    `sent ${count}, delivered ${r.distinct}, answered 503: ${r.refused}, duplicates ${r.accepted.length - r.distinct}`,
+  );
+  assert.ok(r.refused > 0, 'the target refused rows for a while');
+  assert.equal(r.distinct, count);
+  for (let i = 1; i < r.accepted.length; i++)
+    assert.ok(r.accepted[i] > r.accepted[i - 1], `in order at ${i}: ${r.accepted[i - 1]} then ${r.accepted[i]}`);
+});
+
+test('rest sink target answering 503 for a while, no cache, rule qos 1: refused sends are retried, nothing lost', async (t) => {
+  const count = 3000;
+  const r = await runRestOutage({ count, rate: 1000, outageMs: 3000, cache: false, ruleQos: 1 });
+  t.diagnostic(
+    `sent ${count}, delivered ${r.distinct}, lost ${count - r.distinct}, answered 503: ${r.refused}, duplicates ${r.accepted.length - r.distinct}`,
+  );
+  assert.ok(r.refused > 0, 'the target refused rows for a while');
+  assert.equal(r.distinct, count);
+});
+
+test('rest sink target answering 503 for a while, no cache, rule qos 0: refused rows are given up (eKuiper)', async (t) => {
+  const count = 1500;
+  const r = await runRestOutage({ count, rate: 1000, outageMs: 1500, cache: false, ruleQos: 0 });
+  t.diagnostic(`sent ${count}, delivered ${r.distinct}, lost ${count - r.distinct}, answered 503: ${r.refused}`);
+  assert.ok(r.refused > 0, 'the target refused rows for a while');
+  assert.equal(r.distinct, count - r.refused);
 });

@@ -3,9 +3,12 @@
  * settles synchronously (no promise or microtask per item), keeps one send pending for ordinary connectors (or
  * `concurrency`) and up to {@link PIPELINE_DEPTH} for pipelined ones (their transport keeps the order), and yields to
  * the event loop after a long burst so that other rules and the REST API keep answering. A failed send is counted
- * and given up.
+ * and given up, except at rule qos ≥ 1 a failure the connector marks recoverable: that send is tried again, after
+ * 100 ms doubling up to 5 s, holding its place among the sends in flight, until it succeeds or the sink closes; the
+ * checkpoints of the rule wait for it meanwhile (docs/runtime.md §1.9).
  */
 import type { SinkPayload } from '../../contracts/index.js';
+import { isRecoverable } from '../../contracts/failures.js';
 import type { ValueObject } from '../../values/value.js';
 import { encodeJson } from '../formats/jsonenc.js';
 import type { SinkUnit } from './cache.js';
@@ -20,6 +23,9 @@ const PIPELINE_DEPTH = 1024;
 const BURST = 1024;
 /** longest wait of close for pending sends */
 const CLOSE_WAIT_MS = 5000;
+/** the first retry of a recoverable failure at rule qos ≥ 1, and the longest wait between retries */
+const RETRY_FIRST_MS = 100;
+const RETRY_MAX_MS = 5000;
 
 export class LiveSender implements Sender {
   readonly cached = 0;
@@ -32,6 +38,8 @@ export class LiveSender implements Sender {
   /** resolves the wait of {@link halt} for the sends in flight */
   private settledAll: (() => void) | undefined;
   private readonly settleWaiters: Array<() => void> = [];
+  /** timers of sends to be tried again (each holds its place in {@link inflight}) */
+  private readonly retries = new Set<NodeJS.Timeout>();
   private readonly pumpFn = (): void => {
     this.yielded = false;
     this.pump();
@@ -68,6 +76,10 @@ export class LiveSender implements Sender {
   }
 
   async halt(): Promise<void> {
+    // sends waiting to be tried again are given up: their rows were not acknowledged, the source sends them again
+    for (const t of this.retries) clearTimeout(t);
+    this.inflight -= this.retries.size;
+    this.retries.clear();
     if (this.inflight === 0) return;
     await new Promise<void>((resolve) => {
       // a connector that never settles must not hold the close forever
@@ -170,34 +182,62 @@ export class LiveSender implements Sender {
     setImmediate(step, 0);
   }
 
-  private collect(unit: SinkUnit, payload: SinkPayload, start: number, seq: number): void {
+  /** Sends one unit; `tries`: the failed attempts before this one (a retry already holds its place in flight). */
+  private collect(unit: SinkUnit, payload: SinkPayload, start: number, seq: number, tries = 0): void {
     const { connector, ctx, metrics, ledger } = this.parts;
+    const held = tries > 0;
     let pending: Promise<void> | void;
     try {
       pending = connector.collect(ctx, payload);
     } catch (err) {
-      metrics.error(err);
-      ledger.unitSettled(seq);
+      this.failed(unit, payload, start, seq, tries, err, held);
       return;
     }
     if (pending === undefined) {
       countSent(metrics, unit, start);
       ledger.unitSettled(seq);
+      if (held) this.settled();
       return;
     }
-    this.inflight++;
+    if (!held) this.inflight++;
     pending.then(
       () => {
         countSent(metrics, unit, start);
         ledger.unitSettled(seq);
         this.settled();
       },
-      (err: unknown) => {
-        metrics.error(err);
-        ledger.unitSettled(seq);
-        this.settled();
-      },
+      (err: unknown) => this.failed(unit, payload, start, seq, tries, err, true),
     );
+  }
+
+  /**
+   * A send failed: counted; tried again later when the rule is at-least-once and the failure recoverable, else given
+   * up. `held`: the send holds a place in {@link inflight}.
+   */
+  private failed(
+    unit: SinkUnit,
+    payload: SinkPayload,
+    start: number,
+    seq: number,
+    tries: number,
+    err: unknown,
+    held: boolean,
+  ): void {
+    this.parts.metrics.error(err);
+    if (this.parts.atLeastOnce && isRecoverable(err) && !this.parts.closed) {
+      if (!held) this.inflight++;
+      const timer = setTimeout(
+        () => {
+          this.retries.delete(timer);
+          this.collect(unit, payload, start, seq, tries + 1);
+        },
+        Math.min(RETRY_FIRST_MS * 2 ** tries, RETRY_MAX_MS),
+      );
+      this.retries.add(timer);
+      return;
+    }
+    this.parts.ledger.unitSettled(seq);
+    if (held) this.settled();
   }
 
   private settled(): void {

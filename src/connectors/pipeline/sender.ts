@@ -25,6 +25,8 @@ export interface SinkParts {
   readonly logger: Logger;
   /** the node is closing: nothing more is sent */
   readonly closed: boolean;
+  /** the rule's qos is ≥ 1: a recoverable failure is tried again rather than given up (docs/runtime.md §1.9) */
+  readonly atLeastOnce: boolean;
   /** refreshes the buffer metric */
   updateBuffer(): void;
   /** units left the live buffer: sources held back by back-pressure may go on once it is half empty */

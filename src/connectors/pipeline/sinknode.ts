@@ -60,6 +60,7 @@ class SinkNodeImpl implements SinkNode, SinkParts {
   readonly ledger: SendLedger;
   readonly transform: SinkTransform;
   readonly logger: Logger;
+  readonly atLeastOnce: boolean;
   closed = false;
   private readonly sender: Sender;
   private readonly fatalCbs: Array<(err: Error) => void> = [];
@@ -74,6 +75,7 @@ class SinkNodeImpl implements SinkNode, SinkParts {
   constructor(opts: SinkNodeOptions, deps: SinkNodeDeps) {
     this.metrics = new NodeMetrics(opts.name ?? `sink_${opts.type}_${opts.index}`);
     this.logger = opts.logger;
+    this.atLeastOnce = opts.ruleOptions.qos >= 1;
     const factory = deps.registry.sink(opts.type);
     if (!factory) throw executorError(`sink ${opts.type} is not found`);
     const rk = propKey(opts.props, 'resourceId');
