@@ -174,6 +174,8 @@ export interface SourceEvent {
   timestamp: number;
   /** set by sources that acknowledge upstream only once the event's effects are durable */
   delivery?: Delivery;
+  /** the rows' values are text cells (a CSV file): the stream's declared fields are typed from them */
+  textCells?: boolean;
 }
 
 export interface SourceConnector {

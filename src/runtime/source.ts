@@ -28,6 +28,7 @@ import { EddyError, ErrorCode } from '../core/errors.js';
 import { systemClock, type Clock } from './clock.js';
 import { kinds, RawEvent, TableUpdate, type Item } from './items.js';
 import { strictValidate } from './strict.js';
+import { typeTextCells } from './text-cells.js';
 import { QueueNode } from './node.js';
 import { decodeValue, encodeValue, type Checkpointed, type Json } from './checkpoint.js';
 
@@ -84,9 +85,9 @@ export function createFormat(
   const name = (def.options.FORMAT ?? 'json').toLowerCase();
   const factory = registry.format(name);
   if (!factory) return null;
-  // the binary payload lands in the stream's declared single field whatever the rule reads (`SELECT *` reads all,
-  // which leaves the decode schema null)
-  const formatSchema = name === 'binary' ? (def.fields ?? null) : schema;
+  // the binary payload lands in the stream's declared single field, and delimited cells are named and typed after
+  // the declared fields, whatever the rule reads (`SELECT *` reads all, which leaves the decode schema null)
+  const formatSchema = name === 'binary' || name === 'delimited' ? (def.fields ?? null) : schema;
   return factory({ schema: formatSchema, schemaId: def.options.SCHEMAID, delimiter: def.options.DELIMITER });
 }
 
@@ -113,13 +114,26 @@ function asRows(decoded: ValueObject | ValueObject[]): ValueObject[] {
   return Array.isArray(decoded) ? decoded : [decoded];
 }
 
-/** Bytes → rows with the stream's format; already decoded payloads (memory, httppush) pass through. */
-export function decodePayload(format: Format | null, def: StreamDef, payload: SourceEvent['payload']): ValueObject[] {
+/**
+ * Bytes → rows with the stream's format; already decoded payloads (memory, httppush) pass through, except that rows
+ * of text cells (a CSV file) have the stream's declared fields typed.
+ */
+export function decodePayload(format: Format | null, def: StreamDef, ev: SourceEvent): ValueObject[] {
+  const payload = ev.payload;
   if (payload instanceof Uint8Array) {
     if (!format) throw new Error(`unsupported format ${def.options.FORMAT ?? 'json'}`);
     return asRows(format.decode(payload));
   }
-  return asRows(payload);
+  return asRows(ev.textCells === true ? typedCells(payload, def) : payload);
+}
+
+/** Rows of text cells (a CSV file) with the stream's declared fields typed, in place; throws on a mistyped cell. */
+function typedCells<T extends ValueObject | ValueObject[]>(payload: T, def: StreamDef): T {
+  const fields = def.fields;
+  if (!fields) return payload;
+  if (Array.isArray(payload)) for (const row of payload) typeTextCells(row, fields);
+  else typeTextCells(payload, fields);
+  return payload;
 }
 
 /** Event time of a message from the stream's TIMESTAMP field (docs/sql.md §5.2). */
@@ -242,11 +256,15 @@ abstract class DecodingNode extends QueueNode<'raw'> {
 
   private decodeInto(ev: SourceEvent): boolean {
     const p = ev.payload;
-    if (!(p instanceof Uint8Array)) {
+    if (!(p instanceof Uint8Array) && ev.textCells !== true) {
       this.lastDecoded = p;
       return true;
     }
     try {
+      if (!(p instanceof Uint8Array)) {
+        this.lastDecoded = typedCells(p, this.maker.def);
+        return true;
+      }
       if (!this.format) throw new Error(`unsupported format ${this.maker.def.options.FORMAT ?? 'json'}`);
       this.lastDecoded = this.format.decode(p);
       return true;
@@ -377,7 +395,7 @@ export class SharedSources {
   private dispatch(inst: SharedInstance, ev: SourceEvent): void {
     let decoded: ValueObject[] | Error;
     try {
-      decoded = decodePayload(inst.format, inst.def, ev.payload);
+      decoded = decodePayload(inst.format, inst.def, ev);
     } catch (err) {
       decoded = err instanceof Error ? err : new Error(String(err));
     }

@@ -226,15 +226,21 @@ export class FileSource implements SourceConnector {
           if (this.closed) return;
           // held back by a full sink: wait for the release (a yield now and then lets the rule drain meanwhile)
           if (this.held) await new Promise<void>((r) => (this.release = r));
-          emit({ payload: rows[i], meta: { file: file }, timestamp: Date.now() });
+          emit(this.event(rows[i], file));
           if (this.sendInterval > 0 && i < rows.length - 1) await new Promise((r) => setTimeout(r, this.sendInterval));
           else if ((i & 1023) === 1023) await new Promise((r) => setImmediate(r));
         }
       }
       await this.afterRead(file);
     }
-    if (this.isTable && this.batchable && !this.closed)
-      emit({ payload: batch, meta: { file: this.target }, timestamp: Date.now() });
+    if (this.isTable && this.batchable && !this.closed) emit(this.event(batch, this.target));
+  }
+
+  /** CSV records are text: the runtime types the stream's declared fields (docs/runtime.md §2.2) */
+  private event(payload: SourceEvent['payload'], file: string): SourceEvent {
+    const ev: SourceEvent = { payload, meta: { file }, timestamp: Date.now() };
+    if (this.fileType === 'csv') ev.textCells = true;
+    return ev;
   }
 
   private async readFile(file: string): Promise<Array<ValueObject | Uint8Array>> {
