@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, truncateSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runFaultScenario, type FaultResult } from '../helpers/faults.js';
+import { reportFault, runFaultScenario } from '../helpers/faults.js';
 import { canMount } from '../helpers/smalldisk.js';
 import { startEddyProcess } from '../helpers/eddy-process.js';
 
@@ -21,12 +21,6 @@ const skip = canMount() ? false : 'mounting a tmpfs needs root on Linux';
  * here a window of up to a few thousand rows after a restart, a few hundred KB).
  */
 const WAL_BOUND = 1024 * 1024 + 512 * 1024;
-
-function report(t: { diagnostic(msg: string): void }, r: FaultResult): void {
-  t.diagnostic(
-    `sent ${r.sent}, delivered ${r.delivered}, lost ${r.lost}, duplicates ${r.duplicates}, status ${r.status}, largest WAL ${r.maxWalBytes} bytes, first lost [${r.missing?.join(',')}]`,
-  );
-}
 
 test(
   'data/ full for 4 s under a qos 1 window rule: the rule resumes by itself once space is freed, nothing lost',
@@ -40,7 +34,7 @@ test(
       window: true,
       outageMs: 4000,
     });
-    report(t, r);
+    reportFault(t, r);
     assert.equal(r.lost, 0);
     assert.equal(r.foreign, 0);
     assert.equal(r.status, 'running');
@@ -60,7 +54,7 @@ test(
       window: true,
       checkpointInterval: 100,
     });
-    report(t, r);
+    reportFault(t, r);
     assert.equal(r.lost, 0);
     assert.equal(r.status, 'running');
     assert.ok(r.maxWalBytes! <= WAL_BOUND, `WAL ${r.maxWalBytes}`);

@@ -6,17 +6,11 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { runFaultScenario, type FaultResult } from '../helpers/faults.js';
-
-function report(t: { diagnostic(msg: string): void }, r: FaultResult): void {
-  t.diagnostic(
-    `sent ${r.sent}, delivered ${r.delivered}, lost ${r.lost}, duplicates ${r.duplicates}, status ${r.status}, first lost [${r.missing?.join(',')}]`,
-  );
-}
+import { reportFault, runFaultScenario } from '../helpers/faults.js';
 
 test('kill -9 under load at qos 1, restarted on the same home: nothing lost', async (t) => {
   const r = await runFaultScenario({ fault: 'kill9', count: 3000, rate: 1000 });
-  report(t, r);
+  reportFault(t, r);
   assert.equal(r.lost, 0);
   assert.equal(r.foreign, 0);
   assert.equal(r.status, 'running');
@@ -24,7 +18,7 @@ test('kill -9 under load at qos 1, restarted on the same home: nothing lost', as
 
 test('broker connection cut on the source side: nothing lost, the rule recovers by itself, no error row as data', async (t) => {
   const r = await runFaultScenario({ fault: 'source-outage', count: 3000, rate: 1000, outageMs: 3000 });
-  report(t, r);
+  reportFault(t, r);
   assert.equal(r.lost, 0);
   assert.equal(r.foreign, 0);
   assert.equal(r.status, 'running');
@@ -32,7 +26,7 @@ test('broker connection cut on the source side: nothing lost, the rule recovers 
 
 test('broker connection cut on the sink side (qos 1, no cache): nothing lost, the rule recovers by itself', async (t) => {
   const r = await runFaultScenario({ fault: 'sink-outage', count: 3000, rate: 1000, outageMs: 3000 });
-  report(t, r);
+  reportFault(t, r);
   assert.equal(r.lost, 0);
   assert.equal(r.foreign, 0);
   assert.equal(r.status, 'running');
@@ -40,14 +34,14 @@ test('broker connection cut on the sink side (qos 1, no cache): nothing lost, th
 
 test('kill -9 of a rule reading a SHARED stream at qos 1: nothing lost', async (t) => {
   const r = await runFaultScenario({ fault: 'kill9', count: 3000, rate: 1000, shared: true });
-  report(t, r);
+  reportFault(t, r);
   assert.equal(r.lost, 0);
   assert.equal(r.status, 'running');
 });
 
 test('broker connection cut on the sink side, sink with enableCache at qos 1: nothing lost', async (t) => {
   const r = await runFaultScenario({ fault: 'sink-outage', count: 3000, rate: 1000, outageMs: 3000, sinkCache: true });
-  report(t, r);
+  reportFault(t, r);
   assert.equal(r.lost, 0);
   assert.equal(r.foreign, 0);
   assert.equal(r.status, 'running');
@@ -55,7 +49,7 @@ test('broker connection cut on the sink side, sink with enableCache at qos 1: no
 
 test('kill -9 of a rule with a tumbling window at qos 1: nothing lost (window contents come back from the checkpoint)', async (t) => {
   const r = await runFaultScenario({ fault: 'kill9', count: 3000, rate: 1000, window: true });
-  report(t, r);
+  reportFault(t, r);
   assert.equal(r.lost, 0);
   assert.equal(r.status, 'running');
 });

@@ -5,14 +5,12 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { runFaultScenario } from '../helpers/faults.js';
+import { reportFault, runFaultScenario } from '../helpers/faults.js';
 
 test('kill -9 of a rule with a tumbling window, the stream subscribed at QoS 2: nothing lost', async (t) => {
   // a window holds up to a second of messages the broker would count as delivered if their PUBREC went out at once
   const r = await runFaultScenario({ fault: 'kill9', count: 3000, rate: 1000, window: true, sourceQos: 2 });
-  t.diagnostic(
-    `sent ${r.sent}, delivered ${r.delivered}, lost ${r.lost}, duplicates ${r.duplicates}, first lost [${r.missing?.join(',')}]`,
-  );
+  reportFault(t, r);
   assert.equal(r.lost, 0);
   assert.equal(r.foreign, 0);
   assert.equal(r.status, 'running');

@@ -5,17 +5,11 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { runFaultScenario, type FaultResult } from '../helpers/faults.js';
-
-function report(t: { diagnostic(msg: string): void }, r: FaultResult): void {
-  t.diagnostic(
-    `sent ${r.sent}, delivered ${r.delivered}, lost ${r.lost}, duplicates ${r.duplicates}, status ${r.status}, first lost [${r.missing?.join(',')}]`,
-  );
-}
+import { reportFault, runFaultScenario } from '../helpers/faults.js';
 
 test('sink QoS 2 into a default Mosquitto, rule qos 1, no fault: nothing lost', async (t) => {
   const r = await runFaultScenario({ fault: 'none', count: 5000, rate: 1000, sinkQos: 2 });
-  report(t, r);
+  reportFault(t, r);
   assert.equal(r.lost, 0);
   assert.equal(r.foreign, 0);
   assert.equal(r.status, 'running');
@@ -23,7 +17,7 @@ test('sink QoS 2 into a default Mosquitto, rule qos 1, no fault: nothing lost', 
 
 test('sink QoS 2 into a default Mosquitto, rule qos 2, kill -9 under load: nothing lost', async (t) => {
   const r = await runFaultScenario({ fault: 'kill9', count: 8000, rate: 2000, sinkQos: 2, ruleQos: 2 });
-  report(t, r);
+  reportFault(t, r);
   assert.equal(r.lost, 0);
   assert.equal(r.foreign, 0);
   assert.equal(r.status, 'running');

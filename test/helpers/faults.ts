@@ -30,6 +30,14 @@ export interface FaultResult {
   maxWalBytes?: number;
 }
 
+/** One line of a scenario's figures, as the fault tests print them (`node --test` diagnostics). */
+export function reportFault(t: { diagnostic(msg: string): void }, r: FaultResult): void {
+  const wal = r.maxWalBytes === undefined ? '' : `, largest WAL ${r.maxWalBytes} bytes`;
+  t.diagnostic(
+    `sent ${r.sent}, delivered ${r.delivered}, lost ${r.lost}, duplicates ${r.duplicates}, status ${r.status}${wal}, first lost [${r.missing?.join(',')}]`,
+  );
+}
+
 /** Counts numbered rows `{"n": i}` arriving on a topic. */
 export class Collector {
   private readonly seen = new Uint8Array(1 << 20);
