@@ -11,16 +11,17 @@ import { mkdtempSync, rmSync, truncateSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { reportFault, runFaultScenario } from '../helpers/faults.js';
-import { canMount } from '../helpers/smalldisk.js';
+import { canMount, mountSmallDisk } from '../helpers/smalldisk.js';
 import { startEddyProcess } from '../helpers/eddy-process.js';
 
 const skip = canMount() ? false : 'mounting a tmpfs needs root on Linux';
 
 /**
- * The bound README "Production notes" gives for the write-ahead log: 1 MB plus one transaction (the largest checkpoint,
- * here a window of up to a few thousand rows after a restart, a few hundred KB).
+ * The bound README "Production notes" gives for the write-ahead log is 1 MB plus one transaction, the largest
+ * checkpoint: here a window of the backlog a restart finds at the broker, a few hundred KB, more on a loaded machine.
+ * SQLite's default grew it to 4 MB, more than the 3 MB folder.
  */
-const WAL_BOUND = 1024 * 1024 + 512 * 1024;
+const WAL_BOUND = 2 * 1024 * 1024;
 
 test(
   'data/ full for 4 s under a qos 1 window rule: the rule resumes by itself once space is freed, nothing lost',
@@ -58,6 +59,36 @@ test(
     assert.equal(r.lost, 0);
     assert.equal(r.status, 'running');
     assert.ok(r.maxWalBytes! <= WAL_BOUND, `WAL ${r.maxWalBytes}`);
+  },
+);
+
+test(
+  'data/ full: a REST write is refused with a 400 that says so, and works again once space is freed',
+  { skip },
+  async () => {
+    const home = mkdtempSync(join(tmpdir(), 'eddy-faults-'));
+    const disk = mountSmallDisk(join(home, 'data'), 4 * 1024 * 1024);
+    const eddy = await startEddyProcess(home);
+    try {
+      disk.fill();
+      const sql = (name: string) => ({ sql: `CREATE STREAM ${name} () WITH (DATASOURCE="t", TYPE="memory")` });
+      let r = await eddy.req('POST', '/streams', sql('refused'));
+      for (let i = 0; i < 20 && r.status === 201; i++) {
+        // SQLite may still have room in its log: fill what it freed and write again
+        disk.fill();
+        r = await eddy.req('POST', '/streams', sql(`refused${i}`));
+      }
+      assert.equal(r.status, 400, r.text);
+      assert.match(r.text, /full/i);
+      disk.free();
+      r = await eddy.req('POST', '/streams', sql('accepted'));
+      assert.equal(r.status, 201, r.text);
+      assert.equal((await eddy.req('GET', '/streams/accepted')).status, 200);
+    } finally {
+      await eddy.stop();
+      disk.unmount();
+      rmSync(home, { recursive: true, force: true });
+    }
   },
 );
 
