@@ -8,7 +8,7 @@
  *  4. the sink at QoS 2, with no fault at rule qos 1 and with a `kill -9` at rule qos 2 (the broker's window);
  *  5. `data/` full for 10 s under a window rule (a tmpfs of its own: root only, skipped otherwise);
  *  6. a rest sink without a cache whose target answers 503 for 10 s, at rule qos 1 and, for comparison, qos 0.
- * Runs on request only (`npm run bench -- faults`): it takes about four minutes and needs `mosquitto` on the PATH.
+ * Runs on request only (`npm run bench -- faults`): it takes about five minutes and needs `mosquitto` on the PATH.
  */
 import { runFaultScenario, type FaultResult, type FaultScenario } from '../test/helpers/faults.js';
 import { runRestOutage, type Outage } from '../test/helpers/rest-outage.js';
