@@ -51,19 +51,19 @@ function cosPoly(zz: number): number {
   return 1.0 - 0.5 * zz + zz * zz * (((((C0 * zz + C1) * zz + C2) * zz + C3) * zz + C4) * zz + C5);
 }
 
-/** sin x as Go's math.Sin. */
+/** sin x as Go's math.Sin (an odd function: Go reduces |x| and restores the sign at the end). */
 export function goSin(x: number): number {
+  return x < 0 ? -sinOfPositive(-x) : sinOfPositive(x);
+}
+
+function sinOfPositive(x: number): number {
   if (x === 0 || x !== x) return x;
-  if (x === Infinity || x === -Infinity) return NaN;
-  let negative = false;
-  if (x < 0) {
-    x = -x;
-    negative = true;
-  }
+  if (x === Infinity) return NaN;
   const z = reduce(x);
   let j = octant;
+  let negative = false;
   if (j > 3) {
-    negative = !negative;
+    negative = true;
     j -= 4;
   }
   const zz = z * z;
@@ -95,21 +95,20 @@ const TQ2 = -1320892.3444021097;
 const TQ3 = 25008380.18233579;
 const TQ4 = -53869575.592945464;
 
-/** tan x as Go's math.Tan. */
+/** tan x as Go's math.Tan (odd, like sin). */
 export function goTan(x: number): number {
+  return x < 0 ? -tanOfPositive(-x) : tanOfPositive(x);
+}
+
+function tanOfPositive(x: number): number {
   if (x === 0 || x !== x) return x;
-  if (x === Infinity || x === -Infinity) return NaN;
-  let negative = false;
-  if (x < 0) {
-    x = -x;
-    negative = true;
-  }
+  if (x === Infinity) return NaN;
   const z = reduce(x);
   const zz = z * z;
   let y =
     zz > 1e-14 ? z + z * ((zz * ((TP0 * zz + TP1) * zz + TP2)) / ((((zz + TQ1) * zz + TQ2) * zz + TQ3) * zz + TQ4)) : z;
   if ((octant & 2) === 2) y = -1 / y;
-  return negative ? -y : y;
+  return y;
 }
 
 const AP0 = -0.8750608600031904; // atan(x) = x + x³·P(x²)/Q(x²) on [0, 0.66]
