@@ -88,8 +88,9 @@ function argValue(arg: string, row: ValueObject): Value {
 /**
  * Cases whose expected value the suite evaluated with JavaScript's Math rather than Go's math package: their
  * source is eKuiper's Go test (`math.Sin(-10)` and the like), and eKuiper answers with Go's value, one unit in the
- * last place away. Eddy gives Go's value (docs/sql.md §7.1; test/functions/gomath.test.ts checks it against Go's
- * own output), so these cases are held to that.
+ * last place away. The suite's own runner compares numbers with a relative tolerance of 1e-9, so they pass there;
+ * this replay compares exactly, and Eddy gives Go's value (docs/sql.md §7.1; test/functions/gomath.test.ts checks
+ * it against Go's own output), so here these cases are held to that.
  */
 const GO_MATH_VALUES: Record<string, number> = {
   'fn/TestFuncMath/0-atan': -1.4711276743037345, // the suite has …347
