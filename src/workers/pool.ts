@@ -16,7 +16,8 @@
  * is not cut short by its neighbours' limit, and one given a short limit is stopped early.
  */
 import type { ValueObject } from '../values/value.js';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { siblingModule, startWorker } from '../core/threads.js';
 import { availableParallelism } from 'node:os';
 import type { Logger } from 'pino';
 import type {
@@ -37,7 +38,7 @@ import { RuleTopology } from '../runtime/topology.js';
 import { exprToString, identToString, parseSelect, windowToString } from '../sql/index.js';
 import { walk } from '../plan/analyze.js';
 import { EddyError, ErrorCode } from '../core/errors.js';
-import type { FromWorker, NodeMetricsRow, ToWorker } from './protocol.js';
+import type { FromWorker, NodeMetricsRow, ToWorker, WorkerInit } from './protocol.js';
 import type { Registry } from '../connectors/registry.js';
 import { prop } from '../connectors/props.js';
 import { resolveSource } from '../runtime/source.js';
@@ -452,22 +453,19 @@ export class WorkerPool implements TopologyBuilder {
   // ------------------------------------------------------------------------------------------ internals
 
   private spawn(s: Slot): void {
-    // under the TypeScript loader (tests, development) the worker registers the loader before loading its entry
-    const ts = import.meta.url.endsWith('.ts');
-    const entry = new URL(ts ? './worker.ts' : './worker.js', import.meta.url);
     s.activity = new Int32Array(new SharedArrayBuffer(8));
     s.sentDefs = new Map();
     s.sentRevision = -1;
     s.lastSeq = 0;
     s.lastProgress = Date.now();
     s.unanswered.clear();
-    const workerData = { index: s.index, home: this.opts.home, env: this.opts.env, activity: s.activity.buffer };
-    const worker = ts
-      ? new Worker(
-          `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}).then((m) => { m.register(); return import(${JSON.stringify(entry.href)}); })`,
-          { eval: true, workerData },
-        )
-      : new Worker(entry, { workerData });
+    const workerData: WorkerInit = {
+      index: s.index,
+      home: this.opts.home,
+      env: this.opts.env,
+      activity: s.activity.buffer,
+    };
+    const worker = startWorker(siblingModule(import.meta.url, 'worker'), { workerData });
     const spawnedAt = Date.now();
     s.worker = worker;
     s.spawned = true;
