@@ -26,7 +26,8 @@ import { UploadsService } from './catalog/uploads.js';
 import { registerUploadRoutes } from './api/uploads.js';
 import { SchemaRegistry } from './catalog/schemas.js';
 import { registerSchemaRoutes } from './api/schemas.js';
-import { protobufFieldsOrUndefined, protobufFormatFactory } from './connectors/formats/protobuf.js';
+import { protobufFieldsOrUndefined } from './connectors/formats/protobuf.js';
+import { protobufDeclaration } from './connectors/formats/index.js';
 import { BundleService } from './bundle/service.js';
 import { TaskManager } from './bundle/tasks.js';
 import { registerDataRoutes } from './api/data.js';
@@ -124,7 +125,7 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
   later.rules = rules;
   later.runtime = runtime;
   later.schemas = app.schemas;
-  connectors.registry.registerFormat('protobuf', protobufFormatFactory(app.schemas));
+  connectors.registry.declare(protobufDeclaration(app.schemas));
   const { bundle, tasks } = await openBundleService(base, app);
   const close = closerOf(base);
   const prometheus = registerRoutes(app, { startedAt, bundle, tasks, opts, close });
@@ -272,6 +273,7 @@ function startWorkerPool(
           catalog,
           functions,
           local: runtime,
+          connectors: connectors.registry,
           logger,
           heartbeatLimitMs: Number(config.basic.ruleEvalLimit) > 0 ? Number(config.basic.ruleEvalLimit) : undefined,
           confRevision: () => connectors.confKeys.revision,

@@ -7,6 +7,15 @@ import type { RuleDef, RuleOptions } from '../contracts/index.js';
 import type { StreamDef } from '../catalog/types.js';
 import type { ValueObject } from '../values/value.js';
 
+/** What a worker is started with (its `workerData`). */
+export interface WorkerInit {
+  index: number;
+  home: string;
+  env: NodeJS.ProcessEnv;
+  /** cell 0: the activity id of the node working now, cell 1: batches started (see runtime/node.ts) */
+  activity: SharedArrayBuffer;
+}
+
 /** Main → worker. */
 export type ToWorker =
   /** `streams`/`dropped`: the catalog's changes since the previous open on this thread */
