@@ -14,8 +14,9 @@ import {
   type Home,
 } from './config/index.js';
 import { FileRoots } from './core/files.js';
-import { createLogger, type Logger } from './config/log.js';
+import { closeLogger, createLogger, type Logger } from './config/log.js';
 import { openStore, type KVStore } from './store/index.js';
+import { ekuiperStoreNotice } from './store/ekuiper-sqlite.js';
 import { createHttp } from './api/server.js';
 import { registerRootRoutes } from './api/root.js';
 import { registerAuth } from './api/auth.js';
@@ -84,6 +85,8 @@ export interface App {
   readonly rules: RuleService;
   /** rule executor threads, when `basic.workers` > 1 */
   readonly workers: WorkerPool | undefined;
+  /** what the start-up says besides where things are: unknown settings, an eKuiper store in the home */
+  readonly notices: readonly string[];
   /** Closers run in reverse order of registration at shutdown. */
   onClose(fn: () => Promise<void> | void): void;
 }
@@ -140,6 +143,7 @@ interface Base {
   readonly store: KVStore;
   readonly http: FastifyInstance;
   readonly fileRoots: FileRoots;
+  readonly notices: readonly string[];
   /** run in reverse order at shutdown */
   readonly closers: Array<() => Promise<void> | void>;
 }
@@ -166,7 +170,17 @@ async function openHomeAndStore(opts: StartOptions): Promise<Base> {
   const closers: Array<() => Promise<void> | void> = [() => store.close(), useIdleCollector()];
   const http = createHttp(logger, { maxBodySize: config.basic.maxBodySize });
   const fileRoots = new FileRoots(fileAccessRoots(home, config));
-  return { env, home, config, logger, store, http, fileRoots, closers };
+  const notices = [...config.warnings];
+  if (config.store?.type !== 'redis') {
+    const found = await ekuiperStoreNotice(
+      join(home.data, config.store?.sqlite?.name || 'sqliteKV.db'),
+      store,
+      home.root,
+    ).catch(() => undefined);
+    if (found) notices.push(found);
+  }
+  for (const n of notices) logger.warn(n);
+  return { env, home, config, logger, store, http, fileRoots, notices, closers };
 }
 
 async function openConnectors({ home, config, env, store, logger, closers }: Base): Promise<Connectors> {
@@ -323,7 +337,7 @@ function buildRuleService(
 
 /** The services built so far, with the upload and schema stores, as the one `App` the route modules receive. */
 function assembleApp(
-  { home, config, logger, store, http, fileRoots, closers }: Base,
+  { home, config, logger, store, http, fileRoots, notices, closers }: Base,
   parts: Pick<
     App,
     'catalog' | 'connectors' | 'functions' | 'scripts' | 'services' | 'portables' | 'runtime' | 'rules'
@@ -348,6 +362,7 @@ function assembleApp(
     runtime: parts.runtime,
     rules: parts.rules,
     workers: parts.pool,
+    notices,
     onClose: (fn) => closers.push(fn),
   };
 }
@@ -400,7 +415,7 @@ function closerOf({ http, closers, logger }: Base): () => Promise<void> {
         logger.warn({ err }, 'error while shutting down');
       }
     }
-    logger.flush?.();
+    closeLogger(logger);
   };
 }
 

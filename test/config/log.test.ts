@@ -1,0 +1,112 @@
+/**
+ * The server's log (config/log.ts, config/log-file.ts): readable console lines keep a cause logged as text, and
+ * `log/stream.log` is rotated by size and by time with eKuiper's keys, old files deleted by count or age.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig, prepareHome, resolveHome, type Home } from '../../src/config/index.js';
+import { closeLogger, createLogger, readableLine } from '../../src/config/log.js';
+import { rotatedName } from '../../src/config/log-file.js';
+
+async function until<T>(what: string, fn: () => T | undefined, ms = 30_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = fn();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+function withHome(fn: (home: Home) => Promise<void>): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'eddy-log-'));
+  const home = resolveHome(dir);
+  prepareHome(home);
+  return fn(home).finally(() => rmSync(dir, { recursive: true, force: true }));
+}
+
+const rotated = (home: Home) =>
+  readdirSync(home.log)
+    .filter((n) => n.startsWith('stream.log.'))
+    .sort();
+
+test('a console line prints the cause of an error logged as its text', () => {
+  const line = readableLine(
+    JSON.stringify({
+      level: 50,
+      time: 0,
+      rule: 'errrule',
+      err: 'connect ECONNREFUSED 127.0.0.1:1',
+      msg: 'rule run failed',
+    }),
+  );
+  assert.equal(
+    line,
+    '1970-01-01T00:00:00.000Z ERROR [rule=errrule] rule run failed: connect ECONNREFUSED 127.0.0.1:1\n',
+  );
+  const withStack = readableLine(
+    JSON.stringify({ level: 50, time: 0, err: { message: 'boom', stack: 'Error: boom\n    at x' }, msg: 'failed' }),
+  );
+  assert.match(withStack, /failed\n {4}Error: boom\n {8}at x/);
+});
+
+test('stream.log is rotated at rotateSize and only the newest rotateCount rotated files are kept', () =>
+  withHome(async (home) => {
+    const config = loadConfig(home, {
+      KUIPER__BASIC__ROTATESIZE: '4000',
+      KUIPER__BASIC__ROTATECOUNT: '2',
+      KUIPER__BASIC__CONSOLELOG: 'false',
+    });
+    const logger = createLogger(config, home);
+    const live = join(home.log, 'stream.log');
+    try {
+      for (let i = 0; i < 200; i++) {
+        logger.info({ n: i }, 'a line of about eighty characters to fill the log file quickly %d', i);
+        if (i % 20 === 0) await new Promise((r) => setTimeout(r, 20));
+      }
+    } finally {
+      closeLogger(logger);
+    }
+    const files = rotated(home);
+    assert.equal(files.length, 2, files.join(', '));
+    for (const f of files) assert.match(f, /^stream\.log\.\d{4}-\d\d-\d\d_\d\d-\d\d-\d\d(\.\d+)?$/);
+    assert.ok(statSync(live).size < 8000, `live file ${statSync(live).size} bytes`);
+    // nothing lost from the newest files: the last line is in the live file, numbered lines continue across them
+    const lines = [...files, 'stream.log']
+      .flatMap((f) => readFileSync(join(home.log, f), 'utf8').split('\n'))
+      .filter((l) => l !== '')
+      .map((l) => (JSON.parse(l) as { n: number }).n);
+    assert.equal(lines.at(-1), 199);
+    for (let i = 1; i < lines.length; i++) assert.equal(lines[i], lines[i - 1] + 1);
+  }));
+
+test('stream.log is rotated every rotateTime hours; rotated files older than maxAge are deleted', () =>
+  withHome(async (home) => {
+    // a rotated file left by an earlier run, four hours old
+    const stale = rotatedName(join(home.log, 'stream.log'), new Date(Date.now() - 4 * 3_600_000));
+    writeFileSync(stale, '{"msg":"old"}\n');
+    const fourHoursAgo = new Date(Date.now() - 4 * 3_600_000);
+    utimesSync(stale, fourHoursAgo, fourHoursAgo);
+    // one second per file, kept for three hours, no size limit
+    const config = loadConfig(home, {
+      KUIPER__BASIC__ROTATETIME: String(1 / 3600),
+      KUIPER__BASIC__MAXAGE: '3',
+      KUIPER__BASIC__ROTATESIZE: '0',
+    });
+    const logger = createLogger(config, home);
+    try {
+      logger.info('first');
+      await until('two rotations', () => {
+        logger.info('tick');
+        return rotated(home).length >= 2 ? true : undefined;
+      });
+    } finally {
+      closeLogger(logger);
+    }
+    const files = rotated(home);
+    assert.ok(!files.includes(stale.split('/').at(-1)!), 'the file older than maxAge is gone');
+    assert.ok(files.length >= 2);
+  }));
