@@ -52,6 +52,8 @@ import { registerConfigRoutes } from './api/configs.js';
 import { PrometheusExporter } from './api/prometheus.js';
 import { RuleTestService } from './rules/trial.js';
 import { registerRuleTestRoutes } from './api/ruletest.js';
+import { QueryService } from './rules/queries.js';
+import { registerQueryRoutes } from './api/queries.js';
 import { registerOpsRoutes } from './api/ops.js';
 import { registerConsoleRoutes } from './api/console.js';
 import { RemoteTopology, WorkerPool, workerCount } from './workers/pool.js';
@@ -447,6 +449,7 @@ function registerRoutes(
   registerConnectionRoutes(http, connectors, store);
   registerRuleRoutes(http, rules);
   registerRuleTestRoutes(http, startRuleTrials(app, ctx.opts));
+  registerQueryRoutes(http, startQueries(app));
   registerUdfRoutes(http, scripts);
   registerServiceRoutes(http, services);
   registerPluginRoutes(http, { pluginHosts: config.basic.pluginHosts, portables });
@@ -488,6 +491,28 @@ function startRuleTrials(app: App, opts: StartOptions): RuleTestService {
   });
   app.onClose(() => trials.close());
   return trials;
+}
+
+/** `eddy query`'s temporary rules: never stored, gone with their reader (rules/queries.ts). */
+function startQueries(app: App): QueryService {
+  const { runtime, connectors, config, logger } = app;
+  const ws = connectors.wsEndpoints;
+  const queries = new QueryService({
+    runtime,
+    endpoints: {
+      acquire: (path, holder) => ws.acquire(path, holder),
+      release: (path, holder) => ws.release(path, holder),
+      watch: (path, watcher) => ws.watch(path, watcher),
+      broadcast: (path, data) => ws.broadcast(path, data),
+      get port() {
+        return connectors.dataServer.port;
+      },
+    },
+    defaults: config.rule,
+    logger,
+  });
+  app.onClose(() => queries.close());
+  return queries;
 }
 
 /** docs/rest-api.md §16.8: on the REST port when prometheusPort equals it, else on a server of its own. */
