@@ -204,7 +204,7 @@ export async function runEkuiperImport(ctx: CommandContext, args: string[]): Pro
     .map(([section, items]) => [section, Object.keys(items as Section).length] as const)
     .filter(([, n]) => n > 0);
   if (!ctx.json)
-    ctx.out(`${file}: ${counts.length === 0 ? 'nothing to import' : counts.map(([s, n]) => `${n} ${s}`).join(', ')}`);
+    ctx.out(`${file}: ${counts.length === 0 ? 'nothing to import' : counts.map(([s, n]) => `${s} ${n}`).join(', ')}`);
   let failed: CliError | undefined;
   if (counts.length > 0) {
     try {
