@@ -96,6 +96,8 @@ export class RotatingLogFile {
     }
     // opened in the background: a rotation asked for before it is open waits for it (SonicBoom's reopen)
     const boom = pino.destination({ dest: this.path, mkdir: true, sync: false }) as Boom;
+    // a log file that cannot be written (its folder removed, a full disk) must not bring the server down
+    boom.on('error', () => undefined);
     this.timer = setInterval(() => this.check(), CHECK_MS);
     this.timer.unref();
     return boom;

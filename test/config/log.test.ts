@@ -4,17 +4,28 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, prepareHome, resolveHome, type Home } from '../../src/config/index.js';
 import { closeLogger, createLogger, readableLine } from '../../src/config/log.js';
 import { rotatedName } from '../../src/config/log-file.js';
+import { startTestServer } from '../helpers/server.js';
+import { publisher, uniqueTopic } from '../connectors/helpers.js';
 
-async function until<T>(what: string, fn: () => T | undefined, ms = 30_000): Promise<T> {
+async function until<T>(what: string, fn: () => T | undefined | Promise<T | undefined>, ms = 30_000): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
-    const v = fn();
+    const v = await fn();
     if (v !== undefined) return v;
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
@@ -110,3 +121,53 @@ test('stream.log is rotated every rotateTime hours; rotated files older than max
     assert.ok(!files.includes(stale.split('/').at(-1)!), 'the file older than maxAge is gone');
     assert.ok(files.length >= 2);
   }));
+
+test('a rule on a worker thread keeps logging into the live stream.log after the main thread rotated it', async () => {
+  const s = await startTestServer({
+    env: {
+      KUIPER__BASIC__WORKERS: '2',
+      KUIPER__BASIC__FILELOG: 'true',
+      KUIPER__BASIC__ROTATESIZE: '3000',
+      KUIPER__BASIC__ROTATECOUNT: '100',
+    },
+  });
+  const topic = uniqueTopic('logrot');
+  const pub = await publisher();
+  const live = join(s.homeDir, 'log', 'stream.log');
+  const home = { log: join(s.homeDir, 'log') } as Home;
+  try {
+    const id = `logrot_${process.pid}`;
+    let r = await s.req('POST', '/streams', {
+      sql: `CREATE STREAM st_${id} (n BIGINT) WITH (DATASOURCE="${topic}", FORMAT="json")`,
+    });
+    assert.equal(r.status, 201, r.text);
+    r = await s.req('POST', '/rules', { id, sql: `SELECT n FROM st_${id}`, actions: [{ log: {} }] });
+    assert.equal(r.status, 201, r.text);
+    const st = (await s.req('GET', `/rules/${id}/status`)).json() as { worker?: number };
+    assert.equal(typeof st.worker, 'number', 'the rule runs on a worker thread');
+    let n = 0;
+    // the worker's lines fill the file until the main thread rotated it at least twice
+    await until('two rotations', async () => {
+      await pub.publishAsync(topic, JSON.stringify({ n: n++ }));
+      return rotated(home).length >= 2 ? true : undefined;
+    });
+    // then the worker's next lines reach the new live file, not only the renamed one
+    const firstAfter = n;
+    await until('a worker line in the live file', async () => {
+      await pub.publishAsync(topic, JSON.stringify({ n: n++ }));
+      const lines = existsSync(live) ? readFileSync(live, 'utf8').split('\n') : [];
+      return lines.some((l) => l.includes('"worker":') && l.includes('sink result') && numberIn(l) >= firstAfter)
+        ? true
+        : undefined;
+    });
+  } finally {
+    await pub.endAsync();
+    await s.dispose();
+  }
+});
+
+/** the `n` of a log sink line `… [{"n":12}]` */
+function numberIn(line: string): number {
+  const m = /\\"n\\":(\d+)/.exec(line);
+  return m ? Number(m[1]) : -1;
+}
