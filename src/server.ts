@@ -417,7 +417,7 @@ function closerOf({ http, closers, logger }: Base): () => Promise<void> {
         logger.warn({ err }, 'error while shutting down');
       }
     }
-    closeLogger(logger);
+    await closeLogger(logger);
   };
 }
 

@@ -71,13 +71,26 @@ export class RotatingLogFile {
     }
   }
 
-  close(): void {
+  /** Writes out what is buffered — a write still in flight included — and closes the file (at most `ms` waited). */
+  async close(ms = 2000): Promise<void> {
     this.closed = true;
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
-    this.flushSync();
-    this.boom?.end();
+    const boom = this.boom;
     this.boom = undefined;
+    if (!boom) return;
+    try {
+      boom.flushSync();
+    } catch {
+      // not open yet: end() below writes once it is
+    }
+    let timer: NodeJS.Timeout | undefined;
+    await new Promise<void>((resolve) => {
+      boom.once('close', resolve);
+      timer = setTimeout(resolve, ms);
+      boom.end();
+    });
+    clearTimeout(timer);
   }
 
   private open(): Boom {

@@ -76,8 +76,8 @@ class SwitchableOutput implements DestinationStream {
     cb?.();
   }
 
-  close(): void {
-    this.file.close();
+  close(): Promise<void> {
+    return this.file.close();
   }
 
   get any(): boolean {
@@ -160,8 +160,8 @@ export function applyLogSettings(logger: Logger, s: LogSettings): void {
 }
 
 /** At shutdown: writes out the file's pending lines and releases it (and its rotation timer). */
-export function closeLogger(logger: Logger): void {
+export async function closeLogger(logger: Logger): Promise<void> {
   const c = controls.get(logger);
-  if (c) c.output.close();
+  if (c) await c.output.close();
   else logger.flush?.();
 }

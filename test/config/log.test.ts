@@ -79,7 +79,7 @@ test('stream.log is rotated at rotateSize and only the newest rotateCount rotate
         if (i % 20 === 0) await new Promise((r) => setTimeout(r, 20));
       }
     } finally {
-      closeLogger(logger);
+      await closeLogger(logger);
     }
     const files = rotated(home);
     assert.equal(files.length, 2, files.join(', '));
@@ -115,7 +115,7 @@ test('stream.log is rotated every rotateTime hours; rotated files older than max
         return rotated(home).length >= 2 ? true : undefined;
       });
     } finally {
-      closeLogger(logger);
+      await closeLogger(logger);
     }
     const files = rotated(home);
     assert.ok(!files.includes(stale.split('/').at(-1)!), 'the file older than maxAge is gone');
