@@ -11,7 +11,7 @@ import { EddyError, ErrorCode } from '../core/errors.js';
 import type { RuleOptions } from '../contracts/index.js';
 import type { RuleTopology, RuntimeBuilder } from '../runtime/topology.js';
 import { mergeOptions } from './definition.js';
-import { sqlStatementKind } from './engine.js';
+import { requireSelect } from './engine.js';
 import type { TrialEndpoints } from './trial.js';
 
 export interface QueryEndpoints extends TrialEndpoints {
@@ -64,13 +64,7 @@ export class QueryService {
   async create(sql: unknown): Promise<{ id: string; path: string; port: number }> {
     if (this.closed) throw new EddyError(ErrorCode.Undefined, 'the server is shutting down');
     if (typeof sql !== 'string' || sql.trim() === '') throw new EddyError(ErrorCode.Undefined, 'missing sql');
-    let kind: 'select' | 'other';
-    try {
-      kind = sqlStatementKind(sql);
-    } catch (err) {
-      throw new EddyError(ErrorCode.Undefined, `Parse SQL ${sql} error: ${(err as Error).message}.`);
-    }
-    if (kind !== 'select') throw new EddyError(ErrorCode.Undefined, `SQL ${sql} is not a select statement.`);
+    requireSelect(sql);
     const max = this.deps.maxQueries ?? 64;
     if (this.queries.size >= max) throw new EddyError(ErrorCode.Undefined, `at most ${max} queries run at once`);
     const id = `q${Date.now().toString(36)}${randomBytes(4).toString('hex')}`;

@@ -4,42 +4,15 @@
  */
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { generateKeyPairSync, sign } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { bin, buildOnce, eddy } from './helpers.js';
 
-const root = new URL('../..', import.meta.url).pathname;
-const bin = join(root, 'bin/eddy.mjs');
-
-before(() => {
-  // compile once here so that concurrent spawns do not race to build
-  const r = spawnSync(process.execPath, [join(root, 'scripts/build-server.mjs')], { stdio: 'inherit' });
-  assert.equal(r.status, 0);
-});
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function eddy(s: { url: string }, args: string[], env: Record<string, string> = {}): Promise<Run> {
-  const port = new URL(s.url).port;
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [bin, '--port', port, ...args], {
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
-}
+before(buildOnce);
 
 async function until<T>(what: string, fn: () => Promise<T | undefined> | T | undefined, ms = 60_000): Promise<T> {
   const end = Date.now() + ms;

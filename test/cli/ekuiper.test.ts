@@ -5,34 +5,15 @@
  */
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { gobEncodeString } from '../../src/core/gob.js';
 import { startTestServer } from '../helpers/server.js';
+import { buildOnce, eddy } from './helpers.js';
 
-const root = new URL('../..', import.meta.url).pathname;
-const bin = join(root, 'bin/eddy.mjs');
-
-before(() => {
-  const r = spawnSync(process.execPath, [join(root, 'scripts/build-server.mjs')], { stdio: 'inherit' });
-  assert.equal(r.status, 0);
-});
-
-function eddy(url: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [bin, '--port', new URL(url).port, ...args], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
-}
+before(buildOnce);
 
 /** A namespace table as eKuiper's SQLite KV creates it, filled with gob-encoded strings. */
 function namespace(db: Database.Database, name: string, rows: Record<string, string | Buffer>): void {
@@ -111,7 +92,7 @@ test('an eKuiper home is noticed at start and eddy import ekuiper brings its sto
       );
       assert.deepEqual((await s.req('GET', '/streams')).json(), []);
 
-      const r = await eddy(s.url, ['import', 'ekuiper', home]);
+      const r = await eddy(s, ['import', 'ekuiper', home]);
       assert.equal(r.code, 0, r.stdout + r.stderr);
       assert.match(
         r.stdout,
@@ -168,7 +149,7 @@ test('eddy import ekuiper lists what it could not carry over and what the server
   }
   const s = await startTestServer();
   try {
-    const r = await eddy(s.url, ['import', 'ekuiper', join(home, 'data')]);
+    const r = await eddy(s, ['import', 'ekuiper', join(home, 'data')]);
     assert.equal(r.code, 1, r.stdout + r.stderr);
     assert.match(r.stdout, /^portablePlugins +ghost +.+$/m);
     assert.match(r.stdout, /^not carried over:$/m);
@@ -177,7 +158,7 @@ test('eddy import ekuiper lists what it could not carry over and what the server
     // the rest is there
     assert.equal((await s.req('GET', `/rules/ekhot${tag}`)).status, 200);
 
-    const none = await eddy(s.url, ['import', 'ekuiper', tmpdir()]);
+    const none = await eddy(s, ['import', 'ekuiper', tmpdir()]);
     assert.equal(none.code, 2);
     assert.match(none.stderr, /no eKuiper store under/);
   } finally {
