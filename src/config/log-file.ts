@@ -23,7 +23,7 @@ export interface RotationSettings {
   rotateCount: number;
 }
 
-type Boom = ReturnType<typeof pino.destination> & { fd: number; reopen(file?: string): void; flushSync(): void };
+type Boom = ReturnType<typeof pino.destination> & { fd: number };
 
 const HOUR_MS = 3_600_000;
 /** how often the live file is looked at: its real size (worker threads write it too), or whether it was renamed */
@@ -38,6 +38,8 @@ export function rotatedName(file: string, at: Date): string {
 
 export class RotatingLogFile {
   private boom: Boom | undefined;
+  /** destinations of renamed files still writing out what they had buffered */
+  private readonly draining = new Set<Boom>();
   private size = 0;
   private nextRotation = Infinity;
   private timer: NodeJS.Timeout | undefined;
@@ -53,21 +55,27 @@ export class RotatingLogFile {
   write(line: string): void {
     // after the server's shutdown nothing is left to log
     if (this.closed) return;
-    const boom = (this.boom ??= this.open());
+    this.boom ??= this.open();
     if (this.rotates) {
       // lines counted in UTF-16 units: close enough to bytes for a threshold
       this.size += line.length;
       const limit = this.settings.rotateSizeBytes;
       if ((limit > 0 && this.size >= limit) || Date.now() >= this.nextRotation) this.rotate();
     }
-    boom.write(line);
+    this.boom.write(line);
   }
 
-  flushSync(): void {
+  /** Calls `cb` once what is buffered is written, in order (a synchronous flush could overtake a write in flight). */
+  flush(cb?: (err?: Error) => void): void {
+    const boom = this.boom;
+    if (!boom) {
+      cb?.();
+      return;
+    }
     try {
-      this.boom?.flushSync();
-    } catch {
-      // nothing written yet: nothing to flush
+      boom.flush(cb);
+    } catch (err) {
+      cb?.(err as Error);
     }
   }
 
@@ -76,21 +84,39 @@ export class RotatingLogFile {
     this.closed = true;
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
-    const boom = this.boom;
+    if (this.boom) this.retire(this.boom);
     this.boom = undefined;
-    if (!boom) return;
-    try {
-      boom.flushSync();
-    } catch {
-      // not open yet: end() below writes once it is
-    }
     let timer: NodeJS.Timeout | undefined;
-    await new Promise<void>((resolve) => {
-      boom.once('close', resolve);
-      timer = setTimeout(resolve, ms);
-      boom.end();
-    });
+    const drained = Promise.all(
+      [...this.draining].map((b) => new Promise<void>((resolve) => b.once('close', () => resolve()))),
+    );
+    await Promise.race([drained, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
     clearTimeout(timer);
+  }
+
+  /** Opens the live path (in the background: lines written meanwhile are kept in order until it is open). */
+  private destination(): Boom {
+    const boom = pino.destination({ dest: this.path, mkdir: true, sync: false }) as Boom;
+    // a log file that cannot be written (its folder removed, a full disk) must not bring the server down
+    boom.on('error', () => undefined);
+    return boom;
+  }
+
+  /**
+   * Lets a destination write out what it buffered, into the file it has open (renamed by now), then close. A fresh
+   * destination per file, rather than SonicBoom's reopen(), keeps the lines in order and loses none when a rotation
+   * meets a write in flight or the shutdown.
+   */
+  private retire(boom: Boom): void {
+    this.draining.add(boom);
+    boom.once('close', () => this.draining.delete(boom));
+    boom.end();
+  }
+
+  /** The live path was renamed: the next lines go to a new file under that name. */
+  private replace(): void {
+    if (this.boom) this.retire(this.boom);
+    this.boom = this.destination();
   }
 
   private open(): Boom {
@@ -107,13 +133,9 @@ export class RotatingLogFile {
       if (existing && existing.mtimeMs < this.periodStart()) this.renameLive(new Date(existing.mtimeMs));
       this.prune();
     }
-    // opened in the background: a rotation asked for before it is open waits for it (SonicBoom's reopen)
-    const boom = pino.destination({ dest: this.path, mkdir: true, sync: false }) as Boom;
-    // a log file that cannot be written (its folder removed, a full disk) must not bring the server down
-    boom.on('error', () => undefined);
     this.timer = setInterval(() => this.check(), CHECK_MS);
     this.timer.unref();
-    return boom;
+    return this.destination();
   }
 
   private periodStart(): number {
@@ -136,11 +158,11 @@ export class RotatingLogFile {
         const limit = this.settings.rotateSizeBytes;
         if ((limit > 0 && this.size >= limit) || Date.now() >= this.nextRotation) this.rotate();
       } else if (statSync(this.path).ino !== fstatSync(boom.fd).ino) {
-        boom.reopen();
+        this.replace();
       }
     } catch {
-      // renamed and not yet created again: the next check sees the new file
-      if (!this.rotates) boom.reopen();
+      // renamed and not yet created again: this thread creates it
+      if (!this.rotates) this.replace();
     }
   }
 
@@ -149,7 +171,7 @@ export class RotatingLogFile {
     this.size = 0;
     this.armTime();
     // lines still buffered go to the renamed file; the next ones to a new file under the live name
-    this.boom?.reopen();
+    if (this.boom) this.replace();
     this.prune();
   }
 

@@ -72,8 +72,7 @@ class SwitchableOutput implements DestinationStream {
 
   /** at shutdown: the file's pending lines are written out (pino passes a callback) */
   flush(cb?: (err?: Error) => void): void {
-    this.file.flushSync();
-    cb?.();
+    this.file.flush(cb);
   }
 
   close(): Promise<void> {
