@@ -194,7 +194,8 @@ export class RotatingLogFile {
       rotated = readdirSync(dir)
         .filter((n) => n.startsWith(prefix) && /^\d{4}-\d\d-\d\d_\d\d-\d\d-\d\d(\.\d+)?$/.test(n.slice(prefix.length)))
         .map((n) => ({ file: join(dir, n), mtimeMs: statSync(join(dir, n)).mtimeMs }))
-        .sort((a, b) => b.mtimeMs - a.mtimeMs);
+        // newest first; within one second `.10` is newer than `.9`
+        .sort((a, b) => b.mtimeMs - a.mtimeMs || b.file.localeCompare(a.file, 'en', { numeric: true }));
     } catch {
       return;
     }

@@ -39,10 +39,11 @@ function withHome(fn: (home: Home) => Promise<void>): Promise<void> {
   return fn(home).finally(() => rmSync(dir, { recursive: true, force: true }));
 }
 
+/** rotated files, oldest first: by name, `.2` before `.10` for two rotations within one second */
 const rotated = (home: Home) =>
   readdirSync(home.log)
     .filter((n) => n.startsWith('stream.log.'))
-    .sort();
+    .sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
 
 test('a console line prints the cause of an error logged as its text', () => {
   const line = readableLine(
