@@ -14,8 +14,9 @@ import {
   type Home,
 } from './config/index.js';
 import { FileRoots } from './core/files.js';
-import { createLogger, type Logger } from './config/log.js';
+import { closeLogger, createLogger, type Logger } from './config/log.js';
 import { openStore, type KVStore } from './store/index.js';
+import { ekuiperStoreNotice } from './store/ekuiper-sqlite.js';
 import { createHttp } from './api/server.js';
 import { registerRootRoutes } from './api/root.js';
 import { registerAuth } from './api/auth.js';
@@ -52,6 +53,8 @@ import { registerConfigRoutes } from './api/configs.js';
 import { PrometheusExporter } from './api/prometheus.js';
 import { RuleTestService } from './rules/trial.js';
 import { registerRuleTestRoutes } from './api/ruletest.js';
+import { QueryService } from './rules/queries.js';
+import { registerQueryRoutes } from './api/queries.js';
 import { registerOpsRoutes } from './api/ops.js';
 import { registerConsoleRoutes } from './api/console.js';
 import { RemoteTopology, WorkerPool, workerCount } from './workers/pool.js';
@@ -85,6 +88,8 @@ export interface App {
   readonly rules: RuleService;
   /** rule executor threads, when `basic.workers` > 1 */
   readonly workers: WorkerPool | undefined;
+  /** what the start-up says besides where things are: unknown settings, an eKuiper store in the home */
+  readonly notices: readonly string[];
   /** Closers run in reverse order of registration at shutdown. */
   onClose(fn: () => Promise<void> | void): void;
 }
@@ -141,6 +146,7 @@ interface Base {
   readonly store: KVStore;
   readonly http: FastifyInstance;
   readonly fileRoots: FileRoots;
+  readonly notices: readonly string[];
   /** run in reverse order at shutdown */
   readonly closers: Array<() => Promise<void> | void>;
 }
@@ -167,7 +173,17 @@ async function openHomeAndStore(opts: StartOptions): Promise<Base> {
   const closers: Array<() => Promise<void> | void> = [() => store.close(), useIdleCollector()];
   const http = createHttp(logger, { maxBodySize: config.basic.maxBodySize });
   const fileRoots = new FileRoots(fileAccessRoots(home, config));
-  return { env, home, config, logger, store, http, fileRoots, closers };
+  const notices = [...config.warnings];
+  if (config.store?.type !== 'redis') {
+    const found = await ekuiperStoreNotice(
+      join(home.data, config.store?.sqlite?.name || 'sqliteKV.db'),
+      store,
+      home.root,
+    ).catch(() => undefined);
+    if (found) notices.push(found);
+  }
+  for (const n of notices) logger.warn(n);
+  return { env, home, config, logger, store, http, fileRoots, notices, closers };
 }
 
 async function openConnectors({ home, config, env, store, logger, closers }: Base): Promise<Connectors> {
@@ -325,7 +341,7 @@ function buildRuleService(
 
 /** The services built so far, with the upload and schema stores, as the one `App` the route modules receive. */
 function assembleApp(
-  { home, config, logger, store, http, fileRoots, closers }: Base,
+  { home, config, logger, store, http, fileRoots, notices, closers }: Base,
   parts: Pick<
     App,
     'catalog' | 'connectors' | 'functions' | 'scripts' | 'services' | 'portables' | 'runtime' | 'rules'
@@ -350,6 +366,7 @@ function assembleApp(
     runtime: parts.runtime,
     rules: parts.rules,
     workers: parts.pool,
+    notices,
     onClose: (fn) => closers.push(fn),
   };
 }
@@ -402,7 +419,7 @@ function closerOf({ http, closers, logger }: Base): () => Promise<void> {
         logger.warn({ err }, 'error while shutting down');
       }
     }
-    logger.flush?.();
+    await closeLogger(logger);
   };
 }
 
@@ -434,6 +451,7 @@ function registerRoutes(
   registerConnectionRoutes(http, connectors, store);
   registerRuleRoutes(http, rules);
   registerRuleTestRoutes(http, startRuleTrials(app, ctx.opts));
+  registerQueryRoutes(http, startQueries(app));
   registerUdfRoutes(http, scripts);
   registerServiceRoutes(http, services);
   registerPluginRoutes(http, { pluginHosts: config.basic.pluginHosts, portables });
@@ -475,6 +493,28 @@ function startRuleTrials(app: App, opts: StartOptions): RuleTestService {
   });
   app.onClose(() => trials.close());
   return trials;
+}
+
+/** `eddy query`'s temporary rules: never stored, gone with their reader (rules/queries.ts). */
+function startQueries(app: App): QueryService {
+  const { runtime, connectors, config, logger } = app;
+  const ws = connectors.wsEndpoints;
+  const queries = new QueryService({
+    runtime,
+    endpoints: {
+      acquire: (path, holder) => ws.acquire(path, holder),
+      release: (path, holder) => ws.release(path, holder),
+      watch: (path, watcher) => ws.watch(path, watcher),
+      broadcast: (path, data) => ws.broadcast(path, data),
+      get port() {
+        return connectors.dataServer.port;
+      },
+    },
+    defaults: config.rule,
+    logger,
+  });
+  app.onClose(() => queries.close());
+  return queries;
 }
 
 /** docs/rest-api.md §16.8: on the REST port when prometheusPort equals it, else on a server of its own. */

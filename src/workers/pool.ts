@@ -238,7 +238,8 @@ export class RemoteTopology implements Topology {
       n.recordsIn = r[1];
       n.recordsOut = r[2];
       n.messagesProcessed = r[3];
-      n.processLatencyUs = r[4];
+      // the histogram travels whole: setting processLatencyUs would count one latency per metrics message
+      n.mirrorLatency(r[4], r[11], r[12]);
       n.bufferLength = r[5];
       n.lastInvocation = r[6];
       n.exceptions = r[7];

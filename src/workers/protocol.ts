@@ -40,8 +40,26 @@ export type ToWorker =
   /** fault injection of the tests: end the worker's thread as a crash would */
   | { op: 'crash' };
 
-/** One node's metrics: name, then the counters in {@link METRIC_FIELDS} order. */
-export type NodeMetricsRow = [string, number, number, number, number, number, number, number, string, number, number];
+/**
+ * One node's metrics: name, records in and out, messages processed, last latency (µs), buffer length, last
+ * invocation, exceptions, last exception and its time, busy µs, then the latency histogram as the worker counted it
+ * (bucket counts, null before the first record, and their sum in µs) — copied, never counted again on this side.
+ */
+export type NodeMetricsRow = [
+  string,
+  number,
+  number,
+  number,
+  number,
+  number,
+  number,
+  number,
+  string,
+  number,
+  number,
+  number[] | null,
+  number,
+];
 
 /** Worker → main. */
 export type FromWorker =

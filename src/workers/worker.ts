@@ -85,6 +85,8 @@ function metricsRows(nodes: readonly NodeMetrics[]): NodeMetricsRow[] {
     n.lastException,
     n.lastExceptionTime,
     n.busyUs,
+    n.latencyCounts ? Array.from(n.latencyCounts) : null,
+    n.latencySumUs,
   ]);
 }
 
