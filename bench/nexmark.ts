@@ -169,10 +169,13 @@ async function runQuery(q: Query): Promise<{ records: number; cpuMs: number; res
   const { connectors, config, logger, builder } = engine;
   // the generators are kept at hand so they can be stopped before the windows fire
   const generators: NexmarkSource[] = [];
-  connectors.registry.registerSource('nexmark', () => {
-    const g = new NexmarkSource();
-    generators.push(g);
-    return g;
+  connectors.registry.declare({
+    ...connectors.registry.declaration('source', 'nexmark')!,
+    create: () => {
+      const g = new NexmarkSource();
+      generators.push(g);
+      return g;
+    },
   });
   const qps = qpsOf(q);
   const ddl = (sql: string) => engine.defineStream(sql);

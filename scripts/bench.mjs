@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { ensureDeps } from './ensure-deps.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
-ensureDeps(root);
+await ensureDeps(root);
 const tsc = spawnSync(process.execPath, [`${root}/node_modules/typescript/bin/tsc`, '-p', `${root}/tsconfig.json`], {
   stdio: 'inherit',
 });

@@ -5,6 +5,6 @@ import { ensureDeps } from './ensure-deps.mjs';
 import { ensureServerBuild } from './build-server.mjs';
 
 const root = new URL('..', import.meta.url).pathname.replace(/\/$/, '');
-ensureDeps(root);
+await ensureDeps(root);
 await ensureServerBuild(root);
 await import(new URL('../dist/server/main.js', import.meta.url).href);

@@ -1,13 +1,17 @@
 #!/usr/bin/env node
-// Runs every test/**/*.test.ts with node's own test runner (TypeScript loaded through tsx).
-// Extra arguments are substrings: only test files whose path contains one of them run.
+// `npm test`: installs the locked dependencies when needed, installs the Debian packages the tests drive and starts
+// the services they talk to when down (scripts/test-services.mjs), then runs every test/**/*.test.ts with node's own
+// test runner (TypeScript loaded through tsx). Extra arguments are substrings: only test files whose path contains one
+// of them run.
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { ensureDeps } from './ensure-deps.mjs';
+import { ensureTestServices } from './test-services.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
-ensureDeps(root);
+await ensureDeps(root);
+if (process.env.EDDY_TEST_SERVICES !== '0') await ensureTestServices();
 
 const filters = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const passthrough = process.argv.slice(2).filter((a) => a.startsWith('--') && a !== '--no-typecheck');

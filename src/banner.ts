@@ -32,7 +32,7 @@ export function startupBanner(server: EddyServer): string[] {
   );
   const store =
     config.store?.type === 'redis'
-      ? `redis ${config.store.redis.host}:${config.store.redis.port} db ${config.store.redis.db ?? config.store.redis.database ?? 0}`
+      ? `redis ${config.store.redis.host}:${config.store.redis.port} db ${config.store.redis.db ?? 0}`
       : `sqlite ${join(home.data, config.store?.sqlite?.name || 'sqliteKV.db')}`;
   const logs = [
     config.basic.consoleLog ? 'console' : '',
@@ -45,5 +45,6 @@ export function startupBanner(server: EddyServer): string[] {
     `  home         ${home.root}`,
     `  store        ${store}`,
     `  logs         ${logs.length > 0 ? logs.join(' and ') : 'off (basic.consoleLog and basic.fileLog are both false)'}`,
+    ...server.app.notices.map((n) => `warning: ${n}`),
   ];
 }

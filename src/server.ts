@@ -14,8 +14,9 @@ import {
   type Home,
 } from './config/index.js';
 import { FileRoots } from './core/files.js';
-import { createLogger, type Logger } from './config/log.js';
+import { closeLogger, createLogger, type Logger } from './config/log.js';
 import { openStore, type KVStore } from './store/index.js';
+import { ekuiperStoreNotice } from './store/ekuiper-sqlite.js';
 import { createHttp } from './api/server.js';
 import { registerRootRoutes } from './api/root.js';
 import { metricsAuth, registerAuth } from './api/auth.js';
@@ -26,7 +27,8 @@ import { UploadsService } from './catalog/uploads.js';
 import { registerUploadRoutes } from './api/uploads.js';
 import { SchemaRegistry } from './catalog/schemas.js';
 import { registerSchemaRoutes } from './api/schemas.js';
-import { protobufFieldsOrUndefined, protobufFormatFactory } from './connectors/formats/protobuf.js';
+import { protobufFieldsOrUndefined } from './connectors/formats/protobuf.js';
+import { protobufDeclaration } from './connectors/formats/index.js';
 import { BundleService } from './bundle/service.js';
 import { TaskManager } from './bundle/tasks.js';
 import { registerDataRoutes } from './api/data.js';
@@ -51,6 +53,8 @@ import { registerConfigRoutes } from './api/configs.js';
 import { PrometheusExporter } from './api/prometheus.js';
 import { RuleTestService } from './rules/trial.js';
 import { registerRuleTestRoutes } from './api/ruletest.js';
+import { QueryService } from './rules/queries.js';
+import { registerQueryRoutes } from './api/queries.js';
 import { registerOpsRoutes } from './api/ops.js';
 import { registerConsoleRoutes } from './api/console.js';
 import { RemoteTopology, WorkerPool, workerCount } from './workers/pool.js';
@@ -84,6 +88,8 @@ export interface App {
   readonly rules: RuleService;
   /** rule executor threads, when `basic.workers` > 1 */
   readonly workers: WorkerPool | undefined;
+  /** what the start-up says besides where things are: unknown settings, an eKuiper store in the home */
+  readonly notices: readonly string[];
   /** Closers run in reverse order of registration at shutdown. */
   onClose(fn: () => Promise<void> | void): void;
 }
@@ -124,7 +130,7 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
   later.rules = rules;
   later.runtime = runtime;
   later.schemas = app.schemas;
-  connectors.registry.registerFormat('protobuf', protobufFormatFactory(app.schemas));
+  connectors.registry.declare(protobufDeclaration(app.schemas));
   const { bundle, tasks } = await openBundleService(base, app);
   const close = closerOf(base);
   const prometheus = registerRoutes(app, { startedAt, bundle, tasks, opts, close });
@@ -140,6 +146,7 @@ interface Base {
   readonly store: KVStore;
   readonly http: FastifyInstance;
   readonly fileRoots: FileRoots;
+  readonly notices: readonly string[];
   /** run in reverse order at shutdown */
   readonly closers: Array<() => Promise<void> | void>;
 }
@@ -166,7 +173,17 @@ async function openHomeAndStore(opts: StartOptions): Promise<Base> {
   const closers: Array<() => Promise<void> | void> = [() => store.close(), useIdleCollector()];
   const http = createHttp(logger, { maxBodySize: config.basic.maxBodySize });
   const fileRoots = new FileRoots(fileAccessRoots(home, config));
-  return { env, home, config, logger, store, http, fileRoots, closers };
+  const notices = [...config.warnings];
+  if (config.store?.type !== 'redis') {
+    const found = await ekuiperStoreNotice(
+      join(home.data, config.store?.sqlite?.name || 'sqliteKV.db'),
+      store,
+      home.root,
+    ).catch(() => undefined);
+    if (found) notices.push(found);
+  }
+  for (const n of notices) logger.warn(n);
+  return { env, home, config, logger, store, http, fileRoots, notices, closers };
 }
 
 async function openConnectors({ home, config, env, store, logger, closers }: Base): Promise<Connectors> {
@@ -272,6 +289,7 @@ function startWorkerPool(
           catalog,
           functions,
           local: runtime,
+          connectors: connectors.registry,
           logger,
           heartbeatLimitMs: Number(config.basic.ruleEvalLimit) > 0 ? Number(config.basic.ruleEvalLimit) : undefined,
           confRevision: () => connectors.confKeys.revision,
@@ -323,7 +341,7 @@ function buildRuleService(
 
 /** The services built so far, with the upload and schema stores, as the one `App` the route modules receive. */
 function assembleApp(
-  { home, config, logger, store, http, fileRoots, closers }: Base,
+  { home, config, logger, store, http, fileRoots, notices, closers }: Base,
   parts: Pick<
     App,
     'catalog' | 'connectors' | 'functions' | 'scripts' | 'services' | 'portables' | 'runtime' | 'rules'
@@ -348,6 +366,7 @@ function assembleApp(
     runtime: parts.runtime,
     rules: parts.rules,
     workers: parts.pool,
+    notices,
     onClose: (fn) => closers.push(fn),
   };
 }
@@ -400,7 +419,7 @@ function closerOf({ http, closers, logger }: Base): () => Promise<void> {
         logger.warn({ err }, 'error while shutting down');
       }
     }
-    logger.flush?.();
+    await closeLogger(logger);
   };
 }
 
@@ -432,6 +451,7 @@ function registerRoutes(
   registerConnectionRoutes(http, connectors, store);
   registerRuleRoutes(http, rules);
   registerRuleTestRoutes(http, startRuleTrials(app, ctx.opts));
+  registerQueryRoutes(http, startQueries(app));
   registerUdfRoutes(http, scripts);
   registerServiceRoutes(http, services);
   registerPluginRoutes(http, { pluginHosts: config.basic.pluginHosts, portables });
@@ -473,6 +493,28 @@ function startRuleTrials(app: App, opts: StartOptions): RuleTestService {
   });
   app.onClose(() => trials.close());
   return trials;
+}
+
+/** `eddy query`'s temporary rules: never stored, gone with their reader (rules/queries.ts). */
+function startQueries(app: App): QueryService {
+  const { runtime, connectors, config, logger } = app;
+  const ws = connectors.wsEndpoints;
+  const queries = new QueryService({
+    runtime,
+    endpoints: {
+      acquire: (path, holder) => ws.acquire(path, holder),
+      release: (path, holder) => ws.release(path, holder),
+      watch: (path, watcher) => ws.watch(path, watcher),
+      broadcast: (path, data) => ws.broadcast(path, data),
+      get port() {
+        return connectors.dataServer.port;
+      },
+    },
+    defaults: config.rule,
+    logger,
+  });
+  app.onClose(() => queries.close());
+  return queries;
 }
 
 /** docs/rest-api.md §16.8: on the REST port when prometheusPort equals it, else on a server of its own. */

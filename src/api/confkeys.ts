@@ -12,14 +12,6 @@ import type { Connectors } from '../connectors/index.js';
 import type { ConfKind } from '../connectors/confkeys.js';
 import type { Props } from '../contracts/index.js';
 import { maskSecrets, restoreSecrets, sortKeysDeep } from '../connectors/secrets.js';
-import {
-  connectionMeta,
-  connectionPlugins,
-  sinkMeta,
-  sinkPlugins,
-  sourceMeta,
-  sourcePlugins,
-} from '../connectors/uimeta.js';
 
 const KINDS: readonly ConfKind[] = ['sources', 'sinks', 'connections'];
 
@@ -68,34 +60,24 @@ function sortedNames(names: Iterable<string>): string[] {
 function registerMetadataRoutes(http: FastifyInstance, c: Connectors): void {
   const pluginNotFound = (name: string): EddyError =>
     new EddyError(ErrorCode.NotFound, `This plugin was not found:${name}`);
-  const installedSource = (type: string, lookup: boolean): boolean =>
-    lookup ? !!c.registry.lookup(type) : !!c.registry.source(type);
 
   http.get<{ Querystring: { kind?: string } }>('/metadata/sources', async (req, reply) => {
-    return sendJson(reply, 200, sourcePlugins(installedSource, (req.query.kind ?? '').toLowerCase()));
+    return sendJson(reply, 200, c.registry.sourceList((req.query.kind ?? '').toLowerCase()));
   });
   http.get<{ Params: { name: string } }>('/metadata/sources/:name', async (req, reply) => {
-    const { name } = req.params;
-    const m = installedSource(name, false) || installedSource(name, true) ? sourceMeta(name) : undefined;
-    if (!m) throw pluginNotFound(name);
+    const m = c.registry.sourceMeta(req.params.name);
+    if (!m) throw pluginNotFound(req.params.name);
     return sendJson(reply, 200, m);
   });
-  http.get('/metadata/sinks', async (_req, reply) =>
-    sendJson(
-      reply,
-      200,
-      sinkPlugins((t) => !!c.registry.sink(t)),
-    ),
-  );
+  http.get('/metadata/sinks', async (_req, reply) => sendJson(reply, 200, c.registry.sinkList()));
   http.get<{ Params: { name: string } }>('/metadata/sinks/:name', async (req, reply) => {
-    const { name } = req.params;
-    const m = c.registry.sink(name) ? sinkMeta(name) : undefined;
-    if (!m) throw pluginNotFound(name);
+    const m = c.registry.sinkMeta(req.params.name);
+    if (!m) throw pluginNotFound(req.params.name);
     return sendJson(reply, 200, m);
   });
-  http.get('/metadata/connections', async (_req, reply) => sendJson(reply, 200, connectionPlugins()));
+  http.get('/metadata/connections', async (_req, reply) => sendJson(reply, 200, c.registry.connectionList()));
   http.get<{ Params: { name: string } }>('/metadata/connections/:name', async (req, reply) => {
-    const m = connectionMeta(req.params.name);
+    const m = c.registry.connectionMeta(req.params.name);
     if (!m) throw pluginNotFound(req.params.name);
     return sendJson(reply, 200, m);
   });

@@ -1,15 +1,20 @@
 /**
  * Prometheus metrics (`basic.prometheus: true`, docs/rest-api.md §16.8): every running rule's node metrics under
- * eKuiper's names, `kuiper_<source|op|sink>_<metric>{rule, type, op, instance}`, plus `kuiper_rule_status{ruleID}`
- * and `kuiper_rule_count{status}`. Served at `GET /metrics` on the REST port when `prometheusPort` equals it,
- * otherwise by a server of its own; with authentication on, both ask for the REST API's token (src/api/auth.ts).
+ * eKuiper's names, `kuiper_<source|op|sink>_<metric>{instance, op, rule, type}`, plus `kuiper_rule_status{ruleID}`
+ * and `kuiper_rule_count{status}`, and prom-client's process and Node.js series (`process_resident_memory_bytes`,
+ * `process_cpu_seconds_total`, `nodejs_heap_size_used_bytes`, …) that dashboards read for memory and CPU. Served at
+ * `GET /metrics` on the REST port when `prometheusPort` equals it, otherwise by a server of its own; with
+ * authentication on, both ask for the REST API's token (src/api/auth.ts).
+ *
+ * Label pairs are printed sorted by name, with a histogram's `le` (a summary's `quantile`) last, as Go's client prints
+ * them, so that text compared with eKuiper's output lines up.
  *
  * Values are read from the live counters at scrape time, so a deleted rule's series are gone from the next scrape.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { LATENCY_BUCKETS_US, type NodeMetrics } from '../contracts/index.js';
 import type { RuleMetricsSnapshot } from '../rules/service.js';
 
@@ -18,8 +23,9 @@ export interface RuleMetricsSource {
 }
 
 type NodeKind = 'source' | 'op' | 'sink';
-type NodeLabel = 'rule' | 'type' | 'op' | 'instance';
-const NODE_LABELS: NodeLabel[] = ['rule', 'type', 'op', 'instance'];
+type NodeLabel = 'instance' | 'op' | 'rule' | 'type';
+/** sorted by name: the label objects are built in this order and prom-client prints them in insertion order */
+const NODE_LABELS: NodeLabel[] = ['instance', 'op', 'rule', 'type'];
 const KINDS: NodeKind[] = ['source', 'op', 'sink'];
 
 interface LabelledNode {
@@ -87,14 +93,39 @@ class NodeLatencyHistogram extends Histogram<NodeLabel> {
   }
 }
 
+/** the label a histogram bucket (`le`) or a summary quantile adds: printed after the sorted pairs, as Go's client does */
+const TRAILING_LABELS = new Set(['le', 'quantile']);
+const LABEL_PAIR = /([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g;
+
+/**
+ * Exposition text with the label pairs of every sample sorted by name (`le`/`quantile` last). prom-client prints them
+ * in the order the collector built them; the process and Node.js series it collects are not in that order.
+ */
+export function sortLabelPairs(text: string): string {
+  return text
+    .split('\n')
+    .map((line) => {
+      const open = line.indexOf('{');
+      if (line.startsWith('#') || open < 0) return line;
+      const close = line.lastIndexOf('}');
+      const pairs = [...line.slice(open + 1, close).matchAll(LABEL_PAIR)].map((m) => [m[1], m[0]] as const);
+      pairs.sort(([a], [b]) => Number(TRAILING_LABELS.has(a)) - Number(TRAILING_LABELS.has(b)) || (a < b ? -1 : 1));
+      return `${line.slice(0, open + 1)}${pairs.map(([, pair]) => pair).join(',')}${line.slice(close)}`;
+    })
+    .join('\n');
+}
+
 export class PrometheusExporter {
   readonly registry = new Registry();
+  /** prom-client's process and Node.js series: CPU seconds, resident memory, heap, event-loop lag, GC */
+  private readonly process = new Registry();
   /** the snapshot of the scrape in progress */
   private snapshot: RuleMetricsSnapshot[] = [];
   private byKind = new Map<NodeKind, LabelledNode[]>();
   private server: Server | undefined;
 
   constructor(private readonly rules: RuleMetricsSource) {
+    collectDefaultMetrics({ register: this.process });
     for (const kind of KINDS) {
       const nodes = () => this.byKind.get(kind) ?? [];
       const named = (metric: string, help: string) => ({
@@ -161,12 +192,13 @@ export class PrometheusExporter {
     for (const r of this.snapshot) {
       for (const metrics of r.nodes) {
         const k = nodeKind(metrics.name);
-        if (k) byKind.get(k.kind)!.push({ labels: { rule: r.id, type: k.kind, op: k.op, instance: '0' }, metrics });
+        if (k) byKind.get(k.kind)!.push({ labels: { instance: '0', op: k.op, rule: r.id, type: k.kind }, metrics });
       }
     }
     this.byKind = byKind;
     try {
-      return await this.registry.metrics();
+      const [own, process] = await Promise.all([this.registry.metrics(), this.process.metrics()]);
+      return `${own}\n${sortLabelPairs(process)}`;
     } finally {
       this.snapshot = [];
       this.byKind = new Map();

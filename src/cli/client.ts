@@ -52,6 +52,11 @@ export class RestClient {
     return ans;
   }
 
+  /** The `Authorization` header of the token, for connections beside the REST calls (the data server's). */
+  authHeaders(): Record<string, string> {
+    return this.token ? { Authorization: this.token } : {};
+  }
+
   /** Sends a request and returns whatever the server answered (no status check). */
   async send(method: string, path: string, body?: unknown): Promise<Answer> {
     const headers: Record<string, string> = {};

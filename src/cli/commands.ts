@@ -78,12 +78,25 @@ function typeName(t: { Type?: number; ElementType?: unknown; Fields?: unknown })
 
 // ------------------------------------------------------------------------------------------------- streams, tables
 
+/**
+ * The statement of `create stream|table -f <file>`. The file holds what kuiper's does — the statement without its
+ * `CREATE STREAM` (`my_stream (…) WITH (…);`) — or a whole statement, or eKuiper's `{"sql": "…"}` body; with a name
+ * given too (`create stream s1 -f f`), just the `(fields) WITH (…)` part.
+ */
+export function statementFromFile(kind: 'stream' | 'table', text: string, name?: string): string {
+  const t = text.trim();
+  if (t.startsWith('{')) return String(parseJsonArg(t, `${kind} definition`).sql ?? '');
+  // one statement: the trailing semicolon of a file is not part of it
+  const body = t.replace(/;\s*$/, '');
+  if (/^create\s+(stream|table)\b/i.test(body)) return body;
+  const head = `CREATE ${kind.toUpperCase()}`;
+  return name !== undefined && body.startsWith('(') ? `${head} ${name} ${body}` : `${head} ${body}`;
+}
+
 async function createStreamOrTable(ctx: CommandContext, kind: 'stream' | 'table', args: string[]): Promise<void> {
   let sql: string;
   if (ctx.file) {
-    const text = readInput(ctx.file).trim();
-    // the file holds the statement, or eKuiper's `{"sql": "..."}` body
-    sql = text.startsWith('{') ? String(parseJsonArg(text, `${kind} definition`).sql ?? '') : text;
+    sql = statementFromFile(kind, readInput(ctx.file), args[0]);
   } else {
     need(args, 2, `create ${kind} <name> '<(fields) WITH (options)>'`);
     const [name, ...rest] = args;
@@ -132,6 +145,41 @@ async function showNames(ctx: CommandContext, path: string, header: string): Pro
   );
 }
 
+/** Bare `show`: the server's streams, tables and rules at once, and what else `show` lists. */
+async function showEverything(ctx: CommandContext): Promise<void> {
+  const [streams, tables, rules] = await Promise.all(
+    ['/streams', '/tables', '/rules'].map(async (p) => (await ctx.client.call('GET', p)).body),
+  );
+  const list = (v: unknown) => (Array.isArray(v) ? v : []) as unknown[];
+  const ruleRows = list(rules) as Array<{ id: string; name?: string; status: string }>;
+  print(ctx, { streams, tables, rules }, () =>
+    [
+      list(streams).length === 0
+        ? 'no streams'
+        : table(
+            ['Stream'],
+            list(streams).map((x) => [x]),
+          ),
+      '',
+      list(tables).length === 0
+        ? 'no tables'
+        : table(
+            ['Table'],
+            list(tables).map((x) => [x]),
+          ),
+      '',
+      ruleRows.length === 0
+        ? 'no rules'
+        : table(
+            ['Rule', 'Name', 'Status'],
+            ruleRows.map((r) => [r.id, r.name ?? '', r.status]),
+          ),
+      '',
+      'also: eddy show services | service_funcs | plugins <source|sink|function|portable> | schemas protobuf',
+    ].join('\n'),
+  );
+}
+
 // ------------------------------------------------------------------------------------------------------------ rules
 
 async function showRules(ctx: CommandContext): Promise<void> {
@@ -167,46 +215,80 @@ async function ruleTopo(ctx: CommandContext, id: string): Promise<void> {
 
 async function importData(ctx: CommandContext): Promise<void> {
   if (!ctx.file) throw new CliError('usage: eddy import data -f <file> [-p true] [-s true]', ExitCode.Usage);
-  const content = readInput(ctx.file);
-  const q = ctx.partial ? '?partial=1' : ctx.stop ? '?stop=1' : '';
+  await importBundle(ctx, readInput(ctx.file), `importing ${ctx.file}`, ctx.partial, ctx.stop);
+}
+
+function parsedOr(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/** `import error: {"streams":{…},…}`: the status document of a failed import as `{ConfigResponse}`, if it is one. */
+function statusDocumentIn(message: string): { ConfigResponse: Record<string, unknown> } | undefined {
+  const at = message.indexOf('{');
+  if (at < 0) return undefined;
+  const doc = parsedOr(message.slice(at));
+  if (typeof doc !== 'object' || doc === null || !('rules' in doc) || !('streams' in doc)) return undefined;
+  return { ConfigResponse: doc as Record<string, unknown> };
+}
+
+/** The item failures of an import's status document, as `[section, item, message]`. */
+function failuresOf(result: unknown): string[][] {
+  const status = ((result as { ConfigResponse?: unknown } | null)?.ConfigResponse ?? {}) as Record<string, unknown>;
+  return Object.entries(status).flatMap(([section, items]) =>
+    Object.entries((items ?? {}) as Record<string, unknown>).map(([n, m]) => [section, n, String(m)]),
+  );
+}
+
+/**
+ * Runs an import of a bundle text as an asynchronous task (`POST /async/data/import`, the same import as
+ * `POST /data/import`), with a bar of the items applied; items that failed are listed, and end the command with 1.
+ */
+export async function importBundle(
+  ctx: CommandContext,
+  content: string,
+  label: string,
+  partial: boolean,
+  stop = false,
+): Promise<void> {
+  const q = partial ? '?partial=1' : stop ? '?stop=1' : '';
   const started = await ctx.client.call('POST', `/async/data/import${q}`, { content });
-  const id = (started.body as { id: string }).id;
-  const bar = ctx.json ? undefined : new ProgressBar(`importing ${ctx.file}`);
+  const id = encodeURIComponent((started.body as { id: string }).id);
+  const bar = ctx.json ? undefined : new ProgressBar(label);
+  let counts = { done: 0, total: 0 };
   for (;;) {
-    const p = (await ctx.client.call('GET', `/async/task/${encodeURIComponent(id)}/progress`)).body as {
+    const p = (await ctx.client.call('GET', `/async/task/${id}/progress`)).body as {
       status: string;
       done: number;
       total: number;
     };
+    if (p.total > 0) counts = p;
     if (p.status !== 'register' && p.status !== 'running') break;
     if (p.total > 0) bar?.update(p.done, p.total);
     await new Promise((r) => setTimeout(r, 100));
   }
-  const rec = (await ctx.client.call('GET', `/async/task/${encodeURIComponent(id)}`)).body as {
-    status: string;
-    message: string;
-  };
-  if (rec.status === 'finish') {
-    let result: unknown = rec.message;
-    try {
-      result = JSON.parse(rec.message);
-    } catch {
-      // plain message
-    }
-    const status = ((result as { ConfigResponse?: Record<string, Record<string, string>> }).ConfigResponse ??
-      {}) as Record<string, Record<string, string>>;
-    const failures = Object.entries(status).flatMap(([section, items]) =>
-      Object.entries(items ?? {}).map(([n, m]) => [section, n, m]),
-    );
-    bar?.update(1, 1, 'done');
+  const rec = (await ctx.client.call('GET', `/async/task/${id}`)).body as { status: string; message: string };
+  // a finished task's message is the import's answer; a failed one's names the items that failed, when some did
+  const result = rec.status === 'finish' ? parsedOr(rec.message) : statusDocumentIn(rec.message);
+  if (result === undefined) {
     bar?.finish();
-    print(ctx, result, () =>
-      failures.length === 0 ? 'imported' : `imported, except:\n${table(['Section', 'Name', 'Problem'], failures)}`,
-    );
-    return;
+    throw new CliError(`import ${rec.status}: ${rec.message}`, ExitCode.Rejected);
   }
+  const failures = failuresOf(result);
+  const total = Math.max(counts.total, counts.done, failures.length);
+  const applied = Math.max(0, total - failures.length);
+  bar?.update(applied, total, failures.length > 0 ? `imported, ${failures.length} failed` : 'imported');
   bar?.finish();
-  throw new CliError(`import ${rec.status}: ${rec.message}`, ExitCode.Rejected);
+  print(ctx, result, () =>
+    failures.length === 0
+      ? `imported ${total} item${total === 1 ? '' : 's'}`
+      : `imported ${applied} of ${total} items; these failed:\n${table(['Section', 'Name', 'Problem'], failures)}`,
+  );
+  if (failures.length > 0)
+    throw new CliError(`${failures.length} of ${total} items could not be imported`, ExitCode.Rejected);
 }
 
 async function exportTo(ctx: CommandContext, kind: string, args: string[]): Promise<void> {
@@ -277,6 +359,7 @@ export const COMMANDS: Record<string, Handler> = {
     print(ctx, ans.body, () => textOf(ans.body));
   },
 
+  'show ': (ctx) => showEverything(ctx),
   'show streams': (ctx) => showNames(ctx, '/streams', 'Stream'),
   'show tables': (ctx) => showNames(ctx, '/tables', 'Table'),
   'show rules': (ctx) => showRules(ctx),

@@ -6,6 +6,7 @@ import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
 import { applyEnvOverrides, type ConfigTree } from './env.js';
+import { settingWarnings } from './settings.js';
 import { builtInRuleOptions, type RuleOptions } from '../core/rule-options.js';
 import { DEFAULT_MAX_BODY_SIZE } from '../core/limits.js';
 
@@ -29,6 +30,14 @@ export interface EddyConfig {
     debug: boolean;
     consoleLog: boolean;
     fileLog: boolean;
+    /** hours between rotations of log/stream.log (eKuiper's key; 0 = never by time) */
+    rotateTime?: number | string;
+    /** hours a rotated log file is kept when `rotateSize` is not set */
+    maxAge?: number | string;
+    /** bytes (or `10MB`) at which log/stream.log is rotated; 0 = no size limit */
+    rotateSize?: number | string;
+    /** rotated log files kept when `rotateSize` is set */
+    rotateCount?: number | string;
     timezone: string;
     restIp: string;
     restPort: number;
@@ -64,13 +73,15 @@ export interface EddyConfig {
   source: { httpServerIp: string; httpServerPort: number };
   store: {
     type: 'sqlite' | 'redis';
-    /** `db` is the database number (`database`, read too, is its older spelling) */
-    redis: { host: string; port: number; password: string; timeout: number; db?: number; database?: number };
+    /** `db` is the database number */
+    redis: { host: string; port: number; password: string; timeout: number; db?: number };
     sqlite: { name: string };
   };
   portable: { pythonBin: string; initTimeout: number };
   /** the whole tree as read, for keys Eddy does not type */
   raw: ConfigTree;
+  /** unknown or unimplemented settings of the home's kuiper.yaml and the `KUIPER__…` variables (settings.ts) */
+  warnings: string[];
 }
 
 /** eKuiper's built-in rule option defaults (docs/runtime.md §1.2), under the `rule:` section of kuiper.yaml. */
@@ -192,5 +203,6 @@ export function loadConfig(home: Home, env: NodeJS.ProcessEnv = process.env): Ed
     store: tree.store as EddyConfig['store'],
     portable: tree.portable as EddyConfig['portable'],
     raw: tree,
+    warnings: settingWarnings(own, env),
   };
 }

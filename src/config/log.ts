@@ -1,6 +1,8 @@
 import { join } from 'node:path';
+import { isMainThread } from 'node:worker_threads';
 import pino, { type Logger, type DestinationStream } from 'pino';
-import type { EddyConfig, Home } from './index.js';
+import { byteSize, type EddyConfig, type Home } from './index.js';
+import { RotatingLogFile, type RotationSettings } from './log-file.js';
 
 export type { Logger } from 'pino';
 
@@ -44,6 +46,9 @@ export function readableLine(json: string): string {
   if (err && typeof err === 'object') {
     const e = err as { message?: string; stack?: string };
     line += e.stack ? `\n    ${e.stack.split('\n').join('\n    ')}` : ` error=${e.message ?? JSON.stringify(err)}`;
+  } else if (err !== undefined && err !== null && err !== '') {
+    // a cause logged as its message text (`{err: e.message}`) is the reason the line exists: never drop it
+    line += `: ${typeof err === 'string' ? err : JSON.stringify(err)}`;
   }
   return `${line}\n`;
 }
@@ -53,23 +58,25 @@ class SwitchableOutput implements DestinationStream {
   consoleOn = false;
   fileOn = false;
   private console?: DestinationStream;
-  private file?: DestinationStream;
+  private readonly file: RotatingLogFile;
 
-  constructor(private readonly filePath: string) {}
+  constructor(filePath: string, rotation: RotationSettings) {
+    // worker threads write the same file; the main thread alone rotates it (log-file.ts)
+    this.file = new RotatingLogFile(filePath, rotation, isMainThread);
+  }
 
   write(msg: string): void {
     if (this.consoleOn) (this.console ??= pino.destination(1)).write(readableLine(msg));
-    if (this.fileOn) (this.file ??= pino.destination({ dest: this.filePath, mkdir: true, sync: false })).write(msg);
+    if (this.fileOn) this.file.write(msg);
   }
 
   /** at shutdown: the file's pending lines are written out (pino passes a callback) */
   flush(cb?: (err?: Error) => void): void {
-    try {
-      (this.file as { flushSync?: () => void } | undefined)?.flushSync?.();
-    } catch {
-      // nothing written yet: nothing to flush
-    }
-    cb?.();
+    this.file.flush(cb);
+  }
+
+  close(): Promise<void> {
+    return this.file.close();
   }
 
   get any(): boolean {
@@ -95,7 +102,7 @@ function effectiveLevel(c: LogControl): string {
  * Rules log through child loggers (`logger.child({rule: id})`).
  */
 export function createLogger(config: EddyConfig, home: Home): Logger {
-  const output = new SwitchableOutput(join(home.log, 'stream.log'));
+  const output = new SwitchableOutput(join(home.log, 'stream.log'), rotationSettings(config));
   output.consoleOn = Boolean(config.basic.consoleLog);
   output.fileOn = Boolean(config.basic.fileLog);
   let level = 'info';
@@ -108,6 +115,23 @@ export function createLogger(config: EddyConfig, home: Home): Logger {
   const logger = pino({ level: effectiveLevel(control), base: undefined }, output);
   controls.set(logger, control);
   return logger;
+}
+
+/** A non-negative number of a config key, or its default when absent or unusable. */
+function hours(v: unknown, fallback: number): number {
+  const n = typeof v === 'string' && v.trim() !== '' ? Number(v) : v;
+  return typeof n === 'number' && Number.isFinite(n) && n >= 0 ? n : fallback;
+}
+
+/** eKuiper's log rotation keys (`basic.rotateTime`, `maxAge`, `rotateSize`, `rotateCount`), defaults as shipped. */
+export function rotationSettings(config: EddyConfig): RotationSettings {
+  const b = config.basic;
+  return {
+    rotateTimeHours: hours(b.rotateTime, 24),
+    maxAgeHours: hours(b.maxAge, 72),
+    rotateSizeBytes: b.rotateSize === 0 || b.rotateSize === '0' ? 0 : byteSize(b.rotateSize, 0),
+    rotateCount: Math.floor(hours(b.rotateCount, 3)),
+  };
 }
 
 /** eKuiper's (logrus) level names that pino spells differently */
@@ -132,4 +156,11 @@ export function applyLogSettings(logger: Logger, s: LogSettings): void {
   if (s.consoleLog !== undefined) c.output.consoleOn = s.consoleLog;
   if (s.fileLog !== undefined) c.output.fileOn = s.fileLog;
   logger.level = effectiveLevel(c);
+}
+
+/** At shutdown: writes out the file's pending lines and releases it (and its rotation timer). */
+export async function closeLogger(logger: Logger): Promise<void> {
+  const c = controls.get(logger);
+  if (c) await c.output.close();
+  else logger.flush?.();
 }

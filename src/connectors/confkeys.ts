@@ -27,6 +27,8 @@ export interface ConfKeysOptions {
   /** `basic.cfgStorageType`: `file` (default) or `kv` */
   storage: string;
   store: KVStore;
+  /** the etc file of a type's read-only default keys as its declaration names it (null: none, undefined: undeclared) */
+  defaultsFile?: (type: string) => string | null | undefined;
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -64,6 +66,7 @@ export class ConfKeys {
   private readonly env: NodeJS.ProcessEnv;
   private readonly kv: boolean;
   private readonly store: KVStore;
+  private readonly declaredDefaults: ConfKeysOptions['defaultsFile'];
   /** etc defaults per kind and type, read once */
   private readonly defaultsCache = new Map<string, ConfMap>();
   private connectionDefaults: Record<string, ConfMap> | undefined;
@@ -82,6 +85,7 @@ export class ConfKeys {
     this.env = opts.env;
     this.kv = opts.storage === 'kv';
     this.store = opts.store;
+    this.declaredDefaults = opts.defaultsFile;
   }
 
   /** Changes with every write of the user layer: rule workers read it again only when it moved. */
@@ -177,8 +181,8 @@ export class ConfKeys {
     }
     let cached = this.defaultsCache.get(type);
     if (!cached) {
-      const rel = type === 'mqtt' ? 'mqtt_source.yaml' : join('sources', `${type}.yaml`);
-      cached = toConfMap(this.readEtc(rel), true);
+      const rel = this.defaultsFileOf(type);
+      cached = rel === null ? {} : toConfMap(this.readEtc(rel), true);
       this.defaultsCache.set(type, cached);
     }
     return cached;
@@ -191,7 +195,15 @@ export class ConfKeys {
       this.defaults(kind, type);
       return !!this.connectionDefaults && type in this.connectionDefaults;
     }
-    return this.etcFile(type === 'mqtt' ? 'mqtt_source.yaml' : join('sources', `${type}.yaml`)) !== undefined;
+    const rel = this.defaultsFileOf(type);
+    return rel !== null && this.etcFile(rel) !== undefined;
+  }
+
+  /** A source type's defaults file: as declared, else by eKuiper's naming (a type nothing declares yet). */
+  private defaultsFileOf(type: string): string | null {
+    const declared = this.declaredDefaults?.(type);
+    if (declared !== undefined) return declared;
+    return type === 'mqtt' ? 'mqtt_source.yaml' : join('sources', `${type}.yaml`);
   }
 
   // ------------------------------------------------------------------------------------------- reads

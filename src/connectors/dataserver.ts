@@ -242,6 +242,8 @@ interface Endpoint {
   holders: Set<string>;
   clients: Set<WebSocket>;
   listeners: Set<WsListener>;
+  /** told the number of connected clients whenever one connects or leaves */
+  watchers: Set<(clients: number) => void>;
   remove: () => Promise<void>;
 }
 
@@ -272,15 +274,28 @@ export class WsEndpoints {
     const inflight = this.pending.get(path);
     if (inflight) return inflight;
     const p = (async () => {
-      const ep: Endpoint = { holders: new Set(), clients: new Set(), listeners: new Set(), remove: async () => {} };
+      const ep: Endpoint = {
+        holders: new Set(),
+        clients: new Set(),
+        listeners: new Set(),
+        watchers: new Set(),
+        remove: async () => {},
+      };
+      const tell = () => {
+        for (const w of ep.watchers) w(ep.clients.size);
+      };
       ep.remove = await this.server.addWebsocket(path, (ws) => {
         ep.clients.add(ws);
         ws.on('message', (data: RawData, isBinary: boolean) => {
           const buf = Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data);
           for (const l of ep.listeners) l(buf, isBinary);
         });
-        ws.on('close', () => ep.clients.delete(ws));
-        ws.on('error', () => ep.clients.delete(ws));
+        const gone = () => {
+          if (ep.clients.delete(ws)) tell();
+        };
+        ws.on('close', gone);
+        ws.on('error', gone);
+        tell();
       });
       this.endpoints.set(path, ep);
       return ep;
@@ -305,6 +320,14 @@ export class WsEndpoints {
     if (!ep) throw new Error(`websocket endpoint ${path} is not registered`);
     ep.listeners.add(listener);
     return () => ep.listeners.delete(listener);
+  }
+
+  /** Calls `watcher` with the number of connected clients whenever one connects or leaves (endpoint acquired). */
+  watch(path: string, watcher: (clients: number) => void): () => void {
+    const ep = this.endpoints.get(path);
+    if (!ep) throw new Error(`websocket endpoint ${path} is not registered`);
+    ep.watchers.add(watcher);
+    return () => ep.watchers.delete(watcher);
   }
 
   /** Sends a text (string) or binary frame to every client of the endpoint; resolves to the number of clients. */

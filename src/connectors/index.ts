@@ -14,41 +14,21 @@ import type { KVStore } from '../store/kv.js';
 import type { RuleAction, SinkNode, SinkNodeOptions } from '../contracts/index.js';
 import { ConfKeys } from './confkeys.js';
 import { Registry } from './registry.js';
-import { registerBuiltinFormats } from './formats/index.js';
-import { MemoryBus, registerMemory } from './memory/memory.js';
-import { MqttPool, registerMqtt } from './mqtt/mqtt.js';
+import { BUILTIN_DECLARATIONS } from './builtins.js';
+import type { ConnectorHost } from './declaration.js';
+import { MemoryBus } from './memory/bus.js';
+import { MqttPool } from './mqtt/connection.js';
 import { MqttSessionLedger } from './mqtt/sessions.js';
-import { registerLogNop } from './log/lognop.js';
+import { NeuronPool } from './neuron/pool.js';
 import { DataServer, WsEndpoints } from './dataserver.js';
 import { createSinkNode, sinkCacheNamespace, type SinkDefaults } from './pipeline/sinknode.js';
 import { compileTemplate, renderTemplate } from '../template/index.js';
-import { registerHttpPush } from './http/push-source.js';
-import { registerHttpPull } from './http/pull.js';
-import { registerFileSource } from './file/source.js';
-import { registerFileSink } from './file/sink.js';
-import { registerRedisLookup } from './redis/lookup.js';
-import { registerRedisSink } from './redis/sink.js';
-import { registerRedisSub } from './redis/sub-source.js';
-import { registerRedisPub } from './redis/pub-sink.js';
-import { registerWebsocketSource } from './websocket/source.js';
-import { registerWebsocketSink } from './websocket/sink.js';
-import { registerRest } from './http/rest-sink.js';
-import { registerSql } from './sql/register.js';
-import { registerSimulator } from './generators/simulator.js';
-import { registerRandom } from './generators/random.js';
-import { registerNexmark } from './generators/nexmark.js';
-import { registerInflux } from './influx/sink.js';
-import { registerEdgex } from './edgex/edgex.js';
-import { registerZmq } from './zmq/zmq.js';
-import { registerVideo } from './media/video-source.js';
-import { registerImage } from './media/image-sink.js';
-import { NeuronPool, registerNeuron } from './neuron/neuron.js';
 
 export { Registry } from './registry.js';
 export { ConfKeys, type ConfKind, type ConfMap } from './confkeys.js';
 export { DataServer, WsEndpoints } from './dataserver.js';
-export { MemoryBus } from './memory/memory.js';
-export { MqttPool } from './mqtt/mqtt.js';
+export { MemoryBus } from './memory/bus.js';
+export { MqttPool } from './mqtt/connection.js';
 
 export interface ConnectorsOptions {
   home: Home;
@@ -69,7 +49,7 @@ function dataServerTls(source: object): { cert: Buffer; key: Buffer } | undefine
   return { cert: readFileSync(certfile), key: readFileSync(keyfile) };
 }
 
-export class Connectors {
+export class Connectors implements ConnectorHost {
   readonly registry: Registry;
   readonly confKeys: ConfKeys;
   readonly memory = new MemoryBus();
@@ -77,7 +57,10 @@ export class Connectors {
   readonly neuron = new NeuronPool();
   readonly dataServer: DataServer;
   readonly wsEndpoints: WsEndpoints;
+  readonly fileRoots: FileRoots | undefined;
+  readonly checkContext: ConnectorHost['checkContext'];
   private readonly sinkDefaults: SinkDefaults;
+  private readonly sharedByKey = new Map<string, unknown>();
 
   private constructor(private readonly opts: ConnectorsOptions) {
     this.confKeys = new ConfKeys({
@@ -85,8 +68,9 @@ export class Connectors {
       env: opts.env,
       storage: opts.config.basic.cfgStorageType,
       store: opts.store,
+      defaultsFile: (type) => this.registry.defaultsFile(type),
     });
-    this.registry = new Registry(this.confKeys);
+    this.registry = new Registry(this.confKeys, this);
     this.mqtt = new MqttPool(new MqttSessionLedger(opts.store));
     const src = opts.config.source ?? { httpServerIp: '0.0.0.0', httpServerPort: 10081 };
     this.dataServer = new DataServer({
@@ -107,54 +91,21 @@ export class Connectors {
       resendInterval: s.resendInterval ?? 0,
       cleanCacheAtStop: s.cleanCacheAtStop ?? false,
     };
-    registerBuiltinFormats(this.registry);
-    registerMemory(this.registry, this.memory);
-    registerMqtt(this.registry, this.mqtt, this.confKeys);
-    registerLogNop(this.registry);
-    registerHttpPush(this.registry, this.dataServer);
-    registerHttpPull(this.registry);
     // with authentication on, file sources and sinks stay inside the folders the API may use (docs/runtime.md §2)
-    const fileRoots = opts.config.basic?.authentication
+    this.fileRoots = opts.config.basic?.authentication
       ? new FileRoots(fileAccessRoots(opts.home, opts.config))
       : undefined;
-    registerFileSource(this.registry, fileRoots);
-    registerFileSink(this.registry, fileRoots);
-    registerRedisLookup(this.registry);
-    registerRedisSink(this.registry);
-    registerRedisSub(this.registry);
-    registerRedisPub(this.registry);
-    registerWebsocketSource(this.registry, this.wsEndpoints);
-    registerWebsocketSink(this.registry, this.wsEndpoints);
-    registerRest(this.registry);
-    registerSql(this.registry);
-    registerSimulator(this.registry);
-    registerRandom(this.registry);
-    registerNexmark(this.registry);
-    registerInflux(this.registry);
-    registerEdgex(this.registry, this.mqtt, this.confKeys);
-    registerZmq(this.registry);
-    registerVideo(this.registry);
-    registerImage(this.registry);
-    registerNeuron(this.registry, this.neuron);
-    this.registerSinkKeyValidation(opts.logger, opts.home.data);
+    this.checkContext = { ruleId: '', logger: opts.logger, dataDir: opts.home.data, render: renderTemplate };
+    for (const d of BUILTIN_DECLARATIONS) this.registry.declare(d);
   }
 
-  /**
-   * `PUT /metadata/sinks/{type}/confKeys/{key}` of rest, websocket, redisPub and redis is checked the way eKuiper's
-   * Validate does: by configuring a fresh connector with the properties (no connection is made). A redis key may be
-   * left to the actions that use the config key.
-   */
-  private registerSinkKeyValidation(logger: Logger, dataDir: string): void {
-    const ctx = { ruleId: '', logger, dataDir, render: renderTemplate };
-    for (const type of ['rest', 'websocket', 'redisPub', 'redis']) {
-      this.registry.registerPropsValidator('sinks', type, (props) => {
-        const connector = this.registry.sink(type)?.();
-        if (!connector) return;
-        const checked =
-          type === 'redis' && props.key === undefined && props.field === undefined ? { ...props, key: 'key' } : props;
-        connector.provision(ctx, checked);
-      });
-    }
+  get formats(): Registry {
+    return this.registry;
+  }
+
+  shared<T>(key: string, make: () => T): T {
+    if (!this.sharedByKey.has(key)) this.sharedByKey.set(key, make());
+    return this.sharedByKey.get(key) as T;
   }
 
   /** Creates the service and loads the user config keys. */

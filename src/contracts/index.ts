@@ -103,6 +103,21 @@ export class NodeMetrics {
     this.latencySumUs += us;
   }
 
+  /**
+   * Takes over latencies counted elsewhere — a worker thread's copy of this node (docs/runtime.md §1.10) — without
+   * counting them again: the setter above records one latency per call, while a copy is refreshed many times.
+   */
+  mirrorLatency(lastUs: number, counts: ArrayLike<number> | null, sumUs: number): void {
+    this.latencyUs = lastUs;
+    this.latencySumUs = sumUs;
+    if (counts === null) {
+      this.latencyCounts = undefined;
+      return;
+    }
+    const own = (this.latencyCounts ??= new Float64Array(LATENCY_BUCKETS_US.length + 1));
+    for (let i = 0; i < own.length; i++) own[i] = counts[i] ?? 0;
+  }
+
   error(err: unknown): void {
     this.exceptions++;
     this.lastException = err instanceof Error ? err.message : String(err);

@@ -22,6 +22,7 @@ import type { Logger } from '../config/log.js';
 import type { ConnectorContext, Props, SourceConnector, SourceEvent } from '../contracts/index.js';
 import type { SinkConnector, SinkContext, SinkPayload } from '../contracts/index.js';
 import { recoverable } from '../contracts/failures.js';
+import type { Declaration, Threads } from '../connectors/declaration.js';
 import type { KVStore } from '../store/kv.js';
 import { parseJsonExact } from '../connectors/formats/jsonparse.js';
 import { EvalError, toJsonData, type Value, type ValueObject } from '../values/index.js';
@@ -49,13 +50,18 @@ export interface PortableInfo {
   env?: string;
 }
 
-/** What the manager needs of the connector registry (sources and sinks are registered like built-ins). */
+/** What the manager needs of the connector registry (sources and sinks are declared like built-ins). */
 export interface ConnectorPort {
   source(type: string): (() => SourceConnector) | undefined;
   sink(type: string): (() => SinkConnector) | undefined;
-  registerSource(type: string, factory: () => SourceConnector): void;
-  registerSink(type: string, factory: () => SinkConnector): void;
+  declare(d: Declaration): void;
 }
+
+/** A plugin's process talks to the main thread's sockets (docs/runtime.md §5.3). */
+const PLUGIN_THREADS: Threads = {
+  worker: false,
+  because: 'the plugin process is reached through sockets the main thread owns',
+};
 
 /** What the manager needs of the config keys: a plugin's source yaml becomes the user layer of its type. */
 export interface SourceConfigPort {
@@ -395,14 +401,32 @@ export class PortableManager {
       this.owners.source.set(s, info.name);
       if (!this.factories.source.has(s)) {
         this.factories.source.add(s);
-        this.opts.connectors.registerSource(s, () => new PortableSource(this, s));
+        this.opts.connectors.declare({
+          kind: 'source',
+          type: s,
+          create: () => new PortableSource(this, s),
+          // a plugin's own source yaml becomes the user layer of its type (docs/runtime.md §5.3); it has no UI metadata
+          defaults: `sources/${s}.yaml`,
+          meta: null,
+          check: null,
+          validate: null,
+          threads: PLUGIN_THREADS,
+        });
       }
     }
     for (const s of info.sinks) {
       this.owners.sink.set(s, info.name);
       if (!this.factories.sink.has(s)) {
         this.factories.sink.add(s);
-        this.opts.connectors.registerSink(s, () => new PortableSink(this, s));
+        this.opts.connectors.declare({
+          kind: 'sink',
+          type: s,
+          create: () => new PortableSink(this, s),
+          meta: null,
+          check: null,
+          validate: null,
+          threads: PLUGIN_THREADS,
+        });
       }
     }
     for (const f of info.functions) {

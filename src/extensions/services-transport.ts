@@ -2,14 +2,14 @@
  * Remote calls (HTTP, gRPC, msgpack-rpc) for external-service functions, as promises.
  *
  * Service functions are asynchronous SQL functions: the rule's asynchronous node (docs/runtime.md §6.3) awaits them,
- * so a slow service delays only the rows waiting for it, never the thread. A worker thread keeps the clients
- * (gRPC channels, msgpack-rpc connections) and does the network I/O; the calling thread posts the request and the
- * worker posts the answer back.
+ * so a slow service delays only the rows waiting for it, never the thread. A worker thread (services-worker.ts)
+ * keeps the clients (gRPC channels, msgpack-rpc connections) and does the network I/O; the calling thread posts the
+ * request and the worker posts the answer back.
  *
  * The worker is started on first use, unref'd (it never keeps the process alive) and stopped by `close()`.
  */
-import { createRequire } from 'node:module';
-import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
+import { MessageChannel, type MessagePort, type Worker } from 'node:worker_threads';
+import { siblingModule, startWorker } from '../core/threads.js';
 
 export interface HttpCall {
   kind: 'http';
@@ -54,119 +54,8 @@ export interface RemoteReply {
 /** A transport failure (connection refused, time-out…): the call may be retried. */
 export class TransportError extends Error {}
 
-// The worker's code: plain JavaScript so that it runs the same under tsx and compiled builds.
-const WORKER_SOURCE = String.raw`
-const { workerData } = require('node:worker_threads');
-const http = require('node:http');
-const https = require('node:https');
-const net = require('node:net');
-const { port, grpcPath, msgpackPath } = workerData;
-let grpc;
-const grpcClients = new Map();
-const identity = (b) => b;
-
-function answer(id, result) {
-  port.postMessage({ id, ...result });
-}
-
-function doHttp(id, c) {
-  const url = new URL(c.url);
-  const mod = url.protocol === 'https:' ? https : http;
-  const headers = { ...c.headers };
-  if (c.body) headers['content-length'] = String(c.body.byteLength);
-  let done = false;
-  const finish = (r) => { if (!done) { done = true; answer(id, r); } };
-  const req = mod.request(url, { method: c.method, headers, rejectUnauthorized: !c.insecureSkipVerify }, (res) => {
-    const chunks = [];
-    res.on('data', (d) => chunks.push(d));
-    res.on('end', () => finish({ status: res.statusCode || 0, contentType: String(res.headers['content-type'] || ''), body: Buffer.concat(chunks) }));
-    res.on('error', (e) => finish({ error: e.message }));
-  });
-  req.setTimeout(c.timeoutMs, () => req.destroy(new Error('timeout after ' + c.timeoutMs + 'ms')));
-  req.on('error', (e) => finish({ error: e.message }));
-  if (c.body) req.write(Buffer.from(c.body));
-  req.end();
-}
-
-function doGrpc(id, c) {
-  try {
-    grpc ??= require(grpcPath);
-    let client = grpcClients.get(c.target);
-    if (!client) {
-      client = new grpc.Client(c.target, grpc.credentials.createInsecure());
-      grpcClients.set(c.target, client);
-    }
-    client.makeUnaryRequest(c.path, identity, identity, Buffer.from(c.body), new grpc.Metadata(),
-      { deadline: Date.now() + c.timeoutMs }, (err, res) => {
-        if (err) {
-          const transport = err.code === grpc.status.UNAVAILABLE || err.code === grpc.status.DEADLINE_EXCEEDED;
-          answer(id, transport ? { error: err.message } : { status: err.code, contentType: '', body: Buffer.from(err.details || err.message) });
-        } else answer(id, { status: 0, contentType: 'application/grpc', body: res });
-      });
-  } catch (e) {
-    answer(id, { error: e && e.message ? e.message : String(e) });
-  }
-}
-
-// msgpack-rpc: one connection per target, replies matched by msgid; a closed connection fails its pending calls
-// and the next call dials again
-let msgpack;
-const mpConns = new Map();
-let nextMsgId = 1;
-function mpConn(target) {
-  const old = mpConns.get(target);
-  if (old && !old.closed) return old;
-  msgpack ??= require(msgpackPath);
-  const i = target.lastIndexOf(':');
-  const socket = net.connect({ host: target.slice(0, i).replace(/^\[|\]$/g, ''), port: Number(target.slice(i + 1)) });
-  const c = { socket, pending: new Map(), closed: false };
-  const fail = (msg) => {
-    if (c.closed) return;
-    c.closed = true;
-    if (mpConns.get(target) === c) mpConns.delete(target);
-    for (const p of c.pending.values()) p({ error: msg });
-    c.pending.clear();
-    socket.destroy();
-  };
-  socket.on('error', (e) => fail(e.message));
-  socket.on('close', () => fail('connection closed'));
-  (async () => {
-    try {
-      for await (const m of msgpack.decodeMultiStream(socket, { useBigInt64: true })) {
-        if (!Array.isArray(m) || m[0] !== 1) continue;
-        const p = c.pending.get(m[1]);
-        if (!p) continue;
-        c.pending.delete(m[1]);
-        if (m[2] !== null && m[2] !== undefined) p({ status: 1, contentType: '', body: Buffer.from(typeof m[2] === 'string' ? m[2] : String(m[2])) });
-        else p({ status: 0, contentType: '', body: Buffer.alloc(0), value: m[3] });
-      }
-    } catch (e) {
-      fail('invalid msgpack-rpc reply: ' + (e && e.message ? e.message : String(e)));
-    }
-  })();
-  mpConns.set(target, c);
-  return c;
-}
-function doMsgpack(id, c) {
-  const conn = mpConn(c.target);
-  const msgid = nextMsgId++ & 0x7fffffff;
-  const timer = setTimeout(() => {
-    if (conn.pending.delete(msgid)) answer(id, { error: 'timeout after ' + c.timeoutMs + 'ms' });
-  }, c.timeoutMs);
-  conn.pending.set(msgid, (r) => { clearTimeout(timer); answer(id, r); });
-  conn.socket.write(msgpack.encode([0, msgid, c.method, c.params], { useBigInt64: true }));
-}
-
-port.on('message', ({ id, call }) => {
-  try {
-    if (call.kind === 'grpc') doGrpc(id, call); else if (call.kind === 'msgpack') doMsgpack(id, call); else doHttp(id, call);
-  } catch (e) {
-    answer(id, { error: e && e.message ? e.message : String(e) });
-  }
-});
-`;
-
-interface WorkerAnswer {
+/** The transport thread's answer to call `id` (services-worker.ts). */
+export interface TransportAnswer {
   id: number;
   error?: string;
   status?: number;
@@ -221,7 +110,7 @@ export class ServiceTransport {
     this.waiting.clear();
   }
 
-  private answer(msg: WorkerAnswer): void {
+  private answer(msg: TransportAnswer): void {
     const w = this.waiting.get(msg.id);
     if (!w) return; // the late answer of a call that already gave up
     this.waiting.delete(msg.id);
@@ -239,18 +128,14 @@ export class ServiceTransport {
   private start(): MessagePort {
     if (this.worker && this.port) return this.port;
     const { port1, port2 } = new MessageChannel();
-    const req = createRequire(import.meta.url);
-    const grpcPath = req.resolve('@grpc/grpc-js');
-    const msgpackPath = req.resolve('@msgpack/msgpack');
-    const worker = new Worker(WORKER_SOURCE, {
-      eval: true,
-      workerData: { port: port2, grpcPath, msgpackPath },
+    const worker = startWorker(siblingModule(import.meta.url, 'services-worker'), {
+      workerData: { port: port2 },
       transferList: [port2],
-      // the worker needs no TypeScript loader: do not pass the parent's --import flags
+      // nothing of the parent's command line (test runner, inspector) is the worker's business
       execArgv: [],
     });
     worker.unref();
-    port1.on('message', (m: WorkerAnswer) => this.answer(m));
+    port1.on('message', (m: TransportAnswer) => this.answer(m));
     // pending calls keep the process alive through their timers, not through the port
     port1.unref();
     worker.on('error', () => {

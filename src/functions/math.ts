@@ -3,6 +3,23 @@ import { EvalError, textOf, toFloat64, typedText, type Value } from '../values/i
 import type { FunctionDef } from './registry.js';
 import { scalar } from './define.js';
 import { all, exactly, expect, INT, intArg, mustBe, numberArg, type Validator } from './validate.js';
+import {
+  goAcos,
+  goAsin,
+  goAtan,
+  goAtan2,
+  goCos,
+  goCosh,
+  goCot,
+  goExp,
+  goLog,
+  goLog10,
+  goPow,
+  goSin,
+  goSinh,
+  goTan,
+  goTanh,
+} from './gomath/index.js';
 
 const num1: Validator = all(exactly(1), numberArg(0));
 const num2: Validator = all(exactly(2), numberArg(0), numberArg(1));
@@ -15,6 +32,10 @@ function f(x: number): Value {
 function unary(name: string, op: (x: number) => number): FunctionDef {
   return scalar(name, 'N', num1, (a) => f(op(toFloat64(a[0]))));
 }
+
+// eKuiper multiplies by these constants, each π/180 or 180/π rounded once
+const DEG_TO_RAD = Math.PI / 180;
+const RAD_TO_DEG = 180 / Math.PI;
 
 /** Go's math.Round: half away from zero. */
 export function roundHalfAway(x: number): number {
@@ -89,27 +110,29 @@ export const mathFunctions: FunctionDef[] = [
     if (typeof x === 'number') return Math.abs(x);
     throw new EvalError('only float64 & int type are supported');
   }),
-  unary('acos', Math.acos),
-  unary('asin', Math.asin),
-  unary('atan', Math.atan),
-  unary('cos', Math.cos),
-  unary('cosh', Math.cosh),
-  unary('sin', Math.sin),
-  unary('sinh', Math.sinh),
-  unary('tan', Math.tan),
-  unary('tanh', Math.tanh),
-  unary('exp', Math.exp),
-  unary('ln', Math.log),
+  // Go's math package results (./gomath/index.ts) where V8's differ; V8's own where they agree bit for bit
+  // (test/functions/gomath.test.ts checks both kinds against Go's reference vectors)
+  unary('acos', goAcos),
+  unary('asin', goAsin),
+  unary('atan', goAtan),
+  unary('cos', goCos),
+  unary('cosh', goCosh),
+  unary('sin', goSin),
+  unary('sinh', goSinh),
+  unary('tan', goTan),
+  unary('tanh', goTanh),
+  unary('exp', goExp),
+  unary('ln', goLog),
   unary('sqrt', Math.sqrt),
-  unary('radians', (x) => (x * Math.PI) / 180),
-  unary('degrees', (x) => (x * 180) / Math.PI),
+  unary('radians', (x) => x * DEG_TO_RAD),
+  unary('degrees', (x) => x * RAD_TO_DEG),
   unary('ceil', Math.ceil),
   unary('ceiling', Math.ceil),
   unary('floor', Math.floor),
   unary('round', roundHalfAway),
-  scalar('atan2', 'N', num2, (a) => f(Math.atan2(toFloat64(a[0]), toFloat64(a[1])))),
+  scalar('atan2', 'N', num2, (a) => f(goAtan2(toFloat64(a[0]), toFloat64(a[1])))),
   scalar('cot', 'N', num1, (a) => {
-    const r = 1 / Math.tan(toFloat64(a[0]));
+    const r = goCot(toFloat64(a[0]));
     if (!Number.isFinite(r) && r === r) throw new EvalError('out-of-range error');
     return f(r);
   }),
@@ -124,13 +147,13 @@ export const mathFunctions: FunctionDef[] = [
     'N',
     (a) => (a.length === 1 || a.length === 2 ? numberArg(0)(a) : 'Expect 1 or 2 arguments only'),
     (a) => {
-      if (a.length === 1) return f(Math.log10(toFloat64(a[0])));
-      return f(Math.log(toFloat64(a[1])) / Math.log(toFloat64(a[0])));
+      if (a.length === 1) return f(goLog10(toFloat64(a[0])));
+      return f(goLog(toFloat64(a[1])) / goLog(toFloat64(a[0])));
     },
   ),
   scalar('mod', 'N', num2, (a) => f(toFloat64(a[0]) % toFloat64(a[1]))),
-  scalar('power', 'N', num2, (a) => f(Math.pow(toFloat64(a[0]), toFloat64(a[1])))),
-  scalar('pow', 'N', num2, (a) => f(Math.pow(toFloat64(a[0]), toFloat64(a[1])))),
+  scalar('power', 'N', num2, (a) => f(goPow(toFloat64(a[0]), toFloat64(a[1])))),
+  scalar('pow', 'N', num2, (a) => f(goPow(toFloat64(a[0]), toFloat64(a[1])))),
   scalar('pi', 'none', exactly(0), () => Math.PI),
   scalar('rand', 'none', exactly(0), () => Math.random()),
   bitwise('bitand', (x, y) => x & y),

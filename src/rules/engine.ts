@@ -3,6 +3,7 @@
  * composition root builds it from the real modules; tests of the state machine may pass their own topologies.
  */
 import type { RuleDef, RuleOptions, Topology, TopologyBuilder } from '../contracts/index.js';
+import { EddyError, ErrorCode } from '../core/errors.js';
 import type { SqlChecker } from './definition.js';
 import { parseSelect, parseStatement } from '../sql/index.js';
 import { RuleTopology } from '../runtime/topology.js';
@@ -50,6 +51,20 @@ function plannedSources(topo: Topology): string[] | undefined {
 /** SELECT or another statement kind; throws the SQL front end's parser error when the text does not parse. */
 export function sqlStatementKind(sql: string): 'select' | 'other' {
   return parseStatement(sql).kind === 'select' ? 'select' : 'other';
+}
+
+/**
+ * Checks that `sql` is one SELECT, with the messages of eKuiper's rule trial runs (`Parse SQL … error: ….`, `SQL … is
+ * not a select statement.`), which the temporary queries share.
+ */
+export function requireSelect(sql: string): void {
+  let kind: 'select' | 'other';
+  try {
+    kind = sqlStatementKind(sql);
+  } catch (err) {
+    throw new EddyError(ErrorCode.Undefined, `Parse SQL ${sql} error: ${(err as Error).message}.`);
+  }
+  if (kind !== 'select') throw new EddyError(ErrorCode.Undefined, `SQL ${sql} is not a select statement.`);
 }
 
 /**

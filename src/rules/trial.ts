@@ -11,7 +11,7 @@ import type { StreamCatalog, StreamDef, StreamKind } from '../catalog/types.js';
 import type { ConnectorRegistry, Props, RuleOptions } from '../contracts/index.js';
 import type { RuleTopology, RuntimeBuilder } from '../runtime/topology.js';
 import { mergeOptions } from './definition.js';
-import { sqlStatementKind } from './engine.js';
+import { requireSelect } from './engine.js';
 
 /** The websocket endpoints of the data server, as far as trial runs need them. */
 export interface TrialEndpoints {
@@ -78,13 +78,7 @@ export class RuleTestService {
     if (typeof sql !== 'string' || sql.trim() === '') throw new EddyError(ErrorCode.Undefined, 'missing sql');
     if (!isObject(mockSource)) throw new EddyError(ErrorCode.Undefined, 'mockSource must be an object');
     if (!isObject(sinkProps)) throw new EddyError(ErrorCode.Undefined, 'sinkProps must be an object');
-    let kind: 'select' | 'other';
-    try {
-      kind = sqlStatementKind(sql);
-    } catch (err) {
-      throw new EddyError(ErrorCode.Undefined, `Parse SQL ${sql} error: ${(err as Error).message}.`);
-    }
-    if (kind !== 'select') throw new EddyError(ErrorCode.Undefined, `SQL ${sql} is not a select statement.`);
+    requireSelect(sql);
     const mocks = new Map<string, Props>();
     for (const [stream, props] of Object.entries(mockSource)) {
       if (!isObject(props)) throw new EddyError(ErrorCode.Undefined, `mockSource ${stream} must be an object`);

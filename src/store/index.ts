@@ -13,7 +13,7 @@ export async function openStore(config: EddyConfig, home: Home, redisPrefix?: st
     // ioredis is loaded only by servers that keep their metadata in Redis
     const { RedisStore } = await import('./redis.js');
     const r = config.store.redis;
-    const db = Number(r.db ?? r.database ?? 0);
+    const db = Number(r.db ?? 0);
     const store = new RedisStore({
       host: r.host,
       port: r.port,

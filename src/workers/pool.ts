@@ -4,10 +4,10 @@
  * the rule's status), and hands the rules service a {@link RemoteTopology} that proxies open/close to that worker and
  * reads the metrics the worker sends. The main thread keeps REST, the store, schedules and import/export.
  *
- * Rules stay on the main thread when they need something that exists only there: memory or httppush sources and
- * memory sinks (process-wide buses and the data server), lookup or scan tables, formats other than JSON (schemas,
- * format plugins), websocket sinks, portable-plugin connectors, functions other than built-ins (scripts,
- * external services, plugin functions), and a rule's own log file or debug level.
+ * Rules stay on the main thread when they need something that exists only there: a connector or format whose
+ * declaration says so (connectors/declaration.ts `threads`: the memory bus, the data server's endpoints, the neuron
+ * pair, plugin processes, protobuf schemas), lookup or scan tables, functions other than built-ins (scripts, external
+ * services, plugin functions), and a rule's own log file or debug level.
  *
  * Supervision: every worker answers a heartbeat; a worker that misses it is marked as not answering (the status of
  * its rules says so at once) and, past the limit, terminated and replaced; its rules open again on the new worker,
@@ -16,12 +16,14 @@
  * is not cut short by its neighbours' limit, and one given a short limit is stopped early.
  */
 import type { ValueObject } from '../values/value.js';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { siblingModule, startWorker } from '../core/threads.js';
 import { availableParallelism } from 'node:os';
 import type { Logger } from 'pino';
 import type {
   NodeMetrics,
   PrintableTopo,
+  Props,
   RuleDef,
   RuleOptions,
   Topology,
@@ -36,7 +38,10 @@ import { RuleTopology } from '../runtime/topology.js';
 import { exprToString, identToString, parseSelect, windowToString } from '../sql/index.js';
 import { walk } from '../plan/analyze.js';
 import { EddyError, ErrorCode } from '../core/errors.js';
-import type { FromWorker, NodeMetricsRow, ToWorker } from './protocol.js';
+import type { FromWorker, NodeMetricsRow, ToWorker, WorkerInit } from './protocol.js';
+import type { Registry } from '../connectors/registry.js';
+import { prop } from '../connectors/props.js';
+import { resolveSource } from '../runtime/source.js';
 
 /** `basic.workers`: a positive integer, 0 or absent = the number of cores. */
 export function workerCount(configured: unknown): number {
@@ -56,6 +61,8 @@ export interface PoolOptions {
   functions: FunctionRegistry;
   /** the in-process builder: plans every rule (same errors), and runs the rules that stay on the main thread */
   local: TopologyBuilder;
+  /** the main thread's connectors: their declarations say where the rules using them may run */
+  connectors: Registry;
   logger: Logger;
   /** heartbeat period; a worker silent for 2 periods is reported as not answering */
   heartbeatMs?: number;
@@ -70,9 +77,6 @@ export interface PoolOptions {
   /** longest wait for a worker to open or close a topology */
   requestTimeoutMs?: number;
 }
-
-const STREAM_TYPES = new Set(['mqtt', 'httppull', 'file', 'simulator', 'redissub', 'sql', 'websocket']);
-const SINK_TYPES = new Set(['mqtt', 'log', 'nop', 'rest', 'file', 'redis', 'redispub', 'sql']);
 
 /** A request that a replaced worker will never answer; the rules it was about open again on the new worker. */
 class WorkerReplaced extends Error {}
@@ -234,7 +238,8 @@ export class RemoteTopology implements Topology {
       n.recordsIn = r[1];
       n.recordsOut = r[2];
       n.messagesProcessed = r[3];
-      n.processLatencyUs = r[4];
+      // the histogram travels whole: setting processLatencyUs would count one latency per metrics message
+      n.mirrorLatency(r[4], r[11], r[12]);
       n.bufferLength = r[5];
       n.lastInvocation = r[6];
       n.exceptions = r[7];
@@ -299,17 +304,26 @@ export class WorkerPool implements TopologyBuilder {
   private movable(rule: RuleDef, t: RuleTopology): boolean {
     // a rule's own log file (and debug level) belong to the main thread's loggers
     if (t.options.logFilename || t.options.debug) return false;
+    const connectors = this.opts.connectors;
     for (const s of t.plan.sources) {
+      // tables stay where the server's tables are (docs/runtime.md §1.10)
       if (s.role !== 'stream') return false;
-      const type = (s.def.options.TYPE || 'mqtt').toLowerCase();
-      const format = (s.def.options.FORMAT || 'json').toLowerCase();
-      if (!STREAM_TYPES.has(type) || format !== 'json' || s.def.options.SCHEMAID) return false;
+      const { type, props } = resolveSource(connectors, s.def);
+      if (!connectors.placement('source', type, props).worker) return false;
+      if (!connectors.placement('format', String(props.format), props).worker) return false;
     }
     for (const action of rule.actions) {
-      for (const [type, props] of Object.entries(action)) {
-        if (!SINK_TYPES.has(type.toLowerCase())) return false;
-        const format = (props as Record<string, unknown> | undefined)?.format;
-        if (format !== undefined && String(format).toLowerCase() !== 'json') return false;
+      for (const [type, raw] of Object.entries(action)) {
+        const own = (raw ?? {}) as Props;
+        const resourceId = prop(own, 'resourceId');
+        const props = {
+          ...connectors.sinkProps(type, typeof resourceId === 'string' ? resourceId : undefined),
+          ...own,
+        };
+        if (!connectors.placement('sink', type, props).worker) return false;
+        const format = prop(props, 'format');
+        const name = typeof format === 'string' && format !== '' ? format : 'json';
+        if (!connectors.placement('format', name, props).worker) return false;
       }
     }
     let builtinOnly = true;
@@ -440,22 +454,19 @@ export class WorkerPool implements TopologyBuilder {
   // ------------------------------------------------------------------------------------------ internals
 
   private spawn(s: Slot): void {
-    // under the TypeScript loader (tests, development) the worker registers the loader before loading its entry
-    const ts = import.meta.url.endsWith('.ts');
-    const entry = new URL(ts ? './worker.ts' : './worker.js', import.meta.url);
     s.activity = new Int32Array(new SharedArrayBuffer(8));
     s.sentDefs = new Map();
     s.sentRevision = -1;
     s.lastSeq = 0;
     s.lastProgress = Date.now();
     s.unanswered.clear();
-    const workerData = { index: s.index, home: this.opts.home, env: this.opts.env, activity: s.activity.buffer };
-    const worker = ts
-      ? new Worker(
-          `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}).then((m) => { m.register(); return import(${JSON.stringify(entry.href)}); })`,
-          { eval: true, workerData },
-        )
-      : new Worker(entry, { workerData });
+    const workerData: WorkerInit = {
+      index: s.index,
+      home: this.opts.home,
+      env: this.opts.env,
+      activity: s.activity.buffer,
+    };
+    const worker = startWorker(siblingModule(import.meta.url, 'worker'), { workerData });
     const spawnedAt = Date.now();
     s.worker = worker;
     s.spawned = true;

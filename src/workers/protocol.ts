@@ -7,6 +7,15 @@ import type { RuleDef, RuleOptions } from '../contracts/index.js';
 import type { StreamDef } from '../catalog/types.js';
 import type { ValueObject } from '../values/value.js';
 
+/** What a worker is started with (its `workerData`). */
+export interface WorkerInit {
+  index: number;
+  home: string;
+  env: NodeJS.ProcessEnv;
+  /** cell 0: the activity id of the node working now, cell 1: batches started (see runtime/node.ts) */
+  activity: SharedArrayBuffer;
+}
+
 /** Main → worker. */
 export type ToWorker =
   /** `streams`/`dropped`: the catalog's changes since the previous open on this thread */
@@ -31,8 +40,26 @@ export type ToWorker =
   /** fault injection of the tests: end the worker's thread as a crash would */
   | { op: 'crash' };
 
-/** One node's metrics: name, then the counters in {@link METRIC_FIELDS} order. */
-export type NodeMetricsRow = [string, number, number, number, number, number, number, number, string, number, number];
+/**
+ * One node's metrics: name, records in and out, messages processed, last latency (µs), buffer length, last
+ * invocation, exceptions, last exception and its time, busy µs, then the latency histogram as the worker counted it
+ * (bucket counts, null before the first record, and their sum in µs) — copied, never counted again on this side.
+ */
+export type NodeMetricsRow = [
+  string,
+  number,
+  number,
+  number,
+  number,
+  number,
+  number,
+  number,
+  string,
+  number,
+  number,
+  number[] | null,
+  number,
+];
 
 /** Worker → main. */
 export type FromWorker =

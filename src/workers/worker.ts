@@ -15,16 +15,8 @@ import { setDefaultZone } from '../values/index.js';
 import { EddyError } from '../core/errors.js';
 import type { StreamCatalog, StreamDef, StreamKind } from '../catalog/types.js';
 import type { KVOp, KVStore } from '../store/kv.js';
-import type { FromWorker, NodeMetricsRow, ToWorker } from './protocol.js';
+import type { FromWorker, NodeMetricsRow, ToWorker, WorkerInit } from './protocol.js';
 import type { NodeMetrics, RuleDef } from '../contracts/index.js';
-
-interface WorkerInit {
-  index: number;
-  home: string;
-  env: NodeJS.ProcessEnv;
-  /** cell 0: the activity id of the node working now, cell 1: batches started (see runtime/node.ts) */
-  activity: SharedArrayBuffer;
-}
 
 /** Node slots per topology in an activity id (pool.ts decodes it the same way). */
 const ACTIVITY_NODES = 4096;
@@ -93,6 +85,8 @@ function metricsRows(nodes: readonly NodeMetrics[]): NodeMetricsRow[] {
     n.lastException,
     n.lastExceptionTime,
     n.busyUs,
+    n.latencyCounts ? Array.from(n.latencyCounts) : null,
+    n.latencySumUs,
   ]);
 }
 

@@ -47,14 +47,31 @@ function find(e: Exposition, name: string, labels: Record<string, string>): Samp
   return e.samples.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v));
 }
 
-async function scrape(url: string): Promise<{ status: number; type: string; exp: Exposition }> {
+async function scrape(url: string): Promise<{ status: number; type: string; exp: Exposition; text: string }> {
   const res = await fetch(url);
   const text = await res.text();
   return {
     status: res.status,
     type: res.headers.get('content-type') ?? '',
     exp: res.status === 200 ? parse(text) : { types: new Map(), samples: [] },
+    text,
   };
+}
+
+/** The label names of every sample line in the order printed; Go's client sorts them, `le`/`quantile` last. */
+function assertLabelsSorted(text: string): void {
+  let checked = 0;
+  for (const line of text.split('\n')) {
+    if (line.startsWith('#') || !line.includes('{')) continue;
+    const names = [...line.slice(line.indexOf('{')).matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="(?:[^"\\]|\\.)*"/g)].map(
+      (m) => m[1],
+    );
+    const trailing = names.filter((n) => n === 'le' || n === 'quantile');
+    const sorted = [...names.filter((n) => n !== 'le' && n !== 'quantile').sort(), ...trailing];
+    assert.deepEqual(names, sorted, line);
+    checked++;
+  }
+  assert.ok(checked > 0);
 }
 
 async function poll<T>(fn: () => Promise<T>, ok: (v: T) => boolean, what: string): Promise<T> {
@@ -110,9 +127,15 @@ async function runScenario(s: TestServer, metricsUrl: string): Promise<void> {
       'rows at the sink',
     );
 
-    const { status, type, exp } = await scrape(metricsUrl);
+    const { status, type, exp, text } = await scrape(metricsUrl);
     assert.equal(status, 200);
     assert.match(type, /^text\/plain/);
+    assertLabelsSorted(text);
+    assert.match(text, /^kuiper_op_records_in_total\{instance="0",op="3_filter",rule="rule1",type="op"\} \d+$/m);
+    // prom-client's process and Node.js series, which an eKuiper dashboard's memory and CPU panels read
+    assert.ok(find(exp, 'process_resident_memory_bytes', {})[0].value > 0);
+    assert.equal(exp.types.get('process_cpu_seconds_total'), 'counter');
+    assert.ok(find(exp, 'nodejs_heap_size_used_bytes', {})[0].value > 0);
     // metric types as eKuiper declares them
     for (const kind of ['source', 'op', 'sink']) {
       for (const m of ['records_in_total', 'records_out_total', 'messages_processed_total', 'exceptions_total']) {
@@ -201,4 +224,72 @@ test('prometheus on a port of its own; the REST port has no /metrics then, nor w
   }
   // closed with the server
   await assert.rejects(fetch(`http://127.0.0.1:${port}/metrics`));
+});
+
+test('a rule on a worker thread: the latency histogram of each node counts its records, not the metrics messages', async () => {
+  const s = await startTestServer({
+    env: { KUIPER__BASIC__PROMETHEUS: 'true', KUIPER__BASIC__PROMETHEUSPORT: '0', KUIPER__BASIC__WORKERS: '2' },
+  });
+  const topic = `eddy/promwk/${uid('in')}`;
+  const client = await connectAsync('mqtt://127.0.0.1:1883', { clientId: uid('eddy_promwk'), reconnectPeriod: 0 });
+  try {
+    const st = uid('wk');
+    const id = uid('rwk');
+    let r = await s.req('POST', '/streams', { sql: `CREATE STREAM ${st} (a BIGINT) WITH (DATASOURCE="${topic}")` });
+    assert.equal(r.status, 201, r.text);
+    r = await s.req('POST', '/rules', { id, sql: `SELECT a FROM ${st}`, actions: [{ nop: {} }] });
+    assert.equal(r.status, 201, r.text);
+    const placed = (await s.req('GET', `/rules/${id}/status`)).json() as Record<string, unknown>;
+    assert.equal(typeof placed.worker, 'number', 'the rule runs on a worker thread');
+    // a first message proves the subscription; then bursts, so many records share one metrics message
+    await poll(
+      async () => {
+        await client.publishAsync(topic, JSON.stringify({ a: 0 }), { qos: 1 });
+        return (await s.req('GET', `/rules/${id}/status`)).json() as Record<string, number>;
+      },
+      (x) => x.sink_nop_0_0_records_out_total >= 1,
+      'the first row at the sink',
+    );
+    for (let burst = 0; burst < 5; burst++)
+      await Promise.all(
+        Array.from({ length: 100 }, (_, i) => client.publishAsync(topic, JSON.stringify({ a: burst * 100 + i + 1 }))),
+      );
+    // settled: the sink's count stays put across two status reads 300 ms apart
+    let last = -1;
+    await poll(
+      async () => {
+        await new Promise((res) => setTimeout(res, 300));
+        return ((await s.req('GET', `/rules/${id}/status`)).json() as Record<string, number>)
+          .sink_nop_0_0_records_out_total;
+      },
+      (n) => {
+        const same = n === last && n >= 501;
+        last = n;
+        return same;
+      },
+      'every row at the sink',
+    );
+    const { exp } = await scrape(s.metricsUrl!);
+    const labels = { rule: id, type: 'sink', op: 'nop_0', instance: '0' };
+    const out = find(exp, 'kuiper_sink_records_out_total', labels)[0].value;
+    // the sink records one latency per row it sent
+    assert.equal(find(exp, 'kuiper_sink_process_latency_us_hist_count', labels)[0].value, out);
+    assert.ok(out >= 501, String(out));
+    const sum = find(exp, 'kuiper_sink_process_latency_us_hist_sum', labels)[0].value;
+    assert.ok(sum >= 0);
+    // the other nodes count at most one latency per record they handled (a node draining a queue records one per
+    // drain; the fused decoder none, its time is counted upstream), never one per metrics message
+    for (const [kind, op] of [
+      ['source', st],
+      ['op', '3_project'],
+    ]) {
+      const l = { rule: id, type: kind, op, instance: '0' };
+      const count = find(exp, `kuiper_${kind}_process_latency_us_hist_count`, l)[0].value;
+      const processed = find(exp, `kuiper_${kind}_records_in_total`, l)[0].value;
+      assert.ok(count >= 1 && count <= processed, `${kind} ${op}: ${count} latencies for ${processed} records`);
+    }
+  } finally {
+    await client.endAsync();
+    await s.dispose();
+  }
 });

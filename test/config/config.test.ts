@@ -79,3 +79,62 @@ test('environment values are typed as eKuiper types them', () => {
   });
   assert.deepEqual(tree, { default: { server: 'tcp://y:1883' } });
 });
+
+test('unknown and unimplemented settings are named at start, from kuiper.yaml and from KUIPER__ variables', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'eddy-home-'));
+  try {
+    const home = resolveHome(dir);
+    prepareHome(home);
+    assert.deepEqual(loadConfig(home, {}).warnings, [], 'the shipped kuiper.yaml is all known');
+    assert.deepEqual(
+      loadConfig(home, { KUIPER__BASIC__RESTPORT: '9091', KUIPER__RULE__RESTARTSTRATEGY__ATTEMPTS: '3' }).warnings,
+      [],
+    );
+    const typo = loadConfig(home, { KUIPER__BASIC__RESTPROT: '1' }).warnings;
+    assert.deepEqual(typo, [
+      'KUIPER__BASIC__RESTPROT: unknown setting basic.restprot (did you mean basic.restPort?); it is ignored',
+    ]);
+    writeFileSync(
+      join(home.etc, 'kuiper.yaml'),
+      [
+        'basic:',
+        '  consoleLogg: true',
+        '  pprof: false',
+        '  syslog:',
+        '    enable: true',
+        '    network: udp',
+        'store:',
+        '  redis:',
+        '    database: 2',
+        'sink:',
+        '  enableCache: true',
+        'nosuchsection:',
+        '  a: 1',
+        '',
+      ].join('\n'),
+    );
+    const w = loadConfig(home, { KUIPER__OPENTELEMETRY__ENABLEREMOTECOLLECTOR: 'true' }).warnings;
+    assert.deepEqual(w, [
+      'etc/kuiper.yaml: unknown setting basic.consoleLogg (did you mean basic.consoleLog?); it is ignored',
+      'etc/kuiper.yaml: basic.syslog.enable is not implemented by Eddy (there is no syslog output; use the console log and the service manager); it is ignored',
+      'etc/kuiper.yaml: unknown setting store.redis.database; it is ignored',
+      'etc/kuiper.yaml: unknown setting nosuchsection; it is ignored',
+      'KUIPER__OPENTELEMETRY__ENABLEREMOTECOLLECTOR: openTelemetry.enableRemoteCollector is not implemented by Eddy (there is no OpenTelemetry export); it is ignored',
+    ]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('store.redis.database is no setting: the Redis database is store.redis.db alone', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'eddy-home-'));
+  try {
+    const home = resolveHome(dir);
+    prepareHome(home);
+    const cfg = loadConfig(home, { KUIPER__STORE__REDIS__DB: '3', KUIPER__STORE__REDIS__DATABASE: '5' });
+    assert.equal(cfg.store.redis.db, 3);
+    assert.match(cfg.warnings.join('\n'), /KUIPER__STORE__REDIS__DATABASE: unknown setting store\.redis\.database/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import WebSocket from 'ws';
 import { startTestServer } from '../helpers/server.js';
 import { BROKER, until } from './helpers.js';
+import { testSink } from '../helpers/declare.js';
 
 /** A port that was free a moment ago and has nothing listening. */
 async function closedPort(): Promise<number> {
@@ -106,9 +107,17 @@ test('connection check restores a masked password from the resourceId config key
       200,
     );
     let seen: unknown;
-    s.app.connectors.registry.registerConnectionCheck('sink', 'probe', async (props) => {
-      seen = props.password;
-    });
+    s.app.connectors.registry.declare(
+      testSink(
+        'probe',
+        () => {
+          throw new Error('only its connection check is used');
+        },
+        async (props) => {
+          seen = props.password;
+        },
+      ),
+    );
     assert.equal((await s.req('PUT', '/metadata/sinks/probe/confKeys/k1', { password: 'real' })).status, 200);
     assert.equal(
       (await s.req('POST', '/metadata/sinks/connection/probe', { resourceId: 'k1', password: '******' })).status,
@@ -211,8 +220,12 @@ test('sink connection check restores a masked password from a stored rule action
     };
     assert.equal((await s.req('POST', '/rules', rule)).status, 201);
     let seen: unknown;
-    s.app.connectors.registry.registerConnectionCheck('sink', 'mqtt', async (props) => {
-      seen = props.password;
+    const mqtt = s.app.connectors.registry.declaration('sink', 'mqtt')!;
+    s.app.connectors.registry.declare({
+      ...mqtt,
+      check: async (props) => {
+        seen = props.password;
+      },
     });
     const res = await s.req('POST', '/metadata/sinks/connection/mqtt', {
       server: BROKER,

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { TopicTrie, matchingFilter } from '../../src/connectors/topictrie.js';
-import { topicMatches } from '../../src/connectors/memory/memory.js';
+import { topicMatches } from '../../src/connectors/memory/bus.js';
 
 function matches<T>(trie: TopicTrie<T>, topic: string): T[] {
   const out: T[] = [];

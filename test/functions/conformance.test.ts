@@ -85,7 +85,24 @@ function argValue(arg: string, row: ValueObject): Value {
   throw new Error(`unsupported argument ${arg}`);
 }
 
+/**
+ * Cases whose expected value the suite evaluated with JavaScript's Math rather than Go's math package: their
+ * source is eKuiper's Go test (`math.Sin(-10)` and the like), and eKuiper answers with Go's value, one unit in the
+ * last place away. The suite's own runner compares numbers with a relative tolerance of 1e-9, so they pass there;
+ * this replay compares exactly, and Eddy gives Go's value (docs/sql.md §7.1; test/functions/gomath.test.ts checks
+ * it against Go's own output), so here these cases are held to that.
+ */
+const GO_MATH_VALUES: Record<string, number> = {
+  'fn/TestFuncMath/0-atan': -1.4711276743037345, // the suite has …347
+  'fn/TestFuncMath/0-atan2': -1.3734007669450157, // …016
+  'fn/TestFuncMath/0-sin': 0.5440211108893699, // …698
+  'fn/TestFuncMath/1-tan': 0.6483608274590867, // …866
+  'fn/TestFuncMath/2-sin': 0.8796957599716702, // …67
+  'fn/TestFuncMath/3-tan': 1.8498999934219271, // …273
+};
+
 function check(c: Case, result: () => Value, expected: Record<string, unknown>, alias = 'r'): void {
+  if (c.name in GO_MATH_VALUES) expected = { ...expected, [alias]: GO_MATH_VALUES[c.name] };
   const err = expected.error as { $contains?: string } | undefined;
   if (err) {
     assert.throws(

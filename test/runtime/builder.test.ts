@@ -4,6 +4,7 @@ import pino from 'pino';
 import { createHarness } from './harness.js';
 import { EddyError } from '../../src/core/errors.js';
 import { loadConfig, resolveHome } from '../../src/config/index.js';
+import { testSource } from '../helpers/declare.js';
 
 const logger = pino({ level: 'silent' });
 
@@ -43,13 +44,15 @@ test('open fails cleanly when a source cannot be provisioned', async () => {
 test('a source failure that is not transient ends the run through onFatal, once; transient ones are error rows', async () => {
   const h = await createHarness();
   let fail: ((err: Error) => void) | undefined;
-  h.connectors.registry.registerSource('flaky', () => ({
-    provision() {},
-    async connect(_ctx, _emit, onError) {
-      fail = onError;
-    },
-    async close() {},
-  }));
+  h.connectors.registry.declare(
+    testSource('flaky', () => ({
+      provision() {},
+      async connect(_ctx, _emit, onError) {
+        fail = onError;
+      },
+      async close() {},
+    })),
+  );
   try {
     h.ddl('CREATE STREAM fl (a BIGINT) WITH (DATASOURCE="x", TYPE="flaky")');
     const { topo, out } = await h.rule('fl', 'SELECT a FROM fl');
@@ -70,16 +73,18 @@ test('a source failure that is not transient ends the run through onFatal, once;
 
 test('a bounded stream source that delivered everything ends the run through onEnd', async () => {
   const h = await createHarness();
-  h.connectors.registry.registerSource('once', () => ({
-    provision() {},
-    async connect(_ctx, emit, _onError, onEnd) {
-      setImmediate(() => {
-        emit({ payload: [{ a: 1n }, { a: 2n }], meta: {}, timestamp: Date.now() });
-        onEnd?.();
-      });
-    },
-    async close() {},
-  }));
+  h.connectors.registry.declare(
+    testSource('once', () => ({
+      provision() {},
+      async connect(_ctx, emit, _onError, onEnd) {
+        setImmediate(() => {
+          emit({ payload: [{ a: 1n }, { a: 2n }], meta: {}, timestamp: Date.now() });
+          onEnd?.();
+        });
+      },
+      async close() {},
+    })),
+  );
   try {
     h.ddl('CREATE STREAM once1 (a BIGINT) WITH (DATASOURCE="x", TYPE="once")');
     const { topo, out } = await h.rule('once', 'SELECT a FROM once1');

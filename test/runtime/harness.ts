@@ -18,6 +18,7 @@ import type { Clock } from '../../src/runtime/clock.js';
 import { createTopologyBuilder, type RuleTopology, type RuntimeBuilder } from '../../src/runtime/topology.js';
 import type { Value, ValueObject } from '../../src/values/value.js';
 import { settle } from './helpers.js';
+import { testSink } from '../helpers/declare.js';
 
 /** What a `collect` sink received, per sink id: one entry per send (the rows of one trigger, or one row). */
 export const collected = new Map<string, Array<ValueObject[] | ValueObject | Value>>();
@@ -74,7 +75,7 @@ export async function createHarness(
   const store = opts.store ?? (await openStore(config, home));
   const logger = pino({ level: 'silent' });
   const connectors = await Connectors.create({ home, config, env: {}, store, logger });
-  connectors.registry.registerSink('collect', () => new CollectSink());
+  connectors.registry.declare(testSink('collect', () => new CollectSink()));
   const defs = new Map<string, StreamDef>();
   const catalog: StreamCatalog = {
     get: (n) => defs.get(n),

@@ -7,6 +7,7 @@ import { ManualClock } from '../../src/runtime/clock.js';
 import { checkpointNamespace, dropCheckpoints } from '../../src/runtime/checkpoint.js';
 import type { ConnectorContext, RewindableSource, SourceConnector, SourceEvent } from '../../src/contracts/index.js';
 import type { ValueObject } from '../../src/values/value.js';
+import { testSource } from '../helpers/declare.js';
 
 test('backpressure: a slow sink keeps a bounded buffer, overflow is dropped and counted, the rule goes on', async () => {
   const h = await createHarness();
@@ -268,7 +269,7 @@ class CountingSource implements SourceConnector, RewindableSource {
 test('qos 1: a rewindable source resumes from the offset saved in the checkpoint; qos 0 starts over', async () => {
   const h = await createHarness();
   try {
-    h.connectors.registry.registerSource('counting', () => new CountingSource());
+    h.connectors.registry.declare(testSource('counting', () => new CountingSource()));
     h.ddl('CREATE STREAM cnt (n BIGINT) WITH (DATASOURCE="c", TYPE="counting")');
     const sql = 'SELECT n FROM cnt';
     const first = await h.rule('rw', sql, { qos: 1, checkpointInterval: 60000 });

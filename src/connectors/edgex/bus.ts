@@ -10,7 +10,7 @@ import type { NatsConnection, Subscription } from 'nats';
 import { lazy } from '../../core/lazy.js';
 import type { Props } from '../../contracts/index.js';
 import type { ConfKeys } from '../confkeys.js';
-import type { MqttConn, MqttPool } from '../mqtt/mqtt.js';
+import type { MqttConn, MqttPool } from '../mqtt/connection.js';
 import { openRedis } from '../redis/common.js';
 import { prop, propInt, propString } from '../props.js';
 

@@ -11,7 +11,6 @@ import { EddyError, ErrorCode } from '../../core/errors.js';
 import type { FileRoots } from '../../core/files.js';
 import type { Props, SinkConnector, SinkContext, SinkPayload } from '../../contracts/index.js';
 import { isObject, type Value } from '../../values/value.js';
-import type { Registry } from '../registry.js';
 import { propBool, propInt, propString, propStringList } from '../props.js';
 
 function bad(msg: string): EddyError {
@@ -200,8 +199,4 @@ export class FileSink implements SinkConnector {
     this.timer = undefined;
     for (const [k, f] of [...this.files]) await this.closeFile(k, f);
   }
-}
-
-export function registerFileSink(registry: Registry, roots?: FileRoots): void {
-  registry.registerSink('file', () => new FileSink(roots));
 }

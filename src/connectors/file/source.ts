@@ -13,7 +13,6 @@ import type { FileRoots } from '../../core/files.js';
 import type { ConnectorContext, Props, SourceConnector, SourceEvent } from '../../contracts/index.js';
 import type { ValueObject } from '../../values/value.js';
 import { parseJsonExact } from '../formats/jsonparse.js';
-import type { Registry } from '../registry.js';
 import { propBool, propInt, propString, propStringList } from '../props.js';
 import { transientError } from '../../contracts/failures.js';
 
@@ -305,8 +304,4 @@ function resolveRoot(path: string, dataDir: string): string {
   if (isAbsolute(path)) return path;
   const candidates = [resolve(process.cwd(), path), resolve(dirname(dataDir), path)];
   return candidates.find((c) => existsSync(c)) ?? candidates[0];
-}
-
-export function registerFileSource(registry: Registry, roots?: FileRoots): void {
-  registry.registerSource('file', () => new FileSource(roots));
 }

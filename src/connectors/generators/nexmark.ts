@@ -8,10 +8,8 @@
 import { EddyError, ErrorCode } from '../../core/errors.js';
 import type { ConnectorContext, Props, SourceConnector, SourceEvent } from '../../contracts/index.js';
 import type { ValueObject } from '../../values/value.js';
-import type { Registry } from '../registry.js';
 import { propBool, propInt } from '../props.js';
 import { nexmarkEvent, nexmarkKind, type NexmarkKind } from './nexmark-gen.js';
-import { addSourceMeta, f, source } from '../uimeta.js';
 
 const EMPTY_META: ValueObject = Object.freeze({}) as ValueObject;
 
@@ -81,26 +79,4 @@ export class NexmarkSource implements SourceConnector {
     this.timer = undefined;
     this.immediate = undefined;
   }
-}
-
-export function registerNexmark(registry: Registry): void {
-  registry.registerSource('nexmark', () => new NexmarkSource());
-  addSourceMeta(
-    'nexmark',
-    source(
-      {
-        en_US: 'Generates Nexmark auction events (persons, auctions, bids) at a given rate.',
-        zh_CN: '按给定速率生成 Nexmark 拍卖事件。',
-      },
-      'sources/builtin/nexmark',
-      'Nexmark',
-      [
-        f('qps', 'int', 1000, 'Events per second', 'Rate of the event sequence, excluded kinds included.'),
-        f('bufferSize', 'int', 1024, 'Buffer size', 'Most events generated in one turn.'),
-        f('excludePerson', 'bool', false, 'Exclude persons', 'Do not emit person events.'),
-        f('excludeAuction', 'bool', false, 'Exclude auctions', 'Do not emit auction events.'),
-        f('excludeBid', 'bool', false, 'Exclude bids', 'Do not emit bid events.'),
-      ],
-    ),
-  );
 }

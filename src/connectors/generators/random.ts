@@ -7,9 +7,7 @@
 import { EddyError, ErrorCode } from '../../core/errors.js';
 import type { ConnectorContext, Props, SourceConnector, SourceEvent } from '../../contracts/index.js';
 import type { ValueObject } from '../../values/value.js';
-import type { Registry } from '../registry.js';
 import { propInt, propObject, propString } from '../props.js';
-import { addSourceMeta, f, source } from '../uimeta.js';
 
 function bad(message: string): EddyError {
   return new EddyError(ErrorCode.Executor, message);
@@ -94,35 +92,4 @@ export class RandomSource implements SourceConnector {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
   }
-}
-
-export function registerRandom(registry: Registry): void {
-  registry.registerSource('random', () => new RandomSource());
-  addSourceMeta(
-    'random',
-    source(
-      {
-        en_US: 'Generates rows of random integers around a pattern, for trials and demos.',
-        zh_CN: '按模板生成随机整数数据，用于试用和演示。',
-      },
-      'sources/plugin/random',
-      'Random',
-      [
-        f('interval', 'int', 1000, 'Interval', 'Milliseconds between two rows.', { optional: false }),
-        f('seed', 'int', 1, 'Seed', 'Each field is its pattern value plus a random integer below this.', {
-          optional: false,
-        }),
-        f('pattern', 'object', { count: 50 }, 'Pattern', 'Field names and their integer base values.', {
-          optional: false,
-        }),
-        f(
-          'deduplicate',
-          'int',
-          0,
-          'Deduplicate',
-          '0 off; N > 0 skip rows equal to one of the last N; < 0 skip any row seen before.',
-        ),
-      ],
-    ),
-  );
 }

@@ -8,7 +8,6 @@
 import { EddyError, ErrorCode } from '../../core/errors.js';
 import type { ConnectorContext, Props, SourceConnector, SourceEvent } from '../../contracts/index.js';
 import type { ValueObject } from '../../values/value.js';
-import type { Registry } from '../registry.js';
 import { JsonFormat } from '../formats/json.js';
 import { prop, propBool, propInt } from '../props.js';
 
@@ -88,8 +87,4 @@ export class SimulatorSource implements SourceConnector {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
   }
-}
-
-export function registerSimulator(registry: Registry): void {
-  registry.registerSource('simulator', () => new SimulatorSource());
 }

@@ -10,7 +10,7 @@ import { EddyError, ErrorCode } from '../../core/errors.js';
 import type { ConnectorContext, Format, Props, SourceConnector, SourceEvent } from '../../contracts/index.js';
 import type { ValueObject } from '../../values/value.js';
 import { JsonFormat } from '../formats/json.js';
-import type { Registry } from '../registry.js';
+import type { ConnectorRegistry } from '../../contracts/index.js';
 import { propBool, propInt, propString } from '../props.js';
 import { renderTemplate } from '../../template/index.js';
 import {
@@ -92,7 +92,7 @@ export class HttpPullSource implements SourceConnector {
   private decoder: Format | undefined;
   private readonly plainJson = new JsonFormat({ schema: null });
 
-  constructor(private readonly registry: Registry) {}
+  constructor(private readonly registry: Pick<ConnectorRegistry, 'format'>) {}
 
   provision(_ctx: ConnectorContext, datasource: string, props: Props): void {
     this.puller = new HttpPuller(datasource, props);

@@ -7,7 +7,6 @@ import { TOO_DEEP_MESSAGE, jsonTooDeep } from '../../core/limits.js';
 import { EddyError, ErrorCode } from '../../core/errors.js';
 import type { ConnectorContext, Props, SourceConnector, SourceEvent } from '../../contracts/index.js';
 import type { DataServer } from '../dataserver.js';
-import type { Registry } from '../registry.js';
 import { propString } from '../props.js';
 import { transientError } from '../../contracts/failures.js';
 
@@ -115,9 +114,4 @@ export class HttpPushSource implements SourceConnector {
     this.detach = undefined;
     if (d) await d();
   }
-}
-
-export function registerHttpPush(registry: Registry, server: DataServer): void {
-  const hub = new HttpPushHub(server);
-  registry.registerSource('httppush', () => new HttpPushSource(hub));
 }

@@ -7,7 +7,6 @@
  */
 import { EddyError, ErrorCode } from '../../core/errors.js';
 import type { Props, SinkConnector, SinkContext, SinkPayload } from '../../contracts/index.js';
-import type { Registry } from '../registry.js';
 import { propBool, propString } from '../props.js';
 import { recoverable } from '../../contracts/failures.js';
 import * as http from './client.js';
@@ -85,8 +84,4 @@ function isTransientStatus(status: number): boolean {
 function mergeTokens(item: unknown, tokens: Record<string, unknown>): unknown {
   if (Array.isArray(item)) return item.map((r) => ({ ...tokens, ...(r as Record<string, unknown>) }));
   return { ...tokens, ...(item as Record<string, unknown>) };
-}
-
-export function registerRest(registry: Registry): void {
-  registry.registerSink('rest', () => new RestSink());
 }

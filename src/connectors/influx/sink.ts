@@ -9,13 +9,11 @@
 import { EddyError, ErrorCode } from '../../core/errors.js';
 import type { Props, SinkConnector, SinkContext, SinkPayload } from '../../contracts/index.js';
 import { isObject, type Value, type ValueObject } from '../../values/value.js';
-import type { Registry } from '../registry.js';
 import { httpSend, TransportError } from '../http/client.js';
 import { PRECISIONS, nowIn, pointLine, type Precision } from './line.js';
 import { propObject, propString } from '../props.js';
 import { recoverable } from '../../contracts/failures.js';
 import { tlsSettings, type TlsSettings } from '../tls.js';
-import { TLS, addSinkMeta, f, sink } from '../uimeta.js';
 
 const WRITE_TIMEOUT_MS = 10_000;
 const PING_TIMEOUT_MS = 10_000;
@@ -154,7 +152,7 @@ interface InfluxSettings {
   tags: Array<[string, string]>;
 }
 
-function influxSettings(props: Props): InfluxSettings {
+export function influxSettings(props: Props): InfluxSettings {
   try {
     const target = influxTarget(props, {
       username: propString(props, 'username'),
@@ -210,37 +208,4 @@ export class InfluxSink implements SinkConnector {
   }
 
   async close(_ctx: SinkContext): Promise<void> {}
-}
-
-export function registerInflux(registry: Registry): void {
-  registry.registerSink('influx', () => new InfluxSink());
-  registry.registerConnectionCheck('sink', 'influx', async (props) => pingInflux(influxSettings(props).target));
-  addSinkMeta(
-    'influx',
-    sink(
-      { en_US: 'Writes results as points to an InfluxDB 1.x database.', zh_CN: '将结果写入 InfluxDB 1.x。' },
-      'sinks/plugin/influx',
-      'InfluxDB',
-      [
-        f('addr', 'string', 'http://127.0.0.1:8086', 'Address', 'URL of the InfluxDB server.', {
-          optional: false,
-          connection: true,
-        }),
-        f('username', 'string', '', 'User name', 'User name.', { connection: true }),
-        f('password', 'string', '', 'Password', 'Password.', { connection: true }),
-        f('database', 'string', '', 'Database', 'Database written.', { optional: false }),
-        f('measurement', 'string', '', 'Measurement', 'Measurement of the points.', { optional: false }),
-        f('precision', 'string', 'ms', 'Precision', 'Unit of the timestamps.', { values: [...PRECISIONS] }),
-        f(
-          'tsFieldName',
-          'string',
-          '',
-          'Timestamp field',
-          'Field holding the point time in precision units; now when empty.',
-        ),
-        f('tags', 'object', {}, 'Tags', 'Tag name to value; values may use templates.'),
-        ...TLS,
-      ],
-    ),
-  );
 }

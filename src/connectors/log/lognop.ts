@@ -3,12 +3,11 @@
  * logging it), docs/runtime.md §3.6.
  */
 import type { Props, SinkConnector, SinkContext, SinkPayload } from '../../contracts/index.js';
-import type { Registry } from '../registry.js';
 import { propBool } from '../props.js';
 
 const textDecoder = new TextDecoder();
 
-class LogSink implements SinkConnector {
+export class LogSink implements SinkConnector {
   provision(): void {}
   async connect(): Promise<void> {}
   async collect(ctx: SinkContext, payload: SinkPayload): Promise<void> {
@@ -17,7 +16,7 @@ class LogSink implements SinkConnector {
   async close(): Promise<void> {}
 }
 
-class NopSink implements SinkConnector {
+export class NopSink implements SinkConnector {
   private log = false;
   provision(_ctx: SinkContext, props: Props): void {
     this.log = propBool(props, 'log', false);
@@ -27,9 +26,4 @@ class NopSink implements SinkConnector {
     if (this.log) ctx.logger.info('%s', textDecoder.decode(payload.bytes));
   }
   async close(): Promise<void> {}
-}
-
-export function registerLogNop(registry: Registry): void {
-  registry.registerSink('log', () => new LogSink());
-  registry.registerSink('nop', () => new NopSink());
 }

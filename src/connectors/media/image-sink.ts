@@ -13,8 +13,6 @@ import type { Props, SinkConnector, SinkContext, SinkPayload } from '../../contr
 import { isObject, type Value } from '../../values/value.js';
 import { runFfmpeg } from './ffmpeg.js';
 import { propInt, propString } from '../props.js';
-import type { Registry } from '../registry.js';
-import { addSinkMeta, f, sink } from '../uimeta.js';
 
 type ImageFormat = 'jpeg' | 'png';
 const CLEAN_EVERY_MS = 3 * 60_000;
@@ -138,28 +136,4 @@ export class ImageSink implements SinkConnector {
     this.timer = undefined;
     await this.cleaning;
   }
-}
-
-export function registerImage(registry: Registry): void {
-  registry.registerSink('image', () => new ImageSink());
-  addSinkMeta(
-    'image',
-    sink(
-      {
-        en_US: 'Saves image fields of the results as JPEG or PNG files.',
-        zh_CN: '将结果中的图像保存为 JPEG 或 PNG 文件。',
-      },
-      'sinks/plugin/image',
-      'Image',
-      [
-        f('path', 'string', '', 'Path', 'Folder the images are saved in (created).', { optional: false }),
-        f('imageFormat', 'string', 'jpeg', 'Image format', 'Format of the saved files.', {
-          values: ['jpeg', 'png'],
-          optional: false,
-        }),
-        f('maxAge', 'int', 72, 'Maximum age', 'Hours an image is kept.'),
-        f('maxCount', 'int', 1000, 'Maximum count', 'Most images kept.'),
-      ],
-    ),
-  );
 }

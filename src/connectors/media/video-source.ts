@@ -9,8 +9,6 @@ import type { ConnectorContext, Props, SourceConnector, SourceEvent } from '../.
 import { checkFfmpeg, runFfmpeg } from './ffmpeg.js';
 import { transientError } from '../../contracts/failures.js';
 import { propInt, propString } from '../props.js';
-import type { Registry } from '../registry.js';
-import { addSourceMeta, f, source } from '../uimeta.js';
 
 const GRAB_TIMEOUT_MS = 30_000;
 
@@ -64,25 +62,4 @@ export class VideoSource implements SourceConnector {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
   }
-}
-
-export function registerVideo(registry: Registry): void {
-  registry.registerSource('video', () => new VideoSource());
-  addSourceMeta(
-    'video',
-    source(
-      {
-        en_US: 'Takes periodic snapshots of a video stream or file through ffmpeg.',
-        zh_CN: '通过 ffmpeg 定时截取视频流的图像。',
-      },
-      'sources/plugin/video',
-      'Video',
-      [
-        f('url', 'string', 'http://localhost', 'URL', 'Video stream or file ffmpeg can open (rtsp, http, file path).', {
-          optional: false,
-        }),
-        f('interval', 'int', 10000, 'Interval', 'Milliseconds between two snapshots.'),
-      ],
-    ),
-  );
 }

@@ -8,70 +8,14 @@ import type { ConnectorContext, LookupConnector, Props, SourceConnector, SourceE
 import type { SinkConnector, SinkContext, SinkPayload } from '../../contracts/index.js';
 import { isObject, type Value, type ValueObject } from '../../values/value.js';
 import { keyText } from '../../values/text.js';
-import type { Registry } from '../registry.js';
 import { prop, propString } from '../props.js';
-
-export type RowKind = 'insert' | 'update' | 'upsert' | 'delete';
-
-export interface MemoryMessage {
-  topic: string;
-  row: ValueObject;
-  /** set by sinks with `rowkindField` */
-  rowkind?: RowKind;
-  /** the value of the sink's `keyField` */
-  key?: Value;
-}
-
-type Listener = (msg: MemoryMessage) => void;
-
-/** True when topic `topic` matches filter `filter` (`+` one level, `#` the remaining levels). */
-export function topicMatches(filter: string, topic: string): boolean {
-  if (filter === topic) return true;
-  const f = filter.split('/');
-  const t = topic.split('/');
-  for (let i = 0; i < f.length; i++) {
-    if (f[i] === '#') return i === f.length - 1;
-    if (i >= t.length) return false;
-    if (f[i] !== '+' && f[i] !== t[i]) return false;
-  }
-  return f.length === t.length;
-}
-
-function hasWildcard(topic: string): boolean {
-  return topic.includes('+') || topic.includes('#');
-}
-
-/** The topic bus of one server. Delivery is synchronous; publishing without subscribers is a no-op. */
-export class MemoryBus {
-  private readonly exact = new Map<string, Set<Listener>>();
-  private readonly wild = new Map<string, Set<Listener>>();
-
-  subscribe(filter: string, listener: Listener): () => void {
-    const map = hasWildcard(filter) ? this.wild : this.exact;
-    let set = map.get(filter);
-    if (!set) map.set(filter, (set = new Set()));
-    set.add(listener);
-    return () => {
-      set!.delete(listener);
-      if (set!.size === 0) map.delete(filter);
-    };
-  }
-
-  publish(msg: MemoryMessage): void {
-    const direct = this.exact.get(msg.topic);
-    if (direct) for (const l of direct) l(msg);
-    if (this.wild.size === 0) return;
-    for (const [filter, set] of this.wild) {
-      if (topicMatches(filter, msg.topic)) for (const l of set) l(msg);
-    }
-  }
-}
+import { hasWildcard, type MemoryBus, type MemoryMessage, type RowKind } from './bus.js';
 
 function checkTopic(topic: string, what: string): void {
   if (topic === '') throw new EddyError(ErrorCode.Executor, `${what} is required`);
 }
 
-class MemorySource implements SourceConnector {
+export class MemorySource implements SourceConnector {
   private topic = '';
   private unsubscribe: (() => void) | undefined;
 
@@ -98,7 +42,7 @@ class MemorySource implements SourceConnector {
 
 const ROW_KINDS = new Set(['insert', 'update', 'upsert', 'delete']);
 
-class MemorySink implements SinkConnector {
+export class MemorySink implements SinkConnector {
   private topic = '';
   private resendTopic = '';
   private rowkindField: string | undefined;
@@ -153,13 +97,13 @@ class MemorySink implements SinkConnector {
 }
 
 /** The keyed table behind a memory lookup: latest row per key value, shared by every lookup of the same topic+key. */
-class MemoryTable {
+export class MemoryTable {
   readonly rows = new Map<string, ValueObject>();
   refs = 0;
   unsubscribe: (() => void) | undefined;
 }
 
-class MemoryLookup implements LookupConnector {
+export class MemoryLookup implements LookupConnector {
   private topic = '';
   private key = '';
   private table: MemoryTable | undefined;
@@ -232,12 +176,4 @@ class MemoryLookup implements LookupConnector {
       for (const [id, v] of this.tables) if (v === t) this.tables.delete(id);
     }
   }
-}
-
-/** Registers the memory source, sink, lookup and the (always successful) connection checks. */
-export function registerMemory(registry: Registry, bus: MemoryBus): void {
-  const tables = new Map<string, MemoryTable>();
-  registry.registerSource('memory', () => new MemorySource(bus));
-  registry.registerSink('memory', () => new MemorySink(bus));
-  registry.registerLookup('memory', () => new MemoryLookup(bus, tables));
 }

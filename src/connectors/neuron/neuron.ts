@@ -12,59 +12,10 @@ import { toJson } from '../../values/json.js';
 import { isObject, type Value, type ValueObject } from '../../values/value.js';
 import { JsonFormat } from '../formats/json.js';
 import { transientError } from '../../contracts/failures.js';
-import { NngPairDialer, nngAddress } from './nng-pair.js';
+import { nngAddress } from './nng-pair.js';
+import { NEURON_URL, type NeuronPool, type Shared } from './pool.js';
 import { prop, propBool, propString, propStringList } from '../props.js';
-import type { Registry } from '../registry.js';
 import { recoverable } from '../../contracts/failures.js';
-import { addSinkMeta, addSourceMeta, f, sink, source } from '../uimeta.js';
-
-export const NEURON_URL = 'ipc:///tmp/neuron-ekuiper.ipc';
-
-interface Shared {
-  dialer: NngPairDialer;
-  refs: number;
-  messages: Set<(msg: Buffer) => void>;
-  statuses: Set<(connected: boolean, err?: Error) => void>;
-}
-
-/** The neuron connections of one server, one per URL, closed when their last user leaves. */
-export class NeuronPool {
-  private readonly conns = new Map<string, Shared>();
-
-  acquire(url: string): Shared {
-    let s = this.conns.get(url);
-    if (!s) {
-      const messages = new Set<(msg: Buffer) => void>();
-      const statuses = new Set<(connected: boolean, err?: Error) => void>();
-      const dialer = new NngPairDialer(
-        nngAddress(url),
-        (m) => {
-          for (const h of messages) h(m);
-        },
-        (c, e) => {
-          for (const h of statuses) h(c, e);
-        },
-      );
-      s = { dialer, refs: 0, messages, statuses };
-      this.conns.set(url, s);
-      dialer.start();
-    }
-    s.refs++;
-    return s;
-  }
-
-  release(url: string): void {
-    const s = this.conns.get(url);
-    if (!s || --s.refs > 0) return;
-    this.conns.delete(url);
-    s.dialer.close();
-  }
-
-  close(): void {
-    for (const s of this.conns.values()) s.dialer.close();
-    this.conns.clear();
-  }
-}
 
 function readUrl(props: Props): string {
   const url = propString(props, 'url', NEURON_URL);
@@ -185,39 +136,4 @@ export class NeuronSink implements SinkConnector {
     if (this.shared) this.pool.release(this.s.url);
     this.shared = undefined;
   }
-}
-
-export function registerNeuron(registry: Registry, pool: NeuronPool): void {
-  registry.registerSource('neuron', () => new NeuronSource(pool));
-  registry.registerSink('neuron', () => new NeuronSink(pool));
-  addSourceMeta(
-    'neuron',
-    source(
-      { en_US: 'Receives data of the Neuron industrial gateway.', zh_CN: '接收 Neuron 工业网关的数据。' },
-      'sources/builtin/neuron',
-      'Neuron',
-      [
-        f('url', 'string', 'tcp://127.0.0.1:7081', 'URL', 'NNG address of Neuron: ipc:///path or tcp://host:port.', {
-          connection: true,
-        }),
-      ],
-    ),
-  );
-  addSinkMeta(
-    'neuron',
-    sink(
-      { en_US: 'Writes tag values to the Neuron industrial gateway.', zh_CN: '向 Neuron 工业网关写入点位值。' },
-      'sinks/builtin/neuron',
-      'Neuron',
-      [
-        f('url', 'string', 'tcp://127.0.0.1:7081', 'URL', 'NNG address of Neuron: ipc:///path or tcp://host:port.', {
-          connection: true,
-        }),
-        f('nodeName', 'string', '', 'Node name', 'Neuron node written; may use templates. Required unless raw.'),
-        f('groupName', 'string', '', 'Group name', 'Neuron group written; may use templates. Required unless raw.'),
-        f('tags', 'list_string', [], 'Tags', 'Row fields written as tags; every field when empty. May use templates.'),
-        f('raw', 'bool', false, 'Raw', 'Send the encoded payload as it is.'),
-      ],
-    ),
-  );
 }

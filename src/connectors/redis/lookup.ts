@@ -9,9 +9,8 @@ import type { ConnectorContext, LookupConnector, Props } from '../../contracts/i
 import { isObject, type Value, type ValueObject } from '../../values/value.js';
 import { keyText } from '../../values/text.js';
 import { parseJsonExact } from '../formats/jsonparse.js';
-import type { Registry } from '../registry.js';
 import { propString } from '../props.js';
-import { openRedis, pingRedis, type RedisSettings } from './common.js';
+import { openRedis, type RedisSettings } from './common.js';
 
 function bad(msg: string): EddyError {
   return new EddyError(ErrorCode.Executor, msg);
@@ -87,12 +86,4 @@ export class RedisLookup implements LookupConnector {
     this.client?.disconnect();
     this.client = undefined;
   }
-}
-
-export function registerRedisLookup(registry: Registry): void {
-  registry.registerLookup('redis', () => new RedisLookup());
-  registry.registerConnectionCheck('lookup', 'redis', async (props) => {
-    const ds = typeof props.DATASOURCE === 'string' ? props.DATASOURCE : '0';
-    await pingRedis(lookupSettings(ds, props).settings);
-  });
 }

@@ -5,17 +5,16 @@
 import type { Redis } from 'ioredis';
 import { EddyError, ErrorCode } from '../../core/errors.js';
 import type { Props, SinkPayload } from '../../contracts/index.js';
-import type { Registry } from '../registry.js';
 import { checkCompression, compress, type Compression } from '../../core/compression.js';
 import { propString } from '../props.js';
-import { RedisClientSink, pingRedis, redisSettings, type RedisSettings } from './common.js';
+import { RedisClientSink, redisSettings, type RedisSettings } from './common.js';
 import { recoverable } from '../../contracts/failures.js';
 
 function bad(msg: string): EddyError {
   return new EddyError(ErrorCode.Executor, msg);
 }
 
-function pubSettings(props: Props): RedisSettings {
+export function pubSettings(props: Props): RedisSettings {
   return redisSettings(props, 'address', 'redisPub');
 }
 
@@ -47,9 +46,4 @@ export class RedisPubSink extends RedisClientSink {
       throw recoverable(e);
     }
   }
-}
-
-export function registerRedisPub(registry: Registry): void {
-  registry.registerSink('redisPub', () => new RedisPubSink());
-  registry.registerConnectionCheck('sink', 'redisPub', async (props) => pingRedis(pubSettings(props)));
 }

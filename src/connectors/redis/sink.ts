@@ -10,9 +10,8 @@ import type { Props, SinkPayload } from '../../contracts/index.js';
 import { isObject, type Value, type ValueObject } from '../../values/value.js';
 import { keyText, textOf } from '../../values/text.js';
 import { encodeJson } from '../formats/jsonenc.js';
-import type { Registry } from '../registry.js';
 import { propInt, propString } from '../props.js';
-import { RedisClientSink, pingRedis, redisSettings, type RedisSettings } from './common.js';
+import { RedisClientSink, redisSettings, type RedisSettings } from './common.js';
 import { recoverable } from '../../contracts/failures.js';
 
 function bad(msg: string): EddyError {
@@ -21,7 +20,7 @@ function bad(msg: string): EddyError {
 
 const ROW_KINDS = new Set(['insert', 'update', 'upsert', 'delete']);
 
-function sinkSettings(props: Props): RedisSettings {
+export function sinkSettings(props: Props): RedisSettings {
   return redisSettings(props, 'addr', 'redis', 'redisSink');
 }
 
@@ -103,9 +102,4 @@ export class RedisSink extends RedisClientSink {
     } else if (kind === 'delete') pipe.lpop(key);
     else pipe.lpush(key, value);
   }
-}
-
-export function registerRedisSink(registry: Registry): void {
-  registry.registerSink('redis', () => new RedisSink());
-  registry.registerConnectionCheck('sink', 'redis', async (props) => pingRedis(sinkSettings(props)));
 }

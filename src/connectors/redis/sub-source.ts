@@ -6,17 +6,16 @@
 import type { Redis } from 'ioredis';
 import { EddyError, ErrorCode } from '../../core/errors.js';
 import type { ConnectorContext, Props, SourceConnector, SourceEvent } from '../../contracts/index.js';
-import type { Registry } from '../registry.js';
 import { checkCompression, decompress, type Compression } from '../../core/compression.js';
 import { propString, propStringList } from '../props.js';
-import { openRedis, pingRedis, redisSettings, type RedisSettings } from './common.js';
+import { openRedis, redisSettings, type RedisSettings } from './common.js';
 import { transientError } from '../../contracts/failures.js';
 
 function bad(msg: string): EddyError {
   return new EddyError(ErrorCode.Executor, msg);
 }
 
-function subSettings(props: Props): {
+export function subSettings(props: Props): {
   settings: RedisSettings;
   channels: string[];
   decompression: Compression | undefined;
@@ -79,9 +78,4 @@ export class RedisSubSource implements SourceConnector {
     this.client = undefined;
     c?.disconnect();
   }
-}
-
-export function registerRedisSub(registry: Registry): void {
-  registry.registerSource('redisSub', () => new RedisSubSource());
-  registry.registerConnectionCheck('source', 'redisSub', async (props) => pingRedis(subSettings(props).settings));
 }

@@ -7,10 +7,9 @@ import { randomUUID } from 'node:crypto';
 import { EddyError, ErrorCode } from '../../core/errors.js';
 import type { Props, SinkConnector, SinkContext, SinkPayload } from '../../contracts/index.js';
 import type { WsEndpoints } from '../dataserver.js';
-import type { Registry } from '../registry.js';
 import { propBool, propString } from '../props.js';
 import { recoverable, type TransformFailureListener } from '../../contracts/failures.js';
-import { WsClient, pingWebsocket, wsTarget } from './common.js';
+import { WsClient, wsTarget } from './common.js';
 
 const decoder = new TextDecoder();
 
@@ -86,13 +85,4 @@ export class WebsocketSink implements SinkConnector, TransformFailureListener {
       await this.endpoints.release(this.path, this.holder);
     }
   }
-}
-
-export function registerWebsocketSink(registry: Registry, endpoints: WsEndpoints): void {
-  registry.registerSink('websocket', () => new WebsocketSink(endpoints));
-  registry.registerConnectionCheck('sink', 'websocket', async (props) => {
-    const addr = typeof props.addr === 'string' ? props.addr : '';
-    const path = typeof props.path === 'string' ? props.path : '';
-    await pingWebsocket(addr, path, props);
-  });
 }

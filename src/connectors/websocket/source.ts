@@ -7,9 +7,8 @@ import { randomUUID } from 'node:crypto';
 import { EddyError, ErrorCode } from '../../core/errors.js';
 import type { ConnectorContext, Props, SourceConnector, SourceEvent } from '../../contracts/index.js';
 import type { WsEndpoints } from '../dataserver.js';
-import type { Registry } from '../registry.js';
 import { propInt, propString } from '../props.js';
-import { WsClient, pingWebsocket, wsTarget } from './common.js';
+import { WsClient, wsTarget } from './common.js';
 import { transientError } from '../../contracts/failures.js';
 
 export class WebsocketSource implements SourceConnector {
@@ -78,13 +77,4 @@ export class WebsocketSource implements SourceConnector {
       await this.endpoints.release(this.path, this.holder);
     }
   }
-}
-
-export function registerWebsocketSource(registry: Registry, endpoints: WsEndpoints): void {
-  registry.registerSource('websocket', () => new WebsocketSource(endpoints));
-  registry.registerConnectionCheck('source', 'websocket', async (props) => {
-    const addr = typeof props.addr === 'string' ? props.addr : '';
-    const ds = typeof props.DATASOURCE === 'string' ? props.DATASOURCE : '';
-    await pingWebsocket(addr, ds, props);
-  });
 }

@@ -12,8 +12,6 @@ import { EddyError, ErrorCode } from '../../core/errors.js';
 import type { ConnectorContext, Props, SourceConnector, SourceEvent } from '../../contracts/index.js';
 import type { SinkConnector, SinkContext, SinkPayload } from '../../contracts/index.js';
 import { propString } from '../props.js';
-import type { Registry } from '../registry.js';
-import { addSinkMeta, addSourceMeta, f, sink, source } from '../uimeta.js';
 
 const zeromq = lazy(() => import('zeromq'));
 
@@ -165,39 +163,4 @@ async function release(pub: Publisher): Promise<void> {
   const bound = pub.lastEndpoint;
   if (bound) await pub.unbind(bound).catch(() => undefined);
   pub.close();
-}
-
-export function registerZmq(registry: Registry): void {
-  registry.registerSource('zmq', () => new ZmqSource());
-  registry.registerSink('zmq', () => new ZmqSink());
-  addSourceMeta(
-    'zmq',
-    source(
-      { en_US: 'Subscribes to a ZeroMQ publisher.', zh_CN: '订阅 ZeroMQ 发布者。' },
-      'sources/plugin/zmq',
-      'ZeroMQ',
-      [
-        f('server', 'string', 'tcp://127.0.0.1:5563', 'Server', 'tcp://host:port of the publisher.', {
-          optional: false,
-          connection: true,
-        }),
-      ],
-      { dataSource: ['', 'Topic', 'Topic prefix subscribed to; empty receives everything.'] },
-    ),
-  );
-  addSinkMeta(
-    'zmq',
-    sink(
-      { en_US: 'Publishes results on a ZeroMQ PUB socket.', zh_CN: '通过 ZeroMQ PUB 套接字发布结果。' },
-      'sinks/plugin/zmq',
-      'ZeroMQ',
-      [
-        f('server', 'string', 'tcp://127.0.0.1:5563', 'Server', 'tcp://host:port the PUB socket binds.', {
-          optional: false,
-          connection: true,
-        }),
-        f('topic', 'string', '', 'Topic', 'First frame of every message; none when empty.'),
-      ],
-    ),
-  );
 }

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from '../../helpers/server.js';
 import type { ConnectorContext, SourceEvent } from '../../../src/contracts/index.js';
-import { topicMatches } from '../../../src/connectors/memory/memory.js';
+import { topicMatches } from '../../../src/connectors/memory/bus.js';
 import { until } from '../helpers.js';
 
 function ctx(s: TestServer, ruleId = 'm1'): ConnectorContext {

@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { MqttPool, type MqttConn } from '../../../src/connectors/mqtt/mqtt.js';
+import { MqttPool, type MqttConn } from '../../../src/connectors/mqtt/connection.js';
 import { until } from '../helpers.js';
 
 /** the remaining-length field of an MQTT packet */

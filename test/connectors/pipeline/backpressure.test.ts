@@ -9,29 +9,32 @@ import { join } from 'node:path';
 import assert from 'node:assert/strict';
 import { startTestServer } from '../../helpers/server.js';
 import { BROKER, publisher, uniqueTopic, until } from '../helpers.js';
+import { testSink } from '../../helpers/declare.js';
 
 test('a full sink holds back a QoS 1 MQTT source instead of dropping; at QoS 0 the overflow is dropped and counted', async () => {
   const s = await startTestServer();
   const pub = await publisher();
   const received: Record<string, number[]> = { bpq1: [], bpq0: [] };
-  s.app.connectors.registry.registerSink('slowsink', () => {
-    let rule = '';
-    return {
-      provision: (ctx) => {
-        rule = ctx.ruleId;
-      },
-      connect: async () => undefined,
-      // a slow target: 2 ms per send
-      collect: (_ctx, payload) =>
-        new Promise<void>((resolve) =>
-          setTimeout(() => {
-            for (const r of payload.rows) received[rule].push(Number(r.n));
-            resolve();
-          }, 2),
-        ),
-      close: async () => undefined,
-    };
-  });
+  s.app.connectors.registry.declare(
+    testSink('slowsink', () => {
+      let rule = '';
+      return {
+        provision: (ctx) => {
+          rule = ctx.ruleId;
+        },
+        connect: async () => undefined,
+        // a slow target: 2 ms per send
+        collect: (_ctx, payload) =>
+          new Promise<void>((resolve) =>
+            setTimeout(() => {
+              for (const r of payload.rows) received[rule].push(Number(r.n));
+              resolve();
+            }, 2),
+          ),
+        close: async () => undefined,
+      };
+    }),
+  );
   const base = uniqueTopic('bp');
   const n = 400;
   try {
@@ -80,18 +83,20 @@ test('a full sink holds back a file source: every line of a large file arrives, 
   const s = await startTestServer();
   const dir = mkdtempSync(join(tmpdir(), 'eddy-bp-'));
   const got: number[] = [];
-  s.app.connectors.registry.registerSink('slowfile', () => ({
-    provision: () => undefined,
-    connect: async () => undefined,
-    collect: (_ctx, payload) =>
-      new Promise<void>((resolve) =>
-        setImmediate(() => {
-          for (const r of payload.rows) got.push(Number(r.n));
-          resolve();
-        }),
-      ),
-    close: async () => undefined,
-  }));
+  s.app.connectors.registry.declare(
+    testSink('slowfile', () => ({
+      provision: () => undefined,
+      connect: async () => undefined,
+      collect: (_ctx, payload) =>
+        new Promise<void>((resolve) =>
+          setImmediate(() => {
+            for (const r of payload.rows) got.push(Number(r.n));
+            resolve();
+          }),
+        ),
+      close: async () => undefined,
+    })),
+  );
   const n = 5000;
   writeFileSync(join(dir, 'in.jsonl'), Array.from({ length: n }, (_, i) => JSON.stringify({ n: i })).join('\n'));
   try {

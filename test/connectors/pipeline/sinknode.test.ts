@@ -5,6 +5,7 @@ import { ErrorRecord, type Props, type SinkNode } from '../../../src/contracts/i
 import type { ValueObject } from '../../../src/values/value.js';
 import { EddyError } from '../../../src/core/errors.js';
 import { BROKER, BrokerProxy, subscriber, uniqueTopic, until } from '../helpers.js';
+import { testSink } from '../../helpers/declare.js';
 
 function sinkNode(s: TestServer, type: string, props: Props, ruleId = 'r1', index = 0): SinkNode {
   return s.app.connectors.createSinkNode({
@@ -391,16 +392,18 @@ test('a pipelined connector gets the next send before the last settles; any othe
     ['piped', true],
     ['serial', false],
   ] as const) {
-    s.app.connectors.registry.registerSink(type, () => ({
-      pipelined,
-      provision: () => undefined,
-      connect: async () => undefined,
-      collect: (_ctx, payload) => {
-        calls[type].push((payload.rows[0] as { i: number }).i);
-        return new Promise<void>((resolve) => settle.push(resolve));
-      },
-      close: async () => undefined,
-    }));
+    s.app.connectors.registry.declare(
+      testSink(type, () => ({
+        pipelined,
+        provision: () => undefined,
+        connect: async () => undefined,
+        collect: (_ctx, payload) => {
+          calls[type].push((payload.rows[0] as { i: number }).i);
+          return new Promise<void>((resolve) => settle.push(resolve));
+        },
+        close: async () => undefined,
+      })),
+    );
   }
   const piped = sinkNode(s, 'piped', {}, 'r1', 0);
   const serial = sinkNode(s, 'serial', {}, 'r1', 1);

@@ -1,0 +1,54 @@
+/** The neuron family's declarations (declaration.ts): the source and sink on the Neuron gateway's NNG pair. */
+import type { Declaration, Threads } from '../declaration.js';
+import { f, sink, source } from '../meta.js';
+import { NeuronSink, NeuronSource } from './neuron.js';
+
+/** The pair admits one peer: every neuron connector of the process shares the one connection of its URL. */
+const PAIR_THREADS: Threads = {
+  worker: false,
+  because: 'an NNG pair admits one peer: the neuron connectors of the server share one connection per URL',
+};
+
+export const neuronDeclarations: Declaration[] = [
+  {
+    kind: 'source',
+    type: 'neuron',
+    create: (host) => new NeuronSource(host.neuron),
+    defaults: 'sources/neuron.yaml',
+    meta: source(
+      { en_US: 'Receives data of the Neuron industrial gateway.', zh_CN: '接收 Neuron 工业网关的数据。' },
+      'sources/builtin/neuron',
+      'Neuron',
+      [
+        f('url', 'string', 'tcp://127.0.0.1:7081', 'URL', 'NNG address of Neuron: ipc:///path or tcp://host:port.', {
+          connection: true,
+        }),
+      ],
+    ),
+    check: null,
+    validate: null,
+    threads: PAIR_THREADS,
+  },
+  {
+    kind: 'sink',
+    type: 'neuron',
+    create: (host) => new NeuronSink(host.neuron),
+    meta: sink(
+      { en_US: 'Writes tag values to the Neuron industrial gateway.', zh_CN: '向 Neuron 工业网关写入点位值。' },
+      'sinks/builtin/neuron',
+      'Neuron',
+      [
+        f('url', 'string', 'tcp://127.0.0.1:7081', 'URL', 'NNG address of Neuron: ipc:///path or tcp://host:port.', {
+          connection: true,
+        }),
+        f('nodeName', 'string', '', 'Node name', 'Neuron node written; may use templates. Required unless raw.'),
+        f('groupName', 'string', '', 'Group name', 'Neuron group written; may use templates. Required unless raw.'),
+        f('tags', 'list_string', [], 'Tags', 'Row fields written as tags; every field when empty. May use templates.'),
+        f('raw', 'bool', false, 'Raw', 'Send the encoded payload as it is.'),
+      ],
+    ),
+    check: null,
+    validate: null,
+    threads: PAIR_THREADS,
+  },
+];

@@ -1,0 +1,74 @@
+/**
+ * The websocket family's declarations (declaration.ts): the source and sink, each a client of a websocket server
+ * (`addr` set) or an endpoint of the data server (`addr` empty).
+ */
+import type { Props } from '../../contracts/index.js';
+import { provisionCheck, type Declaration, type Threads } from '../declaration.js';
+import { TLS, f, sink, source } from '../meta.js';
+import { prop } from '../props.js';
+import { pingWebsocket } from './common.js';
+import { WebsocketSink } from './sink.js';
+import { WebsocketSource } from './source.js';
+
+/** A client may run on any thread; an endpoint is a route of the data server. */
+const THREADS: Threads = {
+  worker: (props: Props) => {
+    const addr = prop(props, 'addr');
+    return typeof addr === 'string' && addr !== '';
+  },
+  because: 'without addr it is an endpoint of the data server, which listens on the main thread',
+};
+
+const text = (v: unknown): string => (typeof v === 'string' ? v : '');
+
+export const websocketDeclarations: Declaration[] = [
+  {
+    kind: 'source',
+    type: 'websocket',
+    create: (host) => new WebsocketSource(host.wsEndpoints),
+    defaults: 'sources/websocket.yaml',
+    meta: source(
+      { en_US: 'Receives websocket text messages, as client or as server endpoint.', zh_CN: '接收 websocket 消息。' },
+      'sources/builtin/websocket',
+      'Websocket',
+      [
+        f(
+          'addr',
+          'string',
+          '',
+          'Address',
+          'host:port of a server to connect to; empty serves the path on the data server.',
+          {
+            connection: true,
+          },
+        ),
+        ...TLS,
+      ],
+      ['/api/data', 'Path', 'Path of the websocket.'],
+    ),
+    check: (props) => pingWebsocket(text(props.addr), text(props.DATASOURCE), props),
+    validate: null,
+    threads: THREADS,
+  },
+  {
+    kind: 'sink',
+    type: 'websocket',
+    create: (host) => new WebsocketSink(host.wsEndpoints),
+    meta: sink(
+      { en_US: 'Sends results as websocket text messages.', zh_CN: '通过 websocket 发送结果。' },
+      'sinks/builtin/websocket',
+      'Websocket',
+      [
+        f('addr', 'string', '', 'Address', 'host:port of a server; empty serves the path on the data server.', {
+          connection: true,
+        }),
+        f('path', 'string', '', 'Path', 'Path of the websocket.', { optional: false }),
+        f('sendError', 'bool', false, 'Send errors', 'Also send {"error": ...} when a result cannot be sent.'),
+        ...TLS,
+      ],
+    ),
+    check: (props) => pingWebsocket(text(props.addr), text(props.path), props),
+    validate: provisionCheck((host) => new WebsocketSink(host.wsEndpoints)),
+    threads: THREADS,
+  },
+];

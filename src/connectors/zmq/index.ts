@@ -1,0 +1,57 @@
+/** The zmq family's declarations (declaration.ts): the SUB source and the PUB sink of libzmq. */
+import type { Declaration, Threads } from '../declaration.js';
+import { f, sink, source } from '../meta.js';
+import { ZmqSink, ZmqSource } from './zmq.js';
+
+/**
+ * zeromq.js aborts the whole process when a worker thread holding its sockets is terminated (as the pool does to
+ * replace a worker), so its rules stay on the main thread.
+ */
+const ZMQ_THREADS: Threads = {
+  worker: false,
+  because: 'the zeromq library aborts the process when a worker thread holding its sockets is terminated',
+};
+
+export const zmqDeclarations: Declaration[] = [
+  {
+    kind: 'source',
+    type: 'zmq',
+    create: () => new ZmqSource(),
+    defaults: 'sources/zmq.yaml',
+    meta: source(
+      { en_US: 'Subscribes to a ZeroMQ publisher.', zh_CN: '订阅 ZeroMQ 发布者。' },
+      'sources/plugin/zmq',
+      'ZeroMQ',
+      [
+        f('server', 'string', 'tcp://127.0.0.1:5563', 'Server', 'tcp://host:port of the publisher.', {
+          optional: false,
+          connection: true,
+        }),
+      ],
+      ['', 'Topic', 'Topic prefix subscribed to; empty receives everything.'],
+    ),
+    check: null,
+    validate: null,
+    threads: ZMQ_THREADS,
+  },
+  {
+    kind: 'sink',
+    type: 'zmq',
+    create: () => new ZmqSink(),
+    meta: sink(
+      { en_US: 'Publishes results on a ZeroMQ PUB socket.', zh_CN: '通过 ZeroMQ PUB 套接字发布结果。' },
+      'sinks/plugin/zmq',
+      'ZeroMQ',
+      [
+        f('server', 'string', 'tcp://127.0.0.1:5563', 'Server', 'tcp://host:port the PUB socket binds.', {
+          optional: false,
+          connection: true,
+        }),
+        f('topic', 'string', '', 'Topic', 'First frame of every message; none when empty.'),
+      ],
+    ),
+    check: null,
+    validate: null,
+    threads: ZMQ_THREADS,
+  },
+];
