@@ -7,81 +7,26 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
-import pino from 'pino';
-import { Redis } from 'ioredis';
-import { keyOf, partsOf, type Change, type ClusterBackend } from '../../src/cluster/backend.js';
-import { openNatsBackend, JOURNAL_KEY } from '../../src/cluster/nats-backend.js';
-import { openRedisBackend } from '../../src/cluster/redis-backend.js';
+import { keyOf, partsOf, type Change } from '../../src/cluster/backend.js';
+import { JOURNAL_KEY } from '../../src/cluster/nats-backend.js';
 import { Leases } from '../../src/cluster/leases.js';
 import { Fenced, StateStore } from '../../src/cluster/state-store.js';
 import { Membership } from '../../src/cluster/membership.js';
-import { startNatsServer, type TestNatsServer } from '../helpers/nats-server.js';
-import { startTcpProxy, type TcpProxy } from '../helpers/tcpproxy.js';
+import { startTcpProxy } from '../helpers/tcpproxy.js';
 import { waitFor } from '../helpers/process.js';
+import {
+  BACKEND_SUBJECTS,
+  silentLogger as logger,
+  startBackendServers,
+  stopBackendServers,
+  uniqueClusterName as uniqueName,
+  withBackend,
+} from '../helpers/cluster-backends.js';
 
-const logger = pino({ level: 'silent' });
+before(startBackendServers);
+after(stopBackendServers);
 
-interface Subject {
-  kind: 'nats' | 'redis';
-  open(name: string): Promise<ClusterBackend>;
-  /** opens a backend whose connection goes through `proxy` */
-  openVia(name: string, proxy: TcpProxy): Promise<ClusterBackend>;
-  port(): number;
-  /** drops what a cluster name left in the backend */
-  cleanup(name: string): Promise<void>;
-}
-
-let nats: TestNatsServer;
-
-const subjects: Subject[] = [
-  {
-    kind: 'nats',
-    open: (name) => openNatsBackend({ name, servers: [nats.url], replicas: 1, logger, journalStaleMs: 300 }),
-    openVia: (name, proxy) =>
-      openNatsBackend({ name, servers: [`nats://127.0.0.1:${proxy.port}`], replicas: 1, logger, journalStaleMs: 300 }),
-    port: () => nats.port,
-    cleanup: async () => undefined,
-  },
-  {
-    kind: 'redis',
-    open: (name) => openRedisBackend({ name, host: '127.0.0.1', port: 6379, logger }),
-    openVia: (name, proxy) => openRedisBackend({ name, host: '127.0.0.1', port: proxy.port, logger }),
-    port: () => 6379,
-    cleanup: async (name) => {
-      const r = new Redis({ host: '127.0.0.1', port: 6379 });
-      const keys = await r.keys(`${name}:*`);
-      if (keys.length > 0) await r.del(...keys);
-      await r.quit();
-    },
-  },
-];
-
-before(async () => {
-  nats = await startNatsServer();
-});
-
-after(async () => {
-  await nats.stop();
-});
-
-/** A cluster name of its own for each test (buckets and keys never collide). */
-function uniqueName(): string {
-  return `t${randomUUID().replace(/-/g, '').slice(0, 12)}`;
-}
-
-async function withBackend(s: Subject, fn: (b: ClusterBackend, name: string) => Promise<void>): Promise<void> {
-  const name = uniqueName();
-  const b = await s.open(name);
-  try {
-    await fn(b, name);
-  } finally {
-    await b.close();
-    await s.cleanup(name);
-  }
-}
-
-for (const s of subjects) {
+for (const s of BACKEND_SUBJECTS) {
   describe(`cluster backend: ${s.kind}`, () => {
     test('revisions grow; create refuses an existing key; update and delete compare the revision', () =>
       withBackend(s, async (b) => {
@@ -311,7 +256,7 @@ for (const s of subjects) {
 
 test('nats: a batch whose writer died after its journal is finished by the next batch', async () => {
   const name = uniqueName();
-  const b = await subjects[0].open(name);
+  const b = await BACKEND_SUBJECTS[0].open(name);
   try {
     const t = b.table('meta');
     // what a writer that died right after storing its journal leaves behind
