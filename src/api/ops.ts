@@ -9,6 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import { rawBody, sendJson } from './http.js';
 import { parseStatement, SqlSyntaxError } from '../sql/index.js';
 import { EDDY_VERSION } from './root.js';
+import { summarize } from '../rules/summary.js';
 
 export interface ServerInfoDeps {
   startedAt: number;
@@ -18,31 +19,6 @@ export interface ServerInfoDeps {
   ruleList(): Array<{ id: string; name: string; status: string }>;
   /** a rule's status document (`GET /rules/{id}/status`) */
   ruleStatus(id: string): Record<string, unknown>;
-}
-
-/** One row of `GET /eddy/rules`: a rule with its totals summed over its source and sink nodes. */
-export interface RuleSummary {
-  id: string;
-  name: string;
-  status: string;
-  recordsIn: number;
-  recordsOut: number;
-  exceptions: number;
-  lastException: string;
-}
-
-function summarize(rule: { id: string; name: string; status: string }, st: Record<string, unknown>): RuleSummary {
-  let recordsIn = 0;
-  let recordsOut = 0;
-  let exceptions = 0;
-  let lastException = '';
-  for (const [k, v] of Object.entries(st)) {
-    if (k.startsWith('source_') && k.endsWith('_records_in_total')) recordsIn += Number(v) || 0;
-    else if (k.startsWith('sink_') && k.endsWith('_records_out_total')) recordsOut += Number(v) || 0;
-    else if (k.endsWith('_exceptions_total')) exceptions += Number(v) || 0;
-    else if (k.endsWith('_last_exception') && typeof v === 'string' && v !== '') lastException = v;
-  }
-  return { ...rule, recordsIn, recordsOut, exceptions, lastException };
 }
 
 export function registerOpsRoutes(http: FastifyInstance, deps: ServerInfoDeps): void {

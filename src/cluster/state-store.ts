@@ -68,7 +68,8 @@ export class StateStore {
 
   constructor(
     private readonly table: Table,
-    private readonly node: string,
+    /** this node's id, recorded in the heads it writes (known once the REST port is) */
+    private readonly node: () => string,
   ) {}
 
   private serial<T>(unit: string, fn: () => Promise<T>): Promise<T> {
@@ -99,7 +100,7 @@ export class StateStore {
         const h = parseHead(cur?.value);
         if (h.e > epoch) return false;
         if (cur && h.e === epoch) return true;
-        const text = JSON.stringify({ ...h, e: epoch, n: this.node });
+        const text = JSON.stringify({ ...h, e: epoch, n: this.node() });
         const rev = cur
           ? await this.table.update(headKey(unit), text, cur.revision)
           : await this.table.create(headKey(unit), text);
@@ -115,7 +116,7 @@ export class StateStore {
         const cur = await this.table.get(headKey(unit));
         const h = parseHead(cur?.value);
         if (h.e > epoch) throw new Fenced(unit, epoch, h.e);
-        const next: Head = { e: epoch, n: this.node, k: { ...h.k } };
+        const next: Head = { e: epoch, n: this.node(), k: { ...h.k } };
         const written: string[] = [];
         for (const op of ops) {
           if (op.value === null) delete next.k[op.key];

@@ -82,7 +82,7 @@ export class ClusterStore implements KVStore {
 
   private constructor(
     backend: ClusterBackend,
-    nodeId: string,
+    nodeId: () => string,
     private readonly logger: Logger,
   ) {
     this.table = backend.table('meta');
@@ -90,7 +90,7 @@ export class ClusterStore implements KVStore {
   }
 
   /** Opens the store once the mirror holds every key of the table. */
-  static async open(backend: ClusterBackend, nodeId: string, logger: Logger): Promise<ClusterStore> {
+  static async open(backend: ClusterBackend, nodeId: () => string, logger: Logger): Promise<ClusterStore> {
     const store = new ClusterStore(backend, nodeId, logger);
     store.watch = store.table.watch('', (c) => store.onChange(c), { initial: true });
     await store.watch.ready;

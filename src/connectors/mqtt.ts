@@ -280,8 +280,14 @@ export class MqttConn {
     return () => this.statusHandlers.delete(h);
   }
 
-  /** Adds a handler for `filter`; the broker subscription is made once per filter with the highest QoS asked. */
-  subscribe(filter: string, qos: QoS, handler: MqttMessageHandler): Promise<() => void> {
+  /**
+   * Adds a handler for `filter`; the broker subscription is made once per filter with the highest QoS asked. With
+   * `shareGroup` the broker is asked for the shared subscription
+   * `$share/<group>/<filter>` (it sends each message to one member of the group), while messages are still matched
+   * against `filter` (they carry their own topic).
+   */
+  subscribe(filter: string, qos: QoS, handler: MqttMessageHandler, shareGroup?: string): Promise<() => void> {
+    const wire = shareGroup === undefined ? filter : `$share/${shareGroup}/${filter}`;
     let sub = this.subs.get(filter);
     const fresh = !sub;
     if (!sub) {
@@ -296,13 +302,13 @@ export class MqttConn {
       if (s.handlers.size === 0) {
         this.subs.delete(filter);
         this.trie.delete(filter, s);
-        if (!this.client.disconnecting) this.client.unsubscribe(filter, () => undefined);
+        if (!this.client.disconnecting) this.client.unsubscribe(wire, () => undefined);
       }
     };
     if (!fresh && sub.qos >= qos) return Promise.resolve(unsubscribe);
     sub.qos = Math.max(sub.qos, qos) as QoS;
     return new Promise((resolve, reject) => {
-      this.client.subscribe(filter, { qos: sub.qos }, (err) => {
+      this.client.subscribe(wire, { qos: sub.qos }, (err) => {
         if (err) {
           unsubscribe();
           reject(err);
@@ -546,45 +552,50 @@ class MqttSource implements SourceConnector {
     // the connection settings. A configured client id is one of them, not the id itself: a sink or another rule with
     // the same settings would otherwise share (or fight over) that id with a session that must stay this rule's.
     const persistent = ctx.atLeastOnce === true && this.qos >= 1;
-    const settings: MqttSettings = persistent
-      ? {
-          ...this.settings,
-          persistent: true,
-          clientId: sessionClientId([
-            ctx.ruleId,
-            ctx.streamName ?? '',
-            this.topic,
-            String(this.qos),
-            this.settings.server,
-            this.settings.username ?? '',
-            this.settings.clientId ?? '',
-          ]),
-        }
-      : this.settings;
+    // one instance of a rule run as several (docs/cluster.md §6) shares the topic with the others through the broker,
+    // on a connection of its own (a connection shared by two instances would get one share for both)
+    const share = ctx.share;
+    const sessionParts = [
+      ctx.ruleId,
+      ctx.streamName ?? '',
+      this.topic,
+      String(this.qos),
+      this.settings.server,
+      this.settings.username ?? '',
+      this.settings.clientId ?? '',
+      ...(share ? [`instance ${share.instance}`] : []),
+    ];
+    const settings: MqttSettings =
+      persistent || share ? { ...this.settings, persistent, clientId: sessionClientId(sessionParts) } : this.settings;
     if (persistent && ctx.ruleId !== '$shared') this.pool.sessions?.remember(ctx.ruleId, settings);
     const conn = this.pool.acquire(settings);
     this.conn = conn;
     try {
       const dc = this.decompression;
       // a persistent session may deliver what it kept as soon as it connects: the handler is in place before that
-      const subscribed = conn.subscribe(this.topic, this.qos, (topic, payload, qos, messageId, delivery) => {
-        let bytes: Uint8Array = payload;
-        if (dc) {
-          try {
-            bytes = decompress(dc, payload);
-          } catch (err) {
-            onError(transientError(new Error(`decompress error: ${(err as Error).message}`)));
-            return;
+      const subscribed = conn.subscribe(
+        this.topic,
+        this.qos,
+        (topic, payload, qos, messageId, delivery) => {
+          let bytes: Uint8Array = payload;
+          if (dc) {
+            try {
+              bytes = decompress(dc, payload);
+            } catch (err) {
+              onError(transientError(new Error(`decompress error: ${(err as Error).message}`)));
+              return;
+            }
           }
-        }
-        const ev: SourceEvent = {
-          payload: bytes,
-          meta: { topic, qos: QOS_INT[qos] ?? BigInt(qos), messageId: messageId === 0 ? 0n : BigInt(messageId) },
-          timestamp: Date.now(),
-        };
-        if (delivery !== undefined) ev.delivery = delivery;
-        emit(ev);
-      });
+          const ev: SourceEvent = {
+            payload: bytes,
+            meta: { topic, qos: QOS_INT[qos] ?? BigInt(qos), messageId: messageId === 0 ? 0n : BigInt(messageId) },
+            timestamp: Date.now(),
+          };
+          if (delivery !== undefined) ev.delivery = delivery;
+          emit(ev);
+        },
+        share?.group,
+      );
       subscribed.catch(() => undefined);
       await conn.waitConnected();
       this.cleanup.push(await subscribed);

@@ -316,7 +316,7 @@ class SinkNodeImpl implements SinkNode {
     }
     if (this.common.cache.enabled) {
       const c = this.common.cache;
-      this.cache = new SinkCache(deps.store, sinkCacheNamespace(opts.ruleId, opts.type, opts.index), c);
+      this.cache = new SinkCache(deps.store, sinkCacheNamespace(opts.stateId ?? opts.ruleId, opts.type, opts.index), c);
     }
   }
 

@@ -202,8 +202,8 @@ for (const s of BACKEND_SUBJECTS) {
 
     test('state writes are fenced by epoch; a fence keeps the state; large values and drop', () =>
       withBackend(s, async (b) => {
-        const a = new StateStore(b.table('state'), 'a');
-        const c = new StateStore(b.table('state'), 'c');
+        const a = new StateStore(b.table('state'), () => 'a');
+        const c = new StateStore(b.table('state'), () => 'c');
         assert.equal(await a.fence('r1', 5), true);
         await a.write('r1', 5, [
           { key: 'checkpoint:r1\u0000latest', value: '{"id":1}' },
@@ -220,7 +220,7 @@ for (const s of BACKEND_SUBJECTS) {
         // concurrent writers of one epoch (two processes of the same holder) both land
         await Promise.all([
           c.write('r1', 9, [{ key: 'k1', value: '1' }]),
-          new StateStore(b.table('state'), 'c').write('r1', 9, [{ key: 'k2', value: '2' }]),
+          new StateStore(b.table('state'), () => 'c').write('r1', 9, [{ key: 'k2', value: '2' }]),
         ]);
         const both = await c.read('r1');
         assert.equal(both.get('k1'), '1');

@@ -25,7 +25,7 @@ for (const s of BACKEND_SUBJECTS) {
   describe(`cluster store: ${s.kind}`, () => {
     test('the metadata store contract', () =>
       withBackend(s, async (b) => {
-        const store = await ClusterStore.open(b, 'a', logger);
+        const store = await ClusterStore.open(b, () => 'a', logger);
         await contract(store);
         await store.close();
       }));
@@ -33,8 +33,8 @@ for (const s of BACKEND_SUBJECTS) {
     test('a change made on one node reaches the other in order; its own changes are not handed back', () =>
       withBackend(s, async (b, name) => {
         const other = await s.open(name);
-        const a = await ClusterStore.open(b, 'a', logger);
-        const c = await ClusterStore.open(other, 'c', logger);
+        const a = await ClusterStore.open(b, () => 'a', logger);
+        const c = await ClusterStore.open(other, () => 'c', logger);
         const atA: string[] = [];
         const atC: string[] = [];
         a.onRemoteChange((ns, key, value) => void atA.push(`${ns}/${key}=${value}`));
@@ -68,8 +68,8 @@ for (const s of BACKEND_SUBJECTS) {
     test('a transaction is written as one batch at its end; reads inside it see its writes', () =>
       withBackend(s, async (b, name) => {
         const other = await s.open(name);
-        const a = await ClusterStore.open(b, 'a', logger);
-        const c = await ClusterStore.open(other, 'c', logger);
+        const a = await ClusterStore.open(b, () => 'a', logger);
+        const c = await ClusterStore.open(other, () => 'c', logger);
         await a.set('stream', 'old', 'x');
         await a.set('rule', 'keep', 'k');
         await waitFor(async () => (await c.get('stream', 'old')) === 'x', 10_000, 'c to see the data');
@@ -98,7 +98,7 @@ for (const s of BACKEND_SUBJECTS) {
 
     test('rule state goes to the fenced state store under the routed unit and epoch', () =>
       withBackend(s, async (b) => {
-        const a = await ClusterStore.open(b, 'a', logger);
+        const a = await ClusterStore.open(b, () => 'a', logger);
         let epoch: number | undefined = 7;
         a.routeStateBy({ stateUnit: (ns) => ({ unit: ns.startsWith('checkpoint:') ? ns.slice(11) : ns, epoch }) });
         assert.equal(await a.state.fence('r1', 7), true);
