@@ -14,7 +14,10 @@ export interface RuleSummary {
   lastException: string;
 }
 
-export function summarize(rule: { id: string; name: string; status: string }, st: Record<string, unknown>): RuleSummary {
+export function summarize(
+  rule: { id: string; name: string; status: string },
+  st: Record<string, unknown>,
+): RuleSummary {
   let recordsIn = 0;
   let recordsOut = 0;
   let exceptions = 0;
