@@ -231,19 +231,25 @@ class RedisTable implements Table {
       onChange(c);
     };
 
-    /** Reads the whole table and reports what differs from what was reported (first call: everything, if asked). */
+    /**
+     * Reads the whole table and reports, in revision order, what differs from what was reported (first call:
+     * everything, if asked). A key gone meanwhile is reported deleted at the revision counter's value: later than any
+     * write this watch missed, so that no consumer takes the delete for an old change.
+     */
     const resync = async (emit: boolean): Promise<void> => {
       const tail = (await conn.xrevrange(this.log, '+', '-', 'COUNT', 1))[0];
       lastId = tail ? tail[0] : '0-0';
-      const entries = await this.list(prefix);
+      const entries = (await this.list(prefix)).sort((x, y) => x.revision - y.revision);
       const present = new Set<string>();
       for (const e of entries) {
         present.add(e.key);
         if (emit) report({ key: e.key, value: e.value, revision: e.revision, time: e.time });
         else known.set(e.key, e.revision);
       }
-      for (const [key, rev] of [...known])
-        if (!present.has(key)) report({ key, value: undefined, revision: rev + 1, time: Date.now() });
+      const gone = [...known.keys()].filter((key) => !present.has(key));
+      if (gone.length === 0) return;
+      const now = Number(await conn.get(this.counter)) || 0;
+      for (const key of gone) report({ key, value: undefined, revision: now, time: Date.now() });
     };
 
     /** Whether the log no longer holds the entry after `lastId` (trimmed while this watch was away). */

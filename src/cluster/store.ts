@@ -138,8 +138,8 @@ export class ClusterStore implements KVStore {
   }
 
   private onChange(c: Change): void {
-    if (c.revision <= this.watched) return;
-    this.watched = c.revision;
+    // a change reported twice (a watch resuming) is recognised by the key's revision in the mirror
+    if (c.revision > this.watched) this.watched = c.revision;
     // the watch may report this node's own write before the write itself resolves: the change waits for it, so that
     // it is recognised as this node's and not applied to the services a second time
     const held = this.held.get(c.key);

@@ -90,15 +90,20 @@ for (const s of BACKEND_SUBJECTS) {
     test('a watch reports the current entries, then every change in revision order, deletes included', () =>
       withBackend(s, async (b) => {
         const t = b.table('meta');
+        for (const k of ['z', 'a', 'm', 'b', 'y']) await t.put(keyOf('stream', `early_${k}`), k);
         await t.put(keyOf('stream', 's1'), 'one');
         await t.put(keyOf('rule', 'r0'), 'not watched');
-        const seen: Change[] = [];
-        const w = t.watch(keyOf('stream'), (c) => seen.push(c), { initial: true });
+        const all: Change[] = [];
+        const w = t.watch(keyOf('stream'), (c) => all.push(c), { initial: true });
         await w.ready;
         assert.deepEqual(
-          seen.map((c) => [partsOf(c.key)[1], c.value]),
-          [['s1', 'one']],
+          all.map((c) => [partsOf(c.key)[1], c.value]),
+          [...['z', 'a', 'm', 'b', 'y'].map((k) => [`early_${k}`, k]), ['s1', 'one']],
+          'the current entries come first, in the order they were written',
         );
+        // from here on only the entry s1 and the changes after the listing matter
+        all.splice(0, 5);
+        const seen = all;
         await t.put(keyOf('stream', 's2'), 'two');
         await t.put(keyOf('rule', 'r1'), 'not watched');
         await t.delete(keyOf('stream', 's1'));
