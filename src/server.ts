@@ -482,7 +482,8 @@ function registerRoutes(
     },
     ruleCount: () => rules.ids().length,
     ruleList: () => rules.list(),
-    ruleStatus: (id) => rules.status(id),
+    ruleSummary: (id) => rules.summary(id),
+    ...(app.cluster ? { nodeId: () => app.cluster?.nodeId ?? '' } : {}),
   });
   registerConsoleRoutes(http, join(packageRoot(), 'console'));
   return metrics;

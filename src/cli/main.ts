@@ -4,7 +4,7 @@
  * `EDDY_TOKEN` when authentication is on). `eddy start` runs the server itself. Exit codes: see `ExitCode`.
  */
 import { parseArgs } from 'node:util';
-import { COMMANDS } from './commands.js';
+import { COMMANDS, showCluster } from './commands.js';
 import { CliError, ExitCode, RestClient } from './client.js';
 import { runQueryShell } from './query.js';
 
@@ -13,6 +13,7 @@ const HELP = `usage: eddy [--host H] [--port P] [--json] <command>
   start                                   run the server (EDDY_HOME, KUIPER__… overrides)
   status                                  server information
   query                                   interactive SQL shell: rows of a SELECT as they arrive
+  cluster                                 the nodes of the cluster, whether alive, and the rules each runs
 
   create stream|table <name> '<(fields) WITH (…)>' | -f <file>
   create rule <id> '<json>' | -f <file>
@@ -88,22 +89,24 @@ async function main(argv: string[]): Promise<number> {
       );
       return ExitCode.Ok;
     }
+    const context = {
+      client,
+      json: values.json!,
+      file: values.file,
+      stop: truthy(values.stop),
+      partial: truthy(values.partial),
+      out,
+    };
+    if (verb === 'cluster' && noun === undefined) {
+      await showCluster(context);
+      return ExitCode.Ok;
+    }
     const handler = COMMANDS[`${verb} ${noun ?? ''}`];
     if (!handler) {
       process.stderr.write(`unknown command: ${positionals.join(' ')}\n\n${HELP}\n`);
       return ExitCode.Usage;
     }
-    await handler(
-      {
-        client,
-        json: values.json!,
-        file: values.file,
-        stop: truthy(values.stop),
-        partial: truthy(values.partial),
-        out,
-      },
-      rest,
-    );
+    await handler(context, rest);
     return ExitCode.Ok;
   } catch (e) {
     if (e instanceof CliError) {

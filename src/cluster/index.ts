@@ -10,7 +10,6 @@ import type { EddyConfig } from '../config/index.js';
 import type { TopologyBuilder } from '../contracts/index.js';
 import type { StreamCatalog } from '../catalog/types.js';
 import type { RemoteRuleStatus, RulePlacement, RuleService } from '../rules/service.js';
-import { summarize } from '../rules/summary.js';
 import type { ClusterBackend } from './backend.js';
 import { settle, type ClusterSettings } from './config.js';
 import { ClusterStore } from './store.js';
@@ -161,9 +160,8 @@ export class Cluster implements RulePlacement {
     const cpu = rules.cpuUsage();
     for (const id of rules.ids()) {
       if (!this.coordinator.runsHere(id)) continue;
-      const status = rules.statusText(id);
-      const s = summarize({ id, name: id, status }, rules.status(id));
-      out[id] = [status, s.recordsIn, s.recordsOut, s.exceptions, s.lastException, cpu[id] ?? 0];
+      const s = rules.summary(id);
+      out[id] = [s.status, s.recordsIn, s.recordsOut, s.exceptions, s.lastException, cpu[id] ?? 0];
     }
     return out;
   }

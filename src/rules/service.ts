@@ -28,6 +28,7 @@ import { sqlSourceNames, type RuleEngine } from './engine.js';
 import { RuleState } from './state.js';
 import { formatInvocation, parseGoDuration } from './schedule.js';
 import { CpuMeter } from './cpu.js';
+import { summarize, type RuleSummary } from './summary.js';
 import type { ValueObject } from '../values/value.js';
 
 export const RULE_NS = 'rule';
@@ -580,6 +581,25 @@ export class RuleService {
       o[`${p}last_exception_time`] = n.lastExceptionTime;
     }
     return this.withNode(id, o);
+  }
+
+  /**
+   * A rule's status in a few numbers (`GET /eddy/rules`, the console's list): from its run here, else from what the
+   * node running it publishes.
+   */
+  summary(id: string): RuleSummary {
+    const e = this.entry(id);
+    const base: { id: string; name: string; status: string; node?: string } = {
+      id,
+      name: e.state.def.name || id,
+      status: this.statusTextOf(id),
+    };
+    if (this.deps.placement) base.node = this.nodesOf(id).join(',');
+    if (this.runsHere(id)) return summarize(base, this.status(id));
+    const remote = this.deps.placement?.elsewhere(id);
+    if (!remote) return summarize(base, {});
+    const { recordsIn, recordsOut, exceptions, lastException } = remote;
+    return { ...base, recordsIn, recordsOut, exceptions, lastException };
   }
 
   /** Cluster mode: a status document says which node(s) run the rule (docs/cluster.md §5). */

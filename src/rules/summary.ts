@@ -12,6 +12,8 @@ export interface RuleSummary {
   recordsOut: number;
   exceptions: number;
   lastException: string;
+  /** cluster mode: the node(s) running it */
+  node?: string;
 }
 
 export function summarize(

@@ -5,6 +5,7 @@
  * a stateless rule with `parallelism` runs on several nodes sharing its topic through the broker.
  */
 import { after, before, test } from 'node:test';
+import { spawn } from 'node:child_process';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { startNatsServer, type TestNatsServer } from '../helpers/nats-server.js';
@@ -21,7 +22,17 @@ const name = `nodes${randomUUID().slice(0, 8)}`;
 before(async () => {
   [nats, broker] = await Promise.all([startNatsServer(), startBroker()]);
   nodes = await startCluster(
-    { backend: 'nats', name, natsUrls: nats.url, env: { MQTT_SOURCE__DEFAULT__SERVER: broker.url } },
+    {
+      backend: 'nats',
+      name,
+      natsUrls: nats.url,
+      // Prometheus on the REST port (both 0: ephemeral), to read each node's series
+      env: {
+        MQTT_SOURCE__DEFAULT__SERVER: broker.url,
+        KUIPER__BASIC__PROMETHEUS: 'true',
+        KUIPER__BASIC__PROMETHEUSPORT: '0',
+      },
+    },
     ['a', 'b', 'c'],
   );
 });
@@ -256,4 +267,41 @@ test('config keys and javascript functions written on one node are used on the o
     actions: [{ nop: {} }],
   });
   assert.equal(r.status, 200, r.text);
+});
+
+test('each node exports the series of the rules it runs, with its node label', async () => {
+  const owners = await waitAllRunning(node('a'), ['p0', 'p1', 'p2', 'p3'], 30_000);
+  for (const n of nodes) {
+    const text = await (await fetch(`${n.url}/metrics`)).text();
+    const series = text.split('\n').filter((l) => l !== '' && !l.startsWith('#'));
+    assert.ok(series.length > 0);
+    for (const line of series) assert.match(line, new RegExp(`node="${n.id}"`), line);
+    for (const id of ['p0', 'p1', 'p2', 'p3']) {
+      const here = owners.get(id)?.node === n.id;
+      assert.equal(text.includes(`ruleID="${id}"`), here, `${id} on ${n.id}`);
+    }
+  }
+});
+
+test('eddy cluster prints the nodes and the rules each runs; eddy show rules names the node', async () => {
+  const run = (args: string[]) =>
+    new Promise<{ code: number; stdout: string }>((resolve) => {
+      const bin = new URL('../../bin/eddy.mjs', import.meta.url).pathname;
+      const child = spawn(process.execPath, [bin, '--port', new URL(node('b').url).port, ...args], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      let stdout = '';
+      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+      child.on('close', (code) => resolve({ code: code ?? -1, stdout }));
+    });
+  const cluster = await run(['cluster']);
+  assert.equal(cluster.code, 0);
+  for (const id of ['a', 'b', 'c']) assert.match(cluster.stdout, new RegExp(`^${id} .* yes `, 'm'));
+  assert.match(cluster.stdout, /backend: nats/);
+  const owner = (await placement(node('b'))).get('p0')?.node;
+  assert.match(cluster.stdout, new RegExp(`^${owner} .*p0`, 'm'));
+  const rules = await run(['show', 'rules']);
+  assert.equal(rules.code, 0);
+  assert.match(rules.stdout, /Node/);
+  assert.match(rules.stdout, new RegExp(`p0 .*Running .*${owner}`));
 });
