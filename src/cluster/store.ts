@@ -403,11 +403,36 @@ export class ClusterStore implements KVStore {
         if (e.op.value === null) keys.delete(e.op.key);
         else keys.add(e.op.key);
       }
-      await this.commit(ops);
+      await this.commit(this.netEffect(ops));
       return result;
     } finally {
       if (this.staged === staged) this.staged = undefined;
     }
+  }
+
+  /**
+   * The writes of a transaction reduced to their effect: the last write of each key, and none for a key that ends as
+   * the mirror holds it (a full import that puts back what it removed rewrites nothing, so the other nodes keep their
+   * runs). A key deleted and then written again keeps the delete, which moves it to the end of the listing.
+   */
+  private netEffect(ops: readonly KVOp[]): KVOp[] {
+    const last = new Map<string, { op: KVOp; deleted: boolean }>();
+    for (const op of ops) {
+      const k = keyOf(op.ns, op.key);
+      const prev = last.get(k);
+      last.set(k, { op, deleted: (prev?.deleted ?? false) || op.value === null });
+    }
+    const out: KVOp[] = [];
+    for (const { op, deleted } of last.values()) {
+      const cur = this.live(op.ns, op.key)?.value;
+      if (op.value === null) {
+        if (cur !== undefined) out.push(op);
+      } else if (cur !== op.value) {
+        if (deleted && cur !== undefined) out.push({ ns: op.ns, key: op.key, value: null });
+        out.push(op);
+      }
+    }
+    return out;
   }
 
   async close(): Promise<void> {

@@ -305,3 +305,44 @@ test('eddy cluster prints the nodes and the rules each runs; eddy show rules nam
   assert.match(rules.stdout, /Node/);
   assert.match(rules.stdout, new RegExp(`p0 .*Running .*${owner}`));
 });
+
+test('export covers the whole cluster; a full import on one node replaces the data of every node, all or nothing', async () => {
+  const exported = (await node('c').req('GET', '/data/export')).json() as {
+    rules: Record<string, string>;
+    streams: Record<string, string>;
+  };
+  const all = (await placement(node('a'))).keys();
+  assert.deepEqual(Object.keys(exported.rules).sort(), [...all].sort(), 'every rule of the cluster is exported');
+  assert.ok('placed' in exported.streams && 'flow' in exported.streams);
+
+  const bundle = {
+    streams: { imported: `CREATE STREAM imported () WITH (DATASOURCE="${name}/imported")` },
+    rules: Object.fromEntries(
+      ['i1', 'i2', 'i3', 'i4'].map((id) => [
+        id,
+        JSON.stringify({ id, sql: 'SELECT * FROM imported', actions: [{ nop: {} }] }),
+      ]),
+    ),
+  };
+  // a bundle with an item that fails changes nothing anywhere
+  const broken = { ...bundle, streams: { ...bundle.streams, bad: 'CREATE STREAM bad (' } };
+  let r = await node('b').req('POST', '/data/import', { content: JSON.stringify(broken) });
+  assert.equal(r.status, 400, r.text);
+  for (const n of nodes) assert.ok((await placement(n)).has('p0'), `${n.id} kept its rules`);
+
+  r = await node('b').req('POST', '/data/import', { content: JSON.stringify(bundle) });
+  assert.equal(r.status, 200, r.text);
+  for (const n of nodes) {
+    await waitFor(
+      async () => [...(await placement(n)).keys()].sort().join() === 'i1,i2,i3,i4',
+      20_000,
+      `${n.id} to hold exactly the imported rules`,
+    );
+    await waitFor(
+      async () => JSON.stringify((await n.req('GET', '/streams')).json()) === '["imported"]',
+      10_000,
+      `${n.id} to hold exactly the imported stream`,
+    );
+  }
+  await waitAllRunning(node('c'), ['i1', 'i2', 'i3', 'i4'], 30_000);
+});
