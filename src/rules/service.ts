@@ -517,9 +517,14 @@ export class RuleService {
   list(): RuleListEntry[] {
     return this.ids().map((id) => {
       const s = this.rules.get(id)!.state;
-      const entry: RuleListEntry = { id, name: s.def.name || id, status: this.statusTextOf(id) };
-      if (this.deps.placement) entry.node = this.nodesOf(id).join(',');
-      return entry;
+      if (!this.deps.placement) return { id, name: s.def.name || id, status: s.statusText() };
+      const remote = this.runsHere(id) ? undefined : this.deps.placement.elsewhere(id);
+      return {
+        id,
+        name: s.def.name || id,
+        status: this.statusTextOf(id, remote),
+        node: this.nodesOf(id, remote).join(','),
+      };
     });
   }
 
@@ -528,11 +533,16 @@ export class RuleService {
     return this.statusTextOf(id);
   }
 
-  /** The status text of a rule known to exist: its own run's here, else the one its node publishes. */
-  private statusTextOf(id: string): string {
+  /**
+   * The status text of a rule known to exist: its own run's here, else the one its node publishes (`remote`, when
+   * the caller already has it).
+   */
+  private statusTextOf(
+    id: string,
+    remote = this.runsHere(id) ? undefined : this.deps.placement?.elsewhere(id),
+  ): string {
     const s = this.rules.get(id)!.state;
     if (this.runsHere(id)) return s.statusText();
-    const remote = this.deps.placement?.elsewhere(id);
     if (remote) return remote.status;
     if (s.def.triggered === false || (s.phase === 'stopped' && s.stopText !== 'canceled manually.'))
       return s.statusText();
@@ -540,10 +550,10 @@ export class RuleService {
   }
 
   /** Cluster mode: the nodes running the rule now (this one, or those publishing its status). */
-  private nodesOf(id: string): string[] {
+  private nodesOf(id: string, remote = this.deps.placement?.elsewhere(id)): string[] {
     const p = this.deps.placement;
     if (!p) return [];
-    const elsewhere = p.elsewhere(id)?.nodes ?? [];
+    const elsewhere = remote?.nodes ?? [];
     return this.runsHere(id) ? [p.nodeId, ...elsewhere.filter((n) => n !== p.nodeId)] : elsewhere;
   }
 
