@@ -13,12 +13,16 @@
  * (`failover`, `balance`, `overhead`, `control`, comma-separated) runs some parts only.
  */
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import mqtt, { type MqttClient } from 'mqtt';
 import { startNatsServer, type TestNatsServer } from '../test/helpers/nats-server.js';
 import { startBroker, type TestBroker } from '../test/helpers/mosquitto.js';
 import { Collector } from '../test/helpers/faults.js';
 import { waitFor } from '../test/helpers/process.js';
+import { startEddyProcess, type EddyProcess } from '../test/helpers/eddy-process.js';
 import {
   placement,
   startCluster,
@@ -267,10 +271,15 @@ async function overhead(nats: TestNatsServer, out: Figures): Promise<void> {
 async function controlPlane(nats: TestNatsServer, out: Figures): Promise<void> {
   const spec: ClusterSpec = { backend: 'nats', name: `bcp${randomUUID().slice(0, 8)}`, natsUrls: nats.url };
   const nodes = await startCluster(spec, ['a', 'b', 'c']);
+  // the peer: a single server with the same 1,000 rules, asked alternately, so that the machine's load weighs on both
+  const peerHome = mkdtempSync(join(tmpdir(), 'eddy-bench-peer-'));
+  const peer = await startEddyProcess(peerHome, { KUIPER__BASIC__WORKERS: '1' });
   try {
     const [a] = nodes;
     await a.req('POST', '/streams', { sql: 'CREATE STREAM m () WITH (TYPE="memory", DATASOURCE="bench/cp")' });
+    await peer.req('POST', '/streams', { sql: 'CREATE STREAM m () WITH (TYPE="memory", DATASOURCE="bench/cp")' });
     const rules = Array.from({ length: 1000 }, (_, i) => `cp${i}`);
+    for (const id of rules) await peer.req('POST', '/rules', { id, sql: 'SELECT * FROM m', actions: [{ nop: {} }] });
     const t0 = Date.now();
     for (let i = 0; i < rules.length; i += 8)
       await Promise.all(
@@ -280,7 +289,7 @@ async function controlPlane(nats: TestNatsServer, out: Figures): Promise<void> {
       );
     await allRunning(a, rules, '', 300_000);
     out['control plane: 1,000 rules created (any node) until all run'] = `${((Date.now() - t0) / 1000).toFixed(1)} s`;
-    const timed = async (n: ClusterNode, path: string): Promise<number> => {
+    const timed = async (n: EddyProcess, path: string): Promise<number> => {
       const s = performance.now();
       const r = await n.req('GET', path);
       if (r.status !== 200) throw new Error(`${path}: ${r.status}`);
@@ -288,18 +297,26 @@ async function controlPlane(nats: TestNatsServer, out: Figures): Promise<void> {
     };
     const list: number[] = [];
     const status: number[] = [];
+    const peerList: number[] = [];
+    const peerStatus: number[] = [];
     const samples = QUICK ? 100 : 300;
     for (let i = 0; i < samples; i++) {
       const n = nodes[i % 3];
+      const rule = rules[Math.floor(Math.random() * rules.length)];
       list.push(await timed(n, '/rules'));
-      status.push(await timed(n, `/rules/${rules[Math.floor(Math.random() * rules.length)]}/status`));
+      peerList.push(await timed(peer, '/rules'));
+      status.push(await timed(n, `/rules/${rule}/status`));
+      peerStatus.push(await timed(peer, `/rules/${rule}/status`));
     }
-    out['control plane: GET /rules p50 / p99 (3 nodes, 1,000 rules)'] =
-      `${percentile(list, 50).toFixed(1)} / ${percentile(list, 99).toFixed(1)} ms`;
-    out['control plane: GET /rules/{id}/status p50 / p99 (forwarded 2 in 3)'] =
-      `${percentile(status, 50).toFixed(1)} / ${percentile(status, 99).toFixed(1)} ms`;
+    const p = (xs: number[]) => `${percentile(xs, 50).toFixed(1)} / ${percentile(xs, 99).toFixed(1)} ms`;
+    out['control plane: GET /rules p50 / p99 (3 nodes, 1,000 rules)'] = p(list);
+    out['control plane: GET /rules p50 / p99, single server, same rules (asked alternately)'] = p(peerList);
+    out['control plane: GET /rules/{id}/status p50 / p99 (forwarded 2 in 3)'] = p(status);
+    out['control plane: GET /rules/{id}/status p50 / p99, single server'] = p(peerStatus);
   } finally {
     await stopCluster(nodes);
+    await peer.stop();
+    rmSync(peerHome, { recursive: true, force: true });
   }
 }
 

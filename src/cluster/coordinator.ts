@@ -139,21 +139,21 @@ export class Coordinator implements StateRouting {
   }
 
   /** StateRouting: the unit of a state namespace, and this node's epoch for it. */
-  stateUnit(ns: string): { unit: string; epoch: number | undefined } {
+  stateUnit(ns: string): { unit: string; epoch: number | undefined; placed: boolean } {
     if (ns.startsWith(CHECKPOINT_PREFIX)) {
       const unit = ns.slice(CHECKPOINT_PREFIX.length);
-      return { unit, epoch: this.held.get(unit) };
+      return { unit, epoch: this.held.get(unit), placed: this.deps.rules.has(ruleOfUnit(unit)) };
     }
     // a sink cache: `sink/<unit><type>_<index>0`, matched against the units of known rules (held ones first)
     const match = (unit: string): boolean =>
       this.deps.rules
         .actionTypesOf(ruleOfUnit(unit))
         .some((types, i) => types.some((t) => sinkCacheNamespace(unit, t, i) === ns));
-    for (const unit of this.held.keys()) if (match(unit)) return { unit, epoch: this.held.get(unit) };
+    for (const unit of this.held.keys()) if (match(unit)) return { unit, epoch: this.held.get(unit), placed: true };
     for (const id of this.deps.rules.ids())
-      for (const unit of this.unitIds(id)) if (match(unit)) return { unit, epoch: undefined };
+      for (const unit of this.unitIds(id)) if (match(unit)) return { unit, epoch: undefined, placed: true };
     // a run the cluster does not place (a rule trial): its state is its own
-    return { unit: ns, epoch: undefined };
+    return { unit: ns, epoch: undefined, placed: false };
   }
 
   // ---------------------------------------------------------------------------------------------- the loop

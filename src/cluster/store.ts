@@ -17,15 +17,16 @@ import type { KVOp, KVStore } from '../store/kv.js';
 import { Staged } from '../store/staged.js';
 import { checkpointNamespace } from '../runtime/checkpoint.js';
 import { keyOf, partsOf, type Change, type ClusterBackend, type Table, type TableOp, type Watch } from './backend.js';
-import { StateStore, type StateOp } from './state-store.js';
+import { Fenced, StateStore, type StateOp } from './state-store.js';
 
 /** Where the state of a rule lives and with which epoch this node may write it. */
 export interface StateRouting {
   /**
-   * The placement unit of a state namespace and this node's lease epoch for it (undefined when it holds none: its
-   * writes are then refused once a holder fenced the unit).
+   * The placement unit of a state namespace and this node's lease epoch for it; undefined when it holds none. `placed`
+   * says whether the cluster places that unit (a rule's), or it is a run of its own (a rule trial): a placed unit
+   * whose lease this node does not hold is refused its writes at once, without asking the backend.
    */
-  stateUnit(ns: string): { unit: string; epoch: number | undefined };
+  stateUnit(ns: string): { unit: string; epoch: number | undefined; placed: boolean };
 }
 
 /** Applies a change another node made; `value` undefined means deleted. */
@@ -208,9 +209,8 @@ export class ClusterStore implements KVStore {
 
   // ---------------------------------------------------------------------------------------------- rule state
 
-  private unitOf(ns: string): { unit: string; epoch: number } {
-    const r = this.routing?.stateUnit(ns) ?? { unit: ns, epoch: 0 };
-    return { unit: r.unit, epoch: r.epoch ?? 0 };
+  private unitOf(ns: string): { unit: string; epoch: number | undefined; placed: boolean } {
+    return this.routing?.stateUnit(ns) ?? { unit: ns, epoch: 0, placed: false };
   }
 
   private stateKey(ns: string, key: string): string {
@@ -225,9 +225,11 @@ export class ClusterStore implements KVStore {
     return out;
   }
 
-  private writeState(ns: string, ops: StateOp[]): Promise<void> {
-    const { unit, epoch } = this.unitOf(ns);
-    return this.state.write(unit, epoch, ops);
+  private async writeState(ns: string, ops: StateOp[]): Promise<void> {
+    const { unit, epoch, placed } = this.unitOf(ns);
+    // a node that gave the unit up (or fenced itself) writes nothing, even while the backend is out of reach
+    if (placed && epoch === undefined) throw new Fenced(unit, 0, -1);
+    return this.state.write(unit, epoch ?? 0, ops);
   }
 
   // ---------------------------------------------------------------------------------------------- KVStore

@@ -100,7 +100,9 @@ for (const s of BACKEND_SUBJECTS) {
       withBackend(s, async (b) => {
         const a = await ClusterStore.open(b, () => 'a', logger);
         let epoch: number | undefined = 7;
-        a.routeStateBy({ stateUnit: (ns) => ({ unit: ns.startsWith('checkpoint:') ? ns.slice(11) : ns, epoch }) });
+        a.routeStateBy({
+          stateUnit: (ns) => ({ unit: ns.startsWith('checkpoint:') ? ns.slice(11) : ns, epoch, placed: true }),
+        });
         assert.equal(await a.state.fence('r1', 7), true);
         await a.set('checkpoint:r1', 'latest', '{"id":1}');
         assert.equal(await a.get('checkpoint:r1', 'latest'), '{"id":1}');
