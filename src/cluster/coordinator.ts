@@ -56,6 +56,8 @@ export class Coordinator implements StateRouting {
   private readonly held = new Map<string, number>();
   /** units running here */
   private readonly running = new Set<string>();
+  /** per rule, its units running here: `runsHere` is asked for every rule of every listing */
+  private readonly runningByRule = new Map<string, Set<string>>();
   /** units being taken or given up */
   private readonly busy = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
@@ -105,19 +107,38 @@ export class Coordinator implements StateRouting {
 
   /** Whether this node runs rule `id` (or one of its instances) now. */
   runsHere(id: string): boolean {
-    if (this.running.has(id)) return true;
-    for (const u of this.running) if (ruleOfUnit(u) === id) return true;
-    return false;
+    return this.runningByRule.has(id);
   }
 
   /** The instances of a parallel rule running here, in order. */
   localInstances(id: string): number[] {
     const out: number[] = [];
-    for (const u of this.running) {
+    for (const u of this.runningByRule.get(id) ?? []) {
       const i = instanceOfUnit(u);
-      if (i !== undefined && ruleOfUnit(u) === id) out.push(i);
+      if (i !== undefined) out.push(i);
     }
     return out.sort((a, b) => a - b);
+  }
+
+  private startRunning(unit: string): void {
+    this.running.add(unit);
+    const rule = ruleOfUnit(unit);
+    let units = this.runningByRule.get(rule);
+    if (!units) this.runningByRule.set(rule, (units = new Set()));
+    units.add(unit);
+  }
+
+  private stopRunning(unit: string): void {
+    this.running.delete(unit);
+    const rule = ruleOfUnit(unit);
+    const units = this.runningByRule.get(rule);
+    units?.delete(unit);
+    if (units?.size === 0) this.runningByRule.delete(rule);
+  }
+
+  private stopRunningAll(): void {
+    this.running.clear();
+    this.runningByRule.clear();
   }
 
   /** The live nodes holding a lease of rule `id` (or of one of its instances), this one included. */
@@ -266,14 +287,14 @@ export class Coordinator implements StateRouting {
       return;
     }
     this.held.set(unit, epoch);
-    this.running.add(unit);
+    this.startRunning(unit);
     logger.info({ unit, epoch }, 'cluster: running %s here', unit);
     await rules.reopen(rule);
   }
 
   private async giveUp(unit: string, rule: string, dropState: boolean): Promise<void> {
     const { leases, state, rules, logger } = this.deps;
-    this.running.delete(unit);
+    this.stopRunning(unit);
     // the run stops first, writing its last checkpoint under this node's epoch
     if (rules.has(rule)) await rules.reopen(rule);
     const epoch = this.held.get(unit);
@@ -295,7 +316,7 @@ export class Coordinator implements StateRouting {
     );
     // writes are refused from this instant; the runs stop next
     this.held.clear();
-    this.running.clear();
+    this.stopRunningAll();
     await Promise.all([...ruleIds].map((id) => rules.reopen(id).catch(() => undefined)));
   }
 
@@ -311,7 +332,7 @@ export class Coordinator implements StateRouting {
           lease?.node ?? 'nobody',
         );
         this.held.delete(unit);
-        this.running.delete(unit);
+        this.stopRunning(unit);
         void this.deps.rules.reopen(ruleOfUnit(unit)).catch(() => undefined);
       }
     }
@@ -327,7 +348,7 @@ export class Coordinator implements StateRouting {
     while (this.active > 0) await new Promise((r) => setTimeout(r, 20));
     const held = [...this.held];
     const ruleIds = new Set([...this.running].map(ruleOfUnit));
-    this.running.clear();
+    this.stopRunningAll();
     await Promise.all([...ruleIds].map((id) => this.deps.rules.reopen(id).catch(() => undefined)));
     this.held.clear();
     await Promise.all(held.map(([unit, epoch]) => this.deps.leases.release(unit, epoch).catch(() => false)));

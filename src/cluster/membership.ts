@@ -38,6 +38,8 @@ export class Membership {
   private readonly nodes = new Map<string, { info: NodeInfo; time: number }>();
   private readonly listeners = new Set<() => void>();
   private readonly samples: number[] = [];
+  /** the server's clock minus this node's, as the recent samples tell (0 before any) */
+  private offset = 0;
   private watch: Watch | undefined;
   private timer: NodeJS.Timeout | undefined;
   /** `performance.now()` when the last heartbeat that the backend acknowledged was sent; -Infinity before */
@@ -109,6 +111,7 @@ export class Membership {
       }
       this.samples.push(c.time - Date.now());
       if (this.samples.length > CLOCK_SAMPLES) this.samples.shift();
+      this.offset = Math.max(...this.samples);
     }
     for (const l of this.listeners) l();
   }
@@ -119,8 +122,7 @@ export class Membership {
    * Underestimating makes other nodes look alive slightly longer, never shorter.
    */
   serverNow(): number {
-    if (this.samples.length === 0) return Date.now();
-    return Date.now() + Math.max(...this.samples);
+    return Date.now() + this.offset;
   }
 
   /** Called whenever a node's entry changes. */
