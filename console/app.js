@@ -849,7 +849,7 @@ window.addEventListener('hashchange', route);
 // the Cluster page is offered by servers in cluster mode only
 void api('GET', '/eddy/server')
   .then((s) => {
-    if (s.node !== undefined) document.querySelector('nav a[data-cluster]')?.removeAttribute('hidden');
+    if (s.clusterNode !== undefined) document.querySelector('nav a[data-cluster]')?.removeAttribute('hidden');
   })
   .catch(() => undefined);
 void api('GET', '/')

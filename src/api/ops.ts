@@ -52,7 +52,7 @@ export function registerOpsRoutes(http: FastifyInstance, deps: ServerInfoDeps): 
         systemFree: os.freemem(),
       },
       rules: deps.ruleCount(),
-      ...(deps.nodeId ? { node: deps.nodeId() } : {}),
+      ...(deps.nodeId ? { clusterNode: deps.nodeId() } : {}),
       dataServer: {
         host: deps.dataServer.host,
         port: deps.dataServer.port() ?? deps.dataServer.configuredPort,

@@ -63,12 +63,12 @@ export class QueryShell {
     const ruleId = `eddy_query_${process.pid}_${++this.counter}`;
     const path = `/eddy/query/${ruleId}`;
     // in a cluster the rule runs on the node this shell talks to: its endpoint is on that node's data server
-    const { node } = (await this.client.call('GET', '/eddy/server')).body as { node?: string };
+    const { clusterNode } = (await this.client.call('GET', '/eddy/server')).body as { clusterNode?: string };
     const ans = await this.client.send('POST', '/rules', {
       id: ruleId,
       sql,
       actions: [{ websocket: { path, sendSingle: true } }],
-      options: { sendError: false, ...(node ? { node } : {}) },
+      options: { sendError: false, ...(clusterNode ? { node: clusterNode } : {}) },
     });
     if (ans.status === 401) throw new CliError('unauthorized (set EDDY_TOKEN)', ExitCode.Unauthorized);
     if (ans.status >= 400) {
