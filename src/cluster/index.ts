@@ -84,6 +84,15 @@ export class Cluster implements RulePlacement {
     return this.id;
   }
 
+  /** One line for the start banner: the cluster, its backend and this node. */
+  describe(): string {
+    const where =
+      this.backend.kind === 'nats'
+        ? this.settings.nats.servers.join(',')
+        : `redis ${this.settings.redis.host}:${this.settings.redis.port} db ${this.settings.redis.db}`;
+    return `${this.settings.name} on ${this.backend.kind === 'nats' ? `nats ${where}` : where}, node ${this.id}`;
+  }
+
   /** The rules service's builder: the instances of a parallel rule placed here (instances.ts). */
   builder(inner: TopologyBuilder): TopologyBuilder {
     return new InstanceBuilder(inner, (rule) => this.coordinator?.localInstances(rule) ?? []);
@@ -144,6 +153,10 @@ export class Cluster implements RulePlacement {
 
   runsHere(id: string): boolean {
     return this.coordinator?.runsHere(id) ?? false;
+  }
+
+  changed(): void {
+    this.coordinator?.schedule();
   }
 
   elsewhere(id: string): RemoteRuleStatus | undefined {

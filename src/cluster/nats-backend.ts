@@ -33,6 +33,8 @@ export const INLINE_MAX = 256 * 1024;
 export const JOURNAL_KEY = '=journal';
 /** A journal older than this is taken for one whose writer died, and finished by whoever finds it. */
 const JOURNAL_STALE_MS = 15_000;
+/** How long opening the buckets is tried again while JetStream does not answer. */
+const OPEN_WAIT_MS = 30_000;
 /** How long a batch waits for another one to end before it gives up. */
 const JOURNAL_WAIT_MS = 60_000;
 /** KV error code of a compare-and-set that found another revision (JetStream's `wrong last sequence`). */
@@ -74,13 +76,23 @@ export async function openNatsBackend(opts: NatsBackendOptions): Promise<Cluster
     maxPingOut: 2,
   });
   const backend = new NatsBackend(nc, opts);
-  try {
-    await backend.open();
-  } catch (err) {
-    await nc.close().catch(() => undefined);
-    throw err;
+  void backend.followStatus();
+  // a JetStream cluster that just formed (or lost a server) may time out creating replicated buckets for a while
+  const deadline = Date.now() + OPEN_WAIT_MS;
+  for (;;) {
+    try {
+      await backend.open();
+      return backend;
+    } catch (err) {
+      if (Date.now() < deadline) {
+        opts.logger.warn({ err }, 'cannot open the cluster buckets yet; trying again');
+        await new Promise((r) => setTimeout(r, 1000));
+        continue;
+      }
+      await nc.close().catch(() => undefined);
+      throw err;
+    }
   }
-  return backend;
 }
 
 class NatsBackend implements ClusterBackend {
@@ -117,7 +129,6 @@ class NatsBackend implements ClusterBackend {
         ),
       );
     }
-    void this.followStatus();
     // a batch whose writer died is finished by whoever finds it: at open, and now and then
     await this.table('meta').finishStaleJournal();
     this.journalTimer = setInterval(() => {
@@ -128,7 +139,8 @@ class NatsBackend implements ClusterBackend {
     this.journalTimer.unref();
   }
 
-  private async followStatus(): Promise<void> {
+  /** Follows the connection's state (for {@link connected}) until it closes. */
+  async followStatus(): Promise<void> {
     for await (const s of this.nc.status()) {
       if (s.type === 'disconnect') this.isConnected = false;
       else if (s.type === 'reconnect') this.isConnected = true;

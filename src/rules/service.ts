@@ -67,6 +67,8 @@ export interface RulePlacement {
   runsHere(id: string): boolean;
   /** what the nodes running rule `id` elsewhere last published about it; undefined when no other node runs it */
   elsewhere(id: string): RemoteRuleStatus | undefined;
+  /** a rule was created, updated or deleted here: where rules run may change */
+  changed(id: string): void;
 }
 
 /** The status of a rule as the node running it publishes it (docs/cluster.md §5). */
@@ -357,6 +359,7 @@ export class RuleService {
       if (!added) throw new EddyError(ErrorCode.Undefined, `rule ${id} already exists`);
       this.keepRuleLog(id, dest);
       await this.register(state, planned, stored);
+      this.deps.placement?.changed(id);
       return id;
     } catch (err) {
       if (!this.rules.has(id)) endLog(dest);
@@ -457,6 +460,7 @@ export class RuleService {
       this.keepRuleLog(id, fresh.dest);
     }
     await e.state.replace(def, options, planned.topo, def.triggered !== false && this.runsHere(id));
+    this.deps.placement?.changed(id);
   }
 
   /** `DELETE /rules/{id}`: stops, forgets, and cleans checkpoints and caches. */
@@ -472,6 +476,7 @@ export class RuleService {
     } catch (err) {
       e.state.logger.warn({ err }, 'cleaning the rule state failed');
     }
+    this.deps.placement?.changed(id);
   }
 
   /** start = restart: persist `triggered: true`, re-plan, (re)start. A failed re-plan leaves the old run alone. */

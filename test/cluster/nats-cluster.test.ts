@@ -17,11 +17,11 @@ const name = `nc${randomUUID().slice(0, 8)}`;
 
 before(async () => {
   natsCluster = await startNatsCluster();
-  nodes = await startCluster({ backend: 'nats', name, natsUrls: natsCluster.urls, replicas: 3, leaseTimeoutMs: 3000 }, [
-    'a',
-    'b',
-    'c',
-  ]);
+  nodes = await startCluster(
+    // a replicated bucket re-elects its leader after a server dies: the lease outlasts that on a loaded machine
+    { backend: 'nats', name, natsUrls: natsCluster.urls, replicas: 3, leaseTimeoutMs: 5000 },
+    ['a', 'b', 'c'],
+  );
 });
 
 after(async () => {
@@ -33,6 +33,7 @@ test('with one of three NATS servers killed, writes reach every node and rules o
   const [a, b, c] = nodes;
   let r = await a.req('POST', '/streams', { sql: 'CREATE STREAM m () WITH (DATASOURCE="m", TYPE="memory")' });
   assert.equal(r.status, 201, r.text);
+  await waitFor(async () => (await b.req('GET', '/streams')).text.includes('"m"'), 10_000, 'the stream on b');
   const first = Array.from({ length: 6 }, (_, i) => `before${i}`);
   for (const id of first) {
     r = await b.req('POST', '/rules', { id, sql: 'SELECT * FROM m', actions: [{ nop: {} }] });
@@ -53,7 +54,7 @@ test('with one of three NATS servers killed, writes reach every node and rules o
       `rule ${id} to be created`,
       250,
     );
-  const placed = await waitAllRunning(a, [...first, ...later], 30_000);
+  const placed = await waitAllRunning(a, [...first, ...later], 60_000);
   for (const n of nodes)
     await waitFor(async () => (await n.req('GET', '/rules')).text.includes('after5'), 10_000, `rules on ${n.id}`);
 
@@ -62,5 +63,5 @@ test('with one of three NATS servers killed, writes reach every node and rules o
   const survivor = nodes.find((n) => n !== victim)!;
   const moved = [...placed].filter(([, p]) => p.node === victim.id).map(([id]) => id);
   await victim.kill9();
-  await waitAllRunning(survivor, moved, 30_000, victim.id);
+  await waitAllRunning(survivor, moved, 60_000, victim.id);
 });

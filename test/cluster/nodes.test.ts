@@ -217,6 +217,19 @@ test('parallelism: refused for a stateful rule; a stateless one runs on three no
       'each instance to receive its share',
       300,
     );
+    // the last probes may still be on their way: the counts are taken once they stopped moving
+    let settled = '';
+    await waitFor(
+      async () => {
+        const now = JSON.stringify(await Promise.all(nodes.map((n) => localRecordsIn(n, 'par1'))));
+        const still = now === settled;
+        settled = now;
+        return still;
+      },
+      10_000,
+      'the probes to settle',
+      500,
+    );
     const before = await Promise.all(nodes.map((n) => localRecordsIn(n, 'par1')));
     await publisher.run(`${topic}/in`, 300, 1000);
     await waitFor(() => collector.distinct >= 300, 20_000, 'every message at the sink');
