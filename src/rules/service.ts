@@ -819,31 +819,55 @@ export class RuleService {
       }
       if (this.closed) return;
       if (this.rules.has(key)) continue;
-      let parsed: ParsedRule;
-      try {
-        parsed = this.parse(text, decodeRuleText(text), key);
-      } catch (err) {
-        this.deps.logger.error({ rule: key, err: (err as Error).message }, 'stored rule is invalid');
-        parsed = { def: fallbackDef(key, text), options: mergeOptions(this.deps.defaults, {}) };
-        const { state, dest } = this.newState(parsed.def, parsed.options);
-        this.keepRuleLog(key, dest);
-        this.rules.set(key, { state, text, sources: [] });
-        this.cpu.track(key, state.busyUs());
-        state.markPlanFailed();
-        continue;
-      }
-      const { def, options } = parsed;
-      if (def.id !== key) def.id = key;
-      const { state, dest } = this.newState(def, options);
-      this.keepRuleLog(key, dest);
-      let planned: { topo: Topology; sources: string[] } | undefined;
-      try {
-        planned = this.plan(def, options, state.logger);
-      } catch (err) {
-        state.logger.error({ err: (err as Error).message }, 'fail to create the topo');
-      }
-      await this.register(state, planned, text);
+      await this.addStored(key, text);
     }
+  }
+
+  /** A stored rule's text parsed, or undefined (logged) when it no longer parses. */
+  private parseStored(id: string, text: string): ParsedRule | undefined {
+    try {
+      const parsed = this.parse(text, decodeRuleText(text), id);
+      if (parsed.def.id !== id) parsed.def.id = id;
+      return parsed;
+    } catch (err) {
+      this.deps.logger.error({ rule: id, err: (err as Error).message }, 'stored rule is invalid');
+      return undefined;
+    }
+  }
+
+  /** Plans a definition, or logs why it cannot be and answers undefined (the rule then shows `fail to create the topo`). */
+  private tryPlan(
+    def: RuleDef,
+    options: RuleOptions,
+    logger: Logger,
+  ): { topo: Topology; sources: string[] } | undefined {
+    try {
+      return this.plan(def, options, logger);
+    } catch (err) {
+      logger.error({ err: (err as Error).message }, 'fail to create the topo');
+      return undefined;
+    }
+  }
+
+  /**
+   * Registers a stored rule the registry does not have yet, as at boot (docs/runtime.md §10.3 step 6): triggered rules
+   * start, the others stay stopped, and rules that no longer parse or cannot be planned are kept as
+   * `Stopped: fail to create the topo.`.
+   */
+  private async addStored(key: string, text: string): Promise<void> {
+    const parsed = this.parseStored(key, text);
+    if (!parsed) {
+      const { state, dest } = this.newState(fallbackDef(key, text), mergeOptions(this.deps.defaults, {}));
+      this.keepRuleLog(key, dest);
+      this.rules.set(key, { state, text, sources: [] });
+      this.cpu.track(key, state.busyUs());
+      state.markPlanFailed();
+      return;
+    }
+    const { def, options } = parsed;
+    const { state, dest } = this.newState(def, options);
+    this.keepRuleLog(key, dest);
+    await this.register(state, this.tryPlan(def, options, state.logger), text);
   }
 
   // ------------------------------------------------------------------------------------------ cluster (docs/cluster.md)
@@ -857,11 +881,8 @@ export class RuleService {
     const e = this.rules.get(id);
     if (!e || this.closed) return;
     const { def, options } = e.state;
-    let planned: { topo: Topology; sources: string[] };
-    try {
-      planned = this.plan(def, options, e.state.logger);
-    } catch (err) {
-      e.state.logger.error({ err: (err as Error).message }, 'fail to create the topo');
+    const planned = this.tryPlan(def, options, e.state.logger);
+    if (!planned) {
       await e.state.stop();
       e.state.markPlanFailed();
       return;
@@ -898,27 +919,14 @@ export class RuleService {
       return;
     }
     if (e?.text === text) return;
-    let parsed: ParsedRule;
-    try {
-      parsed = this.parse(text, decodeRuleText(text), id);
-    } catch (err) {
-      this.deps.logger.error({ rule: id, err: (err as Error).message }, 'stored rule is invalid');
-      parsed = { def: fallbackDef(id, text), options: mergeOptions(this.deps.defaults, {}) };
-    }
-    const { def, options } = parsed;
-    if (def.id !== id) def.id = id;
     if (!e) {
-      const { state, dest } = this.newState(def, options);
-      this.keepRuleLog(id, dest);
-      let planned: { topo: Topology; sources: string[] } | undefined;
-      try {
-        planned = this.plan(def, options, state.logger);
-      } catch (err) {
-        state.logger.error({ err: (err as Error).message }, 'fail to create the topo');
-      }
-      await this.register(state, planned, text);
+      await this.addStored(id, text);
       return;
     }
+    const { def, options } = this.parseStored(id, text) ?? {
+      def: fallbackDef(id, text),
+      options: mergeOptions(this.deps.defaults, {}),
+    };
     // a change of tags alone leaves the run alone
     if (sameRun(e.state.def, def)) {
       e.state.def = def;
@@ -926,11 +934,8 @@ export class RuleService {
       return;
     }
     e.text = text;
-    let planned: { topo: Topology; sources: string[] };
-    try {
-      planned = this.plan(def, options, e.state.logger);
-    } catch (err) {
-      e.state.logger.error({ err: (err as Error).message }, 'fail to create the topo');
+    const planned = this.tryPlan(def, options, e.state.logger);
+    if (!planned) {
       e.state.def = def;
       e.state.options = options;
       await e.state.stop();

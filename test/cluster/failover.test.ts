@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { startNatsServer, type TestNatsServer } from '../helpers/nats-server.js';
 import { startBroker, type TestBroker } from '../helpers/mosquitto.js';
-import { Collector, Publisher } from '../helpers/faults.js';
+import { Collector, Publisher, probeThrough } from '../helpers/faults.js';
 import { waitFor } from '../helpers/process.js';
 import {
   startCluster,
@@ -95,16 +95,7 @@ for (const backend of ['nats', 'redis'] as const) {
       const publisher = await Publisher.start(broker.url);
       const sent = 3000;
       try {
-        await waitFor(
-          () => {
-            if (collector.probes > 0) return true;
-            publisher.probe(`${topic}/in`);
-            return false;
-          },
-          30_000,
-          'a probe through the rule',
-          200,
-        );
+        await probeThrough(publisher, collector, `${topic}/in`);
         const placed = await waitAllRunning(nodes[0], ['numbered', ...others], 30_000);
         const ownerId = placed.get('numbered')!.node;
         const owner = nodes.find((n) => n.id === ownerId)!;
@@ -141,16 +132,7 @@ for (const backend of ['nats', 'redis'] as const) {
         const publisher = await Publisher.start(broker.url);
         const sent = 4000;
         try {
-          await waitFor(
-            () => {
-              if (collector.probes > 0) return true;
-              publisher.probe(`${topic}/in`);
-              return false;
-            },
-            30_000,
-            'a probe through the rule',
-            200,
-          );
+          await probeThrough(publisher, collector, `${topic}/in`);
           const publishing = publisher.run(`${topic}/in`, sent, 400);
           for (const id of ['a', 'b', 'c']) {
             const n = nodes.find((x) => x.id === id)!;

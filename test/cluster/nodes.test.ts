@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { startNatsServer, type TestNatsServer } from '../helpers/nats-server.js';
 import { startBroker, type TestBroker } from '../helpers/mosquitto.js';
-import { Collector, Publisher } from '../helpers/faults.js';
+import { Collector, Publisher, probeThrough } from '../helpers/faults.js';
 import { waitFor } from '../helpers/process.js';
 import { placement, startCluster, stopCluster, waitAllRunning, type ClusterNode } from '../helpers/cluster-nodes.js';
 
@@ -139,16 +139,7 @@ test('a rule runs on its owner whichever node created it: what is published reac
   const collector = await Collector.start(broker.url, `${topic}/out`);
   const publisher = await Publisher.start(broker.url);
   try {
-    await waitFor(
-      () => {
-        if (collector.probes > 0) return true;
-        publisher.probe(`${topic}/in`);
-        return false;
-      },
-      30_000,
-      'a probe through the rule',
-      200,
-    );
+    await probeThrough(publisher, collector, `${topic}/in`);
     await publisher.run(`${topic}/in`, 50, 500);
     await waitFor(() => collector.distinct >= 50, 20_000, 'every message at the sink');
     assert.equal(collector.result(50).lost, 0);

@@ -14,7 +14,7 @@ import { rank } from '../../src/cluster/placement.js';
 import { startNatsServer, type TestNatsServer } from '../helpers/nats-server.js';
 import { startBroker, type TestBroker } from '../helpers/mosquitto.js';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcpproxy.js';
-import { Collector, Publisher } from '../helpers/faults.js';
+import { Collector, Publisher, probeThrough } from '../helpers/faults.js';
 import { waitFor } from '../helpers/process.js';
 import {
   placement,
@@ -94,16 +94,7 @@ test('a node cut off from the backend stops its rules before its lease expires, 
   const collector = await Collector.start(broker.url, `${topic}/out`);
   const publisher = await Publisher.start(broker.url);
   try {
-    await waitFor(
-      () => {
-        if (collector.probes > 0) return true;
-        publisher.probe(`${topic}/in`);
-        return false;
-      },
-      30_000,
-      'a probe through the rule',
-      300,
-    );
+    await probeThrough(publisher, collector, `${topic}/in`);
     await waitFor(() => writes.some((w) => w.node === 'a'), 20_000, 'a to write checkpoints');
 
     const sent = 2000;
