@@ -68,16 +68,25 @@ export async function startClusterNode(
 
 /** Starts nodes `ids` together and waits until each sees all of them alive. */
 export async function startCluster(spec: ClusterSpec, ids: readonly string[]): Promise<ClusterNode[]> {
-  const nodes = await Promise.all(ids.map((id) => startClusterNode(spec, id)));
-  await waitFor(
-    async () => {
-      for (const n of nodes) if ((await aliveNodes(n)).join() !== [...ids].sort().join()) return false;
-      return true;
-    },
-    30_000,
-    'every node to see every node alive',
-  );
-  return nodes;
+  const started = await Promise.allSettled(ids.map((id) => startClusterNode(spec, id)));
+  const nodes = started.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+  try {
+    const failed = started.find((r) => r.status === 'rejected');
+    if (failed) throw failed.reason;
+    await waitFor(
+      async () => {
+        for (const n of nodes) if ((await aliveNodes(n)).join() !== [...ids].sort().join()) return false;
+        return true;
+      },
+      30_000,
+      'every node to see every node alive',
+    );
+    return nodes;
+  } catch (err) {
+    // a cluster that did not come up leaves no process behind
+    await stopCluster(nodes);
+    throw err;
+  }
 }
 
 /** The ids of the nodes `n` sees alive, sorted. */

@@ -92,7 +92,12 @@ async function startOne(args: (port: number, dir: string) => string[], port: num
 export async function startNatsServer(): Promise<TestNatsServer> {
   const port = await freePort();
   const s = await startOne((p, dir) => ['-js', '-sd', dir, '-a', '127.0.0.1', '-p', String(p)], port);
-  await jetStreamReady(s.url);
+  try {
+    await jetStreamReady(s.url);
+  } catch (err) {
+    await s.stop();
+    throw err;
+  }
   return s;
 }
 
@@ -102,7 +107,7 @@ export async function startNatsCluster(): Promise<TestNatsCluster> {
   const routes = [await freePort(), await freePort(), await freePort()];
   const name = `eddy-test-${process.pid}-${ports[0]}`;
   const routeList = routes.map((r) => `nats://127.0.0.1:${r}`).join(',');
-  const servers = await Promise.all(
+  const started = await Promise.allSettled(
     ports.map((port, i) =>
       startOne(
         (p, dir) => [
@@ -126,8 +131,17 @@ export async function startNatsCluster(): Promise<TestNatsCluster> {
       ),
     ),
   );
+  const servers = started.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
   const urls = servers.map((s) => s.url).join(',');
-  await jetStreamReady(urls);
+  try {
+    const failed = started.find((r) => r.status === 'rejected');
+    if (failed) throw failed.reason;
+    await jetStreamReady(urls);
+  } catch (err) {
+    // a cluster that did not come up leaves no server behind
+    await Promise.all(servers.map((s) => s.stop()));
+    throw err;
+  }
   return {
     servers,
     urls,
