@@ -318,7 +318,11 @@ export class RuleService {
 
   /** Ids of the running rules reading `name`: the catalog refuses to drop a lookup table while non-empty. */
   runningRulesUsing(name: string): string[] {
-    return this.rulesUsing(name).filter((id) => this.statusTextOf(id) === 'Running');
+    return this.rulesUsing(name).filter((id) =>
+      this.runsHere(id)
+        ? this.rules.get(id)!.state.phase === 'running'
+        : this.deps.placement?.elsewhere(id)?.status.startsWith('Running') === true,
+    );
   }
 
   /**
