@@ -1,7 +1,8 @@
 /**
  * Failover with real processes (docs/cluster.md §4), on each backend: three nodes run rules, among them an MQTT →
  * MQTT rule at qos 1 fed with numbered messages; the node running it is killed with SIGKILL under load, its rules start
- * on the other nodes, and not one message is lost (duplicates are counted, not forbidden). Then (on NATS) every node is
+ * on the other nodes, and not one message is lost (duplicates are counted, not forbidden): the new owner took over the
+ * rule's broker session, whose client id is the same on every node (the shared store records one). Then (on NATS) every node is
  * restarted in turn under load: no rule is lost and, again, no message.
  */
 import { after, before, describe, test } from 'node:test';
@@ -11,6 +12,10 @@ import { startNatsServer, type TestNatsServer } from '../helpers/nats-server.js'
 import { startBroker, type TestBroker } from '../helpers/mosquitto.js';
 import { Collector, Publisher, probeThrough } from '../helpers/faults.js';
 import { waitFor } from '../helpers/process.js';
+import { keyOf } from '../../src/cluster/backend.js';
+import { openNatsBackend } from '../../src/cluster/nats-backend.js';
+import { openRedisBackend } from '../../src/cluster/redis-backend.js';
+import { silentLogger } from '../helpers/cluster-backends.js';
 import {
   startCluster,
   startClusterNode,
@@ -113,6 +118,17 @@ for (const backend of ['nats', 'redis'] as const) {
         // diagnostics for the run's log, not a pass criterion: the bound is leaseTimeout + 5 s (docs/cluster.md §4)
         console.log(`${backend}: ${moved.length} rules moved in ${tookMs} ms; ${JSON.stringify(result)}`);
         assert.equal(result.lost, 0, `lost ${result.lost}: first missing ${collector.missing(sent).join(',')}`);
+        // both owners recorded the rule's broker session in the shared store: one client id, the same on each node
+        const backendClient =
+          backend === 'nats'
+            ? await openNatsBackend({ name, servers: [nats.url], replicas: 1, logger: silentLogger })
+            : await openRedisBackend({ name, host: '127.0.0.1', port: 6379, logger: silentLogger });
+        try {
+          const sessions = await backendClient.table('meta').list(keyOf('mqttsession:numbered'));
+          assert.equal(sessions.length, 1, `sessions recorded: ${sessions.map((e) => e.key).join(', ')}`);
+        } finally {
+          await backendClient.close();
+        }
         // the killed node comes back on its home and joins again
         const back = await startClusterNode(spec, ownerId, owner.home);
         nodes = nodes.map((n) => (n.id === ownerId ? back : n));
