@@ -276,7 +276,17 @@ async function controlPlane(nats: TestNatsServer, out: Figures): Promise<void> {
   const peerHome = mkdtempSync(join(tmpdir(), 'eddy-bench-peer-'));
   const peer = await startEddyProcess(peerHome, { KUIPER__BASIC__WORKERS: '1' });
   try {
-    const [a] = nodes;
+    const [a, , c] = nodes;
+    // how soon a definition written on one node is read on another (polled every 2 ms)
+    const reach: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      const t0 = performance.now();
+      await a.req('POST', '/streams', { sql: `CREATE STREAM reach${i} () WITH (TYPE="memory", DATASOURCE="x")` });
+      while ((await c.req('GET', `/streams/reach${i}`)).status !== 200) await sleep(2);
+      reach.push(performance.now() - t0);
+    }
+    out['propagation: a stream created on one node, read on another, p50 / max (20)'] =
+      `${percentile(reach, 50).toFixed(1)} / ${Math.max(...reach).toFixed(1)} ms`;
     await a.req('POST', '/streams', { sql: 'CREATE STREAM m () WITH (TYPE="memory", DATASOURCE="bench/cp")' });
     await peer.req('POST', '/streams', { sql: 'CREATE STREAM m () WITH (TYPE="memory", DATASOURCE="bench/cp")' });
     const rules = Array.from({ length: 1000 }, (_, i) => `cp${i}`);

@@ -361,7 +361,8 @@ class NatsTable implements Table {
       await this.deleteAt(JOURNAL_KEY, e.revision);
       return;
     }
-    // the server's clock judges the age: the writer's own stamp may come from a skewed clock
+    // the age is read against the server's stamp of the journal, not the writer's own; this node's clock is assumed
+    // within seconds of the server's (a journal finished early is only applied twice, which changes nothing)
     const age = Math.max(0, Date.now() - e.time);
     if (age < this.journalStaleMs) return;
     this.logger.warn('finishing a batch of %d writes whose writer stopped before it ended', journal.ops.length);
