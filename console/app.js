@@ -292,6 +292,7 @@ async function rulesPage() {
     if (!row) {
       const cells = {
         status: h('span', { class: 'badge' }),
+        node: h('td', { class: 'cluster-only', 'data-role': 'rule-node' }),
         in: h('td', { class: 'num' }),
         out: h('td', { class: 'num' }),
         exc: h('td', { class: 'num' }),
@@ -307,6 +308,7 @@ async function rulesPage() {
         { 'data-rule': r.id },
         h('td', {}, h('a', { href: `#/rules/${id}` }, r.id)),
         h('td', {}, cells.status),
+        cells.node,
         cells.in,
         cells.out,
         cells.exc,
@@ -342,6 +344,8 @@ async function rulesPage() {
     row.cells.status.textContent = r.status;
     row.cells.status.className = `badge ${statusClass(r.status)}`;
     row.cells.status.title = r.lastException || '';
+    // in a cluster, the node(s) running the rule (docs/cluster.md §5)
+    row.cells.node.textContent = r.node ?? '';
     row.cells.in.textContent = fmtNum(r.recordsIn);
     row.cells.out.textContent = fmtNum(r.recordsOut);
     row.cells.exc.textContent = fmtNum(r.exceptions);
@@ -354,12 +358,16 @@ async function rulesPage() {
       offset = Math.max(0, page.total - PAGE);
       return refresh();
     }
+    table.classList.toggle(
+      'clustered',
+      page.rules.some((r) => r.node !== undefined),
+    );
     const els = page.rules.map(rowFor);
     const ids = new Set(page.rules.map((r) => r.id));
     for (const id of rows.keys()) if (!ids.has(id)) rows.delete(id);
     if (els.length !== body.children.length || els.some((el, i) => body.children[i] !== el)) {
       body.replaceChildren(
-        ...(els.length > 0 ? els : [h('tr', {}, h('td', { colspan: 6, class: 'muted' }, 'no rules'))]),
+        ...(els.length > 0 ? els : [h('tr', {}, h('td', { colspan: 7, class: 'muted' }, 'no rules'))]),
       );
     }
     pager.textContent =
@@ -392,6 +400,26 @@ async function rulesPage() {
       }, 200);
     },
   });
+  const table = h(
+    'table',
+    { 'data-role': 'rules' },
+    h(
+      'thead',
+      {},
+      h(
+        'tr',
+        {},
+        h('th', {}, 'ID'),
+        h('th', {}, 'Status'),
+        h('th', { class: 'cluster-only' }, 'Node'),
+        h('th', { class: 'num' }, 'Records in'),
+        h('th', { class: 'num' }, 'Records out'),
+        h('th', { class: 'num' }, 'Exceptions'),
+        h('th', {}, ''),
+      ),
+    ),
+    body,
+  );
   main.replaceChildren(
     h('h1', {}, 'Rules'),
     h(
@@ -403,27 +431,63 @@ async function rulesPage() {
       next,
       pager,
     ),
+    table,
+  );
+  every(1000, refresh);
+}
+
+/** The nodes of the cluster (`GET /cluster`, docs/cluster.md §5): alive or not, and the rules each runs. */
+async function clusterPage() {
+  const body = h('tbody');
+  const backend = h('p', { class: 'muted' });
+  main.replaceChildren(
+    h('h1', {}, 'Cluster'),
+    backend,
     h(
       'table',
-      { 'data-role': 'rules' },
+      { 'data-role': 'cluster' },
       h(
         'thead',
         {},
         h(
           'tr',
           {},
-          h('th', {}, 'ID'),
-          h('th', {}, 'Status'),
-          h('th', { class: 'num' }, 'Records in'),
-          h('th', { class: 'num' }, 'Records out'),
-          h('th', { class: 'num' }, 'Exceptions'),
-          h('th', {}, ''),
+          h('th', {}, 'Node'),
+          h('th', {}, 'REST'),
+          h('th', {}, 'Alive'),
+          h('th', {}, 'Last heartbeat'),
+          h('th', { class: 'num' }, 'Rules'),
+          h('th', {}, 'Rules it runs'),
         ),
       ),
       body,
     ),
   );
-  every(1000, refresh);
+  every(1000, async () => {
+    const view = await api('GET', '/cluster');
+    backend.textContent = `Backend: ${view.backend}`;
+    body.replaceChildren(
+      ...view.nodes.map((n) =>
+        h(
+          'tr',
+          { 'data-node': n.id },
+          h('td', {}, n.id),
+          h('td', {}, n.rest),
+          h('td', {}, h('span', { class: `badge ${n.alive ? 'running' : 'stopped'}` }, n.alive ? 'alive' : 'dead')),
+          h('td', {}, new Date(n.lastSeen).toLocaleTimeString()),
+          h('td', { class: 'num' }, fmtNum(n.rules.length)),
+          h(
+            'td',
+            {},
+            ...n.rules.flatMap((id, i) => [
+              ...(i > 0 ? [', '] : []),
+              h('a', { href: `#/rules/${encodeURIComponent(id)}` }, id),
+            ]),
+          ),
+        ),
+      ),
+    );
+  });
 }
 
 /** The rule editor: new (`id` undefined) or existing; validate, save, and a trial run when the server has one. */
@@ -774,6 +838,7 @@ async function route() {
     else if (parts[0] === 'config') await configPage();
     else if (parts[0] === 'data') await dataPage();
     else if (parts[0] === 'server') await serverPage();
+    else if (parts[0] === 'cluster') await clusterPage();
     else await rulesPage();
   } catch (e) {
     main.replaceChildren(h('p', { class: 'error' }, e.message));
@@ -781,6 +846,12 @@ async function route() {
 }
 
 window.addEventListener('hashchange', route);
+// the Cluster page is offered by servers in cluster mode only
+void api('GET', '/eddy/server')
+  .then((s) => {
+    if (s.clusterNode !== undefined) document.querySelector('nav a[data-cluster]')?.removeAttribute('hidden');
+  })
+  .catch(() => undefined);
 void api('GET', '/')
   .then((info) => (document.getElementById('server-line').textContent = `${info.version} · ${info.os}/${info.arch}`))
   .catch(() => undefined);

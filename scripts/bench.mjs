@@ -16,7 +16,7 @@ if (tsc.status !== 0) process.exit(tsc.status ?? 1);
 const dir = `${root}/dist/bench`;
 const filters = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 // benchmarks that run only when named (long, or needing a service of their own): `npm run bench -- faults`
-const onRequest = new Set(['faults.js', 'fuzz.js']);
+const onRequest = new Set(['faults.js', 'fuzz.js', 'cluster.js']);
 const mods = existsSync(dir)
   ? readdirSync(dir)
       .filter(

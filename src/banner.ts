@@ -30,8 +30,10 @@ export function startupBanner(server: EddyServer): string[] {
   const dsUrls = reachableHosts(config.source.httpServerIp).map(
     (h) => `http://${h}:${dsPort === 0 ? '<any free port>' : dsPort}`,
   );
-  const store =
-    config.store?.type === 'redis'
+  const cluster = server.app.cluster;
+  const store = cluster
+    ? `cluster ${cluster.describe()}`
+    : config.store?.type === 'redis'
       ? `redis ${config.store.redis.host}:${config.store.redis.port} db ${config.store.redis.db ?? 0}`
       : `sqlite ${join(home.data, config.store?.sqlite?.name || 'sqliteKV.db')}`;
   const logs = [

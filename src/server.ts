@@ -58,6 +58,8 @@ import { registerQueryRoutes } from './api/queries.js';
 import { registerOpsRoutes } from './api/ops.js';
 import { registerConsoleRoutes } from './api/console.js';
 import { RemoteTopology, WorkerPool, workerCount } from './workers/pool.js';
+import { clusterSettings, openCluster, type Cluster } from './cluster/index.js';
+import { registerClusterRoutes } from './api/cluster.js';
 
 /** Everything a service or route module may need; built once per server. */
 export interface App {
@@ -90,6 +92,8 @@ export interface App {
   readonly workers: WorkerPool | undefined;
   /** what the start-up says besides where things are: unknown settings, an eKuiper store in the home */
   readonly notices: readonly string[];
+  /** cluster mode (`cluster.backend`, docs/cluster.md); undefined on a single node */
+  readonly cluster: Cluster | undefined;
   /** Closers run in reverse order of registration at shutdown. */
   onClose(fn: () => Promise<void> | void): void;
 }
@@ -132,6 +136,14 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
   later.schemas = app.schemas;
   connectors.registry.declare(protobufDeclaration(app.schemas));
   const { bundle, tasks } = await openBundleService(base, app);
+  base.cluster?.attach({
+    catalog,
+    rules,
+    confKeys: connectors.confKeys,
+    uploads: app.uploads,
+    schemas: app.schemas,
+    scripts,
+  });
   const close = closerOf(base);
   const prometheus = registerRoutes(app, { startedAt, bundle, tasks, opts, close });
   return listenAndRestore(app, { bundle, prometheus, close, closers: base.closers });
@@ -147,6 +159,8 @@ interface Base {
   readonly http: FastifyInstance;
   readonly fileRoots: FileRoots;
   readonly notices: readonly string[];
+  /** cluster mode: the backend holds the store (docs/cluster.md) */
+  readonly cluster: Cluster | undefined;
   /** run in reverse order at shutdown */
   readonly closers: Array<() => Promise<void> | void>;
 }
@@ -169,8 +183,12 @@ async function openHomeAndStore(opts: StartOptions): Promise<Base> {
   prepareHome(home);
   const config = loadConfig(home, env);
   const logger = createLogger(config, home);
-  const store = await openStore(config, home, opts.redisPrefix);
-  const closers: Array<() => Promise<void> | void> = [() => store.close(), useIdleCollector()];
+  const cluster = await joinClusterStore(config, logger);
+  const store = cluster ? cluster.store : await openStore(config, home, opts.redisPrefix);
+  const closers: Array<() => Promise<void> | void> = [
+    () => (cluster ? cluster.closeStore() : store.close()),
+    useIdleCollector(),
+  ];
   const http = createHttp(logger, { maxBodySize: config.basic.maxBodySize });
   const fileRoots = new FileRoots(fileAccessRoots(home, config));
   const notices = [...config.warnings];
@@ -183,7 +201,18 @@ async function openHomeAndStore(opts: StartOptions): Promise<Base> {
     if (found) notices.push(found);
   }
   for (const n of notices) logger.warn(n);
-  return { env, home, config, logger, store, http, fileRoots, notices, closers };
+  return { env, home, config, logger, store, http, fileRoots, notices, closers, cluster };
+}
+
+/**
+ * Cluster mode (docs/cluster.md §1): the backend is the metadata store, config keys included (they must reach every
+ * node). Undefined without `cluster.backend`: a single node, as before.
+ */
+async function joinClusterStore(config: EddyConfig, logger: Logger): Promise<Cluster | undefined> {
+  const settings = clusterSettings(config);
+  if (!settings) return undefined;
+  config.basic.cfgStorageType = 'kv';
+  return openCluster(settings, logger);
 }
 
 async function openConnectors({ home, config, env, store, logger, closers }: Base): Promise<Connectors> {
@@ -300,7 +329,7 @@ function startWorkerPool(
 }
 
 function buildRuleService(
-  { home, config, store, logger, closers }: Base,
+  { home, config, store, logger, closers, cluster }: Base,
   catalog: Catalog,
   functions: FunctionRegistry,
   connectors: Connectors,
@@ -312,7 +341,7 @@ function buildRuleService(
     logger,
     defaults: config.rule,
     engine: createRuleEngine({
-      builder: pool ?? runtime,
+      builder: cluster ? cluster.builder(pool ?? runtime) : (pool ?? runtime),
       sourcesOf: (topo) => {
         const t = topo instanceof RemoteTopology ? topo.local : topo;
         return t instanceof RuleTopology ? t.plan.sources.map((s) => s.name) : undefined;
@@ -320,6 +349,8 @@ function buildRuleService(
       validate: (sql, options) => validateQuery(sql, { catalog, functions, options }).sources,
       explain: (sql, options) => explainQuery(sql, { catalog, functions, options }),
       cleanup: async (rule) => {
+        // in a cluster, the node that ran the rule cleans up (another one's broker connection would cut its session)
+        if (cluster && !cluster.cleansUp(rule.id)) return;
         await dropCheckpoints(store, rule.id);
         await connectors.dropSinkCaches(rule.id, rule.actions);
         // in the background: a broker that is away must not hold the DELETE for its connect timeout
@@ -334,6 +365,7 @@ function buildRuleService(
     rulePatrolInterval: config.basic.rulePatrolInterval,
     sinkConfKey: (type, resourceId) => connectors.registry.sinkProps(type, resourceId),
     logDir: home.log,
+    placement: cluster,
   });
   closers.push(() => rules.close());
   return rules;
@@ -341,7 +373,7 @@ function buildRuleService(
 
 /** The services built so far, with the upload and schema stores, as the one `App` the route modules receive. */
 function assembleApp(
-  { home, config, logger, store, http, fileRoots, notices, closers }: Base,
+  { home, config, logger, store, http, fileRoots, notices, closers, cluster }: Base,
   parts: Pick<
     App,
     'catalog' | 'connectors' | 'functions' | 'scripts' | 'services' | 'portables' | 'runtime' | 'rules'
@@ -367,6 +399,7 @@ function assembleApp(
     rules: parts.rules,
     workers: parts.pool,
     notices,
+    cluster,
     onClose: (fn) => closers.push(fn),
   };
 }
@@ -449,6 +482,7 @@ function registerRoutes(
   registerSchemaRoutes(http, app.schemas);
   registerConfKeyRoutes(http, connectors);
   registerConnectionRoutes(http, connectors, store);
+  if (app.cluster) registerClusterRoutes(http, app.cluster, rules);
   registerRuleRoutes(http, rules);
   registerRuleTestRoutes(http, startRuleTrials(app, ctx.opts));
   registerQueryRoutes(http, startQueries(app));
@@ -468,7 +502,8 @@ function registerRoutes(
     },
     ruleCount: () => rules.ids().length,
     ruleList: () => rules.list(),
-    ruleStatus: (id) => rules.status(id),
+    ruleSummary: (id) => rules.summary(id),
+    ...(app.cluster ? { nodeId: () => app.cluster?.nodeId ?? '' } : {}),
   });
   registerConsoleRoutes(http, join(packageRoot(), 'console'));
   return metrics;
@@ -545,6 +580,7 @@ async function listenAndRestore(
     const port = new URL(address).port;
     const url = `http://127.0.0.1:${port}`;
     logger.info('REST API listening on %s', address);
+    if (app.cluster) await joinCluster(app, Number(port), prometheus, ctx.closers);
     const metricsUrl = prometheus ? await listenMetrics(app, prometheus, Number(port), ctx.closers) : undefined;
     // imports wait for the restore: a reset racing it would see rules come back
     bundle.waitFor(restoreInBackground(app, bundle));
@@ -553,6 +589,22 @@ async function listenAndRestore(
     await close();
     throw err;
   }
+}
+
+/**
+ * Cluster mode: joins the cluster once the REST API listens (the node's address is known); leaving it is the first
+ * step of a shutdown, so that the rules here stop and the other nodes take them at once.
+ */
+async function joinCluster(
+  { cluster, config, catalog }: App,
+  port: number,
+  prometheus: MetricsExport | undefined,
+  closers: Array<() => Promise<void> | void>,
+): Promise<void> {
+  if (!cluster) return;
+  await cluster.start(config, port, catalog);
+  closers.push(() => cluster.stop());
+  prometheus?.exporter.registry.setDefaultLabels({ node: cluster.nodeId });
 }
 
 async function listenMetrics(

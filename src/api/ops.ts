@@ -9,6 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import { rawBody, sendJson } from './http.js';
 import { parseStatement, SqlSyntaxError } from '../sql/index.js';
 import { EDDY_VERSION } from './root.js';
+import { summarize, type RuleSummary } from '../rules/summary.js';
 
 export interface ServerInfoDeps {
   startedAt: number;
@@ -16,33 +17,10 @@ export interface ServerInfoDeps {
   ruleCount(): number;
   /** every rule: id, name and status text (`GET /rules`) */
   ruleList(): Array<{ id: string; name: string; status: string }>;
-  /** a rule's status document (`GET /rules/{id}/status`) */
-  ruleStatus(id: string): Record<string, unknown>;
-}
-
-/** One row of `GET /eddy/rules`: a rule with its totals summed over its source and sink nodes. */
-export interface RuleSummary {
-  id: string;
-  name: string;
-  status: string;
-  recordsIn: number;
-  recordsOut: number;
-  exceptions: number;
-  lastException: string;
-}
-
-function summarize(rule: { id: string; name: string; status: string }, st: Record<string, unknown>): RuleSummary {
-  let recordsIn = 0;
-  let recordsOut = 0;
-  let exceptions = 0;
-  let lastException = '';
-  for (const [k, v] of Object.entries(st)) {
-    if (k.startsWith('source_') && k.endsWith('_records_in_total')) recordsIn += Number(v) || 0;
-    else if (k.startsWith('sink_') && k.endsWith('_records_out_total')) recordsOut += Number(v) || 0;
-    else if (k.endsWith('_exceptions_total')) exceptions += Number(v) || 0;
-    else if (k.endsWith('_last_exception') && typeof v === 'string' && v !== '') lastException = v;
-  }
-  return { ...rule, recordsIn, recordsOut, exceptions, lastException };
+  /** a rule's totals (records in and out, exceptions) */
+  ruleSummary(id: string): RuleSummary;
+  /** cluster mode: this node's id (docs/cluster.md §5) */
+  nodeId?(): string;
 }
 
 export function registerOpsRoutes(http: FastifyInstance, deps: ServerInfoDeps): void {
@@ -74,6 +52,7 @@ export function registerOpsRoutes(http: FastifyInstance, deps: ServerInfoDeps): 
         systemFree: os.freemem(),
       },
       rules: deps.ruleCount(),
+      ...(deps.nodeId ? { clusterNode: deps.nodeId() } : {}),
       dataServer: {
         host: deps.dataServer.host,
         port: deps.dataServer.port() ?? deps.dataServer.configuredPort,
@@ -92,13 +71,12 @@ export function registerOpsRoutes(http: FastifyInstance, deps: ServerInfoDeps): 
     const offset = Math.max(0, Number(q.offset) || 0);
     const limit = Math.min(1000, Math.max(1, Number(q.limit) || 50));
     const page = all.slice(offset, offset + limit).map((r) => {
-      let st: Record<string, unknown> = {};
       try {
-        st = deps.ruleStatus(r.id);
+        return deps.ruleSummary(r.id);
       } catch {
         // deleted between the listing and now
+        return summarize(r, {});
       }
-      return summarize(r, st);
     });
     return sendJson(reply, 200, { total: all.length, offset, rules: page });
   });

@@ -11,7 +11,9 @@ import { parseDdl } from '../sql/index.js';
 import { TYPE_CODES, typeText, type StreamField } from '../sql/schema.js';
 import type { StreamCatalog, StreamDef, StreamKind, StreamOptions } from './types.js';
 
-const NS = 'stream';
+/** Store namespace of streams and tables. */
+export const STREAM_NS = 'stream';
+const NS = STREAM_NS;
 
 /** What is stored per entry (eKuiper's layout, as JSON). */
 interface StoredEntry {
@@ -276,6 +278,26 @@ export class Catalog implements StreamCatalog {
     for (const def of this.defs.values()) if (isLookup(def)) await this.ports.closeLookup(def.name);
     await this.store.clear(NS);
     this.defs.clear();
+  }
+
+  /**
+   * Cluster mode: a definition another node stored (`text`) or dropped (undefined), docs/cluster.md §2. The catalog
+   * follows without writing the store; a lookup table's source opens or closes here too. Applying the same text twice
+   * changes nothing.
+   */
+  async applyStored(name: string, text: string | undefined): Promise<void> {
+    const old = this.defs.get(name);
+    let def: StreamDef | undefined;
+    if (text !== undefined) {
+      const entry = JSON.parse(text) as StoredEntry;
+      def = toDef(entry.statement, entry.streamType === 1 ? 'table' : 'stream');
+      if (old && old.kind === def.kind && old.sql === def.sql) return;
+    } else if (!old) return;
+    if (old && isLookup(old)) await this.ports.closeLookup(name);
+    if (def) this.defs.set(name, def);
+    else this.defs.delete(name);
+    this.changes++;
+    if (def && isLookup(def)) await this.ports.openLookup(def);
   }
 
   /** `GET /streams/{id}`: the brief's shape (docs/rest-api.md §3.4 "Project"). */

@@ -173,18 +173,28 @@ export class SchemaRegistry {
     this.roots.clear();
   }
 
-  private async write(type: SchemaType, rec: SchemaRecord): Promise<void> {
-    const dir = this.typeDir(type);
-    await mkdir(dir, { recursive: true });
-    const data = rec.content !== '' ? rec.content : await readUrl(rec.file, this.fileRoots);
-    checkImports(data.toString());
-    // not parsed here, as in eKuiper: a proto may import one registered after it; a broken one fails the rules using it
-    await writeAtomic(dir, `${rec.name}.proto`, data);
-    // a schema stored earlier under another extension would shadow or duplicate this one
-    for (const f of readdirSync(dir)) {
-      if (stem(f) === rec.name && f !== `${rec.name}.proto` && !f.startsWith(TEMP_PREFIX))
-        await rm(join(dir, f), { force: true });
+  /**
+   * Cluster mode: a schema another node recorded (`text`, its install record under `<type>_<name>`) or removed
+   * (undefined), docs/cluster.md §2: the file here follows, without writing the store.
+   */
+  async applyStored(key: string, text: string | undefined): Promise<void> {
+    if (text === undefined) {
+      for (const type of SCHEMA_TYPES) {
+        if (!key.startsWith(`${type}_`)) continue;
+        const file = this.storedFile(type, key.slice(type.length + 1));
+        if (file !== undefined) await rm(file, { force: true });
+      }
+      this.roots.clear();
+      return;
     }
+    const rec = parseSchemaRecord(key, text);
+    if (!isSchemaType(rec.type)) return;
+    validateSchemaRecord(rec);
+    await this.writeFile(rec.type, rec);
+  }
+
+  private async write(type: SchemaType, rec: SchemaRecord): Promise<void> {
+    await this.writeFile(type, rec);
     await this.store.set(
       SCHEMA_NS,
       `${type}_${rec.name}`,
@@ -196,6 +206,21 @@ export class SchemaRegistry {
         soFile: rec.soFile,
       }),
     );
+  }
+
+  /** Writes the schema's file (from its content or its URL) and forgets the parsed schemas. */
+  private async writeFile(type: SchemaType, rec: SchemaRecord): Promise<void> {
+    const dir = this.typeDir(type);
+    await mkdir(dir, { recursive: true });
+    const data = rec.content !== '' ? rec.content : await readUrl(rec.file, this.fileRoots);
+    checkImports(data.toString());
+    // not parsed here, as in eKuiper: a proto may import one registered after it; a broken one fails the rules using it
+    await writeAtomic(dir, `${rec.name}.proto`, data);
+    // a schema stored earlier under another extension would shadow or duplicate this one
+    for (const f of readdirSync(dir)) {
+      if (stem(f) === rec.name && f !== `${rec.name}.proto` && !f.startsWith(TEMP_PREFIX))
+        await rm(join(dir, f), { force: true });
+    }
     this.roots.clear();
   }
 

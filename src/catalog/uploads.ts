@@ -85,6 +85,23 @@ export class UploadsService {
     return target;
   }
 
+  /**
+   * Cluster mode: an upload another node recorded (`text`, its record) or removed (undefined), docs/cluster.md §2: the
+   * file here follows, from the record's content, else from its URL. Uploads too large to be recorded stay on the
+   * node that received them.
+   */
+  async applyStored(name: string, text: string | undefined): Promise<void> {
+    this.pathOf(name);
+    if (text === undefined) {
+      await rm(join(this.dir, name), { force: true });
+      return;
+    }
+    const rec = JSON.parse(text) as Partial<UploadRecord>;
+    const data = rec.content ? rec.content : await readUrl(rec.file ?? '', this.fileRoots);
+    await mkdir(this.dir, { recursive: true });
+    await writeAtomic(this.dir, name, data);
+  }
+
   /** Absolute paths of every entry of the folder, sorted by name. */
   async list(): Promise<string[]> {
     const names = (await readdir(this.dir)).filter((n) => !n.startsWith(TEMP_PREFIX)).sort();

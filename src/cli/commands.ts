@@ -184,14 +184,46 @@ async function showEverything(ctx: CommandContext): Promise<void> {
 
 async function showRules(ctx: CommandContext): Promise<void> {
   const ans = await ctx.client.call('GET', '/rules');
-  const list = (Array.isArray(ans.body) ? ans.body : []) as Array<{ id: string; name?: string; status: string }>;
+  const list = (Array.isArray(ans.body) ? ans.body : []) as Array<{
+    id: string;
+    name?: string;
+    status: string;
+    node?: string;
+  }>;
+  // a cluster's server names the node running each rule (docs/cluster.md §5)
+  const clustered = list.some((r) => r.node !== undefined);
   print(ctx, ans.body, () =>
     list.length === 0
       ? 'no rules'
       : table(
-          ['ID', 'Name', 'Status'],
-          list.map((r) => [r.id, r.name ?? '', r.status]),
+          ['ID', 'Name', 'Status', ...(clustered ? ['Node'] : [])],
+          list.map((r) => [r.id, r.name ?? '', r.status, ...(clustered ? [r.node ?? ''] : [])]),
         ),
+  );
+}
+
+/** `eddy cluster`: the nodes of the cluster (`GET /cluster`, docs/cluster.md §5). */
+export async function showCluster(ctx: CommandContext): Promise<void> {
+  const ans = await ctx.client.call('GET', '/cluster');
+  const view = ans.body as {
+    backend?: string;
+    nodes?: Array<{ id: string; rest: string; alive: boolean; lastSeen: number; rules: string[] }>;
+  };
+  const nodes = view.nodes ?? [];
+  print(ctx, ans.body, () =>
+    [
+      table(
+        ['Node', 'REST', 'Alive', 'Last seen', 'Rules'],
+        nodes.map((n) => [
+          n.id,
+          n.rest,
+          n.alive ? 'yes' : 'no',
+          new Date(n.lastSeen).toISOString(),
+          `${n.rules.length}${n.rules.length > 0 ? `: ${n.rules.join(', ')}` : ''}`,
+        ]),
+      ),
+      `backend: ${view.backend ?? ''}`,
+    ].join('\n'),
   );
 }
 

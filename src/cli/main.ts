@@ -4,7 +4,7 @@
  * `EDDY_TOKEN` when authentication is on). `eddy start` runs the server itself. Exit codes: see `ExitCode`.
  */
 import { parseArgs } from 'node:util';
-import { COMMANDS, type CommandContext } from './commands.js';
+import { COMMANDS, showCluster, type CommandContext } from './commands.js';
 import { CliError, ExitCode, RestClient } from './client.js';
 import { runQueryShell } from './query.js';
 import { runEkuiperImport } from './ekuiper.js';
@@ -16,6 +16,7 @@ const HELP = `usage: eddy [--host H] [--port P] [--json] <command>
   status                                  server information
   query                                   interactive SQL shell: rows of a SELECT as they arrive
   help, --version                         this text; the version
+  cluster                                 the nodes of the cluster, whether alive, and the rules each runs
 
   create stream|table <name> '<(fields) WITH (…)>' | -f <file>
   create rule <id> '<json>' | -f <file>
@@ -110,6 +111,10 @@ async function main(argv: string[]): Promise<number> {
               .map(([k, v]) => `${k}: ${String(v)}`)
               .join('\n'),
       );
+      return ExitCode.Ok;
+    }
+    if (verb === 'cluster' && noun === undefined) {
+      await showCluster(context(client, values));
       return ExitCode.Ok;
     }
     if (verb === 'import' && noun === 'ekuiper') {

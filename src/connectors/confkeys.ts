@@ -18,7 +18,9 @@ export type ConfKind = 'sources' | 'sinks' | 'connections';
 /** confKey → properties */
 export type ConfMap = Record<string, Props>;
 
-const KV_NAMESPACE = 'confKVStorage';
+/** Store namespace of the user's config keys when `basic.cfgStorageType` is `kv` (always in cluster mode). */
+export const CONF_KEYS_NS = 'confKVStorage';
+const KV_NAMESPACE = CONF_KEYS_NS;
 
 export interface ConfKeysOptions {
   home: Home;
@@ -61,6 +63,16 @@ function checkTypeName(kind: ConfKind, type: string): void {
   }
 }
 
+/** A KV key `<kind>.<type>.<confKey>` split, or undefined when it is not one. */
+function splitKvKey(k: string): [ConfKind, string, string] | undefined {
+  const first = k.indexOf('.');
+  const second = k.indexOf('.', first + 1);
+  if (first < 0 || second < 0) return undefined;
+  const kind = k.slice(0, first);
+  if (kind !== 'sources' && kind !== 'sinks' && kind !== 'connections') return undefined;
+  return [kind, k.slice(first + 1, second), k.slice(second + 1)];
+}
+
 export class ConfKeys {
   private readonly home: Home;
   private readonly env: NodeJS.ProcessEnv;
@@ -93,17 +105,35 @@ export class ConfKeys {
     return this.changes;
   }
 
+  /**
+   * Cluster mode: a config key another node stored (`<kind>.<type>.<confKey>` → its properties as JSON) or deleted,
+   * docs/cluster.md §2; the user layer follows without writing the store.
+   */
+  applyStored(key: string, value: string | undefined): void {
+    const [kind, type, confKey] = splitKvKey(key) ?? [];
+    if (kind === undefined || type === undefined || confKey === undefined) return;
+    const map = this.userLayer[kind].get(type) ?? {};
+    if (value === undefined) delete map[confKey];
+    else {
+      let props: unknown;
+      try {
+        props = JSON.parse(value);
+      } catch {
+        return;
+      }
+      map[confKey] = isObject(props) ? (props as Props) : {};
+    }
+    this.userLayer[kind].set(type, map);
+    this.changes++;
+  }
+
   /** Reads the user layer (files or KV): at start, and on a rule worker when the main thread's layer changed. */
   async load(): Promise<void> {
     if (this.kv) {
       for (const [k, v] of await this.store.entries(KV_NAMESPACE)) {
-        const first = k.indexOf('.');
-        const second = k.indexOf('.', first + 1);
-        if (first < 0 || second < 0) continue;
-        const kind = k.slice(0, first) as ConfKind;
-        if (!(kind in this.userLayer)) continue;
-        const type = k.slice(first + 1, second);
-        const key = k.slice(second + 1);
+        const parts = splitKvKey(k);
+        if (!parts) continue;
+        const [kind, type, key] = parts;
         let props: unknown;
         try {
           props = JSON.parse(v);

@@ -168,6 +168,11 @@ export interface ConnectorContext {
   readonly atLeastOnce?: boolean;
   /** the stream a source connector reads (with the rule id, it names a persistent broker session) */
   readonly streamName?: string;
+  /**
+   * One instance of a rule run as several (docs/cluster.md §6): an MQTT source subscribes through the shared
+   * subscription `$share/<group>/<topic>` under a session of the instance's own.
+   */
+  readonly share?: { readonly group: string; readonly instance: number };
 }
 
 /**
@@ -333,6 +338,17 @@ export interface RuleDef {
   options?: Partial<RuleOptions>;
   triggered?: boolean;
   tags?: string[];
+  /**
+   * Cluster mode: the one instance of a rule with `parallelism` > 1 that a topology runs (docs/cluster.md §6). Its
+   * sources subscribe through an MQTT shared subscription and its state is kept apart from the other instances'.
+   * Never stored: the cluster sets it on the definition it builds a topology of.
+   */
+  instance?: { index: number; count: number };
+}
+
+/** Under which id a rule's run keeps its state (checkpoints, sink caches): the rule's, or its instance's. */
+export function ruleStateId(rule: Pick<RuleDef, 'id' | 'instance'>): string {
+  return rule.instance ? `${rule.id}#${rule.instance.index}` : rule.id;
 }
 
 /** Printable topology (`GET /rules/{id}/topo`). */
@@ -421,6 +437,8 @@ export interface SinkNode extends RuntimeNode {
 
 export interface SinkNodeOptions {
   ruleId: string;
+  /** whose failure cache it keeps: the rule's, or one instance's of a parallel rule ({@link ruleStateId}) */
+  stateId?: string;
   /** position of the action in `actions` (node name `sink_<type>_<index>`) */
   index: number;
   type: string;

@@ -99,6 +99,18 @@ export const SCALAR_RULE_OPTIONS = {
       '(docs/runtime.md §1.10); 0 = `basic.ruleEvalLimit`',
     notNegative,
   ),
+  node: ownOption(
+    'string',
+    '',
+    'cluster mode: the id of the only node that runs this rule (docs/cluster.md §3.1); `""` = placed by the cluster',
+  ),
+  parallelism: ownOption(
+    'int',
+    1,
+    'cluster mode: instances of a stateless rule reading MQTT streams, each on its own node, sharing the topics through ' +
+      'an MQTT shared subscription (docs/cluster.md §6)',
+    (v, name) => (v >= 1 ? undefined : `${name} must be greater than or equal to 1, got ${v}`),
+  ),
 } as const;
 
 /** `restartStrategy`'s fields (docs/runtime.md §1.3), in decoded key order. */
@@ -145,6 +157,7 @@ export const CHECK_ORDER = [
   'lateTolerance',
   'qos',
   'evalLimit',
+  'parallelism',
 ] as const satisfies readonly (keyof typeof SCALAR_RULE_OPTIONS)[];
 export const RESTART_CHECK_ORDER = [
   'multiplier',

@@ -26,7 +26,9 @@ import { goJsonSyntaxError } from '../core/gojson.js';
 
 export { DEFAULT_SCRIPT_TIMEOUT_MS } from './scripts-engine.js';
 
-const NS = 'script';
+/** Store namespace of JavaScript functions. */
+export const SCRIPT_NS = 'script';
+const NS = SCRIPT_NS;
 
 export interface ScriptRecord {
   id: string;
@@ -199,6 +201,28 @@ export class ScriptService {
       await this.opts.store.clear(NS);
       for (const id of this.records_.keys()) this.unregister(id);
       this.records_.clear();
+    });
+  }
+
+  /**
+   * Cluster mode: a script another node stored (`text`) or deleted (undefined), docs/cluster.md §2: its function is
+   * registered or removed here without writing the store. A script that no longer loads is kept but not callable.
+   */
+  applyStored(id: string, text: string | undefined): Promise<void> {
+    return this.serial(async () => {
+      if (text === undefined) {
+        if (this.records_.delete(id)) this.unregister(id);
+        return;
+      }
+      const rec = decodeScript(JSON.parse(text), { id });
+      this.records_.set(id, rec);
+      try {
+        this.validate(rec);
+        this.register(rec);
+      } catch (err) {
+        this.unregister(id);
+        this.opts.logger?.warn({ err: (err as Error).message }, 'javascript function %s cannot be loaded', id);
+      }
     });
   }
 

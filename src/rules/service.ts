@@ -28,6 +28,7 @@ import { sqlSourceNames, type RuleEngine } from './engine.js';
 import { RuleState } from './state.js';
 import { formatInvocation, parseGoDuration } from './schedule.js';
 import { CpuMeter } from './cpu.js';
+import { summarize, type RuleSummary } from './summary.js';
 import type { ValueObject } from '../values/value.js';
 
 export const RULE_NS = 'rule';
@@ -52,12 +53,44 @@ export interface RuleServiceDeps {
   closeTimeoutMs?: number;
   /** log folder, for rules with a `logFilename` option */
   logDir?: string;
+  /** cluster mode: where rules run (absent on a single node, where every rule runs here) */
+  placement?: RulePlacement;
+}
+
+/**
+ * What a cluster node tells the rules service about where rules run (docs/cluster.md §3): a rule starts on this node
+ * only while the cluster says it runs here, and the status of a rule run elsewhere is the one its node publishes.
+ */
+export interface RulePlacement {
+  readonly nodeId: string;
+  /** whether this node runs rule `id` now (it holds the lease of the rule, or of one of its instances) */
+  runsHere(id: string): boolean;
+  /** what the nodes running rule `id` elsewhere last published about it; undefined when no other node runs it */
+  elsewhere(id: string): RemoteRuleStatus | undefined;
+  /** a rule was created, updated or deleted here: where rules run may change */
+  changed(id: string): void;
+}
+
+/** The status of a rule as the node running it publishes it (docs/cluster.md §5). */
+export interface RemoteRuleStatus {
+  /** the nodes running it (several for a rule with `parallelism`) */
+  nodes: string[];
+  /** the status text of `GET /rules` */
+  status: string;
+  recordsIn: number;
+  recordsOut: number;
+  exceptions: number;
+  lastException: string;
+  /** CPU ms over the last 30 s (`GET /rules/usage/cpu`) */
+  cpuMs: number;
 }
 
 export interface RuleListEntry {
   id: string;
   name: string;
   status: string;
+  /** cluster mode: the node(s) running the rule, comma-separated; empty when none does */
+  node?: string;
 }
 
 export interface RuleMetricsSnapshot {
@@ -242,6 +275,21 @@ export class RuleService {
     return this.rules.get(id)?.state.def;
   }
 
+  /** The merged options of a rule (cluster placement reads `node` and `parallelism`). */
+  optionsOf(id: string): RuleOptions | undefined {
+    return this.rules.get(id)?.state.options;
+  }
+
+  /** The streams and tables a rule reads, as of its last planning. */
+  readsOf(id: string): readonly string[] {
+    return this.rules.get(id)?.sources ?? [];
+  }
+
+  /** The sink types of each action of a rule, by action index (the names of its failure caches). */
+  actionTypesOf(id: string): string[][] {
+    return (this.rules.get(id)?.state.def.actions ?? []).map((a) => Object.keys(a));
+  }
+
   /** The stored JSON text of a rule (unmasked): what bundles export. */
   exportText(id: string): string | undefined {
     return this.rules.get(id)?.text;
@@ -270,7 +318,11 @@ export class RuleService {
 
   /** Ids of the running rules reading `name`: the catalog refuses to drop a lookup table while non-empty. */
   runningRulesUsing(name: string): string[] {
-    return this.rulesUsing(name).filter((id) => this.rules.get(id)!.state.phase === 'running');
+    return this.rulesUsing(name).filter((id) =>
+      this.runsHere(id)
+        ? this.rules.get(id)!.state.phase === 'running'
+        : this.deps.placement?.elsewhere(id)?.status.startsWith('Running') === true,
+    );
   }
 
   /**
@@ -311,6 +363,7 @@ export class RuleService {
       if (!added) throw new EddyError(ErrorCode.Undefined, `rule ${id} already exists`);
       this.keepRuleLog(id, dest);
       await this.register(state, planned, stored);
+      this.deps.placement?.changed(id);
       return id;
     } catch (err) {
       if (!this.rules.has(id)) endLog(dest);
@@ -332,8 +385,13 @@ export class RuleService {
     if (this.closed) return;
     this.cpu.track(def.id, state.busyUs());
     if (!planned) state.markPlanFailed();
-    else if (def.triggered !== false) await state.start(planned.topo);
+    else if (def.triggered !== false && this.runsHere(def.id)) await state.start(planned.topo);
     else await state.setPlanned(planned.topo);
+  }
+
+  /** Whether this node runs the rule: always on a single node; in a cluster, where its lease is held. */
+  private runsHere(id: string): boolean {
+    return this.deps.placement?.runsHere(id) ?? true;
   }
 
   /**
@@ -405,7 +463,8 @@ export class RuleService {
       e.state.logger = fresh.logger;
       this.keepRuleLog(id, fresh.dest);
     }
-    await e.state.replace(def, options, planned.topo, def.triggered !== false);
+    await e.state.replace(def, options, planned.topo, def.triggered !== false && this.runsHere(id));
+    this.deps.placement?.changed(id);
   }
 
   /** `DELETE /rules/{id}`: stops, forgets, and cleans checkpoints and caches. */
@@ -421,6 +480,7 @@ export class RuleService {
     } catch (err) {
       e.state.logger.warn({ err }, 'cleaning the rule state failed');
     }
+    this.deps.placement?.changed(id);
   }
 
   /** start = restart: persist `triggered: true`, re-plan, (re)start. A failed re-plan leaves the old run alone. */
@@ -431,7 +491,8 @@ export class RuleService {
     await this.save(def);
     const planned = this.plan(def, e.state.options, e.state.logger);
     e.sources = planned.sources;
-    await e.state.start(planned.topo);
+    if (this.runsHere(id)) await e.state.start(planned.topo);
+    else await e.state.setPlanned(planned.topo);
   }
 
   /**
@@ -465,18 +526,51 @@ export class RuleService {
   list(): RuleListEntry[] {
     return this.ids().map((id) => {
       const s = this.rules.get(id)!.state;
-      return { id, name: s.def.name || id, status: s.statusText() };
+      if (!this.deps.placement) return { id, name: s.def.name || id, status: s.statusText() };
+      const remote = this.runsHere(id) ? undefined : this.deps.placement.elsewhere(id);
+      return {
+        id,
+        name: s.def.name || id,
+        status: this.statusTextOf(id, remote),
+        node: this.nodesOf(id, remote).join(','),
+      };
     });
   }
 
   statusText(id: string): string {
-    return this.entry(id).state.statusText();
+    this.entry(id);
+    return this.statusTextOf(id);
+  }
+
+  /**
+   * The status text of a rule known to exist: its own run's here, else the one its node publishes (`remote`, when
+   * the caller already has it).
+   */
+  private statusTextOf(
+    id: string,
+    remote = this.runsHere(id) ? undefined : this.deps.placement?.elsewhere(id),
+  ): string {
+    const s = this.rules.get(id)!.state;
+    if (this.runsHere(id)) return s.statusText();
+    if (remote) return remote.status;
+    if (s.def.triggered === false || (s.phase === 'stopped' && s.stopText !== 'canceled manually.'))
+      return s.statusText();
+    return 'Stopped: waiting for a node of the cluster to run it.';
+  }
+
+  /** Cluster mode: the nodes running the rule now (this one, or those publishing its status). */
+  private nodesOf(id: string, remote = this.deps.placement?.elsewhere(id)): string[] {
+    const p = this.deps.placement;
+    if (!p) return [];
+    const elsewhere = remote?.nodes ?? [];
+    return this.runsHere(id) ? [p.nodeId, ...elsewhere.filter((n) => n !== p.nodeId)] : elsewhere;
   }
 
   /** `GET /rules/{id}/status` (docs/rest-api.md §4.10, Project shape). */
   status(id: string): Record<string, unknown> {
     const s = this.entry(id).state;
-    if (s.phase !== 'running') return { message: s.statusText(), status: 'stopped' };
+    if (!this.runsHere(id)) return this.statusElsewhere(id);
+    if (s.phase !== 'running') return this.withNode(id, { message: s.statusText(), status: 'stopped' });
     const o: Record<string, unknown> = {
       status: 'running',
       lastStartTimestamp: s.lastStart,
@@ -505,7 +599,49 @@ export class RuleService {
       o[`${p}last_exception`] = n.lastException;
       o[`${p}last_exception_time`] = n.lastExceptionTime;
     }
+    return this.withNode(id, o);
+  }
+
+  /**
+   * A rule's status in a few numbers (`GET /eddy/rules`, the console's list): from its run here, else from what the
+   * node running it publishes.
+   */
+  summary(id: string): RuleSummary {
+    const e = this.entry(id);
+    const base: { id: string; name: string; status: string; node?: string } = {
+      id,
+      name: e.state.def.name || id,
+      status: this.statusTextOf(id),
+    };
+    if (this.deps.placement) base.node = this.nodesOf(id).join(',');
+    if (this.runsHere(id)) return summarize(base, this.status(id));
+    const remote = this.deps.placement?.elsewhere(id);
+    if (!remote) return summarize(base, {});
+    const { recordsIn, recordsOut, exceptions, lastException } = remote;
+    return { ...base, recordsIn, recordsOut, exceptions, lastException };
+  }
+
+  /** Cluster mode: a status document says which node(s) run the rule (docs/cluster.md §5). */
+  private withNode(id: string, o: Record<string, unknown>): Record<string, unknown> {
+    if (this.deps.placement) o.node = this.nodesOf(id).join(',');
     return o;
+  }
+
+  /**
+   * The status of a rule another node runs, from what that node publishes (a request for it is normally forwarded to
+   * that node, docs/cluster.md §5; this answers when it cannot be).
+   */
+  private statusElsewhere(id: string): Record<string, unknown> {
+    const text = this.statusTextOf(id);
+    const remote = this.deps.placement?.elsewhere(id);
+    if (text !== 'Running' || !remote) return this.withNode(id, { message: text, status: 'stopped' });
+    return this.withNode(id, {
+      status: 'running',
+      recordsIn: remote.recordsIn,
+      recordsOut: remote.recordsOut,
+      exceptions: remote.exceptions,
+      lastException: remote.lastException,
+    });
   }
 
   /**
@@ -513,12 +649,15 @@ export class RuleService {
    * `status` 1 running, 0 stopped, −1 stopped by an error.
    */
   metricsSnapshot(): RuleMetricsSnapshot[] {
-    return this.ids().map((id) => {
-      const s = this.rules.get(id)!.state;
-      const running = s.phase === 'running';
-      const failed = s.phase === 'stopped' && s.stopText !== 'canceled manually.';
-      return { id, status: running ? 1 : failed ? -1 : 0, nodes: running ? s.nodes() : [] };
-    });
+    // in a cluster each node exports the rules it runs (its series carry its `node` label)
+    return this.ids()
+      .filter((id) => this.runsHere(id))
+      .map((id) => {
+        const s = this.rules.get(id)!.state;
+        const running = s.phase === 'running';
+        const failed = s.phase === 'stopped' && s.stopText !== 'canceled manually.';
+        return { id, status: running ? 1 : failed ? -1 : 0, nodes: running ? s.nodes() : [] };
+      });
   }
 
   /** `GET /rules/status/all` (docs/rest-api.md §4.13). */
@@ -528,7 +667,11 @@ export class RuleService {
       const s = this.rules.get(id)!.state;
       let lastException = '';
       let total = 0;
-      if (s.phase === 'running') {
+      const remote = this.runsHere(id) ? undefined : this.deps.placement?.elsewhere(id);
+      if (remote) {
+        lastException = remote.lastException;
+        total = remote.exceptions;
+      } else if (s.phase === 'running') {
         let best = -1;
         for (const n of s.nodes()) {
           if (n.lastExceptionTime > best) {
@@ -538,7 +681,7 @@ export class RuleService {
           }
         }
       }
-      out[id] = { status: s.statusText(), last_exception: lastException, exceptions_total: total };
+      out[id] = { status: this.statusTextOf(id), last_exception: lastException, exceptions_total: total };
     }
     return out;
   }
@@ -591,7 +734,10 @@ export class RuleService {
   cpuUsage(): Record<string, number> {
     const out: Record<string, number> = {};
     const now = this.busySnapshot();
-    for (const id of this.ids()) out[id] = this.cpu.usageMs(id, now.get(id));
+    for (const id of this.ids()) {
+      const remote = this.runsHere(id) ? undefined : this.deps.placement?.elsewhere(id);
+      out[id] = remote ? remote.cpuMs : this.cpu.usageMs(id, now.get(id));
+    }
     return out;
   }
 
@@ -677,31 +823,131 @@ export class RuleService {
       }
       if (this.closed) return;
       if (this.rules.has(key)) continue;
-      let parsed: ParsedRule;
-      try {
-        parsed = this.parse(text, decodeRuleText(text), key);
-      } catch (err) {
-        this.deps.logger.error({ rule: key, err: (err as Error).message }, 'stored rule is invalid');
-        parsed = { def: fallbackDef(key, text), options: mergeOptions(this.deps.defaults, {}) };
-        const { state, dest } = this.newState(parsed.def, parsed.options);
-        this.keepRuleLog(key, dest);
-        this.rules.set(key, { state, text, sources: [] });
-        this.cpu.track(key, state.busyUs());
-        state.markPlanFailed();
-        continue;
-      }
-      const { def, options } = parsed;
-      if (def.id !== key) def.id = key;
-      const { state, dest } = this.newState(def, options);
-      this.keepRuleLog(key, dest);
-      let planned: { topo: Topology; sources: string[] } | undefined;
-      try {
-        planned = this.plan(def, options, state.logger);
-      } catch (err) {
-        state.logger.error({ err: (err as Error).message }, 'fail to create the topo');
-      }
-      await this.register(state, planned, text);
+      await this.addStored(key, text);
     }
+  }
+
+  /** A stored rule's text parsed, or undefined (logged) when it no longer parses. */
+  private parseStored(id: string, text: string): ParsedRule | undefined {
+    try {
+      const parsed = this.parse(text, decodeRuleText(text), id);
+      if (parsed.def.id !== id) parsed.def.id = id;
+      return parsed;
+    } catch (err) {
+      this.deps.logger.error({ rule: id, err: (err as Error).message }, 'stored rule is invalid');
+      return undefined;
+    }
+  }
+
+  /** Plans a definition, or logs why it cannot be and answers undefined (the rule then shows `fail to create the topo`). */
+  private tryPlan(
+    def: RuleDef,
+    options: RuleOptions,
+    logger: Logger,
+  ): { topo: Topology; sources: string[] } | undefined {
+    try {
+      return this.plan(def, options, logger);
+    } catch (err) {
+      logger.error({ err: (err as Error).message }, 'fail to create the topo');
+      return undefined;
+    }
+  }
+
+  /**
+   * Registers a stored rule the registry does not have yet, as at boot (docs/runtime.md §10.3 step 6): triggered rules
+   * start, the others stay stopped, and rules that no longer parse or cannot be planned are kept as
+   * `Stopped: fail to create the topo.`.
+   */
+  private async addStored(key: string, text: string): Promise<void> {
+    const parsed = this.parseStored(key, text);
+    if (!parsed) {
+      const { state, dest } = this.newState(fallbackDef(key, text), mergeOptions(this.deps.defaults, {}));
+      this.keepRuleLog(key, dest);
+      this.rules.set(key, { state, text, sources: [] });
+      this.cpu.track(key, state.busyUs());
+      state.markPlanFailed();
+      return;
+    }
+    const { def, options } = parsed;
+    const { state, dest } = this.newState(def, options);
+    this.keepRuleLog(key, dest);
+    await this.register(state, this.tryPlan(def, options, state.logger), text);
+  }
+
+  // ------------------------------------------------------------------------------------------ cluster (docs/cluster.md)
+
+  /**
+   * This node started or stopped running rule `id` (it took or gave up a lease, docs/cluster.md §3): the rule is
+   * planned again and runs here when its definition says so, or stops here. The stored definition is not touched.
+   */
+  async reopen(id: string): Promise<void> {
+    await this.whenRestored();
+    const e = this.rules.get(id);
+    if (!e || this.closed) return;
+    const { def, options } = e.state;
+    const planned = this.tryPlan(def, options, e.state.logger);
+    if (!planned) {
+      await e.state.stop();
+      e.state.markPlanFailed();
+      return;
+    }
+    e.sources = planned.sources;
+    if (def.triggered !== false && this.runsHere(id)) await e.state.start(planned.topo);
+    else await e.state.setPlanned(planned.topo);
+  }
+
+  /**
+   * A rule definition another node of the cluster stored (created, updated, started, stopped, tagged) or deleted
+   * (`text` undefined): the registry follows without writing the store, and a run here follows the definition.
+   * Called by the one handler of remote changes (cluster/apply.ts); applying the same text twice changes nothing.
+   */
+  async applyStored(id: string, text: string | undefined): Promise<void> {
+    await this.whenRestored();
+    if (this.closed) return;
+    const e = this.rules.get(id);
+    if (text === undefined) {
+      if (!e) return;
+      // the node that ran it cleans what it kept (checkpoints, caches, broker sessions), as a local delete would
+      const ranHere = this.runsHere(id);
+      this.rules.delete(id);
+      this.cpu.forget(id);
+      await e.state.stop();
+      this.closeRuleLog(id);
+      if (ranHere) {
+        try {
+          await this.deps.engine.cleanup(e.state.def);
+        } catch (err) {
+          e.state.logger.warn({ err }, 'cleaning the rule state failed');
+        }
+      }
+      return;
+    }
+    if (e?.text === text) return;
+    if (!e) {
+      await this.addStored(id, text);
+      return;
+    }
+    const { def, options } = this.parseStored(id, text) ?? {
+      def: fallbackDef(id, text),
+      options: mergeOptions(this.deps.defaults, {}),
+    };
+    // a change of tags alone leaves the run alone
+    if (sameRun(e.state.def, def)) {
+      e.state.def = def;
+      e.text = text;
+      return;
+    }
+    e.text = text;
+    const planned = this.tryPlan(def, options, e.state.logger);
+    if (!planned) {
+      e.state.def = def;
+      e.state.options = options;
+      await e.state.stop();
+      e.state.markPlanFailed();
+      return;
+    }
+    e.sources = planned.sources;
+    await e.state.replace(def, options, planned.topo, def.triggered !== false && this.runsHere(id));
   }
 
   /** Shutdown: closes every run without touching the stored `triggered` flags. */
@@ -763,6 +1009,11 @@ function endLog(dest: LogDestination | undefined): void {
   } catch {
     // a log file that cannot be flushed must not fail the rule operation
   }
+}
+
+/** Whether two definitions of a rule run alike: they differ at most in their tags. */
+function sameRun(a: RuleDef, b: RuleDef): boolean {
+  return JSON.stringify(ruleObject({ ...a, tags: [] })) === JSON.stringify(ruleObject({ ...b, tags: [] }));
 }
 
 function byId(a: string, b: string): number {

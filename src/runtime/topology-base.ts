@@ -4,14 +4,15 @@
  * the printable topology, and qos ≥ 1 checkpoints of every {@link Checkpointed} node (docs/runtime.md §1.9).
  */
 import type { Logger } from 'pino';
-import type {
-  Delivery,
-  NodeMetrics,
-  PrintableTopo,
-  RuleDef,
-  RuleOptions,
-  SinkNode,
-  Topology,
+import {
+  ruleStateId,
+  type Delivery,
+  type NodeMetrics,
+  type PrintableTopo,
+  type RuleDef,
+  type RuleOptions,
+  type SinkNode,
+  type Topology,
 } from '../contracts/index.js';
 import type { EvalContext } from '../plan/plan.js';
 import type { TopologyDeps } from './topology-deps.js';
@@ -121,6 +122,7 @@ export abstract class TopologyBase implements Topology {
   protected addSink(spec: SinkSpec, batchName: string): { sink: SinkNode; batch: BatchNode | null } {
     const sink = this.env.createSinkNode({
       ruleId: this.rule.id,
+      stateId: ruleStateId(this.rule),
       index: spec.index,
       type: spec.type,
       props: spec.props,
@@ -433,7 +435,7 @@ export abstract class TopologyBase implements Topology {
       }
       if (!acknowledge || this.hasState() || !this.savedOnce) {
         const t0 = Date.now();
-        await saveCheckpoint(this.env.store, this.rule.id, { id, states });
+        await saveCheckpoint(this.env.store, ruleStateId(this.rule), { id, states });
         this.lastSaveMs = Date.now() - t0;
         this.savedOnce = true;
       }
@@ -446,7 +448,7 @@ export abstract class TopologyBase implements Topology {
   }
 
   private async restore(): Promise<void> {
-    const doc = await loadCheckpoint(this.env.store, this.rule.id);
+    const doc = await loadCheckpoint(this.env.store, ruleStateId(this.rule));
     if (!doc) return;
     const byKey = new Map(this.checkpointed().map((n) => [n.checkpointKey, n]));
     for (const [key, state] of Object.entries(doc.states)) {

@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { ConnectorRegistry, RuleDef, RuleOptions, TopologyBuilder } from '../contracts/index.js';
 import type { QueryPlan } from '../plan/plan.js';
 import { planQuery } from '../plan/planner.js';
+import { parallelismProblem } from '../plan/parallel.js';
 import type { TopologyDeps } from './topology-deps.js';
 import type { StreamCatalog } from '../catalog/types.js';
 import { planGraph } from '../plan/graph.js';
@@ -71,10 +72,18 @@ export function createTopologyBuilder(deps: TopologyDeps): RuntimeBuilder {
     build: ((rule: RuleDef, options: RuleOptions, logger: Logger): RuleTopology | GraphTopology => {
       if (!rule.sql) {
         if (!rule.graph) throw new EddyError(ErrorCode.Plan, 'no graph');
+        if (options.parallelism > 1)
+          throw new EddyError(
+            ErrorCode.Rule,
+            `cannot run with parallelism ${options.parallelism}: graph rules run as one instance`,
+          );
         const graph = planGraph(rule.graph, { catalog: deps.catalog, functions: deps.functions, options });
         return new GraphTopology(rule, options, logger, graph, { ...deps, clock, shared, lookups });
       }
       const plan = planner(rule.sql, options);
+      const parallel = parallelismProblem(plan, options.parallelism);
+      if (parallel)
+        throw new EddyError(ErrorCode.Rule, `cannot run with parallelism ${options.parallelism}: ${parallel}`);
       return new RuleTopology(rule, options, logger, plan, { ...deps, clock, shared, lookups });
     }) as RuntimeBuilder['build'],
     buildOverlay(rule, options, logger, overlay) {
@@ -140,6 +149,7 @@ export class RuleTopology extends TopologyBase {
         dataDir: env.dataDir,
         atLeastOnce: options.qos >= 1,
         streamName: sp.def.name,
+        ...(rule.instance ? { share: { group: rule.id, instance: rule.instance.index } } : {}),
       }),
       makerOf: (sp) => {
         let m = makers.get(sp.name);

@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
 import { gobDecodeString, gobEncodeString } from '../core/gob.js';
 import type { KVOp, KVStore } from './kv.js';
+import { Staged } from './staged.js';
 
 export interface RedisStoreOptions {
   host: string;
@@ -63,9 +64,8 @@ export class RedisStore implements KVStore {
   }
 
   async get(ns: string, key: string): Promise<string | undefined> {
-    const st = this.staged?.view.get(ns);
-    if (st?.values.has(key)) return st.values.get(key) ?? undefined;
-    if (st?.cleared) return undefined;
+    const staged = this.staged?.valueOf(ns, key);
+    if (staged !== undefined) return staged ?? undefined;
     return this.stored(ns, key);
   }
 
@@ -103,11 +103,9 @@ export class RedisStore implements KVStore {
 
   /** Every key of a namespace: the ordered ones first, then the others by name. */
   async keys(ns: string): Promise<string[]> {
-    const st = this.staged?.view.get(ns);
-    if (st === undefined) return this.storedKeys(ns);
-    const base = st.cleared ? [] : await this.storedKeys(ns);
-    const live = (k: string) => st.values.get(k) !== null;
-    return [...base.filter((k) => !st.moved.has(k) && live(k)), ...[...st.moved].filter(live)];
+    const staged = this.staged;
+    if (staged?.view.has(ns) !== true) return this.storedKeys(ns);
+    return staged.keysOver(ns, staged.view.get(ns)?.cleared ? [] : await this.storedKeys(ns));
   }
 
   /** Every key of a namespace present in Redis: the ordered ones first, then the others by name. */
@@ -237,64 +235,6 @@ export class RedisStore implements KVStore {
 
   async close(): Promise<void> {
     if (this.client.status !== 'end') await this.client.quit().catch(() => this.client.disconnect());
-  }
-}
-
-/** What a transaction changed in one namespace, as its reads see it. */
-interface StagedNamespace {
-  /** cleared by the transaction: what Redis holds is hidden */
-  cleared: boolean;
-  /** the written values; null for a deleted key */
-  values: Map<string, string | null>;
-  /** keys that go to the end of the listing (new, or deleted and written again), in that order */
-  moved: Set<string>;
-}
-
-type StagedEntry = { kind: 'write'; op: KVOp } | { kind: 'clear'; ns: string };
-
-/** The writes of an open transaction: a log to replay at commit, and the view the store's reads consult meanwhile. */
-class Staged {
-  readonly log: StagedEntry[] = [];
-  readonly view = new Map<string, StagedNamespace>();
-
-  constructor(private readonly storedHas: (ns: string, key: string) => Promise<boolean>) {}
-
-  private ns(ns: string): StagedNamespace {
-    let st = this.view.get(ns);
-    if (st === undefined) this.view.set(ns, (st = { cleared: false, values: new Map(), moved: new Set() }));
-    return st;
-  }
-
-  /** Whether the key exists as the transaction sees it (a stored value that is no gob string counts). */
-  async has(ns: string, key: string): Promise<boolean> {
-    const st = this.view.get(ns);
-    const v = st?.values.get(key);
-    if (v !== undefined) return v !== null;
-    return st?.cleared !== true && (await this.storedHas(ns, key));
-  }
-
-  async write(op: KVOp): Promise<void> {
-    const st = this.ns(op.ns);
-    const prev = st.values.get(op.key);
-    const cleared = st.cleared;
-    // the view changes at once, so that reads made meanwhile see the write
-    this.log.push({ kind: 'write', op });
-    st.values.set(op.key, op.value);
-    if (op.value === null) {
-      st.moved.delete(op.key);
-      return;
-    }
-    // a replaced key keeps its position; a new one, or one deleted earlier, goes to the end
-    const present = prev !== undefined ? prev !== null : !cleared && (await this.storedHas(op.ns, op.key));
-    if (!present) {
-      st.moved.delete(op.key);
-      st.moved.add(op.key);
-    }
-  }
-
-  clear(ns: string): void {
-    this.log.push({ kind: 'clear', ns });
-    this.view.set(ns, { cleared: true, values: new Map(), moved: new Set() });
   }
 }
 

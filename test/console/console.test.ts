@@ -261,3 +261,41 @@ test('with authentication on, the console asks for a token and uses it', async (
     await secured.dispose();
   }
 });
+
+test('in cluster mode the console shows the nodes and where each rule runs', async () => {
+  const name = `ui${process.pid}${Date.now().toString(36)}`;
+  const node = await startTestServer({
+    env: {
+      KUIPER__CLUSTER__BACKEND: 'redis',
+      KUIPER__CLUSTER__NAME: name,
+      KUIPER__CLUSTER__NODEID: 'ui-node',
+      KUIPER__CLUSTER__LEASETIMEOUT: '2000',
+    },
+  });
+  try {
+    let r = await node.req('POST', '/streams', {
+      sql: 'CREATE STREAM uicl () WITH (TYPE="memory", DATASOURCE="ui/cl")',
+    });
+    assert.equal(r.status, 201, r.text);
+    r = await node.req('POST', '/rules', { id: 'uicl1', sql: 'SELECT * FROM uicl', actions: [{ nop: {} }] });
+    assert.equal(r.status, 201, r.text);
+    const page = await context.newPage();
+    page.setDefaultTimeout(60_000);
+    await page.goto(`${node.url}/console/#/rules`);
+    await page.locator('[data-rule=uicl1] [data-role=rule-node]').filter({ hasText: 'ui-node' }).waitFor();
+    assert.equal(await page.locator('th', { hasText: 'Node' }).isVisible(), true);
+    await page.locator('nav a[data-cluster]').waitFor({ state: 'visible' });
+    await page.goto(`${node.url}/console/#/cluster`);
+    const row = page.locator('[data-role=cluster] [data-node=ui-node]');
+    await row.filter({ hasText: 'alive' }).filter({ hasText: 'uicl1' }).waitFor();
+    await page.screenshot({ path: join(SHOTS, 'cluster.png'), fullPage: true });
+    await page.close();
+  } finally {
+    await node.dispose();
+    const { Redis } = await import('ioredis');
+    const redis = new Redis({ host: '127.0.0.1', port: 6379 });
+    const keys = await redis.keys(`${name}:*`);
+    if (keys.length > 0) await redis.del(...keys);
+    await redis.quit();
+  }
+});

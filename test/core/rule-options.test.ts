@@ -85,14 +85,14 @@ test('the built-in defaults are the declared ones, and start/stop write back eve
   const own = Object.entries(SCALAR_RULE_OPTIONS as Record<string, ScalarOption>)
     .filter(([, spec]) => spec.own)
     .map(([name]) => name);
-  assert.deepEqual(own, ['evalLimit']);
+  assert.deepEqual(own, ['evalLimit', 'node', 'parallelism']);
   assert.deepEqual(Object.keys(everyOption(defaults)), [
     ...Object.keys(SCALAR_RULE_OPTIONS).filter((name) => !own.includes(name)),
     'restartStrategy',
     'cronDatetimeRange',
   ]);
-  assert.deepEqual(Object.keys(everyOption({ ...defaults, evalLimit: 2000 })), [
-    ...Object.keys(SCALAR_RULE_OPTIONS),
+  assert.deepEqual(Object.keys(everyOption({ ...defaults, evalLimit: 2000, parallelism: 3 })), [
+    ...Object.keys(SCALAR_RULE_OPTIONS).filter((name) => name !== 'node'),
     'restartStrategy',
     'cronDatetimeRange',
   ]);
@@ -116,6 +116,7 @@ test('every declared check is reported, once, in the documented order', () => {
     lateTolerance: -4,
     qos: 3,
     evalLimit: -5,
+    parallelism: 0,
   });
   Object.assign(bad.restartStrategy, { multiplier: 0, attempts: -1, delay: 0, maxDelay: 0, jitterFactor: 1 });
   assert.deepEqual(optionValueProblems(bad), [
@@ -125,6 +126,7 @@ test('every declared check is reported, once, in the documented order', () => {
     'lateTolerance must be greater than or equal to 0, got -4',
     'qos must be 0, 1 or 2, got 3',
     'evalLimit must be greater than or equal to 0, got -5',
+    'parallelism must be greater than or equal to 1, got 0',
     'restart multiplier must be greater than 0, got 0',
     'restart attempts must be greater than or equal to 0, got -1',
     'restart delay must be greater than 0, got 0',

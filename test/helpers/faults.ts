@@ -175,6 +175,28 @@ export class Publisher {
 }
 
 /**
+ * Publishes warm-up probes until one came through the rule: a rule reports running before its subscription is in
+ * place, so numbered messages start once a probe went through.
+ */
+export async function probeThrough(
+  publisher: Publisher,
+  collector: Collector,
+  topic: string,
+  deadlineMs = 60_000,
+): Promise<void> {
+  await waitFor(
+    () => {
+      if (collector.probes > 0) return true;
+      publisher.probe(topic);
+      return false;
+    },
+    deadlineMs,
+    'a probe through the rule',
+    200,
+  );
+}
+
+/**
  * `disk-full`: the home's `data/` folder (a small file system of its own) is filled for `outageMs`, then freed;
  * `none`: no fault, what the rule and the brokers lose on their own
  */
@@ -276,18 +298,7 @@ export async function runFaultScenario(s: FaultScenario): Promise<FaultResult> {
     collector = await Collector.start(broker.url, outTopic);
     publisher = await Publisher.start(broker.url, s.sourceQos ?? 1);
     const c = collector;
-    // the rule reports running before its subscription is in place: numbered messages start once a probe went through
-    const p = publisher;
-    await waitFor(
-      () => {
-        if (c.probes > 0) return true;
-        p.probe(inTopic);
-        return false;
-      },
-      60_000,
-      'a probe through the rule',
-      200,
-    );
+    await probeThrough(publisher, c, inTopic);
     const publishing = publisher.run(inTopic, s.count, s.rate);
     // the fault strikes under load, once about a third has gone through
     await waitFor(() => c.distinct >= s.count / 3, 120_000, 'a third of the messages at the sink', 20);

@@ -285,8 +285,14 @@ export class MqttConn {
     return () => this.statusHandlers.delete(h);
   }
 
-  /** Adds a handler for `filter`; the broker subscription is made once per filter with the highest QoS asked. */
-  subscribe(filter: string, qos: QoS, handler: MqttMessageHandler): Promise<() => void> {
+  /**
+   * Adds a handler for `filter`; the broker subscription is made once per filter with the highest QoS asked. With
+   * `shareGroup` the broker is asked for the shared subscription
+   * `$share/<group>/<filter>` (it sends each message to one member of the group), while messages are still matched
+   * against `filter` (they carry their own topic).
+   */
+  subscribe(filter: string, qos: QoS, handler: MqttMessageHandler, shareGroup?: string): Promise<() => void> {
+    const wire = shareGroup === undefined ? filter : `$share/${shareGroup}/${filter}`;
     let sub = this.subs.get(filter);
     const fresh = !sub;
     if (!sub) {
@@ -301,13 +307,13 @@ export class MqttConn {
       if (s.handlers.size === 0) {
         this.subs.delete(filter);
         this.trie.delete(filter, s);
-        if (!this.client.disconnecting) this.client.unsubscribe(filter, () => undefined);
+        if (!this.client.disconnecting) this.client.unsubscribe(wire, () => undefined);
       }
     };
     if (!fresh && sub.qos >= qos) return Promise.resolve(unsubscribe);
     sub.qos = Math.max(sub.qos, qos) as QoS;
     return new Promise((resolve, reject) => {
-      this.client.subscribe(filter, { qos: sub.qos }, (err) => {
+      this.client.subscribe(wire, { qos: sub.qos }, (err) => {
         if (err) {
           unsubscribe();
           reject(err);

@@ -50,45 +50,50 @@ export class MqttSource implements SourceConnector {
     // the connection settings. A configured client id is one of them, not the id itself: a sink or another rule with
     // the same settings would otherwise share (or fight over) that id with a session that must stay this rule's.
     const persistent = ctx.atLeastOnce === true && this.qos >= 1;
-    const settings: MqttSettings = persistent
-      ? {
-          ...this.settings,
-          persistent: true,
-          clientId: sessionClientId([
-            ctx.ruleId,
-            ctx.streamName ?? '',
-            this.topic,
-            String(this.qos),
-            this.settings.server,
-            this.settings.username ?? '',
-            this.settings.clientId ?? '',
-          ]),
-        }
-      : this.settings;
+    // one instance of a rule run as several (docs/cluster.md §6) shares the topic with the others through the broker,
+    // on a connection of its own (a connection shared by two instances would get one share for both)
+    const share = ctx.share;
+    const sessionParts = [
+      ctx.ruleId,
+      ctx.streamName ?? '',
+      this.topic,
+      String(this.qos),
+      this.settings.server,
+      this.settings.username ?? '',
+      this.settings.clientId ?? '',
+      ...(share ? [`instance ${share.instance}`] : []),
+    ];
+    const settings: MqttSettings =
+      persistent || share ? { ...this.settings, persistent, clientId: sessionClientId(sessionParts) } : this.settings;
     if (persistent && ctx.ruleId !== '$shared') this.pool.sessions?.remember(ctx.ruleId, settings);
     const conn = this.pool.acquire(settings);
     this.conn = conn;
     try {
       const dc = this.decompression;
       // a persistent session may deliver what it kept as soon as it connects: the handler is in place before that
-      const subscribed = conn.subscribe(this.topic, this.qos, (topic, payload, qos, messageId, delivery) => {
-        let bytes: Uint8Array = payload;
-        if (dc) {
-          try {
-            bytes = decompress(dc, payload);
-          } catch (err) {
-            onError(transientError(new Error(`decompress error: ${(err as Error).message}`)));
-            return;
+      const subscribed = conn.subscribe(
+        this.topic,
+        this.qos,
+        (topic, payload, qos, messageId, delivery) => {
+          let bytes: Uint8Array = payload;
+          if (dc) {
+            try {
+              bytes = decompress(dc, payload);
+            } catch (err) {
+              onError(transientError(new Error(`decompress error: ${(err as Error).message}`)));
+              return;
+            }
           }
-        }
-        const ev: SourceEvent = {
-          payload: bytes,
-          meta: { topic, qos: QOS_INT[qos] ?? BigInt(qos), messageId: messageId === 0 ? 0n : BigInt(messageId) },
-          timestamp: Date.now(),
-        };
-        if (delivery !== undefined) ev.delivery = delivery;
-        emit(ev);
-      });
+          const ev: SourceEvent = {
+            payload: bytes,
+            meta: { topic, qos: QOS_INT[qos] ?? BigInt(qos), messageId: messageId === 0 ? 0n : BigInt(messageId) },
+            timestamp: Date.now(),
+          };
+          if (delivery !== undefined) ev.delivery = delivery;
+          emit(ev);
+        },
+        share?.group,
+      );
       subscribed.catch(() => undefined);
       await conn.waitConnected();
       this.cleanup.push(await subscribed);

@@ -119,7 +119,7 @@ class SinkNodeImpl implements SinkNode, SinkParts {
       throw executorError((err as Error).message);
     }
     const resend = this.settings.cache.enabled
-      ? new ResendSender(this, deps.store, sinkCacheNamespace(opts.ruleId, opts.type, opts.index))
+      ? new ResendSender(this, deps.store, sinkCacheNamespace(opts.stateId ?? opts.ruleId, opts.type, opts.index))
       : undefined;
     this.sender = resend ?? new LiveSender(this);
     this.ledger = new SendLedger(this.metrics.name, this.logger, resend);
