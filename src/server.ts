@@ -604,7 +604,7 @@ async function joinCluster(
   if (!cluster) return;
   await cluster.start(config, port, catalog);
   closers.push(() => cluster.stop());
-  prometheus?.exporter.registry.setDefaultLabels({ node: cluster.nodeId });
+  prometheus?.exporter.labelNode(cluster.nodeId);
 }
 
 async function listenMetrics(

@@ -205,6 +205,12 @@ export class PrometheusExporter {
     }
   }
 
+  /** Cluster mode: every series, the process ones included, carries the node's label (docs/cluster.md §5). */
+  labelNode(node: string): void {
+    this.registry.setDefaultLabels({ node });
+    this.process.setDefaultLabels({ node });
+  }
+
   get contentType(): string {
     return this.registry.contentType;
   }

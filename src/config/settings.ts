@@ -89,6 +89,13 @@ const KNOWN: Record<string, Known> = {
   'source.httpServerTls': USED,
   'source.httpServerTls.certfile': USED,
   'source.httpServerTls.keyfile': USED,
+  // cluster mode (docs/cluster.md §1): read by cluster/config.ts
+  ...Object.fromEntries(
+    ['backend', 'name', 'nodeId', 'rest', 'leaseTimeout', 'nats.servers', 'nats.replicas'].map((k) => [
+      `cluster.${k}`,
+      USED,
+    ]),
+  ),
   'store.type': USED,
   'store.extStateType': ignored('sqlite', 'keyed state lives in the metadata store'),
   'store.redis.host': USED,
