@@ -7,3 +7,8 @@ export function field(obj: Record<string, unknown>, name: string): unknown {
   for (const k of Object.keys(obj)) if (k.toLowerCase() === lower) return obj[k];
   return undefined;
 }
+
+/** Whether `v` is a JSON object (not null, not an array). */
+export function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}

@@ -9,7 +9,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { EddyError, ErrorCode } from '../core/errors.js';
+import { EddyError, ErrorCode, isDefect } from '../core/errors.js';
 import { badFileName, readUrl, tempPath, type FileRoots } from '../core/files.js';
 import type { FunctionDef, FunctionRegistry } from '../functions/registry.js';
 import type { Logger } from '../config/log.js';
@@ -301,7 +301,9 @@ export class ServiceManager {
   }
 }
 
-function prefixed(e: unknown, prefix: string): EddyError {
+/** A refusal with `prefix: ` in front (a defect is returned as it is). */
+function prefixed(e: unknown, prefix: string): unknown {
   if (e instanceof EddyError) return e.withPrefix(prefix);
-  return new EddyError(ErrorCode.Undefined, `${prefix}: ${e instanceof Error ? e.message : String(e)}`);
+  if (isDefect(e)) return e;
+  return new EddyError(ErrorCode.Undefined, `${prefix}: ${(e as Error).message}`);
 }

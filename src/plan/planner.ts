@@ -14,7 +14,7 @@ import { exprToString } from '../sql/print.js';
 import type { StreamCatalog, StreamDef } from '../catalog/types.js';
 import type { FunctionRegistry } from '../functions/registry.js';
 import type { RuleOptions } from '../contracts/index.js';
-import { EddyError, ErrorCode } from '../core/errors.js';
+import { EddyError, ErrorCode, isDefect } from '../core/errors.js';
 import {
   EvalContext,
   type EquiKeys,
@@ -35,7 +35,7 @@ import {
   type SourcePlan,
   type WindowSpec,
 } from './plan.js';
-import { ExprCompiler, PlanError, ownRead, readStreamColumn } from './compile.js';
+import { ExprCompiler, ownRead, readStreamColumn } from './compile.js';
 import { RegistryCalls } from './calls.js';
 import { analyze, andAll, conjuncts, findDecl, lookupKeys, walk, type Analysis, type BoundSource } from './analyze.js';
 import {
@@ -89,8 +89,9 @@ function coded<T>(f: () => T): T {
       if (m && !(e instanceof UnknownStreamError)) throw new UnknownStreamError(m[1]);
       throw e;
     }
-    if (e instanceof PlanError || e instanceof Error) throw new EddyError(ErrorCode.Plan, e.message);
-    throw new EddyError(ErrorCode.Plan, String(e));
+    // a bug in the planner stays one (answered 500), never a plan error of the user's SQL
+    if (isDefect(e)) throw e;
+    throw new EddyError(ErrorCode.Plan, (e as Error).message);
   }
 }
 
