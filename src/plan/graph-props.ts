@@ -5,7 +5,7 @@
  */
 import vm from 'node:vm';
 import type { SelectStatement, WindowType } from '../sql/ast.js';
-import { TIME_UNIT_MS } from '../sql/ast.js';
+import { TIME_UNIT_MS, windowFunctionType } from '../sql/ast.js';
 import { parseSelect } from '../sql/index.js';
 import type { StreamDef, StreamOptions } from '../catalog/types.js';
 import { textOf } from '../values/text.js';
@@ -151,35 +151,28 @@ export function parseWindow(props: Obj): WindowSpec {
   const size = int(props, 'size');
   let interval = int(props, 'interval');
   if (size <= 0) fail(`window size ${size} is invalid`);
-  let wt: WindowType;
+  const wt: WindowType = windowFunctionType(type) ?? fail(`unknown window type ${type}`);
   let alignParam = size;
-  switch (type.toLowerCase()) {
-    case 'tumblingwindow':
-      wt = 'tumbling';
+  switch (wt) {
+    case 'tumbling':
       if (interval !== 0 && interval !== size) fail('tumbling window interval must equal to size');
       break;
-    case 'hoppingwindow':
-      wt = 'hopping';
+    case 'hopping':
       if (interval <= 0) fail('hopping window interval must be greater than 0');
       if (interval > size) fail('hopping window interval must be less than size');
       alignParam = interval;
       break;
-    case 'sessionwindow':
-      wt = 'session';
+    case 'session':
       if (interval <= 0) fail('hopping window interval must be greater than 0');
       break;
-    case 'slidingwindow':
-      wt = 'sliding';
+    case 'sliding':
       if (interval !== 0 && interval !== size) fail('tumbling window interval must equal to size');
       break;
-    case 'countwindow':
-      wt = 'count';
+    case 'count':
       if (interval < 0) fail('count window interval must be greater or equal to 0');
       if (interval > size) fail('count window interval must be less than size');
       if (interval === 0) interval = size;
       break;
-    default:
-      return fail(`unknown window type ${type}`);
   }
   if (wt === 'count')
     return {

@@ -37,7 +37,8 @@ import {
 } from './plan.js';
 import { ExprCompiler, ownRead, readStreamColumn } from './compile.js';
 import { RegistryCalls } from './calls.js';
-import { analyze, andAll, conjuncts, findDecl, lookupKeys, walk, type Analysis, type BoundSource } from './analyze.js';
+import { analyze, andAll, conjuncts, findDecl, lookupKeys, type Analysis, type BoundSource } from './analyze.js';
+import { walk } from '../sql/visit.js';
 import {
   compileProjection,
   condition,

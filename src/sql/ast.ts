@@ -288,6 +288,24 @@ export interface JoinClause {
 export type WindowType = 'tumbling' | 'hopping' | 'sliding' | 'session' | 'count';
 
 /**
+ * The window functions by lower-case name (docs/sql.md §3.6): the one list the parser, the binder (a window call
+ * outside GROUP BY) and graph rules (`window` node `type`) read.
+ */
+export const WINDOW_FUNCTIONS: Readonly<Record<string, WindowType>> = Object.freeze({
+  tumblingwindow: 'tumbling',
+  hoppingwindow: 'hopping',
+  slidingwindow: 'sliding',
+  sessionwindow: 'session',
+  countwindow: 'count',
+});
+
+/** The window type of a window function's name, case-insensitively; undefined for any other name. */
+export function windowFunctionType(name: string): WindowType | undefined {
+  const lower = name.toLowerCase();
+  return Object.hasOwn(WINDOW_FUNCTIONS, lower) ? WINDOW_FUNCTIONS[lower] : undefined;
+}
+
+/**
  * A window call in GROUP BY (docs/sql.md §5.1), arguments already checked: `unit` is null only for COUNTWINDOW;
  * `lengths` are the integer parameters after the unit, as written (not multiplied by the unit):
  * tumbling [length], hopping [length, hop], sliding [length] or [length, delay], session [maxDuration, timeout],
@@ -398,61 +416,4 @@ export function unparen(e: Expr): Expr {
   let cur = e;
   while (cur.kind === 'paren') cur = cur.expr;
   return cur;
-}
-
-/** Calls `visit` on `e` and every sub-expression (pre-order), including OVER clauses and REPLACE items. */
-export function walkExpr(e: Expr, visit: (e: Expr) => void): void {
-  visit(e);
-  for (const c of childExprs(e)) walkExpr(c, visit);
-}
-
-/** The direct sub-expressions of `e` in written order. */
-export function childExprs(e: Expr): Expr[] {
-  switch (e.kind) {
-    case 'field':
-    case 'integer':
-    case 'float':
-    case 'string':
-    case 'boolean':
-    case 'timeUnit':
-      return [];
-    case 'wildcard':
-      return e.replace.map((r) => r.expr);
-    case 'binary':
-      return [e.left, e.right];
-    case 'navigate':
-      return [e.object];
-    case 'index':
-      return [e.array, e.index];
-    case 'slice': {
-      const out: Expr[] = [e.array];
-      if (e.start) out.push(e.start);
-      if (e.end) out.push(e.end);
-      return out;
-    }
-    case 'in':
-      return [e.value, ...(e.list ?? []), ...(e.array ? [e.array] : [])];
-    case 'between':
-      return [e.value, e.low, e.high];
-    case 'like':
-      return [e.value, e.pattern];
-    case 'case': {
-      const out: Expr[] = e.value ? [e.value] : [];
-      for (const w of e.whens) out.push(w.when, w.then);
-      if (e.elseExpr) out.push(e.elseExpr);
-      return out;
-    }
-    case 'call': {
-      const out: Expr[] = [...e.args];
-      if (e.over) {
-        out.push(...e.over.partitionBy, ...e.over.orderBy.map((s) => s.expr));
-        if (e.over.when) out.push(e.over.when);
-      }
-      return out;
-    }
-    case 'meta':
-      return [e.arg];
-    case 'paren':
-      return [e.expr];
-  }
 }
