@@ -5,6 +5,7 @@
  * user layer lives in `data/sources/<type>.yaml`, `data/sinks/<type>.yaml`, `data/connections/connection.yaml` (or in
  * the store's `confKVStorage` namespace when `basic.cfgStorageType` is `kv`). Reads are synchronous from memory.
  */
+import { Serial } from '../core/serial.js';
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import YAML from 'yaml';
@@ -89,7 +90,8 @@ export class ConfKeys {
     connections: new Map(),
   };
   /** serialises writes so files and KV follow the order of requests */
-  private writing: Promise<void> = Promise.resolve();
+  /** writes of the user layer run one at a time */
+  private readonly writing = new Serial();
   private changes = 0;
 
   constructor(opts: ConfKeysOptions) {
@@ -341,9 +343,7 @@ export class ConfKeys {
         );
       }
     };
-    const p = this.writing.then(run, run);
-    this.writing = p.catch(() => undefined);
-    return p;
+    return this.writing.run(run);
   }
 
   private async persistKv(kind: ConfKind, type: string, touched: string[]): Promise<void> {

@@ -6,6 +6,7 @@
  * Persistence (docs/runtime.md §10.1): `services` (name → parsed definition), `serviceFuncs` (function → owner record),
  * `serviceInstall` (name → `{"name","file"}`). At start every definition file in `<data>/services/` is parsed again.
  */
+import { Serial } from '../core/serial.js';
 import { readdirSync, readFileSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
@@ -54,7 +55,8 @@ export class ServiceManager {
   /** the definitions this manager put in the registry, by function name */
   private readonly registered = new Map<string, FunctionDef>();
   private readonly transport = new ServiceTransport();
-  private queue: Promise<unknown> = Promise.resolve();
+  /** changes run one at a time */
+  private readonly changes = new Serial();
 
   constructor(private readonly opts: ServiceManagerOptions) {}
 
@@ -295,9 +297,7 @@ export class ServiceManager {
   }
 
   private serial<T>(fn: () => Promise<T>): Promise<T> {
-    const run = this.queue.then(fn, fn);
-    this.queue = run.catch(() => undefined);
-    return run;
+    return this.changes.run(fn);
   }
 }
 
