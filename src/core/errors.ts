@@ -18,8 +18,6 @@ export const ErrorCode = {
   ConfKey: 5000,
 } as const;
 
-export type ErrorCodeValue = (typeof ErrorCode)[keyof typeof ErrorCode];
-
 export class EddyError extends Error {
   constructor(
     readonly code: number,
@@ -38,8 +36,6 @@ export class EddyError extends Error {
 }
 
 export const notFound = (message: string): EddyError => new EddyError(ErrorCode.NotFound, message);
-export const badRequest = (message: string, code: number = ErrorCode.Undefined): EddyError =>
-  new EddyError(code, message);
 
 /**
  * The classes JavaScript itself throws when code is wrong: reading a property of `undefined`, calling what is not a

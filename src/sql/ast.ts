@@ -44,8 +44,6 @@ export type Expr =
   | MetaExpr
   | ParenExpr;
 
-export type ExprKind = Expr['kind'];
-
 /**
  * A column reference `c` or `q.c`. The parser cannot tell whether `q` is a stream name/alias (stream column) or a
  * column (JSON navigation, same as `q->c`): the binder decides with the FROM/JOIN names (docs/sql.md §2.3).
