@@ -13,7 +13,7 @@ import type {
   SortField,
   WindowExpr,
 } from '../sql/ast.js';
-import { isWindow, unparen, windowFunctionType } from '../sql/ast.js';
+import { isBoolShaped, isWindow, unparen, windowFunctionType } from '../sql/ast.js';
 import { forEachChild, mapChildren, walk } from '../sql/visit.js';
 import type { StreamCatalog, StreamDef } from '../catalog/types.js';
 import type { FieldType, StreamField } from '../sql/schema.js';
@@ -41,7 +41,7 @@ export function argInfo(e: Expr): ArgInfo {
     case 'wildcard':
       return { kind: 'wildcard' };
     default:
-      return isBoolExpr(e) && e.kind !== 'paren' ? { kind: 'boolExpr' } : { kind: 'other' };
+      return isBoolShaped(e) && e.kind !== 'paren' ? { kind: 'boolExpr' } : { kind: 'other' };
   }
 }
 
@@ -108,14 +108,6 @@ const planError = (msg: string): EddyError => new EddyError(ErrorCode.Plan, msg)
 
 const HIT_FUNCS = new Set(['last_hit_count', 'last_hit_time']);
 const AGG_HIT_FUNCS = new Set(['last_agg_hit_count', 'last_agg_hit_time']);
-
-/** Syntactically boolean (docs/sql.md §2.6, §7.0 bool-expr). */
-export function isBoolExpr(e: Expr): boolean {
-  const u = unparen(e);
-  if (u.kind === 'boolean' || u.kind === 'in' || u.kind === 'between' || u.kind === 'like') return true;
-  if (u.kind === 'binary') return ['=', '!=', '<', '<=', '>', '>=', 'AND', 'OR'].includes(u.op);
-  return false;
-}
 
 function lowerName(e: CallExpr): string {
   return e.name.toLowerCase();
@@ -381,7 +373,8 @@ class ExprChecker {
         break;
       case 'case':
         if (e.value === null) {
-          for (const w of e.whens) if (!isBoolExpr(w.when)) throw planError('WHEN expression must be a bool condition');
+          for (const w of e.whens)
+            if (!isBoolShaped(w.when)) throw planError('WHEN expression must be a bool condition');
         }
         break;
       case 'meta':

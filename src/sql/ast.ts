@@ -380,6 +380,9 @@ export function isWindow(d: Dimension): d is WindowExpr {
   return d.kind === 'window';
 }
 
+/** The binary operators whose result is a bool: comparisons, AND and OR. */
+const BOOL_OPS: ReadonlySet<BinaryOp> = new Set<BinaryOp>(['=', '!=', '<', '<=', '>', '>=', 'AND', 'OR']);
+
 /**
  * The written-shape "bool condition" test used by rule-creation checks (searched CASE WHEN, bool-expr function
  * arguments, docs/sql.md §2.6/§7.0): a boolean literal, or a top operator that is a comparison, AND, OR, IN, BETWEEN or
@@ -394,16 +397,7 @@ export function isBoolShaped(e: Expr): boolean {
     case 'like':
       return true;
     case 'binary':
-      return (
-        u.op !== '+' &&
-        u.op !== '-' &&
-        u.op !== '*' &&
-        u.op !== '/' &&
-        u.op !== '%' &&
-        u.op !== '&' &&
-        u.op !== '|' &&
-        u.op !== '^'
-      );
+      return BOOL_OPS.has(u.op);
     default:
       return false;
   }
