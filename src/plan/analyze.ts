@@ -13,7 +13,8 @@ import type {
   SortField,
   WindowExpr,
 } from '../sql/ast.js';
-import { isBoolShaped, isWindow, unparen, windowFunctionType } from '../sql/ast.js';
+import { isBoolShaped, isWindow, unparen } from '../sql/ast.js';
+import { windowFunctionType } from '../sql/windows.js';
 import { forEachChild, mapChildren, walk } from '../sql/visit.js';
 import type { StreamCatalog, StreamDef } from '../catalog/types.js';
 import type { FieldType, StreamField } from '../sql/schema.js';

@@ -286,24 +286,6 @@ export interface JoinClause {
 export type WindowType = 'tumbling' | 'hopping' | 'sliding' | 'session' | 'count';
 
 /**
- * The window functions by lower-case name (docs/sql.md §3.6): the one list the parser, the binder (a window call
- * outside GROUP BY) and graph rules (`window` node `type`) read.
- */
-export const WINDOW_FUNCTIONS: Readonly<Record<string, WindowType>> = Object.freeze({
-  tumblingwindow: 'tumbling',
-  hoppingwindow: 'hopping',
-  slidingwindow: 'sliding',
-  sessionwindow: 'session',
-  countwindow: 'count',
-});
-
-/** The window type of a window function's name, case-insensitively; undefined for any other name. */
-export function windowFunctionType(name: string): WindowType | undefined {
-  const lower = name.toLowerCase();
-  return Object.hasOwn(WINDOW_FUNCTIONS, lower) ? WINDOW_FUNCTIONS[lower] : undefined;
-}
-
-/**
  * A window call in GROUP BY (docs/sql.md §5.1), arguments already checked: `unit` is null only for COUNTWINDOW;
  * `lengths` are the integer parameters after the unit, as written (not multiplied by the unit):
  * tumbling [length], hopping [length, hop], sliding [length] or [length, delay], session [maxDuration, timeout],

@@ -37,8 +37,8 @@ import {
   type WhenClause,
   type WindowExpr,
   type WindowType,
-  windowFunctionType,
 } from './ast.js';
+import { WINDOW_TYPES, windowFunctionType } from './windows.js';
 import { childExprs } from './visit.js';
 import { Cursor, tokenName } from './cursor.js';
 import { quoteLit, SqlSyntaxError } from './errors.js';
@@ -553,7 +553,7 @@ export class SelectParser {
     const args = call.args;
     let unit: TimeUnit | null = null;
     let lengths: number[];
-    if (type === 'count') {
+    if (!WINDOW_TYPES[type].timed) {
       const ints = args.map((a) => (a.kind === 'integer' ? Number(a.value) : null));
       if (args.length === 1) {
         if (ints[0] === null || ints[0] <= 0) fail(`Invalid parameter value ${exprToString(args[0])}.`);
@@ -568,12 +568,8 @@ export class SelectParser {
       }
       lengths = ints as number[];
     } else {
-      if (type === 'sliding') {
-        if (args.length !== 2 && args.length !== 3) fail(`The arguments for ${lname} should be 2 or 3.`);
-      } else {
-        const n = type === 'tumbling' ? 2 : 3;
-        if (args.length !== n) fail(`The arguments for ${lname} should be ${n}.`);
-      }
+      const { arities } = WINDOW_TYPES[type];
+      if (!arities.includes(args.length)) fail(`The arguments for ${lname} should be ${arities.join(' or ')}.`);
       const u = args[0];
       if (u.kind !== 'timeUnit') {
         return fail(
