@@ -39,6 +39,19 @@ export class InstanceBuilder implements TopologyBuilder {
 export class InstancesTopology implements Topology {
   constructor(readonly parts: readonly Topology[]) {}
 
+  /** Instances placed on worker threads are planned there (docs/runtime.md §1.6). */
+  async prepare(): Promise<void> {
+    await Promise.all(this.parts.map((p) => p.prepare?.()));
+  }
+
+  release(): void {
+    for (const p of this.parts) p.release?.();
+  }
+
+  plannedReads(): readonly string[] | undefined {
+    return this.parts[0].plannedReads?.();
+  }
+
   async open(): Promise<void> {
     try {
       await Promise.all(this.parts.map((p) => p.open()));
