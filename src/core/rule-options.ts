@@ -99,6 +99,13 @@ export const SCALAR_RULE_OPTIONS = {
       '(docs/runtime.md §1.10); 0 = `basic.ruleEvalLimit`',
     notNegative,
   ),
+  memoryLimit: ownOption(
+    'int',
+    268435456,
+    'bytes (estimated) the windows of this rule may hold before the rule is stopped with a status saying so ' +
+      '(docs/runtime.md §1.10); 0 = no bound',
+    notNegative,
+  ),
   node: ownOption(
     'string',
     '',
@@ -157,6 +164,7 @@ export const CHECK_ORDER = [
   'lateTolerance',
   'qos',
   'evalLimit',
+  'memoryLimit',
   'parallelism',
 ] as const satisfies readonly (keyof typeof SCALAR_RULE_OPTIONS)[];
 export const RESTART_CHECK_ORDER = [

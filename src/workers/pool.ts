@@ -388,7 +388,7 @@ export class WorkerPool implements TopologyBuilder {
       // a worker that cannot even start is not restarted in a tight loop
       s.backoffMs = Date.now() - spawnedAt < 2000 ? Math.min(Math.max(1000, s.backoffMs * 2), 30_000) : 0;
       // out of memory: the rule whose node was working when the heap ran out is stopped, the others open again
-      if (outOfMemory) this.replace(s, Atomics.load(s.activity, 0), 0, 'memory');
+      if (outOfMemory) this.replace(s, this.memoryHog(s), 0, 'memory');
       else this.replace(s);
     });
   }
@@ -413,7 +413,12 @@ export class WorkerPool implements TopologyBuilder {
         break;
       }
       case 'metrics':
-        for (const [handle, rows] of m.topologies) this.remotes.get(handle)?.update(rows);
+        for (const [handle, rows, held] of m.topologies) {
+          const t = this.remotes.get(handle);
+          if (!t) continue;
+          t.update(rows);
+          t.heldBytes = held;
+        }
         break;
       case 'fatal':
         this.remotes.get(m.handle)?.fail(new Error(m.message));
@@ -499,6 +504,18 @@ export class WorkerPool implements TopologyBuilder {
     }
   }
 
+  /**
+   * The activity id naming the rule to blame for worker `s` running out of memory: the one whose windows held the most
+   * as last reported, else the one whose node was working when the heap ran out; 0 when neither tells.
+   */
+  private memoryHog(s: Slot): number {
+    let best: RemoteTopology | undefined;
+    for (const t of this.remotes.values()) if (t.slot === s.index && t.heldBytes > (best?.heldBytes ?? 0)) best = t;
+    if (!best) return Atomics.load(s.activity, 0);
+    // the node index is unknown: the first node stands for the rule
+    return best.handle * ACTIVITY_NODES + 1;
+  }
+
   /** The rule of slot `s` whose node has activity id `activity`. */
   private heldBy(s: Slot, activity: number): RemoteTopology | undefined {
     const t = this.remotes.get(Math.floor(activity / ACTIVITY_NODES));
@@ -523,12 +540,13 @@ export class WorkerPool implements TopologyBuilder {
     if (t) {
       const node = t.nodes()[(activity % ACTIVITY_NODES) - 1]?.name;
       const where = node === undefined ? 'a node' : describeNode(t.rule.sql, node);
+      const held = t.heldBytes > 0 ? `its windows held about ${t.heldBytes} bytes` : `${where} was working`;
       const setting = t.options.evalLimit > 0 ? 'the rule option evalLimit' : 'basic.ruleEvalLimit';
       this.remotes.delete(t.handle);
       t.fail(
         new Error(
           why === 'memory'
-            ? `rule ${t.rule.id} was stopped: its worker ran out of memory (basic.workerMemoryLimit ${this.opts.memoryLimitMb ?? 0} MB) while ${where} was working`
+            ? `rule ${t.rule.id} was stopped: its worker ran out of memory (basic.workerMemoryLimit ${this.opts.memoryLimitMb ?? 0} MB) while ${held}`
             : `rule ${t.rule.id} was stopped: evaluating one record in ${where} took more than ${limit} ms (${setting})`,
         ),
       );

@@ -86,5 +86,6 @@ export type FromWorker =
   | { ev: 'pong'; seq: number }
   | { ev: 'fatal'; handle: number; message: string }
   | { ev: 'end'; handle: number }
-  | { ev: 'metrics'; topologies: Array<[number, NodeMetricsRow[]]> }
+  /** per topology: its handle, its nodes' metrics, and the bytes its windows hold (estimated, runtime/row-size.ts) */
+  | { ev: 'metrics'; topologies: Array<[number, NodeMetricsRow[], number]> }
   | { ev: 'kv'; id: number; method: string; args: unknown[] };

@@ -28,6 +28,8 @@ export class RemoteTopology implements Topology {
   /** set once the worker planned the rule (prepare, or the first open) */
   private info: PlannedInfo | undefined;
   private metrics: NodeMetrics[] = [];
+  /** bytes its windows hold, as the worker last reported */
+  heldBytes = 0;
 
   constructor(
     readonly handle: number,

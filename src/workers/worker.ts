@@ -12,6 +12,7 @@ import { createBuiltinRegistry } from '../functions/index.js';
 import { createTopologyBuilder, RuleTopology } from '../runtime/topology.js';
 import { GraphTopology } from '../runtime/graph-topology.js';
 import type { TopologyBase } from '../runtime/topology-base.js';
+import { WindowNode } from '../runtime/windows.js';
 import { ScriptService, SCRIPT_NS } from '../extensions/scripts.js';
 import { trackActivity } from '../runtime/node.js';
 import { setDefaultZone } from '../values/index.js';
@@ -91,6 +92,13 @@ function metricsRows(nodes: readonly NodeMetrics[]): NodeMetricsRow[] {
     n.latencyCounts ? Array.from(n.latencyCounts) : null,
     n.latencySumUs,
   ]);
+}
+
+/** The bytes a topology's windows hold, estimated. */
+function heldBytes(topo: TopologyBase): number {
+  let n = 0;
+  for (const node of topo.queueNodes()) if (node instanceof WindowNode) n += node.heldBytes;
+  return n;
 }
 
 /** What the main thread shows of a planned topology. */
@@ -213,7 +221,7 @@ async function main(): Promise<void> {
     topologies.delete(handle);
     const rows = metricsRows(t.nodes);
     await t.topo.close();
-    post({ ev: 'metrics', topologies: [[handle, rows]] });
+    post({ ev: 'metrics', topologies: [[handle, rows, 0]] });
   };
 
   const reply = (req: number, p: Promise<PlannedInfo | void>): void => {
@@ -274,12 +282,12 @@ async function main(): Promise<void> {
   });
 
   setInterval(() => {
-    const changed: Array<[number, NodeMetricsRow[]]> = [];
+    const changed: Array<[number, NodeMetricsRow[], number]> = [];
     for (const [handle, t] of topologies) {
       const sig = signature(t.nodes);
       if (sig === t.sig) continue;
       t.sig = sig;
-      changed.push([handle, metricsRows(t.nodes)]);
+      changed.push([handle, metricsRows(t.nodes), heldBytes(t.topo)]);
     }
     if (changed.length > 0) post({ ev: 'metrics', topologies: changed });
   }, METRICS_INTERVAL_MS);
