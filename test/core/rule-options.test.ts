@@ -91,7 +91,7 @@ test('the built-in defaults are the declared ones, and start/stop write back eve
     'restartStrategy',
     'cronDatetimeRange',
   ]);
-  assert.deepEqual(Object.keys(everyOption({ ...defaults, evalLimit: 2000, parallelism: 3 })), [
+  assert.deepEqual(Object.keys(everyOption({ ...defaults, evalLimit: 2000, memoryLimit: 0, parallelism: 3 })), [
     ...Object.keys(SCALAR_RULE_OPTIONS).filter((name) => name !== 'node'),
     'restartStrategy',
     'cronDatetimeRange',
