@@ -28,7 +28,17 @@ interface Server {
   req(method: string, path: string, body?: unknown): Promise<{ status: number; text: string }>;
   /** CPU ms (user + system, every thread) since the process started */
   cpuMs(): number;
+  /** CPU ms of the main thread alone (the REST API's thread) */
+  mainCpuMs(): number;
   stop(): Promise<void>;
+}
+
+/** utime + stime of a /proc stat file, in ms. */
+function statCpuMs(file: string): number {
+  // fields after the command name: utime and stime are the 12th and 13th
+  const stat = readFileSync(file, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12])) * TICK_MS;
 }
 
 async function startServer(checkout: string, env: Record<string, string>): Promise<Server> {
@@ -73,12 +83,8 @@ async function startServer(checkout: string, env: Record<string, string>): Promi
       });
       return { status: res.status, text: await res.text() };
     },
-    cpuMs() {
-      // fields after the command name: utime and stime are the 12th and 13th
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      return (Number(f[11]) + Number(f[12])) * TICK_MS;
-    },
+    cpuMs: () => statCpuMs(`/proc/${pid}/stat`),
+    mainCpuMs: () => statCpuMs(`/proc/${pid}/task/${pid}/stat`),
     async stop() {
       const exited = new Promise<void>((r) => child.once('exit', () => r()));
       child.kill('SIGTERM');
@@ -112,8 +118,11 @@ async function allRunning(s: Server, n: number): Promise<void> {
   }
 }
 
-/** CPU ms per rule of creating `n` rules on a fresh server of `checkout` (after one warm-up rule). */
-async function createCpu(checkout: string, n: number, tag: string): Promise<number> {
+/**
+ * CPU ms per rule of creating `n` rules on a fresh server of `checkout` (after one warm-up rule): the whole process,
+ * and its main thread alone.
+ */
+async function createCpu(checkout: string, n: number, tag: string): Promise<{ total: number; main: number }> {
   const s = await startServer(checkout, { KUIPER__BASIC__WORKERS: '2' });
   try {
     const prefix = `eddy-bench/isolation/${process.pid}/${tag}/`;
@@ -130,9 +139,10 @@ async function createCpu(checkout: string, n: number, tag: string): Promise<numb
     await allRunning(s, 1);
     await sleep(1000);
     const c0 = s.cpuMs();
+    const m0 = s.mainCpuMs();
     await parallel(n, 8, (i) => must(s.req('POST', '/rules', rule(i))));
     await allRunning(s, n + 1);
-    return (s.cpuMs() - c0) / n;
+    return { total: (s.cpuMs() - c0) / n, main: (s.mainCpuMs() - m0) / n };
   } finally {
     await s.stop();
   }
@@ -142,8 +152,8 @@ async function createPart(out: Record<string, string>): Promise<void> {
   const peer = process.env.EDDY_BENCH_PEER;
   const n = QUICK ? 100 : 300;
   const rounds = QUICK ? 2 : 4;
-  const self: number[] = [];
-  const other: number[] = [];
+  const self: Array<{ total: number; main: number }> = [];
+  const other: Array<{ total: number; main: number }> = [];
   for (let r = 0; r < rounds; r++) {
     // interleaved, the order alternating: neither side always runs on the cooler machine
     const order = peer ? (r % 2 === 0 ? ['self', 'peer'] : ['peer', 'self']) : ['self'];
@@ -152,11 +162,14 @@ async function createPart(out: Record<string, string>): Promise<void> {
       (who === 'self' ? self : other).push(ms);
     }
   }
-  out[`create: CPU ms per rule, this checkout (${n} rules, 2 workers)`] = `${median(self).toFixed(2)} ${spread(self)}`;
+  const show = (xs: number[]) => `${median(xs).toFixed(2)} ${spread(xs)}`;
+  out[`create: CPU ms per rule, this checkout (${n} rules, 2 workers): process / main thread`] =
+    `${show(self.map((x) => x.total))} / ${show(self.map((x) => x.main))}`;
   if (peer) {
-    out[`create: CPU ms per rule, ${peer}`] = `${median(other).toFixed(2)} ${spread(other)}`;
-    const ratios = self.map((v, i) => v / other[i]);
-    out['create: CPU ratio this / peer (target ≤ 0.6)'] = `${median(ratios).toFixed(2)} ${spread(ratios)}`;
+    out[`create: CPU ms per rule, ${peer}: process / main thread`] =
+      `${show(other.map((x) => x.total))} / ${show(other.map((x) => x.main))}`;
+    out['create: CPU ratio this / peer, process (target ≤ 0.6)'] = show(self.map((v, i) => v.total / other[i].total));
+    out['create: CPU ratio this / peer, main thread'] = show(self.map((v, i) => v.main / other[i].main));
   }
   out['create: load average'] = await machineLoad();
 }

@@ -12,7 +12,7 @@ import type { FunctionDef, FunctionRegistry } from '../functions/registry.js';
 import type { Registry } from '../connectors/registry.js';
 import { prop } from '../connectors/props.js';
 import { resolveSource } from '../runtime/source.js';
-import { exprToString, identToString, parseSelect, windowToString } from '../sql/index.js';
+import { exprToString, identToString, parseSelect, parseStatementOnce, windowToString } from '../sql/index.js';
 import { walk } from '../plan/analyze.js';
 
 export interface PlacementDeps {
@@ -36,7 +36,10 @@ export function movable(rule: RuleDef, options: RuleOptions, deps: PlacementDeps
   if (rule.sql === undefined) return false;
   let stmt: Select;
   try {
-    stmt = parseSelect(rule.sql);
+    // parsed already when the rule's definition was checked (rules/definition.ts): the same tree
+    const parsed = parseStatementOnce(rule.sql);
+    if (parsed.kind !== 'select') return false;
+    stmt = parsed;
   } catch {
     // not a statement: the main thread answers the parser's error as it always did
     return false;
