@@ -301,7 +301,7 @@ function buildRuntime(
 
 /** docs/runtime.md §1.10: with more than one worker, rules that can run away from the main thread run on workers. */
 function startWorkerPool(
-  { home, config, env, store, logger, closers }: Base,
+  { home, config, env, store, logger, closers, cluster }: Base,
   catalog: Catalog,
   functions: FunctionRegistry,
   scripts: ScriptService,
@@ -321,6 +321,7 @@ function startWorkerPool(
           workerFunction: (def) => scripts.owns(def),
           scriptRevision: () => scripts.revision,
           memoryLimitMb: Number(config.basic.workerMemoryLimit) > 0 ? Number(config.basic.workerMemoryLimit) : 0,
+          parallelInstances: !cluster,
           local: runtime,
           connectors: connectors.registry,
           logger,

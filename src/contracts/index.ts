@@ -385,7 +385,7 @@ export interface Topology {
    * Where the rule runs when it runs on a worker thread (docs/runtime.md §1.10), and whether that worker answers its
    * heartbeat; absent for rules run in-process.
    */
-  placement?(): { worker: number; answering: boolean };
+  placement?(): { worker: number; answering: boolean } | undefined;
   /**
    * True when the thread that will run this topology is still starting (a worker's first rule): its open takes that
    * start's time, so a start command waits for the open instead of answering before the rule can receive anything.

@@ -74,13 +74,6 @@ export class RuleStatusView {
       lastStopTimestamp: s.lastStop,
       nextStartTimestamp: s.nextStart(),
     };
-    // a rule on a worker thread says which one, and whether it answers (docs/runtime.md §1.10); the counters are then
-    // the last the worker sent
-    const placement = s.placement();
-    if (placement) {
-      o.worker = placement.worker;
-      if (!placement.answering) o.workerStatus = `worker ${placement.worker} is not answering its heartbeat`;
-    }
     const tz = this.ctx.timezone();
     for (const n of s.nodes()) {
       const p = `${n.name}_0_`;
@@ -95,6 +88,13 @@ export class RuleStatusView {
       o[`${p}exceptions_total`] = n.exceptions;
       o[`${p}last_exception`] = n.lastException;
       o[`${p}last_exception_time`] = n.lastExceptionTime;
+    }
+    // a rule on a worker thread says which one, after eKuiper's keys, and whether it answers (docs/runtime.md §1.10); the counters are then
+    // the last the worker sent
+    const placement = s.placement();
+    if (placement) {
+      o.worker = placement.worker;
+      if (!placement.answering) o.workerStatus = `worker ${placement.worker} is not answering its heartbeat`;
     }
     return this.withNode(id, o);
   }

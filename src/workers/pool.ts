@@ -30,6 +30,7 @@ import type { FromWorker, PlannedInfo, RuleRequest, ToWorker, WorkerInit } from 
 import type { Registry } from '../connectors/registry.js';
 import { describeNode, movable, placeById, type PlacementDeps } from './placement.js';
 import { RemoteTopology, type RemoteHost } from './remote.js';
+import { InstancesTopology } from '../runtime/instances.js';
 
 export { RemoteTopology } from './remote.js';
 
@@ -55,6 +56,11 @@ export interface PoolOptions {
   scriptRevision?: () => number;
   /** `basic.workerMemoryLimit`: megabytes of JavaScript heap a worker may use; 0 = V8's default */
   memoryLimitMb?: number;
+  /**
+   * a rule with `parallelism` N > 1 runs as N instances on the workers, each on the next worker (a single server; in
+   * a cluster the nodes share the instances, docs/cluster.md §6)
+   */
+  parallelInstances?: boolean;
   /** the in-process builder: plans and runs the rules that stay on the main thread */
   local: TopologyBuilder;
   /** the main thread's connectors: their declarations say where the rules using them may run */
@@ -173,7 +179,30 @@ export class WorkerPool implements TopologyBuilder {
    */
   build(rule: RuleDef, options: RuleOptions, logger: Logger): Topology {
     if (!movable(rule, options, this.placementDeps)) return this.opts.local.build(rule, options, logger);
-    return new RemoteTopology(this.nextHandle++, this.place(rule.id), rule, options, this.host);
+    const first = this.place(rule.id);
+    if (this.opts.parallelInstances && options.parallelism > 1 && rule.instance === undefined) {
+      // one hot topic over several workers: each instance on the next worker, fed by an MQTT shared subscription
+      // (`$share/<rule id>/<topic>`); the workers plan each and refuse a rule that cannot run so (plan/parallel.ts)
+      const count = options.parallelism;
+      const parts = Array.from(
+        { length: count },
+        (_, index) =>
+          new RemoteTopology(
+            this.nextHandle++,
+            (first + index) % this.slots.length,
+            { ...rule, instance: { index, count } },
+            options,
+            this.host,
+          ),
+      );
+      return new InstancesTopology(parts);
+    }
+    return new RemoteTopology(this.nextHandle++, first, rule, options, this.host);
+  }
+
+  /** The ids of the rules open on worker `slot` (a rule with `parallelism` once per instance there). */
+  openOn(slot: number): string[] {
+    return [...this.remotes.values()].filter((t) => t.slot === slot).map((t) => t.rule.id);
   }
 
   /** Deterministic placement: a hash of the rule id over the workers. */

@@ -408,13 +408,14 @@ test('range-only rule: the patrol opens it inside its datetime range and termina
   try {
     const st = uid('s');
     await memoryStream(s, st);
-    // wide enough that the create request and the polls land in their phases on a loaded machine
-    const begin = Date.now() + 3000;
+    // wide enough that the create request (which waits for a rule worker to load when it is the first rule) and the
+    // polls land in their phases on a loaded machine
+    const begin = Date.now() + 10_000;
     const r = await s.req('POST', '/rules', {
       id: 'range1',
       sql: `SELECT * FROM ${st}`,
       actions: [{ nop: {} }],
-      options: { cronDatetimeRange: [{ beginTimestamp: begin, endTimestamp: begin + 3000 }] },
+      options: { cronDatetimeRange: [{ beginTimestamp: begin, endTimestamp: begin + 4000 }] },
     });
     assert.equal(r.status, 201);
     assert.deepEqual(await status(s, 'range1'), { message: 'Stopped: waiting for next schedule.', status: 'stopped' });

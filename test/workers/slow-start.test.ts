@@ -34,13 +34,16 @@ test('a rule placed on a worker still loading is planned and opened there once i
       builtInRuleOptions(),
       s.app.logger,
     );
-    assert.equal(topo.placement?.().worker, 0, 'the rule is placed on the worker');
+    assert.equal(topo.placement?.()?.worker, 0, 'the rule is placed on the worker');
     await topo.prepare?.();
     await topo.open();
     // planned by the worker: the names of its nodes came back from there
     const names = topo.nodes().map((n) => n.name);
     assert.equal(names[0], 'source_slowstart');
-    assert.ok(names.some((n) => n.startsWith('sink_nop')), names.join(', '));
+    assert.ok(
+      names.some((n) => n.startsWith('sink_nop')),
+      names.join(', '),
+    );
     assert.deepEqual(topo.printable().sources, ['source_slowstart']);
     const end = Date.now() + 30_000;
     while (!(topo.nodes().at(-1)!.recordsIn > 0)) {
