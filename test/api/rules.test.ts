@@ -410,9 +410,14 @@ test('range-only rule: the patrol opens it inside its datetime range and termina
   try {
     const st = uid('s');
     await memoryStream(s, st);
-    // wide enough that the create request (which waits for a rule worker to load when it is the first rule) and the
-    // polls land in their phases on a loaded machine
-    const begin = Date.now() + 10_000;
+    // a first rule loads the rule workers (a create waits for its worker's plan), so that the range rule's create is
+    // quick
+    assert.equal(
+      (await s.req('POST', '/rules', { id: 'warm', sql: `SELECT * FROM ${st}`, actions: [{ nop: {} }] })).status,
+      201,
+    );
+    // wide enough that the create request and the polls land in their phases on a loaded machine
+    const begin = Date.now() + 5000;
     const r = await s.req('POST', '/rules', {
       id: 'range1',
       sql: `SELECT * FROM ${st}`,
