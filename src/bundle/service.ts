@@ -102,7 +102,7 @@ function calledNames(sql: string): Set<string> {
 }
 
 /** The bundle sections an {@link InstallerPort} can serve, in the order eKuiper installs them. */
-export const EXTENSION_SECTIONS = ['portablePlugins', 'Service'] as const;
+export const EXTENSION_SECTIONS = ['nativePlugins', 'portablePlugins', 'Service'] as const;
 export type ExtensionSection = (typeof EXTENSION_SECTIONS)[number];
 
 export type CatalogPort = Pick<Catalog, 'get' | 'list' | 'validate' | 'create' | 'replace' | 'clear' | 'statements'>;

@@ -331,7 +331,9 @@ export class WorkerPool implements TopologyBuilder {
       const stmt = parseSelect(rule.sql ?? '');
       const check = (e: Parameters<typeof walk>[0]) =>
         walk(e, (x) => {
-          if (x.kind === 'call' && this.opts.functions.get(x.name) !== this.builtins.get(x.name)) builtinOnly = false;
+          if (x.kind !== 'call') return;
+          const def = this.opts.functions.get(x.name);
+          if (def !== this.builtins.get(x.name) && def?.worker !== true) builtinOnly = false;
         });
       for (const f of stmt.fields) check(f.expr);
       if (stmt.where) check(stmt.where);

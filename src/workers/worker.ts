@@ -13,6 +13,8 @@ import { createTopologyBuilder, type RuleTopology } from '../runtime/topology.js
 import { trackActivity } from '../runtime/node.js';
 import { setDefaultZone } from '../values/index.js';
 import { EddyError } from '../core/errors.js';
+import { join } from 'node:path';
+import { NativeRuntime } from '../extensions/plugins-native-runtime.js';
 import type { StreamCatalog, StreamDef, StreamKind } from '../catalog/types.js';
 import type { KVOp, KVStore } from '../store/kv.js';
 import type { FromWorker, NodeMetricsRow, ToWorker, WorkerInit } from './protocol.js';
@@ -111,9 +113,14 @@ async function main(): Promise<void> {
   const store = new MainStore();
   const connectors = await Connectors.create({ home, config, env: init.env, store, logger });
   const catalog = new CatalogView();
+  const functions = createBuiltinRegistry();
+  // native plugins: the modules the main thread loaded, loaded here too so their rules run on this thread
+  const natives = new NativeRuntime(connectors.registry, functions);
+  const syncNatives = () => natives.sync(join(home.plugins, 'native', 'loaded.json'), (msg) => logger.warn(msg));
+  await syncNatives();
   const builder = createTopologyBuilder({
     catalog,
-    functions: createBuiltinRegistry(),
+    functions,
     connectors: connectors.registry,
     createSinkNode: (o) => connectors.createSinkNode(o),
     store,
@@ -126,6 +133,7 @@ async function main(): Promise<void> {
   let confRevision = -1;
   const open = async (m: Extract<ToWorker, { op: 'open' }>): Promise<void> => {
     catalog.apply(m.streams, m.dropped);
+    await syncNatives();
     // config keys may have changed through the REST API since the last open
     if (m.confRevision < 0 || m.confRevision !== confRevision) {
       await connectors.confKeys.load();
