@@ -464,6 +464,10 @@ async function openBundleService(
           : !!connectors.registry.sink(name),
     propsValidator: (kind, type) => connectors.registry.propsValidator(kind, type),
     fileRoots,
+    customSchemas: {
+      records: () => app.natives.customRecords(),
+      install: (name, soFile) => app.natives.installCustom(name, soFile),
+    },
   });
   await bundle.recoverInterruptedImport();
   return { bundle, tasks };

@@ -130,6 +130,16 @@ export interface BundleDeps {
   propsValidator?(kind: ConfKind, type: string): ((props: Record<string, unknown>) => void) | undefined;
   /** folders an import's `file://` URL may point into (all when absent) */
   fileRoots?: FileRoots;
+  /** custom schemas: format plugins (docs/plugins.md §formats), exported as `custom_<name>` Schema items */
+  customSchemas?: CustomSchemaPort;
+}
+
+/** What import/export needs of the custom schemas (the native plugin manager). */
+export interface CustomSchemaPort {
+  /** `custom_<name>` → the schema record text */
+  records(): Record<string, string>;
+  /** installs a format plugin archive; an existing schema of that name is kept */
+  install(name: string, soFile: string): Promise<void>;
 }
 
 /** Cooperative control of one import: cancellation between items. */
@@ -194,7 +204,7 @@ function needsMissingExtension(err: unknown): boolean {
  */
 function notInstalled(
   bundle: Bundle,
-  deps: Pick<BundleDeps, 'extensions' | 'builtIn'>,
+  deps: Pick<BundleDeps, 'extensions' | 'builtIn' | 'customSchemas'>,
 ): { notes: StatusDoc; installable: Bundle } {
   const notes = emptyStatus();
   const installable: Bundle = { ...bundle, Schema: {} };
@@ -215,9 +225,13 @@ function notInstalled(
     } catch {
       // a broken record is reported by the checks
     }
-    if (rec?.type === 'custom')
-      notes.Schema[name] = `custom schemas (Go plugins) are not supported by Eddy: ${name} was not installed`;
-    else if (rec?.soFile) {
+    if (rec?.type === 'custom') {
+      // a format plugin archive installs; eKuiper's Go codec (a .so) cannot be loaded
+      if (deps.customSchemas && rec.soFile.endsWith('.zip')) installable.Schema[name] = text;
+      else
+        notes.Schema[name] =
+          `custom schemas are format plugin archives (.zip); a Go codec plugin cannot be loaded: ${name} was not installed`;
+    } else if (rec?.soFile) {
       // a static codec (Go plugin) beside the proto: the proto alone serves Eddy
       if (rec.content === '' && rec.file === '') {
         notes.Schema[name] = `static schema plugins (soFile) are not supported by Eddy: ${name} was not installed`;
@@ -299,7 +313,7 @@ export class BundleService {
       const installer = this.deps.extensions?.[key];
       if (installer) b[key] = installer.installRecords();
     }
-    b.Schema = await this.deps.schemas.records();
+    b.Schema = { ...(await this.deps.schemas.records()), ...this.deps.customSchemas?.records() };
     b.uploads = await this.deps.uploads.records();
     b.scripts = this.deps.scripts.records();
     return b;
@@ -400,7 +414,7 @@ export class BundleService {
         }
       }
     }
-    const schemaRecords = await this.deps.schemas.records();
+    const schemaRecords = { ...(await this.deps.schemas.records()), ...this.deps.customSchemas?.records() };
     for (const key of schemaIds) if (key in schemaRecords) b.Schema[key] = schemaRecords[key];
     b.uploads = await this.deps.uploads.records();
     return b;
@@ -547,6 +561,7 @@ export class BundleService {
     for (const [name, text] of Object.entries(bundle.Schema)) {
       try {
         const rec = parseSchemaRecord(name, text);
+        if (rec.type === 'custom' && this.deps.customSchemas) continue;
         if (!isSchemaType(rec.type)) throw new Error(`schema type ${rec.type} is not supported`);
         validateSchemaRecord(rec);
       } catch (e) {
@@ -735,6 +750,12 @@ export class BundleService {
     for (const [name, text] of Object.entries(b.Schema)) {
       await step('Schema', name, async () => {
         const rec = parseSchemaRecord(name, text);
+        const custom = this.deps.customSchemas;
+        if (rec.type === 'custom' && custom) {
+          // as plugin archives: not being able to fetch one does not stop the import
+          await custom.install(rec.name, rec.soFile).catch((e: unknown) => (notes.Schema[name] = message(e)));
+          return;
+        }
         if (!isSchemaType(rec.type)) throw new Error(`schema type ${rec.type} is not supported`);
         if (mode !== 'partial') await this.deps.schemas.upsert(rec.type, rec);
         else if (!this.deps.schemas.exists(rec.type, rec.name)) await this.deps.schemas.create(rec.type, rec);

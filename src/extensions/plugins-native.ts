@@ -325,7 +325,7 @@ export class NativeManager {
   registerFunctions(name: string, functions: readonly string[]): Promise<void> {
     return this.serial(async () => {
       const e = this.entries.get(KEY('functions', name));
-      if (!e || e.deleted) throw new EddyError(ErrorCode.NotFound, `function plugin ${name} not found`);
+      if (!e || e.deleted) throw new EddyError(ErrorCode.NotFound, 'not found');
       const fns = moduleFunctions(this.runtime.exportOf(e));
       for (const f of functions) if (!fns.has(f.toLowerCase())) throw bad(`the plugin ${name} has no function ${f}`);
       this.checkFunctionNames(name, functions);
@@ -487,7 +487,7 @@ export class NativeManager {
   /** A full import: every plugin is dropped (at the next start) unless the bundle installs it again. */
   removeAll(): Promise<void> {
     return this.serial(async () => {
-      for (const e of this.entries.values()) if (e.type !== 'formats') e.deleted = true;
+      for (const e of this.entries.values()) e.deleted = true;
       await this.save();
     });
   }
@@ -514,6 +514,27 @@ export class NativeManager {
 
   deleteFormat(name: string): Promise<void> {
     return this.delete('formats', name);
+  }
+
+  /** The bundle's custom schema items: `custom_<name>` → `{type, name, content, file, soFile}`. */
+  customRecords(): Record<string, string> {
+    const out: Record<string, string> = {};
+    for (const e of this.entries.values()) {
+      if (e.type !== 'formats' || e.deleted) continue;
+      out[`custom_${e.name}`] = JSON.stringify({ type: 'custom', name: e.name, content: '', file: '', soFile: e.file });
+    }
+    return out;
+  }
+
+  /** A bundle's custom schema: installed unless one of that name is. */
+  async installCustom(name: string, soFile: string): Promise<void> {
+    const had = this.entries.get(KEY('formats', name));
+    if (had && had.file === soFile && had.deleted) {
+      delete had.deleted;
+      await this.serial(() => this.save());
+    }
+    if (had) return;
+    await this.createFormat(name, soFile);
   }
 
   private serial<T>(fn: () => Promise<T>): Promise<T> {
