@@ -1,6 +1,6 @@
 /**
  * `/schemas/{type}` and `/schemas/{type}/{name}` (docs/rest-api.md §9). `protobuf` schemas are kept by the schema
- * registry; `custom` schemas are format plugins (an archive named by `soFile`, docs/plugins.md §formats) kept by the
+ * registry; `custom` schemas are format plugins (an archive named by `soFile`, docs/plugins.md §1) kept by the
  * native plugin manager and read by `FORMAT="custom" SCHEMAID="<name>[.<message>]"`.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';

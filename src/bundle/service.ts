@@ -130,7 +130,7 @@ export interface BundleDeps {
   propsValidator?(kind: ConfKind, type: string): ((props: Record<string, unknown>) => void) | undefined;
   /** folders an import's `file://` URL may point into (all when absent) */
   fileRoots?: FileRoots;
-  /** custom schemas: format plugins (docs/plugins.md §formats), exported as `custom_<name>` Schema items */
+  /** custom schemas: format plugins (docs/plugins.md §1), exported as `custom_<name>` Schema items */
   customSchemas?: CustomSchemaPort;
 }
 

@@ -1,7 +1,7 @@
 /**
  * The native plugins loaded into one thread: the main thread's plugin manager (plugins-native.ts) applies each module
  * it loads here and writes the list to `<plugins>/native/loaded.json`; each rule worker reads that list before it
- * opens a rule and loads the same modules into its own registries (docs/plugins.md §threads). A module is loaded
+ * opens a rule and loads the same modules into its own registries (docs/plugins.md §6). A module is loaded
  * once per thread: an update or a drop takes effect after a restart, and running rules keep the code they loaded.
  */
 import { readFileSync, statSync } from 'node:fs';
@@ -24,7 +24,7 @@ export interface DeclarePort {
   declare(d: Declaration): void;
 }
 
-/** The `custom` format: the codec of the custom schema named by SCHEMAID's first part (docs/plugins.md §formats). */
+/** The `custom` format: the codec of the custom schema named by SCHEMAID's first part (docs/plugins.md §1). */
 export const CUSTOM_FORMAT = 'custom';
 
 export class NativeRuntime {

@@ -10,7 +10,7 @@ import { dirname, isAbsolute, join, normalize, sep } from 'node:path';
 import { inflateRawSync } from 'node:zlib';
 import AdmZip from 'adm-zip';
 
-/** The bounds of an archive (docs/plugins.md §limits). */
+/** The bounds of an archive (docs/plugins.md §7). */
 export const ARCHIVE_LIMITS = {
   /** files and folders */
   entries: 10_000,

@@ -1,5 +1,5 @@
 /**
- * Native plugin code runs where its rule runs (docs/plugins.md §threads): on a rule worker, a plugin function that
+ * Native plugin code runs where its rule runs (docs/plugins.md §6): on a rule worker, a plugin function that
  * throws is an exception of its node, one that never returns is stopped by the rule's evaluation limit, and a source
  * that ends its thread (process.exit, an uncaught error) costs a worker replacement. In every case the server answers
  * and a healthy rule keeps producing.

@@ -1,5 +1,5 @@
 /**
- * The native plugin lifecycle across restarts (docs/plugins.md §lifecycle): an update is installed beside the loaded
+ * The native plugin lifecycle across restarts (docs/plugins.md §5): an update is installed beside the loaded
  * code and running rules keep that code until the server restarts, then run the new one; a drop takes effect at the
  * restart; `DELETE ?stop=1` ends the server; bundles carry `nativePlugins` and custom schemas both ways; archives
  * that would unpack to too much or outside their folder are refused at once with nothing left on disk.
