@@ -134,6 +134,32 @@ export function registerPluginRoutes(
     return sendText(reply, 200, `function plugin ${name} function list is registered`);
   });
 
+  // WebAssembly function plugins (eKuiper 1.14 with its wasm build tag; docs/rest-api.md §10.6)
+  const wasmPrefix = 'Invalid body: Error decoding the wasm plugin json: ';
+  http.get('/plugins/wasm', async (_req, reply) => sendJson(reply, 200, natives.names('wasm')));
+  http.post('/plugins/wasm', async (req, reply) => {
+    const body = readPluginRequest(req, wasmPrefix, 'plugin.IOPlugin');
+    await rethrowing(() => natives.create('wasm', body), asEddyError('wasm plugin create command error'));
+    return sendText(reply, 201, `wasm plugin ${body.name.trim()} is created`);
+  });
+  http.get<NameParams>('/plugins/wasm/:name', async (req, reply) => {
+    const info = natives.describe('wasm', req.params.name);
+    if (!info) throw new EddyError(ErrorCode.NotFound, `describe wasm plugin ${req.params.name} error: not found`);
+    return sendJson(reply, 200, info);
+  });
+  http.delete<NameParams>('/plugins/wasm/:name', async (req, reply) => {
+    const { name } = req.params;
+    await rethrowing(() => natives.delete('wasm', name), asEddyError(`delete wasm plugin ${name} error`));
+    const stop = stopAfter(req, reply);
+    return sendText(
+      reply,
+      200,
+      stop
+        ? `wasm plugin ${name} is deleted and Eddy will be stopped`
+        : `wasm plugin ${name} is deleted; it is unloaded at the next restart`,
+    );
+  });
+
   http.get('/plugins/udfs', async (_req, reply) => sendJson(reply, 200, natives.udfs()));
   http.get<NameParams>('/plugins/udfs/:name', async (req, reply) => {
     const u = natives.udf(req.params.name);

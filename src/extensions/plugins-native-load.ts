@@ -28,8 +28,8 @@ import { EvalError, isObject, toJsonData, type Value, type ValueObject } from '.
 import type * as Api from '../../plugin/index.js';
 import type { NativeType as RestNativeType } from './plugins.js';
 
-/** The REST plugin types, and `formats` (custom schemas, `/schemas/custom`). */
-export type NativeType = RestNativeType | 'formats';
+/** The REST plugin types, `formats` (custom schemas, `/schemas/custom`) and `wasm` (`/plugins/wasm`). */
+export type NativeType = RestNativeType | 'formats' | 'wasm';
 
 /** One loaded plugin as the main thread loaded it; workers load the same modules from it. */
 export interface NativeRef {

@@ -5,6 +5,7 @@
  * once per thread: an update or a drop takes effect after a restart, and running rules keep the code they loaded.
  */
 import { readFileSync, statSync } from 'node:fs';
+import { checkWasm, wasmFunctionDefs, WASM_CALL_TIMEOUT_MS } from './plugins-wasm.js';
 import type { Format, FormatOptions } from '../contracts/index.js';
 import type { Declaration } from '../connectors/declaration.js';
 import { EddyError, ErrorCode } from '../core/errors.js';
@@ -68,6 +69,10 @@ export class NativeRuntime {
    * before it changes the registries. Returns the export and the version it states.
    */
   async inspect(ref: NativeRef): Promise<{ exported: unknown; version: string }> {
+    if (ref.type === 'wasm') {
+      checkWasm(new Uint8Array(readFileSync(ref.module)), ref.functions ?? []);
+      return { exported: null, version: '' };
+    }
     const exported = await importPlugin(ref);
     switch (ref.type) {
       case 'sources':
@@ -119,6 +124,12 @@ export class NativeRuntime {
       case 'formats':
         this.formats.set(ref.name, formatFactory(exported));
         break;
+      case 'wasm': {
+        const t = Number(ref.meta?.timeout);
+        const timeout = Number.isFinite(t) && t > 0 ? t : WASM_CALL_TIMEOUT_MS;
+        for (const def of wasmFunctionDefs(ref.module, ref.functions ?? [], timeout)) this.functions.register(def);
+        break;
+      }
     }
   }
 

@@ -66,6 +66,7 @@ export interface NativeOptions {
 }
 
 const bad = (msg: string) => new EddyError(ErrorCode.Undefined, msg);
+const hasFunctions = (e: { type: NativeType }) => e.type === 'functions' || e.type === 'wasm';
 const KEY = (type: NativeType, name: string) => `${type}_${name}`;
 
 /** The name checks of a create request (eKuiper's order: name, then URL). */
@@ -106,7 +107,35 @@ interface Layout {
   meta: Record<string, unknown> | null;
 }
 
+/** A wasm plugin's archive (eKuiper 1.14): `<name>.wasm` and `<name>.json` with `functions` (and `version`). */
+function wasmLayoutOf(name: string, entries: readonly ArchiveEntry[]): Layout {
+  const module = entries.find((e) => e.path === `${name}.wasm`);
+  const json = entries.find((e) => e.path === `${name}.json`);
+  if (!module || !json) throw new Error(`invalid zip file: expect ${name}.wasm and ${name}.json`);
+  let meta: Record<string, unknown>;
+  try {
+    meta = JSON.parse(json.data.toString('utf8')) as Record<string, unknown>;
+  } catch (e) {
+    throw new Error(`invalid ${name}.json: ${(e as Error).message}`);
+  }
+  const fns = meta?.functions;
+  if (!Array.isArray(fns) || fns.length === 0 || fns.some((f) => typeof f !== 'string' || f === ''))
+    throw new Error(`invalid ${name}.json: functions must list the module's function names`);
+  const rest = entries.filter((e) => e !== module && e !== json && e.path !== 'install.sh');
+  return {
+    module,
+    fileVersion: typeof meta.version === 'string' ? meta.version : '',
+    json,
+    install: entries.find((e) => e.path === 'install.sh'),
+    etc: [],
+    rest,
+    apiVersion: '',
+    meta,
+  };
+}
+
 function layoutOf(type: NativeType, name: string, entries: readonly ArchiveEntry[]): Layout {
+  if (type === 'wasm') return wasmLayoutOf(name, entries);
   const sym = exportName(name);
   const modRe = new RegExp(`^${sym.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?:@v?([^/]*))?\\.(?:mjs|js)$`);
   let module: ArchiveEntry | undefined;
@@ -246,21 +275,24 @@ export class NativeManager {
   }
 
   /** `GET /plugins/{type}/{name}`: `{name, version}`. */
-  describe(type: NativeType, name: string): { name: string; version: string } | undefined {
+  describe(type: NativeType, name: string): { name: string; version: string; functions?: string[] } | undefined {
     const e = this.entries.get(KEY(type, name));
-    return e && !e.deleted ? { name: e.name, version: e.version } : undefined;
+    if (!e || e.deleted) return undefined;
+    return type === 'wasm'
+      ? { name: e.name, version: e.version, functions: e.functions }
+      : { name: e.name, version: e.version };
   }
 
   /** `GET /plugins/udfs`: every function of the function plugins. */
   udfs(): string[] {
-    return [...this.entries.values()].filter((e) => e.type === 'functions' && !e.deleted).flatMap((e) => e.functions);
+    return [...this.entries.values()].filter((e) => hasFunctions(e) && !e.deleted).flatMap((e) => e.functions);
   }
 
   /** `GET /plugins/udfs/{name}`: the plugin providing a function. */
   udf(name: string): { name: string; plugin: string } | undefined {
     const lower = name.toLowerCase();
     for (const e of this.entries.values()) {
-      if (e.type !== 'functions' || e.deleted) continue;
+      if (!hasFunctions(e) || e.deleted) continue;
       if (e.functions.some((f) => f.toLowerCase() === lower)) return { name, plugin: e.name };
     }
     return undefined;
@@ -384,13 +416,19 @@ export class NativeManager {
         const log = (line: string) => this.opts.logger?.info('plugin %s install.sh: %s', name, line);
         await runInstallScript(target, req.shellParas, this.opts.installTimeoutMs ?? INSTALL_TIMEOUT_MS, log);
       }
-      const ref: NativeRef = { type, name, module: join(target, layout.module.path), functions: req.functions };
+      const wasmFunctions = type === 'wasm' ? (layout.meta?.functions as string[]) : undefined;
+      const ref: NativeRef = {
+        type,
+        name,
+        module: join(target, layout.module.path),
+        functions: wasmFunctions ?? req.functions,
+        meta: layout.meta,
+      };
       const { exported, version } = await this.runtime.inspect(ref);
-      let functions: string[] = [];
-      if (type === 'functions') {
+      let functions: string[] = wasmFunctions ?? [];
+      if (type === 'functions')
         functions = req.functions.length > 0 ? req.functions : [...moduleFunctions(exported).keys()];
-        if (creating) this.checkFunctionNames(name, functions);
-      }
+      if (creating && functions.length > 0) this.checkFunctionNames(name, functions);
       if (creating) placed.push(...(await this.placeEtc(type, name, layout)));
       return {
         dir: relDir,
@@ -443,7 +481,7 @@ export class NativeManager {
   installRecords(): Record<string, string> {
     const out: Record<string, string> = {};
     for (const e of this.entries.values()) {
-      if (e.deleted || e.type === 'formats') continue;
+      if (e.deleted || e.type === 'formats' || e.type === 'wasm') continue;
       const rec: Record<string, unknown> = { name: e.name, file: e.file, shellParas: e.shellParas };
       if (e.type === 'functions') rec.functions = e.functions;
       out[KEY(e.type, e.name)] = JSON.stringify(rec);
