@@ -25,7 +25,7 @@ import type { SinkMeta, SourceMeta } from '../connectors/meta.js';
 import { EddyError, ErrorCode } from '../core/errors.js';
 import type { ArgInfo, FunctionDef } from '../functions/registry.js';
 import { EvalError, isObject, toJsonData, type Value, type ValueObject } from '../values/index.js';
-import type * as Api from '../../plugin/index.js';
+import type * as Api from 'eddy/plugin';
 import type { NativeType as RestNativeType } from './plugins.js';
 
 /** The REST plugin types, `formats` (custom schemas, `/schemas/custom`) and `wasm` (`/plugins/wasm`). */
