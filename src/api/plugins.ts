@@ -103,7 +103,7 @@ export function registerPluginRoutes(
         200,
         stop
           ? `${type} plugin ${name} is deleted and Eddy will be stopped`
-          : `${type} plugin ${name} is deleted; it is unloaded at the next restart`,
+          : `${type} plugin ${name} is deleted and Eddy must restart for the change to take effect.`,
       );
     });
 
@@ -114,7 +114,7 @@ export function registerPluginRoutes(
         () => natives.update(type, name, body),
         asEddyError(`update ${type} plugin ${name} error, cannot delete old version`),
       );
-      return sendText(reply, 200, `${type} plugin ${name} is updated; the new version is loaded at the next restart`);
+      return sendText(reply, 200, `plugin ${name} is updated and Eddy must restart for the change to take effect.`);
     });
   }
 
@@ -156,7 +156,7 @@ export function registerPluginRoutes(
       200,
       stop
         ? `wasm plugin ${name} is deleted and Eddy will be stopped`
-        : `wasm plugin ${name} is deleted; it is unloaded at the next restart`,
+        : `wasm plugin ${name} is deleted and Eddy must restart for the change to take effect.`,
     );
   });
 

@@ -278,7 +278,7 @@ export class NativeManager {
   describe(type: NativeType, name: string): { name: string; version: string; functions?: string[] } | undefined {
     const e = this.entries.get(KEY(type, name));
     if (!e || e.deleted) return undefined;
-    return type === 'wasm'
+    return hasFunctions(e)
       ? { name: e.name, version: e.version, functions: e.functions }
       : { name: e.name, version: e.version };
   }
@@ -433,7 +433,8 @@ export class NativeManager {
       return {
         dir: relDir,
         module: layout.module.path,
-        version: layout.fileVersion || version,
+        // eKuiper shows a file name's `@v1.2.0` without its `v`
+        version: type === 'wasm' ? layout.fileVersion : (layout.fileVersion || version).replace(/^v(?=\d)/, ''),
         file: req.file,
         shellParas: req.shellParas,
         meta: layout.meta,

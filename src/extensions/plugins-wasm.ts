@@ -41,14 +41,23 @@ parentPort.on('message', ({ id, fn, args }) => {
 
 type Answer = { id: number; result?: number | null; big?: string; error?: string };
 
-/** One wasm plugin's call thread on this thread, started on first call and replaced after a call overran. */
+interface Pending {
+  fn: string;
+  args: number[];
+  resolve: (a: Answer) => void;
+  reject: (e: Error) => void;
+  timer: NodeJS.Timeout;
+}
+
+/**
+ * One wasm plugin's call thread on this thread, started on first call. A call that overran its limit fails and the
+ * thread is replaced; the calls queued behind it never started, so they are sent again to the new thread, each with
+ * its time limit counted again.
+ */
 class WasmHost {
   private worker: Worker | undefined;
   private next = 1;
-  private readonly waiting = new Map<
-    number,
-    { resolve: (a: Answer) => void; reject: (e: Error) => void; timer: NodeJS.Timeout }
-  >();
+  private readonly waiting = new Map<number, Pending>();
 
   constructor(
     private readonly bytes: Uint8Array,
@@ -66,7 +75,7 @@ class WasmHost {
       clearTimeout(p.timer);
       p.resolve(a);
     });
-    const fail = (err: Error) => {
+    const ended = (err: Error) => {
       if (this.worker !== w) return;
       this.worker = undefined;
       for (const p of this.waiting.values()) {
@@ -75,29 +84,35 @@ class WasmHost {
       }
       this.waiting.clear();
     };
-    w.on('error', fail);
-    w.on('exit', (code) => fail(new Error(`the WebAssembly thread ended (${code})`)));
+    w.on('error', ended);
+    w.on('exit', (code) => ended(new Error(`the WebAssembly thread ended (${code})`)));
     this.worker = w;
     return w;
+  }
+
+  private overran(id: number): void {
+    const p = this.waiting.get(id);
+    if (!p) return;
+    this.waiting.delete(id);
+    const stuck = this.worker;
+    this.worker = undefined;
+    if (stuck) void stuck.terminate();
+    p.reject(new Error(`the call did not return within ${this.timeoutMs} ms`));
+    if (this.waiting.size === 0) return;
+    const fresh = this.thread();
+    for (const [qid, q] of this.waiting) {
+      clearTimeout(q.timer);
+      q.timer = setTimeout(() => this.overran(qid), this.timeoutMs);
+      fresh.postMessage({ id: qid, fn: q.fn, args: q.args });
+    }
   }
 
   call(fn: string, args: number[]): Promise<Answer> {
     const w = this.thread();
     const id = this.next++;
     return new Promise<Answer>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        // a call that overran holds its thread: the thread goes, with the calls queued behind it
-        this.waiting.delete(id);
-        if (this.worker === w) this.worker = undefined;
-        for (const p of this.waiting.values()) {
-          clearTimeout(p.timer);
-          p.reject(new Error('the WebAssembly thread was replaced after a call overran its time limit'));
-        }
-        this.waiting.clear();
-        void w.terminate();
-        reject(new Error(`the call did not return within ${this.timeoutMs} ms`));
-      }, this.timeoutMs);
-      this.waiting.set(id, { resolve, reject, timer });
+      const timer = setTimeout(() => this.overran(id), this.timeoutMs);
+      this.waiting.set(id, { fn, args, resolve, reject, timer });
       w.postMessage({ id, fn, args });
     });
   }

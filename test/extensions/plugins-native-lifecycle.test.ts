@@ -89,7 +89,11 @@ test('an update runs after the restart; running rules keep the code they loaded;
     await waitFor(() => rows(file).length >= 3, 20_000, 'first rows');
 
     ok(await s.req('PUT', '/plugins/functions/mathx', { name: 'mathx', file: web.put('mathx2.zip', mathxV2) }), 200);
-    assert.deepEqual((await s.req('GET', '/plugins/functions/mathx')).json(), { name: 'mathx', version: '1.0.0' });
+    assert.deepEqual((await s.req('GET', '/plugins/functions/mathx')).json(), {
+      name: 'mathx',
+      version: '1.0.0',
+      functions: ['cube', 'clamp'],
+    });
     // a restarted rule still gets the loaded code
     ok(await s.req('POST', '/rules/cubes/restart'), 200);
     const before = rows(file).length;
@@ -99,7 +103,11 @@ test('an update runs after the restart; running rules keep the code they loaded;
     await s.stop();
     rmSync(file, { force: true });
     s = await startTestServer({ home: s.homeDir });
-    assert.deepEqual((await s.req('GET', '/plugins/functions/mathx')).json(), { name: 'mathx', version: '2.0.0' });
+    assert.deepEqual((await s.req('GET', '/plugins/functions/mathx')).json(), {
+      name: 'mathx',
+      version: '2.0.0',
+      functions: ['cube', 'clamp'],
+    });
     await waitFor(() => rows(file).length >= 3, 20_000, 'rows after the server restart');
     for (const r of rows(file)) assert.equal(r.c, (r.n as number) ** 3 + 1000, 'the new code after the restart');
 
