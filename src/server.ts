@@ -48,6 +48,7 @@ import { registerUdfRoutes } from './api/udf.js';
 import { ServiceManager } from './extensions/services.js';
 import { registerServiceRoutes } from './api/services.js';
 import { registerPluginRoutes } from './api/plugins.js';
+import { registerCatalogRoutes } from './api/catalogs.js';
 import { PortableManager } from './extensions/plugins-portable.js';
 import { NativeManager } from './extensions/plugins-native.js';
 import { registerConfigRoutes } from './api/configs.js';
@@ -526,6 +527,12 @@ function registerRoutes(
   const requestExit = (code: number) => void close().finally(() => process.exit(code));
   registerPluginRoutes(http, { pluginHosts: config.basic.pluginHosts, portables, natives: app.natives, requestExit });
   registerDataRoutes(http, { bundle, tasks, requestExit });
+  registerCatalogRoutes(http, {
+    functions: app.functions,
+    origins: app.natives,
+    authentication: config.basic.authentication,
+    requestExit,
+  });
   registerRulesetRoutes(http, bundle);
   registerConfigRoutes(http, { config, logger, onTimezone: (zone) => rules.setTimezone(zone) });
   const metrics = exportMetrics(app);

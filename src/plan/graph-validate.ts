@@ -73,6 +73,14 @@ const COLL_NAMES: Record<number, string> = {
   3: 'any',
 };
 
+/** An operator's input or output kinds in words, as eKuiper's operator metadata names them (`/metadata/operators`). */
+export function ioDescription(t: IoType): { type: string; rowType: string; collectionType: string } {
+  const word: Record<number, string> = { 0: 'same', 1: 'row', 2: 'collection', 3: 'any' };
+  const row: Record<number, string> = { 0: 'same', 1: 'single', 2: 'merged', 3: 'any' };
+  const coll: Record<number, string> = { 0: 'same', 1: 'single', 2: 'grouped', 3: 'any' };
+  return { type: word[t.type], rowType: row[t.row], collectionType: coll[t.coll] };
+}
+
 /** Why `value` cannot feed an input accepting `accept`, or undefined when it can. */
 export function misfit(value: IoType, accept: IoType): string | undefined {
   if ((value.type & accept.type) === 0)
