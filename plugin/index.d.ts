@@ -117,7 +117,8 @@ export interface FunctionPlugin {
   validate?(args: readonly ArgInfo[]): string | undefined;
   /**
    * One call: the argument values, or for an aggregate the values of each argument over the group's rows
-   * (`args[i]` is then an array). Throw to fail the call (an exception of the node).
+   * (`args[i]` is then an array). Throw to fail the call (an exception of the node). `args` is valid during the call
+   * only: copy what you keep.
    */
   exec(args: JsonValue[], ctx: { ruleId: string }): JsonValue | Promise<JsonValue>;
   /** An aggregate function (GROUP BY, windows). */
