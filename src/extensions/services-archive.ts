@@ -10,8 +10,15 @@ import { dirname, isAbsolute, join, normalize, sep } from 'node:path';
 import { inflateRawSync } from 'node:zlib';
 import AdmZip from 'adm-zip';
 
+export interface ArchiveLimits {
+  readonly entries: number;
+  readonly unpackedBytes: number;
+  readonly ratio: number;
+  readonly ratioFloorBytes: number;
+}
+
 /** The bounds of an archive (docs/plugins.md §7). */
-export const ARCHIVE_LIMITS = {
+export const ARCHIVE_LIMITS: ArchiveLimits = {
   /** files and folders */
   entries: 10_000,
   /** bytes of every entry unpacked */
@@ -19,16 +26,15 @@ export const ARCHIVE_LIMITS = {
   /** unpacked / compressed bytes of one entry larger than `ratioFloorBytes` */
   ratio: 200,
   ratioFloorBytes: 1024 * 1024,
-} as const;
+};
 
 /** Unpacks one entry within `budget` bytes; the declared size is not trusted (inflation stops past it). */
-function entryData(e: AdmZip.IZipEntry, budget: number): Buffer {
+function entryData(e: AdmZip.IZipEntry, budget: number, limits: ArchiveLimits): Buffer {
   const declared = e.header.size;
   const packed = e.header.compressedSize;
-  if (declared > budget)
-    throw new Error(`invalid zip file: it unpacks to more than ${ARCHIVE_LIMITS.unpackedBytes} bytes`);
-  if (declared > ARCHIVE_LIMITS.ratioFloorBytes && declared > packed * ARCHIVE_LIMITS.ratio)
-    throw new Error(`invalid zip file: entry ${e.entryName} is compressed more than ${ARCHIVE_LIMITS.ratio} to 1`);
+  if (declared > budget) throw new Error(`invalid zip file: it unpacks to more than ${limits.unpackedBytes} bytes`);
+  if (declared > limits.ratioFloorBytes && declared > packed * limits.ratio)
+    throw new Error(`invalid zip file: entry ${e.entryName} is compressed more than ${limits.ratio} to 1`);
   const method = e.header.method;
   if (method !== 0 && method !== 8) return e.getData();
   const raw = e.getCompressedData();
@@ -51,7 +57,7 @@ export interface ArchiveEntry {
 }
 
 /** The file entries of a zip; throws when the archive is unreadable or an entry would escape its folder. */
-export function readZip(bytes: Buffer): ArchiveEntry[] {
+export function readZip(bytes: Buffer, limits: ArchiveLimits = ARCHIVE_LIMITS): ArchiveEntry[] {
   let zip: AdmZip;
   try {
     zip = new AdmZip(bytes);
@@ -59,15 +65,14 @@ export function readZip(bytes: Buffer): ArchiveEntry[] {
     throw new Error(`invalid zip file: ${(e as Error).message}`);
   }
   const all = zip.getEntries();
-  if (all.length > ARCHIVE_LIMITS.entries)
-    throw new Error(`invalid zip file: more than ${ARCHIVE_LIMITS.entries} entries`);
+  if (all.length > limits.entries) throw new Error(`invalid zip file: more than ${limits.entries} entries`);
   // every path is checked before anything is unpacked: a slip is refused without inflating the rest
   for (const e of all) entryPath(e);
-  let budget: number = ARCHIVE_LIMITS.unpackedBytes;
+  let budget = limits.unpackedBytes;
   const out: ArchiveEntry[] = [];
   for (const e of all) {
     if (e.isDirectory) continue;
-    const data = entryData(e, budget);
+    const data = entryData(e, budget, limits);
     budget -= data.length;
     out.push({ path: entryPath(e), data });
   }
