@@ -85,6 +85,16 @@ test('the samples install over HTTP and file://, and rules on workers run them t
   const keys = (await s.req('GET', '/metadata/sources/yaml/counter')).json() as J;
   assert.deepEqual(keys, { default: { interval: 1000 }, fast: { interval: 50 } });
   assert.ok(existsSync(join(s.homeDir, 'etc', 'sources', 'counter.yaml')), 'the yaml is placed as eKuiper places it');
+  // the connection check a plugin declares, as a built-in's
+  const noPath = await s.req('POST', '/metadata/sinks/connection/collect', {});
+  assert.equal(noPath.status, 400);
+  assert.match((noPath.json() as J).message as string, /property path is required/);
+  ok(await s.req('POST', '/metadata/sinks/connection/collect', { path: join(out, 'probe.jsonl') }), 200);
+  assert.ok(existsSync(join(out, 'probe.jsonl')));
+  assert.match(
+    ((await s.req('POST', '/metadata/sources/connection/counter', {})).json() as J).message as string,
+    /source counter doesn't support ping connection/,
+  );
 
   const fileA = join(out, 'a.jsonl');
   const fileB = join(out, 'b.jsonl');

@@ -26,4 +26,10 @@ class CollectSink {
 export const Collect = {
   version: '1.0.0',
   sink: () => new CollectSink(),
+  // `POST /metadata/sinks/connection/collect`: can the file be written?
+  check: async (props) => {
+    if (typeof props.path !== 'string' || props.path === '') throw new Error('property path is required');
+    await mkdir(dirname(props.path), { recursive: true });
+    await appendFile(props.path, '');
+  },
 };
