@@ -49,6 +49,8 @@ import { ServiceManager } from './extensions/services.js';
 import { registerServiceRoutes } from './api/services.js';
 import { registerPluginRoutes } from './api/plugins.js';
 import { registerCatalogRoutes } from './api/catalogs.js';
+import { functionCatalog } from './functions/catalog.js';
+import { operatorCatalog } from './plan/graph-validate.js';
 import { PortableManager } from './extensions/plugins-portable.js';
 import { NativeManager } from './extensions/plugins-native.js';
 import { registerConfigRoutes } from './api/configs.js';
@@ -528,8 +530,8 @@ function registerRoutes(
   registerPluginRoutes(http, { pluginHosts: config.basic.pluginHosts, portables, natives: app.natives, requestExit });
   registerDataRoutes(http, { bundle, tasks, requestExit });
   registerCatalogRoutes(http, {
-    functions: app.functions,
-    origins: app.natives,
+    functionCatalog: () => functionCatalog(app.functions, app.natives),
+    operatorCatalog,
     authentication: config.basic.authentication,
     requestExit,
   });

@@ -179,3 +179,31 @@ export function orderNodes(
   if (order.length < total) throw new Error("can't find node ");
   return order;
 }
+
+/**
+ * The operator palette of eKuiper's UI (`GET /metadata/operators`, docs/rest-api.md §16.13): every graph-rule operator
+ * with the kinds it accepts and produces, in the shape of eKuiper's `etc/ops/*.json` files.
+ */
+export function operatorCatalog(): unknown[] {
+  return Object.entries(OP_IO).map(([name, [input, output]]) => ({
+    name,
+    about: {
+      trial: false,
+      author: { name: 'Eddy', email: '', company: '', website: '' },
+      helpUrl: {
+        en_US: 'https://ekuiper.org/docs/en/v1.14/guide/rules/graph_rule.html',
+        zh_CN: 'https://ekuiper.org/docs/zh/v1.14/guide/rules/graph_rule.html',
+      },
+      description: { en_US: `graph rule operator ${name}`, zh_CN: `graph rule operator ${name}` },
+    },
+    properties: [],
+    node: {
+      display: true,
+      category: 'op',
+      input: ioDescription(input),
+      output: ioDescription(output),
+      icon: 'iconPath',
+      label: { en: name, zh: name },
+    },
+  }));
+}
