@@ -56,7 +56,7 @@ test('fuzzed requests to every REST route: no answer ≥ 500, no unanticipated e
           `unanticipated error for ${describe(r)}: ${res.statusCode} ${res.body.slice(0, 300)}`,
         );
       }),
-      { numRuns: RUNS, endOnFailure: true },
+      { numRuns: RUNS, endOnFailure: true, includeErrorInReport: true },
     );
     assert.ok(sent >= RUNS);
     assert.equal((await s.req('GET', '/ping')).status, 200);

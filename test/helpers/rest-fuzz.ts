@@ -245,61 +245,79 @@ const QUERIES = [
  * One random request against `routes`; `ids` are names the requests should often hit (seeded resources); `hugeMax`
  * bounds the length of the huge string values.
  */
+/** Routes never fuzzed: `/stop` ends the server it is asked from the loopback interface (as `stop=1` does an import). */
+const NEVER_SENT = new Set(['/stop']);
+
 export function requestArbitrary(
-  routes: readonly RouteSpec[],
+  allRoutes: readonly RouteSpec[],
   ids: readonly string[],
   hugeMax = 2_000_000,
 ): fc.Arbitrary<FuzzRequest> {
+  const routes = allRoutes.filter((r) => !NEVER_SENT.has(r.path));
   const param = fc.oneof(
     { weight: 4, arbitrary: fc.constantFrom(...ids) },
     { weight: 2, arbitrary: fc.constantFrom(...ODD_IDS) },
     { weight: 2, arbitrary: fc.string({ maxLength: 16 }).map((s) => encodeURIComponent(s)) },
     { weight: 1, arbitrary: fc.integer({ min: 200, max: 400 }).map((n) => 'x'.repeat(n)) },
   );
-  return fc
-    .tuple(
-      fc.constantFrom(...routes),
-      fc.oneof(
-        { weight: 6, arbitrary: fc.constant(-1) },
-        { weight: 1, arbitrary: fc.integer({ min: 0, max: ALL_METHODS.length - 1 }) },
-      ),
-      fc.integer({ min: 0, max: 7 }),
-      fc.array(param, { minLength: 4, maxLength: 4 }),
-      fc.oneof(
-        { weight: 4, arbitrary: fc.constantFrom(...QUERIES) },
-        {
-          weight: 1,
-          arbitrary: fc.string({ maxLength: 20 }).map((s) => `?${encodeURIComponent(s)}=${encodeURIComponent(s)}`),
-        },
-      ),
-      body(ids, hugeMax),
-      fc.constantFrom(
-        'application/json',
-        'text/plain',
-        'application/octet-stream',
-        'multipart/form-data; boundary=zz',
-        '',
-      ),
-      fc.integer({ min: 0, max: 9 }).map((n) => n === 0),
-      fc.oneof(fc.constantFrom(...ids), fc.stringMatching(/^[a-z][a-z0-9_]{0,8}$/)),
-      fc.integer({ min: 0, max: 9 }),
-    )
-    .map(([route, m, pick, params, query, generated, contentType, trailingSlash, name, fitting]) => {
-      const method = m < 0 ? route.methods[pick % route.methods.length] : ALL_METHODS[m];
-      // often the body the route expects, so that requests also create, change and delete things
-      const fit = fitting < 4 ? fittingBody(route.path, name) : undefined;
-      const b = fit ?? generated;
-      let i = 0;
-      const path =
-        route.path.replace(/:[A-Za-z_]+/g, () => params[i++ % params.length]) +
-        (trailingSlash && route.path !== '/' ? '/' : '');
-      // `stop=1` makes an import end the process: never sent
-      const headers: Record<string, string> = contentType ? { 'content-type': contentType } : {};
-      return {
-        method,
-        url: path + query,
-        headers,
-        body: method === 'GET' || method === 'HEAD' ? (b && b.length < 1000 ? b : undefined) : b,
-      };
-    });
+  return (
+    fc
+      .tuple(
+        fc.constantFrom(...routes),
+        fc.oneof(
+          { weight: 6, arbitrary: fc.constant(-1) },
+          { weight: 1, arbitrary: fc.integer({ min: 0, max: ALL_METHODS.length - 1 }) },
+        ),
+        fc.integer({ min: 0, max: 7 }),
+        fc.array(param, { minLength: 4, maxLength: 4 }),
+        fc.oneof(
+          { weight: 4, arbitrary: fc.constantFrom(...QUERIES) },
+          {
+            weight: 1,
+            arbitrary: fc.string({ maxLength: 20 }).map((s) => `?${encodeURIComponent(s)}=${encodeURIComponent(s)}`),
+          },
+        ),
+        body(ids, hugeMax),
+        fc.constantFrom(
+          'application/json',
+          'text/plain',
+          'application/octet-stream',
+          'multipart/form-data; boundary=zz',
+          '',
+        ),
+        fc.integer({ min: 0, max: 9 }).map((n) => n === 0),
+        fc.oneof(fc.constantFrom(...ids), fc.stringMatching(/^[a-z][a-z0-9_]{0,8}$/)),
+        fc.integer({ min: 0, max: 9 }),
+      )
+      .map(([route, m, pick, params, query, generated, contentType, trailingSlash, name, fitting]) => {
+        const method = m < 0 ? route.methods[pick % route.methods.length] : ALL_METHODS[m];
+        // often the body the route expects, so that requests also create, change and delete things
+        const fit = fitting < 4 ? fittingBody(route.path, name) : undefined;
+        const b = fit ?? generated;
+        let i = 0;
+        const path =
+          route.path.replace(/:[A-Za-z_]+/g, () => params[i++ % params.length]) +
+          (trailingSlash && route.path !== '/' ? '/' : '');
+        // `stop=1` makes an import end the process: never sent
+        const headers: Record<string, string> = contentType ? { 'content-type': contentType } : {};
+        return {
+          method,
+          url: path + query,
+          headers,
+          body: method === 'GET' || method === 'HEAD' ? (b && b.length < 1000 ? b : undefined) : b,
+        };
+      })
+      // inject() resolves dot segments before routing (a real client's `/rules/../stop` is redirected first): a path
+      // that resolves to a route never sent is not sent either
+      .filter((r) => !NEVER_SENT.has(resolvedPath(r.url)))
+  );
+}
+
+/** The path of `url` with its dot segments resolved, as inject() routes it. */
+function resolvedPath(url: string): string {
+  try {
+    return new URL(url, 'http://fuzz').pathname.replace(/\/+$/, '') || '/';
+  } catch {
+    return url;
+  }
 }
