@@ -351,7 +351,8 @@ function startWorkerPool(
           store,
           catalog,
           functions,
-          workerFunction: (def) => scripts.owns(def),
+          // JavaScript functions and plugin functions declared for workers load there too
+          workerFunction: (def) => def.worker === true || scripts.owns(def),
           scriptRevision: () => scripts.revision,
           memoryLimitMb: Number(config.basic.workerMemoryLimit) > 0 ? Number(config.basic.workerMemoryLimit) : 0,
           parallelInstances: !cluster,
