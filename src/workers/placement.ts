@@ -82,8 +82,7 @@ export function movable(rule: RuleDef, options: RuleOptions, deps: PlacementDeps
       if (x.kind !== 'call') return;
       const def = deps.functions.get(x.name);
       if (def === undefined || def === deps.builtins.get(x.name)) return;
-      // native plugin functions are defined on every worker (FunctionDef.worker)
-      if (def.worker !== true && !deps.workerFunction?.(def)) onWorker = false;
+      if (!deps.workerFunction?.(def)) onWorker = false;
     });
   for (const f of stmt.fields) check(f.expr);
   if (stmt.where) check(stmt.where);
