@@ -21,6 +21,7 @@ export const WASM_CALL_TIMEOUT_MS = 5000;
 const CALL_THREAD = `
 const { parentPort, workerData } = require('node:worker_threads');
 const instance = new WebAssembly.Instance(new WebAssembly.Module(workerData.bytes), {});
+parentPort.postMessage({ id: 0 });
 parentPort.on('message', ({ id, fn, args }) => {
   try {
     const f = instance.exports[fn];
@@ -46,16 +47,20 @@ interface Pending {
   args: number[];
   resolve: (a: Answer) => void;
   reject: (e: Error) => void;
-  timer: NodeJS.Timeout;
+  /** set once the call is sent */
+  timer?: NodeJS.Timeout;
 }
 
 /**
- * One wasm plugin's call thread on this thread, started on first call. A call that overran its limit fails and the
- * thread is replaced; the calls queued behind it never started, so they are sent again to the new thread, each with
- * its time limit counted again.
+ * One wasm plugin's call thread on this thread, started on first call. A call's time limit counts from when the thread
+ * has loaded (starting a thread on a busy machine is no fault of the call). A call that overran its limit fails and
+ * the thread is replaced; the calls queued behind it never started, so they are sent again to the new thread, each
+ * with its time limit counted again.
  */
 class WasmHost {
   private worker: Worker | undefined;
+  /** calls made while the thread loads: sent, and timed, once it has */
+  private starting: number[] | undefined;
   private next = 1;
   private readonly waiting = new Map<number, Pending>();
 
@@ -68,7 +73,15 @@ class WasmHost {
     if (this.worker) return this.worker;
     const w = new Worker(CALL_THREAD, { eval: true, workerData: { bytes: this.bytes } });
     w.unref();
+    this.starting = [];
     w.on('message', (a: Answer) => {
+      if (a.id === 0) {
+        // loaded: the calls made meanwhile go out now, each timed from here
+        const queued = this.starting ?? [];
+        this.starting = undefined;
+        for (const id of queued) this.send(w, id);
+        return;
+      }
       const p = this.waiting.get(a.id);
       if (!p) return;
       this.waiting.delete(a.id);
@@ -78,6 +91,7 @@ class WasmHost {
     const ended = (err: Error) => {
       if (this.worker !== w) return;
       this.worker = undefined;
+      this.starting = undefined;
       for (const p of this.waiting.values()) {
         clearTimeout(p.timer);
         p.reject(err);
@@ -90,6 +104,15 @@ class WasmHost {
     return w;
   }
 
+  /** Posts waiting call `id` to the loaded thread `w` and starts its time limit. */
+  private send(w: Worker, id: number): void {
+    const q = this.waiting.get(id);
+    if (!q) return;
+    clearTimeout(q.timer);
+    q.timer = setTimeout(() => this.overran(id), this.timeoutMs);
+    w.postMessage({ id, fn: q.fn, args: q.args });
+  }
+
   private overran(id: number): void {
     const p = this.waiting.get(id);
     if (!p) return;
@@ -99,21 +122,19 @@ class WasmHost {
     if (stuck) void stuck.terminate();
     p.reject(new Error(`the call did not return within ${this.timeoutMs} ms`));
     if (this.waiting.size === 0) return;
-    const fresh = this.thread();
-    for (const [qid, q] of this.waiting) {
-      clearTimeout(q.timer);
-      q.timer = setTimeout(() => this.overran(qid), this.timeoutMs);
-      fresh.postMessage({ id: qid, fn: q.fn, args: q.args });
-    }
+    this.thread();
+    for (const q of this.waiting.values()) clearTimeout(q.timer);
+    this.starting = [...this.waiting.keys()];
   }
 
   call(fn: string, args: number[]): Promise<Answer> {
     const w = this.thread();
     const id = this.next++;
     return new Promise<Answer>((resolve, reject) => {
-      const timer = setTimeout(() => this.overran(id), this.timeoutMs);
-      this.waiting.set(id, { fn, args, resolve, reject, timer });
-      w.postMessage({ id, fn, args });
+      // no limit yet: it starts when the call is sent
+      this.waiting.set(id, { fn, args, resolve, reject });
+      if (this.starting) this.starting.push(id);
+      else this.send(w, id);
     });
   }
 }
@@ -159,7 +180,9 @@ export function wasmFunctionDefs(file: string, functions: readonly string[], tim
     kind: 'scalar',
     nullCheck: 'N',
     worker: true,
-    async: { timeoutMs: timeoutMs + 1000, maxInFlight: 1 },
+    // the call thread enforces `timeoutMs` itself; the asynchronous stage's limit is only a backstop (a thread that
+    // takes long to start on a busy machine)
+    async: { timeoutMs: timeoutMs * 3 + 5000, maxInFlight: 1 },
     execAsync: async (args: Value[]) => {
       const nums = args.map((a) => {
         if (typeof a === 'bigint') return Number(a);

@@ -6,8 +6,9 @@
  *
  * Rules stay on the main thread when they need something that exists only there: a connector or format whose
  * declaration says so (connectors/declaration.ts `threads`: the memory bus, the data server's endpoints, the neuron
- * pair, plugin processes, protobuf schemas), lookup or scan tables, functions other than built-ins (scripts, external
- * services, plugin functions), and a rule's own log file or debug level.
+ * pair, plugin processes, protobuf schemas), lookup or scan tables, functions a worker does not have (external
+ * services, portable plugin functions; native plugin functions are loaded on every worker), and a rule's own log file
+ * or debug level.
  *
  * Supervision: every worker answers a heartbeat; a worker that misses it is marked as not answering (the status of
  * its rules says so at once) and, past the limit, terminated and replaced; its rules open again on the new worker,

@@ -399,10 +399,15 @@ test('an async import of an eKuiper bundle finishes; the task message is the 200
   try {
     const n = names();
     const id = (await ok(s, 'POST', '/async/data/import', { content: J(ekuiperBundle(n)) })).json().id as string;
-    const task = await until('the task to end', async () => {
-      const t = (await ok(s, 'GET', `/async/task/${id}`)).json();
-      return t.status === 'finish' || t.status === 'error' ? t : undefined;
-    });
+    // the bundle's plugin archives are fetched (and fail) first: a loaded machine resolves their hosts slowly
+    const task = await until(
+      'the task to end',
+      async () => {
+        const t = (await ok(s, 'GET', `/async/task/${id}`)).json();
+        return t.status === 'finish' || t.status === 'error' ? t : undefined;
+      },
+      60_000,
+    );
     assert.equal(task.status, 'finish', task.message);
     assert.deepEqual(Object.keys(task), ['id', 'status', 'message', 'createdTimestamp', 'updatedTimestamp']);
     const body = JSON.parse(task.message);
