@@ -21,7 +21,7 @@
  */
 import vm from 'node:vm';
 import { types } from 'node:util';
-import { DateTime, EvalError, type Value, type ValueObject } from '../values/index.js';
+import { DateTime, EvalError, stopRuleAfterThis, type Value, type ValueObject } from '../values/index.js';
 
 /** Default time limit of one evaluation (the script's load, or one call). */
 export const DEFAULT_SCRIPT_TIMEOUT_MS = 1000;
@@ -251,8 +251,16 @@ export class ScriptEngine {
       return callScript.runInContext(this.context, { timeout: this.timeoutMs, displayErrors: false });
     } catch (e) {
       // the helper catches whatever the script throws: only a time-out (or a broken engine) gets here
+      const timedOut = isTimeout(e);
+      // a call that ran out of time would do so for every record: its rule stops (docs/runtime.md §8)
+      if (timedOut && this.state.mode === 'call')
+        stopRuleAfterThis(
+          new Error(
+            `javascript function ${this.state.id} ran past its time limit of ${this.timeoutMs} ms, so the rule was stopped`,
+          ),
+        );
       throw new EvalError(
-        isTimeout(e) ? `script execution timed out after ${this.timeoutMs}ms` : 'the script engine failed',
+        timedOut ? `script execution timed out after ${this.timeoutMs}ms` : 'the script engine failed',
       );
     }
   }

@@ -5,6 +5,7 @@
 import { performance } from 'node:perf_hooks';
 import { ErrorRecord, NodeMetrics, type SinkNode } from '../contracts/index.js';
 import { kindBit, type Item, type ItemKind, type ItemOf, type KindSet } from './items.js';
+import { takeRuleStop } from '../values/errors.js';
 
 /** Anything a node can push to: another node's queue or a sink. `accept` returns false when the item was dropped. */
 export interface Receiver {
@@ -300,6 +301,8 @@ export abstract class QueueNode<K extends ItemKind = ItemKind> implements Receiv
       this.dispatch(item);
     } catch (err) {
       m.error(err);
+      const stop = takeRuleStop();
+      if (stop) this.fatal(stop);
     }
     m.messagesProcessed++;
   }
@@ -313,6 +316,8 @@ export abstract class QueueNode<K extends ItemKind = ItemKind> implements Receiv
       fn();
     } catch (err) {
       this.metrics.error(err);
+      const stop = takeRuleStop();
+      if (stop) this.fatal(stop);
     }
     this.metrics.busyUs += (performance.now() - t0) * 1000;
   }

@@ -6,6 +6,7 @@
 import type { Row } from '../contracts/index.js';
 import { JoinTuple, type Tuple } from '../contracts/index.js';
 import type { Value, ValueObject } from '../values/value.js';
+import { takeRuleStop } from '../values/errors.js';
 import { EvalUnit } from '../plan/plan.js';
 import type {
   AnalyticStage,
@@ -42,6 +43,13 @@ abstract class Operator<K extends ItemKind> extends QueueNode<K> {
   }
 
   protected fail(err: unknown): void {
+    // an evaluation that asked for its rule to stop (a JavaScript function past its time limit) ends the run
+    const stop = takeRuleStop();
+    if (stop) {
+      this.metrics.error(err);
+      this.fatal(stop);
+      return;
+    }
     this.emitError(err, this.env.sendError);
   }
 
