@@ -29,6 +29,7 @@ import { RuleState } from './state.js';
 import { formatInvocation, parseGoDuration } from './schedule.js';
 import { CpuMeter } from './cpu.js';
 import { summarize, type RuleSummary } from './summary.js';
+import { connectionOf, healthFields, isSourceOrSink, statusGauge, type RuleStateName } from './health.js';
 import type { ValueObject } from '../values/value.js';
 
 export const RULE_NS = 'rule';
@@ -89,14 +90,17 @@ export interface RuleListEntry {
   id: string;
   name: string;
   status: string;
+  /** the state beside the status text (rules/health.ts) */
+  state: RuleStateName;
   /** cluster mode: the node(s) running the rule, comma-separated; empty when none does */
   node?: string;
 }
 
 export interface RuleMetricsSnapshot {
   id: string;
-  /** 1 running, 0 stopped, −1 stopped by an error */
-  status: 1 | 0 | -1;
+  /** 1 running, 2 degraded, 0 stopped, −1 stopped by an error (rules/health.ts) */
+  status: 1 | 2 | 0 | -1;
+  state: RuleStateName;
   /** node metrics in status order; empty unless running */
   nodes: readonly NodeMetrics[];
 }
@@ -526,12 +530,14 @@ export class RuleService {
   list(): RuleListEntry[] {
     return this.ids().map((id) => {
       const s = this.rules.get(id)!.state;
-      if (!this.deps.placement) return { id, name: s.def.name || id, status: s.statusText() };
+      if (!this.deps.placement) return { id, name: s.def.name || id, status: s.statusText(), state: s.health().state };
       const remote = this.runsHere(id) ? undefined : this.deps.placement.elsewhere(id);
+      const status = this.statusTextOf(id, remote);
       return {
         id,
         name: s.def.name || id,
-        status: this.statusTextOf(id, remote),
+        status,
+        state: this.runsHere(id) ? s.health().state : status === 'Running' ? 'running' : 'stopped',
         node: this.nodesOf(id, remote).join(','),
       };
     });
@@ -570,7 +576,9 @@ export class RuleService {
   status(id: string): Record<string, unknown> {
     const s = this.entry(id).state;
     if (!this.runsHere(id)) return this.statusElsewhere(id);
-    if (s.phase !== 'running') return this.withNode(id, { message: s.statusText(), status: 'stopped' });
+    const now = Date.now();
+    const health = healthFields(s.health(now));
+    if (s.phase !== 'running') return this.withNode(id, { message: s.statusText(), status: 'stopped', ...health });
     const o: Record<string, unknown> = {
       status: 'running',
       lastStartTimestamp: s.lastStart,
@@ -599,6 +607,9 @@ export class RuleService {
       o[`${p}last_exception`] = n.lastException;
       o[`${p}last_exception_time`] = n.lastExceptionTime;
     }
+    // Eddy's additions come after eKuiper's keys (docs/rest-api.md §4.10)
+    Object.assign(o, health);
+    for (const n of s.nodes()) if (isSourceOrSink(n.name)) o[`${n.name}_0_connection`] = connectionOf(n, now);
     return this.withNode(id, o);
   }
 
@@ -608,10 +619,12 @@ export class RuleService {
    */
   summary(id: string): RuleSummary {
     const e = this.entry(id);
-    const base: { id: string; name: string; status: string; node?: string } = {
+    const status = this.statusTextOf(id);
+    const base: { id: string; name: string; status: string; state: string; node?: string } = {
       id,
       name: e.state.def.name || id,
-      status: this.statusTextOf(id),
+      status,
+      state: this.runsHere(id) ? e.state.health().state : status === 'Running' ? 'running' : 'stopped',
     };
     if (this.deps.placement) base.node = this.nodesOf(id).join(',');
     if (this.runsHere(id)) return summarize(base, this.status(id));
@@ -654,9 +667,8 @@ export class RuleService {
       .filter((id) => this.runsHere(id))
       .map((id) => {
         const s = this.rules.get(id)!.state;
-        const running = s.phase === 'running';
-        const failed = s.phase === 'stopped' && s.stopText !== 'canceled manually.';
-        return { id, status: running ? 1 : failed ? -1 : 0, nodes: running ? s.nodes() : [] };
+        const state = s.health().state;
+        return { id, status: statusGauge(state), state, nodes: s.phase === 'running' ? s.nodes() : [] };
       });
   }
 

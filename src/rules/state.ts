@@ -9,6 +9,7 @@ import type { NodeMetrics, PrintableTopo, RuleDef, RuleOptions, Topology } from 
 import type { ValueObject } from '../values/value.js';
 import { inRanges, parseCronSpec, parseGoDuration, rangesEnded, restartDelay, type CronSchedule } from './schedule.js';
 import { settledWithin } from '../core/waits.js';
+import { ruleHealth, type RuleHealth } from './health.js';
 
 export type Phase = 'stopped' | 'running' | 'waiting' | 'terminated';
 
@@ -55,6 +56,11 @@ export class RuleState {
   lastStop = 0;
   /** scheduled starts that failed (periodic rules), shown as ` Start failed count: N.` */
   startFailed = 0;
+  /** the last error of a run (an open that failed, a fatal error) and its Unix ms (rules/health.ts) */
+  lastError = '';
+  lastErrorTime = 0;
+  /** the run is opening, closing on a user stop, or waiting for a restart after an error (rules/health.ts) */
+  activity: 'starting' | 'stopping' | 'restarting' | undefined;
 
   private topo: Topology | undefined;
   private opened = false;
@@ -109,6 +115,11 @@ export class RuleState {
   nextStart(now = Date.now()): number {
     if (!this.scheduled || !this.cron || !inRanges(this.options.cronDatetimeRange, now, this.deps.timezone)) return 0;
     return this.cron.next(now) ?? 0;
+  }
+
+  /** The state beside the status text: degraded while a source or sink is not connected (rules/health.ts). */
+  health(now = Date.now()): RuleHealth {
+    return ruleHealth(this, this.phase === 'running' ? this.nodes() : [], now);
   }
 
   /** metrics of the current (or last) topology, in status order */
@@ -182,7 +193,12 @@ export class RuleState {
   stop(): Promise<void> {
     return this.enqueue(async () => {
       const wasActive = this.phase === 'running' || this.opened;
-      await this.halt();
+      this.activity = 'stopping';
+      try {
+        await this.halt();
+      } finally {
+        this.activity = undefined;
+      }
       this.phase = 'stopped';
       this.stopText = 'canceled manually.';
       if (wasActive || this.lastStop === 0) this.lastStop = Date.now();
@@ -276,6 +292,7 @@ export class RuleState {
   /** Ends the current run only (the schedule stays armed). */
   private async endRun(): Promise<void> {
     this.runGen++;
+    if (this.activity !== 'stopping') this.activity = undefined;
     this.clearTimers(this.runTimers);
     await this.closeTopo();
   }
@@ -313,6 +330,7 @@ export class RuleState {
     this.opened = true;
     this.phase = 'running';
     this.lastStart = Date.now();
+    this.activity = 'starting';
     let reported = false;
     const fail = (err: unknown) => {
       if (reported) return;
@@ -327,6 +345,9 @@ export class RuleState {
     } catch (err) {
       fail(err);
     }
+    void opening.then(() => {
+      if (gen === this.runGen && this.activity === 'starting') this.activity = undefined;
+    });
     this.logger.info('rule started');
     return opening;
   }
@@ -334,9 +355,12 @@ export class RuleState {
   private async onRunError(gen: number, err: Error): Promise<void> {
     if (gen !== this.runGen) return;
     this.logger.error({ err: err.message }, 'rule run failed');
+    this.lastError = err.message;
+    this.lastErrorTime = Date.now();
     await this.closeTopo();
     const strategy = this.options.restartStrategy;
     if (this.attempts < strategy.attempts) {
+      this.activity = 'restarting';
       const delay = restartDelay(strategy, this.attempts, this.deps.random);
       this.attempts++;
       this.logger.info('restarting the rule in %d ms (attempt %d of %d)', delay, this.attempts, strategy.attempts);
@@ -378,6 +402,9 @@ export class RuleState {
   /** A run ended by an error with no restart left. */
   private runFailed(err: Error): void {
     this.runGen++;
+    this.activity = undefined;
+    this.lastError = err.message;
+    this.lastErrorTime = Date.now();
     this.lastStop = Date.now();
     if (this.scheduled) {
       this.startFailed++;

@@ -246,6 +246,8 @@ export class RemoteTopology implements Topology {
       n.lastException = r[8];
       n.lastExceptionTime = r[9];
       n.busyUs = r[10];
+      n.setConnection(r[13]);
+      n.failingSince = r[14];
     }
   }
 

@@ -3,7 +3,7 @@
  * and the metadata store; a worker owns the topologies of the rules placed on it and reaches the store through
  * `kv` requests.
  */
-import type { RuleDef, RuleOptions } from '../contracts/index.js';
+import type { ConnectionState, RuleDef, RuleOptions } from '../contracts/index.js';
 import type { StreamDef } from '../catalog/types.js';
 import type { ValueObject } from '../values/value.js';
 
@@ -43,7 +43,8 @@ export type ToWorker =
 /**
  * One node's metrics: name, records in and out, messages processed, last latency (µs), buffer length, last
  * invocation, exceptions, last exception and its time, busy µs, then the latency histogram as the worker counted it
- * (bucket counts, null before the first record, and their sum in µs) — copied, never counted again on this side.
+ * (bucket counts, null before the first record, and their sum in µs) — copied, never counted again on this side;
+ * last the node's connection and the start of a sink's failing spell (docs/runtime.md §1.5).
  */
 export type NodeMetricsRow = [
   string,
@@ -58,6 +59,8 @@ export type NodeMetricsRow = [
   number,
   number,
   number[] | null,
+  number,
+  ConnectionState,
   number,
 ];
 

@@ -87,14 +87,23 @@ function metricsRows(nodes: readonly NodeMetrics[]): NodeMetricsRow[] {
     n.busyUs,
     n.latencyCounts ? Array.from(n.latencyCounts) : null,
     n.latencySumUs,
+    n.connection,
+    n.failingSince,
   ]);
 }
 
-/** Changes whenever a node processed, failed or buffered something. */
+/** Changes whenever a node processed, failed, buffered something or saw its connection change. */
 function signature(nodes: readonly NodeMetrics[]): number {
   let s = 0;
   for (const n of nodes)
-    s += n.messagesProcessed + n.recordsOut + n.exceptions * 7 + n.bufferLength * 13 + n.lastInvocation;
+    s +=
+      n.messagesProcessed +
+      n.recordsOut +
+      n.exceptions * 7 +
+      n.bufferLength * 13 +
+      n.lastInvocation +
+      n.connectionChanges * 17 +
+      n.failingSince;
   return s;
 }
 
@@ -144,6 +153,9 @@ async function main(): Promise<void> {
       topologies.delete(m.handle);
       throw err;
     }
+    // the metrics as the open left them (the connections: rules/health.ts) reach the main thread before the reply
+    const nodes = topo.nodes();
+    post({ ev: 'metrics', topologies: [[m.handle, metricsRows(nodes)]] });
   };
 
   const close = async (handle: number): Promise<void> => {
