@@ -5,7 +5,15 @@
  * an older run are ignored.
  */
 import type { Logger } from 'pino';
-import type { NodeMetrics, PrintableTopo, RuleDef, RuleOptions, Topology } from '../contracts/index.js';
+import type {
+  NodeMetrics,
+  PrintableTopo,
+  RuleDef,
+  RuleOptions,
+  Topology,
+  TraceSpan,
+  TraceStrategy,
+} from '../contracts/index.js';
 import type { ValueObject } from '../values/value.js';
 import { inRanges, parseCronSpec, parseGoDuration, rangesEnded, restartDelay, type CronSchedule } from './schedule.js';
 import { settledWithin } from '../core/waits.js';
@@ -74,6 +82,7 @@ export class RuleState {
   private queue: Promise<void> = Promise.resolve();
   /** busy µs of topologies this rule ran before the current one (CPU usage survives restarts) */
   private retiredBusyUs = 0;
+  private tracing: { strategy: TraceStrategy; emit: (span: TraceSpan) => void } | undefined;
 
   constructor(
     public def: RuleDef,
@@ -262,6 +271,18 @@ export class RuleState {
       for (const n of this.topo.nodes()) this.retiredBusyUs += n.busyUs;
     }
     this.topo = topo;
+    // tracing stays on across restarts and updates until it is stopped
+    if (this.tracing) topo.trace?.(this.tracing.strategy, this.tracing.emit);
+  }
+
+  /** Rule tracing (docs/runtime.md §1.11): on with a strategy, off with null; applies to this run and the next. */
+  trace(strategy: TraceStrategy | null, emit: (span: TraceSpan) => void): void {
+    this.tracing = strategy === null ? undefined : { strategy, emit };
+    this.topo?.trace?.(strategy, emit);
+  }
+
+  get traceStrategy(): TraceStrategy | null {
+    return this.tracing?.strategy ?? null;
   }
 
   private addTimer(set: Set<NodeJS.Timeout>, ms: number, fn: () => void): void {

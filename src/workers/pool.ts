@@ -27,6 +27,8 @@ import type {
   RuleDef,
   RuleOptions,
   Topology,
+  TraceSpan,
+  TraceStrategy,
   TopologyBuilder,
 } from '../contracts/index.js';
 import type { StreamCatalog, StreamDef } from '../catalog/types.js';
@@ -182,6 +184,7 @@ class Slot {
 export class RemoteTopology implements Topology {
   private readonly signals = new TopologySignals();
   open_ = false;
+  private tracing: { strategy: TraceStrategy; emit: (span: TraceSpan) => void } | undefined;
 
   constructor(
     readonly handle: number,
@@ -227,6 +230,22 @@ export class RemoteTopology implements Topology {
 
   startsCold(): boolean {
     return !this.pool.started(this.slot);
+  }
+
+  /** Rule tracing (docs/runtime.md §1.11): the worker traces, the spans come back with its metrics. */
+  trace(strategy: TraceStrategy | null, emit: (span: TraceSpan) => void): void {
+    this.tracing = strategy === null ? undefined : { strategy, emit };
+    this.pool.traceRemote(this);
+  }
+
+  /** @internal the strategy the worker should trace with, null when off */
+  get traceStrategy(): TraceStrategy | null {
+    return this.tracing?.strategy ?? null;
+  }
+
+  /** @internal a span the worker sent */
+  traced(span: TraceSpan): void {
+    this.tracing?.emit(span);
   }
 
   /** @internal metrics sent by the worker */
@@ -392,6 +411,13 @@ export class WorkerPool implements TopologyBuilder {
     return { streams, dropped };
   }
 
+  /** Tells the worker running `t` to trace it (or to stop); applied after the open when it is not open yet. */
+  traceRemote(t: RemoteTopology): void {
+    const s = this.slots[t.slot];
+    if (!t.open_ || !s?.spawned) return;
+    s.worker.postMessage({ op: 'trace', handle: t.handle, strategy: t.traceStrategy } satisfies ToWorker);
+  }
+
   async openRemote(t: RemoteTopology): Promise<void> {
     // the workers start together with the first rule placed on any of them: each takes a moment to load, and the
     // next rules' workers are then ready when those rules come
@@ -400,6 +426,7 @@ export class WorkerPool implements TopologyBuilder {
     t.open_ = true;
     try {
       await this.sendOpen(t.slot, t);
+      if (t.traceStrategy !== null) this.traceRemote(t);
     } catch (err) {
       // the worker was replaced meanwhile: the replacement opens the rule
       if (err instanceof WorkerReplaced && this.remotes.has(t.handle)) return;
@@ -520,6 +547,9 @@ export class WorkerPool implements TopologyBuilder {
       }
       case 'metrics':
         for (const [handle, rows] of m.topologies) this.remotes.get(handle)?.update(rows);
+        break;
+      case 'spans':
+        for (const [handle, span] of m.spans) this.remotes.get(handle)?.traced(span);
         break;
       case 'fatal':
         this.remotes.get(m.handle)?.fail(new Error(m.message));

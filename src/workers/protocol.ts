@@ -3,7 +3,7 @@
  * and the metadata store; a worker owns the topologies of the rules placed on it and reaches the store through
  * `kv` requests.
  */
-import type { ConnectionState, RuleDef, RuleOptions } from '../contracts/index.js';
+import type { ConnectionState, RuleDef, RuleOptions, TraceSpan, TraceStrategy } from '../contracts/index.js';
 import type { StreamDef } from '../catalog/types.js';
 import type { ValueObject } from '../values/value.js';
 
@@ -33,6 +33,8 @@ export type ToWorker =
   | { op: 'close'; req: number; handle: number }
   /** `PUT /rules/{id}/reset_state` of a rule on the worker (docs/rest-api.md §16.6) */
   | { op: 'resetOffset'; req: number; handle: number; streamName: string; input: ValueObject }
+  /** rule tracing of a rule on the worker (docs/runtime.md §1.11): a strategy starts it, null stops it */
+  | { op: 'trace'; handle: number; strategy: TraceStrategy | null }
   | { op: 'ping'; seq: number }
   | { op: 'kv'; id: number; value?: unknown; error?: string }
   /** fault injection of the tests: busy the worker's thread for `ms` */
@@ -72,4 +74,6 @@ export type FromWorker =
   | { ev: 'fatal'; handle: number; message: string }
   | { ev: 'end'; handle: number }
   | { ev: 'metrics'; topologies: Array<[number, NodeMetricsRow[]]> }
+  /** the spans of traced records finished since the last message, by topology handle */
+  | { ev: 'spans'; spans: Array<[number, TraceSpan]> }
   | { ev: 'kv'; id: number; method: string; args: unknown[] };

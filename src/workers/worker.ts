@@ -16,13 +16,15 @@ import { EddyError } from '../core/errors.js';
 import type { StreamCatalog, StreamDef, StreamKind } from '../catalog/types.js';
 import type { KVOp, KVStore } from '../store/kv.js';
 import type { FromWorker, NodeMetricsRow, ToWorker, WorkerInit } from './protocol.js';
-import type { NodeMetrics, RuleDef } from '../contracts/index.js';
+import type { NodeMetrics, RuleDef, TraceSpan } from '../contracts/index.js';
 
 /** Node slots per topology in an activity id (pool.ts decodes it the same way). */
 const ACTIVITY_NODES = 4096;
 
 /** How often the metrics of changed topologies are sent to the main thread. */
 const METRICS_INTERVAL_MS = 100;
+/** Spans of traced rules waiting for the next metrics message, at most (the rest are dropped). */
+const MAX_PENDING_SPANS = 10_000;
 
 if (!parentPort) throw new Error('the rule worker must run in a worker thread');
 const port = parentPort;
@@ -132,6 +134,8 @@ async function main(): Promise<void> {
   // each topology's node list is kept: the metrics scan reads every topology ten times a second
   const topologies = new Map<number, { topo: RuleTopology; nodes: readonly NodeMetrics[]; sig: number }>();
 
+  /** finished spans of traced rules, sent with the metrics (docs/runtime.md §1.11) */
+  const spans: Array<[number, TraceSpan]> = [];
   let confRevision = -1;
   const open = async (m: Extract<ToWorker, { op: 'open' }>): Promise<void> => {
     catalog.apply(m.streams, m.dropped);
@@ -198,6 +202,12 @@ async function main(): Promise<void> {
         );
         break;
       }
+      case 'trace':
+        topologies.get(m.handle)?.topo.trace(m.strategy, (span) => {
+          // bounded: spans the main thread has not taken yet are dropped past this many
+          if (spans.length < MAX_PENDING_SPANS) spans.push([m.handle, span]);
+        });
+        break;
       case 'ping':
         post({ ev: 'pong', seq: m.seq });
         break;
@@ -217,6 +227,7 @@ async function main(): Promise<void> {
   });
 
   setInterval(() => {
+    if (spans.length > 0) post({ ev: 'spans', spans: spans.splice(0) });
     const changed: Array<[number, NodeMetricsRow[]]> = [];
     for (const [handle, t] of topologies) {
       const sig = signature(t.nodes);
