@@ -581,6 +581,19 @@ async function configPage() {
         'table',
         {},
         h('tr', {}, h('th', {}, 'Key'), h('th', {}, 'Properties'), h('th', {}, '')),
+        ...(Object.keys(map ?? {}).length === 0
+          ? [
+              h(
+                'tr',
+                {},
+                h(
+                  'td',
+                  { colspan: 3, class: 'empty', 'data-role': 'empty' },
+                  `No ${typeSel.value} keys yet: add one below, then name it in CONF_KEY (streams) or resourceId (actions).`,
+                ),
+              ),
+            ]
+          : []),
         ...Object.entries(map ?? {}).map(([k, v]) =>
           h(
             'tr',
@@ -601,14 +614,18 @@ async function configPage() {
                 {
                   class: 'danger',
                   onclick: () =>
-                    act(
-                      () =>
-                        api(
-                          'DELETE',
-                          `/metadata/${kindSel.value}/${encodeURIComponent(typeSel.value)}/confKeys/${encodeURIComponent(k)}`,
-                        ),
-                      'deleted',
-                    ).then(loadKeys),
+                    confirmAction(
+                      `Delete the ${typeSel.value} key ${k}? Streams and actions naming it lose its settings.`,
+                    )
+                      ? act(
+                          () =>
+                            api(
+                              'DELETE',
+                              `/metadata/${kindSel.value}/${encodeURIComponent(typeSel.value)}/confKeys/${encodeURIComponent(k)}`,
+                            ),
+                          'deleted',
+                        ).then(loadKeys)
+                      : undefined,
                 },
                 'Delete',
               ),
