@@ -151,3 +151,32 @@ test('trace routes refuse what they cannot do', async () => {
     await s.dispose();
   }
 });
+
+test('head traces only the records that arrive with a trace context, continuing it (httppush traceparent)', async () => {
+  const s = await startTestServer();
+  try {
+    await s.req('POST', '/streams', { sql: 'CREATE STREAM th () WITH (TYPE="httppush", DATASOURCE="/trace/head")' });
+    assert.equal(
+      (await s.req('POST', '/rules', { id: 'head', sql: 'SELECT * FROM th', actions: [{ nop: {} }] })).status,
+      201,
+    );
+    assert.equal((await s.req('POST', '/rules/head/trace/start', { strategy: 'head' })).status, 200);
+    await waitFor(() => s.app.connectors.dataServer.port !== undefined, 10_000, 'the data server');
+    const url = `http://127.0.0.1:${s.app.connectors.dataServer.port}/trace/head`;
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const post = (headers: Record<string, string>) =>
+      fetch(url, { method: 'POST', body: JSON.stringify({ a: 1 }), headers }).then((r) => r.status);
+    assert.equal(await post({}), 200);
+    assert.equal(await post({ traceparent: `00-${traceId}-00f067aa0ba902b7-01` }), 200);
+    const spans = await traceOf(s, 'head', (x) => x.at(-1)?.name === 'sink_nop_0');
+    assert.equal(spans[0].traceID, traceId, 'the trace continues the caller’s');
+    assert.equal(spans[0].parentSpanID, '00f067aa0ba902b7');
+    assert.deepEqual(
+      (await s.req('GET', '/trace/rule/head')).json(),
+      [traceId],
+      'the record without a context is not traced',
+    );
+  } finally {
+    await s.dispose();
+  }
+});
