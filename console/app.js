@@ -214,9 +214,9 @@ async function rulesPage() {
         status: h('span', { class: 'badge' }),
         reason: h('div', { class: 'muted reason-cell', 'data-role': 'rule-reason' }),
         node: h('td', { class: 'cluster-only', 'data-role': 'rule-node' }),
-        in: h('td', { class: 'num' }),
-        out: h('td', { class: 'num' }),
-        exc: h('td', { class: 'num' }),
+        in: h('td', { class: 'num wide-only' }),
+        out: h('td', { class: 'num wide-only' }),
+        exc: h('td', { class: 'num wide-only' }),
       };
       const id = encodeURIComponent(r.id);
       const op = (verb, question) => async () => {
@@ -371,9 +371,9 @@ async function rulesPage() {
         h('th', {}, 'ID'),
         h('th', {}, 'State'),
         h('th', { class: 'cluster-only' }, 'Node'),
-        h('th', { class: 'num' }, 'Records in'),
-        h('th', { class: 'num' }, 'Records out'),
-        h('th', { class: 'num' }, 'Exceptions'),
+        h('th', { class: 'num wide-only' }, 'Records in'),
+        h('th', { class: 'num wide-only' }, 'Records out'),
+        h('th', { class: 'num wide-only' }, 'Exceptions'),
         h('th', {}, ''),
       ),
     ),

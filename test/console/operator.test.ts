@@ -226,7 +226,8 @@ test('a stream is edited in place', async () => {
 
 test('the rules table fits 1280 px and a phone', async () => {
   const long = `uiwide_${'x'.repeat(120)}`;
-  await ok('POST', '/rules', { id: long, sql: 'SELECT * FROM uikeep', actions: [{ nop: {} }] });
+  await ok('POST', '/streams', { sql: 'CREATE STREAM uiwide (a BIGINT) WITH (TYPE="memory", DATASOURCE="ui/wide")' });
+  await ok('POST', '/rules', { id: long, sql: 'SELECT * FROM uiwide', actions: [{ nop: {} }] });
   for (const viewport of [
     { width: 1280, height: 900 },
     { width: 390, height: 844 },
