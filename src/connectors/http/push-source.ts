@@ -43,7 +43,7 @@ export class HttpPushHub {
         }
         const payload = new Uint8Array(body);
         const ts = Date.now();
-        // a W3C trace context travels with the record: rule tracing's `head` strategy continues it (runtime.md §1.11)
+        // a W3C trace context travels with the record: rule tracing's `head` strategy continues it (docs/runtime.md §1.11)
         const traceparent = req.headers.traceparent;
         const meta = typeof traceparent === 'string' ? { traceparent } : {};
         for (const c of consumers) c.emit({ payload, meta, timestamp: ts });
