@@ -22,6 +22,8 @@ export interface RunFacts {
   /** the last error of a run (open failure, fatal error) and its Unix ms */
   lastError: string;
   lastErrorTime: number;
+  /** a rule on a worker thread that does not answer its heartbeat: why (docs/runtime.md §1.10) */
+  stuck?: string;
 }
 
 export interface RuleHealth {
@@ -78,6 +80,7 @@ export function ruleHealth(run: RunFacts, nodes: readonly NodeMetrics[], now = D
     return CLEAN_STOPS.has(run.stopText) ? out('stopped') : out('stoppedByError', run.stopText);
   }
   if (run.activity === 'restarting') return out('degraded', `restarting after an error: ${run.lastError}`);
+  if (run.stuck) return out('degraded', run.stuck);
   const why = degradation(nodes, now, run.activity === 'starting');
   if (why !== '') return out('degraded', why);
   return out(run.activity === 'starting' ? 'starting' : 'running');

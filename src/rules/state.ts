@@ -17,7 +17,7 @@ import type {
 import type { ValueObject } from '../values/value.js';
 import { inRanges, parseCronSpec, parseGoDuration, rangesEnded, restartDelay, type CronSchedule } from './schedule.js';
 import { settledWithin } from '../core/waits.js';
-import { ruleHealth, type RuleHealth } from './health.js';
+import { ruleHealth, type RuleHealth, type RunFacts } from './health.js';
 
 export type Phase = 'stopped' | 'running' | 'waiting' | 'terminated';
 
@@ -128,7 +128,14 @@ export class RuleState {
 
   /** The state beside the status text: degraded while a source or sink is not connected (rules/health.ts). */
   health(now = Date.now()): RuleHealth {
-    return ruleHealth(this, this.phase === 'running' ? this.nodes() : [], now);
+    const p = this.phase === 'running' ? this.placement() : undefined;
+    const stuck = p && !p.answering ? `worker ${p.worker} is not answering its heartbeat` : undefined;
+    return ruleHealth({ ...this.facts(), stuck }, this.phase === 'running' ? this.nodes() : [], now);
+  }
+
+  private facts(): RunFacts {
+    const { phase, activity, stopText, lastError, lastErrorTime } = this;
+    return { phase, activity, stopText, lastError, lastErrorTime };
   }
 
   /** metrics of the current (or last) topology, in status order */

@@ -50,6 +50,8 @@ test('the state follows the run and its connections; the status text is not its 
   assert.equal(stopped('found error when connecting for tcp://x:1883: refused.'), 'stoppedByError');
   assert.equal(ruleHealth({ ...running, activity: 'stopping' }, [src]).state, 'stopping');
   assert.equal(ruleHealth({ ...running, phase: 'waiting' }, []).state, 'stopped');
+  const stuck = ruleHealth({ ...running, stuck: 'worker 1 is not answering its heartbeat' }, [src]);
+  assert.deepEqual([stuck.state, stuck.reason], ['degraded', 'worker 1 is not answering its heartbeat']);
   const restarting = ruleHealth({ ...running, activity: 'restarting', lastError: 'boom', lastErrorTime: 1 }, []);
   assert.deepEqual([restarting.state, restarting.reason], ['degraded', 'restarting after an error: boom']);
   assert.deepEqual(
