@@ -39,7 +39,7 @@ test('the state follows the run and its connections; the status text is not its 
   const now = Date.now();
   failing.sendFailed(new Error('503 unavailable'));
   assert.equal(ruleHealth(running, [src, failing], now).state, 'running');
-  const later = ruleHealth(running, [src, failing], now + SINK_FAILING_MS + 1);
+  const later = ruleHealth(running, [src, failing], failing.failingSince + SINK_FAILING_MS);
   assert.equal(later.state, 'degraded');
   assert.match(later.reason, /^sink_rest_0: disconnected: every send failed for \d+ s: 503 unavailable$/);
   assert.deepEqual([later.lastError, later.lastErrorTime], ['503 unavailable', failing.lastExceptionTime]);
