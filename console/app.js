@@ -1,132 +1,10 @@
 // Eddy's web console: plain ES modules and the DOM, no framework and no build step (ARCHITECTURE.md "Web console").
 // Every call goes to the REST API of the server that serves these files; a 401 asks for a token, kept for the tab.
-import { drawTopology } from './graph.js';
+import { rulePage } from './rule.js';
+import { dataPage } from './data.js';
+import { act, api, every, fmtBytes, fmtNum, h, page, stateClass, confirmAction } from './ui.js';
 
 const main = document.getElementById('main');
-let pageTimers = [];
-let pageSockets = [];
-
-// ------------------------------------------------------------------------------------------------ helpers
-
-/** `h('div', {class: 'x', onclick: f}, child…)`: an element; strings become text nodes. */
-export function h(tag, attrs, ...children) {
-  const el = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs ?? {})) {
-    if (v === undefined || v === null || v === false) continue;
-    if (k.startsWith('on')) el.addEventListener(k.slice(2), v);
-    else if (k === 'value') el.value = v;
-    else el.setAttribute(k, v === true ? '' : String(v));
-  }
-  for (const c of children.flat())
-    if (c !== undefined && c !== null && c !== false) el.append(c instanceof Node ? c : String(c));
-  return el;
-}
-
-class ApiError extends Error {
-  constructor(status, message) {
-    super(message);
-    this.status = status;
-  }
-}
-
-let loginOpen = null;
-function askToken(reason) {
-  if (loginOpen) return loginOpen;
-  const dlg = document.getElementById('login');
-  document.getElementById('login-reason').textContent = reason;
-  loginOpen = new Promise((resolve) => {
-    dlg.addEventListener(
-      'close',
-      () => {
-        sessionStorage.setItem('eddy.token', document.getElementById('login-token').value.trim());
-        loginOpen = null;
-        resolve();
-      },
-      { once: true },
-    );
-  });
-  dlg.showModal();
-  return loginOpen;
-}
-
-/** A REST call; JSON bodies parsed. Throws ApiError with the server's message. */
-export async function api(method, path, body) {
-  for (let attempt = 0; ; attempt++) {
-    const headers = {};
-    const token = sessionStorage.getItem('eddy.token');
-    if (token) headers.Authorization = token;
-    if (body !== undefined) headers['Content-Type'] = 'application/json';
-    const res = await fetch(path, {
-      method,
-      headers,
-      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-    });
-    const text = await res.text();
-    let data = text;
-    try {
-      data = text === '' ? '' : JSON.parse(text);
-    } catch {
-      // text answer
-    }
-    if (res.status === 401 && attempt < 3) {
-      await askToken(`The server asks for a token: ${text.trim()}`);
-      continue;
-    }
-    if (!res.ok)
-      throw new ApiError(
-        res.status,
-        (data && typeof data === 'object' && data.message) || text.trim() || `HTTP ${res.status}`,
-      );
-    return data;
-  }
-}
-
-function toast(text, bad = false) {
-  const t = document.getElementById('toast');
-  t.textContent = text;
-  t.className = bad ? 'bad' : '';
-  t.hidden = false;
-  clearTimeout(toast.timer);
-  toast.timer = setTimeout(() => (t.hidden = true), bad ? 8000 : 3000);
-}
-
-/** Runs an action, reporting its failure (or `done` text) in the toast. */
-async function act(fn, done) {
-  try {
-    const r = await fn();
-    if (done) toast(typeof done === 'function' ? done(r) : done);
-    return r;
-  } catch (e) {
-    toast(e.message, true);
-    return undefined;
-  }
-}
-
-function every(ms, fn) {
-  let stopped = false;
-  const tick = async () => {
-    if (stopped) return;
-    try {
-      await fn();
-    } catch {
-      // the next tick tries again
-    }
-    if (!stopped) timer.id = setTimeout(tick, ms);
-  };
-  const timer = { id: 0, stop: () => ((stopped = true), clearTimeout(timer.id)) };
-  pageTimers.push(timer);
-  void tick();
-  return timer;
-}
-
-const fmtBytes = (n) =>
-  n >= 1 << 30
-    ? `${(n / (1 << 30)).toFixed(2)} GiB`
-    : n >= 1 << 20
-      ? `${(n / (1 << 20)).toFixed(1)} MiB`
-      : `${Math.round(n / 1024)} KiB`;
-const fmtNum = (n) => Number(n).toLocaleString('en-US');
-const statusClass = (s) => (/^running$/i.test(s) ? 'running' : /^stopped/i.test(s) ? 'stopped' : '');
 
 /**
  * A SQL editor: a textarea checked as you type (`POST /eddy/sql/check`); a syntax error is shown at its line and
@@ -190,7 +68,17 @@ async function streamsPage(kind) {
     const items = await api('GET', `/${kind}details`);
     list.replaceChildren(
       ...(items.length === 0
-        ? [h('tr', {}, h('td', { colspan: 4, class: 'muted' }, `no ${plural} yet`))]
+        ? [
+            h(
+              'tr',
+              {},
+              h(
+                'td',
+                { colspan: 4, class: 'muted', 'data-role': 'empty' },
+                `no ${plural} yet — write a CREATE ${kind.toUpperCase()} statement below`,
+              ),
+            ),
+          ]
         : items.map((s) =>
             h(
               'tr',
@@ -198,7 +86,13 @@ async function streamsPage(kind) {
               h('td', {}, h('a', { href: '#', onclick: (e) => (e.preventDefault(), describe(s.name)) }, s.name)),
               h('td', {}, s.type),
               h('td', {}, s.format),
-              h('td', {}, h('button', { class: 'danger', onclick: () => drop(s.name) }, 'Drop')),
+              h(
+                'td',
+                { class: 'actions' },
+                h('button', { onclick: () => edit(s.name), 'data-role': 'edit' }, 'Edit'),
+                ' ',
+                h('button', { class: 'danger', onclick: () => drop(s.name) }, 'Drop'),
+              ),
             ),
           )),
     );
@@ -234,8 +128,27 @@ async function streamsPage(kind) {
       ),
     );
   };
+  /** Edit: the stored statement in the editor; saving replaces the definition (`PUT /streams/{name}`). */
+  let editing;
+  const edit = async (name) => {
+    const all = await act(() => api('GET', '/data/export'));
+    const sql = all?.[plural]?.[name];
+    if (!sql) return;
+    editing = name;
+    editor.value = sql;
+    formTitle.textContent = `Edit ${kind} ${name}`;
+    createButton.textContent = `Save ${kind} ${name}`;
+    cancelEdit.hidden = false;
+    formTitle.scrollIntoView();
+  };
+  const endEdit = () => {
+    editing = undefined;
+    formTitle.textContent = `New ${kind}`;
+    createButton.textContent = `Create ${kind}`;
+    cancelEdit.hidden = true;
+  };
   const drop = async (name) => {
-    if (!confirm(`Drop ${kind} ${name}?`)) return;
+    if (!confirmAction(`Drop ${kind} ${name}? Rules reading it stop working.`)) return;
     await act(
       () => api('DELETE', `/${plural}/${encodeURIComponent(name)}`),
       (r) => r,
@@ -251,27 +164,34 @@ async function streamsPage(kind) {
   editor.value = example;
   const create = async () => {
     const r = await act(
-      () => api('POST', `/${plural}`, { sql: editor.value }),
+      () =>
+        editing
+          ? api('PUT', `/${plural}/${encodeURIComponent(editing)}`, { sql: editor.value })
+          : api('POST', `/${plural}`, { sql: editor.value }),
       (t) => t,
     );
-    if (r !== undefined) await load();
+    if (r === undefined) return;
+    if (editing) await describe(editing);
+    endEdit();
+    await load();
   };
+  const formTitle = h('h2', {}, `New ${kind}`);
+  const createButton = h('button', { class: 'primary', 'data-role': 'create', onclick: create }, `Create ${kind}`);
+  const cancelEdit = h('button', { hidden: true, onclick: endEdit }, 'Cancel');
   main.replaceChildren(
     h('h1', {}, kind === 'stream' ? 'Streams' : 'Tables'),
     h(
-      'table',
-      {},
-      h('thead', {}, h('tr', {}, h('th', {}, 'Name'), h('th', {}, 'Type'), h('th', {}, 'Format'), h('th', {}, ''))),
-      list,
+      'div',
+      { class: 'table-wrap' },
+      h(
+        'table',
+        {},
+        h('thead', {}, h('tr', {}, h('th', {}, 'Name'), h('th', {}, 'Type'), h('th', {}, 'Format'), h('th', {}, ''))),
+        list,
+      ),
     ),
     detail,
-    h(
-      'div',
-      { class: 'panel' },
-      h('h2', {}, `New ${kind}`),
-      editor.el,
-      h('p', {}, h('button', { class: 'primary', 'data-role': 'create', onclick: create }, `Create ${kind}`)),
-    ),
+    h('div', { class: 'panel' }, formTitle, editor.el, h('p', { class: 'toolbar' }, createButton, cancelEdit)),
   );
   await load();
 }
@@ -292,41 +212,50 @@ async function rulesPage() {
     if (!row) {
       const cells = {
         status: h('span', { class: 'badge' }),
+        reason: h('div', { class: 'muted reason-cell', 'data-role': 'rule-reason' }),
         node: h('td', { class: 'cluster-only', 'data-role': 'rule-node' }),
-        in: h('td', { class: 'num' }),
-        out: h('td', { class: 'num' }),
-        exc: h('td', { class: 'num' }),
+        in: h('td', { class: 'num wide-only' }),
+        out: h('td', { class: 'num wide-only' }),
+        exc: h('td', { class: 'num wide-only' }),
       };
       const id = encodeURIComponent(r.id);
-      const op = (verb) => () =>
-        act(
+      const op = (verb, question) => async () => {
+        if (question && !confirmAction(question)) return;
+        await act(
           () => api('POST', `/rules/${id}/${verb}`),
           (t) => t,
-        ).then(refresh);
+        );
+        await refresh();
+      };
+      const buttons = {
+        start: h('button', { onclick: op('start') }, 'Start'),
+        stop: h('button', { onclick: op('stop', `Stop rule ${r.id}?`) }, 'Stop'),
+        restart: h('button', { onclick: op('restart', `Restart rule ${r.id}? Its state starts again.`) }, 'Restart'),
+      };
       const el = h(
         'tr',
         { 'data-rule': r.id },
-        h('td', {}, h('a', { href: `#/rules/${id}` }, r.id)),
-        h('td', {}, cells.status),
+        h('td', { class: 'id' }, h('a', { href: `#/rules/${id}` }, r.id)),
+        h('td', { class: 'status' }, cells.status, cells.reason),
         cells.node,
         cells.in,
         cells.out,
         cells.exc,
         h(
           'td',
-          {},
-          h('button', { onclick: op('start') }, 'Start'),
+          { class: 'actions' },
+          buttons.start,
           ' ',
-          h('button', { onclick: op('stop') }, 'Stop'),
+          buttons.stop,
           ' ',
-          h('button', { onclick: op('restart') }, 'Restart'),
+          buttons.restart,
           ' ',
           h(
             'button',
             {
               class: 'danger',
               onclick: async () => {
-                if (!confirm(`Delete rule ${r.id}?`)) return;
+                if (!confirmAction(`Delete rule ${r.id}? Its definition and state are removed for good.`)) return;
                 await act(
                   () => api('DELETE', `/rules/${id}`),
                   (t) => t,
@@ -338,12 +267,18 @@ async function rulesPage() {
           ),
         ),
       );
-      row = { el, cells };
+      row = { el, cells, buttons };
       rows.set(r.id, row);
     }
-    row.cells.status.textContent = r.status;
-    row.cells.status.className = `badge ${statusClass(r.status)}`;
-    row.cells.status.title = r.lastException || '';
+    const state = r.state ?? (r.status === 'Running' ? 'running' : 'stopped');
+    const running = r.status === 'Running';
+    row.buttons.start.disabled = running;
+    row.buttons.stop.disabled = !running;
+    // the state, and the status text (the stop reason) beside it
+    row.cells.status.textContent = state;
+    row.cells.status.className = `badge ${stateClass(state, r.status)}`;
+    row.cells.status.title = [r.status, r.lastException].filter(Boolean).join(' — ');
+    row.cells.reason.textContent = running ? r.lastException || '' : r.status.replace(/^Stopped: /, '');
     // in a cluster, the node(s) running the rule (docs/cluster.md §5)
     row.cells.node.textContent = r.node ?? '';
     row.cells.in.textContent = fmtNum(r.recordsIn);
@@ -365,9 +300,33 @@ async function rulesPage() {
     const els = page.rules.map(rowFor);
     const ids = new Set(page.rules.map((r) => r.id));
     for (const id of rows.keys()) if (!ids.has(id)) rows.delete(id);
-    if (els.length !== body.children.length || els.some((el, i) => body.children[i] !== el)) {
+    const emptyShown = body.querySelector('[data-role=empty]') !== null;
+    if (
+      (els.length === 0 && !emptyShown) ||
+      (els.length > 0 && (els.length !== body.children.length || els.some((el, i) => body.children[i] !== el)))
+    ) {
       body.replaceChildren(
-        ...(els.length > 0 ? els : [h('tr', {}, h('td', { colspan: 7, class: 'muted' }, 'no rules'))]),
+        ...(els.length > 0
+          ? els
+          : [
+              h(
+                'tr',
+                {},
+                h(
+                  'td',
+                  { colspan: 7, class: 'empty', 'data-role': 'empty' },
+                  filter
+                    ? `No rule id contains “${filter}”.`
+                    : h(
+                        'span',
+                        {},
+                        'No rules yet. A rule reads a stream with SQL and writes to sinks: ',
+                        h('a', { href: '#/rules/new' }, 'create the first one'),
+                        '.',
+                      ),
+                ),
+              ),
+            ]),
       );
     }
     pager.textContent =
@@ -410,11 +369,11 @@ async function rulesPage() {
         'tr',
         {},
         h('th', {}, 'ID'),
-        h('th', {}, 'Status'),
+        h('th', {}, 'State'),
         h('th', { class: 'cluster-only' }, 'Node'),
-        h('th', { class: 'num' }, 'Records in'),
-        h('th', { class: 'num' }, 'Records out'),
-        h('th', { class: 'num' }, 'Exceptions'),
+        h('th', { class: 'num wide-only' }, 'Records in'),
+        h('th', { class: 'num wide-only' }, 'Records out'),
+        h('th', { class: 'num wide-only' }, 'Exceptions'),
         h('th', {}, ''),
       ),
     ),
@@ -431,7 +390,7 @@ async function rulesPage() {
       next,
       pager,
     ),
-    table,
+    h('div', { class: 'table-wrap' }, table),
   );
   every(1000, refresh);
 }
@@ -575,14 +534,14 @@ function trialRun(getSql) {
         api('POST', `/ruletest/${testId}/start`).then(
           () => (note.textContent = 'running: rows appear below as they arrive'),
         );
-      pageSockets.push(ws);
+      page.sockets.push(ws);
     } catch (e) {
       testId = undefined;
       note.textContent =
         e.status === 404 ? 'Trial runs are not available on this server (no /ruletest endpoint).' : e.message;
     }
   };
-  pageTimers.push({ stop: () => void stop() });
+  page.timers.push({ stop: () => void stop() });
   return h(
     'div',
     {},
@@ -596,37 +555,6 @@ function trialRun(getSql) {
     note,
     out,
   );
-}
-
-async function rulePage(id) {
-  const enc = encodeURIComponent(id);
-  const status = h('span', { class: 'badge', 'data-role': 'rule-status' });
-  const graph = h('div', { 'data-role': 'topology' });
-  const op = (verb) => () =>
-    act(
-      () => api('POST', `/rules/${enc}/${verb}`),
-      (t) => t,
-    );
-  main.replaceChildren(
-    h('h1', {}, h('a', { href: '#/rules' }, 'Rules'), ' / ', id, ' ', status),
-    h(
-      'div',
-      { class: 'toolbar' },
-      h('button', { onclick: op('start') }, 'Start'),
-      h('button', { onclick: op('stop'), 'data-role': 'stop' }, 'Stop'),
-      h('button', { onclick: op('restart') }, 'Restart'),
-    ),
-    h('div', { class: 'panel' }, h('h2', {}, 'Topology'), graph),
-    await ruleEditor(id),
-  );
-  let topo;
-  every(1000, async () => {
-    topo ??= await api('GET', `/rules/${enc}/topo`);
-    const st = await api('GET', `/rules/${enc}/status`);
-    status.textContent = st.status;
-    status.className = `badge ${statusClass(st.status)}`;
-    drawTopology(graph, topo, st);
-  });
 }
 
 // ------------------------------------------------------------------------------------------------ config keys
@@ -653,6 +581,19 @@ async function configPage() {
         'table',
         {},
         h('tr', {}, h('th', {}, 'Key'), h('th', {}, 'Properties'), h('th', {}, '')),
+        ...(Object.keys(map ?? {}).length === 0
+          ? [
+              h(
+                'tr',
+                {},
+                h(
+                  'td',
+                  { colspan: 3, class: 'empty', 'data-role': 'empty' },
+                  `No ${typeSel.value} keys yet: add one below, then name it in CONF_KEY (streams) or resourceId (actions).`,
+                ),
+              ),
+            ]
+          : []),
         ...Object.entries(map ?? {}).map(([k, v]) =>
           h(
             'tr',
@@ -673,14 +614,18 @@ async function configPage() {
                 {
                   class: 'danger',
                   onclick: () =>
-                    act(
-                      () =>
-                        api(
-                          'DELETE',
-                          `/metadata/${kindSel.value}/${encodeURIComponent(typeSel.value)}/confKeys/${encodeURIComponent(k)}`,
-                        ),
-                      'deleted',
-                    ).then(loadKeys),
+                    confirmAction(
+                      `Delete the ${typeSel.value} key ${k}? Streams and actions naming it lose its settings.`,
+                    )
+                      ? act(
+                          () =>
+                            api(
+                              'DELETE',
+                              `/metadata/${kindSel.value}/${encodeURIComponent(typeSel.value)}/confKeys/${encodeURIComponent(k)}`,
+                            ),
+                          'deleted',
+                        ).then(loadKeys)
+                      : undefined,
                 },
                 'Delete',
               ),
@@ -720,75 +665,6 @@ async function configPage() {
 
 // ------------------------------------------------------------------------------------------------ import/export
 
-async function dataPage() {
-  const file = h('input', { type: 'file', accept: '.json,application/json', 'data-role': 'import-file' });
-  const partial = h('input', { type: 'checkbox' });
-  const bar = h('progress', { max: 1, value: 0, 'data-role': 'import-progress' });
-  const note = h('div', { 'data-role': 'import-result' });
-  const link = h('span');
-  const doImport = async () => {
-    const f = file.files?.[0];
-    if (!f) return toast('choose a bundle file first', true);
-    note.textContent = 'uploading…';
-    try {
-      const { id } = await api('POST', `/async/data/import${partial.checked ? '?partial=1' : ''}`, {
-        content: await f.text(),
-      });
-      for (;;) {
-        const p = await api('GET', `/async/task/${encodeURIComponent(id)}/progress`);
-        if (p.total > 0) {
-          bar.max = p.total;
-          bar.value = p.done;
-          note.textContent = `${p.done} of ${p.total} items`;
-        }
-        if (p.status !== 'register' && p.status !== 'running') break;
-        await new Promise((r) => setTimeout(r, 200));
-      }
-      const rec = await api('GET', `/async/task/${encodeURIComponent(id)}`);
-      if (rec.status !== 'finish') throw new Error(`import ${rec.status}: ${rec.message}`);
-      bar.value = bar.max;
-      const res = JSON.parse(rec.message);
-      const failures = Object.entries(res.ConfigResponse ?? {}).flatMap(([sec, items]) =>
-        Object.entries(items ?? {}).map(([n, m]) => `${sec} ${n}: ${m}`),
-      );
-      note.replaceChildren(
-        h('span', { class: 'ok' }, 'imported'),
-        ...failures.map((f) => h('div', { class: 'error' }, f)),
-      );
-    } catch (e) {
-      note.replaceChildren(h('span', { class: 'error' }, e.message));
-    }
-  };
-  const doExport = async () => {
-    const data = await act(() => api('GET', '/data/export'));
-    if (data === undefined) return;
-    const url = URL.createObjectURL(
-      new Blob([typeof data === 'string' ? data : JSON.stringify(data)], { type: 'application/json' }),
-    );
-    link.replaceChildren(
-      h('a', { href: url, download: 'eddy-export.json', 'data-role': 'export-link' }, 'eddy-export.json'),
-    );
-  };
-  main.replaceChildren(
-    h('h1', {}, 'Import / export'),
-    h(
-      'div',
-      { class: 'panel' },
-      h('h2', {}, 'Import a bundle'),
-      h('p', {}, file, ' ', h('label', {}, partial, ' partial (keep what is there)')),
-      h('p', {}, h('button', { class: 'primary', onclick: doImport, 'data-role': 'import' }, 'Import')),
-      bar,
-      note,
-    ),
-    h(
-      'div',
-      { class: 'panel' },
-      h('h2', {}, 'Export everything'),
-      h('p', {}, h('button', { onclick: doExport }, 'Export'), ' ', link),
-    ),
-  );
-}
-
 // ------------------------------------------------------------------------------------------------ server
 
 async function serverPage() {
@@ -821,10 +697,8 @@ async function serverPage() {
 // ------------------------------------------------------------------------------------------------ routing
 
 async function route() {
-  for (const t of pageTimers) t.stop();
-  for (const s of pageSockets) s.close();
-  pageTimers = [];
-  pageSockets = [];
+  for (const t of page.timers.splice(0)) t.stop();
+  for (const s of page.sockets.splice(0)) s.close();
   const hash = location.hash || '#/rules';
   for (const a of document.querySelectorAll('nav a'))
     a.classList.toggle('active', hash.startsWith(a.getAttribute('href')));
@@ -834,9 +708,9 @@ async function route() {
     else if (parts[0] === 'tables') await streamsPage('table');
     else if (parts[0] === 'rules' && parts[1] === 'new')
       main.replaceChildren(h('h1', {}, h('a', { href: '#/rules' }, 'Rules'), ' / new'), await ruleEditor(undefined));
-    else if (parts[0] === 'rules' && parts[1]) await rulePage(parts[1]);
+    else if (parts[0] === 'rules' && parts[1]) await rulePage(main, parts[1], await ruleEditor(parts[1]));
     else if (parts[0] === 'config') await configPage();
-    else if (parts[0] === 'data') await dataPage();
+    else if (parts[0] === 'data') await dataPage(main);
     else if (parts[0] === 'server') await serverPage();
     else if (parts[0] === 'cluster') await clusterPage();
     else await rulesPage();

@@ -1,5 +1,6 @@
 // The rule topology as an SVG graph: nodes in columns by their distance from the sources, edges as curves, and each
-// node's live records in/out from the rule's status (`<node>_0_records_in_total`).
+// node's live records in/out from the rule's status (`<node>_0_records_in_total`); a node with exceptions or a lost
+// connection is marked, its last exception and connection in its tooltip.
 
 const NS = 'http://www.w3.org/2000/svg';
 const W = 190;
@@ -69,8 +70,12 @@ export function drawTopology(container, topo, status) {
       }
     }
     const labels = new Map();
+    const groups = new Map();
     for (const [name, p] of pos) {
       const g = svg('g', { 'data-node': name });
+      const tip = svg('title', {}, name);
+      g.append(tip);
+      groups.set(name, { g, tip });
       g.append(svg('rect', { x: p.x, y: p.y, width: W, height: H, rx: 5 }));
       g.append(svg('text', { x: p.x + 8, y: p.y + 18 }, name.length > 28 ? `${name.slice(0, 27)}…` : name));
       const metrics = svg('text', { x: p.x + 8, y: p.y + 36, fill: '#6b7585', 'data-role': 'metrics' }, '');
@@ -79,15 +84,24 @@ export function drawTopology(container, topo, status) {
       root.append(g);
     }
     container.replaceChildren(root);
-    state = { topo, labels };
+    state = { topo, labels, groups };
     cache.set(container, state);
   }
   for (const [name, el] of state.labels) {
     const inN = status[`${name}_0_records_in_total`];
     const outN = status[`${name}_0_records_out_total`];
+    const exc = Number(status[`${name}_0_exceptions_total`] ?? 0);
+    const conn = status[`${name}_0_connection`] ?? '';
     el.textContent =
       inN === undefined
         ? 'stopped'
-        : `in ${Number(inN).toLocaleString('en-US')} · out ${Number(outN ?? 0).toLocaleString('en-US')}`;
+        : `in ${Number(inN).toLocaleString('en-US')} · out ${Number(outN ?? 0).toLocaleString('en-US')}${exc > 0 ? ` · ⚠ ${exc}` : ''}`;
+    const { g, tip } = state.groups.get(name);
+    g.classList.toggle('has-error', exc > 0);
+    g.classList.toggle('disconnected', conn.startsWith('disconnected'));
+    const last = status[`${name}_0_last_exception`];
+    tip.textContent = [name, conn && `connection: ${conn}`, exc > 0 && `${exc} exceptions, last: ${last}`]
+      .filter(Boolean)
+      .join('\n');
   }
 }

@@ -43,6 +43,7 @@ import { explainQuery, validateQuery } from './plan/planner.js';
 import { RuleService } from './rules/service.js';
 import { createRuleEngine } from './rules/engine.js';
 import { registerRuleRoutes } from './api/rules.js';
+import { registerTraceRoutes } from './api/traces.js';
 import { ScriptService } from './extensions/scripts.js';
 import { registerUdfRoutes } from './api/udf.js';
 import { ServiceManager } from './extensions/services.js';
@@ -529,6 +530,7 @@ function registerRoutes(
   registerConnectionRoutes(http, connectors, store);
   if (app.cluster) registerClusterRoutes(http, app.cluster, rules);
   registerRuleRoutes(http, rules);
+  registerTraceRoutes(http, rules);
   registerRuleTestRoutes(http, startRuleTrials(app, ctx.opts));
   registerQueryRoutes(http, startQueries(app));
   registerUdfRoutes(http, scripts);

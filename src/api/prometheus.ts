@@ -180,7 +180,7 @@ export class PrometheusExporter {
     const snapshot = () => this.snapshot;
     new Gauge<'ruleID'>({
       name: 'kuiper_rule_status',
-      help: 'Rule status: 1 running, 0 stopped, -1 stopped by an error',
+      help: 'Rule status: 1 running, 2 degraded (a source or sink not connected), 0 stopped, -1 stopped by an error',
       labelNames: ['ruleID'],
       registers: [this.registry],
       collect() {
@@ -195,8 +195,10 @@ export class PrometheusExporter {
       registers: [this.registry],
       collect() {
         const running = snapshot().filter((r) => r.status === 1).length;
+        const degraded = snapshot().filter((r) => r.status === 2).length;
         this.set({ status: 'running' }, running);
-        this.set({ status: 'stop' }, snapshot().length - running);
+        this.set({ status: 'degraded' }, degraded);
+        this.set({ status: 'stop' }, snapshot().length - running - degraded);
       },
     });
   }

@@ -188,16 +188,25 @@ async function showRules(ctx: CommandContext): Promise<void> {
     id: string;
     name?: string;
     status: string;
+    state?: string;
     node?: string;
   }>;
   // a cluster's server names the node running each rule (docs/cluster.md §5)
   const clustered = list.some((r) => r.node !== undefined);
+  // Eddy says whether a running rule works (degraded: a source or sink not connected); a kuiper server does not
+  const stated = list.some((r) => r.state !== undefined);
   print(ctx, ans.body, () =>
     list.length === 0
       ? 'no rules'
       : table(
-          ['ID', 'Name', 'Status', ...(clustered ? ['Node'] : [])],
-          list.map((r) => [r.id, r.name ?? '', r.status, ...(clustered ? [r.node ?? ''] : [])]),
+          ['ID', 'Name', 'Status', ...(stated ? ['State'] : []), ...(clustered ? ['Node'] : [])],
+          list.map((r) => [
+            r.id,
+            r.name ?? '',
+            r.status,
+            ...(stated ? [r.state ?? ''] : []),
+            ...(clustered ? [r.node ?? ''] : []),
+          ]),
         ),
   );
 }

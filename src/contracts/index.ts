@@ -58,7 +58,31 @@ Object.defineProperty(Tuple.prototype, 'kind', { value: 'tuple' });
 Object.defineProperty(JoinTuple.prototype, 'kind', { value: 'join' });
 Object.defineProperty(ErrorRecord.prototype, 'kind', { value: 'error' });
 
+// ---------------------------------------------------------------------------------------------- tracing
+
+/** `always`: every record is traced; `head`: only records that arrive with a trace context (`traceparent`). */
+export type TraceStrategy = 'always' | 'head';
+
+/** One node's work on one traced record, in eKuiper 2.x's span shape (times in Unix ms; docs/runtime.md §1.11). */
+export interface TraceSpan {
+  name: string;
+  traceID: string;
+  spanID: string;
+  parentSpanID?: string;
+  /** the record as the node received it, what it emitted, and its error if it failed */
+  attribute: { input?: unknown; output?: unknown[]; error?: string };
+  startTime: number;
+  endTime: number;
+  ruleID: string;
+}
+
 // ---------------------------------------------------------------------------------------------- metrics
+
+/**
+ * The connection of a source or sink node (docs/runtime.md §1.5): `connected`, `connecting`, or
+ * `disconnected: <why>`; `''` for a node that has none (operators).
+ */
+export type ConnectionState = '' | 'connected' | 'connecting' | `disconnected: ${string}`;
 
 /**
  * Plain counters of one topology node, read on demand by the status endpoint (docs/runtime.md §1.7, §11 #1).
@@ -76,6 +100,12 @@ export class NodeMetrics {
   lastExceptionTime = 0;
   /** CPU time spent in this node's own synchronous work, in µs, summed (rules' CPU usage endpoint) */
   busyUs = 0;
+  /** source and sink nodes: their connection, set through {@link setConnection} */
+  connection: ConnectionState = '';
+  /** how many times the connection changed (a worker thread sends its metrics when it does) */
+  connectionChanges = 0;
+  /** sink nodes: Unix ms of the first failed send since the last one that succeeded; 0 while sends succeed */
+  failingSince = 0;
   constructor(
     /** node name as in the topology, e.g. `source_s1`, `op_2_filter`, `sink_mqtt_0` */
     readonly name: string,
@@ -123,6 +153,24 @@ export class NodeMetrics {
     this.lastException = err instanceof Error ? err.message : String(err);
     this.lastExceptionTime = Date.now();
   }
+
+  setConnection(state: ConnectionState): void {
+    if (state === this.connection) return;
+    this.connection = state;
+    this.connectionChanges++;
+  }
+
+  /** A sink's send failed: an exception, and (when the sends before succeeded) the start of a failing spell. */
+  sendFailed(err: unknown): void {
+    this.error(err);
+    if (this.failingSince === 0) this.failingSince = this.lastExceptionTime;
+  }
+}
+
+/** The text of a lost or refused connection, `disconnected: <why>`. */
+export function disconnected(why: unknown): ConnectionState {
+  const text = why instanceof Error ? why.message : String(why);
+  return `disconnected: ${text || 'unknown reason'}`;
 }
 
 /** Upper bounds (µs) of the latency histogram buckets: 10 µs doubling up to about 84 s. */
@@ -208,12 +256,16 @@ export interface SourceConnector {
    * Connect and start delivering. `emit` is synchronous and may be called from any I/O callback;
    * `onError` reports a failure (connection lost after retries, unreadable file...) to the rule.
    * `onEnd`, when a bounded source (file read once) has delivered everything.
+   * `onConnection`, from a connector that keeps reconnecting by itself (mqtt): its connection changed. A connector
+   * that reports it may resolve `connect` before its first connection succeeds (the rule runs, degraded, meanwhile);
+   * for the others the runtime takes a resolved `connect` as `connected`.
    */
   connect(
     ctx: ConnectorContext,
     emit: (ev: SourceEvent) => void,
     onError: (err: Error) => void,
     onEnd?: () => void,
+    onConnection?: (state: ConnectionState) => void,
   ): Promise<void>;
   close(ctx: ConnectorContext): Promise<void>;
 }
@@ -391,6 +443,11 @@ export interface Topology {
    * start's time, so a start command waits for the open instead of answering before the rule can receive anything.
    */
   startsCold?(): boolean;
+  /**
+   * Rule tracing (docs/runtime.md §1.11): with a strategy, every node a traced record passes through hands its span
+   * to `emit`; with null, tracing stops.
+   */
+  trace?(strategy: TraceStrategy | null, emit: (span: TraceSpan) => void): void;
   /**
    * Plans the rule where it will run (a worker thread, docs/runtime.md §1.10) and rejects with the planner's coded
    * error; a topology planned by `build` itself has no such step. Called once, before `open` or `printable`.

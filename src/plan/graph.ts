@@ -76,7 +76,7 @@ export interface GraphPlanDeps {
   readonly options: Pick<RuleOptions, 'isEventTime' | 'sendMetaToSink'>;
 }
 
-/** A stream source node (`source_<key>`); tables have no node of their own. */
+/** A stream source node (`source_<stream>` for a created stream, `source_<key>` inline); tables have no node of their own. */
 export interface GraphSource {
   readonly key: string;
   readonly name: string;
@@ -434,13 +434,19 @@ function build(graph: Obj, deps: GraphPlanDeps): GraphPlan {
   }
 
   const sources: GraphSource[] = [];
+  const nodeNames = new Set<string>();
   for (const key of srcKeys) {
     const p = parsed.get(key) as ParsedSource;
     if (p.role !== 'stream') continue;
+    // eKuiper names a node reading a created stream after the stream (`source_demoStream`), an inline one after its
+    // key; a second node reading the same stream keeps its key so that node names (metrics, checkpoints) stay unique
+    const byStream = `source_${p.name}`;
+    const name = nodeNames.has(byStream) ? `source_${key}` : byStream;
+    nodeNames.add(name);
     const timestampField = options.isEventTime ? (p.def.options.TIMESTAMP ?? null) || null : null;
     sources.push({
       key,
-      name: `source_${key}`,
+      name,
       def: p.def,
       timestampField,
       // the whole payload, typed by the stream's declared fields

@@ -6,6 +6,7 @@ import type { NodeMetrics, RuleOptions } from '../contracts/index.js';
 import type { SinkConfKeyLookup } from './definition.js';
 import type { RuleEngine } from './engine.js';
 import type { RuleState } from './state.js';
+import type { RuleStateName } from './health.js';
 
 export type LogDestination = ReturnType<typeof pino.destination>;
 
@@ -63,14 +64,17 @@ export interface RuleListEntry {
   id: string;
   name: string;
   status: string;
+  /** the state beside the status text (rules/health.ts) */
+  state: RuleStateName;
   /** cluster mode: the node(s) running the rule, comma-separated; empty when none does */
   node?: string;
 }
 
 export interface RuleMetricsSnapshot {
   id: string;
-  /** 1 running, 0 stopped, −1 stopped by an error */
-  status: 1 | 0 | -1;
+  /** 1 running, 2 degraded, 0 stopped, −1 stopped by an error (rules/health.ts) */
+  status: 1 | 2 | 0 | -1;
+  state: RuleStateName;
   /** node metrics in status order; empty unless running */
   nodes: readonly NodeMetrics[];
 }

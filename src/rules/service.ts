@@ -8,7 +8,7 @@
 import { basename, join } from 'node:path';
 import pino, { type Logger } from 'pino';
 import { EddyError, ErrorCode } from '../core/errors.js';
-import type { RuleDef, RuleOptions, Topology, PrintableTopo } from '../contracts/index.js';
+import type { RuleDef, RuleOptions, Topology, PrintableTopo, TraceStrategy } from '../contracts/index.js';
 import { sortKeysDeep } from '../connectors/secrets.js';
 import {
   RuleDefError,
@@ -26,6 +26,7 @@ import { RuleState } from './state.js';
 import { parseGoDuration } from './schedule.js';
 import { CpuMeter } from './cpu.js';
 import type { RuleSummary } from './summary.js';
+import { TraceStore } from './traces.js';
 import type { ValueObject } from '../values/value.js';
 import { RuleStatusView } from './status.js';
 import type {
@@ -67,6 +68,8 @@ export class RuleService {
   /** ids being created (between the duplicate check and registration) */
   private readonly reserved = new Set<string>();
   private readonly cpu: CpuMeter;
+  /** spans of traced rules (docs/runtime.md §1.11) */
+  readonly traces = new TraceStore();
   private readonly patrolTimer: NodeJS.Timeout;
   private closed = false;
   /** pending from {@link expectRestore} until {@link restore} has registered every stored rule */
@@ -423,11 +426,17 @@ export class RuleService {
     this.deps.placement?.changed(id);
   }
 
+  /** `POST /rules/{id}/trace/start` and `…/stop` (docs/runtime.md §1.11): null stops. */
+  trace(id: string, strategy: TraceStrategy | null): void {
+    this.entry(id).state.trace(strategy, (span) => this.traces.add(span));
+  }
+
   /** `DELETE /rules/{id}`: stops, forgets, and cleans checkpoints and caches. */
   async delete(id: string): Promise<void> {
     const e = this.entry(id);
     this.rules.delete(id);
     this.cpu.forget(id);
+    this.traces.forget(id);
     await e.state.stop();
     this.closeRuleLog(id);
     await this.deps.store.delete(RULE_NS, id);

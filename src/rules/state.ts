@@ -5,10 +5,19 @@
  * an older run are ignored.
  */
 import type { Logger } from 'pino';
-import type { NodeMetrics, PrintableTopo, RuleDef, RuleOptions, Topology } from '../contracts/index.js';
+import type {
+  NodeMetrics,
+  PrintableTopo,
+  RuleDef,
+  RuleOptions,
+  Topology,
+  TraceSpan,
+  TraceStrategy,
+} from '../contracts/index.js';
 import type { ValueObject } from '../values/value.js';
 import { inRanges, parseCronSpec, parseGoDuration, rangesEnded, restartDelay, type CronSchedule } from './schedule.js';
 import { settledWithin } from '../core/waits.js';
+import { ruleHealth, type RuleHealth, type RunFacts } from './health.js';
 
 export type Phase = 'stopped' | 'running' | 'waiting' | 'terminated';
 
@@ -60,6 +69,11 @@ export class RuleState {
   lastStop = 0;
   /** scheduled starts that failed (periodic rules), shown as ` Start failed count: N.` */
   startFailed = 0;
+  /** the last error of a run (an open that failed, a fatal error) and its Unix ms (rules/health.ts) */
+  lastError = '';
+  lastErrorTime = 0;
+  /** the run is opening, closing on a user stop, or waiting for a restart after an error (rules/health.ts) */
+  activity: 'starting' | 'stopping' | 'restarting' | undefined;
 
   private topo: Topology | undefined;
   private opened = false;
@@ -73,6 +87,7 @@ export class RuleState {
   private queue: Promise<void> = Promise.resolve();
   /** busy µs of topologies this rule ran before the current one (CPU usage survives restarts) */
   private retiredBusyUs = 0;
+  private tracing: { strategy: TraceStrategy; emit: (span: TraceSpan) => void } | undefined;
 
   constructor(
     public def: RuleDef,
@@ -114,6 +129,18 @@ export class RuleState {
   nextStart(now = Date.now()): number {
     if (!this.scheduled || !this.cron || !inRanges(this.options.cronDatetimeRange, now, this.deps.timezone)) return 0;
     return this.cron.next(now) ?? 0;
+  }
+
+  /** The state beside the status text: degraded while a source or sink is not connected (rules/health.ts). */
+  health(now = Date.now()): RuleHealth {
+    const p = this.phase === 'running' ? this.placement() : undefined;
+    const stuck = p && !p.answering ? `worker ${p.worker} is not answering its heartbeat` : undefined;
+    return ruleHealth({ ...this.facts(), stuck }, this.phase === 'running' ? this.nodes() : [], now);
+  }
+
+  private facts(): RunFacts {
+    const { phase, activity, stopText, lastError, lastErrorTime } = this;
+    return { phase, activity, stopText, lastError, lastErrorTime };
   }
 
   /** metrics of the current (or last) topology, in status order */
@@ -188,7 +215,12 @@ export class RuleState {
   stop(): Promise<void> {
     return this.enqueue(async () => {
       const wasActive = this.phase === 'running' || this.opened;
-      await this.halt();
+      this.activity = 'stopping';
+      try {
+        await this.halt();
+      } finally {
+        this.activity = undefined;
+      }
       this.phase = 'stopped';
       this.stopText = 'canceled manually.';
       if (wasActive || this.lastStop === 0) this.lastStop = Date.now();
@@ -254,6 +286,18 @@ export class RuleState {
       this.topo.release?.();
     }
     this.topo = topo;
+    // tracing stays on across restarts and updates until it is stopped
+    if (this.tracing) topo.trace?.(this.tracing.strategy, this.tracing.emit);
+  }
+
+  /** Rule tracing (docs/runtime.md §1.11): on with a strategy, off with null; applies to this run and the next. */
+  trace(strategy: TraceStrategy | null, emit: (span: TraceSpan) => void): void {
+    this.tracing = strategy === null ? undefined : { strategy, emit };
+    this.topo?.trace?.(strategy, emit);
+  }
+
+  get traceStrategy(): TraceStrategy | null {
+    return this.tracing?.strategy ?? null;
   }
 
   private addTimer(set: Set<NodeJS.Timeout>, ms: number, fn: () => void): void {
@@ -284,6 +328,7 @@ export class RuleState {
   /** Ends the current run only (the schedule stays armed). */
   private async endRun(): Promise<void> {
     this.runGen++;
+    if (this.activity !== 'stopping') this.activity = undefined;
     this.clearTimers(this.runTimers);
     await this.closeTopo();
   }
@@ -321,6 +366,7 @@ export class RuleState {
     this.opened = true;
     this.phase = 'running';
     this.lastStart = Date.now();
+    this.activity = 'starting';
     let reported = false;
     const fail = (err: unknown) => {
       if (reported) return;
@@ -335,6 +381,9 @@ export class RuleState {
     } catch (err) {
       fail(err);
     }
+    void opening.then(() => {
+      if (gen === this.runGen && this.activity === 'starting') this.activity = undefined;
+    });
     this.logger.info('rule started');
     return opening;
   }
@@ -342,9 +391,12 @@ export class RuleState {
   private async onRunError(gen: number, err: Error): Promise<void> {
     if (gen !== this.runGen) return;
     this.logger.error({ err: err.message }, 'rule run failed');
+    this.lastError = err.message;
+    this.lastErrorTime = Date.now();
     await this.closeTopo();
     const strategy = this.options.restartStrategy;
     if (this.attempts < strategy.attempts) {
+      this.activity = 'restarting';
       const delay = restartDelay(strategy, this.attempts, this.deps.random);
       this.attempts++;
       this.logger.info('restarting the rule in %d ms (attempt %d of %d)', delay, this.attempts, strategy.attempts);
@@ -386,6 +438,9 @@ export class RuleState {
   /** A run ended by an error with no restart left. */
   private runFailed(err: Error): void {
     this.runGen++;
+    this.activity = undefined;
+    this.lastError = err.message;
+    this.lastErrorTime = Date.now();
     this.lastStop = Date.now();
     if (this.scheduled) {
       this.startFailed++;

@@ -7,6 +7,7 @@ import type { RuleState } from './state.js';
 import { formatInvocation } from './schedule.js';
 import { summarize, type RuleSummary } from './summary.js';
 import type { RuleListEntry, RuleMetricsSnapshot, RulePlacement } from './service-types.js';
+import { connectionOf, healthFields, isSourceOrSink, statusGauge, type RuleStateName } from './health.js';
 
 /** What the status reader sees of the service. */
 export interface StatusContext {
@@ -26,12 +27,14 @@ export class RuleStatusView {
   list(): RuleListEntry[] {
     return this.ctx.ids().map((id) => {
       const s = this.ctx.rules.get(id)!.state;
-      if (!this.ctx.placement) return { id, name: s.def.name || id, status: s.statusText() };
+      if (!this.ctx.placement) return { id, name: s.def.name || id, status: s.statusText(), state: s.health().state };
       const remote = this.ctx.runsHere(id) ? undefined : this.ctx.placement.elsewhere(id);
+      const status = this.statusTextOf(id, remote);
       return {
         id,
         name: s.def.name || id,
-        status: this.statusTextOf(id, remote),
+        status,
+        state: this.stateOf(id, status),
         node: this.nodesOf(id, remote).join(','),
       };
     });
@@ -40,6 +43,12 @@ export class RuleStatusView {
   statusText(id: string): string {
     this.ctx.entry(id);
     return this.statusTextOf(id);
+  }
+
+  /** The state beside the status text (rules/health.ts): a rule run elsewhere reads it from its published text. */
+  private stateOf(id: string, status: string): RuleStateName {
+    if (this.ctx.runsHere(id)) return this.ctx.rules.get(id)!.state.health().state;
+    return status === 'Running' ? 'running' : 'stopped';
   }
 
   /**
@@ -67,7 +76,9 @@ export class RuleStatusView {
   status(id: string): Record<string, unknown> {
     const s = this.ctx.entry(id).state;
     if (!this.ctx.runsHere(id)) return this.statusElsewhere(id);
-    if (s.phase !== 'running') return this.withNode(id, { message: s.statusText(), status: 'stopped' });
+    const now = Date.now();
+    const health = healthFields(s.health(now));
+    if (s.phase !== 'running') return this.withNode(id, { message: s.statusText(), status: 'stopped', ...health });
     const o: Record<string, unknown> = {
       status: 'running',
       lastStartTimestamp: s.lastStart,
@@ -96,6 +107,9 @@ export class RuleStatusView {
       o.worker = placement.worker;
       if (!placement.answering) o.workerStatus = `worker ${placement.worker} is not answering its heartbeat`;
     }
+    // Eddy's rule state, after eKuiper's keys (docs/rest-api.md §4.10)
+    Object.assign(o, health);
+    for (const n of s.nodes()) if (isSourceOrSink(n.name)) o[`${n.name}_0_connection`] = connectionOf(n, now);
     return this.withNode(id, o);
   }
 
@@ -105,10 +119,12 @@ export class RuleStatusView {
    */
   summary(id: string): RuleSummary {
     const e = this.ctx.entry(id);
-    const base: { id: string; name: string; status: string; node?: string } = {
+    const status = this.statusTextOf(id);
+    const base: { id: string; name: string; status: string; state: string; node?: string } = {
       id,
       name: e.state.def.name || id,
-      status: this.statusTextOf(id),
+      status,
+      state: this.stateOf(id, status),
     };
     if (this.ctx.placement) base.node = this.nodesOf(id).join(',');
     if (this.ctx.runsHere(id)) return summarize(base, this.status(id));
@@ -143,7 +159,7 @@ export class RuleStatusView {
 
   /**
    * Every rule's run state and, while it runs, its node metrics (the Prometheus exporter, docs/rest-api.md §16.8):
-   * `status` 1 running, 0 stopped, −1 stopped by an error.
+   * `status` 1 running, 2 degraded, 0 stopped, −1 stopped by an error (rules/health.ts).
    */
   metricsSnapshot(): RuleMetricsSnapshot[] {
     // in a cluster each node exports the rules it runs (its series carry its `node` label)
@@ -152,9 +168,8 @@ export class RuleStatusView {
       .filter((id) => this.ctx.runsHere(id))
       .map((id) => {
         const s = this.ctx.rules.get(id)!.state;
-        const running = s.phase === 'running';
-        const failed = s.phase === 'stopped' && s.stopText !== 'canceled manually.';
-        return { id, status: running ? 1 : failed ? -1 : 0, nodes: running ? s.nodes() : [] };
+        const state = s.health().state;
+        return { id, status: statusGauge(state), state, nodes: s.phase === 'running' ? s.nodes() : [] };
       });
   }
 

@@ -8,6 +8,8 @@ export interface RuleSummary {
   id: string;
   name: string;
   status: string;
+  /** the state beside the status text (rules/health.ts) */
+  state?: string;
   recordsIn: number;
   recordsOut: number;
   exceptions: number;
@@ -17,7 +19,7 @@ export interface RuleSummary {
 }
 
 export function summarize(
-  rule: { id: string; name: string; status: string },
+  rule: { id: string; name: string; status: string; state?: string },
   st: Record<string, unknown>,
 ): RuleSummary {
   let recordsIn = 0;

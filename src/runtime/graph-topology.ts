@@ -2,7 +2,7 @@
  * Builds and runs the topology of a graph rule (docs/runtime.md §1.4) from its {@link GraphPlan}: source nodes,
  * the SQL operators each graph node maps to (filter, HAVING, projection, group by, ORDER BY, windows, joins, lookup
  * joins, watermarks) plus the graph-only ones (plan/graph.ts, runtime/graph-ops.ts), and one sink node per sink.
- * Nodes are named `source_<key>`, `op_<key>`, `sink_<key>` after the graph's keys (docs/runtime.md §1.6); a lookup join
+ * Nodes are named `op_<key>`, `sink_<key>` after the graph's keys, sources `source_<stream>` or `source_<key>` (docs/runtime.md §1.6); a lookup join
  * is `op_<table>` and a sink's batch node `op_<key>_0_batch`.
  */
 import type { Logger } from 'pino';

@@ -6,6 +6,7 @@ import { performance } from 'node:perf_hooks';
 import { ErrorRecord, NodeMetrics, type SinkNode } from '../contracts/index.js';
 import { kindBit, type Item, type ItemKind, type ItemOf, type KindSet } from './items.js';
 import { takeRuleStop } from '../values/errors.js';
+import { TracingReceiver, type RuleTracer } from './trace.js';
 
 /** Anything a node can push to: another node's queue or a sink. `accept` returns false when the item was dropped. */
 export interface Receiver {
@@ -138,6 +139,8 @@ export abstract class QueueNode<K extends ItemKind = ItemKind> implements Receiv
   protected arrival = -1;
   /** this node's id in the activity cell ({@link trackActivity}); 0 when not tracked */
   activityId = 0;
+  /** the rule's tracer while tracing is on (runtime/trace.ts); null, the only cost of tracing, otherwise */
+  private tracer: RuleTracer | null = null;
 
   constructor(
     readonly name: string,
@@ -293,8 +296,46 @@ export abstract class QueueNode<K extends ItemKind = ItemKind> implements Receiv
     return true;
   }
 
+  /** Starts recording a span per traced item; the outputs are wrapped to record what the node emits. */
+  startTracing(tracer: RuleTracer): void {
+    this.stopTracing();
+    const outs = this.outputs;
+    for (let i = 0; i < outs.length; i++) outs[i] = new TracingReceiver(outs[i], tracer);
+    this.tracer = tracer;
+  }
+
+  stopTracing(): void {
+    if (this.tracer === null) return;
+    this.tracer = null;
+    const outs = this.outputs;
+    for (let i = 0; i < outs.length; i++) {
+      const o = outs[i];
+      if (o instanceof TracingReceiver) outs[i] = o.inner;
+    }
+  }
+
+  /** {@link take} while tracing: the item's span is active while the node processes it. */
+  private takeTraced(item: Item, tracer: RuleTracer): void {
+    const span = tracer.begin(this.name, item, this.name.startsWith('source_'));
+    const outer = tracer.active;
+    const failures = this.metrics.exceptions;
+    tracer.active = span;
+    try {
+      this.takeItem(item);
+    } finally {
+      tracer.active = outer;
+    }
+    if (span !== undefined)
+      tracer.end(span, this.metrics.exceptions > failures ? this.metrics.lastException : undefined);
+  }
+
   /** One item, queued or not: counted in (data only), dispatched, a throw counted as an exception. */
   private take(item: Item): void {
+    if (this.tracer !== null) this.takeTraced(item, this.tracer);
+    else this.takeItem(item);
+  }
+
+  private takeItem(item: Item): void {
     const m = this.metrics;
     if (item.kind !== 'watermark' && item.kind !== 'error') m.recordsIn++;
     try {

@@ -6,10 +6,12 @@
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import {
+  disconnected,
   ErrorRecord,
   isPausable,
   isRewindable,
   Tuple,
+  type ConnectionState,
   type ConnectorContext,
   type Delivery,
   type ConnectorRegistry,
@@ -301,6 +303,8 @@ export interface SharedSubscriber {
   deliver(raw: RawEvent): boolean;
   /** a connector failure, reported to every attached rule */
   failed(err: Error): void;
+  /** the shared connector's connection changed (docs/runtime.md §1.5) */
+  connectionChanged(state: ConnectionState): void;
   readonly name: string;
   /** the rule runs at qos ≥ 1: the first rule to attach asks the instance for held acknowledgements */
   readonly atLeastOnce?: boolean;
@@ -313,6 +317,8 @@ interface SharedInstance {
   subs: Set<SharedSubscriber>;
   ready: Promise<void>;
   ctx: ConnectorContext;
+  /** the connection as the connector last reported it; a rule attaching later starts from it */
+  connection: ConnectionState;
 }
 
 /**
@@ -354,7 +360,15 @@ export class SharedSources {
         atLeastOnce: sub.atLeastOnce === true,
         streamName: def.name,
       };
-      const created: SharedInstance = { def, conn: null, format: null, subs: new Set(), ready: Promise.resolve(), ctx };
+      const created: SharedInstance = {
+        def,
+        conn: null,
+        format: null,
+        subs: new Set(),
+        ready: Promise.resolve(),
+        ctx,
+        connection: 'connecting',
+      };
       created.subs.add(sub);
       created.format = createFormat(this.registry, def, sub.schema);
       this.instances.set(key, created);
@@ -363,6 +377,7 @@ export class SharedSources {
     } else {
       inst.subs.add(sub);
       inst.format = createFormat(this.registry, inst.def, mergeSchemas([...inst.subs].map((s) => s.schema)));
+      sub.connectionChanged(inst.connection);
     }
     try {
       await inst.ready;
@@ -382,8 +397,18 @@ export class SharedSources {
         (err) => {
           for (const s of inst.subs) s.failed(err);
         },
+        undefined,
+        (state) => {
+          inst.connection = state;
+          for (const s of inst.subs) s.connectionChanged(state);
+        },
       );
+      if (inst.connection === 'connecting') {
+        inst.connection = 'connected';
+        for (const s of inst.subs) s.connectionChanged('connected');
+      }
     } catch (err) {
+      for (const s of inst.subs) s.connectionChanged(disconnected(err));
       if (this.instances.get(key) === inst) this.instances.delete(key);
       const conn = inst.conn;
       inst.conn = null;
@@ -501,6 +526,7 @@ export class SourceNode extends DecodingNode implements SharedSubscriber, Checkp
   override async open(): Promise<void> {
     const o = this.opts;
     if (o.shared) {
+      this.metrics.setConnection('connecting');
       await o.shared.attach(o.maker.def, this);
       this.attached = true;
       return;
@@ -509,7 +535,20 @@ export class SourceNode extends DecodingNode implements SharedSubscriber, Checkp
     this.conn = conn;
     if (this.resumeFrom !== null && isRewindable(conn)) conn.rewind(this.resumeFrom);
     this.resumeFrom = null;
-    await conn.connect(
+    this.metrics.setConnection('connecting');
+    try {
+      await this.connectConnector(conn);
+    } catch (err) {
+      this.metrics.setConnection(disconnected(err));
+      throw err;
+    }
+    // a connector that does not report its connection is connected once `connect` resolved
+    if (this.metrics.connection === 'connecting') this.metrics.setConnection('connected');
+  }
+
+  private connectConnector(conn: SourceConnector): Promise<void> {
+    const o = this.opts;
+    return conn.connect(
       o.connectorContext,
       (ev) => {
         // the event itself is queued (no wrapper): process() tells it from a RawEvent
@@ -524,7 +563,12 @@ export class SourceNode extends DecodingNode implements SharedSubscriber, Checkp
         this.ended = true;
         this.onSourceEnd();
       },
+      (state) => this.metrics.setConnection(state),
     );
+  }
+
+  connectionChanged(state: ConnectionState): void {
+    this.metrics.setConnection(state);
   }
 
   /** whether the connector can hold back its input (not a shared instance, which other rules read too) */
@@ -581,6 +625,7 @@ export class SourceNode extends DecodingNode implements SharedSubscriber, Checkp
   /** A connector failure: transient ones (marked `transient: true`) travel as error records, others end the run. */
   failed(err: Error): void {
     this.metrics.error(err);
+    if (isConnectionLoss(err)) this.metrics.setConnection(disconnected(err));
     // a lost broker is not a record: at qos ≥ 1 it must not reach the sinks among the data
     if (this.opts.sendError && !(this.atLeastOnce && isConnectionLoss(err))) this.emit(new ErrorRecord(err.message));
     if (!isTransient(err)) this.onConnectorError(err);

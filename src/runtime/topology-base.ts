@@ -13,6 +13,8 @@ import {
   type RuleOptions,
   type SinkNode,
   type Topology,
+  type TraceSpan,
+  type TraceStrategy,
 } from '../contracts/index.js';
 import type { EvalContext } from '../plan/plan.js';
 import type { TopologyDeps } from './topology-deps.js';
@@ -20,6 +22,7 @@ import { TopologySignals } from './signals.js';
 import { closeInOrder } from './closing.js';
 import type { Clock, TimerHandle } from './clock.js';
 import { type QueueNode, type Receiver, SinkReceiver } from './node.js';
+import { RuleTracer } from './trace.js';
 import { BatchNode, batchSettings } from './batch.js';
 import { SourceNode, type SharedSources } from './source.js';
 import { AsyncNode } from './async.js';
@@ -284,6 +287,15 @@ export abstract class TopologyBase implements Topology {
   /** The queued nodes in {@link nodes} order (sinks excepted): rule workers tag them for tracing (docs/runtime.md §1.10). */
   queueNodes(): readonly QueueNode[] {
     return [...this.ordered, ...this.batches];
+  }
+
+  /** Rule tracing (runtime/trace.ts): every queued node records the spans of traced records while on. */
+  trace(strategy: TraceStrategy | null, emit: (span: TraceSpan) => void): void {
+    const tracer = strategy === null ? null : new RuleTracer(this.rule.id, strategy, emit);
+    for (const n of this.queueNodes()) {
+      if (tracer === null) n.stopTracing();
+      else n.startTracing(tracer);
+    }
   }
 
   /** CPU µs spent in this rule's nodes so far (rules' CPU usage endpoint) */

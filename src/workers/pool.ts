@@ -162,6 +162,7 @@ export class WorkerPool implements TopologyBuilder {
     this.host = {
       prepareRemote: (t) => this.prepareRemote(t),
       openRemote: (t) => this.openRemote(t),
+      traceRemote: (t) => this.traceRemote(t),
       closeRemote: (t) => this.closeRemote(t),
       releaseRemote: (t) => this.releaseRemote(t),
       resetRemoteOffset: (t, name, input) => this.resetRemoteOffset(t, name, input),
@@ -264,6 +265,13 @@ export class WorkerPool implements TopologyBuilder {
     return { streams, dropped };
   }
 
+  /** Tells the worker running `t` to trace it (or to stop); applied after the open when it is not open yet. */
+  traceRemote(t: RemoteTopology): void {
+    const s = this.slots[t.slot];
+    if (!t.open_ || !s?.spawned) return;
+    s.worker.postMessage({ op: 'trace', handle: t.handle, strategy: t.traceStrategy } satisfies ToWorker);
+  }
+
   /** The workers start together with the first rule placed on any of them: each takes a moment to load, and the next
    * rules' workers are then ready when those rules come. */
   private spawnAll(): void {
@@ -313,6 +321,7 @@ export class WorkerPool implements TopologyBuilder {
     t.open_ = true;
     try {
       await this.sendOpen(t.slot, t);
+      if (t.traceStrategy !== null) this.traceRemote(t);
     } catch (err) {
       // the worker was replaced meanwhile: the replacement opens the rule
       if (err instanceof WorkerReplaced && this.remotes.has(t.handle)) return;
@@ -449,6 +458,9 @@ export class WorkerPool implements TopologyBuilder {
           t.update(rows);
           t.heldBytes = held;
         }
+        break;
+      case 'spans':
+        for (const [handle, span] of m.spans) this.remotes.get(handle)?.traced(span);
         break;
       case 'fatal':
         this.remotes.get(m.handle)?.fail(new Error(m.message));

@@ -3,7 +3,14 @@
  * and the metadata store; a worker owns the topologies of the rules placed on it and reaches the store through
  * `kv` requests.
  */
-import type { PrintableTopo, RuleDef, RuleOptions } from '../contracts/index.js';
+import type {
+  ConnectionState,
+  PrintableTopo,
+  RuleDef,
+  RuleOptions,
+  TraceSpan,
+  TraceStrategy,
+} from '../contracts/index.js';
 import type { StreamDef } from '../catalog/types.js';
 import type { ValueObject } from '../values/value.js';
 
@@ -51,6 +58,8 @@ export type ToWorker =
   | { op: 'close'; req: number; handle: number }
   /** `PUT /rules/{id}/reset_state` of a rule on the worker (docs/rest-api.md §16.6) */
   | { op: 'resetOffset'; req: number; handle: number; streamName: string; input: ValueObject }
+  /** rule tracing of a rule on the worker (docs/runtime.md §1.11): a strategy starts it, null stops it */
+  | { op: 'trace'; handle: number; strategy: TraceStrategy | null }
   | { op: 'ping'; seq: number }
   | { op: 'kv'; id: number; value?: unknown; error?: string }
   /** fault injection of the tests: busy the worker's thread for `ms` */
@@ -61,7 +70,8 @@ export type ToWorker =
 /**
  * One node's metrics: name, records in and out, messages processed, last latency (µs), buffer length, last
  * invocation, exceptions, last exception and its time, busy µs, then the latency histogram as the worker counted it
- * (bucket counts, null before the first record, and their sum in µs) — copied, never counted again on this side.
+ * (bucket counts, null before the first record, and their sum in µs) — copied, never counted again on this side;
+ * last the node's connection and the start of a sink's failing spell (docs/runtime.md §1.5).
  */
 export type NodeMetricsRow = [
   string,
@@ -77,6 +87,8 @@ export type NodeMetricsRow = [
   number,
   number[] | null,
   number,
+  ConnectionState,
+  number,
 ];
 
 /** Worker → main. */
@@ -88,4 +100,6 @@ export type FromWorker =
   | { ev: 'end'; handle: number }
   /** per topology: its handle, its nodes' metrics, and the bytes its windows hold (estimated, runtime/row-size.ts) */
   | { ev: 'metrics'; topologies: Array<[number, NodeMetricsRow[], number]> }
+  /** the spans of traced records finished since the last message, by topology handle */
+  | { ev: 'spans'; spans: Array<[number, TraceSpan]> }
   | { ev: 'kv'; id: number; method: string; args: unknown[] };

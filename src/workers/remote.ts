@@ -5,7 +5,15 @@
  * plans and compiles it once and keeps the result for the open.
  */
 import type { ValueObject } from '../values/value.js';
-import { NodeMetrics, type PrintableTopo, type RuleDef, type RuleOptions, type Topology } from '../contracts/index.js';
+import {
+  NodeMetrics,
+  type PrintableTopo,
+  type RuleDef,
+  type RuleOptions,
+  type Topology,
+  type TraceSpan,
+  type TraceStrategy,
+} from '../contracts/index.js';
 import { TopologySignals } from '../runtime/signals.js';
 import type { NodeMetricsRow, PlannedInfo } from './protocol.js';
 
@@ -13,6 +21,8 @@ import type { NodeMetricsRow, PlannedInfo } from './protocol.js';
 export interface RemoteHost {
   prepareRemote(t: RemoteTopology): Promise<void>;
   openRemote(t: RemoteTopology): Promise<void>;
+  /** tells the worker to trace the rule, or to stop (docs/runtime.md §1.11) */
+  traceRemote(t: RemoteTopology): void;
   closeRemote(t: RemoteTopology): Promise<void>;
   releaseRemote(t: RemoteTopology): void;
   resetRemoteOffset(t: RemoteTopology, streamName: string, input: ValueObject): Promise<void>;
@@ -30,6 +40,7 @@ export class RemoteTopology implements Topology {
   private metrics: NodeMetrics[] = [];
   /** bytes its windows hold, as the worker last reported */
   heldBytes = 0;
+  private tracing: { strategy: TraceStrategy; emit: (span: TraceSpan) => void } | undefined;
 
   constructor(
     readonly handle: number,
@@ -99,6 +110,22 @@ export class RemoteTopology implements Topology {
     if (!same) this.metrics = info.nodes.map((n) => new NodeMetrics(n));
   }
 
+  /** Rule tracing (docs/runtime.md §1.11): the worker traces, the spans come back with its metrics. */
+  trace(strategy: TraceStrategy | null, emit: (span: TraceSpan) => void): void {
+    this.tracing = strategy === null ? undefined : { strategy, emit };
+    this.host.traceRemote(this);
+  }
+
+  /** @internal the strategy the worker should trace with, null when off */
+  get traceStrategy(): TraceStrategy | null {
+    return this.tracing?.strategy ?? null;
+  }
+
+  /** @internal a span the worker sent */
+  traced(span: TraceSpan): void {
+    this.tracing?.emit(span);
+  }
+
   /** @internal metrics sent by the worker */
   update(rows: NodeMetricsRow[]): void {
     const nodes = this.metrics;
@@ -116,6 +143,8 @@ export class RemoteTopology implements Topology {
       n.lastException = r[8];
       n.lastExceptionTime = r[9];
       n.busyUs = r[10];
+      n.setConnection(r[13]);
+      n.failingSince = r[14];
     }
   }
 

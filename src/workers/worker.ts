@@ -22,13 +22,15 @@ import { NativeRuntime } from '../extensions/plugins-native-runtime.js';
 import type { StreamCatalog, StreamDef, StreamKind } from '../catalog/types.js';
 import type { KVOp, KVStore } from '../store/kv.js';
 import type { FromWorker, NodeMetricsRow, PlannedInfo, RuleRequest, ToWorker, WorkerInit } from './protocol.js';
-import type { NodeMetrics, Topology } from '../contracts/index.js';
+import type { NodeMetrics, Topology, TraceSpan } from '../contracts/index.js';
 
 /** Node slots per topology in an activity id (pool.ts decodes it the same way). */
 const ACTIVITY_NODES = 4096;
 
 /** How often the metrics of changed topologies are sent to the main thread. */
 const METRICS_INTERVAL_MS = 100;
+/** Spans of traced rules waiting for the next metrics message, at most (the rest are dropped). */
+const MAX_PENDING_SPANS = 10_000;
 
 if (!parentPort) throw new Error('the rule worker must run in a worker thread');
 const port = parentPort;
@@ -93,6 +95,8 @@ function metricsRows(nodes: readonly NodeMetrics[]): NodeMetricsRow[] {
     n.busyUs,
     n.latencyCounts ? Array.from(n.latencyCounts) : null,
     n.latencySumUs,
+    n.connection,
+    n.failingSince,
   ]);
 }
 
@@ -117,11 +121,18 @@ function plannedInfo(topo: Topology): PlannedInfo {
   };
 }
 
-/** Changes whenever a node processed, failed or buffered something. */
+/** Changes whenever a node processed, failed, buffered something or saw its connection change. */
 function signature(nodes: readonly NodeMetrics[]): number {
   let s = 0;
   for (const n of nodes)
-    s += n.messagesProcessed + n.recordsOut + n.exceptions * 7 + n.bufferLength * 13 + n.lastInvocation;
+    s +=
+      n.messagesProcessed +
+      n.recordsOut +
+      n.exceptions * 7 +
+      n.bufferLength * 13 +
+      n.lastInvocation +
+      n.connectionChanges * 17 +
+      n.failingSince;
   return s;
 }
 
@@ -161,6 +172,8 @@ async function main(): Promise<void> {
   /** planned for an open to come: a rule is planned once, here, and opened from that plan */
   const prepared = new Map<number, TopologyBase>();
 
+  /** finished spans of traced rules, sent with the metrics (docs/runtime.md §1.11) */
+  const spans: Array<[number, TraceSpan]> = [];
   let confRevision = -1;
   let scriptRevision = -1;
   /** Brings this thread's catalog, config keys and JavaScript functions to the main thread's state. */
@@ -218,6 +231,11 @@ async function main(): Promise<void> {
       topologies.delete(m.handle);
       throw err;
     }
+    // the metrics as the open left them (the connections: rules/health.ts) reach the main thread before the reply, and
+    // once more after it (the reply may give the main thread fresh node metrics to fill)
+    post({ ev: 'metrics', topologies: [[m.handle, metricsRows(topo.nodes()), heldBytes(topo)]] });
+    const entry = topologies.get(m.handle);
+    if (entry) entry.sig = -1;
     return plannedInfo(topo);
   };
 
@@ -270,6 +288,12 @@ async function main(): Promise<void> {
         );
         break;
       }
+      case 'trace':
+        topologies.get(m.handle)?.topo.trace(m.strategy, (span) => {
+          // bounded: spans the main thread has not taken yet are dropped past this many
+          if (spans.length < MAX_PENDING_SPANS) spans.push([m.handle, span]);
+        });
+        break;
       case 'ping':
         post({ ev: 'pong', seq: m.seq });
         break;
@@ -289,6 +313,7 @@ async function main(): Promise<void> {
   });
 
   setInterval(() => {
+    if (spans.length > 0) post({ ev: 'spans', spans: spans.splice(0) });
     const changed: Array<[number, NodeMetricsRow[], number]> = [];
     for (const [handle, t] of topologies) {
       const sig = signature(t.nodes);

@@ -222,7 +222,7 @@ test('group and order plan over a created stream: filter, count window, groupby,
       },
     });
     assert.equal(r.status, 201, r.text);
-    await waitSubscribed(s, client, 'g2', 'src', tin, { kind: 'probe' });
+    await waitSubscribed(s, client, 'g2', st, tin, { kind: 'probe' });
     const rows = [
       { color: 'red', v: 1 },
       { color: 'blue', v: 2 },
@@ -241,9 +241,10 @@ test('group and order plan over a created stream: filter, count window, groupby,
       { color: 'red', count: 2, av: 2 },
       { color: 'blue', count: 2, av: 4 },
     ]);
-    // a created stream is in use by the rule
+    // the source node is named after the created stream it reads, as eKuiper names it (not after its key)
     const usage = await s.req('GET', '/rules/g2/topo');
-    assert.deepEqual((usage.json() as J).sources, ['source_src']);
+    assert.deepEqual((usage.json() as J).sources, [`source_${st}`]);
+    assert.equal(typeof (await status(s, 'g2'))[`source_${st}_0_records_in_total`], 'number');
   });
 });
 

@@ -89,11 +89,24 @@ test('lifecycle on the real runtime: texts, status objects, topology, explain, s
       'last_exception_time',
     ];
     const nodes = ['source_' + st, 'op_2_filter', 'op_3_project', 'sink_log_0'];
-    // Eddy's own `worker` key (docs/runtime.md §1.10) comes after eKuiper's, when the rule runs on a worker thread
-    const onWorker = keys.at(-1) === 'worker';
+    const ekuiperEnd = 4 + nodes.length * suffixes.length;
     assert.deepEqual(
-      keys.slice(4, onWorker ? -1 : undefined),
+      keys.slice(4, ekuiperEnd),
       nodes.flatMap((n) => suffixes.map((m) => `${n}_0_${m}`)),
+    );
+    // Eddy's own keys come after eKuiper's: `worker` when the rule runs on a worker thread (docs/runtime.md §1.10),
+    // then the rule state (docs/rest-api.md §4.10)
+    const onWorker = keys[ekuiperEnd] === 'worker';
+    assert.deepEqual(keys.slice(ekuiperEnd + (onWorker ? 1 : 0)), [
+      'state',
+      'lastError',
+      'lastErrorTime',
+      `source_${st}_0_connection`,
+      'sink_log_0_0_connection',
+    ]);
+    assert.deepEqual(
+      [running.state, running[`source_${st}_0_connection`], running.sink_log_0_0_connection],
+      ['running', 'connected', 'connected'],
     );
     assert.equal(running[`source_${st}_0_last_invocation`], '0001-01-01T00:00:00');
 
@@ -108,7 +121,13 @@ test('lifecycle on the real runtime: texts, status objects, topology, explain, s
 
     r = await s.req('POST', '/rules/r1/stop');
     assert.equal(r.text, 'Rule r1 was stopped.');
-    assert.deepEqual(await status(s, 'r1'), { message: 'Stopped: canceled manually.', status: 'stopped' });
+    assert.deepEqual(await status(s, 'r1'), {
+      message: 'Stopped: canceled manually.',
+      status: 'stopped',
+      state: 'stopped',
+      lastError: '',
+      lastErrorTime: 0,
+    });
     assert.equal(((await s.req('GET', '/rules/r1')).json() as J).triggered, false, 'stop persists triggered=false');
     r = await s.req('GET', '/rules/r1/topo');
     assert.equal(r.status, 200, 'a stopped rule keeps its topology');
@@ -387,7 +406,13 @@ test('periodic rule: runs for `duration` on each cron firing and waits in betwee
       'the next firing',
     );
     await s.req('POST', '/rules/cron1/stop');
-    assert.deepEqual(await status(s, 'cron1'), { message: 'Stopped: canceled manually.', status: 'stopped' });
+    assert.deepEqual(await status(s, 'cron1'), {
+      message: 'Stopped: canceled manually.',
+      status: 'stopped',
+      state: 'stopped',
+      lastError: '',
+      lastErrorTime: 0,
+    });
     const past = await s.req('POST', '/rules', {
       id: 'cron2',
       sql: `SELECT * FROM ${st}`,
@@ -399,7 +424,13 @@ test('periodic rule: runs for `duration` on each cron firing and waits in betwee
       },
     });
     assert.equal(past.status, 201);
-    assert.deepEqual(await status(s, 'cron2'), { message: 'Stopped: schedule terminated.', status: 'stopped' });
+    assert.deepEqual(await status(s, 'cron2'), {
+      message: 'Stopped: schedule terminated.',
+      status: 'stopped',
+      state: 'stopped',
+      lastError: '',
+      lastErrorTime: 0,
+    });
   } finally {
     await s.dispose();
   }
@@ -425,7 +456,13 @@ test('range-only rule: the patrol opens it inside its datetime range and termina
       options: { cronDatetimeRange: [{ beginTimestamp: begin, endTimestamp: begin + 4000 }] },
     });
     assert.equal(r.status, 201);
-    assert.deepEqual(await status(s, 'range1'), { message: 'Stopped: waiting for next schedule.', status: 'stopped' });
+    assert.deepEqual(await status(s, 'range1'), {
+      message: 'Stopped: waiting for next schedule.',
+      status: 'stopped',
+      state: 'stopped',
+      lastError: '',
+      lastErrorTime: 0,
+    });
     await poll(
       () => status(s, 'range1'),
       (x) => x.status === 'running',

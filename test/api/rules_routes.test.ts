@@ -77,7 +77,7 @@ test('create, list, describe, update, delete with eKuiper texts', async () => {
     assert.equal(r.status, 400);
     assert.deepEqual(r.json(), { error: 1000, message: 'rule r1 already exists' });
     r = await req('GET', '/rules');
-    assert.deepEqual(r.json(), [{ id: 'r1', name: 'r1', status: 'Running' }]);
+    assert.deepEqual(r.json(), [{ id: 'r1', name: 'r1', status: 'Running', state: 'running' }]);
     r = await req('GET', '/rules/r1');
     assert.match(r.type, /application\/json/);
     assert.equal(r.text, JSON.stringify(rule()), 'the body as submitted');
@@ -169,7 +169,13 @@ test('start, stop, restart and status objects', async () => {
     r = await req('POST', '/rules/r1/stop');
     assert.equal(r.status, 200, 'stopping a stopped rule is fine');
     r = await req('GET', '/rules/r1/status');
-    assert.deepEqual(r.json(), { message: 'Stopped: canceled manually.', status: 'stopped' });
+    assert.deepEqual(r.json(), {
+      message: 'Stopped: canceled manually.',
+      status: 'stopped',
+      state: 'stopped',
+      lastError: '',
+      lastErrorTime: 0,
+    });
     r = await req('POST', '/rules/r1/start');
     assert.equal(r.text, 'Rule r1 was started');
     r = await req('POST', '/rules/r1/restart');

@@ -58,8 +58,8 @@ test('streams and rules: kuiper commands, tables by default, JSON on request, ex
     r = await eddy(s, ['create', 'rule', 'clifile', '-f', file]);
     assert.equal(r.code, 0, r.stderr);
     r = await eddy(s, ['show', 'rules']);
-    assert.match(r.stdout, /^clifile +clifile +Running$/m);
-    assert.match(r.stdout, /^clihot +clihot +Running$/m);
+    assert.match(r.stdout, /^clifile +clifile +Running +running$/m);
+    assert.match(r.stdout, /^clihot +clihot +Running +running$/m);
     r = await eddy(s, ['getstatus', 'rule', 'clihot']);
     assert.match(r.stdout, /^status +running$/m);
     assert.match(r.stdout, /^source_clidemo_0_records_in_total +0$/m);

@@ -138,6 +138,8 @@ test('create a stream and a rule in the UI, watch live metrics while MQTT messag
         `tr[data-rule=${name}]`,
       );
       await page.screenshot({ path: join(SHOTS, 'rules.png'), fullPage: true });
+      // a stop asks first (test/console/operator.test.ts covers the refusal)
+      page.once('dialog', (d) => void d.accept());
       await row.getByRole('button', { name: 'Stop' }).click();
       await row.locator('.badge.stopped').waitFor();
     } finally {

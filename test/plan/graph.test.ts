@@ -51,7 +51,7 @@ const op = (nodeType: string, props: J) => ({
 });
 const win = op('window', { type: 'countwindow', size: 2 });
 
-test('nodes are planned sources first, a node with several inputs after its last input; names carry the keys', () => {
+test('nodes are planned sources first, a node with several inputs after its last input; names carry the keys (a created stream its name)', () => {
   const p = plan(
     {
       a: src,
@@ -67,7 +67,7 @@ test('nodes are planned sources first, a node with several inputs after its last
     p.sources.map((s) => [s.name, s.def.name]),
     [
       ['source_a', 'a'],
-      ['source_b', 'm1'],
+      ['source_m1', 'm1'],
     ],
   );
   assert.deepEqual(
@@ -87,6 +87,19 @@ test('nodes are planned sources first, a node with several inputs after its last
     TYPE: 'mqtt',
     DATASOURCE: 'x/y',
   });
+});
+
+test('two source nodes reading one created stream: the first is named after the stream, the second after its key', () => {
+  const m1 = { type: 'source', nodeType: 'memory', props: { sourceName: 'm1' } };
+  const p = plan(
+    { x: m1, y: m1, j: op('window', { type: 'countwindow', size: 2 }), out: sink },
+    { x: ['j'], y: ['j'], j: ['out'] },
+    ['x', 'y'],
+  );
+  assert.deepEqual(
+    p.sources.map((s) => s.name),
+    ['source_m1', 'source_y'],
+  );
 });
 
 test('a filter after a group by is HAVING; a function adds its column under the call name or alias', () => {
@@ -342,7 +355,7 @@ test('lookup joins need an equi-join predicate; a lookup source has no node of i
   );
   assert.deepEqual(
     p.sources.map((s) => s.name),
-    ['source_src'],
+    ['source_s1'],
   );
   const j = p.ops[0];
   assert.equal(j.op.kind, 'lookup');

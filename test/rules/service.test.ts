@@ -66,8 +66,8 @@ test('list is sorted by id with name defaulting to the id; describe masks secret
     await svc.create(body({ id: 'b', name: 'Hot rooms', triggered: false }));
     await svc.create(body({ id: 'a', actions: [{ mqtt: { server: 'tcp://x:1883', password: 'pw' } }] }));
     assert.deepEqual(svc.list(), [
-      { id: 'a', name: 'a', status: 'Running' },
-      { id: 'b', name: 'Hot rooms', status: 'Stopped: canceled manually.' },
+      { id: 'a', name: 'a', status: 'Running', state: 'running' },
+      { id: 'b', name: 'Hot rooms', status: 'Stopped: canceled manually.', state: 'stopped' },
     ]);
     // text naming a secret is masked and re-serialised with sorted keys (docs/rest-api.md §4.4)
     assert.equal(
@@ -125,7 +125,13 @@ test('start/stop persist triggered; status objects have the documented shapes', 
   await withService(async (svc, _e, store) => {
     await svc.create(body({ id: 'r1' }));
     await svc.stop('r1');
-    assert.deepEqual(svc.status('r1'), { message: 'Stopped: canceled manually.', status: 'stopped' });
+    assert.deepEqual(svc.status('r1'), {
+      message: 'Stopped: canceled manually.',
+      status: 'stopped',
+      state: 'stopped',
+      lastError: '',
+      lastErrorTime: 0,
+    });
     assert.equal(JSON.parse((await store.get(RULE_NS, 'r1'))!).triggered, false);
     await svc.start('r1');
     assert.equal(JSON.parse((await store.get(RULE_NS, 'r1'))!).triggered, true);
@@ -147,7 +153,9 @@ test('start/stop persist triggered; status objects have the documented shapes', 
       'source_s1_0_last_exception_time',
     ]);
     assert.equal(st.source_s1_0_last_invocation, '0001-01-01T00:00:00');
-    assert.equal(keys.length, 4 + 3 * 10);
+    // eKuiper's keys, then Eddy's rule state and the connections of the source and the sink
+    assert.equal(keys.length, 4 + 3 * 10 + 3 + 2);
+    assert.deepEqual(keys.slice(34, 37), ['state', 'lastError', 'lastErrorTime']);
     assert.deepEqual(svc.statusAll(), { r1: { status: 'Running', last_exception: '', exceptions_total: 0 } });
     await rejects(() => svc.start('nope'), 1002, 'Rule nope is not found.');
   });
@@ -208,10 +216,10 @@ test('restore: triggered rules run again, stopped ones stay stopped, unplannable
     const again = reopen();
     await again.restore();
     assert.deepEqual(again.list(), [
-      { id: 'gone', name: 'gone', status: 'Stopped: fail to create the topo.' },
-      { id: 'noid', name: 'noid', status: 'Running' },
-      { id: 'run', name: 'run', status: 'Running' },
-      { id: 'stopped', name: 'stopped', status: 'Stopped: canceled manually.' },
+      { id: 'gone', name: 'gone', status: 'Stopped: fail to create the topo.', state: 'stoppedByError' },
+      { id: 'noid', name: 'noid', status: 'Running', state: 'running' },
+      { id: 'run', name: 'run', status: 'Running', state: 'running' },
+      { id: 'stopped', name: 'stopped', status: 'Stopped: canceled manually.', state: 'stopped' },
     ]);
     await rejects(
       () => again.topo('gone'),

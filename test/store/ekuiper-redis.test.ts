@@ -56,8 +56,8 @@ test('an eKuiper Redis store is read as is: streams, tables and rules listed, ru
     assert.deepEqual((await s.req('GET', '/streams')).json(), ['demo']);
     assert.deepEqual((await s.req('GET', '/tables')).json(), ['lut']);
     assert.deepEqual((await s.req('GET', '/rules')).json(), [
-      { id: 'rule1', name: 'rule1', status: 'Running' },
-      { id: 'rule2', name: 'rule2', status: 'Stopped: canceled manually.' },
+      { id: 'rule1', name: 'rule1', status: 'Running', state: 'running' },
+      { id: 'rule2', name: 'rule2', status: 'Stopped: canceled manually.', state: 'stopped' },
     ]);
     assert.equal((await s.req('GET', '/rules/rule2')).text, rule2);
 

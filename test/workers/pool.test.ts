@@ -144,6 +144,8 @@ test('a stuck worker: the status answers at once and says so; a worker that ends
     }
     assert.equal(st.status, 'running');
     assert.equal(st.workerStatus, `worker ${slot} is not answering its heartbeat`);
+    // the state says the rule does not work meanwhile (docs/runtime.md §1.5.1)
+    assert.deepEqual([st.state, st.stateReason], ['degraded', st.workerStatus]);
     // the worker recovers by itself
     while (st.workerStatus !== undefined && Date.now() < end + 10_000) {
       await new Promise((r) => setTimeout(r, 50));

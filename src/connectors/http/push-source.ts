@@ -31,7 +31,7 @@ export class HttpPushHub {
     let ep = this.endpoints.get(key);
     if (!ep) {
       const consumers = new Set<Consumer>();
-      const remove = this.server.addRoute(method, path, (_req, body, res) => {
+      const remove = this.server.addRoute(method, path, (req, body, res) => {
         const text = body.toString('utf8');
         const problem = checkBody(text);
         if (problem) {
@@ -43,7 +43,10 @@ export class HttpPushHub {
         }
         const payload = new Uint8Array(body);
         const ts = Date.now();
-        for (const c of consumers) c.emit({ payload, meta: {}, timestamp: ts });
+        // a W3C trace context travels with the record: rule tracing's `head` strategy continues it (docs/runtime.md §1.11)
+        const traceparent = req.headers.traceparent;
+        const meta = typeof traceparent === 'string' ? { traceparent } : {};
+        for (const c of consumers) c.emit({ payload, meta, timestamp: ts });
         res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' }).end('ok');
       });
       ep = { consumers, remove };

@@ -4,14 +4,29 @@
  * closed when its last user leaves.
  */
 import { EddyError, ErrorCode } from '../../core/errors.js';
-import type { ConnectorContext, Props, SourceConnector, SourceEvent } from '../../contracts/index.js';
+import {
+  disconnected,
+  type ConnectionState,
+  type ConnectorContext,
+  type Props,
+  type SourceConnector,
+  type SourceEvent,
+} from '../../contracts/index.js';
 import type { SinkConnector, SinkContext, SinkPayload } from '../../contracts/index.js';
 import { recoverable, transientError } from '../../contracts/failures.js';
 import { checkCompression, compress, decompress, type Compression } from '../../core/compression.js';
 import type { ConfKeys } from '../confkeys.js';
 import { propBool, propInt, propString } from '../props.js';
 import { sessionClientId } from './acks.js';
-import { mqttSettings, MqttConn, type MqttPool, type MqttSettings, type QoS, QOS_INT } from './connection.js';
+import {
+  mqttSettings,
+  MqttConn,
+  type MqttMessageHandler,
+  type MqttPool,
+  type MqttSettings,
+  type QoS,
+  QOS_INT,
+} from './connection.js';
 
 function readQos(props: Props): QoS {
   const qos = propInt(props, 'qos', 0);
@@ -45,7 +60,13 @@ export class MqttSource implements SourceConnector {
     }
   }
 
-  async connect(ctx: ConnectorContext, emit: (ev: SourceEvent) => void, onError: (err: Error) => void): Promise<void> {
+  async connect(
+    ctx: ConnectorContext,
+    emit: (ev: SourceEvent) => void,
+    onError: (err: Error) => void,
+    _onEnd?: () => void,
+    onConnection?: (state: ConnectionState) => void,
+  ): Promise<void> {
     // at-least-once (rule qos ≥ 1, subscription qos ≥ 1): a persistent session of its own, named after the rule and
     // the connection settings. A configured client id is one of them, not the id itself: a sink or another rule with
     // the same settings would otherwise share (or fight over) that id with a session that must stay this rule's.
@@ -71,35 +92,58 @@ export class MqttSource implements SourceConnector {
     try {
       const dc = this.decompression;
       // a persistent session may deliver what it kept as soon as it connects: the handler is in place before that
-      const subscribed = conn.subscribe(
-        this.topic,
-        this.qos,
-        (topic, payload, qos, messageId, delivery) => {
-          let bytes: Uint8Array = payload;
-          if (dc) {
-            try {
-              bytes = decompress(dc, payload);
-            } catch (err) {
-              onError(transientError(new Error(`decompress error: ${(err as Error).message}`)));
-              return;
-            }
+      const handler: MqttMessageHandler = (topic, payload, qos, messageId, delivery) => {
+        let bytes: Uint8Array = payload;
+        if (dc) {
+          try {
+            bytes = decompress(dc, payload);
+          } catch (err) {
+            onError(transientError(new Error(`decompress error: ${(err as Error).message}`)));
+            return;
           }
-          const ev: SourceEvent = {
-            payload: bytes,
-            meta: { topic, qos: QOS_INT[qos] ?? BigInt(qos), messageId: messageId === 0 ? 0n : BigInt(messageId) },
-            timestamp: Date.now(),
-          };
-          if (delivery !== undefined) ev.delivery = delivery;
-          emit(ev);
-        },
-        share?.group,
-      );
+        }
+        const ev: SourceEvent = {
+          payload: bytes,
+          meta: { topic, qos: QOS_INT[qos] ?? BigInt(qos), messageId: messageId === 0 ? 0n : BigInt(messageId) },
+          timestamp: Date.now(),
+        };
+        if (delivery !== undefined) ev.delivery = delivery;
+        emit(ev);
+      };
+      const subscribed = conn.subscribe(this.topic, this.qos, handler, share?.group);
       subscribed.catch(() => undefined);
-      await conn.waitConnected();
-      this.cleanup.push(await subscribed);
       let wasConnected = true;
+      try {
+        await conn.waitConnected();
+      } catch (err) {
+        const why = `found error when connecting for ${this.settings.server}: ${(err as Error).message}`;
+        if (!onConnection) throw err;
+        // the rule runs degraded while MQTT.js tries again every second; the subscription is sent once connected
+        // (docs/runtime.md §1.5)
+        wasConnected = false;
+        ctx.logger.warn('mqtt source %s: %s; still trying', this.topic, why);
+        onConnection(disconnected(why));
+      }
+      // started while the broker was away: a subscription sent offline fails when the next attempt does, so it is
+      // made again at each connect until one holds (the same handler: a subscription still pending is not doubled)
+      let holding = wasConnected;
+      const hold = (attempt: Promise<() => void>) =>
+        attempt.then(
+          (unsubscribe) => {
+            if (this.conn !== conn) unsubscribe();
+            else if (!holding) {
+              holding = true;
+              this.cleanup.push(unsubscribe);
+            }
+          },
+          (err: unknown) => {
+            if (this.conn === conn) ctx.logger.warn('mqtt source %s: subscription failed: %s', this.topic, String(err));
+          },
+        );
       this.cleanup.push(
         conn.onStatus((connected, err) => {
+          if (connected && !holding) void hold(conn.subscribe(this.topic, this.qos, handler, share?.group));
+          if (!connected) onConnection?.(disconnected(err ?? 'mqtt connection lost'));
           if (!connected && wasConnected) {
             ctx.logger.warn('mqtt source %s: %s; reconnecting', this.topic, err?.message);
             onError(
@@ -108,11 +152,16 @@ export class MqttSource implements SourceConnector {
               }),
             );
           } else if (connected && !wasConnected) {
-            ctx.logger.info('mqtt source %s reconnected', this.topic);
+            ctx.logger.info('mqtt source %s connected', this.topic);
           }
+          if (connected) onConnection?.('connected');
           wasConnected = connected;
         }),
       );
+      if (wasConnected) {
+        this.cleanup.push(await subscribed);
+        onConnection?.('connected');
+      } else void hold(subscribed);
     } catch (err) {
       await this.close();
       throw new Error(`found error when connecting for ${this.settings.server}: ${(err as Error).message}`);

@@ -12,7 +12,7 @@ import { isRecoverable } from '../../contracts/failures.js';
 import type { ValueObject } from '../../values/value.js';
 import { encodeJson } from '../formats/jsonenc.js';
 import type { SinkUnit } from './cache.js';
-import { countSent, transformFailed, type Sender, type SinkParts } from './sender.js';
+import { countFailed, countSent, transformFailed, type Sender, type SinkParts } from './sender.js';
 import type { Payload } from './transform.js';
 
 /** rows from which a list is encoded in slices of this many rows, one per turn of the event loop */
@@ -223,7 +223,7 @@ export class LiveSender implements Sender {
     err: unknown,
     held: boolean,
   ): void {
-    this.parts.metrics.error(err);
+    countFailed(this.parts.metrics, err);
     if (this.parts.atLeastOnce && isRecoverable(err) && !this.parts.closed) {
       if (!held) this.inflight++;
       const timer = setTimeout(

@@ -11,7 +11,7 @@ import type { ValueObject } from '../../values/value.js';
 import { settledWithin } from '../../core/waits.js';
 import { SinkCache, type SinkUnit } from './cache.js';
 import type { CacheSaving } from './ledger.js';
-import { countSent, transformFailed, type Sender, type SinkParts } from './sender.js';
+import { countFailed, countSent, transformFailed, type Sender, type SinkParts } from './sender.js';
 import type { CacheSettings } from './settings.js';
 
 /** How long a close still waits for the send in flight once the drain's time is up. */
@@ -238,7 +238,7 @@ export class ResendSender implements Sender, CacheSaving {
     try {
       await connector.collect(ctx, payload);
     } catch (err) {
-      metrics.error(err);
+      countFailed(metrics, err);
       return isRecoverable(err) ? 'retry' : 'drop';
     }
     countSent(metrics, unit, start);

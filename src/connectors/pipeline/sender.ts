@@ -4,8 +4,8 @@
  * sends (`live.ts`); with one, the resend loop does (`resend.ts`).
  */
 import type { Logger } from 'pino';
-import type { NodeMetrics, SinkConnector, SinkContext } from '../../contracts/index.js';
-import { listensToTransformFailures } from '../../contracts/failures.js';
+import { disconnected, type NodeMetrics, type SinkConnector, type SinkContext } from '../../contracts/index.js';
+import { isRecoverable, listensToTransformFailures } from '../../contracts/failures.js';
 import type { SinkBuffer } from './buffer.js';
 import type { ValueObject } from '../../values/value.js';
 import type { SinkUnit } from './cache.js';
@@ -57,11 +57,24 @@ export interface Sender {
   finish(): Promise<void>;
 }
 
-/** Counts a unit sent, with the time since its send started. */
+/** Counts a unit sent, with the time since its send started; a failing spell ends (docs/runtime.md §1.5). */
 export function countSent(metrics: NodeMetrics, unit: SinkUnit, start: number): void {
   metrics.recordsOut++;
+  if (metrics.failingSince !== 0) {
+    metrics.failingSince = 0;
+    metrics.setConnection('connected');
+  }
   metrics.messagesProcessed += Array.isArray(unit) ? unit.length : 1;
   metrics.processLatencyUs = Math.round((performance.now() - start) * 1000);
+}
+
+/**
+ * A send failed: counted as an exception and as part of a failing spell; a recoverable failure (the target down,
+ * a 5xx, a timeout) also says the connection is lost, until a send succeeds.
+ */
+export function countFailed(metrics: NodeMetrics, err: unknown): void {
+  metrics.sendFailed(err);
+  if (isRecoverable(err)) metrics.setConnection(disconnected(err));
 }
 
 /** A unit could not be transformed: counted, logged, and told to a connector that listens (websocket `sendError`). */

@@ -7,6 +7,7 @@
 import type { Logger } from 'pino';
 import { EddyError } from '../../core/errors.js';
 import {
+  disconnected,
   ErrorRecord,
   NodeMetrics,
   type Format,
@@ -151,7 +152,14 @@ class SinkNodeImpl implements SinkNode, SinkParts {
 
   private async openConnector(): Promise<void> {
     await this.sender.open();
-    await this.connector.connect(this.ctx);
+    this.metrics.setConnection('connecting');
+    try {
+      await this.connector.connect(this.ctx);
+    } catch (err) {
+      this.metrics.setConnection(disconnected(err));
+      throw err;
+    }
+    this.metrics.setConnection('connected');
     this.opened = true;
     this.updateBuffer();
     if (this.sender.hasWork()) this.sender.kick();
