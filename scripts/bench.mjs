@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `npm run bench`: runs every compiled benchmark module under dist/bench/ (each exports `run()` returning figures)
-// and prints its figures. A name filter may be given: `npm run bench -- runtime`; `--quick` asks the benchmarks that
-// take it for fewer and shorter rounds.
+// and prints its figures. Benchmarks may be named: `npm run bench -- runtime nexmark` runs exactly `runtime` and
+// `nexmark` (not `nexmark-mqtt`: a name is the whole file name, never a part of it; `nexmark*` runs every name
+// starting with `nexmark`). `--quick` asks the benchmarks that take it for fewer and shorter rounds.
 import { readdirSync, existsSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { ensureDeps } from './ensure-deps.mjs';
@@ -17,13 +18,20 @@ const dir = `${root}/dist/bench`;
 const filters = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 // benchmarks that run only when named (long, or needing a service of their own): `npm run bench -- faults`
 const onRequest = new Set(['faults.js', 'fuzz.js', 'cluster.js']);
-const mods = existsSync(dir)
-  ? readdirSync(dir)
-      .filter(
-        (f) => f.endsWith('.js') && (filters.length === 0 ? !onRequest.has(f) : filters.some((s) => f.includes(s))),
-      )
-      .sort()
-  : [];
+const all = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.js')) : [];
+const named = (f, name) => {
+  const base = f.replace(/\.js$/, '');
+  return name.endsWith('*') ? base.startsWith(name.slice(0, -1)) : base === name;
+};
+const unknown = filters.filter((name) => !all.some((f) => named(f, name)));
+if (unknown.length > 0) {
+  const names = all.map((f) => f.replace(/\.js$/, '')).join(', ');
+  console.error(`no benchmark named ${unknown.join(', ')} (benchmarks: ${names})`);
+  process.exit(1);
+}
+const mods = all
+  .filter((f) => (filters.length === 0 ? !onRequest.has(f) : filters.some((name) => named(f, name))))
+  .sort();
 if (mods.length === 0) {
   console.error('no benchmarks found');
   process.exit(1);
