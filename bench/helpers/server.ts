@@ -122,7 +122,9 @@ export async function spawnServer(opts: ServerOptions = {}): Promise<ServerProc 
   const home = opts.home ?? mkdtempSync(join(tmpdir(), 'eddy-bench-srv-'));
   const port = await freePort();
   const t0 = performance.now();
-  const proc = spawn(process.execPath, [join(repoRoot(), 'scripts', 'start.mjs')], {
+  // EDDY_BENCH_PROF=<dir> profiles the server (node --cpu-prof; written when it exits)
+  const prof = process.env.EDDY_BENCH_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.EDDY_BENCH_PROF}`] : [];
+  const proc = spawn(process.execPath, [...prof, join(repoRoot(), 'scripts', 'start.mjs')], {
     env: {
       ...process.env,
       EDDY_HOME: home,

@@ -29,6 +29,7 @@ import { RuleState } from './state.js';
 import { formatInvocation, parseGoDuration } from './schedule.js';
 import { CpuMeter } from './cpu.js';
 import { summarize, type RuleSummary } from './summary.js';
+import { SortedKeyMap } from './sorted-map.js';
 import type { ValueObject } from '../values/value.js';
 
 export const RULE_NS = 'rule';
@@ -126,7 +127,7 @@ function planError(err: unknown): EddyError {
 }
 
 export class RuleService {
-  private readonly rules = new Map<string, Entry>();
+  private readonly rules = new SortedKeyMap<Entry>();
   /** per-rule log files (`logFilename`) */
   private readonly ruleLogs = new Map<string, LogDestination>();
   /** ids being created (between the duplicate check and registration) */
@@ -267,7 +268,7 @@ export class RuleService {
 
   /** Rule ids, sorted. */
   ids(): string[] {
-    return [...this.rules.keys()].sort(byId);
+    return this.rules.sortedKeys();
   }
 
   /** The stored definition (unmasked). */
