@@ -19,7 +19,7 @@
 import { rmSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { counter, percentile, publishDemo, QUICK, sleep, spread } from './helpers/procs.js';
-import { spawnHandForward, spawnServer, type ServerProc } from './helpers/server.js';
+import { spawnHandForward, spawnServer, threadDelta, threadUsage, type ServerProc } from './helpers/server.js';
 
 const MB = 1024 * 1024;
 const load = () => loadavg()[0].toFixed(2);
@@ -79,7 +79,10 @@ async function shared(): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
   const rate = 500;
   const seconds = QUICK ? 10 : 20;
-  for (const n of QUICK ? [1, 100, 300] : [1, 100, 300, 1000]) {
+  // EDDY_BENCH_SHARED_RULES=1,300 picks the rule counts
+  const counts =
+    process.env.EDDY_BENCH_SHARED_RULES?.split(',').map(Number) ?? (QUICK ? [1, 100, 300] : [1, 100, 300, 1000]);
+  for (const n of counts) {
     const l0 = load();
     const s = await spawnServer();
     try {
@@ -139,6 +142,7 @@ async function create(): Promise<Record<string, string>> {
     const tag = `bench/scale/create/${process.pid}/${Date.now()}/`;
     const rss0 = s.usage().rssBytes;
     const c0 = s.usage().cpuMs;
+    const th0 = threadUsage(s.proc.pid!);
     const t0 = performance.now();
     await parallel(n, 8, (i) =>
       must(
@@ -146,6 +150,7 @@ async function create(): Promise<Record<string, string>> {
       ),
     );
     const t1 = performance.now();
+    const th1 = threadUsage(s.proc.pid!);
     await parallel(n, 8, (i) =>
       must(
         s.req('POST', '/rules', {
@@ -158,6 +163,7 @@ async function create(): Promise<Record<string, string>> {
     await allRunning(s, n);
     const t2 = performance.now();
     const c1 = s.usage().cpuMs;
+    const th2 = threadUsage(s.proc.pid!);
     await sleep(3000);
     const lat: Record<string, number[]> = { '/rules': [], '/rules/status/all': [] };
     let on = true;
@@ -185,6 +191,8 @@ async function create(): Promise<Record<string, string>> {
     return {
       [`create: ${n} streams (s) / ${n} rules until all run (s)`]: `${((t1 - t0) / 1000).toFixed(1)} / ${((t2 - t1) / 1000).toFixed(1)}`,
       [`create: server CPU ms per stream + rule (target ≤ 1)`]: ((c1 - c0) / n).toFixed(2),
+      'create: server CPU ms by thread, streams phase': threadDelta(th0, th1),
+      'create: server CPU ms by thread, rules phase': threadDelta(th1, th2),
       [`${n} rules at ${rate} msg/s: server CPU % of a core (while polling the lists)`]: (
         ((c3 - c2) / wall) *
         100

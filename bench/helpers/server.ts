@@ -96,6 +96,36 @@ export function treeUsage(root: number): { cpuMs: number; rssBytes: number } {
   return { cpuMs: (ticks * 1000) / TICKS, rssBytes: rss };
 }
 
+/**
+ * CPU ms per thread of one process: `main`, then each other thread by its id (Node names them all `node`; the worker
+ * threads are those started last, the V8 and libuv helpers those started with the process).
+ */
+export function threadUsage(pid: number): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const comm = Number(tid) === pid ? 'main' : `t${tid}`;
+      const text = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const rest = text.slice(text.lastIndexOf(')') + 2).split(' ');
+      const ms = ((Number(rest[11]) + Number(rest[12])) * 1000) / TICKS;
+      out.set(comm, (out.get(comm) ?? 0) + ms);
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return out;
+}
+
+/** `threads` minus `before`, as `name ms, …` with the largest first. */
+export function threadDelta(before: Map<string, number>, after: Map<string, number>): string {
+  return [...after]
+    .map(([k, v]) => [k, v - (before.get(k) ?? 0)] as const)
+    .filter(([, v]) => v > 0)
+    .sort((a, b) => b[1] - a[1])
+    .map(([k, v]) => `${k} ${Math.round(v)}`)
+    .join(', ');
+}
+
 export interface ServerProc {
   readonly url: string;
   readonly home: string;

@@ -30,6 +30,7 @@ import { formatInvocation, parseGoDuration } from './schedule.js';
 import { CpuMeter } from './cpu.js';
 import { summarize, type RuleSummary } from './summary.js';
 import { SortedKeyMap } from './sorted-map.js';
+import { RowCache, jsonArray, jsonObject } from './listing.js';
 import type { ValueObject } from '../values/value.js';
 
 export const RULE_NS = 'rule';
@@ -94,6 +95,13 @@ export interface RuleListEntry {
   node?: string;
 }
 
+/** One rule of `GET /rules/status/all`. */
+export interface StatusAllRow {
+  status: string;
+  last_exception: string;
+  exceptions_total: number;
+}
+
 export interface RuleMetricsSnapshot {
   id: string;
   /** 1 running, 0 stopped, −1 stopped by an error */
@@ -128,6 +136,9 @@ function planError(err: unknown): EddyError {
 
 export class RuleService {
   private readonly rules = new SortedKeyMap<Entry>();
+  /** the serialised rows of the last `GET /rules` and `GET /rules/status/all` */
+  private readonly listRows = new RowCache();
+  private readonly statusRows = new RowCache();
   /** per-rule log files (`logFilename`) */
   private readonly ruleLogs = new Map<string, LogDestination>();
   /** ids being created (between the duplicate check and registration) */
@@ -525,17 +536,19 @@ export class RuleService {
   // ------------------------------------------------------------------------------------------ status
 
   list(): RuleListEntry[] {
-    return this.ids().map((id) => {
-      const s = this.rules.get(id)!.state;
-      if (!this.deps.placement) return { id, name: s.def.name || id, status: s.statusText() };
-      const remote = this.runsHere(id) ? undefined : this.deps.placement.elsewhere(id);
-      return {
-        id,
-        name: s.def.name || id,
-        status: this.statusTextOf(id, remote),
-        node: this.nodesOf(id, remote).join(','),
-      };
-    });
+    return this.ids().map((id) => this.listEntry(id));
+  }
+
+  private listEntry(id: string): RuleListEntry {
+    const s = this.rules.get(id)!.state;
+    if (!this.deps.placement) return { id, name: s.def.name || id, status: s.statusText() };
+    const remote = this.runsHere(id) ? undefined : this.deps.placement.elsewhere(id);
+    return {
+      id,
+      name: s.def.name || id,
+      status: this.statusTextOf(id, remote),
+      node: this.nodesOf(id, remote).join(','),
+    };
   }
 
   statusText(id: string): string {
@@ -662,29 +675,54 @@ export class RuleService {
   }
 
   /** `GET /rules/status/all` (docs/rest-api.md §4.13). */
-  statusAll(): Record<string, { status: string; last_exception: string; exceptions_total: number }> {
-    const out: Record<string, { status: string; last_exception: string; exceptions_total: number }> = {};
-    for (const id of this.ids()) {
-      const s = this.rules.get(id)!.state;
-      let lastException = '';
-      let total = 0;
-      const remote = this.runsHere(id) ? undefined : this.deps.placement?.elsewhere(id);
-      if (remote) {
-        lastException = remote.lastException;
-        total = remote.exceptions;
-      } else if (s.phase === 'running') {
-        let best = -1;
-        for (const n of s.nodes()) {
-          if (n.lastExceptionTime > best) {
-            best = n.lastExceptionTime;
-            lastException = n.lastException;
-            total = n.exceptions;
-          }
+  statusAll(): Record<string, StatusAllRow> {
+    const out: Record<string, StatusAllRow> = {};
+    for (const id of this.ids()) out[id] = this.statusAllRow(id);
+    return out;
+  }
+
+  /** {@link list} as JSON text, from the rows kept since the last listing (rules/listing.ts). */
+  listJson(): string {
+    const ids = this.ids();
+    this.listRows.keepOnly(ids);
+    return jsonArray(ids, (id) => {
+      const row = this.deps.placement ? undefined : this.rules.get(id)!.state;
+      if (!row) return JSON.stringify(this.listEntry(id));
+      const name = row.def.name || id;
+      const status = row.statusText();
+      return this.listRows.row(id, `${name}\u0000${status}`, () => ({ id, name, status }));
+    });
+  }
+
+  /** {@link statusAll} as JSON text, from the rows kept since the last listing. */
+  statusAllJson(): string {
+    const ids = this.ids();
+    this.statusRows.keepOnly(ids);
+    return jsonObject(ids, (id) => {
+      const r = this.statusAllRow(id);
+      return this.statusRows.row(id, `${r.status}\u0000${r.exceptions_total}\u0000${r.last_exception}`, () => r);
+    });
+  }
+
+  private statusAllRow(id: string): StatusAllRow {
+    const s = this.rules.get(id)!.state;
+    let lastException = '';
+    let total = 0;
+    const remote = this.runsHere(id) ? undefined : this.deps.placement?.elsewhere(id);
+    if (remote) {
+      lastException = remote.lastException;
+      total = remote.exceptions;
+    } else if (s.phase === 'running') {
+      let best = -1;
+      for (const n of s.nodes()) {
+        if (n.lastExceptionTime > best) {
+          best = n.lastExceptionTime;
+          lastException = n.lastException;
+          total = n.exceptions;
         }
       }
-      out[id] = { status: this.statusTextOf(id), last_exception: lastException, exceptions_total: total };
     }
-    return out;
+    return { status: this.statusTextOf(id), last_exception: lastException, exceptions_total: total };
   }
 
   /** `GET /rules/{id}/topo`: available once planned; 1001 for a rule that could not be planned. */
