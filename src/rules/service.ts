@@ -35,6 +35,9 @@ import type { ValueObject } from '../values/value.js';
 
 export const RULE_NS = 'rule';
 
+/** Stored rules started together at boot (docs/runtime.md §10.3). */
+const RESTORE_BATCH = 100;
+
 type LogDestination = ReturnType<typeof pino.destination>;
 
 export interface RuleServiceDeps {
@@ -853,6 +856,9 @@ export class RuleService {
   private async restoreAll(): Promise<void> {
     const entries = await this.deps.store.entries(RULE_NS);
     let lastYield = Date.now();
+    // rules are started RESTORE_BATCH at a time, not one after the other: the first rules wait for their worker
+    // thread to load, and one by one every later rule waited behind them
+    let batch: Array<Promise<void>> = [];
     for (const [key, text] of entries) {
       // planning is synchronous: without a turn of the event loop now and then, restoring many rules would keep the
       // server from answering anything, `/ping` included, until the last one is started
@@ -860,10 +866,15 @@ export class RuleService {
         await new Promise<void>((r) => setImmediate(r));
         lastYield = Date.now();
       }
-      if (this.closed) return;
+      if (this.closed) break;
       if (this.rules.has(key)) continue;
-      await this.addStored(key, text);
+      batch.push(this.addStored(key, text));
+      if (batch.length >= RESTORE_BATCH) {
+        await Promise.all(batch);
+        batch = [];
+      }
     }
+    await Promise.all(batch);
   }
 
   /** A stored rule's text parsed, or undefined (logged) when it no longer parses. */
