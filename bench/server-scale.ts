@@ -295,6 +295,7 @@ async function warmup(): Promise<Record<string, string>> {
   const first: number[] = [];
   const second: number[] = [];
   const l0 = load();
+  let lost = 0;
   for (let round = 0; round < rounds; round++) {
     const tag = `bench/scale/warmup/${process.pid}/${Date.now()}/`;
     const s = await spawnServer();
@@ -313,6 +314,7 @@ async function warmup(): Promise<Record<string, string>> {
       );
       await allRunning(s, 1);
       await sleep(1000);
+      let handFinal = 0;
       for (const [k, into] of [
         [1, first],
         [2, second],
@@ -321,10 +323,12 @@ async function warmup(): Promise<Record<string, string>> {
         const h0 = peer.usage().cpuMs;
         await publishDemo([`${tag}in`], rate, chunk);
         const [eddyGot, handGot] = await Promise.all(outs.map((c) => c.settle(chunk * k)));
-        if (eddyGot !== chunk * k || handGot !== chunk * k)
-          throw new Error(`warm-up: Eddy delivered ${eddyGot}, the hand-written program ${handGot} of ${chunk * k}`);
+        // Eddy must deliver everything; the hand-written program (QoS 0, no queue of its own) may lose under load
+        if (eddyGot !== chunk * k) throw new Error(`warm-up: Eddy delivered ${eddyGot} of ${chunk * k}`);
+        handFinal = handGot;
         into.push((s.usage().cpuMs - e0) / (peer.usage().cpuMs - h0));
       }
+      lost += chunk * 2 - handFinal;
     } finally {
       await Promise.all(outs.map((c) => c.close()));
       await peer.stop();
@@ -335,6 +339,7 @@ async function warmup(): Promise<Record<string, string>> {
     [`warm-up at ${rate} msg/s, fresh server: CPU / hand-written mqtt.js, first ${chunk} messages (target ≤ 1.0)`]:
       spread(first),
     [`warm-up: the next ${chunk} messages`]: spread(second),
+    'warm-up: messages the hand-written program lost (all rounds)': String(lost),
     'warm-up: load at start / end': `${l0} / ${load()}`,
   };
 }
