@@ -118,11 +118,13 @@ async function shared(): Promise<Record<string, string>> {
       const got = Object.entries(st)
         .filter(([k]) => k.startsWith('source_') && k.endsWith('_records_in_total'))
         .reduce((a, [, v]) => a + Number(v), 0);
-      if (got < rate * seconds) throw new Error(`shared ${n}: the last rule took in ${got} of ${rate * seconds}`);
+      // a rule that never subscribed fails the part; messages lost on the way (QoS 0 under load) are reported
+      if (got === 0) throw new Error(`shared ${n}: the last rule took in nothing`);
       out[`shared stream, ${n} rules at ${rate} msg/s: RSS before rules / idle / peak / end (MB)`] =
         `${mb(before)} / ${mb(idle)} / ${mb(top)} / ${mb(end)}`;
       out[`shared stream, ${n} rules: per rule RSS (end − before) / main heap (KB)`] =
         `${((end - before) / n / 1024).toFixed(0)} / ${((heapEnd - heapBefore) / n / 1024).toFixed(0)}`;
+      out[`shared stream, ${n} rules: messages the last rule took in / published`] = `${got} / ${rate * seconds}`;
       out[`shared stream, ${n} rules: load at start / end`] = `${l0} / ${load()}`;
     } finally {
       await s.stop();
