@@ -6,20 +6,22 @@
  */
 
 interface CachedRow {
-  /** the fields the row shows, joined: the row is rebuilt when they differ */
-  key: string;
+  /** the fields the row shows: the row is rebuilt when one differs */
+  a: string;
+  b: string | number;
+  c: string;
   json: string;
 }
 
 export class RowCache {
   private readonly rows = new Map<string, CachedRow>();
 
-  /** The JSON text of rule `id`'s row: the cached one while `key` is unchanged, else `make()` serialised. */
-  row(id: string, key: string, make: () => unknown): string {
+  /** The JSON text of rule `id`'s row: the cached one while the shown fields `a`, `b`, `c` are unchanged, else `text()`. */
+  row(id: string, a: string, b: string | number, c: string, text: () => string): string {
     const cached = this.rows.get(id);
-    if (cached !== undefined && cached.key === key) return cached.json;
-    const json = JSON.stringify(make());
-    this.rows.set(id, { key, json });
+    if (cached !== undefined && cached.a === a && cached.b === b && cached.c === c) return cached.json;
+    const json = text();
+    this.rows.set(id, { a, b, c, json });
     return json;
   }
 
@@ -31,16 +33,9 @@ export class RowCache {
   }
 }
 
-/** `[row,row,…]` of rules `ids` in order. */
-export function jsonArray(ids: readonly string[], rowOf: (id: string) => string): string {
-  let out = '[';
-  for (let i = 0; i < ids.length; i++) out += (i === 0 ? '' : ',') + rowOf(ids[i]);
-  return out + ']';
-}
-
-/** `{"id":row,…}` of rules `ids` in order. */
-export function jsonObject(ids: readonly string[], rowOf: (id: string) => string): string {
-  let out = '{';
-  for (let i = 0; i < ids.length; i++) out += (i === 0 ? '' : ',') + JSON.stringify(ids[i]) + ':' + rowOf(ids[i]);
-  return out + '}';
+/** The rows of rules `ids` in order, joined between `open` and `close`. */
+export function joinRows(open: string, ids: readonly string[], rowOf: (id: string) => string, close: string): string {
+  const parts = new Array<string>(ids.length);
+  for (let i = 0; i < ids.length; i++) parts[i] = rowOf(ids[i]);
+  return open + parts.join(',') + close;
 }

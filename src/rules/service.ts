@@ -30,7 +30,7 @@ import { formatInvocation, parseGoDuration } from './schedule.js';
 import { CpuMeter } from './cpu.js';
 import { summarize, type RuleSummary } from './summary.js';
 import { SortedKeyMap } from './sorted-map.js';
-import { RowCache, jsonArray, jsonObject } from './listing.js';
+import { RowCache, joinRows } from './listing.js';
 import type { ValueObject } from '../values/value.js';
 
 export const RULE_NS = 'rule';
@@ -688,23 +688,31 @@ export class RuleService {
   listJson(): string {
     const ids = this.ids();
     this.listRows.keepOnly(ids);
-    return jsonArray(ids, (id) => {
-      const row = this.deps.placement ? undefined : this.rules.get(id)!.state;
-      if (!row) return JSON.stringify(this.listEntry(id));
-      const name = row.def.name || id;
-      const status = row.statusText();
-      return this.listRows.row(id, `${name}\u0000${status}`, () => ({ id, name, status }));
-    });
+    const rowOf = (id: string): string => {
+      const state = this.deps.placement ? undefined : this.rules.get(id)!.state;
+      if (!state) return JSON.stringify(this.listEntry(id));
+      const name = state.def.name || id;
+      const status = state.statusText();
+      return this.listRows.row(id, name, status, '', () => JSON.stringify({ id, name, status }));
+    };
+    return joinRows('[', ids, rowOf, ']');
   }
 
   /** {@link statusAll} as JSON text, from the rows kept since the last listing. */
   statusAllJson(): string {
     const ids = this.ids();
     this.statusRows.keepOnly(ids);
-    return jsonObject(ids, (id) => {
+    const rowOf = (id: string): string => {
       const r = this.statusAllRow(id);
-      return this.statusRows.row(id, `${r.status}\u0000${r.exceptions_total}\u0000${r.last_exception}`, () => r);
-    });
+      return this.statusRows.row(
+        id,
+        r.status,
+        r.exceptions_total,
+        r.last_exception,
+        () => `${JSON.stringify(id)}:${JSON.stringify(r)}`,
+      );
+    };
+    return joinRows('{', ids, rowOf, '}');
   }
 
   private statusAllRow(id: string): StatusAllRow {
