@@ -17,7 +17,7 @@ import { FileRoots } from './core/files.js';
 import { closeLogger, createLogger, type Logger } from './config/log.js';
 import { openStore, type KVStore } from './store/index.js';
 import { ekuiperStoreNotice } from './store/ekuiper-sqlite.js';
-import { createHttp } from './api/server.js';
+import { createHttp, unexpectedErrorCount } from './api/server.js';
 import { registerRootRoutes } from './api/root.js';
 import { metricsAuth, registerAuth } from './api/auth.js';
 import { Catalog } from './catalog/catalog.js';
@@ -555,7 +555,7 @@ function startQueries(app: App): QueryService {
 /** docs/rest-api.md §16.8: on the REST port when prometheusPort equals it, else on a server of its own. */
 function exportMetrics({ config, rules, http }: App): MetricsExport | undefined {
   if (!config.basic.prometheus) return undefined;
-  const exporter = new PrometheusExporter(rules);
+  const exporter = new PrometheusExporter(rules, () => unexpectedErrorCount(http));
   const onRest = config.basic.prometheusPort === config.basic.restPort;
   if (onRest) exporter.route(http);
   return { exporter, onRest };

@@ -12,12 +12,9 @@ import type { Connectors } from '../connectors/index.js';
 import type { ConfKind } from '../connectors/confkeys.js';
 import type { Props } from '../contracts/index.js';
 import { maskSecrets, restoreSecrets, sortKeysDeep } from '../connectors/secrets.js';
+import { isRecord } from '../core/fields.js';
 
 const KINDS: readonly ConfKind[] = ['sources', 'sinks', 'connections'];
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 /** Whether config keys of `kind`/`name` can be read or deleted (a type Eddy knows, or one with stored keys). */
 export function isKnownType(c: Connectors, kind: ConfKind, name: string): boolean {
@@ -45,11 +42,11 @@ function bodyProps(req: FastifyRequest, name: string, confKey: string): Props {
         `Type conversion failed:${name}.${text.trim() === '' ? 'EOF' : (e as Error).message}`,
       ),
   );
-  if (!isObject(v)) {
+  if (!isRecord(v)) {
     throw new EddyError(ErrorCode.ConfKey, `Type conversion failed:${name}.the body must be a JSON object`);
   }
   const keys = Object.keys(v);
-  if (keys.length === 1 && keys[0] === confKey && isObject(v[confKey])) return v[confKey] as Props;
+  if (keys.length === 1 && keys[0] === confKey && isRecord(v[confKey])) return v[confKey] as Props;
   return v as Props;
 }
 

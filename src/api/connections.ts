@@ -12,17 +12,14 @@ import type { Props } from '../contracts/index.js';
 import type { KVStore } from '../store/kv.js';
 import { restoreSecrets } from '../connectors/secrets.js';
 import { prop } from '../connectors/props.js';
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
+import { isRecord } from '../core/fields.js';
 
 function parseObject(text: string, prefix: string): Record<string, unknown> {
   const v: unknown = rethrowing(
     () => JSON.parse(text),
     (e) => new EddyError(ErrorCode.Undefined, `${prefix}${text.trim() === '' ? 'EOF' : (e as Error).message}`),
   );
-  if (!isObject(v)) throw new EddyError(ErrorCode.Undefined, `${prefix}the body must be a JSON object`);
+  if (!isRecord(v)) throw new EddyError(ErrorCode.Undefined, `${prefix}the body must be a JSON object`);
   return v;
 }
 
@@ -62,7 +59,7 @@ async function restoreCheckSecrets(
     try {
       const rule = JSON.parse(text) as { actions?: Array<Record<string, unknown>> };
       const action = rule.actions?.[index]?.[type];
-      if (isObject(action)) restoreSecrets(props, action);
+      if (isRecord(action)) restoreSecrets(props, action);
     } catch {
       // a stored rule that is not JSON has nothing to restore from
     }

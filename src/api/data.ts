@@ -96,16 +96,18 @@ function flags(req: FastifyRequest): { partial: boolean; stop: boolean } {
   return { partial, stop: !partial && q.stop === '1' };
 }
 
+/** eKuiper's text for an import body with both or neither of `content` and `file` (`/ruleset/import` adds `: bad request`). */
+export function sourceProblem(problem: 'both' | 'neither', suffix = ''): string {
+  const text =
+    problem === 'both'
+      ? 'Invalid body: Cannot specify both content and file'
+      : 'Invalid body: must specify content or file';
+  return text + suffix;
+}
+
 function checkedSource(body: Record<string, unknown>): ImportSource {
   const src = importSource(body);
-  if ('problem' in src) {
-    throw new EddyError(
-      ErrorCode.Undefined,
-      src.problem === 'both'
-        ? 'Invalid body: Cannot specify both content and file'
-        : 'Invalid body: must specify content or file',
-    );
-  }
+  if ('problem' in src) throw new EddyError(ErrorCode.Undefined, sourceProblem(src.problem));
   return src;
 }
 
@@ -150,13 +152,7 @@ export function registerDataRoutes(http: FastifyInstance, deps: DataRouteDeps): 
     const id = await tasks.start(async (ctl): Promise<TaskOutcome> => {
       const src = importSource(body);
       if ('problem' in src) {
-        return {
-          status: 'error',
-          message:
-            src.problem === 'both'
-              ? 'Invalid body: Cannot specify both content and file'
-              : 'Invalid body: must specify content or file',
-        };
+        return { status: 'error', message: sourceProblem(src.problem) };
       }
       const out = await runImport(bundle, src, partial, ctl);
       if (out.ok) {

@@ -5,7 +5,7 @@
  * `api/server.ts` ({@link sendFailure}) answers it.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { EddyError, ErrorCode, toEddyError } from '../core/errors.js';
+import { EddyError, ErrorCode, isDefect, toEddyError } from '../core/errors.js';
 import { firstJsonValue } from '../core/gojson.js';
 export { field } from '../core/fields.js';
 
@@ -105,16 +105,19 @@ export function rethrowing<T>(action: () => T, translate: (err: unknown) => unkn
 }
 
 /**
- * A translation for {@link rethrowing}: an EddyError keeps its code, anything else gets `fallback`; `prefix: ` goes in
- * front of the message when given (eKuiper's per-endpoint prefixes).
+ * A translation for {@link rethrowing}: an EddyError keeps its code, another refusal gets `fallback`; `prefix: ` goes
+ * in front of the message when given (eKuiper's per-endpoint prefixes). A defect passes unchanged (answered 500).
  */
-export function asEddyError(prefix?: string, fallback: number = ErrorCode.Undefined): (err: unknown) => EddyError {
+export function asEddyError(prefix?: string, fallback: number = ErrorCode.Undefined): (err: unknown) => unknown {
   return (err) => toEddyError(err, fallback, prefix);
 }
 
-/** A translation for {@link rethrowing}: `<prefix><message>` with `code`, whatever the failure carried. */
-export function restated(prefix: string, code: number = ErrorCode.Undefined): (err: unknown) => EddyError {
-  return (err) => new EddyError(code, `${prefix}${err instanceof Error ? err.message : String(err)}`);
+/**
+ * A translation for {@link rethrowing}: `<prefix><message>` with `code`, whatever code the refusal carried. A defect
+ * passes unchanged (answered 500).
+ */
+export function restated(prefix: string, code: number = ErrorCode.Undefined): (err: unknown) => unknown {
+  return (err) => (isDefect(err) ? err : new EddyError(code, `${prefix}${(err as Error).message}`));
 }
 
 /** Answers a failure a route threw: plain text as it asks, anything else as eKuiper's JSON error body. */

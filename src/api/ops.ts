@@ -7,6 +7,7 @@
 import os from 'node:os';
 import type { FastifyInstance } from 'fastify';
 import { rawBody, sendJson } from './http.js';
+import { unexpectedErrorCount } from './server.js';
 import { parseStatement, SqlSyntaxError } from '../sql/index.js';
 import { EDDY_VERSION } from './root.js';
 import { summarize, type RuleSummary } from '../rules/summary.js';
@@ -52,6 +53,8 @@ export function registerOpsRoutes(http: FastifyInstance, deps: ServerInfoDeps): 
         systemFree: os.freemem(),
       },
       rules: deps.ruleCount(),
+      // requests answered 500 since the start: each one a bug, logged with its stack
+      restUnexpectedErrors: unexpectedErrorCount(http),
       ...(deps.nodeId ? { clusterNode: deps.nodeId() } : {}),
       dataServer: {
         host: deps.dataServer.host,

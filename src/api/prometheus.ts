@@ -1,7 +1,8 @@
 /**
  * Prometheus metrics (`basic.prometheus: true`, docs/rest-api.md §16.8): every running rule's node metrics under
  * eKuiper's names, `kuiper_<source|op|sink>_<metric>{instance, op, rule, type}`, plus `kuiper_rule_status{ruleID}`
- * and `kuiper_rule_count{status}`, and prom-client's process and Node.js series (`process_resident_memory_bytes`,
+ * and `kuiper_rule_count{status}`, Eddy's `eddy_rest_unexpected_errors_total` (REST requests answered 500), and
+ * prom-client's process and Node.js series (`process_resident_memory_bytes`,
  * `process_cpu_seconds_total`, `nodejs_heap_size_used_bytes`, …) that dashboards read for memory and CPU. Served at
  * `GET /metrics` on the REST port when `prometheusPort` equals it, otherwise by a server of its own; with
  * authentication on, both ask for the REST API's token (src/api/auth.ts).
@@ -124,8 +125,23 @@ export class PrometheusExporter {
   private byKind = new Map<NodeKind, LabelledNode[]>();
   private server: Server | undefined;
 
-  constructor(private readonly rules: RuleMetricsSource) {
+  /** `unexpectedErrors`: how many REST requests were answered 500 (`api/server.ts` `unexpectedErrorCount`) */
+  constructor(
+    private readonly rules: RuleMetricsSource,
+    unexpectedErrors?: () => number,
+  ) {
     collectDefaultMetrics({ register: this.process });
+    if (unexpectedErrors) {
+      new Counter({
+        name: 'eddy_rest_unexpected_errors_total',
+        help: 'REST requests answered 500: a bug, logged with its stack',
+        registers: [this.registry],
+        collect() {
+          this.reset();
+          this.inc(unexpectedErrors());
+        },
+      });
+    }
     for (const kind of KINDS) {
       const nodes = () => this.byKind.get(kind) ?? [];
       const named = (metric: string, help: string) => ({

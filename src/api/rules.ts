@@ -4,7 +4,7 @@
  * `/rules/tags/match`) never collide with `/rules/{id}`; `GET /rules/validate` is "describe rule validate".
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { EddyError, ErrorCode } from '../core/errors.js';
+import { EddyError, ErrorCode, isDefect } from '../core/errors.js';
 import {
   PlainTextFailure,
   asEddyError,
@@ -102,11 +102,13 @@ function validationBody(text: string): Record<string, unknown> {
   return body as Record<string, unknown>;
 }
 
-/** A rule that fails validation is answered 422 with the reason as plain text. */
-function validationVerdict(err: unknown): PlainTextFailure {
-  const msg =
-    err instanceof RuleDefError ? `invalid rule json: ${err.detail}` : err instanceof Error ? err.message : String(err);
-  return new PlainTextFailure(422, msg);
+/** A rule that fails validation is answered 422 with the reason as plain text (a defect stays one: 500). */
+function validationVerdict(err: unknown): unknown {
+  if (isDefect(err)) return err;
+  return new PlainTextFailure(
+    422,
+    err instanceof RuleDefError ? `invalid rule json: ${err.detail}` : (err as Error).message,
+  );
 }
 
 const validateRule: RuleHandler = async (rules, req, reply) => {

@@ -4,7 +4,7 @@
 import type { FastifyInstance } from 'fastify';
 import { EddyError, ErrorCode } from '../core/errors.js';
 import { restated, rethrowing, sendText } from './http.js';
-import { readImportBody } from './data.js';
+import { readImportBody, sourceProblem } from './data.js';
 import { sendDownload } from './download.js';
 import { RULESET_KEYS, importSource, parseSections, sourceText } from '../bundle/bundle.js';
 import type { BundleService } from '../bundle/service.js';
@@ -13,14 +13,7 @@ export function registerRulesetRoutes(http: FastifyInstance, bundle: BundleServi
   http.post('/ruleset/import', async (req, reply) => {
     const body = readImportBody(req, 'Invalid body: Error decoding json: ', 'rulesetInfo');
     const src = importSource(body);
-    if ('problem' in src) {
-      throw new EddyError(
-        ErrorCode.Undefined,
-        src.problem === 'both'
-          ? 'Invalid body: Cannot specify both content and file: bad request'
-          : 'Invalid body: must specify content or file: bad request',
-      );
-    }
+    if ('problem' in src) throw new EddyError(ErrorCode.Undefined, sourceProblem(src.problem, ': bad request'));
     const text = await rethrowing(() => sourceText(src, bundle.fileRoots), restated('Fail to read file: '));
     const rs = rethrowing(
       () => parseSections(text, RULESET_KEYS, 'Ruleset'),

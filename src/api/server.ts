@@ -3,7 +3,7 @@
  * `{"error", "message"}`, `404 page not found` for unknown paths, 405 for known paths with another method, CORS.
  */
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { EddyError, ErrorCode } from '../core/errors.js';
+import { EddyError, ErrorCode, isDefect } from '../core/errors.js';
 import { DEFAULT_MAX_BODY_SIZE, MAX_ID_LENGTH, TOO_DEEP_MESSAGE, jsonTooDeep } from '../core/limits.js';
 import { PlainTextFailure, sendError, sendFailure } from './http.js';
 import type { Logger } from '../config/log.js';
@@ -79,10 +79,13 @@ function preflight(req: FastifyRequest, reply: FastifyReply): FastifyReply {
   return reply.code(200).send();
 }
 
-/** Requests answered after an error no route anticipated (a defect, whatever status eKuiper's shape gives it). */
+/** Requests answered 500: a defect ({@link isDefect}) or a framework failure, each logged with its stack. */
 const unexpectedErrors = new WeakMap<FastifyInstance, number>();
 
-/** How many requests of `http` ended in an unanticipated error (logged as `unexpected error in …`). */
+/**
+ * How many requests of `http` ended in an unexpected error, answered 500 and logged as `unexpected error in …`
+ * (`GET /eddy/server` `restUnexpectedErrors`, `eddy_rest_unexpected_errors_total` of `GET /metrics`).
+ */
 export function unexpectedErrorCount(http: FastifyInstance): number {
   return unexpectedErrors.get(http) ?? 0;
 }
@@ -169,20 +172,27 @@ export function createHttp(logger: Logger, limits: HttpLimits = {}): FastifyInst
       .send('404 page not found\n');
   });
 
-  // the one place a failure is answered (routes throw typed errors, api/http.ts)
+  // the one place a failure is answered (routes throw typed errors, api/http.ts), by the error's class: a refusal is
+  // the client's (4xx, eKuiper's body), anything else a bug (500, its stack logged once here and counted)
   http.setErrorHandler((err, req, reply) => {
     if (err instanceof EddyError || err instanceof PlainTextFailure) return sendFailure(reply, err);
-    const fe = err as { statusCode?: number; code?: string; message?: string };
+    const fe = err as { statusCode?: number; message?: string };
     if (fe.statusCode === 413) {
       const text = `request body is too large: the limit is ${maxBodySize} bytes (basic.maxBodySize)`;
       return sendError(reply, new EddyError(ErrorCode.Undefined, text, 413));
     }
-    if (fe.statusCode && fe.statusCode < 500) {
+    // fastify's own refusals (an unsupported media type, a bad header) carry their 4xx status
+    if (fe.statusCode !== undefined && fe.statusCode >= 400 && fe.statusCode < 500) {
       return sendError(reply, new EddyError(ErrorCode.Undefined, fe.message ?? 'bad request', fe.statusCode));
+    }
+    // a lower layer's refusal the route let through untranslated: still the client's input
+    if (!isDefect(err) && fe.statusCode === undefined) {
+      return sendError(reply, new EddyError(ErrorCode.Undefined, fe.message ?? String(err)));
     }
     unexpectedErrors.set(http, (unexpectedErrors.get(http) ?? 0) + 1);
     req.log.error({ err }, 'unexpected error in %s %s', req.method, req.url);
-    return sendError(reply, new EddyError(ErrorCode.Undefined, fe.message ?? String(err)));
+    const text = err instanceof Error ? err.message : String(err);
+    return sendError(reply, new EddyError(ErrorCode.Undefined, `internal error: ${text}`, 500));
   });
 
   return http;

@@ -17,20 +17,15 @@
  * Imports run one at a time.
  */
 import type { FileRoots } from '../core/files.js';
+import { Serial } from '../core/serial.js';
 import { INITIALIZED_MARKER } from '../config/index.js';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Logger } from 'pino';
-import type { KVStore } from '../store/kv.js';
-import type { Catalog } from '../catalog/catalog.js';
-import type { StreamDef, StreamKind } from '../catalog/types.js';
-import type { RuleDef, RuleOptions } from '../contracts/index.js';
-import type { ConfKind, ConfMap } from '../connectors/confkeys.js';
-import { RuleDefError, decodeRuleText, parseRule } from '../rules/definition.js';
-import { sqlStatementKind } from '../rules/engine.js';
+import { isRecord } from '../core/fields.js';
+import { parseUploadRecord } from '../catalog/uploads.js';
+import { isSchemaType, parseSchemaRecord } from '../catalog/schemas.js';
 import {
   BUNDLE_KEYS,
-  emptyBundle,
   emptyStatus,
   hasErrors,
   parseSections,
@@ -40,232 +35,37 @@ import {
   type BundleKey,
   type StatusDoc,
 } from './bundle.js';
-import { parseUploadRecord, type UploadsService } from '../catalog/uploads.js';
-import { goJsonSyntaxError } from '../core/gojson.js';
 import {
-  isSchemaType,
-  parseSchemaRecord,
-  validateSchemaRecord,
-  type SchemaRecord,
-  type SchemaRegistry,
-} from '../catalog/schemas.js';
+  CONFIG_SECTIONS,
+  EXTENSION_SECTIONS,
+  ImportCancelled,
+  type BundleDeps,
+  type ImportControl,
+  type ImportResult,
+} from './ports.js';
+import { exportAll, exportRules } from './export.js';
+import {
+  checkBundle,
+  checkRule,
+  itemError,
+  mergeInto,
+  message,
+  needsMissingExtension,
+  notInstalled,
+  parseConfMap,
+  NO_CONTROL,
+} from './checks.js';
 
-/** What import/export needs of the rules service. */
-export interface RulesPort {
-  ids(): string[];
-  has(id: string): boolean;
-  get(id: string): RuleDef | undefined;
-  exportText(id: string): string | undefined;
-  rulesUsing(name: string): string[];
-  create(text: string, opts?: { keepUnplannable?: boolean; defaultId?: string }): Promise<string>;
-  update(id: string, text: string): Promise<void>;
-  delete(id: string): Promise<void>;
-}
-
-/** What import/export needs of the config-key service (user layer only). */
-export interface ConfKeysPort {
-  userTypes(kind: ConfKind): string[];
-  user(kind: ConfKind, type: string): ConfMap;
-  setUser(kind: ConfKind, type: string, map: ConfMap, merge?: boolean): Promise<void>;
-  clearUser(kind: ConfKind): Promise<void>;
-}
-
-/** What import/export needs of the JavaScript functions service (`scripts` items: JSON text of the function). */
-export interface ScriptsPort {
-  records(): Record<string, string>;
-  /** throws what is wrong with an item, changing nothing */
-  check(key: string, text: string): void;
-  upsertText(key: string, text: string): Promise<void>;
-  removeAll(): Promise<void>;
-}
-
-/**
- * What import/export needs of an extension manager whose items a bundle carries (external services, portable
- * plugins): the install records `{name, file, ...}` by item name, installing one item (an existing one is kept), and
- * removing everything (full import).
- */
-export interface InstallerPort {
-  installRecords(): Record<string, string>;
-  importRecord(name: string, text: string): Promise<void>;
-  removeAll(): Promise<void>;
-  /** the SQL function `name` as the manager describes it (throws when it has none); names its item in `serviceName` */
-  describeFunction?(name: string): Record<string, string>;
-  /** the item providing a source or sink type (throws when none does) */
-  specOf?(kind: 'source' | 'sink', type: string): { name: string };
-}
-
-/** Names written as calls in a rule's SQL (a superset of the functions it calls: only known ones count). */
-function calledNames(sql: string): Set<string> {
-  const out = new Set<string>();
-  for (const m of sql.matchAll(/([A-Za-z_][A-Za-z0-9_]*)\s*\(/g)) out.add(m[1]);
-  return out;
-}
-
-/** The bundle sections an {@link InstallerPort} can serve, in the order eKuiper installs them. */
-export const EXTENSION_SECTIONS = ['portablePlugins', 'Service'] as const;
-export type ExtensionSection = (typeof EXTENSION_SECTIONS)[number];
-
-export type CatalogPort = Pick<Catalog, 'get' | 'list' | 'validate' | 'create' | 'replace' | 'clear' | 'statements'>;
-
-export interface BundleDeps {
-  store: KVStore;
-  logger: Logger;
-  catalog: CatalogPort;
-  rules: RulesPort;
-  confKeys: ConfKeysPort;
-  uploads: UploadsService;
-  schemas: SchemaRegistry;
-  scripts: ScriptsPort;
-  /** the server's rule option defaults, to check rule items before a full import */
-  ruleDefaults: RuleOptions;
-  timezone?: string;
-  /** managers of the extension sections Eddy can install; the items of the others are reported as not installed */
-  extensions?: Partial<Record<ExtensionSection, InstallerPort>>;
-  /**
-   * Whether Eddy itself has the source type, sink type or SQL function that a native plugin item (`<kind>_<name>`)
-   * would add: eKuiper ships some of its standard connectors (random, sql, influx...) as native plugins
-   */
-  builtIn?(kind: 'sources' | 'sinks' | 'functions', name: string): boolean;
-  /** validation of config-key properties per kind and type, when the connector offers one */
-  propsValidator?(kind: ConfKind, type: string): ((props: Record<string, unknown>) => void) | undefined;
-  /** folders an import's `file://` URL may point into (all when absent) */
-  fileRoots?: FileRoots;
-}
-
-/** Cooperative control of one import: cancellation between items. */
-export interface ImportControl {
-  readonly cancelled: boolean;
-  /** told after each item is applied: items done so far and the bundle's item count (progress bars) */
-  progress?(done: number, total: number): void;
-}
-
-export class ImportCancelled extends Error {
-  constructor() {
-    super('the import was cancelled');
-  }
-}
-
-export interface ImportResult {
-  /** per-item errors and notes (items not installed, rules kept stopped); all empty on a complete success */
-  status: StatusDoc;
-  /** some item failed: a full import was refused or rolled back, a partial import kept the other items */
-  failed: boolean;
-  /** a full import that failed was rolled back (or a check failed before anything changed) */
-  rolledBack: boolean;
-  cancelled: boolean;
-}
+export type { BundleDeps, ImportControl, ImportResult } from './ports.js';
 
 const STATUS_NS = 'importStatus';
 const STATUS_KEY = 'last';
 /** Present while a full import runs; left behind only when the process died during one. */
 const RUNNING_KEY = 'running';
 
-const CONFIG_SECTIONS: ReadonlyArray<[BundleKey, ConfKind]> = [
-  ['sourceConfig', 'sources'],
-  ['sinkConfig', 'sinks'],
-  ['connectionConfig', 'connections'],
-];
-
-/** Sections whose items Eddy has nothing to install with, and why. */
-const UNSUPPORTED: ReadonlyArray<[BundleKey, string]> = [
-  ['nativePlugins', 'native plugins are not supported by Eddy'],
-  ['portablePlugins', 'portable plugins are not supported by Eddy'],
-  ['Service', 'external services are not supported by Eddy'],
-];
-
-/**
- * Planning errors of a rule that is well formed but needs something Eddy does not provide; such a rule is imported
- * stopped (`fail to create the topo`), as eKuiper imports a rule whose plugin is not installed yet.
- */
-const MISSING_EXTENSION = [
-  /^function \S+ not found$/,
-  /^sink \S+ is not defined$/,
-  /^parse \w+ \S+ with .* error: function \S+ not found$/,
-];
-
-function needsMissingExtension(err: unknown): boolean {
-  const text = err instanceof Error ? err.message.replace(/^Update rule error: /, '') : '';
-  return MISSING_EXTENSION.some((re) => re.test(text));
-}
-
-/**
- * Splits off the items Eddy cannot install (the sections above, and schemas of eKuiper's `custom` type, which are Go
- * plugins): `notes` names each with why (reported, never fatal), `installable` is the rest of the bundle.
- */
-function notInstalled(
-  bundle: Bundle,
-  deps: Pick<BundleDeps, 'extensions' | 'builtIn'>,
-): { notes: StatusDoc; installable: Bundle } {
-  const notes = emptyStatus();
-  const installable: Bundle = { ...bundle, Schema: {} };
-  const installers = deps.extensions ?? {};
-  for (const [key, why] of UNSUPPORTED) {
-    if (key in installers) continue;
-    for (const name of Object.keys(bundle[key])) {
-      const m = key === 'nativePlugins' ? /^(sources|sinks|functions)_(.+)$/.exec(name) : null;
-      if (m && deps.builtIn?.(m[1] as 'sources' | 'sinks' | 'functions', m[2])) continue;
-      notes[key][name] = `${why}: ${name} was not installed`;
-    }
-    installable[key] = {};
-  }
-  for (const [name, text] of Object.entries(bundle.Schema)) {
-    let rec: SchemaRecord | undefined;
-    try {
-      rec = parseSchemaRecord(name, text);
-    } catch {
-      // a broken record is reported by the checks
-    }
-    if (rec?.type === 'custom')
-      notes.Schema[name] = `custom schemas (Go plugins) are not supported by Eddy: ${name} was not installed`;
-    else if (rec?.soFile) {
-      // a static codec (Go plugin) beside the proto: the proto alone serves Eddy
-      if (rec.content === '' && rec.file === '') {
-        notes.Schema[name] = `static schema plugins (soFile) are not supported by Eddy: ${name} was not installed`;
-      } else {
-        installable.Schema[name] = JSON.stringify({ ...rec, soFile: '' });
-        notes.Schema[name] =
-          `static schema plugins (soFile) are not supported by Eddy: ${name} was installed from its proto only`;
-      }
-    } else installable.Schema[name] = text;
-  }
-  return { notes, installable };
-}
-
-/** `a` with the entries of `b` added (a is changed). */
-function mergeInto(a: StatusDoc, b: StatusDoc): StatusDoc {
-  for (const k of BUNDLE_KEYS) Object.assign(a[k], b[k]);
-  return a;
-}
-
-const NO_CONTROL: ImportControl = { cancelled: false };
-
-function message(err: unknown): string {
-  return err instanceof RuleDefError ? err.detail : err instanceof Error ? err.message : String(err);
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-/** A config section item: JSON text of `{confKey: {props}}`. */
-function parseConfMap(text: string): ConfMap {
-  let v: unknown;
-  try {
-    v = JSON.parse(text);
-  } catch (e) {
-    throw new Error(`invalid config: ${goJsonSyntaxError(text) ?? (e as Error).message}`);
-  }
-  if (!isObject(v)) throw new Error('invalid config: expect a JSON object of config keys');
-  const out: ConfMap = {};
-  for (const [k, props] of Object.entries(v)) {
-    if (!isObject(props)) throw new Error(`invalid config key ${k}: expect a JSON object of properties`);
-    out[k] = props;
-  }
-  return out;
-}
-
 export class BundleService {
-  private queue: Promise<unknown> = Promise.resolve();
+  /** imports run one at a time */
+  private readonly serial = new Serial();
 
   constructor(private readonly deps: BundleDeps) {}
 
@@ -276,134 +76,18 @@ export class BundleService {
 
   /** Holds every import back until `p` settles (the rules being restored at start). */
   waitFor(p: Promise<unknown>): void {
-    const next = this.queue.then(() => p);
-    this.queue = next.catch(() => undefined);
+    // the outcome of `p` is its owner's: here it only holds the imports back
+    this.serial.run(() => p).catch(() => undefined);
   }
-
-  // ------------------------------------------------------------------------------------------ export
 
   /** Every section (docs/rest-api.md §7.1), all twelve keys present. */
-  async exportAll(): Promise<Bundle> {
-    const { catalog, rules, confKeys } = this.deps;
-    const b = emptyBundle();
-    b.streams = catalog.statements('stream');
-    b.tables = catalog.statements('table');
-    for (const id of rules.ids()) b.rules[id] = rules.exportText(id) ?? '';
-    for (const [key, kind] of CONFIG_SECTIONS) {
-      for (const type of confKeys.userTypes(kind)) {
-        const map = confKeys.user(kind, type);
-        if (Object.keys(map).length > 0) b[key][type] = JSON.stringify(map);
-      }
-    }
-    for (const key of EXTENSION_SECTIONS) {
-      const installer = this.deps.extensions?.[key];
-      if (installer) b[key] = installer.installRecords();
-    }
-    b.Schema = await this.deps.schemas.records();
-    b.uploads = await this.deps.uploads.records();
-    b.scripts = this.deps.scripts.records();
-    return b;
+  exportAll(): Promise<Bundle> {
+    return exportAll(this.deps);
   }
 
-  /**
-   * What rules `ids` need (docs/rest-api.md §7.4): those rules (an unknown id exports as ""), the streams and tables they
-   * read, the config keys named by those streams' CONF_KEY (of their effective TYPE) and the actions' resourceId,
-   * every connection config, the schemas named by SCHEMAID / sink schemaId, and every upload.
-   */
-  async exportRules(ids: readonly string[]): Promise<Bundle> {
-    const { catalog, rules, confKeys } = this.deps;
-    const b = emptyBundle();
-    const wanted = new Set<string>();
-    for (const id of ids) {
-      const text = rules.exportText(id);
-      b.rules[id] = text ?? '';
-      if (text !== undefined) wanted.add(id);
-    }
-    const defs: StreamDef[] = [...catalog.list('stream'), ...catalog.list('table')].filter((d) =>
-      rules.rulesUsing(d.name).some((r) => wanted.has(r)),
-    );
-    const sourceKeys = new Map<string, Set<string>>();
-    const sinkKeys = new Map<string, Set<string>>();
-    const schemaIds = new Set<string>();
-    const add = (m: Map<string, Set<string>>, type: string, key: string) =>
-      m.set(type, (m.get(type) ?? new Set()).add(key));
-    for (const d of defs) {
-      (d.kind === 'stream' ? b.streams : b.tables)[d.name] = d.sql;
-      add(sourceKeys, (d.options.TYPE || 'mqtt').toLowerCase(), d.options.CONF_KEY || 'default');
-      if (d.options.SCHEMAID)
-        schemaIds.add(`${(d.options.FORMAT ?? 'json').toLowerCase()}_${d.options.SCHEMAID.split('.')[0]}`);
-    }
-    for (const id of wanted) {
-      for (const action of rules.get(id)?.actions ?? []) {
-        for (const [type, props] of Object.entries(action)) {
-          if (!isObject(props)) continue;
-          const resourceId = props.resourceId;
-          if (typeof resourceId === 'string' && resourceId !== '') add(sinkKeys, type, resourceId);
-          const format = typeof props.format === 'string' ? props.format.toLowerCase() : 'json';
-          if (typeof props.schemaId === 'string' && props.schemaId !== '' && format !== 'json') {
-            schemaIds.add(`${format}_${props.schemaId.split('.')[0]}`);
-          }
-        }
-      }
-    }
-    const pickKeys = (kind: ConfKind, keys: Map<string, Set<string>>, into: Record<string, string>) => {
-      for (const [type, names] of keys) {
-        const user = confKeys.user(kind, type);
-        const picked: ConfMap = {};
-        for (const n of names) {
-          const hit = n in user ? n : n.toLowerCase() in user ? n.toLowerCase() : undefined;
-          if (hit !== undefined) picked[hit] = user[hit];
-        }
-        if (Object.keys(picked).length > 0) into[type] = JSON.stringify(picked);
-      }
-    };
-    pickKeys('sources', sourceKeys, b.sourceConfig);
-    pickKeys('sinks', sinkKeys, b.sinkConfig);
-    for (const type of confKeys.userTypes('connections')) {
-      const map = confKeys.user('connections', type);
-      if (Object.keys(map).length > 0) b.connectionConfig[type] = JSON.stringify(map);
-    }
-    // the extension items providing the source types of those streams, the sink types and the functions the rules call
-    const sourceTypes = new Set(
-      defs.flatMap((d) => [d.options.TYPE || 'mqtt', (d.options.TYPE || 'mqtt').toLowerCase()]),
-    );
-    const sinkTypes = new Set(
-      [...wanted].flatMap((id) => (rules.get(id)?.actions ?? []).flatMap((a) => Object.keys(a))),
-    );
-    for (const key of EXTENSION_SECTIONS) {
-      const installer = this.deps.extensions?.[key];
-      if (!installer) continue;
-      const records = installer.installRecords();
-      const take = (owner: string | undefined) => {
-        if (owner !== undefined && owner in records) b[key][owner] = records[owner];
-      };
-      const ownerOf = (kind: 'source' | 'sink', type: string) => {
-        try {
-          return installer.specOf?.(kind, type).name;
-        } catch {
-          return undefined;
-        }
-      };
-      for (const t of sourceTypes) take(ownerOf('source', t));
-      for (const t of sinkTypes) take(ownerOf('sink', t));
-      if (!installer.describeFunction) continue;
-      for (const id of wanted) {
-        for (const fn of calledNames(rules.get(id)?.sql ?? '')) {
-          let owner: string | undefined;
-          try {
-            const d = installer.describeFunction(fn);
-            owner = d.serviceName ?? d.ServiceName;
-          } catch {
-            continue;
-          }
-          take(owner);
-        }
-      }
-    }
-    const schemaRecords = await this.deps.schemas.records();
-    for (const key of schemaIds) if (key in schemaRecords) b.Schema[key] = schemaRecords[key];
-    b.uploads = await this.deps.uploads.records();
-    return b;
+  /** What rules `ids` need (docs/rest-api.md §7.4). */
+  exportRules(ids: readonly string[]): Promise<Bundle> {
+    return exportRules(this.deps, ids);
   }
 
   // ------------------------------------------------------------------------------------------ status
@@ -418,7 +102,7 @@ export class BundleService {
     if (text === undefined) return doc;
     try {
       const saved = JSON.parse(text) as Partial<StatusDoc> & { interrupted?: unknown };
-      for (const k of BUNDLE_KEYS) if (isObject(saved[k])) doc[k] = saved[k] as Record<string, string>;
+      for (const k of BUNDLE_KEYS) if (isRecord(saved[k])) doc[k] = saved[k] as Record<string, string>;
       if (typeof saved.interrupted === 'string') doc.interrupted = saved.interrupted;
     } catch {
       // a damaged record reads as "no errors"
@@ -477,7 +161,7 @@ export class BundleService {
       }
       for (const [key, text] of Object.entries(rs.rules)) {
         try {
-          this.checkRule(key, text);
+          checkRule(this.deps, key, text);
           if (rules.has(key)) throw new Error(`rule ${key} already exists`);
           await rules.create(text, { defaultId: key, keepUnplannable: true });
           counts.rules++;
@@ -487,9 +171,7 @@ export class BundleService {
       }
       return counts;
     };
-    const p = this.queue.then(run, run);
-    this.queue = p.catch(() => undefined);
-    return p;
+    return this.serial.run(run);
   }
 
   /**
@@ -526,84 +208,14 @@ export class BundleService {
   /** Imports a parsed bundle; resolves with the per-item result (never rejects for item failures). */
   import(bundle: Bundle, partial: boolean, ctl: ImportControl = NO_CONTROL): Promise<ImportResult> {
     const run = () => (partial ? this.importPartial(bundle, ctl) : this.importFull(bundle, ctl));
-    const p = this.queue.then(run, run);
-    this.queue = p.catch(() => undefined);
-    return p.then(async (res) => {
+    return this.serial.run(run).then(async (res) => {
       await this.deps.store.set(STATUS_NS, STATUS_KEY, JSON.stringify(res.status));
       return res;
     });
   }
-
   /** Item checks that need no change of state: every problem a full import can know before it starts. */
   check(bundle: Bundle): StatusDoc {
-    const errs = emptyStatus();
-    for (const [name, text] of Object.entries(bundle.uploads)) {
-      try {
-        parseUploadRecord(name, text);
-      } catch (e) {
-        errs.uploads[name] = message(e);
-      }
-    }
-    for (const [name, text] of Object.entries(bundle.Schema)) {
-      try {
-        const rec = parseSchemaRecord(name, text);
-        if (!isSchemaType(rec.type)) throw new Error(`schema type ${rec.type} is not supported`);
-        validateSchemaRecord(rec);
-      } catch (e) {
-        errs.Schema[name] = message(e);
-      }
-    }
-    for (const [name, text] of Object.entries(bundle.scripts)) {
-      try {
-        this.deps.scripts.check(name, text);
-      } catch (e) {
-        errs.scripts[name] = message(e);
-      }
-    }
-    for (const [key] of CONFIG_SECTIONS) {
-      for (const [type, text] of Object.entries(bundle[key])) {
-        try {
-          parseConfMap(text);
-        } catch (e) {
-          errs[key][type] = message(e);
-        }
-      }
-    }
-    const names = new Map<string, StreamKind>();
-    for (const kind of ['stream', 'table'] as const) {
-      const key = kind === 'stream' ? 'streams' : 'tables';
-      for (const [name, sql] of Object.entries(bundle[key])) {
-        try {
-          const def = this.deps.catalog.validate(sql, kind);
-          if (names.has(def.name)) throw new Error(`Create ${kind} fails: Item ${def.name} already exists.`);
-          names.set(def.name, kind);
-        } catch (e) {
-          errs[key][name] = message(e);
-        }
-      }
-    }
-    for (const [key, text] of Object.entries(bundle.rules)) {
-      try {
-        this.checkRule(key, text);
-      } catch (e) {
-        errs.rules[key] = message(e);
-      }
-    }
-    return errs;
-  }
-
-  /** A rule item's definition checks; the map key is the id when the JSON has none, and must match one it has. */
-  private checkRule(key: string, text: string): void {
-    const body = decodeRuleText(text);
-    const id = body.id;
-    if (typeof id === 'string' && id !== '' && id !== key)
-      throw new RuleDefError('RuleId is not consistent with rule id.');
-    parseRule(body, text, {
-      defaults: this.deps.ruleDefaults,
-      sql: { statementKind: sqlStatementKind },
-      defaultId: key,
-      timezone: this.deps.timezone,
-    });
+    return checkBundle(this.deps, bundle);
   }
 
   private async importFull(all: Bundle, ctl: ImportControl): Promise<ImportResult> {
@@ -722,7 +334,7 @@ export class BundleService {
       try {
         await fn();
       } catch (e) {
-        errs[key][name] = message(e);
+        errs[key][name] = itemError(e);
       }
       ctl.progress?.(++done, total);
     };
@@ -750,7 +362,7 @@ export class BundleService {
           } catch (e) {
             // eKuiper bundles name plugin and service archives at the site that exported them: not being able to
             // fetch one does not stop the import
-            notes[key][name] = message(e);
+            notes[key][name] = itemError(e);
           }
         });
       }
@@ -768,7 +380,7 @@ export class BundleService {
               try {
                 validate(props);
               } catch (e) {
-                throw new Error(`config key ${k}: ${message(e)}`);
+                throw new Error(`config key ${k}: ${itemError(e)}`);
               }
             }
           await confKeys.setUser(kind, type, map, mode === 'partial');
@@ -786,7 +398,7 @@ export class BundleService {
     }
     for (const [key, text] of Object.entries(b.rules)) {
       await step('rules', key, async () => {
-        if (mode !== 'restore') this.checkRule(key, text);
+        if (mode !== 'restore') checkRule(this.deps, key, text);
         if (mode === 'restore') {
           await rules.create(text, { defaultId: key, keepUnplannable: true });
           return;

@@ -5,7 +5,7 @@
  * Streams and tables share one name space: a name is unique across both.
  */
 import { idTooLong } from '../core/limits.js';
-import { EddyError, ErrorCode } from '../core/errors.js';
+import { EddyError, ErrorCode, isDefect } from '../core/errors.js';
 import type { KVStore } from '../store/kv.js';
 import { parseDdl } from '../sql/index.js';
 import { TYPE_CODES, typeText, type StreamField } from '../sql/schema.js';
@@ -333,13 +333,16 @@ function parseStatementOrInvalid(sql: string): ReturnType<typeof parseDdl> {
     return parseDdl(sql);
   } catch (err) {
     // includes `Invalid stream statement: <sql>` for text that is no stream/table statement at all
-    throw new EddyError(ErrorCode.Stream, err instanceof Error ? err.message : String(err));
+    if (isDefect(err)) throw err;
+    throw new EddyError(ErrorCode.Stream, (err as Error).message);
   }
 }
 
-function wrap(err: unknown, prefix: string): EddyError {
+/** A refusal with `prefix: ` in front (a defect is returned as it is). */
+function wrap(err: unknown, prefix: string): unknown {
   if (err instanceof EddyError) return err.withPrefix(prefix);
-  return new EddyError(ErrorCode.Stream, `${prefix}: ${err instanceof Error ? err.message : String(err)}`);
+  if (isDefect(err)) return err;
+  return new EddyError(ErrorCode.Stream, `${prefix}: ${(err as Error).message}`);
 }
 
 function toDef(sql: string, kind: StreamKind, parsed?: ReturnType<typeof parseDdl>): StreamDef {

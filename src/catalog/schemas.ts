@@ -18,7 +18,7 @@ import {
   writeAtomic,
   type FileRoots,
 } from '../core/files.js';
-import { goJsonSyntaxError } from '../core/gojson.js';
+import { recordFields } from '../core/fields.js';
 
 export const SCHEMA_NS = 'schema';
 
@@ -298,20 +298,7 @@ function findNested(ns: protobuf.NamespaceBase, name: string): protobuf.Type | u
 
 /** Parses a bundle `Schema` item (or a stored record); the map key `<type>_<name>` fills a missing type/name. */
 export function parseSchemaRecord(key: string, text: string): SchemaRecord {
-  let v: unknown;
-  try {
-    v = JSON.parse(text);
-  } catch (e) {
-    throw new SchemaInvalid(`invalid schema record: ${goJsonSyntaxError(text) ?? (e as Error).message}`);
-  }
-  if (typeof v !== 'object' || v === null || Array.isArray(v))
-    throw new SchemaInvalid('invalid schema record: not a JSON object');
-  const o = v as Record<string, unknown>;
-  const pick = (k: string): string => {
-    const found = Object.keys(o).find((x) => x.toLowerCase() === k.toLowerCase());
-    const val = found === undefined ? undefined : o[found];
-    return typeof val === 'string' ? val : '';
-  };
+  const pick = recordFields(text, 'schema', (msg) => new SchemaInvalid(msg));
   const sep = key.indexOf('_');
   return {
     type: pick('type') || (sep > 0 ? key.slice(0, sep) : ''),

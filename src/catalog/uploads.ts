@@ -9,7 +9,7 @@ import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
 import type { KVStore } from '../store/kv.js';
 import { TEMP_PREFIX, badFileName, readUrl, tempPath, writeAtomic, type FileRoots } from '../core/files.js';
-import { goJsonSyntaxError } from '../core/gojson.js';
+import { recordFields } from '../core/fields.js';
 
 export const UPLOADS_NS = 'uploads';
 
@@ -180,20 +180,7 @@ async function readTextIfSmall(path: string): Promise<string | undefined> {
 
 /** Parses one bundle `uploads` item (JSON text of an {@link UploadRecord}); throws with a readable reason. */
 export function parseUploadRecord(key: string, text: string): UploadRecord {
-  let v: unknown;
-  try {
-    v = JSON.parse(text);
-  } catch (e) {
-    throw new UploadError(`invalid upload record: ${goJsonSyntaxError(text) ?? (e as Error).message}`);
-  }
-  if (typeof v !== 'object' || v === null || Array.isArray(v))
-    throw new UploadError('invalid upload record: not a JSON object');
-  const o = v as Record<string, unknown>;
-  const pick = (k: string): string => {
-    const found = Object.keys(o).find((x) => x.toLowerCase() === k);
-    const val = found === undefined ? undefined : o[found];
-    return typeof val === 'string' ? val : '';
-  };
+  const pick = recordFields(text, 'upload', (msg) => new UploadError(msg));
   const rec: UploadRecord = { name: pick('name') || key, content: pick('content'), file: pick('file') };
   if (rec.content === '' && rec.file === '') throw new UploadError('invalid body: content or FilePath is required');
   const bad = badFileName(rec.name);

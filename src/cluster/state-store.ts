@@ -10,6 +10,7 @@
  * head. A new owner first {@link StateStore.fence}s the head with its epoch, before it opens the rule: from then on
  * nothing the former owner still tries to write can land, whatever its clock or its pauses.
  */
+import { Serial } from '../core/serial.js';
 import { randomUUID } from 'node:crypto';
 import { keyOf, type Table } from './backend.js';
 
@@ -64,7 +65,7 @@ function parseHead(text: string | undefined): Head {
 
 export class StateStore {
   /** per unit, the chain of this process's writes (they would only race each other) */
-  private readonly chains = new Map<string, Promise<unknown>>();
+  private readonly chains = new Map<string, Serial>();
 
   constructor(
     private readonly table: Table,
@@ -73,14 +74,14 @@ export class StateStore {
   ) {}
 
   private serial<T>(unit: string, fn: () => Promise<T>): Promise<T> {
-    const prev = this.chains.get(unit) ?? Promise.resolve();
-    const next = prev.then(fn, fn);
-    const tail = next.catch(() => undefined);
-    this.chains.set(unit, tail);
-    void tail.then(() => {
-      if (this.chains.get(unit) === tail) this.chains.delete(unit);
+    let chain = this.chains.get(unit);
+    if (chain === undefined) this.chains.set(unit, (chain = new Serial()));
+    const result = chain.run(fn);
+    const settled = chain;
+    void settled.settled().then(() => {
+      if (!settled.busy && this.chains.get(unit) === settled) this.chains.delete(unit);
     });
-    return next;
+    return result;
   }
 
   /** The epoch and writer node of the unit's head (0 and '' when it has none). */

@@ -194,8 +194,9 @@ export class RotatingLogFile {
       rotated = readdirSync(dir)
         .filter((n) => n.startsWith(prefix) && /^\d{4}-\d\d-\d\d_\d\d-\d\d-\d\d(\.\d+)?$/.test(n.slice(prefix.length)))
         .map((n) => ({ file: join(dir, n), mtimeMs: statSync(join(dir, n)).mtimeMs }))
-        // newest first; within one second `.10` is newer than `.9`
-        .sort((a, b) => b.mtimeMs - a.mtimeMs || b.file.localeCompare(a.file, 'en', { numeric: true }));
+        // newest first by name (the rotation time, then `.10` after `.9`), not by mtime: lines still buffered when
+        // a file was renamed reach it later and can leave an older file with the newer mtime
+        .sort((a, b) => b.file.localeCompare(a.file, 'en', { numeric: true }));
     } catch {
       return;
     }

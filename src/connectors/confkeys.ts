@@ -5,6 +5,7 @@
  * user layer lives in `data/sources/<type>.yaml`, `data/sinks/<type>.yaml`, `data/connections/connection.yaml` (or in
  * the store's `confKVStorage` namespace when `basic.cfgStorageType` is `kv`). Reads are synchronous from memory.
  */
+import { Serial } from '../core/serial.js';
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import YAML from 'yaml';
@@ -13,6 +14,7 @@ import { packageRoot, type Home } from '../config/index.js';
 import { EddyError, ErrorCode } from '../core/errors.js';
 import type { KVStore } from '../store/kv.js';
 import type { Props } from '../contracts/index.js';
+import { isRecord } from '../core/fields.js';
 
 export type ConfKind = 'sources' | 'sinks' | 'connections';
 /** confKey → properties */
@@ -33,14 +35,10 @@ export interface ConfKeysOptions {
   defaultsFile?: (type: string) => string | null | undefined;
 }
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 function toConfMap(v: unknown, lowerKeys = false): ConfMap {
   const out: ConfMap = {};
-  if (!isObject(v)) return out;
-  for (const [k, p] of Object.entries(v)) out[lowerKeys ? k.toLowerCase() : k] = isObject(p) ? (p as Props) : {};
+  if (!isRecord(v)) return out;
+  for (const [k, p] of Object.entries(v)) out[lowerKeys ? k.toLowerCase() : k] = isRecord(p) ? (p as Props) : {};
   return out;
 }
 
@@ -89,7 +87,8 @@ export class ConfKeys {
     connections: new Map(),
   };
   /** serialises writes so files and KV follow the order of requests */
-  private writing: Promise<void> = Promise.resolve();
+  /** writes of the user layer run one at a time */
+  private readonly writing = new Serial();
   private changes = 0;
 
   constructor(opts: ConfKeysOptions) {
@@ -121,7 +120,7 @@ export class ConfKeys {
       } catch {
         return;
       }
-      map[confKey] = isObject(props) ? (props as Props) : {};
+      map[confKey] = isRecord(props) ? (props as Props) : {};
     }
     this.userLayer[kind].set(type, map);
     this.changes++;
@@ -141,7 +140,7 @@ export class ConfKeys {
           continue;
         }
         const map = this.userLayer[kind].get(type) ?? {};
-        map[key] = isObject(props) ? (props as Props) : {};
+        map[key] = isRecord(props) ? (props as Props) : {};
         this.userLayer[kind].set(type, map);
       }
       return;
@@ -163,7 +162,7 @@ export class ConfKeys {
     if (existsSync(conn)) {
       try {
         const tree: unknown = YAML.parse(readFileSync(conn, 'utf8'));
-        if (isObject(tree))
+        if (isRecord(tree))
           for (const [type, m] of Object.entries(tree)) this.userLayer.connections.set(type, toConfMap(m));
       } catch {
         // same as above
@@ -186,7 +185,7 @@ export class ConfKeys {
     if (file) {
       try {
         const parsed: unknown = YAML.parse(readFileSync(file, 'utf8'));
-        if (isObject(parsed)) tree = parsed;
+        if (isRecord(parsed)) tree = parsed;
       } catch {
         tree = {};
       }
@@ -341,9 +340,7 @@ export class ConfKeys {
         );
       }
     };
-    const p = this.writing.then(run, run);
-    this.writing = p.catch(() => undefined);
-    return p;
+    return this.writing.run(run);
   }
 
   private async persistKv(kind: ConfKind, type: string, touched: string[]): Promise<void> {

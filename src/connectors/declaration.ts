@@ -162,9 +162,6 @@ export function runsOnWorker(threads: Threads, props: Props): boolean {
   return typeof w === 'function' ? w(props) : w;
 }
 
-/** The threads of connectors that work on any thread (their own connections per thread). */
-export const ANY_THREAD: Threads = { worker: true };
-
 /**
  * A config-key validator that configures a fresh sink with the properties (no connection is made), as eKuiper's
  * Validate does; `adjust` fills in what a config key may leave to the actions that use it.

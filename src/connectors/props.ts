@@ -70,14 +70,6 @@ export function propInt(props: Props, name: string, dflt: number): number {
   return v;
 }
 
-export function propNumber(props: Props, name: string, dflt: number): number {
-  const v = prop(props, name);
-  if (v === undefined || v === null) return dflt;
-  if (typeof v === 'bigint') return Number(v);
-  if (typeof v !== 'number') throw typeError(name, 'float64', v);
-  return v;
-}
-
 export function propStringList(props: Props, name: string): string[] | undefined {
   const v = prop(props, name);
   if (v === undefined || v === null) return undefined;

@@ -9,6 +9,7 @@
  * Function symbols are scalar functions (the host does not ask `IsAggregate`, which would start the process when
  * a rule is planned).
  */
+import { Serial } from '../core/serial.js';
 import { idTooLong } from '../core/limits.js';
 import { spawn } from 'node:child_process';
 import { chmodSync, readdirSync, readFileSync } from 'node:fs';
@@ -152,7 +153,8 @@ export class PortableManager {
   /** source/sink types whose registry factory this manager installed (they stay across delete and re-create) */
   private readonly factories = { source: new Set<string>(), sink: new Set<string>() };
   readonly host: PluginHost;
-  private queue: Promise<unknown> = Promise.resolve();
+  /** changes run one at a time */
+  private readonly changes = new Serial();
   private opCounter = 0;
 
   constructor(private readonly opts: PortableOptions) {
@@ -509,9 +511,7 @@ export class PortableManager {
   }
 
   private serial<T>(fn: () => Promise<T>): Promise<T> {
-    const run = this.queue.then(fn, fn);
-    this.queue = run.catch(() => undefined);
-    return run;
+    return this.changes.run(fn);
   }
 }
 

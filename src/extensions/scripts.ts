@@ -8,6 +8,7 @@
  * compiled: state a script keeps in globals is per call site, a rule keeps its engine when the script is updated or
  * deleted, and a rule planned after a delete fails with `function <id> not found`.
  */
+import { Serial } from '../core/serial.js';
 import { idTooLong } from '../core/limits.js';
 import { EddyError, ErrorCode } from '../core/errors.js';
 import { field } from '../core/fields.js';
@@ -124,7 +125,7 @@ export class ScriptService {
   private readonly registered = new Map<string, FunctionDef>();
   private readonly timeoutMs: number;
   /** mutations run one at a time: a check and the write that follows it see the same state */
-  private queue: Promise<unknown> = Promise.resolve();
+  private readonly changes = new Serial();
 
   constructor(private readonly opts: ScriptServiceOptions) {
     this.timeoutMs = opts.timeoutMs ?? DEFAULT_SCRIPT_TIMEOUT_MS;
@@ -297,8 +298,6 @@ export class ScriptService {
   }
 
   private serial<T>(fn: () => Promise<T>): Promise<T> {
-    const p = this.queue.then(fn, fn);
-    this.queue = p.catch(() => undefined);
-    return p;
+    return this.changes.run(fn);
   }
 }

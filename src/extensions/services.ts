@@ -6,10 +6,11 @@
  * Persistence (docs/runtime.md §10.1): `services` (name → parsed definition), `serviceFuncs` (function → owner record),
  * `serviceInstall` (name → `{"name","file"}`). At start every definition file in `<data>/services/` is parsed again.
  */
+import { Serial } from '../core/serial.js';
 import { readdirSync, readFileSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { EddyError, ErrorCode } from '../core/errors.js';
+import { EddyError, ErrorCode, isDefect } from '../core/errors.js';
 import { badFileName, readUrl, tempPath, type FileRoots } from '../core/files.js';
 import type { FunctionDef, FunctionRegistry } from '../functions/registry.js';
 import type { Logger } from '../config/log.js';
@@ -54,7 +55,8 @@ export class ServiceManager {
   /** the definitions this manager put in the registry, by function name */
   private readonly registered = new Map<string, FunctionDef>();
   private readonly transport = new ServiceTransport();
-  private queue: Promise<unknown> = Promise.resolve();
+  /** changes run one at a time */
+  private readonly changes = new Serial();
 
   constructor(private readonly opts: ServiceManagerOptions) {}
 
@@ -295,13 +297,13 @@ export class ServiceManager {
   }
 
   private serial<T>(fn: () => Promise<T>): Promise<T> {
-    const run = this.queue.then(fn, fn);
-    this.queue = run.catch(() => undefined);
-    return run;
+    return this.changes.run(fn);
   }
 }
 
-function prefixed(e: unknown, prefix: string): EddyError {
+/** A refusal with `prefix: ` in front (a defect is returned as it is). */
+function prefixed(e: unknown, prefix: string): unknown {
   if (e instanceof EddyError) return e.withPrefix(prefix);
-  return new EddyError(ErrorCode.Undefined, `${prefix}: ${e instanceof Error ? e.message : String(e)}`);
+  if (isDefect(e)) return e;
+  return new EddyError(ErrorCode.Undefined, `${prefix}: ${(e as Error).message}`);
 }

@@ -10,7 +10,7 @@ import { all, exactly, rejects, NUMBER, type Validator } from './validate.js';
 const GREGORIAN_OFFSET = 122192928000000000n;
 const node = randomBytes(6);
 node[0] |= 0x01;
-let clockSeq = randomBytes(2).readUInt16BE(0) & 0x3fff;
+const clockSeq = randomBytes(2).readUInt16BE(0) & 0x3fff;
 let lastTicks = 0n;
 
 export function uuidV1(): string {
@@ -25,11 +25,6 @@ export function uuidV1(): string {
   const seq = (clockSeq & 0x3fff) | 0x8000;
   const hex = (n: number, w: number) => n.toString(16).padStart(w, '0');
   return `${hex(low, 8)}-${hex(mid, 4)}-${hex(hi, 4)}-${hex(seq, 4)}-${node.toString('hex')}`;
-}
-
-/** Lets tests and restarts move the clock sequence (RFC 4122: on a clock moving backwards). */
-export function bumpClockSeq(): void {
-  clockSeq = (clockSeq + 1) & 0x3fff;
 }
 
 const metaValidate: Validator = (a: readonly ArgInfo[]) => {

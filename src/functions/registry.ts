@@ -233,15 +233,6 @@ export function bindMultiCol(def: FunctionDef): MultiColCall {
   };
 }
 
-/** Window calls: only valid in GROUP BY, planned by the window planner, never called as functions. */
-export const WINDOW_CALLS: ReadonlySet<string> = new Set([
-  'tumblingwindow',
-  'hoppingwindow',
-  'slidingwindow',
-  'sessionwindow',
-  'countwindow',
-]);
-
 export class FunctionRegistry {
   private readonly defs = new Map<string, FunctionDef>();
 

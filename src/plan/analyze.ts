@@ -13,7 +13,9 @@ import type {
   SortField,
   WindowExpr,
 } from '../sql/ast.js';
-import { isWindow, unparen } from '../sql/ast.js';
+import { isBoolShaped, isWindow, unparen } from '../sql/ast.js';
+import { windowFunctionType } from '../sql/windows.js';
+import { forEachChild, mapChildren, walk } from '../sql/visit.js';
 import type { StreamCatalog, StreamDef } from '../catalog/types.js';
 import type { FieldType, StreamField } from '../sql/schema.js';
 import type { RuleOptions } from '../contracts/index.js';
@@ -40,7 +42,7 @@ export function argInfo(e: Expr): ArgInfo {
     case 'wildcard':
       return { kind: 'wildcard' };
     default:
-      return isBoolExpr(e) && e.kind !== 'paren' ? { kind: 'boolExpr' } : { kind: 'other' };
+      return isBoolShaped(e) && e.kind !== 'paren' ? { kind: 'boolExpr' } : { kind: 'other' };
   }
 }
 
@@ -105,67 +107,8 @@ export interface AnalyzeDeps {
 
 const planError = (msg: string): EddyError => new EddyError(ErrorCode.Plan, msg);
 
-/** Rebuilds `e` with `f` applied to every direct child. */
-export function mapChildren(e: Expr, f: (c: Expr) => Expr): Expr {
-  switch (e.kind) {
-    case 'field':
-    case 'integer':
-    case 'float':
-    case 'string':
-    case 'boolean':
-    case 'timeUnit':
-      return e;
-    case 'wildcard':
-      return e.replace.length ? { ...e, replace: e.replace.map((r) => ({ name: r.name, expr: f(r.expr) })) } : e;
-    case 'binary':
-      return { ...e, left: f(e.left), right: f(e.right) };
-    case 'navigate':
-      return { ...e, object: f(e.object) };
-    case 'index':
-      return { ...e, array: f(e.array), index: f(e.index) };
-    case 'slice':
-      return { ...e, array: f(e.array), start: e.start && f(e.start), end: e.end && f(e.end) };
-    case 'in':
-      return { ...e, value: f(e.value), list: e.list && e.list.map(f), array: e.array && f(e.array) };
-    case 'between':
-      return { ...e, value: f(e.value), low: f(e.low), high: f(e.high) };
-    case 'like':
-      return { ...e, value: f(e.value), pattern: f(e.pattern) };
-    case 'case':
-      return {
-        ...e,
-        value: e.value && f(e.value),
-        whens: e.whens.map((w) => ({ when: f(w.when), then: f(w.then) })),
-        elseExpr: e.elseExpr && f(e.elseExpr),
-      };
-    case 'call':
-      return {
-        ...e,
-        args: e.args.map(f),
-        over: e.over && {
-          partitionBy: e.over.partitionBy.map(f),
-          orderBy: e.over.orderBy.map((s) => ({ expr: f(s.expr), ascending: s.ascending })),
-          when: e.over.when && f(e.over.when),
-        },
-      };
-    case 'meta':
-      return e;
-    case 'paren':
-      return { ...e, expr: f(e.expr) };
-  }
-}
-
-const WINDOW_NAMES = new Set(['tumblingwindow', 'hoppingwindow', 'slidingwindow', 'sessionwindow', 'countwindow']);
 const HIT_FUNCS = new Set(['last_hit_count', 'last_hit_time']);
 const AGG_HIT_FUNCS = new Set(['last_agg_hit_count', 'last_agg_hit_time']);
-
-/** Syntactically boolean (docs/sql.md §2.6, §7.0 bool-expr). */
-export function isBoolExpr(e: Expr): boolean {
-  const u = unparen(e);
-  if (u.kind === 'boolean' || u.kind === 'in' || u.kind === 'between' || u.kind === 'like') return true;
-  if (u.kind === 'binary') return ['=', '!=', '<', '<=', '>', '>=', 'AND', 'OR'].includes(u.op);
-  return false;
-}
 
 function lowerName(e: CallExpr): string {
   return e.name.toLowerCase();
@@ -431,7 +374,8 @@ class ExprChecker {
         break;
       case 'case':
         if (e.value === null) {
-          for (const w of e.whens) if (!isBoolExpr(w.when)) throw planError('WHEN expression must be a bool condition');
+          for (const w of e.whens)
+            if (!isBoolShaped(w.when)) throw planError('WHEN expression must be a bool condition');
         }
         break;
       case 'meta':
@@ -504,7 +448,8 @@ class ExprChecker {
 
   private checkCall(e: CallExpr, cx: Ctx): void {
     const name = lowerName(e);
-    if (WINDOW_NAMES.has(name)) throw planError(`window function ${name} can only be used in GROUP BY clause`);
+    if (windowFunctionType(name) !== undefined)
+      throw planError(`window function ${name} can only be used in GROUP BY clause`);
     const kind = this.functions.kindOf(name);
     if (kind === undefined) throw planError(`function ${e.name} not found`);
     if (e.over && kind !== 'analytic' && kind !== 'window')
@@ -668,13 +613,6 @@ function planDecoding(
   return { schemas, columns, wildcard };
 }
 
-function forEachChild(e: Expr, f: (c: Expr) => void): void {
-  mapChildren(e, (c) => {
-    f(c);
-    return c;
-  });
-}
-
 /** Case-insensitive lookup of a declared field (binding is case-insensitive, docs/sql.md §1.3). */
 export function findDecl(fields: readonly StreamField[], name: string): StreamField | undefined {
   const exact = fields.find((f) => f.name === name);
@@ -778,11 +716,7 @@ export function andAll(es: readonly Expr[]): Expr | null {
   return es.reduce((l, r) => ({ kind: 'binary', op: 'AND', left: l, right: r }));
 }
 
-/** Walks the expression tree pre-order, not descending into meta() arguments. */
-export function walk(e: Expr, f: (x: Expr) => void): void {
-  f(e);
-  if (e.kind === 'meta') return;
-  forEachChild(e, (c) => walk(c, f));
-}
+/** The pre-order walker of `sql/visit.ts`, also named here for the planner's other callers. */
+export { walk } from '../sql/visit.js';
 
 export { PlanError };

@@ -19,7 +19,7 @@ import { EvalError } from '../values/errors.js';
 import { JoinTuple, type Row } from '../contracts/index.js';
 import type { AnalyticStage, AsyncConsumer, AsyncSite, AsyncStage, EvalContext, RowFn } from './plan.js';
 import { PlanError, site, type CallCompiler, type ExprCompiler } from './compile.js';
-import { walk } from './analyze.js';
+import { walk } from '../sql/visit.js';
 
 /** Calls of one asynchronous site in flight at once, unless the function asks for fewer. */
 const DEFAULT_MAX_IN_FLIGHT = 32;

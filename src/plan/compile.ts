@@ -22,6 +22,7 @@ import type {
   Wildcard,
 } from '../sql/ast.js';
 import { unparen } from '../sql/ast.js';
+import { unhandledKind } from '../sql/visit.js';
 import { isObject, type Value, type ValueObject } from '../values/value.js';
 import { EvalError } from '../values/errors.js';
 import { goTypeName, typedText } from '../values/text.js';
@@ -363,6 +364,8 @@ export class ExprCompiler {
         return this.calls.compileCall(e, this);
       case 'meta':
         return this.meta(e);
+      default:
+        return unhandledKind(e);
     }
   }
 

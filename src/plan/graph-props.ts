@@ -6,6 +6,7 @@
 import vm from 'node:vm';
 import type { SelectStatement, WindowType } from '../sql/ast.js';
 import { TIME_UNIT_MS } from '../sql/ast.js';
+import { WINDOW_TYPES, windowFunctionType } from '../sql/windows.js';
 import { parseSelect } from '../sql/index.js';
 import type { StreamDef, StreamOptions } from '../catalog/types.js';
 import { textOf } from '../values/text.js';
@@ -149,70 +150,19 @@ export function parseWindow(props: Obj): WindowSpec {
   const type = str(props, 'type');
   const unit = str(props, 'unit');
   const size = int(props, 'size');
-  let interval = int(props, 'interval');
+  const interval = int(props, 'interval');
   if (size <= 0) fail(`window size ${size} is invalid`);
-  let wt: WindowType;
-  let alignParam = size;
-  switch (type.toLowerCase()) {
-    case 'tumblingwindow':
-      wt = 'tumbling';
-      if (interval !== 0 && interval !== size) fail('tumbling window interval must equal to size');
-      break;
-    case 'hoppingwindow':
-      wt = 'hopping';
-      if (interval <= 0) fail('hopping window interval must be greater than 0');
-      if (interval > size) fail('hopping window interval must be less than size');
-      alignParam = interval;
-      break;
-    case 'sessionwindow':
-      wt = 'session';
-      if (interval <= 0) fail('hopping window interval must be greater than 0');
-      break;
-    case 'slidingwindow':
-      wt = 'sliding';
-      if (interval !== 0 && interval !== size) fail('tumbling window interval must equal to size');
-      break;
-    case 'countwindow':
-      wt = 'count';
-      if (interval < 0) fail('count window interval must be greater or equal to 0');
-      if (interval > size) fail('count window interval must be less than size');
-      if (interval === 0) interval = size;
-      break;
-    default:
-      return fail(`unknown window type ${type}`);
-  }
-  if (wt === 'count')
-    return {
-      type: wt,
-      unitMs: 1,
-      length: size,
-      interval,
-      alignParam,
-      filter: null,
-      trigger: null,
-      triggerUsesHits: false,
-    };
-  const unitMs =
-    (TIME_UNIT_MS as Record<string, number | undefined>)[unit.toUpperCase()] ?? fail(`Invalid unit ${unit}`);
-  const length = size * unitMs;
-  let iv: number;
-  switch (wt) {
-    case 'tumbling':
-      iv = length;
-      break;
-    case 'sliding':
-      // the graph window has no delay
-      iv = 0;
-      break;
-    default:
-      iv = interval * unitMs;
-  }
+  const wt: WindowType = windowFunctionType(type) ?? fail(`unknown window type ${type}`);
+  const decl = WINDOW_TYPES[wt];
+  const { problem, lengths } = decl.graph(size, interval);
+  if (problem !== undefined) fail(problem);
+  const unitMs = !decl.timed
+    ? 1
+    : ((TIME_UNIT_MS as Record<string, number | undefined>)[unit.toUpperCase()] ?? fail(`Invalid unit ${unit}`));
   return {
     type: wt,
     unitMs,
-    length,
-    interval: iv,
-    alignParam,
+    ...decl.sizes(lengths, unitMs),
     filter: null,
     trigger: null,
     triggerUsesHits: false,

@@ -27,7 +27,8 @@ import {
 } from './plan.js';
 import { ExprCompiler } from './compile.js';
 import { RegistryCalls } from './calls.js';
-import { andAll, conjuncts, lookupKeys, walk, type BoundSource } from './analyze.js';
+import { andAll, conjuncts, lookupKeys, type BoundSource } from './analyze.js';
+import { walk } from '../sql/visit.js';
 import {
   compileProjection,
   groupKey,

@@ -14,7 +14,7 @@ import { exprToString } from '../sql/print.js';
 import type { StreamCatalog, StreamDef } from '../catalog/types.js';
 import type { FunctionRegistry } from '../functions/registry.js';
 import type { RuleOptions } from '../contracts/index.js';
-import { EddyError, ErrorCode } from '../core/errors.js';
+import { EddyError, ErrorCode, isDefect } from '../core/errors.js';
 import {
   EvalContext,
   type EquiKeys,
@@ -35,9 +35,11 @@ import {
   type SourcePlan,
   type WindowSpec,
 } from './plan.js';
-import { ExprCompiler, PlanError, ownRead, readStreamColumn } from './compile.js';
+import { ExprCompiler, ownRead, readStreamColumn } from './compile.js';
 import { RegistryCalls } from './calls.js';
-import { analyze, andAll, conjuncts, findDecl, lookupKeys, walk, type Analysis, type BoundSource } from './analyze.js';
+import { analyze, andAll, conjuncts, findDecl, lookupKeys, type Analysis, type BoundSource } from './analyze.js';
+import { walk } from '../sql/visit.js';
+import { WINDOW_TYPES } from '../sql/windows.js';
 import {
   compileProjection,
   condition,
@@ -89,8 +91,9 @@ function coded<T>(f: () => T): T {
       if (m && !(e instanceof UnknownStreamError)) throw new UnknownStreamError(m[1]);
       throw e;
     }
-    if (e instanceof PlanError || e instanceof Error) throw new EddyError(ErrorCode.Plan, e.message);
-    throw new EddyError(ErrorCode.Plan, String(e));
+    // a bug in the planner stays one (answered 500), never a plan error of the user's SQL
+    if (isDefect(e)) throw e;
+    throw new EddyError(ErrorCode.Plan, (e as Error).message);
   }
 }
 
@@ -242,8 +245,7 @@ function placeWhere(a: Analysis, canPush: boolean): { pushed: Expr[][]; remainin
 function wherePushesDown(a: Analysis, isEventTime: boolean, hasAnalytic: boolean, whereAsync: boolean): boolean {
   const w = a.window;
   const hasTable = a.sources.some((s) => s.role !== 'stream');
-  const timeWindowBelow =
-    w !== null && !isEventTime && (w.type === 'tumbling' || w.type === 'hopping' || w.type === 'session');
+  const timeWindowBelow = w !== null && !isEventTime && WINDOW_TYPES[w.type].closesOnClock;
   // never below a watermark: it must see every event to move on (docs/sql.md §4.2 steps 2 and 6), or rows that pass
   // WHERE would wait for a later row that passes too
   return timeWindowBelow && !hasTable && !hasAnalytic && !whereAsync;
@@ -317,29 +319,7 @@ function planSources(a: Analysis, pushed: Expr[][], isEventTime: boolean, compil
 /** Length and interval (ms, or rows for a count window) of a window, and the parameter its alignment uses. */
 function windowSizes(w: WindowExpr): { unitMs: number; length: number; interval: number; alignParam: number } {
   const unitMs = w.unit ? TIME_UNIT_MS[w.unit] : 1;
-  const [p0, p1] = w.lengths;
-  const length = p0 * unitMs;
-  let interval: number;
-  let alignParam = p0;
-  switch (w.type) {
-    case 'tumbling':
-      interval = length;
-      break;
-    case 'hopping':
-      interval = p1 * unitMs;
-      alignParam = p1;
-      break;
-    case 'sliding':
-      interval = p1 === undefined ? 0 : p1 * unitMs;
-      break;
-    case 'session':
-      interval = p1 * unitMs;
-      break;
-    case 'count':
-      interval = p1 === undefined ? p0 : p1;
-      break;
-  }
-  return { unitMs, length, interval, alignParam };
+  return { unitMs, ...WINDOW_TYPES[w.type].sizes(w.lengths, unitMs) };
 }
 
 /** The window of the GROUP BY, with its filter and trigger compiled. */

@@ -44,8 +44,6 @@ export type Expr =
   | MetaExpr
   | ParenExpr;
 
-export type ExprKind = Expr['kind'];
-
 /**
  * A column reference `c` or `q.c`. The parser cannot tell whether `q` is a stream name/alias (stream column) or a
  * column (JSON navigation, same as `q->c`): the binder decides with the FROM/JOIN names (docs/sql.md §2.3).
@@ -364,6 +362,9 @@ export function isWindow(d: Dimension): d is WindowExpr {
   return d.kind === 'window';
 }
 
+/** The binary operators whose result is a bool: comparisons, AND and OR. */
+const BOOL_OPS: ReadonlySet<BinaryOp> = new Set<BinaryOp>(['=', '!=', '<', '<=', '>', '>=', 'AND', 'OR']);
+
 /**
  * The written-shape "bool condition" test used by rule-creation checks (searched CASE WHEN, bool-expr function
  * arguments, docs/sql.md §2.6/§7.0): a boolean literal, or a top operator that is a comparison, AND, OR, IN, BETWEEN or
@@ -378,16 +379,7 @@ export function isBoolShaped(e: Expr): boolean {
     case 'like':
       return true;
     case 'binary':
-      return (
-        u.op !== '+' &&
-        u.op !== '-' &&
-        u.op !== '*' &&
-        u.op !== '/' &&
-        u.op !== '%' &&
-        u.op !== '&' &&
-        u.op !== '|' &&
-        u.op !== '^'
-      );
+      return BOOL_OPS.has(u.op);
     default:
       return false;
   }
@@ -398,61 +390,4 @@ export function unparen(e: Expr): Expr {
   let cur = e;
   while (cur.kind === 'paren') cur = cur.expr;
   return cur;
-}
-
-/** Calls `visit` on `e` and every sub-expression (pre-order), including OVER clauses and REPLACE items. */
-export function walkExpr(e: Expr, visit: (e: Expr) => void): void {
-  visit(e);
-  for (const c of childExprs(e)) walkExpr(c, visit);
-}
-
-/** The direct sub-expressions of `e` in written order. */
-export function childExprs(e: Expr): Expr[] {
-  switch (e.kind) {
-    case 'field':
-    case 'integer':
-    case 'float':
-    case 'string':
-    case 'boolean':
-    case 'timeUnit':
-      return [];
-    case 'wildcard':
-      return e.replace.map((r) => r.expr);
-    case 'binary':
-      return [e.left, e.right];
-    case 'navigate':
-      return [e.object];
-    case 'index':
-      return [e.array, e.index];
-    case 'slice': {
-      const out: Expr[] = [e.array];
-      if (e.start) out.push(e.start);
-      if (e.end) out.push(e.end);
-      return out;
-    }
-    case 'in':
-      return [e.value, ...(e.list ?? []), ...(e.array ? [e.array] : [])];
-    case 'between':
-      return [e.value, e.low, e.high];
-    case 'like':
-      return [e.value, e.pattern];
-    case 'case': {
-      const out: Expr[] = e.value ? [e.value] : [];
-      for (const w of e.whens) out.push(w.when, w.then);
-      if (e.elseExpr) out.push(e.elseExpr);
-      return out;
-    }
-    case 'call': {
-      const out: Expr[] = [...e.args];
-      if (e.over) {
-        out.push(...e.over.partitionBy, ...e.over.orderBy.map((s) => s.expr));
-        if (e.over.when) out.push(e.over.when);
-      }
-      return out;
-    }
-    case 'meta':
-      return [e.arg];
-    case 'paren':
-      return [e.expr];
-  }
 }

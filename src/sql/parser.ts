@@ -37,8 +37,9 @@ import {
   type WhenClause,
   type WindowExpr,
   type WindowType,
-  childExprs,
 } from './ast.js';
+import { WINDOW_TYPES, windowFunctionType } from './windows.js';
+import { childExprs } from './visit.js';
 import { Cursor, tokenName } from './cursor.js';
 import { quoteLit, SqlSyntaxError } from './errors.js';
 import type { Token } from './lexer.js';
@@ -67,14 +68,6 @@ const LEVEL_BY_OP: Readonly<Record<string, number>> = {
   '>=': 3,
 };
 const LEVEL_BY_KEYWORD: Readonly<Record<string, number>> = { IN: 3, BETWEEN: 3, LIKE: 3, NOT: 3, AND: 2, OR: 1 };
-
-const WINDOW_TYPES: Readonly<Record<string, WindowType>> = {
-  tumblingwindow: 'tumbling',
-  hoppingwindow: 'hopping',
-  slidingwindow: 'sliding',
-  sessionwindow: 'session',
-  countwindow: 'count',
-};
 
 const JOIN_TYPES: Readonly<Record<string, JoinType>> = {
   INNER: 'inner',
@@ -543,7 +536,7 @@ export class SelectParser {
       if (isOpTok(t, ')')) break;
       c.failAt(t, `found function call ${quoteLit(lower)}, expected ), but with ${quoteLit(t.lit)}.`);
     }
-    const windowType = WINDOW_TYPES[lower];
+    const windowType = windowFunctionType(lower);
     if (windowType) {
       const call: CallExpr = { kind: 'call', name, args, over: null, pos };
       this.windows.set(call, this.finishWindow(call, windowType, lower, nameTok));
@@ -560,7 +553,7 @@ export class SelectParser {
     const args = call.args;
     let unit: TimeUnit | null = null;
     let lengths: number[];
-    if (type === 'count') {
+    if (!WINDOW_TYPES[type].timed) {
       const ints = args.map((a) => (a.kind === 'integer' ? Number(a.value) : null));
       if (args.length === 1) {
         if (ints[0] === null || ints[0] <= 0) fail(`Invalid parameter value ${exprToString(args[0])}.`);
@@ -575,12 +568,8 @@ export class SelectParser {
       }
       lengths = ints as number[];
     } else {
-      if (type === 'sliding') {
-        if (args.length !== 2 && args.length !== 3) fail(`The arguments for ${lname} should be 2 or 3.`);
-      } else {
-        const n = type === 'tumbling' ? 2 : 3;
-        if (args.length !== n) fail(`The arguments for ${lname} should be ${n}.`);
-      }
+      const { arities } = WINDOW_TYPES[type];
+      if (!arities.includes(args.length)) fail(`The arguments for ${lname} should be ${arities.join(' or ')}.`);
       const u = args[0];
       if (u.kind !== 'timeUnit') {
         return fail(
@@ -740,6 +729,8 @@ function checkDepth(root: Expr): void {
       throw new SqlSyntaxError(`expression nested too deeply (more than ${MAX_DEPTH} levels).`, p.line, p.column);
     }
     for (const child of childExprs(e)) stack.push([child, d + 1]);
+    // a meta key is no sub-expression (sql/visit.ts) but is written as one: its depth is bounded too
+    if (e.kind === 'meta') stack.push([e.arg, d + 1]);
   }
 }
 

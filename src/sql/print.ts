@@ -8,6 +8,7 @@
 import type { Dimension, Expr, OverClause, SelectStatement, SortField, SourceRef, WindowExpr } from './ast.js';
 import { KEYWORDS } from './lexer.js';
 import { quoteString } from './errors.js';
+import { unhandledKind } from './visit.js';
 
 const ATOM = 6;
 
@@ -146,6 +147,8 @@ export function exprToString(e: Expr): string {
       return `${e.name}(${exprToString(e.arg)})`;
     case 'paren':
       return `(${exprToString(e.expr)})`;
+    default:
+      return unhandledKind(e);
   }
 }
 

@@ -62,11 +62,6 @@ export function renderTemplate(text: string, data: unknown): string {
   return compileTemplate(text).execute(data);
 }
 
-/** True when a property value is a template (contains an action). */
-export function isTemplate(text: string): boolean {
-  return text.includes('{{');
-}
-
 import { funcMap } from './funcs.js';
 import type { ArgNode, Pipe } from './parse.js';
 

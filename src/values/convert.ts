@@ -236,7 +236,6 @@ export function toDateTime(v: Value, zone: string = defaultZone()): DateTime {
 }
 
 export const CAST_TYPES = ['bigint', 'float', 'string', 'boolean', 'datetime', 'bytea'] as const;
-export type CastType = (typeof CAST_TYPES)[number];
 
 /** `cast(v, type)` (docs/sql.md §7.3). `zone` is used to read datetimes from numbers and strings. */
 export function cast(v: Value, type: string, zone: string = defaultZone()): Value {

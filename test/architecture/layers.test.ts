@@ -1,6 +1,7 @@
 /**
  * Holds the code to the layer table in ARCHITECTURE.md: every import between folders of `src/` must be one the
- * table allows, and no file may reach itself through its imports. The table is read from ARCHITECTURE.md, so the
+ * table allows, every allowance must be used by some import (the table lists exactly the pairs the code has), and no
+ * file may reach itself through its imports. The table is read from ARCHITECTURE.md, so the
  * document and the code cannot drift apart.
  */
 import { test } from 'node:test';
@@ -69,6 +70,25 @@ test('every import between folders of src/ is one the layer table of ARCHITECTUR
   }
   assert.deepEqual([...unknown], [], 'every folder of src/ has a row in the layer table');
   assert.deepEqual(violations, [], 'imports against the layer table');
+});
+
+test('every allowance of the layer table is used by some import, so the table says what the code does', () => {
+  const table = layerTable();
+  const used = new Map<string, Set<string>>();
+  for (const file of sourceFiles(src)) {
+    const from = layerOf(file);
+    for (const target of importsOf(file)) {
+      const to = layerOf(target);
+      if (to === from) continue;
+      if (!used.has(from)) used.set(from, new Set());
+      used.get(from)!.add(to);
+    }
+  }
+  const unused: string[] = [];
+  for (const [from, allowed] of table) {
+    for (const to of allowed) if (!used.get(from)?.has(to)) unused.push(`${from} → ${to}`);
+  }
+  assert.deepEqual(unused, [], 'allowances of the layer table no import uses (remove them from ARCHITECTURE.md)');
 });
 
 test('the layer table itself has no cycle, so "below" means something', () => {

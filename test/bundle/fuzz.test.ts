@@ -1,12 +1,13 @@
 /**
- * Arbitrary bundles and request bodies never crash, hang or fail the server with a 500: every answer is 200 or a
- * 400/404 error object, and the server keeps answering.
+ * Arbitrary bundles and request bodies never crash, hang or fail the server with a 500 (a bug, src/api/server.ts):
+ * every answer is 200 or a 400/404 error object, and the server keeps answering.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { startTestServer } from '../helpers/server.js';
 import { call } from './helpers.js';
+import { unexpectedErrorCount } from '../../src/api/server.js';
 
 const KEYS = [
   'streams',
@@ -86,6 +87,8 @@ test('random bundles and bodies get 200 or a 400 error object, never a crash', a
     const again = await call(s, 'POST', '/data/import', { content: exported.text });
     assert.ok(again.status === 200 || again.status === 400, again.text);
     assert.deepEqual((await call(s, 'GET', '/data/export')).json(), exported.json());
+    // no request met a bug (a defect is answered 500 and counted, src/api/server.ts)
+    assert.equal(unexpectedErrorCount(s.app.http), 0);
   } finally {
     await s.dispose();
   }

@@ -305,6 +305,14 @@ export async function runFaultScenario(s: FaultScenario): Promise<FaultResult> {
     if (s.fault === 'kill9') {
       await eddy.kill9();
       eddy = await startEddyProcess(home, env);
+      // a slow restart (a loaded machine) is not a loss: the quiet period of settle() starts once the rule runs
+      const restarted = eddy;
+      await waitFor(
+        async () =>
+          ((await restarted.req('GET', '/rules/faultrule/status')).json() as { status?: string }).status === 'running',
+        120_000,
+        'the rule to run again after the restart',
+      );
     } else if (s.fault === 'disk-full') {
       // filled again and again: whatever the store frees (a rolled-back log) is taken at once
       const until = Date.now() + (s.outageMs ?? 10_000);

@@ -4,6 +4,7 @@
  * written to the metadata store (namespace `sink/<ruleId><sinkName><instance>`), at most `maxDiskCache` items; when
  * the disk is full the oldest page is dropped. The memory part is saved at stop and reloaded at the next start.
  */
+import { Serial } from '../../core/serial.js';
 import type { KVStore } from '../../store/kv.js';
 import { DateTime, type Value, type ValueObject } from '../../values/value.js';
 
@@ -53,7 +54,8 @@ export class SinkCache {
   private tail: SinkUnit[] = [];
   /** items dropped because the disk part was full */
   dropped = 0;
-  private writes: Promise<void> = Promise.resolve();
+  /** store writes, in order */
+  private readonly writes = new Serial();
 
   constructor(
     private readonly store: KVStore,
@@ -107,14 +109,15 @@ export class SinkCache {
   }
 
   private chain(fn: () => Promise<void>): void {
-    this.writes = this.writes.then(fn, fn).catch(() => undefined);
+    // a failed write is the store's to report; the next write and the readers go on
+    this.writes.run(fn).catch(() => undefined);
   }
 
   /** The oldest item, loading the oldest disk page into memory when needed. */
   async head(): Promise<SinkUnit | undefined> {
     if (this.mem.length > 0) return this.mem[0];
     if (this.pages.length > 0) {
-      await this.writes;
+      await this.writes.settled();
       const id = this.pages.shift()!;
       const text = await this.store.get(this.ns, `page${id}`);
       this.mem = text ? deserializeUnits(text) : [];
@@ -142,7 +145,7 @@ export class SinkCache {
 
   /** Saves the memory part so that the next start resumes with it. */
   async save(): Promise<void> {
-    await this.writes;
+    await this.writes.settled();
     await this.store.batch([
       { ns: this.ns, key: 'memcache', value: serializeUnits(this.mem) },
       { ns: this.ns, key: 'tail', value: serializeUnits(this.tail) },
@@ -152,7 +155,7 @@ export class SinkCache {
 
   /** Forgets everything, in memory and in the store. */
   async drop(): Promise<void> {
-    await this.writes;
+    await this.writes.settled();
     this.mem = [];
     this.tail = [];
     this.pages = [];
