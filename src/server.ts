@@ -57,7 +57,7 @@ import { QueryService } from './rules/queries.js';
 import { registerQueryRoutes } from './api/queries.js';
 import { registerOpsRoutes } from './api/ops.js';
 import { registerConsoleRoutes } from './api/console.js';
-import { RemoteTopology, WorkerPool, workerCount } from './workers/pool.js';
+import { WorkerPool, workerCount } from './workers/pool.js';
 import { clusterSettings, openCluster, type Cluster } from './cluster/index.js';
 import { registerClusterRoutes } from './api/cluster.js';
 
@@ -128,7 +128,7 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
   const { functions, scripts, services, portables } = await loadFunctionsAndPlugins(base, connectors);
   applyDefaultZone(base);
   const runtime = buildRuntime(base, catalog, functions, connectors);
-  const pool = startWorkerPool(base, catalog, functions, runtime, connectors);
+  const pool = startWorkerPool(base, catalog, functions, scripts, runtime, connectors);
   const rules = buildRuleService(base, catalog, functions, connectors, runtime, pool);
   const app = assembleApp(base, { catalog, connectors, functions, scripts, services, portables, runtime, rules, pool });
   later.rules = rules;
@@ -301,9 +301,10 @@ function buildRuntime(
 
 /** docs/runtime.md §1.10: with more than one worker, rules that can run away from the main thread run on workers. */
 function startWorkerPool(
-  { home, config, env, store, logger, closers }: Base,
+  { home, config, env, store, logger, closers, cluster }: Base,
   catalog: Catalog,
   functions: FunctionRegistry,
+  scripts: ScriptService,
   runtime: RuntimeBuilder,
   connectors: Connectors,
 ): WorkerPool | undefined {
@@ -317,6 +318,10 @@ function startWorkerPool(
           store,
           catalog,
           functions,
+          workerFunction: (def) => scripts.owns(def),
+          scriptRevision: () => scripts.revision,
+          memoryLimitMb: Number(config.basic.workerMemoryLimit) > 0 ? Number(config.basic.workerMemoryLimit) : 0,
+          parallelInstances: !cluster,
           local: runtime,
           connectors: connectors.registry,
           logger,
@@ -343,8 +348,9 @@ function buildRuleService(
     engine: createRuleEngine({
       builder: cluster ? cluster.builder(pool ?? runtime) : (pool ?? runtime),
       sourcesOf: (topo) => {
-        const t = topo instanceof RemoteTopology ? topo.local : topo;
-        return t instanceof RuleTopology ? t.plan.sources.map((s) => s.name) : undefined;
+        const planned = topo.plannedReads?.();
+        if (planned) return [...planned];
+        return topo instanceof RuleTopology ? topo.plan.sources.map((s) => s.name) : undefined;
       },
       validate: (sql, options) => validateQuery(sql, { catalog, functions, options }).sources,
       explain: (sql, options) => explainQuery(sql, { catalog, functions, options }),

@@ -5,15 +5,10 @@
  * its own), and hands them over as one topology whose metrics are their sums.
  */
 import type { Logger } from 'pino';
-import type { ValueObject } from '../values/value.js';
-import {
-  NodeMetrics,
-  type PrintableTopo,
-  type RuleDef,
-  type RuleOptions,
-  type Topology,
-  type TopologyBuilder,
-} from '../contracts/index.js';
+import type { RuleDef, RuleOptions, Topology, TopologyBuilder } from '../contracts/index.js';
+import { InstancesTopology } from '../runtime/instances.js';
+
+export { InstancesTopology } from '../runtime/instances.js';
 
 /** Builds each rule as the instances placed on this node ask. */
 export class InstanceBuilder implements TopologyBuilder {
@@ -32,83 +27,5 @@ export class InstanceBuilder implements TopologyBuilder {
     const count = options.parallelism;
     const parts = here.map((index) => this.inner.build({ ...rule, instance: { index, count } }, options, logger));
     return parts.length === 1 ? parts[0] : new InstancesTopology(parts);
-  }
-}
-
-/** Several instances of one rule run as one topology. */
-export class InstancesTopology implements Topology {
-  constructor(readonly parts: readonly Topology[]) {}
-
-  async open(): Promise<void> {
-    try {
-      await Promise.all(this.parts.map((p) => p.open()));
-    } catch (err) {
-      await this.close();
-      throw err;
-    }
-  }
-
-  async close(): Promise<void> {
-    await Promise.all(this.parts.map((p) => p.close().catch(() => undefined)));
-  }
-
-  onFatal(cb: (err: Error) => void): void {
-    let reported = false;
-    for (const p of this.parts)
-      p.onFatal((err) => {
-        if (!reported) {
-          reported = true;
-          cb(err);
-        }
-      });
-  }
-
-  onEnd(cb: () => void): void {
-    let ended = 0;
-    for (const p of this.parts) p.onEnd?.(() => ++ended === this.parts.length && cb());
-  }
-
-  /** The instances' node metrics summed position by position (all instances have the same nodes). */
-  nodes(): readonly NodeMetrics[] {
-    const lists = this.parts.map((p) => p.nodes());
-    return lists[0].map((first, i) => {
-      const sum = new NodeMetrics(first.name);
-      for (const list of lists) {
-        const n = list[i];
-        if (!n) continue;
-        sum.recordsIn += n.recordsIn;
-        sum.recordsOut += n.recordsOut;
-        sum.messagesProcessed += n.messagesProcessed;
-        sum.bufferLength += n.bufferLength;
-        sum.busyUs += n.busyUs;
-        sum.exceptions += n.exceptions;
-        sum.latencySumUs += n.latencySumUs;
-        if (n.lastInvocation > sum.lastInvocation) sum.lastInvocation = n.lastInvocation;
-        if (n.lastExceptionTime > sum.lastExceptionTime) {
-          sum.lastExceptionTime = n.lastExceptionTime;
-          sum.lastException = n.lastException;
-        }
-        if (n.latencyCounts) {
-          const counts = (sum.latencyCounts ??= new Float64Array(n.latencyCounts.length));
-          n.latencyCounts.forEach((c, k) => (counts[k] += c));
-        }
-      }
-      return sum;
-    });
-  }
-
-  printable(): PrintableTopo {
-    return this.parts[0].printable();
-  }
-
-  async resetOffset(streamName: string, input: ValueObject): Promise<void> {
-    for (const p of this.parts) {
-      if (!p.resetOffset) throw new Error('the instances of this rule cannot reset the offset of their sources');
-      await p.resetOffset(streamName, input);
-    }
-  }
-
-  startsCold(): boolean {
-    return this.parts.some((p) => p.startsCold?.() === true);
   }
 }

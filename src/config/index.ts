@@ -60,6 +60,8 @@ export interface EddyConfig {
      * `evalLimit` option replaces it for that rule
      */
     ruleEvalLimit?: number | string;
+    /** megabytes of JavaScript heap each rule worker may use (docs/runtime.md §1.10); 0 = V8's default */
+    workerMemoryLimit?: number | string;
   };
   rule: RuleOptions;
   sink: {

@@ -49,6 +49,7 @@ const KNOWN: Record<string, Known> = {
       'fileAccessRoots',
       'workers',
       'ruleEvalLimit',
+      'workerMemoryLimit',
     ].map((k) => [`basic.${k}`, USED]),
   ),
   'basic.ip': ignored(ANY, NO_CLI_RPC),

@@ -52,7 +52,8 @@ function dataServerTls(source: object): { cert: Buffer; key: Buffer } | undefine
 export class Connectors implements ConnectorHost {
   readonly registry: Registry;
   readonly confKeys: ConfKeys;
-  readonly memory = new MemoryBus();
+  /** the server's memory topics, shared with its worker threads (memory/bus.ts) */
+  readonly memory: MemoryBus;
   readonly mqtt: MqttPool;
   readonly neuron = new NeuronPool();
   readonly dataServer: DataServer;
@@ -63,6 +64,7 @@ export class Connectors implements ConnectorHost {
   private readonly sharedByKey = new Map<string, unknown>();
 
   private constructor(private readonly opts: ConnectorsOptions) {
+    this.memory = new MemoryBus(`eddy-memory-bus:${opts.home.root}`);
     this.confKeys = new ConfKeys({
       home: opts.home,
       env: opts.env,
@@ -146,6 +148,7 @@ export class Connectors implements ConnectorHost {
 
   /** Closes broker connections, websocket endpoints and the data server (shutdown). */
   async close(): Promise<void> {
+    this.memory.close();
     await this.wsEndpoints.close();
     await this.dataServer.close();
     await this.mqtt.close();

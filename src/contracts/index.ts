@@ -385,12 +385,21 @@ export interface Topology {
    * Where the rule runs when it runs on a worker thread (docs/runtime.md §1.10), and whether that worker answers its
    * heartbeat; absent for rules run in-process.
    */
-  placement?(): { worker: number; answering: boolean };
+  placement?(): { worker: number; answering: boolean } | undefined;
   /**
    * True when the thread that will run this topology is still starting (a worker's first rule): its open takes that
    * start's time, so a start command waits for the open instead of answering before the rule can receive anything.
    */
   startsCold?(): boolean;
+  /**
+   * Plans the rule where it will run (a worker thread, docs/runtime.md §1.10) and rejects with the planner's coded
+   * error; a topology planned by `build` itself has no such step. Called once, before `open` or `printable`.
+   */
+  prepare?(): Promise<void>;
+  /** Drops what `prepare` kept for a topology that will never be opened (planned again, or not created). */
+  release?(): void;
+  /** The streams and tables the rule reads, when the topology was planned elsewhere (after `prepare`). */
+  plannedReads?(): readonly string[] | undefined;
 }
 
 export interface TopologyBuilder {

@@ -49,3 +49,25 @@ export function jsonTooDeep(text: string, max: number = MAX_JSON_DEPTH): boolean
 
 /** The error text of a body or message nested deeper than {@link MAX_JSON_DEPTH}. */
 export const TOO_DEEP_MESSAGE = `exceeded max depth (JSON nesting is limited to ${MAX_JSON_DEPTH} levels)`;
+
+/**
+ * The longest SQL text (UTF-16 code units) of a rule, a stream or a query. Parsing, planning and compiling grow with
+ * the text; past this size a statement is refused before any of it, so that no request can keep a thread busy for
+ * seconds (docs/runtime.md §1.6). 256 KiB is some hundred times the longest statement a person writes.
+ */
+export const MAX_SQL_LENGTH = 256 * 1024;
+
+/** The deepest expression tree the SQL parser accepts (deeper input is an error, not a stack overflow later). */
+export const MAX_EXPR_DEPTH = 1000;
+
+/** The most WHEN branches of one CASE expression: each becomes a compiled test evaluated per record. */
+export const MAX_CASE_BRANCHES = 1000;
+
+/** The most expression nodes (operands, operators, calls) of one SQL statement. */
+export const MAX_EXPR_NODES = 50_000;
+
+/** Why `sql` is too long to be parsed (`what` names it, e.g. `rule r1`), or undefined when it is not. */
+export function sqlTooLong(what: string, sql: string): string | undefined {
+  if (sql.length <= MAX_SQL_LENGTH) return undefined;
+  return `the SQL of ${what} is ${sql.length} characters long; SQL is limited to ${MAX_SQL_LENGTH} characters`;
+}

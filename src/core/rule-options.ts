@@ -99,6 +99,13 @@ export const SCALAR_RULE_OPTIONS = {
       '(docs/runtime.md §1.10); 0 = `basic.ruleEvalLimit`',
     notNegative,
   ),
+  memoryLimit: ownOption(
+    'int',
+    268435456,
+    'bytes (estimated) the windows of this rule may hold before the rule is stopped with a status saying so ' +
+      '(docs/runtime.md §1.10); 0 = no bound',
+    notNegative,
+  ),
   node: ownOption(
     'string',
     '',
@@ -107,8 +114,9 @@ export const SCALAR_RULE_OPTIONS = {
   parallelism: ownOption(
     'int',
     1,
-    'cluster mode: instances of a stateless rule reading MQTT streams, each on its own node, sharing the topics through ' +
-      'an MQTT shared subscription (docs/cluster.md §6)',
+    'instances of a stateless rule reading MQTT streams, sharing the topics through an MQTT shared subscription ' +
+      '(`$share/<rule id>/<topic>`): in cluster mode each on its own node (docs/cluster.md §6), on a single server ' +
+      'each on the next worker thread (docs/runtime.md §1.10)',
     (v, name) => (v >= 1 ? undefined : `${name} must be greater than or equal to 1, got ${v}`),
   ),
 } as const;
@@ -157,6 +165,7 @@ export const CHECK_ORDER = [
   'lateTolerance',
   'qos',
   'evalLimit',
+  'memoryLimit',
   'parallelism',
 ] as const satisfies readonly (keyof typeof SCALAR_RULE_OPTIONS)[];
 export const RESTART_CHECK_ORDER = [

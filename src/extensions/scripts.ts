@@ -124,6 +124,7 @@ export class ScriptService {
   /** the definitions this service put in the registry, by id */
   private readonly registered = new Map<string, FunctionDef>();
   private readonly timeoutMs: number;
+  private revision_ = 0;
   /** mutations run one at a time: a check and the write that follows it see the same state */
   private readonly changes = new Serial();
 
@@ -153,6 +154,17 @@ export class ScriptService {
         );
       }
     }
+  }
+
+  /** Changes whenever a function is registered or removed (a worker thread then reads them again). */
+  get revision(): number {
+    return this.revision_;
+  }
+
+  /** Whether `def` is the registered definition of one of these functions. */
+  owns(def: FunctionDef): boolean {
+    for (const d of this.registered.values()) if (d === def) return true;
+    return false;
   }
 
   ids(): string[] {
@@ -288,6 +300,7 @@ export class ScriptService {
     const def = registeredDef(rec, this.timeoutMs);
     this.opts.functions.register(def);
     this.registered.set(rec.id, def);
+    this.revision_++;
   }
 
   private unregister(id: string): void {
@@ -295,6 +308,7 @@ export class ScriptService {
     if (def === undefined) return;
     if (this.opts.functions.get(id) === def) this.opts.functions.unregister(id);
     this.registered.delete(id);
+    this.revision_++;
   }
 
   private serial<T>(fn: () => Promise<T>): Promise<T> {

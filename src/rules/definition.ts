@@ -6,6 +6,7 @@ import type { Props, RuleAction, RuleDef, RuleOptions } from '../contracts/index
 import { parseGoDuration, parseCronSpec, parseRangeTime } from './schedule.js';
 import { MASK, maskUrl } from '../connectors/secrets.js';
 import { checkRuleId } from '../core/ids.js';
+import { sqlTooLong } from '../core/limits.js';
 import {
   DATETIME_RANGE_FIELDS,
   GO_TYPE,
@@ -153,6 +154,9 @@ export function parseRule(body: Record<string, unknown>, text: string, ctx: Pars
   if (sql === '' && !graph) throw new RuleDefError(`Rule ${id} has neither sql nor graph.`);
   const actions = (raw.actions as RuleAction[] | undefined | null) ?? [];
   if (sql !== '') {
+    // refused before parsing, without echoing the text (docs/runtime.md §1.6)
+    const tooLong = sqlTooLong(`rule ${id}`, sql);
+    if (tooLong) throw new RuleDefError(tooLong);
     let kind: 'select' | 'other';
     try {
       kind = ctx.sql.statementKind(sql);

@@ -8,9 +8,7 @@
 import { basename, join } from 'node:path';
 import pino, { type Logger } from 'pino';
 import { EddyError, ErrorCode } from '../core/errors.js';
-import { everyOption } from '../core/rule-options.js';
-import type { KVStore } from '../store/kv.js';
-import type { NodeMetrics, RuleDef, RuleOptions, Topology, PrintableTopo } from '../contracts/index.js';
+import type { RuleDef, RuleOptions, Topology, PrintableTopo } from '../contracts/index.js';
 import { sortKeysDeep } from '../connectors/secrets.js';
 import {
   RuleDefError,
@@ -22,126 +20,51 @@ import {
   restoreSecrets,
   ruleObject,
   type ParsedRule,
-  type SinkConfKeyLookup,
 } from './definition.js';
-import { sqlSourceNames, type RuleEngine } from './engine.js';
+import { sqlSourceNames } from './engine.js';
 import { RuleState } from './state.js';
-import { formatInvocation, parseGoDuration } from './schedule.js';
+import { parseGoDuration } from './schedule.js';
 import { CpuMeter } from './cpu.js';
-import { summarize, type RuleSummary } from './summary.js';
+import type { RuleSummary } from './summary.js';
 import { SortedKeyMap } from './sorted-map.js';
-import { RowCache, joinRows } from './listing.js';
 import type { ValueObject } from '../values/value.js';
+import { RuleStatusView } from './status.js';
+import type {
+  CreateOptions,
+  Entry,
+  LogDestination,
+  RuleListEntry,
+  RuleMetricsSnapshot,
+  RuleServiceDeps,
+} from './service-types.js';
+import {
+  byId,
+  dedupe,
+  endLog,
+  fallbackDef,
+  fullOptions,
+  hasTags,
+  planError,
+  sameRun,
+  withId,
+  withRestoredSecrets,
+} from './service-text.js';
+
+export type {
+  CreateOptions,
+  RemoteRuleStatus,
+  RuleListEntry,
+  RuleMetricsSnapshot,
+  RulePlacement,
+  RuleServiceDeps,
+} from './service-types.js';
 
 export const RULE_NS = 'rule';
 
-/** Stored rules started together at boot (docs/runtime.md §10.3). */
-const RESTORE_BATCH = 100;
-
-type LogDestination = ReturnType<typeof pino.destination>;
-
-export interface RuleServiceDeps {
-  store: KVStore;
-  logger: Logger;
-  /** the server's `rule:` section: defaults of every rule's options */
-  defaults: RuleOptions;
-  engine: RuleEngine;
-  /** `basic.timezone` (cron, datetime ranges, `last_invocation`) */
-  timezone?: string;
-  /** `basic.rulePatrolInterval` as Go duration text (default 10s) */
-  rulePatrolInterval?: string;
-  /** sink config-key look-up for `resourceId` secret restoration */
-  sinkConfKey?: SinkConfKeyLookup;
-  /** CPU sampling period (default 5000 ms) */
-  cpuSampleMs?: number;
-  /** longest wait for a topology to close (default 10 s) */
-  closeTimeoutMs?: number;
-  /** log folder, for rules with a `logFilename` option */
-  logDir?: string;
-  /** cluster mode: where rules run (absent on a single node, where every rule runs here) */
-  placement?: RulePlacement;
-}
-
-/**
- * What a cluster node tells the rules service about where rules run (docs/cluster.md §3): a rule starts on this node
- * only while the cluster says it runs here, and the status of a rule run elsewhere is the one its node publishes.
- */
-export interface RulePlacement {
-  readonly nodeId: string;
-  /** whether this node runs rule `id` now (it holds the lease of the rule, or of one of its instances) */
-  runsHere(id: string): boolean;
-  /** what the nodes running rule `id` elsewhere last published about it; undefined when no other node runs it */
-  elsewhere(id: string): RemoteRuleStatus | undefined;
-  /** a rule was created, updated or deleted here: where rules run may change */
-  changed(id: string): void;
-}
-
-/** The status of a rule as the node running it publishes it (docs/cluster.md §5). */
-export interface RemoteRuleStatus {
-  /** the nodes running it (several for a rule with `parallelism`) */
-  nodes: string[];
-  /** the status text of `GET /rules` */
-  status: string;
-  recordsIn: number;
-  recordsOut: number;
-  exceptions: number;
-  lastException: string;
-  /** CPU ms over the last 30 s (`GET /rules/usage/cpu`) */
-  cpuMs: number;
-}
-
-export interface RuleListEntry {
-  id: string;
-  name: string;
-  status: string;
-  /** cluster mode: the node(s) running the rule, comma-separated; empty when none does */
-  node?: string;
-}
-
-/** One rule of `GET /rules/status/all`. */
-export interface StatusAllRow {
-  status: string;
-  last_exception: string;
-  exceptions_total: number;
-}
-
-export interface RuleMetricsSnapshot {
-  id: string;
-  /** 1 running, 0 stopped, −1 stopped by an error */
-  status: 1 | 0 | -1;
-  /** node metrics in status order; empty unless running */
-  nodes: readonly NodeMetrics[];
-}
-
-export interface CreateOptions {
-  /** keep the rule (as `Stopped: fail to create the topo.`) when it cannot be planned, instead of rejecting it */
-  keepUnplannable?: boolean;
-  /** id used when the body has none (bundle map key) */
-  defaultId?: string;
-}
-
-interface Entry {
-  state: RuleState;
-  /**
-   * The stored JSON text (docs/rest-api.md §4.4): the body as submitted after create/update, eKuiper's
-   * re-serialisation after start/stop/tags. Describe and export return it.
-   */
-  text: string;
-  /** streams/tables the SQL reads, as of the last successful validation */
-  sources: string[];
-}
-
-/** Wraps a non-coded planning failure as a rule error (4000). */
-function planError(err: unknown): EddyError {
-  if (err instanceof EddyError) return err;
-  return new EddyError(ErrorCode.Rule, err instanceof Error ? err.message : String(err));
-}
+const RESTORE_BATCH = 100; // stored rules started together at boot (docs/runtime.md §10.3)
 
 export class RuleService {
   private readonly rules = new SortedKeyMap<Entry>();
-  /** the serialised rows of the last `GET /rules` and `GET /rules/status/all` */
-  private readonly listRows = new RowCache();
-  private readonly statusRows = new RowCache();
   /** per-rule log files (`logFilename`) */
   private readonly ruleLogs = new Map<string, LogDestination>();
   /** ids being created (between the duplicate check and registration) */
@@ -153,7 +76,17 @@ export class RuleService {
   private restoring: Promise<void> | undefined;
   private restored: (() => void) | undefined;
 
+  private readonly view: RuleStatusView;
+
   constructor(private readonly deps: RuleServiceDeps) {
+    this.view = new RuleStatusView({
+      rules: this.rules,
+      entry: (id) => this.entry(id),
+      ids: () => this.ids(),
+      runsHere: (id) => this.runsHere(id),
+      placement: deps.placement,
+      timezone: () => this.deps.timezone,
+    });
     this.cpu = new CpuMeter(deps.cpuSampleMs ?? 5000, 30000, () => this.busySnapshot());
     const patrolMs = parseGoDuration(deps.rulePatrolInterval ?? '10s') ?? 10000;
     this.patrolTimer = setInterval(
@@ -182,8 +115,15 @@ export class RuleService {
     });
   }
 
-  /** Plans a definition: resolves its streams and builds a topology (throws coded EddyErrors). */
-  private plan(def: RuleDef, options: RuleOptions, logger: Logger): { topo: Topology; sources: string[] } {
+  /**
+   * Plans a definition: resolves its streams and builds a topology (throws coded EddyErrors). A rule placed on a worker
+   * thread is planned there, once (docs/runtime.md §1.6): the main thread only waits for the answer.
+   */
+  private async plan(
+    def: RuleDef,
+    options: RuleOptions,
+    logger: Logger,
+  ): Promise<{ topo: Topology; sources: string[] }> {
     let sources: string[] = [];
     for (const action of def.actions) {
       for (const props of Object.values(action)) {
@@ -198,6 +138,7 @@ export class RuleService {
     try {
       // building plans the SQL (2001/2101 errors first, then 2201 sink errors): the plan gives the stream names
       const topo = this.deps.engine.builder.build(def, options, logger);
+      await topo.prepare?.();
       const planned = this.deps.engine.sourcesOf?.(topo);
       if (planned) sources = planned;
       else if (def.sql !== undefined) sources = this.deps.engine.validate(def.sql, options);
@@ -369,13 +310,16 @@ export class RuleService {
       dest = made.dest;
       let planned: { topo: Topology; sources: string[] } | undefined;
       try {
-        planned = this.plan(def, options, state.logger);
+        planned = await this.plan(def, options, state.logger);
       } catch (err) {
         if (!opts.keepUnplannable) throw err;
         state.logger.warn({ err: (err as Error).message }, 'rule cannot be planned');
       }
       const added = await this.deps.store.setIfAbsent(RULE_NS, id, stored);
-      if (!added) throw new EddyError(ErrorCode.Undefined, `rule ${id} already exists`);
+      if (!added) {
+        planned?.topo.release?.();
+        throw new EddyError(ErrorCode.Undefined, `rule ${id} already exists`);
+      }
       this.keepRuleLog(id, dest);
       await this.register(state, planned, stored);
       this.deps.placement?.changed(id);
@@ -463,7 +407,7 @@ export class RuleService {
         : undefined;
     let planned: { topo: Topology; sources: string[] };
     try {
-      planned = this.plan(def, options, fresh?.logger ?? e.state.logger);
+      planned = await this.plan(def, options, fresh?.logger ?? e.state.logger);
     } catch (err) {
       endLog(fresh?.dest);
       throw planError(err).withPrefix('Update rule error');
@@ -504,7 +448,7 @@ export class RuleService {
     const def = { ...e.state.def, triggered: true, options: fullOptions(e.state.options) };
     e.state.def = def;
     await this.save(def);
-    const planned = this.plan(def, e.state.options, e.state.logger);
+    const planned = await this.plan(def, e.state.options, e.state.logger);
     e.sources = planned.sources;
     if (this.runsHere(id)) await e.state.start(planned.topo);
     else await e.state.setPlanned(planned.topo);
@@ -539,201 +483,39 @@ export class RuleService {
   // ------------------------------------------------------------------------------------------ status
 
   list(): RuleListEntry[] {
-    return this.ids().map((id) => this.listEntry(id));
-  }
-
-  private listEntry(id: string): RuleListEntry {
-    const s = this.rules.get(id)!.state;
-    if (!this.deps.placement) return { id, name: s.def.name || id, status: s.statusText() };
-    const remote = this.runsHere(id) ? undefined : this.deps.placement.elsewhere(id);
-    return {
-      id,
-      name: s.def.name || id,
-      status: this.statusTextOf(id, remote),
-      node: this.nodesOf(id, remote).join(','),
-    };
+    return this.view.list();
   }
 
   statusText(id: string): string {
-    this.entry(id);
-    return this.statusTextOf(id);
-  }
-
-  /**
-   * The status text of a rule known to exist: its own run's here, else the one its node publishes (`remote`, when
-   * the caller already has it).
-   */
-  private statusTextOf(
-    id: string,
-    remote = this.runsHere(id) ? undefined : this.deps.placement?.elsewhere(id),
-  ): string {
-    const s = this.rules.get(id)!.state;
-    if (this.runsHere(id)) return s.statusText();
-    if (remote) return remote.status;
-    if (s.def.triggered === false || (s.phase === 'stopped' && s.stopText !== 'canceled manually.'))
-      return s.statusText();
-    return 'Stopped: waiting for a node of the cluster to run it.';
-  }
-
-  /** Cluster mode: the nodes running the rule now (this one, or those publishing its status). */
-  private nodesOf(id: string, remote = this.deps.placement?.elsewhere(id)): string[] {
-    const p = this.deps.placement;
-    if (!p) return [];
-    const elsewhere = remote?.nodes ?? [];
-    return this.runsHere(id) ? [p.nodeId, ...elsewhere.filter((n) => n !== p.nodeId)] : elsewhere;
+    return this.view.statusText(id);
   }
 
   /** `GET /rules/{id}/status` (docs/rest-api.md §4.10, Project shape). */
   status(id: string): Record<string, unknown> {
-    const s = this.entry(id).state;
-    if (!this.runsHere(id)) return this.statusElsewhere(id);
-    if (s.phase !== 'running') return this.withNode(id, { message: s.statusText(), status: 'stopped' });
-    const o: Record<string, unknown> = {
-      status: 'running',
-      lastStartTimestamp: s.lastStart,
-      lastStopTimestamp: s.lastStop,
-      nextStartTimestamp: s.nextStart(),
-    };
-    // a rule on a worker thread says which one, and whether it answers (docs/runtime.md §1.10); the counters are then
-    // the last the worker sent
-    const placement = s.placement();
-    if (placement) {
-      o.worker = placement.worker;
-      if (!placement.answering) o.workerStatus = `worker ${placement.worker} is not answering its heartbeat`;
-    }
-    const tz = this.deps.timezone;
-    for (const n of s.nodes()) {
-      const p = `${n.name}_0_`;
-      const latency = Math.max(0, Math.round(n.processLatencyUs));
-      o[`${p}records_in_total`] = n.recordsIn;
-      o[`${p}records_out_total`] = n.recordsOut;
-      o[`${p}messages_processed_total`] = n.messagesProcessed;
-      o[`${p}process_latency_us`] = latency;
-      o[`${p}process_latency_ms`] = Math.floor(latency / 1000);
-      o[`${p}buffer_length`] = n.bufferLength;
-      o[`${p}last_invocation`] = formatInvocation(n.lastInvocation, tz);
-      o[`${p}exceptions_total`] = n.exceptions;
-      o[`${p}last_exception`] = n.lastException;
-      o[`${p}last_exception_time`] = n.lastExceptionTime;
-    }
-    return this.withNode(id, o);
+    return this.view.status(id);
   }
 
-  /**
-   * A rule's status in a few numbers (`GET /eddy/rules`, the console's list): from its run here, else from what the
-   * node running it publishes.
-   */
+  /** A rule's status in a few numbers (`GET /eddy/rules`, the console's list). */
   summary(id: string): RuleSummary {
-    const e = this.entry(id);
-    const base: { id: string; name: string; status: string; node?: string } = {
-      id,
-      name: e.state.def.name || id,
-      status: this.statusTextOf(id),
-    };
-    if (this.deps.placement) base.node = this.nodesOf(id).join(',');
-    if (this.runsHere(id)) return summarize(base, this.status(id));
-    const remote = this.deps.placement?.elsewhere(id);
-    if (!remote) return summarize(base, {});
-    const { recordsIn, recordsOut, exceptions, lastException } = remote;
-    return { ...base, recordsIn, recordsOut, exceptions, lastException };
+    return this.view.summary(id);
   }
 
-  /** Cluster mode: a status document says which node(s) run the rule (docs/cluster.md §5). */
-  private withNode(id: string, o: Record<string, unknown>): Record<string, unknown> {
-    if (this.deps.placement) o.node = this.nodesOf(id).join(',');
-    return o;
-  }
-
-  /**
-   * The status of a rule another node runs, from what that node publishes (a request for it is normally forwarded to
-   * that node, docs/cluster.md §5; this answers when it cannot be).
-   */
-  private statusElsewhere(id: string): Record<string, unknown> {
-    const text = this.statusTextOf(id);
-    const remote = this.deps.placement?.elsewhere(id);
-    if (text !== 'Running' || !remote) return this.withNode(id, { message: text, status: 'stopped' });
-    return this.withNode(id, {
-      status: 'running',
-      recordsIn: remote.recordsIn,
-      recordsOut: remote.recordsOut,
-      exceptions: remote.exceptions,
-      lastException: remote.lastException,
-    });
-  }
-
-  /**
-   * Every rule's run state and, while it runs, its node metrics (the Prometheus exporter, docs/rest-api.md §16.8):
-   * `status` 1 running, 0 stopped, −1 stopped by an error.
-   */
+  /** Every rule's run state and node metrics (the Prometheus exporter, docs/rest-api.md §16.8). */
   metricsSnapshot(): RuleMetricsSnapshot[] {
-    // in a cluster each node exports the rules it runs (its series carry its `node` label)
-    return this.ids()
-      .filter((id) => this.runsHere(id))
-      .map((id) => {
-        const s = this.rules.get(id)!.state;
-        const running = s.phase === 'running';
-        const failed = s.phase === 'stopped' && s.stopText !== 'canceled manually.';
-        return { id, status: running ? 1 : failed ? -1 : 0, nodes: running ? s.nodes() : [] };
-      });
+    return this.view.metricsSnapshot();
   }
 
   /** `GET /rules/status/all` (docs/rest-api.md §4.13). */
-  statusAll(): Record<string, StatusAllRow> {
-    const out: Record<string, StatusAllRow> = {};
-    for (const id of this.ids()) out[id] = this.statusAllRow(id);
-    return out;
+  statusAll(): Record<string, { status: string; last_exception: string; exceptions_total: number }> {
+    return this.view.statusAll();
   }
 
-  /** {@link list} as JSON text, from the rows kept since the last listing (rules/listing.ts). */
+  // `GET /rules` and `GET /rules/status/all` as JSON text, from rows kept between listings (rules/listing.ts)
   listJson(): string {
-    const ids = this.ids();
-    this.listRows.keepOnly(ids);
-    const rowOf = (id: string): string => {
-      const state = this.deps.placement ? undefined : this.rules.get(id)!.state;
-      if (!state) return JSON.stringify(this.listEntry(id));
-      const name = state.def.name || id;
-      const status = state.statusText();
-      return this.listRows.row(id, name, status, '', () => JSON.stringify({ id, name, status }));
-    };
-    return joinRows('[', ids, rowOf, ']');
+    return this.view.listJson();
   }
-
-  /** {@link statusAll} as JSON text, from the rows kept since the last listing. */
   statusAllJson(): string {
-    const ids = this.ids();
-    this.statusRows.keepOnly(ids);
-    const rowOf = (id: string): string => {
-      const r = this.statusAllRow(id);
-      return this.statusRows.row(
-        id,
-        r.status,
-        r.exceptions_total,
-        r.last_exception,
-        () => `${JSON.stringify(id)}:${JSON.stringify(r)}`,
-      );
-    };
-    return joinRows('{', ids, rowOf, '}');
-  }
-
-  private statusAllRow(id: string): StatusAllRow {
-    const s = this.rules.get(id)!.state;
-    let lastException = '';
-    let total = 0;
-    const remote = this.runsHere(id) ? undefined : this.deps.placement?.elsewhere(id);
-    if (remote) {
-      lastException = remote.lastException;
-      total = remote.exceptions;
-    } else if (s.phase === 'running') {
-      let best = -1;
-      for (const n of s.nodes()) {
-        if (n.lastExceptionTime > best) {
-          best = n.lastExceptionTime;
-          lastException = n.lastException;
-          total = n.exceptions;
-        }
-      }
-    }
-    return { status: this.statusTextOf(id), last_exception: lastException, exceptions_total: total };
+    return this.view.statusAllJson();
   }
 
   /** `GET /rules/{id}/topo`: available once planned; 1001 for a rule that could not be planned. */
@@ -864,9 +646,8 @@ export class RuleService {
   private async restoreAll(): Promise<void> {
     const entries = await this.deps.store.entries(RULE_NS);
     let lastYield = Date.now();
-    // rules are started RESTORE_BATCH at a time, not one after the other: the first rules wait for their worker
-    // thread to load, and one by one every later rule waited behind them
-    let batch: Array<Promise<void>> = [];
+    // started RESTORE_BATCH at a time: one by one, every rule waited behind the first ones' worker thread loading
+    const batch: Array<Promise<void>> = [];
     for (const [key, text] of entries) {
       // planning is synchronous: without a turn of the event loop now and then, restoring many rules would keep the
       // server from answering anything, `/ping` included, until the last one is started
@@ -877,10 +658,7 @@ export class RuleService {
       if (this.closed) break;
       if (this.rules.has(key)) continue;
       batch.push(this.addStored(key, text));
-      if (batch.length >= RESTORE_BATCH) {
-        await Promise.all(batch);
-        batch = [];
-      }
+      if (batch.length >= RESTORE_BATCH) await Promise.all(batch.splice(0));
     }
     await Promise.all(batch);
   }
@@ -898,13 +676,13 @@ export class RuleService {
   }
 
   /** Plans a definition, or logs why it cannot be and answers undefined (the rule then shows `fail to create the topo`). */
-  private tryPlan(
+  private async tryPlan(
     def: RuleDef,
     options: RuleOptions,
     logger: Logger,
-  ): { topo: Topology; sources: string[] } | undefined {
+  ): Promise<{ topo: Topology; sources: string[] } | undefined> {
     try {
-      return this.plan(def, options, logger);
+      return await this.plan(def, options, logger);
     } catch (err) {
       logger.error({ err: (err as Error).message }, 'fail to create the topo');
       return undefined;
@@ -929,7 +707,7 @@ export class RuleService {
     const { def, options } = parsed;
     const { state, dest } = this.newState(def, options);
     this.keepRuleLog(key, dest);
-    await this.register(state, this.tryPlan(def, options, state.logger), text);
+    await this.register(state, await this.tryPlan(def, options, state.logger), text);
   }
 
   // ------------------------------------------------------------------------------------------ cluster (docs/cluster.md)
@@ -943,7 +721,7 @@ export class RuleService {
     const e = this.rules.get(id);
     if (!e || this.closed) return;
     const { def, options } = e.state;
-    const planned = this.tryPlan(def, options, e.state.logger);
+    const planned = await this.tryPlan(def, options, e.state.logger);
     if (!planned) {
       await e.state.stop();
       e.state.markPlanFailed();
@@ -996,7 +774,7 @@ export class RuleService {
       return;
     }
     e.text = text;
-    const planned = this.tryPlan(def, options, e.state.logger);
+    const planned = await this.tryPlan(def, options, e.state.logger);
     if (!planned) {
       e.state.def = def;
       e.state.options = options;
@@ -1017,82 +795,4 @@ export class RuleService {
     await Promise.all([...this.rules.values()].map((e) => e.state.stop()));
     for (const id of [...this.ruleLogs.keys()]) this.closeRuleLog(id);
   }
-}
-
-/**
- * Start and stop re-serialise the rule with every option filled in, as eKuiper does (docs/rest-api.md §4.4): from then
- * on the stored and described rule carries the effective options.
- */
-function fullOptions(o: RuleOptions): Partial<RuleOptions> {
-  // the key order of a decoded `options` object, so that stored text survives export and import unchanged
-  return everyOption(o);
-}
-
-/**
- * The text to store for a body whose masked secrets `restore` may put back: the body as submitted, unless a secret
- * was restored (the submitted text holds the mask, which must not replace the secret).
- */
-function withRestoredSecrets(text: string, body: Record<string, unknown>, restore: () => void): string {
-  const before = JSON.stringify(body);
-  restore();
-  const after = JSON.stringify(body);
-  return before === after ? text : after;
-}
-
-/**
- * A body that names no id (bundle item, PUT) is stored with the id it got put first (docs/compatibility.md D11), the
- * rest of the text as submitted.
- */
-function withId(text: string, id: string): string {
-  let named: unknown;
-  try {
-    named = (JSON.parse(text) as Record<string, unknown>).id;
-  } catch {
-    return text;
-  }
-  if (typeof named === 'string' && named !== '') return text;
-  const open = text.indexOf('{');
-  const rest = text.slice(open + 1);
-  const idField = `"id":${JSON.stringify(id)}`;
-  return `${text.slice(0, open + 1)}${idField}${rest.trimStart().startsWith('}') ? '' : ','}${rest}`;
-}
-
-function hasTags(body: Record<string, unknown>): boolean {
-  return Object.keys(body).some((k) => k.toLowerCase() === 'tags');
-}
-
-function endLog(dest: LogDestination | undefined): void {
-  try {
-    dest?.end();
-  } catch {
-    // a log file that cannot be flushed must not fail the rule operation
-  }
-}
-
-/** Whether two definitions of a rule run alike: they differ at most in their tags. */
-function sameRun(a: RuleDef, b: RuleDef): boolean {
-  return JSON.stringify(ruleObject({ ...a, tags: [] })) === JSON.stringify(ruleObject({ ...b, tags: [] }));
-}
-
-function byId(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
-function dedupe(tags: string[]): string[] {
-  return [...new Set(tags)];
-}
-
-/** What is kept of a stored rule that no longer parses: its id and whatever text fields it has. */
-function fallbackDef(id: string, text: string): RuleDef {
-  const def: RuleDef = { id, actions: [], triggered: false };
-  try {
-    const o = JSON.parse(text) as Record<string, unknown>;
-    if (typeof o.sql === 'string') def.sql = o.sql;
-    if (typeof o.name === 'string') def.name = o.name;
-    if (Array.isArray(o.actions)) def.actions = o.actions as RuleDef['actions'];
-    if (typeof o.triggered === 'boolean') def.triggered = o.triggered;
-  } catch {
-    // keep the bare id
-  }
-  return def;
 }

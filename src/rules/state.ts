@@ -26,8 +26,13 @@ export interface RuleStateDeps {
 
 /** setTimeout caps its delay at 2^31-1 ms; longer waits re-arm. */
 const MAX_TIMER = 2 ** 31 - 1;
-/** Longest wait of a start command for the open of a rule whose worker thread is still starting. */
-const COLD_OPEN_WAIT_MS = 10_000;
+/**
+ * Longest wait of a start command for the open of its rule: the answer comes once every source subscribed (an MQTT
+ * SUBACK received), so what a client publishes right after it reaches the rule; a rule whose worker thread is still
+ * loading gets longer.
+ */
+const OPEN_WAIT_MS = 10_000;
+const COLD_OPEN_WAIT_MS = 30_000;
 
 function asError(err: unknown): Error {
   return err instanceof Error ? err : new Error(String(err));
@@ -170,12 +175,13 @@ export class RuleState {
   }
 
   /**
-   * Launches; when the topology's thread is still starting, waits (at most {@link COLD_OPEN_WAIT_MS}) for the open, so
-   * that a client publishing right after `POST /rules` answered is not publishing into a rule still loading.
+   * Launches and waits (at most {@link OPEN_WAIT_MS}, {@link COLD_OPEN_WAIT_MS} when the topology's thread is still
+   * starting) for the open, so that a client publishing right after `POST /rules` answered is not publishing into a
+   * rule whose sources have not subscribed yet (docs/runtime.md §1.3).
    */
   private async launchAndWaitIfCold(topo: Topology): Promise<void> {
-    const opening = this.launch(topo);
-    if (topo.startsCold?.() === true) await settledWithin(opening, COLD_OPEN_WAIT_MS);
+    const cold = topo.startsCold?.() === true;
+    await settledWithin(this.launch(topo), cold ? COLD_OPEN_WAIT_MS : OPEN_WAIT_MS);
   }
 
   /** User stop: waits for the topology to close. */
@@ -244,6 +250,8 @@ export class RuleState {
   private setTopo(topo: Topology): void {
     if (this.topo && this.topo !== topo) {
       for (const n of this.topo.nodes()) this.retiredBusyUs += n.busyUs;
+      // planned on a worker and never opened: the worker may forget it
+      this.topo.release?.();
     }
     this.topo = topo;
   }

@@ -126,6 +126,7 @@ const FACTORIES: Factories = {
       clock: env.clock,
       sendError: env.options.sendError,
       bufferLength: env.op.bufferLength,
+      memoryLimit: env.options.memoryLimit,
     });
   },
   lookup: (n, env) =>

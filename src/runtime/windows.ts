@@ -10,6 +10,7 @@ import type { WindowSpec } from '../plan/plan.js';
 import { kinds, RowBatch, unhandled, type ItemOf } from './items.js';
 import { QueueNode } from './node.js';
 import { decodeRow, encodeRow, type Checkpointed, type Json } from './checkpoint.js';
+import { rowBytes } from './row-size.js';
 
 export interface WindowNodeOptions {
   /** lengths in ms (events for count windows), see the plan's WindowSpec */
@@ -20,6 +21,11 @@ export interface WindowNodeOptions {
   clock: Clock;
   sendError: boolean;
   bufferLength: number;
+  /**
+   * bytes the buffered rows may hold (rule option `memoryLimit`, docs/runtime.md §1.10), estimated (runtime/row-size.ts);
+   * past it the rule is stopped with an error saying so. 0: no bound.
+   */
+  memoryLimit?: number;
 }
 
 /** Creates the operator for one window spec. */
@@ -55,9 +61,15 @@ export abstract class WindowNode extends QueueNode<WindowKinds> implements Check
   /** buffered rows, in arrival (processing time) or timestamp (event time) order */
   protected rows: Row[] = [];
   protected timer: TimerHandle | undefined;
+  private readonly memoryLimit: number;
+  /** estimated bytes of {@link rows}, as of when it had {@link counted} rows */
+  private held = 0;
+  private counted = 0;
 
   constructor(name: string, opts: WindowNodeOptions) {
     super(name, opts.bufferLength);
+    this.memoryLimit = opts.memoryLimit ?? 0;
+
     this.spec = opts.spec;
     this.unit = unitOf(opts.spec.unitMs);
     this.trigger = opts.trigger ?? null;
@@ -71,6 +83,7 @@ export abstract class WindowNode extends QueueNode<WindowKinds> implements Check
       case 'tuple':
       case 'join':
         this.onRow(item);
+        this.account(item);
         return;
       case 'watermark':
         this.onWatermark(item.ts);
@@ -81,6 +94,37 @@ export abstract class WindowNode extends QueueNode<WindowKinds> implements Check
   }
 
   protected abstract onRow(row: Row): void;
+
+  /** Estimated bytes the buffered rows hold (as of the last row in; a worker out of memory names the largest). */
+  get heldBytes(): number {
+    return this.rows.length === 0 ? 0 : this.held;
+  }
+
+  /**
+   * Counts the row just buffered against the rule's memory bound. One row comes in per call: any other change of the
+   * row count since the last call means rows were emitted or dropped, and what stays is counted again (each row's
+   * estimate is remembered, so that is a sum).
+   */
+  private account(row: Row): void {
+    const n = this.rows.length;
+    if (n === this.counted + 1) this.held += rowBytes(row);
+    else if (n !== this.counted) {
+      let sum = 0;
+      for (const r of this.rows) sum += rowBytes(r);
+      this.held = sum;
+    }
+    this.counted = n;
+    if (this.memoryLimit <= 0 || this.held <= this.memoryLimit) return;
+    const err = new Error(
+      `the rule was stopped: its window ${this.name} held about ${this.held} bytes in ${n} rows, more than its ` +
+        `memoryLimit of ${this.memoryLimit} bytes`,
+    );
+    // the rows are let go at once: the rule stops, and nothing it held may keep the worker's heap full meanwhile
+    this.rows = [];
+    this.held = 0;
+    this.counted = 0;
+    this.fatal(err);
+  }
   protected onWatermark(_ts: number): void {}
   /** processing time: schedule the first timers */
   protected start(): void {}

@@ -44,9 +44,10 @@ import { Cursor, tokenName } from './cursor.js';
 import { quoteLit, SqlSyntaxError } from './errors.js';
 import type { Token } from './lexer.js';
 import { exprToString } from './print.js';
+import { MAX_CASE_BRANCHES, MAX_EXPR_DEPTH, MAX_EXPR_NODES, MAX_SQL_LENGTH } from '../core/limits.js';
 
 /** Deepest expression tree accepted; deeper input is an error rather than a stack overflow later on. */
-export const MAX_DEPTH = 1000;
+export const MAX_DEPTH = MAX_EXPR_DEPTH;
 
 const LEVEL_BY_OP: Readonly<Record<string, number>> = {
   '*': 5,
@@ -105,12 +106,21 @@ function wrapped<T>(prefix: string, f: () => T): T {
 export class SelectParser {
   private readonly c: Cursor;
   private nesting = 0;
+  /** expression nodes of the statement so far (core/limits.ts MAX_EXPR_NODES) */
+  private exprNodes = 0;
   /** numbers the unnamed select fields (`kuiper_field_N`), shared with REPLACE items as in the reference */
   private unnamed = 0;
   /** window calls seen so far, by the call node that stands for them in the expression tree */
   private readonly windows = new Map<CallExpr, WindowExpr>();
 
   constructor(sql: string) {
+    // refused before any token is read: the cost of everything after parsing grows with the text
+    if (sql.length > MAX_SQL_LENGTH)
+      throw new SqlSyntaxError(
+        `statement is ${sql.length} characters long; SQL is limited to ${MAX_SQL_LENGTH} characters.`,
+        1,
+        1,
+      );
     this.c = new Cursor(sql);
   }
 
@@ -269,7 +279,15 @@ export class SelectParser {
   /** A full expression, its tree depth checked. */
   private parseCondition(): Expr {
     const e = this.parseExpr(1);
-    checkDepth(e);
+    this.exprNodes += checkDepth(e);
+    if (this.exprNodes > MAX_EXPR_NODES) {
+      const p = e.pos ?? { line: 1, column: 1 };
+      throw new SqlSyntaxError(
+        `statement has more than ${MAX_EXPR_NODES} expression nodes; split it into several rules.`,
+        p.line,
+        p.column,
+      );
+    }
     return e;
   }
 
@@ -684,6 +702,8 @@ export class SelectParser {
         if (then.kind !== 'keyword' || then.value !== 'THEN')
           c.failAt(then, 'invalid CASE expression, THEN expected after WHEN');
         whens.push({ when, then: this.parseExpr(1) });
+        if (whens.length > MAX_CASE_BRANCHES)
+          c.failAt(t, `invalid CASE expression, more than ${MAX_CASE_BRANCHES} WHEN branches.`);
       } else if (t.kind === 'keyword' && t.value === 'ELSE') {
         if (whens.length === 0) c.failAt(t, 'invalid CASE expression, WHEN expected before ELSE');
         elseExpr = this.parseExpr(1);
@@ -720,9 +740,11 @@ function toFloat(t: Token): number {
 }
 
 /** Rejects trees deeper than MAX_DEPTH (left-deep operator chains are built iteratively, so check here). */
-function checkDepth(root: Expr): void {
+function checkDepth(root: Expr): number {
   const stack: Array<[Expr, number]> = [[root, 1]];
+  let nodes = 0;
   while (stack.length > 0) {
+    nodes++;
     const [e, d] = stack.pop()!;
     if (d > MAX_DEPTH) {
       const p = e.pos ?? { line: 1, column: 1 };
@@ -732,6 +754,7 @@ function checkDepth(root: Expr): void {
     // a meta key is no sub-expression (sql/visit.ts) but is written as one: its depth is bounded too
     if (e.kind === 'meta') stack.push([e.arg, d + 1]);
   }
+  return nodes;
 }
 
 /** How many recently parsed SELECT texts keep their trees. */

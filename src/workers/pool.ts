@@ -20,28 +20,19 @@ import type { Worker } from 'node:worker_threads';
 import { siblingModule, startWorker } from '../core/threads.js';
 import { availableParallelism } from 'node:os';
 import type { Logger } from 'pino';
-import type {
-  NodeMetrics,
-  PrintableTopo,
-  Props,
-  RuleDef,
-  RuleOptions,
-  Topology,
-  TopologyBuilder,
-} from '../contracts/index.js';
+import type { RuleDef, RuleOptions, Topology, TopologyBuilder } from '../contracts/index.js';
 import type { StreamCatalog, StreamDef } from '../catalog/types.js';
-import type { FunctionRegistry } from '../functions/registry.js';
+import type { FunctionDef, FunctionRegistry } from '../functions/registry.js';
 import { createBuiltinRegistry } from '../functions/index.js';
 import type { KVStore } from '../store/kv.js';
-import { TopologySignals } from '../runtime/signals.js';
-import { RuleTopology } from '../runtime/topology.js';
-import { exprToString, identToString, parseSelect, windowToString } from '../sql/index.js';
-import { walk } from '../plan/analyze.js';
 import { EddyError, ErrorCode } from '../core/errors.js';
-import type { FromWorker, NodeMetricsRow, ToWorker, WorkerInit } from './protocol.js';
+import type { FromWorker, PlannedInfo, RuleRequest, ToWorker, WorkerInit } from './protocol.js';
 import type { Registry } from '../connectors/registry.js';
-import { prop } from '../connectors/props.js';
-import { resolveSource } from '../runtime/source.js';
+import { describeNode, movable, placeById, type PlacementDeps } from './placement.js';
+import { RemoteTopology, type RemoteHost } from './remote.js';
+import { InstancesTopology } from '../runtime/instances.js';
+
+export { RemoteTopology } from './remote.js';
 
 /** `basic.workers`: a positive integer, 0 or absent = the number of cores. */
 export function workerCount(configured: unknown): number {
@@ -57,9 +48,20 @@ export interface PoolOptions {
   env: NodeJS.ProcessEnv;
   store: KVStore;
   catalog: StreamCatalog;
-  /** the main thread's registry: a rule calling anything but a built-in stays on the main thread */
+  /** the main thread's registry: a rule calling a function a worker does not have stays on the main thread */
   functions: FunctionRegistry;
-  /** the in-process builder: plans every rule (same errors), and runs the rules that stay on the main thread */
+  /** whether a registered function is one a worker has too (JavaScript functions) */
+  workerFunction?: (def: FunctionDef) => boolean;
+  /** the revision of the main thread's JavaScript functions (a worker reads them again when it moved) */
+  scriptRevision?: () => number;
+  /** `basic.workerMemoryLimit`: megabytes of JavaScript heap a worker may use; 0 = V8's default */
+  memoryLimitMb?: number;
+  /**
+   * a rule with `parallelism` N > 1 runs as N instances on the workers, each on the next worker (a single server; in
+   * a cluster the nodes share the instances, docs/cluster.md §6)
+   */
+  parallelInstances?: boolean;
+  /** the in-process builder: plans and runs the rules that stay on the main thread */
   local: TopologyBuilder;
   /** the main thread's connectors: their declarations say where the rules using them may run */
   connectors: Registry;
@@ -74,81 +76,31 @@ export interface PoolOptions {
   heartbeatLimitMs?: number;
   /** the revision of the main thread's config keys (a worker reads them again when it moved) */
   confRevision?: () => number;
-  /** longest wait for a worker to open or close a topology */
+  /**
+   * longest wait for a worker to plan, open or close a topology, counted from when the worker has loaded (a slow
+   * start is no failure of the rule, docs/runtime.md §1.10); a worker that stops answering is replaced earlier by
+   * its heartbeat supervision, and the rules it was opening open on its replacement
+   */
   requestTimeoutMs?: number;
 }
 
 /** A request that a replaced worker will never answer; the rules it was about open again on the new worker. */
 class WorkerReplaced extends Error {}
 
+/** A request the worker, loaded and running, did not answer in time. */
+class RequestTimedOut extends Error {}
+
 /** Node slots per topology in an activity id (worker.ts encodes it the same way). */
 const ACTIVITY_NODES = 4096;
-
-type Select = ReturnType<typeof parseSelect>;
-
-/**
- * What a node of each kind evaluates, for the error of a rule stopped in it: the clause, and its text when the
- * statement names it apart (the text comes from the rule's SQL, since the planned node keeps only compiled code).
- */
-const NODE_WORK: Array<[RegExp, string, (stmt: Select) => string | undefined]> = [
-  [
-    /_project$/,
-    'the SELECT list',
-    (q) =>
-      q.fields
-        .map((f) => (f.alias === null ? exprToString(f.expr) : `${exprToString(f.expr)} AS ${identToString(f.alias)}`))
-        .join(', '),
-  ],
-  [/_filter$/, 'the WHERE condition', (q) => (q.where ? exprToString(q.where) : undefined)],
-  [/_having$/, 'the HAVING condition', (q) => (q.having ? exprToString(q.having) : undefined)],
-  [
-    /_order$/,
-    'the ORDER BY',
-    (q) => q.sorts.map((o) => `${exprToString(o.expr)}${!o.ascending ? ' DESC' : ''}`).join(', '),
-  ],
-  [
-    /_aggregate$/,
-    'the GROUP BY',
-    (q) => q.dimensions.map((d) => (d.kind === 'window' ? windowToString(d) : exprToString(d))).join(', '),
-  ],
-  [
-    /_join$/,
-    'the join condition',
-    (q) =>
-      q.joins
-        .filter((j) => j.on)
-        .map((j) => exprToString(j.on!))
-        .join('; ') || undefined,
-  ],
-  [/_analytic$/, 'the analytic functions', () => undefined],
-  [/_windowFilter$/, 'the window FILTER', (q) => (q.window?.filter ? exprToString(q.window.filter) : undefined)],
-];
-
-/** Longest expression text an error quotes. */
-const QUOTE_CHARS = 200;
-
-/** The node, with the clause it evaluates and that clause's text when the rule's SQL tells them. */
-function describeNode(sql: string | undefined, node: string): string {
-  const work = NODE_WORK.find(([re]) => re.test(node));
-  if (!work) return node;
-  let text: string | undefined;
-  try {
-    text = work[2](parseSelect(sql ?? ''));
-  } catch {
-    // planned once already: a statement that no longer parses only loses the quote
-  }
-  if (!text) return `${node} (${work[1]})`;
-  if (text.length > QUOTE_CHARS) text = `${text.slice(0, QUOTE_CHARS - 1)}…`;
-  return `${node} (${work[1]} \`${text}\`)`;
-}
 
 /** How long a new worker may take to load before it must answer heartbeats. */
 const START_LIMIT_MS = 60_000;
 
 interface Pending {
-  resolve: () => void;
+  resolve: (planned: PlannedInfo | undefined) => void;
   reject: (e: Error) => void;
-  timer: NodeJS.Timeout;
+  /** set once the worker has loaded */
+  timer: NodeJS.Timeout | undefined;
 }
 
 /** One worker slot: its current thread and heartbeat state. */
@@ -178,92 +130,11 @@ class Slot {
   constructor(readonly index: number) {}
 }
 
-/** The topology of a rule placed on a worker. */
-export class RemoteTopology implements Topology {
-  private readonly signals = new TopologySignals();
-  open_ = false;
-
-  constructor(
-    readonly handle: number,
-    readonly slot: number,
-    readonly rule: RuleDef,
-    readonly options: RuleOptions,
-    /** the same rule planned on the main thread: node names, printable topology, planned sources */
-    readonly local: RuleTopology,
-    private readonly pool: WorkerPool,
-  ) {}
-
-  open(): Promise<void> {
-    return this.pool.openRemote(this);
-  }
-
-  resetOffset(streamName: string, input: ValueObject): Promise<void> {
-    return this.pool.resetRemoteOffset(this, streamName, input);
-  }
-
-  close(): Promise<void> {
-    return this.pool.closeRemote(this);
-  }
-
-  onFatal(cb: (err: Error) => void): void {
-    this.signals.onFatal(cb);
-  }
-
-  onEnd(cb: () => void): void {
-    this.signals.onEnd(cb);
-  }
-
-  nodes(): readonly NodeMetrics[] {
-    return this.local.nodes();
-  }
-
-  printable(): PrintableTopo {
-    return this.local.printable();
-  }
-
-  placement(): { worker: number; answering: boolean } {
-    return { worker: this.slot, answering: this.pool.answering(this.slot) };
-  }
-
-  startsCold(): boolean {
-    return !this.pool.started(this.slot);
-  }
-
-  /** @internal metrics sent by the worker */
-  update(rows: NodeMetricsRow[]): void {
-    const nodes = this.local.nodes();
-    for (let i = 0; i < rows.length && i < nodes.length; i++) {
-      const n = nodes[i];
-      const r = rows[i];
-      n.recordsIn = r[1];
-      n.recordsOut = r[2];
-      n.messagesProcessed = r[3];
-      // the histogram travels whole: setting processLatencyUs would count one latency per metrics message
-      n.mirrorLatency(r[4], r[11], r[12]);
-      n.bufferLength = r[5];
-      n.lastInvocation = r[6];
-      n.exceptions = r[7];
-      n.lastException = r[8];
-      n.lastExceptionTime = r[9];
-      n.busyUs = r[10];
-    }
-  }
-
-  /** @internal */
-  fail(err: Error): void {
-    this.signals.fail(err);
-  }
-
-  /** @internal */
-  end(): void {
-    this.signals.end();
-  }
-}
-
 export class WorkerPool implements TopologyBuilder {
   private readonly slots: Slot[] = [];
   private readonly remotes = new Map<number, RemoteTopology>();
-  private readonly builtins = createBuiltinRegistry();
+  private readonly placementDeps: PlacementDeps;
+  private readonly host: RemoteHost;
   private nextHandle = 1;
   private nextReq = 1;
   private closed = false;
@@ -280,69 +151,63 @@ export class WorkerPool implements TopologyBuilder {
     for (let i = 0; i < opts.size; i++) this.slots.push(new Slot(i));
     this.heartbeat = setInterval(() => this.beat(), this.heartbeatMs);
     this.heartbeat.unref();
+    this.placementDeps = {
+      catalog: opts.catalog,
+      functions: opts.functions,
+      builtins: createBuiltinRegistry(),
+      workerFunction: opts.workerFunction,
+      connectors: opts.connectors,
+    };
+    this.host = {
+      prepareRemote: (t) => this.prepareRemote(t),
+      openRemote: (t) => this.openRemote(t),
+      closeRemote: (t) => this.closeRemote(t),
+      releaseRemote: (t) => this.releaseRemote(t),
+      resetRemoteOffset: (t, name, input) => this.resetRemoteOffset(t, name, input),
+      answering: (slot) => this.answering(slot),
+      started: (slot) => this.started(slot),
+    };
   }
 
   get size(): number {
     return this.slots.length;
   }
 
-  /** Plans the rule here (same errors as in-process); a rule that can run on a worker gets a remote topology. */
+  /**
+   * A rule that can run on a worker gets a remote topology, planned there by its `prepare` (or its first open): the
+   * main thread does not plan it. Any other rule is planned and built here, in-process.
+   */
   build(rule: RuleDef, options: RuleOptions, logger: Logger): Topology {
-    const local = this.opts.local.build(rule, options, logger);
-    if (!(local instanceof RuleTopology) || !this.movable(rule, local)) return local;
-    return new RemoteTopology(this.nextHandle++, this.place(rule.id), rule, options, local, this);
+    if (!movable(rule, options, this.placementDeps)) return this.opts.local.build(rule, options, logger);
+    const first = this.place(rule.id);
+    if (this.opts.parallelInstances && options.parallelism > 1 && rule.instance === undefined) {
+      // one hot topic over several workers: each instance on the next worker, fed by an MQTT shared subscription
+      // (`$share/<rule id>/<topic>`); the workers plan each and refuse a rule that cannot run so (plan/parallel.ts)
+      const count = options.parallelism;
+      const parts = Array.from(
+        { length: count },
+        (_, index) =>
+          new RemoteTopology(
+            this.nextHandle++,
+            (first + index) % this.slots.length,
+            { ...rule, instance: { index, count } },
+            options,
+            this.host,
+          ),
+      );
+      return new InstancesTopology(parts);
+    }
+    return new RemoteTopology(this.nextHandle++, first, rule, options, this.host);
+  }
+
+  /** The ids of the rules open on worker `slot` (a rule with `parallelism` once per instance there). */
+  openOn(slot: number): string[] {
+    return [...this.remotes.values()].filter((t) => t.slot === slot).map((t) => t.rule.id);
   }
 
   /** Deterministic placement: a hash of the rule id over the workers. */
   place(ruleId: string): number {
-    let h = 2166136261;
-    for (let i = 0; i < ruleId.length; i++) h = Math.imul(h ^ ruleId.charCodeAt(i), 16777619);
-    return (h >>> 0) % this.slots.length;
-  }
-
-  /** Whether the rule needs nothing that exists only on the main thread. */
-  private movable(rule: RuleDef, t: RuleTopology): boolean {
-    // a rule's own log file (and debug level) belong to the main thread's loggers
-    if (t.options.logFilename || t.options.debug) return false;
-    const connectors = this.opts.connectors;
-    for (const s of t.plan.sources) {
-      // tables stay where the server's tables are (docs/runtime.md §1.10)
-      if (s.role !== 'stream') return false;
-      const { type, props } = resolveSource(connectors, s.def);
-      if (!connectors.placement('source', type, props).worker) return false;
-      if (!connectors.placement('format', String(props.format), props).worker) return false;
-    }
-    for (const action of rule.actions) {
-      for (const [type, raw] of Object.entries(action)) {
-        const own = (raw ?? {}) as Props;
-        const resourceId = prop(own, 'resourceId');
-        const props = {
-          ...connectors.sinkProps(type, typeof resourceId === 'string' ? resourceId : undefined),
-          ...own,
-        };
-        if (!connectors.placement('sink', type, props).worker) return false;
-        const format = prop(props, 'format');
-        const name = typeof format === 'string' && format !== '' ? format : 'json';
-        if (!connectors.placement('format', name, props).worker) return false;
-      }
-    }
-    let builtinOnly = true;
-    try {
-      const stmt = parseSelect(rule.sql ?? '');
-      const check = (e: Parameters<typeof walk>[0]) =>
-        walk(e, (x) => {
-          if (x.kind === 'call' && this.opts.functions.get(x.name) !== this.builtins.get(x.name)) builtinOnly = false;
-        });
-      for (const f of stmt.fields) check(f.expr);
-      if (stmt.where) check(stmt.where);
-      if (stmt.having) check(stmt.having);
-      for (const d of stmt.dimensions) if (d.kind !== 'window') check(d);
-      for (const s of stmt.sorts) check(s.expr);
-      for (const j of stmt.joins) if (j.on) check(j.on);
-    } catch {
-      return false;
-    }
-    return builtinOnly;
+    return placeById(ruleId, this.slots.length);
   }
 
   /** Whether worker `slot` has loaded and answers requests (false before its first rule, and while it is replaced). */
@@ -361,19 +226,27 @@ export class WorkerPool implements TopologyBuilder {
    * Asks worker `slot` to open rule `t`, with the stream and table definitions that changed since its last open: sending
    * the whole catalog each time made starting n rules cost O(n²).
    */
-  private sendOpen(slot: number, t: RemoteTopology): Promise<void> {
+  private sendRule(op: 'plan' | 'open', slot: number, t: RemoteTopology): Promise<PlannedInfo | undefined> {
     const s = this.slots[slot];
     const { streams, dropped } = s ? this.catalogDelta(s) : { streams: [], dropped: [] };
-    return this.send(slot, (req) => ({
-      op: 'open',
-      req,
-      handle: t.handle,
-      rule: t.rule,
-      options: t.options,
-      streams,
-      dropped,
-      confRevision: this.opts.confRevision?.() ?? -1,
-    }));
+    return this.send(slot, (req): ToWorker => {
+      const r: RuleRequest = {
+        req,
+        handle: t.handle,
+        rule: t.rule,
+        options: t.options,
+        streams,
+        dropped,
+        confRevision: this.opts.confRevision?.() ?? -1,
+        scriptRevision: this.opts.scriptRevision?.() ?? -1,
+      };
+      return { op, ...r };
+    });
+  }
+
+  private async sendOpen(slot: number, t: RemoteTopology): Promise<void> {
+    const info = await this.sendRule('open', slot, t);
+    if (info) t.planned(info);
   }
 
   private catalogDelta(s: Slot): { streams: StreamDef[]; dropped: string[] } {
@@ -390,10 +263,51 @@ export class WorkerPool implements TopologyBuilder {
     return { streams, dropped };
   }
 
-  async openRemote(t: RemoteTopology): Promise<void> {
-    // the workers start together with the first rule placed on any of them: each takes a moment to load, and the
-    // next rules' workers are then ready when those rules come
+  /** The workers start together with the first rule placed on any of them: each takes a moment to load, and the next
+   * rules' workers are then ready when those rules come. */
+  private spawnAll(): void {
     if (!this.closed) for (const s of this.slots) if (!s.spawned) this.spawn(s);
+  }
+
+  /**
+   * Plans rule `t` on its worker (docs/runtime.md §1.6): the one parse, plan and compilation of the rule, kept there
+   * for its open. A worker replaced meanwhile plans it again; a planning error comes back with its code.
+   */
+  async prepareRemote(t: RemoteTopology): Promise<void> {
+    this.spawnAll();
+    for (;;) {
+      try {
+        const info = await this.sendRule('plan', t.slot, t);
+        if (info) t.planned(info);
+        return;
+      } catch (err) {
+        if (err instanceof RequestTimedOut) {
+          // a busy worker is no planning error: the rule plans when it opens, and a failed open goes through its
+          // restart strategy (docs/runtime.md §1.3)
+          this.opts.logger.warn('worker %d did not plan rule %s in time; it plans when it opens', t.slot, t.rule.id);
+          return;
+        }
+        if (!(err instanceof WorkerReplaced) || this.closed) throw err;
+        await this.replaced_(this.slots[t.slot]);
+      }
+    }
+  }
+
+  /** Resolves once slot `s` runs its replacement thread (or the pool closed). */
+  private async replaced_(s: Slot): Promise<void> {
+    while (s.replacing && !this.closed) await new Promise((r) => setTimeout(r, 50));
+    await s.ready;
+  }
+
+  /** The worker forgets the plan of a topology that will not be opened. */
+  releaseRemote(t: RemoteTopology): void {
+    const s = this.slots[t.slot];
+    if (s?.spawned && !this.remotes.has(t.handle))
+      s.worker.postMessage({ op: 'release', handle: t.handle } satisfies ToWorker);
+  }
+
+  async openRemote(t: RemoteTopology): Promise<void> {
+    this.spawnAll();
     this.remotes.set(t.handle, t);
     t.open_ = true;
     try {
@@ -416,8 +330,8 @@ export class WorkerPool implements TopologyBuilder {
   }
 
   /** Forwards `reset_state` to the worker running the rule; its error texts come back as they are. */
-  resetRemoteOffset(t: RemoteTopology, streamName: string, input: ValueObject): Promise<void> {
-    return this.send(t.slot, (req) => ({ op: 'resetOffset', req, handle: t.handle, streamName, input }));
+  async resetRemoteOffset(t: RemoteTopology, streamName: string, input: ValueObject): Promise<void> {
+    await this.send(t.slot, (req) => ({ op: 'resetOffset', req, handle: t.handle, streamName, input }));
   }
 
   /** Fault injection for tests: keeps worker `slot` busy for `ms`. */
@@ -466,7 +380,12 @@ export class WorkerPool implements TopologyBuilder {
       env: this.opts.env,
       activity: s.activity.buffer,
     };
-    const worker = startWorker(siblingModule(import.meta.url, 'worker'), { workerData });
+    const limit = this.opts.memoryLimitMb ?? 0;
+    // a worker over its heap limit ends with ERR_WORKER_OUT_OF_MEMORY and is replaced like any worker that exits
+    const worker = startWorker(siblingModule(import.meta.url, 'worker'), {
+      workerData,
+      ...(limit > 0 ? { resourceLimits: { maxOldGenerationSizeMb: limit } } : {}),
+    });
     const spawnedAt = Date.now();
     s.worker = worker;
     s.spawned = true;
@@ -487,13 +406,19 @@ export class WorkerPool implements TopologyBuilder {
       worker.once('exit', () => resolve());
     });
     worker.on('message', (m: FromWorker) => this.onMessage(s, worker, m));
-    worker.on('error', (err) => this.opts.logger.error({ err }, 'rule worker %d failed', s.index));
+    let outOfMemory = false;
+    worker.on('error', (err: Error & { code?: string }) => {
+      if (err.code === 'ERR_WORKER_OUT_OF_MEMORY') outOfMemory = true;
+      this.opts.logger.error({ err }, 'rule worker %d failed', s.index);
+    });
     worker.on('exit', (code) => {
       if (this.closed || s.worker !== worker) return;
       this.opts.logger.error('rule worker %d exited with %d; replacing it', s.index, code);
       // a worker that cannot even start is not restarted in a tight loop
       s.backoffMs = Date.now() - spawnedAt < 2000 ? Math.min(Math.max(1000, s.backoffMs * 2), 30_000) : 0;
-      this.replace(s);
+      // out of memory: the rule whose node was working when the heap ran out is stopped, the others open again
+      if (outOfMemory) this.replace(s, this.memoryHog(s), 0, 'memory');
+      else this.replace(s);
     });
   }
 
@@ -513,11 +438,16 @@ export class WorkerPool implements TopologyBuilder {
           p.reject(
             m.error.code !== undefined ? new EddyError(m.error.code, m.error.message) : new Error(m.error.message),
           );
-        else p.resolve();
+        else p.resolve(m.planned);
         break;
       }
       case 'metrics':
-        for (const [handle, rows] of m.topologies) this.remotes.get(handle)?.update(rows);
+        for (const [handle, rows, held] of m.topologies) {
+          const t = this.remotes.get(handle);
+          if (!t) continue;
+          t.update(rows);
+          t.heldBytes = held;
+        }
         break;
       case 'fatal':
         this.remotes.get(m.handle)?.fail(new Error(m.message));
@@ -545,18 +475,25 @@ export class WorkerPool implements TopologyBuilder {
     }
   }
 
-  private send(slot: number, make: (req: number) => ToWorker): Promise<void> {
+  private send(slot: number, make: (req: number) => ToWorker): Promise<PlannedInfo | undefined> {
     const s = this.slots[slot];
     if (!s || !s.spawned || this.closed)
       return Promise.reject(new EddyError(ErrorCode.Executor, 'the worker pool is closed'));
     const req = this.nextReq++;
-    return new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        s.pending.delete(req);
-        reject(new Error(`worker ${slot} did not answer within ${this.requestTimeoutMs} ms`));
-      }, this.requestTimeoutMs);
-      s.pending.set(req, { resolve, reject, timer });
+    return new Promise<PlannedInfo | undefined>((resolve, reject) => {
+      const p: Pending = { resolve, reject, timer: undefined };
+      s.pending.set(req, p);
       s.worker.postMessage(make(req));
+      // the time limit runs from when the worker has loaded: a worker slow to start (a loaded machine after a
+      // restart) is not a rule failure (docs/runtime.md §1.10)
+      const worker = s.worker;
+      void s.ready.then(() => {
+        if (!s.pending.has(req) || s.worker !== worker) return;
+        p.timer = setTimeout(() => {
+          s.pending.delete(req);
+          reject(new RequestTimedOut(`worker ${slot} did not answer within ${this.requestTimeoutMs} ms`));
+        }, this.requestTimeoutMs);
+      });
     });
   }
 
@@ -596,6 +533,18 @@ export class WorkerPool implements TopologyBuilder {
     }
   }
 
+  /**
+   * The activity id naming the rule to blame for worker `s` running out of memory: the one whose windows held the most
+   * as last reported, else the one whose node was working when the heap ran out; 0 when neither tells.
+   */
+  private memoryHog(s: Slot): number {
+    let best: RemoteTopology | undefined;
+    for (const t of this.remotes.values()) if (t.slot === s.index && t.heldBytes > (best?.heldBytes ?? 0)) best = t;
+    if (!best) return Atomics.load(s.activity, 0);
+    // the node index is unknown: the first node stands for the rule
+    return best.handle * ACTIVITY_NODES + 1;
+  }
+
   /** The rule of slot `s` whose node has activity id `activity`. */
   private heldBy(s: Slot, activity: number): RemoteTopology | undefined {
     const t = this.remotes.get(Math.floor(activity / ACTIVITY_NODES));
@@ -612,19 +561,22 @@ export class WorkerPool implements TopologyBuilder {
    * (`activity`, when not 0) kept the thread busy for more than `limit` ms: that one is stopped with an error naming
    * it, the node, what the node evaluates and which setting the limit came from.
    */
-  private replace(s: Slot, activity = 0, limit = this.limitMs): void {
+  private replace(s: Slot, activity = 0, limit = this.limitMs, why: 'time' | 'memory' = 'time'): void {
     if (this.closed || s.replacing) return;
     s.replacing = true;
     const old = s.worker;
     const t = activity > 0 ? this.heldBy(s, activity) : undefined;
     if (t) {
-      const node = t.local.nodes()[(activity % ACTIVITY_NODES) - 1]?.name;
+      const node = t.nodes()[(activity % ACTIVITY_NODES) - 1]?.name;
       const where = node === undefined ? 'a node' : describeNode(t.rule.sql, node);
+      const held = t.heldBytes > 0 ? `its windows held about ${t.heldBytes} bytes` : `${where} was working`;
       const setting = t.options.evalLimit > 0 ? 'the rule option evalLimit' : 'basic.ruleEvalLimit';
       this.remotes.delete(t.handle);
       t.fail(
         new Error(
-          `rule ${t.rule.id} was stopped: evaluating one record in ${where} took more than ${limit} ms (${setting})`,
+          why === 'memory'
+            ? `rule ${t.rule.id} was stopped: its worker ran out of memory (basic.workerMemoryLimit ${this.opts.memoryLimitMb ?? 0} MB) while ${held}`
+            : `rule ${t.rule.id} was stopped: evaluating one record in ${where} took more than ${limit} ms (${setting})`,
         ),
       );
     }

@@ -3,7 +3,7 @@
  * and the metadata store; a worker owns the topologies of the rules placed on it and reaches the store through
  * `kv` requests.
  */
-import type { RuleDef, RuleOptions } from '../contracts/index.js';
+import type { PrintableTopo, RuleDef, RuleOptions } from '../contracts/index.js';
 import type { StreamDef } from '../catalog/types.js';
 import type { ValueObject } from '../values/value.js';
 
@@ -16,20 +16,38 @@ export interface WorkerInit {
   activity: SharedArrayBuffer;
 }
 
+/**
+ * A rule as the worker planned it: what the main thread shows of it (status node names, `GET /rules/{id}/topo`, the
+ * streams it reads) without planning it a second time.
+ */
+export interface PlannedInfo {
+  nodes: string[];
+  printable: PrintableTopo;
+  sources: string[];
+}
+
+/** A rule to plan (`plan`) or to plan when not planned yet and open (`open`) on a worker. */
+export interface RuleRequest {
+  req: number;
+  handle: number;
+  rule: RuleDef;
+  options: RuleOptions;
+  /** the catalog's changes since the previous request on this thread */
+  streams: StreamDef[];
+  dropped: string[];
+  /** the main thread's config-key revision: -1 when unknown (read them again) */
+  confRevision: number;
+  /** the main thread's JavaScript-function revision: -1 when unknown (read them again) */
+  scriptRevision: number;
+}
+
 /** Main → worker. */
 export type ToWorker =
-  /** `streams`/`dropped`: the catalog's changes since the previous open on this thread */
-  | {
-      op: 'open';
-      req: number;
-      handle: number;
-      rule: RuleDef;
-      options: RuleOptions;
-      streams: StreamDef[];
-      dropped: string[];
-      /** the main thread's config-key revision: -1 when unknown (read them again) */
-      confRevision: number;
-    }
+  /** plans and compiles the rule, keeps the topology for its open, answers with its {@link PlannedInfo} */
+  | ({ op: 'plan' } & RuleRequest)
+  | ({ op: 'open' } & RuleRequest)
+  /** a planned topology that will not be opened (the rule was planned again, or its creation failed) */
+  | { op: 'release'; handle: number }
   | { op: 'close'; req: number; handle: number }
   /** `PUT /rules/{id}/reset_state` of a rule on the worker (docs/rest-api.md §16.6) */
   | { op: 'resetOffset'; req: number; handle: number; streamName: string; input: ValueObject }
@@ -64,9 +82,10 @@ export type NodeMetricsRow = [
 /** Worker → main. */
 export type FromWorker =
   | { ev: 'ready' }
-  | { ev: 'reply'; req: number; error?: { message: string; code?: number } }
+  | { ev: 'reply'; req: number; error?: { message: string; code?: number }; planned?: PlannedInfo }
   | { ev: 'pong'; seq: number }
   | { ev: 'fatal'; handle: number; message: string }
   | { ev: 'end'; handle: number }
-  | { ev: 'metrics'; topologies: Array<[number, NodeMetricsRow[]]> }
+  /** per topology: its handle, its nodes' metrics, and the bytes its windows hold (estimated, runtime/row-size.ts) */
+  | { ev: 'metrics'; topologies: Array<[number, NodeMetricsRow[], number]> }
   | { ev: 'kv'; id: number; method: string; args: unknown[] };

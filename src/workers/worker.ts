@@ -9,14 +9,18 @@ import { loadConfig, resolveHome } from '../config/index.js';
 import { createLogger } from '../config/log.js';
 import { Connectors } from '../connectors/index.js';
 import { createBuiltinRegistry } from '../functions/index.js';
-import { createTopologyBuilder, type RuleTopology } from '../runtime/topology.js';
+import { createTopologyBuilder, RuleTopology } from '../runtime/topology.js';
+import { GraphTopology } from '../runtime/graph-topology.js';
+import type { TopologyBase } from '../runtime/topology-base.js';
+import { WindowNode } from '../runtime/windows.js';
+import { ScriptService, SCRIPT_NS } from '../extensions/scripts.js';
 import { trackActivity } from '../runtime/node.js';
 import { setDefaultZone } from '../values/index.js';
 import { EddyError } from '../core/errors.js';
 import type { StreamCatalog, StreamDef, StreamKind } from '../catalog/types.js';
 import type { KVOp, KVStore } from '../store/kv.js';
-import type { FromWorker, NodeMetricsRow, ToWorker, WorkerInit } from './protocol.js';
-import type { NodeMetrics, RuleDef } from '../contracts/index.js';
+import type { FromWorker, NodeMetricsRow, PlannedInfo, RuleRequest, ToWorker, WorkerInit } from './protocol.js';
+import type { NodeMetrics, Topology } from '../contracts/index.js';
 
 /** Node slots per topology in an activity id (pool.ts decodes it the same way). */
 const ACTIVITY_NODES = 4096;
@@ -90,6 +94,27 @@ function metricsRows(nodes: readonly NodeMetrics[]): NodeMetricsRow[] {
   ]);
 }
 
+/** The bytes a topology's windows hold, estimated. */
+function heldBytes(topo: TopologyBase): number {
+  let n = 0;
+  for (const node of topo.queueNodes()) if (node instanceof WindowNode) n += node.heldBytes;
+  return n;
+}
+
+/** What the main thread shows of a planned topology. */
+function plannedInfo(topo: Topology): PlannedInfo {
+  return {
+    nodes: topo.nodes().map((n) => n.name),
+    printable: topo.printable(),
+    sources:
+      topo instanceof RuleTopology
+        ? topo.plan.sources.map((s) => s.name)
+        : topo instanceof GraphTopology
+          ? [...topo.reads]
+          : [],
+  };
+}
+
 /** Changes whenever a node processed, failed or buffered something. */
 function signature(nodes: readonly NodeMetrics[]): number {
   let s = 0;
@@ -111,9 +136,14 @@ async function main(): Promise<void> {
   const store = new MainStore();
   const connectors = await Connectors.create({ home, config, env: init.env, store, logger });
   const catalog = new CatalogView();
+  // JavaScript functions run here, each call under the script time limit (docs/runtime.md §8): a looping function
+  // holds this thread, never the main one
+  const functions = createBuiltinRegistry();
+  const scripts = new ScriptService({ store, functions, logger });
+  const scriptTexts = new Map<string, string>();
   const builder = createTopologyBuilder({
     catalog,
-    functions: createBuiltinRegistry(),
+    functions,
     connectors: connectors.registry,
     createSinkNode: (o) => connectors.createSinkNode(o),
     store,
@@ -121,18 +151,55 @@ async function main(): Promise<void> {
     logger,
   });
   // each topology's node list is kept: the metrics scan reads every topology ten times a second
-  const topologies = new Map<number, { topo: RuleTopology; nodes: readonly NodeMetrics[]; sig: number }>();
+  const topologies = new Map<number, { topo: TopologyBase; nodes: readonly NodeMetrics[]; sig: number }>();
+  /** planned for an open to come: a rule is planned once, here, and opened from that plan */
+  const prepared = new Map<number, TopologyBase>();
 
   let confRevision = -1;
-  const open = async (m: Extract<ToWorker, { op: 'open' }>): Promise<void> => {
+  let scriptRevision = -1;
+  /** Brings this thread's catalog, config keys and JavaScript functions to the main thread's state. */
+  const sync = async (m: RuleRequest): Promise<void> => {
     catalog.apply(m.streams, m.dropped);
-    // config keys may have changed through the REST API since the last open
+    // config keys may have changed through the REST API since the last request
     if (m.confRevision < 0 || m.confRevision !== confRevision) {
       await connectors.confKeys.load();
       confRevision = m.confRevision;
     }
-    // only SQL rules are placed on workers (graph rules stay on the main thread)
-    const topo = builder.build(m.rule as RuleDef & { sql: string }, m.options, logger.child({ rule: m.rule.id }));
+    if (m.scriptRevision < 0 || m.scriptRevision !== scriptRevision) {
+      const stored = new Map(await store.entries(SCRIPT_NS));
+      for (const [id, text] of stored) {
+        if (scriptTexts.get(id) === text) continue;
+        scriptTexts.set(id, text);
+        await scripts.applyStored(id, text).catch((err: unknown) => logger.warn({ err }, 'javascript function %s', id));
+      }
+      for (const id of [...scriptTexts.keys()]) {
+        if (stored.has(id)) continue;
+        scriptTexts.delete(id);
+        await scripts.applyStored(id, undefined);
+      }
+      scriptRevision = m.scriptRevision;
+    }
+  };
+
+  const planOf = (m: RuleRequest): TopologyBase =>
+    // the in-process builder makes only these two (runtime/topology.ts)
+    builder.build(m.rule, m.options, logger.child({ rule: m.rule.id })) as RuleTopology | GraphTopology;
+
+  const plan = async (m: RuleRequest): Promise<PlannedInfo> => {
+    await sync(m);
+    const topo = planOf(m);
+    prepared.set(m.handle, topo);
+    return plannedInfo(topo);
+  };
+
+  const open = async (m: RuleRequest): Promise<PlannedInfo> => {
+    let topo = prepared.get(m.handle);
+    prepared.delete(m.handle);
+    if (!topo) {
+      // a restart attempt, a cron firing or a replaced worker: planned here and now
+      await sync(m);
+      topo = planOf(m);
+    }
     topologies.set(m.handle, { topo, nodes: topo.nodes(), sig: -1 });
     // handle and node index in one id: the main thread can name the node even while this thread is stuck in it
     topo.queueNodes().forEach((n, i) => (n.activityId = m.handle * ACTIVITY_NODES + i + 1));
@@ -144,20 +211,22 @@ async function main(): Promise<void> {
       topologies.delete(m.handle);
       throw err;
     }
+    return plannedInfo(topo);
   };
 
   const close = async (handle: number): Promise<void> => {
+    prepared.delete(handle);
     const t = topologies.get(handle);
     if (!t) return;
     topologies.delete(handle);
     const rows = metricsRows(t.nodes);
     await t.topo.close();
-    post({ ev: 'metrics', topologies: [[handle, rows]] });
+    post({ ev: 'metrics', topologies: [[handle, rows, 0]] });
   };
 
-  const reply = (req: number, p: Promise<void>): void => {
+  const reply = (req: number, p: Promise<PlannedInfo | void>): void => {
     p.then(
-      () => post({ ev: 'reply', req }),
+      (planned) => post(planned ? { ev: 'reply', req, planned } : { ev: 'reply', req }),
       (err: unknown) =>
         post({
           ev: 'reply',
@@ -172,17 +241,25 @@ async function main(): Promise<void> {
 
   port.on('message', (m: ToWorker) => {
     switch (m.op) {
+      case 'plan':
+        reply(m.req, plan(m));
+        break;
       case 'open':
         reply(m.req, open(m));
+        break;
+      case 'release':
+        prepared.delete(m.handle);
         break;
       case 'close':
         reply(m.req, close(m.handle));
         break;
       case 'resetOffset': {
-        const t = topologies.get(m.handle);
+        const t: Topology | undefined = topologies.get(m.handle)?.topo;
         reply(
           m.req,
-          t ? t.topo.resetOffset(m.streamName, m.input) : Promise.reject(new Error('the rule is not running')),
+          t?.resetOffset
+            ? t.resetOffset(m.streamName, m.input)
+            : Promise.reject(new Error(t ? 'the rule cannot reset its sources' : 'the rule is not running')),
         );
         break;
       }
@@ -205,12 +282,12 @@ async function main(): Promise<void> {
   });
 
   setInterval(() => {
-    const changed: Array<[number, NodeMetricsRow[]]> = [];
+    const changed: Array<[number, NodeMetricsRow[], number]> = [];
     for (const [handle, t] of topologies) {
       const sig = signature(t.nodes);
       if (sig === t.sig) continue;
       t.sig = sig;
-      changed.push([handle, metricsRows(t.nodes)]);
+      changed.push([handle, metricsRows(t.nodes), heldBytes(t.topo)]);
     }
     if (changed.length > 0) post({ ev: 'metrics', topologies: changed });
   }, METRICS_INTERVAL_MS);

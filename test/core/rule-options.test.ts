@@ -85,13 +85,13 @@ test('the built-in defaults are the declared ones, and start/stop write back eve
   const own = Object.entries(SCALAR_RULE_OPTIONS as Record<string, ScalarOption>)
     .filter(([, spec]) => spec.own)
     .map(([name]) => name);
-  assert.deepEqual(own, ['evalLimit', 'node', 'parallelism']);
+  assert.deepEqual(own, ['evalLimit', 'memoryLimit', 'node', 'parallelism']);
   assert.deepEqual(Object.keys(everyOption(defaults)), [
     ...Object.keys(SCALAR_RULE_OPTIONS).filter((name) => !own.includes(name)),
     'restartStrategy',
     'cronDatetimeRange',
   ]);
-  assert.deepEqual(Object.keys(everyOption({ ...defaults, evalLimit: 2000, parallelism: 3 })), [
+  assert.deepEqual(Object.keys(everyOption({ ...defaults, evalLimit: 2000, memoryLimit: 0, parallelism: 3 })), [
     ...Object.keys(SCALAR_RULE_OPTIONS).filter((name) => name !== 'node'),
     'restartStrategy',
     'cronDatetimeRange',

@@ -25,7 +25,7 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-test('rules over random and nexmark run on a worker and deliver; memory, endpoints, zmq and protobuf stay', async () => {
+test('rules over random, nexmark and memory run on a worker and deliver; endpoints, zmq and protobuf stay', async () => {
   const s = await startTestServer({ env: { KUIPER__BASIC__WORKERS: '2' } });
   const topic = uniqueTopic('place');
   const sub = await subscriber(`${topic}/#`);
@@ -84,11 +84,11 @@ test('rules over random and nexmark run on a worker and deliver; memory, endpoin
       actions: [{ nop: { format: 'protobuf', schemaId: `${schema}.Bid` } }],
     });
 
-    for (const name of ['random', 'nexmark', 'wsclient']) {
+    for (const name of ['random', 'nexmark', 'wsclient', 'memory']) {
       const st = await status(s, id(name));
       assert.equal(st.worker, s.app.workers?.place(id(name)), `${name} runs on its worker: ${JSON.stringify(st)}`);
     }
-    for (const name of ['memory', 'endpoint', 'protobuf', 'zmqin', 'zmqout']) {
+    for (const name of ['endpoint', 'protobuf', 'zmqin', 'zmqout']) {
       const st = await status(s, id(name));
       assert.equal(st.worker, undefined, `${name} stays on the main thread`);
     }
@@ -105,6 +105,45 @@ test('rules over random and nexmark run on a worker and deliver; memory, endpoin
       assert.ok(Date.now() < end, 'nexmark events counted by the worker');
       await new Promise((r) => setTimeout(r, 100));
     }
+  } finally {
+    await sub.close();
+    await s.dispose();
+  }
+});
+
+test('the memory bus spans the threads: rows a memory sink publishes on one worker reach memory sources on the other worker and on the main thread', async () => {
+  const s = await startTestServer({ env: { KUIPER__BASIC__WORKERS: '2' } });
+  const topic = uniqueTopic('membus');
+  const sub = await subscriber(`${topic}/#`);
+  const tag = topic.replace(/\W/g, '_');
+  try {
+    const pool = s.app.workers!;
+    // a publisher rule and a reader rule on different workers
+    const pubId = `mpub_${tag}`;
+    let readId = '';
+    for (let i = 0; readId === ''; i++)
+      if (pool.place(`mread${i}_${tag}`) !== pool.place(pubId)) readId = `mread${i}_${tag}`;
+    await create(s, `CREATE STREAM gen_${tag} () WITH (TYPE="random", DATASOURCE="x")`, {
+      id: pubId,
+      sql: `SELECT count FROM gen_${tag}`,
+      actions: [{ memory: { topic: `${topic}/bus` } }],
+    });
+    await create(s, `CREATE STREAM mem_${tag} () WITH (TYPE="memory", DATASOURCE="${topic}/+")`, {
+      id: readId,
+      sql: `SELECT count FROM mem_${tag}`,
+      actions: [{ mqtt: { server: 'tcp://127.0.0.1:1883', topic: `${topic}/worker` } }],
+    });
+    // a reader that stays on the main thread (its own log level keeps it there)
+    await s.req('POST', '/rules', {
+      id: `mmain_${tag}`,
+      sql: `SELECT count FROM mem_${tag}`,
+      actions: [{ mqtt: { server: 'tcp://127.0.0.1:1883', topic: `${topic}/main` } }],
+      options: { debug: true },
+    });
+    assert.notEqual((await status(s, pubId)).worker, (await status(s, readId)).worker);
+    assert.equal((await status(s, `mmain_${tag}`)).worker, undefined);
+    await until(() => sub.messages.some((m) => m.topic === `${topic}/worker`), 30_000, 'rows on the other worker');
+    await until(() => sub.messages.some((m) => m.topic === `${topic}/main`), 30_000, 'rows on the main thread');
   } finally {
     await sub.close();
     await s.dispose();

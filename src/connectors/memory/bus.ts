@@ -1,8 +1,14 @@
 /**
  * The memory topic bus of one server (docs/runtime.md §2.5): process-local topics that memory sinks publish rows to and
  * memory sources and lookup tables subscribe to, with MQTT-style filters (`+` one level, `#` the rest).
+ *
+ * One server runs rules on several threads (docs/runtime.md §1.10): each thread has a bus, and the buses of one server
+ * meet on a BroadcastChannel named after the server's home. Each announces the filters it has listeners for; a row is
+ * delivered on its own thread at once and posted to the channel only when another thread has a matching filter.
  */
+import { BroadcastChannel, threadId } from 'node:worker_threads';
 import type { Value, ValueObject } from '../../values/value.js';
+import { decodeValue, encodeValue, type Json } from '../../runtime/checkpoint.js';
 
 export type RowKind = 'insert' | 'update' | 'upsert' | 'delete';
 
@@ -34,23 +40,111 @@ export function hasWildcard(topic: string): boolean {
   return topic.includes('+') || topic.includes('#');
 }
 
-/** The topic bus of one server. Delivery is synchronous; publishing without subscribers is a no-op. */
+/** What the buses of one server say to each other. */
+type BusNote =
+  | { k: 'hello'; from: number }
+  | { k: 'bye'; from: number }
+  | { k: 'sub' | 'unsub'; from: number; filter: string }
+  | { k: 'pub'; topic: string; row: Json; rowkind?: RowKind; key?: Json };
+
+/**
+ * The topic bus of one server on this thread. Delivery on this thread is synchronous, to the other threads of the
+ * server asynchronous; publishing without subscribers is a no-op.
+ */
 export class MemoryBus {
   private readonly exact = new Map<string, Set<Listener>>();
   private readonly wild = new Map<string, Set<Listener>>();
+  private readonly channel: BroadcastChannel | undefined;
+  /** the filters the other threads listen to, by thread */
+  private readonly remote = new Map<number, Set<string>>();
+
+  /** `channel`: the name the buses of one server share (absent: this thread only) */
+  constructor(channel?: string) {
+    if (channel === undefined) return;
+    this.channel = new BroadcastChannel(channel);
+    // a thread's bus must not keep it alive
+    this.channel.unref();
+    this.channel.onmessage = (ev) => this.onNote((ev as { data: BusNote }).data);
+    this.note({ k: 'hello', from: threadId });
+  }
 
   subscribe(filter: string, listener: Listener): () => void {
     const map = hasWildcard(filter) ? this.wild : this.exact;
     let set = map.get(filter);
-    if (!set) map.set(filter, (set = new Set()));
+    if (!set) {
+      map.set(filter, (set = new Set()));
+      this.note({ k: 'sub', from: threadId, filter });
+    }
     set.add(listener);
     return () => {
       set!.delete(listener);
-      if (set!.size === 0) map.delete(filter);
+      if (set!.size === 0 && map.get(filter) === set) {
+        map.delete(filter);
+        this.note({ k: 'unsub', from: threadId, filter });
+      }
     };
   }
 
+  /** Leaves the other threads' buses (server shutdown). */
+  close(): void {
+    if (!this.channel) return;
+    this.note({ k: 'bye', from: threadId });
+    this.channel.close();
+  }
+
   publish(msg: MemoryMessage): void {
+    this.deliver(msg);
+    if (this.remote.size > 0 && this.wantedElsewhere(msg.topic)) {
+      const note: BusNote = { k: 'pub', topic: msg.topic, row: encodeValue(msg.row) };
+      if (msg.rowkind !== undefined) note.rowkind = msg.rowkind;
+      if (msg.key !== undefined) note.key = encodeValue(msg.key);
+      this.note(note);
+    }
+  }
+
+  private wantedElsewhere(topic: string): boolean {
+    for (const filters of this.remote.values())
+      for (const f of filters) if (f === topic || topicMatches(f, topic)) return true;
+    return false;
+  }
+
+  private note(n: BusNote): void {
+    try {
+      this.channel?.postMessage(n);
+    } catch {
+      // a closed channel (shutdown): nothing to tell
+    }
+  }
+
+  private onNote(n: BusNote): void {
+    switch (n.k) {
+      case 'hello':
+        // a thread that just started learns what this one listens to
+        for (const f of [...this.exact.keys(), ...this.wild.keys()]) this.note({ k: 'sub', from: threadId, filter: f });
+        return;
+      case 'bye':
+        this.remote.delete(n.from);
+        return;
+      case 'sub': {
+        let set = this.remote.get(n.from);
+        if (!set) this.remote.set(n.from, (set = new Set()));
+        set.add(n.filter);
+        return;
+      }
+      case 'unsub':
+        this.remote.get(n.from)?.delete(n.filter);
+        return;
+      case 'pub': {
+        const msg: MemoryMessage = { topic: n.topic, row: decodeValue(n.row) as ValueObject };
+        if (n.rowkind !== undefined) msg.rowkind = n.rowkind;
+        if (n.key !== undefined) msg.key = decodeValue(n.key);
+        this.deliver(msg);
+        return;
+      }
+    }
+  }
+
+  private deliver(msg: MemoryMessage): void {
     const direct = this.exact.get(msg.topic);
     if (direct) for (const l of direct) l(msg);
     if (this.wild.size === 0) return;

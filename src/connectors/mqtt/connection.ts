@@ -149,6 +149,8 @@ interface PendingSubscribe {
 interface Subscription {
   qos: QoS;
   handlers: Set<MqttMessageHandler>;
+  /** the broker's SUBACK of the last SUBSCRIBE sent for this filter */
+  acked: Promise<void>;
 }
 
 /** One shared broker connection, reference-counted by the pool. */
@@ -305,7 +307,7 @@ export class MqttConn {
     let sub = this.subs.get(filter);
     const fresh = !sub;
     if (!sub) {
-      this.subs.set(filter, (sub = { qos, handlers: new Set() }));
+      this.subs.set(filter, (sub = { qos, handlers: new Set(), acked: Promise.resolve() }));
       this.trie.add(filter, sub);
     }
     sub.handlers.add(handler);
@@ -319,25 +321,34 @@ export class MqttConn {
         if (!this.client.disconnecting) this.client.unsubscribe(wire, () => undefined);
       }
     };
-    if (!fresh && sub.qos >= qos) return Promise.resolve(unsubscribe);
-    sub.qos = Math.max(sub.qos, qos) as QoS;
-    return new Promise((resolve, reject) => {
-      this.pendingSubs.push({
-        wire,
-        qos: sub.qos,
-        done: (err) => {
-          if (err) {
-            unsubscribe();
-            reject(err);
-          } else resolve(unsubscribe);
+    // a second subscriber of a filter whose SUBACK has not come yet waits for it too: the broker routes to the
+    // filter only from then on, and the rule's start answers only once it does (docs/runtime.md §1.3)
+    if (!fresh && sub.qos >= qos)
+      return sub.acked.then(
+        () => unsubscribe,
+        (err: unknown) => {
+          unsubscribe();
+          throw err;
         },
-      });
+      );
+    sub.qos = Math.max(sub.qos, qos) as QoS;
+    const acked = new Promise<void>((resolve, reject) => {
+      this.pendingSubs.push({ wire, qos: sub.qos, done: (err) => (err ? reject(err) : resolve()) });
       // flushed before this task ends (not at the next turn): a rule that answered "created" has its SUBSCRIBE written
       if (!this.subFlushQueued) {
         this.subFlushQueued = true;
         queueMicrotask(() => this.flushSubscribes());
       }
     });
+    sub.acked = acked;
+    acked.catch(() => undefined);
+    return acked.then(
+      () => unsubscribe,
+      (err: unknown) => {
+        unsubscribe();
+        throw err;
+      },
+    );
   }
 
   /**

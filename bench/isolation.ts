@@ -1,0 +1,287 @@
+/**
+ * Isolation targets (issue 21) through real `npm start` servers (`node scripts/start.mjs`: the compiled server, its
+ * worker threads included) and the local Mosquitto; CPU read from /proc/<pid>/stat for the whole process.
+ *  1. `create`: CPU of the server for creating N rules (MQTT stream → filter → MQTT sink) on 2 workers, after one
+ *     warm-up rule; with `EDDY_BENCH_PEER=<another checkout>` (e.g. a worktree of main) the peer's server is measured
+ *     in the same run, rounds interleaved, and the ratio printed.
+ *  2. `targets`: one server with a rule calling a looping JavaScript function, a rule filling its memoryLimit and 200
+ *     rules on one SHARED stream fed at a steady rate: p99 of `GET /ping`, `GET /rules` and a rule's status polled
+ *     meanwhile, and whether every shared-stream rule delivered every message.
+ * `EDDY_BENCH_ONLY=create|targets` runs one part; `--quick` runs fewer, shorter rounds.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { connectAsync } from 'mqtt';
+import { QUICK, machineLoad, median, percentile, sleep, spread } from './helpers/procs.js';
+
+const here = fileURLToPath(new URL('.', import.meta.url));
+/** this checkout (the module runs compiled, from dist/bench) */
+const SELF = resolve(here, here.includes('/dist/') ? '../..' : '..');
+const TICK_MS = 10; // USER_HZ is 100 on Linux
+
+interface Server {
+  readonly url: string;
+  readonly pid: number;
+  req(method: string, path: string, body?: unknown): Promise<{ status: number; text: string }>;
+  /** CPU ms (user + system, every thread) since the process started */
+  cpuMs(): number;
+  /** CPU ms of the main thread alone (the REST API's thread) */
+  mainCpuMs(): number;
+  stop(): Promise<void>;
+}
+
+/** utime + stime of a /proc stat file, in ms. */
+function statCpuMs(file: string): number {
+  // fields after the command name: utime and stime are the 12th and 13th
+  const stat = readFileSync(file, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12])) * TICK_MS;
+}
+
+async function startServer(checkout: string, env: Record<string, string>): Promise<Server> {
+  const home = mkdtempSync(join(tmpdir(), 'eddy-bench-isolation-'));
+  const child: ChildProcess = spawn(process.execPath, ['scripts/start.mjs'], {
+    cwd: checkout,
+    env: {
+      ...process.env,
+      EDDY_HOME: home,
+      KUIPER__BASIC__RESTIP: '127.0.0.1',
+      KUIPER__BASIC__RESTPORT: '0',
+      KUIPER__BASIC__CONSOLELOG: 'false',
+      KUIPER__BASIC__FILELOG: 'false',
+      KUIPER__SOURCE__HTTPSERVERIP: '127.0.0.1',
+      KUIPER__SOURCE__HTTPSERVERPORT: '0',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const url = await new Promise<string>((ok, fail) => {
+    let out = '';
+    const timer = setTimeout(() => fail(new Error(`${checkout}: the server did not start`)), 300_000);
+    child.stdout?.on('data', (b: Buffer) => {
+      out += b.toString();
+      const m = /serving the REST API on (\S+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        ok(m[1]);
+      }
+    });
+    child.once('exit', (code) => fail(new Error(`${checkout}: the server exited with ${code}`)));
+  });
+  child.stdout?.resume();
+  const pid = child.pid ?? 0;
+  return {
+    url,
+    pid,
+    async req(method, path, body) {
+      const res = await fetch(url + path, {
+        method,
+        body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+      });
+      return { status: res.status, text: await res.text() };
+    },
+    cpuMs: () => statCpuMs(`/proc/${pid}/stat`),
+    mainCpuMs: () => statCpuMs(`/proc/${pid}/task/${pid}/stat`),
+    async stop() {
+      const exited = new Promise<void>((r) => child.once('exit', () => r()));
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      await exited;
+      clearTimeout(timer);
+      rmSync(home, { recursive: true, force: true });
+    },
+  };
+}
+
+async function must(p: Promise<{ status: number; text: string }>): Promise<void> {
+  const r = await p;
+  if (r.status >= 300) throw new Error(r.text);
+}
+
+async function parallel(n: number, conc: number, fn: (i: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: conc }, async () => {
+      for (let i = next++; i < n; i = next++) await fn(i);
+    }),
+  );
+}
+
+async function allRunning(s: Server, n: number): Promise<void> {
+  for (;;) {
+    const list = JSON.parse((await s.req('GET', '/rules')).text) as Array<{ status: string }>;
+    if (list.filter((r) => r.status === 'Running').length >= n) return;
+    await sleep(50);
+  }
+}
+
+/**
+ * CPU ms per rule of creating `n` rules on a fresh server of `checkout` (after one warm-up rule): the whole process,
+ * and its main thread alone.
+ */
+async function createCpu(checkout: string, n: number, tag: string): Promise<{ total: number; main: number }> {
+  const s = await startServer(checkout, { KUIPER__BASIC__WORKERS: '2' });
+  try {
+    const prefix = `eddy-bench/isolation/${process.pid}/${tag}/`;
+    await parallel(n + 1, 8, (i) =>
+      must(s.req('POST', '/streams', { sql: `CREATE STREAM s${i} () WITH (DATASOURCE="${prefix}in/${i}")` })),
+    );
+    const rule = (i: number) => ({
+      id: `r${i}`,
+      sql: `SELECT * FROM s${i} WHERE temperature > 50`,
+      actions: [{ mqtt: { server: 'tcp://127.0.0.1:1883', topic: `${prefix}out/${i}` } }],
+    });
+    // the workers load with the first rule: not part of what a rule costs
+    await must(s.req('POST', '/rules', rule(n)));
+    await allRunning(s, 1);
+    await sleep(1000);
+    const c0 = s.cpuMs();
+    const m0 = s.mainCpuMs();
+    await parallel(n, 8, (i) => must(s.req('POST', '/rules', rule(i))));
+    await allRunning(s, n + 1);
+    return { total: (s.cpuMs() - c0) / n, main: (s.mainCpuMs() - m0) / n };
+  } finally {
+    await s.stop();
+  }
+}
+
+async function createPart(out: Record<string, string>): Promise<void> {
+  const peer = process.env.EDDY_BENCH_PEER;
+  const n = QUICK ? 100 : 300;
+  const rounds = QUICK ? 2 : 4;
+  const self: Array<{ total: number; main: number }> = [];
+  const other: Array<{ total: number; main: number }> = [];
+  for (let r = 0; r < rounds; r++) {
+    // interleaved, the order alternating: neither side always runs on the cooler machine
+    const order = peer ? (r % 2 === 0 ? ['self', 'peer'] : ['peer', 'self']) : ['self'];
+    for (const who of order) {
+      const ms = await createCpu(who === 'self' ? SELF : peer!, n, `${who}${r}`);
+      (who === 'self' ? self : other).push(ms);
+    }
+  }
+  const show = (xs: number[]) => `${median(xs).toFixed(2)} ${spread(xs)}`;
+  out[`create: CPU ms per rule, this checkout (${n} rules, 2 workers): process / main thread`] =
+    `${show(self.map((x) => x.total))} / ${show(self.map((x) => x.main))}`;
+  if (peer) {
+    out[`create: CPU ms per rule, ${peer}: process / main thread`] =
+      `${show(other.map((x) => x.total))} / ${show(other.map((x) => x.main))}`;
+    out['create: CPU ratio this / peer, process (target ≤ 0.6)'] = show(self.map((v, i) => v.total / other[i].total));
+    out['create: CPU ratio this / peer, main thread'] = show(self.map((v, i) => v.main / other[i].main));
+  }
+  out['create: load average'] = await machineLoad();
+}
+
+/** Polls `path` every `everyMs` until `stop` resolves; the round-trip times in ms. */
+async function poll(s: Server, path: string, everyMs: number, stop: Promise<void>): Promise<number[]> {
+  let done = false;
+  void stop.then(() => (done = true));
+  const times: number[] = [];
+  while (!done) {
+    const t0 = performance.now();
+    await s.req('GET', path);
+    times.push(performance.now() - t0);
+    await sleep(everyMs);
+  }
+  return times;
+}
+
+async function targetsPart(out: Record<string, string>): Promise<void> {
+  const rules = 200;
+  const rate = QUICK ? 10 : 20;
+  const seconds = QUICK ? 10 : 30;
+  const s = await startServer(SELF, { KUIPER__BASIC__WORKERS: '2' });
+  const base = `eddy-bench/isolation/${process.pid}/targets`;
+  const sub = await connectAsync('mqtt://127.0.0.1:1883');
+  const pub = await connectAsync('mqtt://127.0.0.1:1883');
+  try {
+    const got = new Map<string, Set<number>>();
+    sub.on('message', (topic, payload) => {
+      let set = got.get(topic);
+      if (!set) got.set(topic, (set = new Set()));
+      set.add((JSON.parse(payload.toString()) as { n: number }).n);
+    });
+    await sub.subscribeAsync(`${base}/out/+`, { qos: 0 });
+    await must(
+      s.req('POST', '/udf/javascript', {
+        id: 'spin',
+        description: 'loops',
+        script: 'function spin(x) { while (true) {} return x; }',
+        isAgg: false,
+      }),
+    );
+    await must(s.req('POST', '/streams', { sql: `CREATE STREAM js (n BIGINT) WITH (DATASOURCE="${base}/js")` }));
+    await must(s.req('POST', '/rules', { id: 'looping', sql: 'SELECT spin(n) FROM js', actions: [{ nop: {} }] }));
+    await must(
+      s.req('POST', '/streams', { sql: `CREATE STREAM big (n BIGINT, pad STRING) WITH (DATASOURCE="${base}/big")` }),
+    );
+    await must(
+      s.req('POST', '/rules', {
+        id: 'hoarder',
+        sql: 'SELECT count(*) FROM big GROUP BY TUMBLINGWINDOW(hh, 1)',
+        actions: [{ nop: {} }],
+        options: { memoryLimit: 50_000_000 },
+      }),
+    );
+    await must(
+      s.req('POST', '/streams', {
+        sql: `CREATE STREAM shared (n BIGINT, temperature FLOAT) WITH (DATASOURCE="${base}/shared", SHARED="true")`,
+      }),
+    );
+    await parallel(rules, 8, (i) =>
+      must(
+        s.req('POST', '/rules', {
+          id: `sh${i}`,
+          sql: 'SELECT n FROM shared WHERE temperature > 0',
+          actions: [{ mqtt: { server: 'tcp://127.0.0.1:1883', topic: `${base}/out/${i}`, sendSingle: true } }],
+        }),
+      ),
+    );
+    await allRunning(s, rules + 2);
+    let finish: () => void = () => undefined;
+    const stop = new Promise<void>((r) => (finish = r));
+    const pings = poll(s, '/ping', 100, stop);
+    const lists = poll(s, '/rules', 250, stop);
+    const statuses = poll(s, '/rules/sh0/status', 100, stop);
+    const pad = 'x'.repeat(200_000);
+    const total = rate * seconds;
+    for (let n = 0; n < total; n++) {
+      await pub.publishAsync(`${base}/shared`, JSON.stringify({ n, temperature: 20 }), { qos: 1 });
+      if (n % 4 === 0) await pub.publishAsync(`${base}/js`, JSON.stringify({ n }));
+      await pub.publishAsync(`${base}/big`, JSON.stringify({ n, pad }));
+      await sleep(1000 / rate);
+    }
+    // what is still on its way
+    const end = Date.now() + 30_000;
+    while (Date.now() < end && [...got.values()].reduce((a, v) => a + v.size, 0) < rules * total) await sleep(200);
+    finish();
+    const [p, l, st] = await Promise.all([pings, lists, statuses]);
+    const delivered = [...got.values()].reduce((a, v) => a + v.size, 0);
+    const complete = [...Array(rules).keys()].filter((i) => got.get(`${base}/out/${i}`)?.size === total).length;
+    const hoarder = JSON.parse((await s.req('GET', '/rules/hoarder/status')).text) as Record<string, unknown>;
+    out[`targets: ${rules} shared-stream rules at ${rate} msg/s for ${seconds} s`] =
+      `${delivered} of ${rules * total} rows delivered; ${complete} of ${rules} rules got every message`;
+    out['targets: GET /ping p50 / p99 ms (target p99 ≤ 50)'] =
+      `${percentile(p, 50).toFixed(1)} / ${percentile(p, 99).toFixed(1)}`;
+    out['targets: GET /rules p50 / p99 ms (target p99 ≤ 50)'] =
+      `${percentile(l, 50).toFixed(1)} / ${percentile(l, 99).toFixed(1)}`;
+    out['targets: GET /rules/{id}/status p50 / p99 ms (target p99 ≤ 50)'] =
+      `${percentile(st, 50).toFixed(1)} / ${percentile(st, 99).toFixed(1)}`;
+    out['targets: the memory-filling rule'] = String(hoarder.message ?? hoarder.status);
+    out['targets: load average'] = await machineLoad();
+  } finally {
+    await sub.endAsync();
+    await pub.endAsync();
+    await s.stop();
+  }
+}
+
+export async function run(): Promise<Record<string, string>> {
+  const only = process.env.EDDY_BENCH_ONLY;
+  const out: Record<string, string> = {};
+  if (!only || only === 'create') await createPart(out);
+  if (!only || only === 'targets') await targetsPart(out);
+  return out;
+}

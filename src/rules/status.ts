@@ -1,0 +1,234 @@
+/**
+ * What the rules service answers about its rules' runs (docs/rest-api.md §4.10, §4.13, §16.8): listings, status texts
+ * and objects, summaries and the metrics snapshot — from a run on this node, else from what the node running a rule
+ * publishes (docs/cluster.md §5). Reads only; every change goes through the service.
+ */
+import type { RuleState } from './state.js';
+import { formatInvocation } from './schedule.js';
+import { summarize, type RuleSummary } from './summary.js';
+import { RowCache, joinRows } from './listing.js';
+import type { RuleListEntry, RuleMetricsSnapshot, RulePlacement } from './service-types.js';
+
+/** What the status reader sees of the service. */
+export interface StatusContext {
+  readonly rules: ReadonlyMap<string, { state: RuleState }>;
+  /** the rule with that id (404 otherwise) */
+  entry(id: string): { state: RuleState };
+  /** rule ids, sorted */
+  ids(): string[];
+  runsHere(id: string): boolean;
+  readonly placement: RulePlacement | undefined;
+  timezone(): string | undefined;
+}
+
+/** One rule of `GET /rules/status/all`. */
+export interface StatusAllRow {
+  status: string;
+  last_exception: string;
+  exceptions_total: number;
+}
+
+export class RuleStatusView {
+  /** the serialised rows of the last `GET /rules` and `GET /rules/status/all` (rules/listing.ts) */
+  private readonly listRows = new RowCache();
+  private readonly statusRows = new RowCache();
+
+  constructor(private readonly ctx: StatusContext) {}
+
+  list(): RuleListEntry[] {
+    return this.ctx.ids().map((id) => this.listEntry(id));
+  }
+
+  private listEntry(id: string): RuleListEntry {
+    const s = this.ctx.rules.get(id)!.state;
+    if (!this.ctx.placement) return { id, name: s.def.name || id, status: s.statusText() };
+    const remote = this.ctx.runsHere(id) ? undefined : this.ctx.placement.elsewhere(id);
+    return {
+      id,
+      name: s.def.name || id,
+      status: this.statusTextOf(id, remote),
+      node: this.nodesOf(id, remote).join(','),
+    };
+  }
+
+  /** {@link list} as JSON text, from the rows kept since the last listing. */
+  listJson(): string {
+    const ids = this.ctx.ids();
+    this.listRows.keepOnly(ids);
+    const rowOf = (id: string): string => {
+      // cluster mode: where a rule runs changes with no sign here, so its row is built every time
+      if (this.ctx.placement) return JSON.stringify(this.listEntry(id));
+      const state = this.ctx.rules.get(id)!.state;
+      const name = state.def.name || id;
+      const status = state.statusText();
+      return this.listRows.row(id, name, status, '', () => JSON.stringify({ id, name, status }));
+    };
+    return joinRows('[', ids, rowOf, ']');
+  }
+
+  /** {@link statusAll} as JSON text, from the rows kept since the last listing. */
+  statusAllJson(): string {
+    const ids = this.ctx.ids();
+    this.statusRows.keepOnly(ids);
+    const rowOf = (id: string): string => {
+      const r = this.statusAllRow(id);
+      return this.statusRows.row(
+        id,
+        r.status,
+        r.exceptions_total,
+        r.last_exception,
+        () => `${JSON.stringify(id)}:${JSON.stringify(r)}`,
+      );
+    };
+    return joinRows('{', ids, rowOf, '}');
+  }
+
+  statusText(id: string): string {
+    this.ctx.entry(id);
+    return this.statusTextOf(id);
+  }
+
+  /**
+   * The status text of a rule known to exist: its own run's here, else the one its node publishes (`remote`, when
+   * the caller already has it).
+   */
+  statusTextOf(id: string, remote = this.ctx.runsHere(id) ? undefined : this.ctx.placement?.elsewhere(id)): string {
+    const s = this.ctx.rules.get(id)!.state;
+    if (this.ctx.runsHere(id)) return s.statusText();
+    if (remote) return remote.status;
+    if (s.def.triggered === false || (s.phase === 'stopped' && s.stopText !== 'canceled manually.'))
+      return s.statusText();
+    return 'Stopped: waiting for a node of the cluster to run it.';
+  }
+
+  /** Cluster mode: the nodes running the rule now (this one, or those publishing its status). */
+  nodesOf(id: string, remote = this.ctx.placement?.elsewhere(id)): string[] {
+    const p = this.ctx.placement;
+    if (!p) return [];
+    const elsewhere = remote?.nodes ?? [];
+    return this.ctx.runsHere(id) ? [p.nodeId, ...elsewhere.filter((n) => n !== p.nodeId)] : elsewhere;
+  }
+
+  /** `GET /rules/{id}/status` (docs/rest-api.md §4.10, Project shape). */
+  status(id: string): Record<string, unknown> {
+    const s = this.ctx.entry(id).state;
+    if (!this.ctx.runsHere(id)) return this.statusElsewhere(id);
+    if (s.phase !== 'running') return this.withNode(id, { message: s.statusText(), status: 'stopped' });
+    const o: Record<string, unknown> = {
+      status: 'running',
+      lastStartTimestamp: s.lastStart,
+      lastStopTimestamp: s.lastStop,
+      nextStartTimestamp: s.nextStart(),
+    };
+    const tz = this.ctx.timezone();
+    for (const n of s.nodes()) {
+      const p = `${n.name}_0_`;
+      const latency = Math.max(0, Math.round(n.processLatencyUs));
+      o[`${p}records_in_total`] = n.recordsIn;
+      o[`${p}records_out_total`] = n.recordsOut;
+      o[`${p}messages_processed_total`] = n.messagesProcessed;
+      o[`${p}process_latency_us`] = latency;
+      o[`${p}process_latency_ms`] = Math.floor(latency / 1000);
+      o[`${p}buffer_length`] = n.bufferLength;
+      o[`${p}last_invocation`] = formatInvocation(n.lastInvocation, tz);
+      o[`${p}exceptions_total`] = n.exceptions;
+      o[`${p}last_exception`] = n.lastException;
+      o[`${p}last_exception_time`] = n.lastExceptionTime;
+    }
+    // a rule on a worker thread says which one, after eKuiper's keys, and whether it answers (docs/runtime.md §1.10); the counters are then
+    // the last the worker sent
+    const placement = s.placement();
+    if (placement) {
+      o.worker = placement.worker;
+      if (!placement.answering) o.workerStatus = `worker ${placement.worker} is not answering its heartbeat`;
+    }
+    return this.withNode(id, o);
+  }
+
+  /**
+   * A rule's status in a few numbers (`GET /eddy/rules`, the console's list): from its run here, else from what the
+   * node running it publishes.
+   */
+  summary(id: string): RuleSummary {
+    const e = this.ctx.entry(id);
+    const base: { id: string; name: string; status: string; node?: string } = {
+      id,
+      name: e.state.def.name || id,
+      status: this.statusTextOf(id),
+    };
+    if (this.ctx.placement) base.node = this.nodesOf(id).join(',');
+    if (this.ctx.runsHere(id)) return summarize(base, this.status(id));
+    const remote = this.ctx.placement?.elsewhere(id);
+    if (!remote) return summarize(base, {});
+    const { recordsIn, recordsOut, exceptions, lastException } = remote;
+    return { ...base, recordsIn, recordsOut, exceptions, lastException };
+  }
+
+  /** Cluster mode: a status document says which node(s) run the rule (docs/cluster.md §5). */
+  private withNode(id: string, o: Record<string, unknown>): Record<string, unknown> {
+    if (this.ctx.placement) o.node = this.nodesOf(id).join(',');
+    return o;
+  }
+
+  /**
+   * The status of a rule another node runs, from what that node publishes (a request for it is normally forwarded to
+   * that node, docs/cluster.md §5; this answers when it cannot be).
+   */
+  private statusElsewhere(id: string): Record<string, unknown> {
+    const text = this.statusTextOf(id);
+    const remote = this.ctx.placement?.elsewhere(id);
+    if (text !== 'Running' || !remote) return this.withNode(id, { message: text, status: 'stopped' });
+    return this.withNode(id, {
+      status: 'running',
+      recordsIn: remote.recordsIn,
+      recordsOut: remote.recordsOut,
+      exceptions: remote.exceptions,
+      lastException: remote.lastException,
+    });
+  }
+
+  /**
+   * Every rule's run state and, while it runs, its node metrics (the Prometheus exporter, docs/rest-api.md §16.8):
+   * `status` 1 running, 0 stopped, −1 stopped by an error.
+   */
+  metricsSnapshot(): RuleMetricsSnapshot[] {
+    // in a cluster each node exports the rules it runs (its series carry its `node` label)
+    return this.ctx
+      .ids()
+      .filter((id) => this.ctx.runsHere(id))
+      .map((id) => {
+        const s = this.ctx.rules.get(id)!.state;
+        const running = s.phase === 'running';
+        const failed = s.phase === 'stopped' && s.stopText !== 'canceled manually.';
+        return { id, status: running ? 1 : failed ? -1 : 0, nodes: running ? s.nodes() : [] };
+      });
+  }
+
+  /** `GET /rules/status/all` (docs/rest-api.md §4.13). */
+  statusAll(): Record<string, StatusAllRow> {
+    const out: Record<string, StatusAllRow> = {};
+    for (const id of this.ctx.ids()) out[id] = this.statusAllRow(id);
+    return out;
+  }
+
+  private statusAllRow(id: string): StatusAllRow {
+    const s = this.ctx.rules.get(id)!.state;
+    let lastException = '';
+    let total = 0;
+    const remote = this.ctx.runsHere(id) ? undefined : this.ctx.placement?.elsewhere(id);
+    if (remote) {
+      lastException = remote.lastException;
+      total = remote.exceptions;
+    } else if (s.phase === 'running') {
+      let best = -1;
+      for (const n of s.nodes()) {
+        if (n.lastExceptionTime > best) {
+          best = n.lastExceptionTime;
+          lastException = n.lastException;
+          total = n.exceptions;
+        }
+      }
+    }
+    return { status: this.statusTextOf(id), last_exception: lastException, exceptions_total: total };
+  }
+}
