@@ -6,6 +6,7 @@
 import { readdirSync, existsSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { ensureDeps } from './ensure-deps.mjs';
+import { selectBenchmarks } from './bench-names.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 await ensureDeps(root);
@@ -18,24 +19,12 @@ const dir = `${root}/dist/bench`;
 const filters = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 // benchmarks that run only when named (long, or needing a service of their own): `npm run bench -- faults`
 const onRequest = new Set(['faults.js', 'fuzz.js', 'cluster.js']);
-const all = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.js')) : [];
-const named = (f, name) => {
-  const base = f.replace(/\.js$/, '');
-  return name.endsWith('*') ? base.startsWith(name.slice(0, -1)) : base === name;
-};
-const unknown = filters.filter((name) => !all.some((f) => named(f, name)));
-if (unknown.length > 0) {
-  const names = all.map((f) => f.replace(/\.js$/, '')).join(', ');
-  console.error(`no benchmark named ${unknown.join(', ')} (benchmarks: ${names})`);
+const picked = selectBenchmarks(existsSync(dir) ? readdirSync(dir) : [], filters, onRequest);
+if ('error' in picked) {
+  console.error(picked.error);
   process.exit(1);
 }
-const mods = all
-  .filter((f) => (filters.length === 0 ? !onRequest.has(f) : filters.some((name) => named(f, name))))
-  .sort();
-if (mods.length === 0) {
-  console.error('no benchmarks found');
-  process.exit(1);
-}
+const mods = picked.run;
 for (const file of mods) {
   const mod = await import(`${dir}/${file}`);
   if (typeof mod.run !== 'function') continue;
