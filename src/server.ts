@@ -48,7 +48,11 @@ import { registerUdfRoutes } from './api/udf.js';
 import { ServiceManager } from './extensions/services.js';
 import { registerServiceRoutes } from './api/services.js';
 import { registerPluginRoutes } from './api/plugins.js';
+import { registerCatalogRoutes } from './api/catalogs.js';
+import { functionCatalog } from './functions/catalog.js';
+import { operatorCatalog } from './plan/graph-validate.js';
 import { PortableManager } from './extensions/plugins-portable.js';
+import { NativeManager } from './extensions/plugins-native.js';
 import { registerConfigRoutes } from './api/configs.js';
 import { PrometheusExporter } from './api/prometheus.js';
 import { RuleTestService } from './rules/trial.js';
@@ -84,6 +88,8 @@ export interface App {
   readonly services: ServiceManager;
   /** portable plugins: sources, sinks and functions run by child processes */
   readonly portables: PortableManager;
+  /** native plugins (ES modules): connectors, functions and formats declared like built-ins */
+  readonly natives: NativeManager;
   /** topology builder with the shared sources and lookup tables */
   readonly runtime: RuntimeBuilder;
   /** rule registry */
@@ -125,12 +131,23 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
   const later: LaterServices = {};
   const connectors = await openConnectors(base);
   const catalog = await loadCatalog(base, connectors, later);
-  const { functions, scripts, services, portables } = await loadFunctionsAndPlugins(base, connectors);
+  const { functions, scripts, services, portables, natives } = await loadFunctionsAndPlugins(base, connectors);
   applyDefaultZone(base);
   const runtime = buildRuntime(base, catalog, functions, connectors);
   const pool = startWorkerPool(base, catalog, functions, scripts, runtime, connectors);
   const rules = buildRuleService(base, catalog, functions, connectors, runtime, pool);
-  const app = assembleApp(base, { catalog, connectors, functions, scripts, services, portables, runtime, rules, pool });
+  const app = assembleApp(base, {
+    catalog,
+    connectors,
+    functions,
+    scripts,
+    services,
+    portables,
+    natives,
+    runtime,
+    rules,
+    pool,
+  });
   later.rules = rules;
   later.runtime = runtime;
   later.schemas = app.schemas;
@@ -245,6 +262,7 @@ async function loadFunctionsAndPlugins(
   scripts: ScriptService;
   services: ServiceManager;
   portables: PortableManager;
+  natives: NativeManager;
 }> {
   const functions = createBuiltinRegistry();
   const scripts = new ScriptService({ store, functions, logger });
@@ -268,7 +286,22 @@ async function loadFunctionsAndPlugins(
   });
   await portables.load();
   closers.push(() => portables.close());
-  return { functions, scripts, services, portables };
+  // native plugins (ES modules) declare connectors and functions as built-ins do; rule workers load the same modules
+  const natives = new NativeManager({
+    dir: join(home.plugins, 'native'),
+    etcDir: home.etc,
+    functions,
+    connectors: {
+      declare: (d) => connectors.registry.declare(d),
+      source: (t) => connectors.registry.source(t),
+      sink: (t) => connectors.registry.sink(t),
+      forgetDefaults: (t) => connectors.confKeys.forgetDefaults(t),
+    },
+    logger,
+    fileRoots,
+  });
+  await natives.load();
+  return { functions, scripts, services, portables, natives };
 }
 
 /** The zone of datetime parsing/formatting and clock functions. */
@@ -318,7 +351,8 @@ function startWorkerPool(
           store,
           catalog,
           functions,
-          workerFunction: (def) => scripts.owns(def),
+          // JavaScript functions and plugin functions declared for workers load there too
+          workerFunction: (def) => def.worker === true || scripts.owns(def),
           scriptRevision: () => scripts.revision,
           memoryLimitMb: Number(config.basic.workerMemoryLimit) > 0 ? Number(config.basic.workerMemoryLimit) : 0,
           parallelInstances: !cluster,
@@ -382,7 +416,7 @@ function assembleApp(
   { home, config, logger, store, http, fileRoots, notices, closers, cluster }: Base,
   parts: Pick<
     App,
-    'catalog' | 'connectors' | 'functions' | 'scripts' | 'services' | 'portables' | 'runtime' | 'rules'
+    'catalog' | 'connectors' | 'functions' | 'scripts' | 'services' | 'portables' | 'natives' | 'runtime' | 'rules'
   > & {
     pool: WorkerPool | undefined;
   },
@@ -401,6 +435,7 @@ function assembleApp(
     scripts: parts.scripts,
     services: parts.services,
     portables: parts.portables,
+    natives: parts.natives,
     runtime: parts.runtime,
     rules: parts.rules,
     workers: parts.pool,
@@ -430,7 +465,7 @@ async function openBundleService(
     scripts,
     ruleDefaults: config.rule,
     timezone: config.basic.timezone,
-    extensions: { portablePlugins: portables, Service: services },
+    extensions: { nativePlugins: app.natives, portablePlugins: portables, Service: services },
     builtIn: (kind, name) =>
       kind === 'functions'
         ? functions.has(name)
@@ -439,6 +474,10 @@ async function openBundleService(
           : !!connectors.registry.sink(name),
     propsValidator: (kind, type) => connectors.registry.propsValidator(kind, type),
     fileRoots,
+    customSchemas: {
+      records: () => app.natives.customRecords(),
+      install: (name, soFile) => app.natives.installCustom(name, soFile),
+    },
   });
   await bundle.recoverInterruptedImport();
   return { bundle, tasks };
@@ -485,7 +524,7 @@ function registerRoutes(
   registerRootRoutes(http, startedAt);
   registerStreamRoutes(http, catalog);
   registerUploadRoutes(http, app.uploads, config.basic.maxBodySize);
-  registerSchemaRoutes(http, app.schemas);
+  registerSchemaRoutes(http, app.schemas, app.natives);
   registerConfKeyRoutes(http, connectors);
   registerConnectionRoutes(http, connectors, store);
   if (app.cluster) registerClusterRoutes(http, app.cluster, rules);
@@ -494,8 +533,15 @@ function registerRoutes(
   registerQueryRoutes(http, startQueries(app));
   registerUdfRoutes(http, scripts);
   registerServiceRoutes(http, services);
-  registerPluginRoutes(http, { pluginHosts: config.basic.pluginHosts, portables });
-  registerDataRoutes(http, { bundle, tasks, requestExit: (code) => void close().finally(() => process.exit(code)) });
+  const requestExit = (code: number) => void close().finally(() => process.exit(code));
+  registerPluginRoutes(http, { pluginHosts: config.basic.pluginHosts, portables, natives: app.natives, requestExit });
+  registerDataRoutes(http, { bundle, tasks, requestExit });
+  registerCatalogRoutes(http, {
+    functionCatalog: () => functionCatalog(app.functions, app.natives),
+    operatorCatalog,
+    authentication: config.basic.authentication,
+    requestExit,
+  });
   registerRulesetRoutes(http, bundle);
   registerConfigRoutes(http, { config, logger, onTimezone: (zone) => rules.setTimezone(zone) });
   const metrics = exportMetrics(app);

@@ -1,14 +1,14 @@
 /**
- * `/plugins/...` (docs/rest-api.md §10): plugin management with eKuiper's statuses and texts. Native plugins cannot be
- * installed (extensions/plugins.ts): create bodies are decoded and checked, then refused with a 400 saying why; their
- * lists are empty and look-ups 404 with code 1002 (docs/compatibility.md D1). Portable plugins are installed and run
- * (extensions/plugins-portable.ts).
+ * `/plugins/...` (docs/rest-api.md §10): plugin management with eKuiper's statuses and texts. Native plugins are ES
+ * modules (extensions/plugins-native.ts, docs/plugins.md); look-ups of missing ones 404 with code 1002
+ * (docs/compatibility.md D1). Portable plugins run as child processes (extensions/plugins-portable.ts).
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { EddyError, ErrorCode } from '../core/errors.js';
 import { asEddyError, field, readJson, rethrowing, sendJson, sendText } from './http.js';
 import { EDDY_VERSION } from './root.js';
-import { NATIVE_TYPES, prebuiltPlugins, refuseInstall, type PluginRequest } from '../extensions/plugins.js';
+import { NATIVE_TYPES, prebuiltPlugins, type PluginRequest } from '../extensions/plugins.js';
+import type { NativeManager } from '../extensions/plugins-native.js';
 import type { PortableManager } from '../extensions/plugins-portable.js';
 
 type NameParams = { Params: { name: string } };
@@ -55,43 +55,70 @@ function readPluginRequest(req: FastifyRequest, prefix: string, struct: string):
 
 export function registerPluginRoutes(
   http: FastifyInstance,
-  opts: { pluginHosts: string; portables: PortableManager },
+  opts: {
+    pluginHosts: string;
+    portables: PortableManager;
+    natives: NativeManager;
+    /** `?stop=1`: the server exits after answering (docs/rest-api.md §10.2) */
+    requestExit?: (code: number) => void;
+  },
 ): void {
   const version = EDDY_VERSION.split('-')[0];
+  const natives = opts.natives;
+  const stopAfter = (req: FastifyRequest, reply: FastifyReply): boolean => {
+    const stop = (req.query as Record<string, unknown> | undefined)?.stop === '1' && opts.requestExit !== undefined;
+    if (stop) {
+      const exit = opts.requestExit!;
+      reply.raw.once('finish', () => setTimeout(() => exit(100), 1000).unref());
+    }
+    return stop;
+  };
 
   for (const type of NATIVE_TYPES) {
     const bodyPrefix = `Invalid body: Error decoding the ${type} plugin json: `;
-    http.get(`/plugins/${type}`, async (_req, reply) => sendJson(reply, 200, []));
+    http.get(`/plugins/${type}`, async (_req, reply) => sendJson(reply, 200, natives.names(type)));
 
-    http.post(`/plugins/${type}`, async (req) => {
+    http.post(`/plugins/${type}`, async (req, reply) => {
       const body = readPluginRequest(req, bodyPrefix, 'plugin.IOPlugin');
-      refuseInstall(body, `${type} plugins create command error`);
+      await rethrowing(() => natives.create(type, body), asEddyError(`${type} plugins create command error`));
+      return sendText(reply, 201, `${type} plugin ${body.name.trim()} is created`);
     });
 
     http.get(`/plugins/${type}/prebuild`, async (_req, reply) =>
       sendJson(reply, 200, prebuiltPlugins(type, opts.pluginHosts, version)),
     );
 
-    http.get<NameParams>(`/plugins/${type}/:name`, async (req) => {
-      throw new EddyError(ErrorCode.NotFound, `describe ${type} plugin ${req.params.name} error: not found`);
+    http.get<NameParams>(`/plugins/${type}/:name`, async (req, reply) => {
+      const info = natives.describe(type, req.params.name);
+      if (!info) throw new EddyError(ErrorCode.NotFound, `describe ${type} plugin ${req.params.name} error: not found`);
+      return sendJson(reply, 200, info);
     });
 
-    http.delete<NameParams>(`/plugins/${type}/:name`, async (req) => {
+    http.delete<NameParams>(`/plugins/${type}/:name`, async (req, reply) => {
       const { name } = req.params;
-      throw new EddyError(ErrorCode.NotFound, `delete ${type} plugin ${name} error: invalid name ${name}: not exist`);
-    });
-
-    http.put<NameParams>(`/plugins/${type}/:name`, async (req) => {
-      readPluginRequest(req, bodyPrefix, 'plugin.IOPlugin');
-      const { name } = req.params;
-      throw new EddyError(
-        ErrorCode.NotFound,
-        `update ${type} plugin ${name} error, cannot delete old version: invalid name ${name}: not exist`,
+      await rethrowing(() => natives.delete(type, name), asEddyError(`delete ${type} plugin ${name} error`));
+      const stop = stopAfter(req, reply);
+      return sendText(
+        reply,
+        200,
+        stop
+          ? `${type} plugin ${name} is deleted and Eddy will be stopped`
+          : `${type} plugin ${name} is deleted and Eddy must restart for the change to take effect.`,
       );
+    });
+
+    http.put<NameParams>(`/plugins/${type}/:name`, async (req, reply) => {
+      const body = readPluginRequest(req, bodyPrefix, 'plugin.IOPlugin');
+      const { name } = req.params;
+      await rethrowing(
+        () => natives.update(type, name, body),
+        asEddyError(`update ${type} plugin ${name} error, cannot delete old version`),
+      );
+      return sendText(reply, 200, `plugin ${name} is updated and Eddy must restart for the change to take effect.`);
     });
   }
 
-  http.post<NameParams>('/plugins/functions/:name/register', async (req) => {
+  http.post<NameParams>('/plugins/functions/:name/register', async (req, reply) => {
     const { name } = req.params;
     const body = readPluginRequest(req, `Invalid body: Error decoding the function list json: `, 'server.fileContent');
     if (body.functions.length === 0) {
@@ -100,12 +127,44 @@ export function registerPluginRoutes(
         `function plugins ${name} regiser functions error: property 'functions' must not be empty`,
       );
     }
-    throw new EddyError(ErrorCode.NotFound, `register functions plugin ${name} error: not found`);
+    await rethrowing(
+      () => natives.registerFunctions(name, body.functions),
+      asEddyError(`register functions plugin ${name} error`),
+    );
+    return sendText(reply, 200, `function plugin ${name} function list is registered`);
   });
 
-  http.get('/plugins/udfs', async (_req, reply) => sendJson(reply, 200, []));
-  http.get<NameParams>('/plugins/udfs/:name', async (req) => {
-    throw new EddyError(ErrorCode.NotFound, `describe function ${req.params.name} error: not found`);
+  // WebAssembly function plugins (eKuiper 1.14 with its wasm build tag; docs/rest-api.md §10.6)
+  const wasmPrefix = 'Invalid body: Error decoding the wasm plugin json: ';
+  http.get('/plugins/wasm', async (_req, reply) => sendJson(reply, 200, natives.names('wasm')));
+  http.post('/plugins/wasm', async (req, reply) => {
+    const body = readPluginRequest(req, wasmPrefix, 'plugin.IOPlugin');
+    await rethrowing(() => natives.create('wasm', body), asEddyError('wasm plugin create command error'));
+    return sendText(reply, 201, `wasm plugin ${body.name.trim()} is created`);
+  });
+  http.get<NameParams>('/plugins/wasm/:name', async (req, reply) => {
+    const info = natives.describe('wasm', req.params.name);
+    if (!info) throw new EddyError(ErrorCode.NotFound, `describe wasm plugin ${req.params.name} error: not found`);
+    return sendJson(reply, 200, info);
+  });
+  http.delete<NameParams>('/plugins/wasm/:name', async (req, reply) => {
+    const { name } = req.params;
+    await rethrowing(() => natives.delete('wasm', name), asEddyError(`delete wasm plugin ${name} error`));
+    const stop = stopAfter(req, reply);
+    return sendText(
+      reply,
+      200,
+      stop
+        ? `wasm plugin ${name} is deleted and Eddy will be stopped`
+        : `wasm plugin ${name} is deleted and Eddy must restart for the change to take effect.`,
+    );
+  });
+
+  http.get('/plugins/udfs', async (_req, reply) => sendJson(reply, 200, natives.udfs()));
+  http.get<NameParams>('/plugins/udfs/:name', async (req, reply) => {
+    const u = natives.udf(req.params.name);
+    if (!u) throw new EddyError(ErrorCode.NotFound, `describe function ${req.params.name} error: not found`);
+    return sendJson(reply, 200, u);
   });
 
   const portables = opts.portables;

@@ -1,6 +1,7 @@
 /**
- * `/schemas/{type}` and `/schemas/{type}/{name}` (docs/rest-api.md §9). `protobuf` is the type Eddy keeps; eKuiper's other
- * type, `custom` (Go codec plugins), is known but empty: it lists nothing and refuses every registration.
+ * `/schemas/{type}` and `/schemas/{type}/{name}` (docs/rest-api.md §9). `protobuf` schemas are kept by the schema
+ * registry; `custom` schemas are format plugins (an archive named by `soFile`, docs/plugins.md §1) kept by the
+ * native plugin manager and read by `FORMAT="custom" SCHEMAID="<name>[.<message>]"`.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { EddyError, ErrorCode } from '../core/errors.js';
@@ -18,12 +19,34 @@ import {
 type Params = { type: string; name: string };
 
 const CUSTOM = 'custom';
-const NO_CUSTOM = 'custom schemas are Go plugins, which Eddy cannot load';
 
-export function registerSchemaRoutes(http: FastifyInstance, schemas: SchemaRegistry): void {
+/** What the routes need of the native plugin manager for custom schemas. */
+export interface CustomSchemas {
+  names(type: 'formats'): string[];
+  customSchema(name: string): { name: string; soFile: string } | undefined;
+  createFormat(name: string, file: string): Promise<void>;
+  deleteFormat(name: string): Promise<void>;
+}
+
+function customRecord(req: FastifyRequest): { name: string; soFile: string } {
+  const body = readJsonObject(req, 'Invalid body: Error decoding schema json: ');
+  const str = (k: string): string => {
+    const v = field(body, k);
+    return typeof v === 'string' ? v : '';
+  };
+  if (str('name') === '') throw new EddyError(ErrorCode.Undefined, 'Invalid body: name is required');
+  if (str('soFile') === '')
+    throw new EddyError(ErrorCode.Undefined, 'Invalid body: soFile (the URL of the format plugin archive) is required');
+  return { name: str('name'), soFile: str('soFile') };
+}
+
+export function registerSchemaRoutes(http: FastifyInstance, schemas: SchemaRegistry, custom: CustomSchemas): void {
   http.post<{ Params: { type: string } }>('/schemas/:type', async (req, reply) => {
-    if (req.params.type === CUSTOM)
-      throw new EddyError(ErrorCode.Undefined, `schema create command error: ${NO_CUSTOM}`);
+    if (req.params.type === CUSTOM) {
+      const rec = customRecord(req);
+      await rethrowing(() => custom.createFormat(rec.name, rec.soFile), restated('schema create command error: '));
+      return sendText(reply, 201, `${CUSTOM} schema ${rec.name} is created`);
+    }
     const type = knownType(req.params.type);
     const rec = readRecord(req, type);
     checkBody(rec);
@@ -32,13 +55,16 @@ export function registerSchemaRoutes(http: FastifyInstance, schemas: SchemaRegis
   });
 
   http.get<{ Params: { type: string } }>('/schemas/:type', async (req, reply) => {
-    if (req.params.type === CUSTOM) return sendJson(reply, 200, []);
+    if (req.params.type === CUSTOM) return sendJson(reply, 200, custom.names('formats').sort());
     return sendJson(reply, 200, schemas.list(knownType(req.params.type)));
   });
 
   http.get<{ Params: Params }>('/schemas/:type/:name', async (req, reply) => {
-    if (req.params.type === CUSTOM)
-      throw new EddyError(ErrorCode.NotFound, `schema type ${CUSTOM}, file ${req.params.name} not found`);
+    if (req.params.type === CUSTOM) {
+      const rec = custom.customSchema(req.params.name);
+      if (!rec) throw new EddyError(ErrorCode.NotFound, `schema type ${CUSTOM}, file ${req.params.name} not found`);
+      return sendJson(reply, 200, { type: CUSTOM, name: rec.name, content: '', file: '', soFile: rec.soFile });
+    }
     const type = knownType(req.params.type);
     const described = rethrowing(
       () => schemas.describe(type, req.params.name),
@@ -49,7 +75,10 @@ export function registerSchemaRoutes(http: FastifyInstance, schemas: SchemaRegis
 
   http.put<{ Params: Params }>('/schemas/:type/:name', async (req, reply) => {
     if (req.params.type === CUSTOM)
-      throw new EddyError(ErrorCode.Undefined, `schema update command error: ${NO_CUSTOM}`);
+      throw new EddyError(
+        ErrorCode.Undefined,
+        'schema update command error: a custom schema is a format plugin: delete it, restart, and create it again',
+      );
     const type = knownType(req.params.type);
     const rec = readRecord(req, type);
     if (rec.name !== '' && rec.name !== req.params.name) {
@@ -63,11 +92,15 @@ export function registerSchemaRoutes(http: FastifyInstance, schemas: SchemaRegis
 
   http.delete<{ Params: Params }>('/schemas/:type/:name', async (req, reply) => {
     const { name } = req.params;
-    if (req.params.type === CUSTOM)
-      throw new EddyError(
-        ErrorCode.NotFound,
-        `delete ${CUSTOM} schema ${name} error: schema ${CUSTOM}.${name} not found`,
-      );
+    if (req.params.type === CUSTOM) {
+      if (!custom.customSchema(name))
+        throw new EddyError(
+          ErrorCode.NotFound,
+          `delete ${CUSTOM} schema ${name} error: schema ${CUSTOM}.${name} not found`,
+        );
+      await rethrowing(() => custom.deleteFormat(name), restated(`delete ${CUSTOM} schema ${name} error: `));
+      return sendText(reply, 200, `${CUSTOM} schema ${name} is deleted; it is unloaded at the next restart`);
+    }
     const type = knownType(req.params.type);
     await rethrowing(
       () => schemas.remove(type, name),

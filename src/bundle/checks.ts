@@ -45,7 +45,7 @@ export function needsMissingExtension(err: unknown): boolean {
  */
 export function notInstalled(
   bundle: Bundle,
-  deps: Pick<BundleDeps, 'extensions' | 'builtIn'>,
+  deps: Pick<BundleDeps, 'extensions' | 'builtIn' | 'customSchemas'>,
 ): { notes: StatusDoc; installable: Bundle } {
   const notes = emptyStatus();
   const installable: Bundle = { ...bundle, Schema: {} };
@@ -66,9 +66,13 @@ export function notInstalled(
     } catch {
       // a broken record is reported by the checks
     }
-    if (rec?.type === 'custom')
-      notes.Schema[name] = `custom schemas (Go plugins) are not supported by Eddy: ${name} was not installed`;
-    else if (rec?.soFile) {
+    if (rec?.type === 'custom') {
+      // a format plugin archive installs; eKuiper's Go codec (a .so) cannot be loaded
+      if (deps.customSchemas && rec.soFile.endsWith('.zip')) installable.Schema[name] = text;
+      else
+        notes.Schema[name] =
+          `custom schemas are format plugin archives (.zip); a Go codec plugin cannot be loaded: ${name} was not installed`;
+    } else if (rec?.soFile) {
       // a static codec (Go plugin) beside the proto: the proto alone serves Eddy
       if (rec.content === '' && rec.file === '') {
         notes.Schema[name] = `static schema plugins (soFile) are not supported by Eddy: ${name} was not installed`;
@@ -130,6 +134,8 @@ export function checkBundle(deps: CheckDeps, bundle: Bundle): StatusDoc {
   for (const [name, text] of Object.entries(bundle.Schema)) {
     try {
       const rec = parseSchemaRecord(name, text);
+      // custom schemas reach here only when they install (notInstalled)
+      if (rec.type === 'custom') continue;
       if (!isSchemaType(rec.type)) throw new Error(`schema type ${rec.type} is not supported`);
       validateSchemaRecord(rec);
     } catch (e) {

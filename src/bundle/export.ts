@@ -32,7 +32,7 @@ export async function exportAll(deps: BundleDeps): Promise<Bundle> {
     const installer = deps.extensions?.[key];
     if (installer) b[key] = installer.installRecords();
   }
-  b.Schema = await deps.schemas.records();
+  b.Schema = { ...(await deps.schemas.records()), ...deps.customSchemas?.records() };
   b.uploads = await deps.uploads.records();
   b.scripts = deps.scripts.records();
   return b;
@@ -131,7 +131,7 @@ export async function exportRules(deps: BundleDeps, ids: readonly string[]): Pro
       }
     }
   }
-  const schemaRecords = await deps.schemas.records();
+  const schemaRecords = { ...(await deps.schemas.records()), ...deps.customSchemas?.records() };
   for (const key of schemaIds) if (key in schemaRecords) b.Schema[key] = schemaRecords[key];
   b.uploads = await deps.uploads.records();
   return b;

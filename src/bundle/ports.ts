@@ -57,7 +57,7 @@ export interface InstallerPort {
 }
 
 /** The bundle sections an {@link InstallerPort} can serve, in the order eKuiper installs them. */
-export const EXTENSION_SECTIONS = ['portablePlugins', 'Service'] as const;
+export const EXTENSION_SECTIONS = ['nativePlugins', 'portablePlugins', 'Service'] as const;
 export type ExtensionSection = (typeof EXTENSION_SECTIONS)[number];
 
 export type CatalogPort = Pick<Catalog, 'get' | 'list' | 'validate' | 'create' | 'replace' | 'clear' | 'statements'>;
@@ -85,6 +85,16 @@ export interface BundleDeps {
   propsValidator?(kind: ConfKind, type: string): ((props: Record<string, unknown>) => void) | undefined;
   /** folders an import's `file://` URL may point into (all when absent) */
   fileRoots?: FileRoots;
+  /** custom schemas: format plugins (docs/plugins.md §1), exported as `custom_<name>` Schema items */
+  customSchemas?: CustomSchemaPort;
+}
+
+/** What import/export needs of the custom schemas (the native plugin manager). */
+export interface CustomSchemaPort {
+  /** `custom_<name>` → the schema record text */
+  records(): Record<string, string>;
+  /** installs a format plugin archive; an existing schema of that name is kept */
+  install(name: string, soFile: string): Promise<void>;
 }
 
 /** Cooperative control of one import: cancellation between items. */

@@ -347,6 +347,12 @@ export class BundleService {
     for (const [name, text] of Object.entries(b.Schema)) {
       await step('Schema', name, async () => {
         const rec = parseSchemaRecord(name, text);
+        const custom = this.deps.customSchemas;
+        if (rec.type === 'custom' && custom) {
+          // as plugin archives: not being able to fetch one does not stop the import
+          await custom.install(rec.name, rec.soFile).catch((e: unknown) => (notes.Schema[name] = itemError(e)));
+          return;
+        }
         if (!isSchemaType(rec.type)) throw new Error(`schema type ${rec.type} is not supported`);
         if (mode !== 'partial') await this.deps.schemas.upsert(rec.type, rec);
         else if (!this.deps.schemas.exists(rec.type, rec.name)) await this.deps.schemas.create(rec.type, rec);

@@ -217,6 +217,11 @@ export class ConfKeys {
     return cached;
   }
 
+  /** Reads a type's defaults file again on next use (a plugin installed or replaced it). */
+  forgetDefaults(type: string): void {
+    this.defaultsCache.delete(type);
+  }
+
   /** Whether a defaults file exists for the type. */
   hasDefaults(kind: ConfKind, type: string): boolean {
     if (kind === 'sinks') return false;

@@ -1,9 +1,8 @@
 /**
- * Native plugins (docs/runtime.md §5.2, docs/rest-api.md §10) are Go shared objects that a Node.js process cannot load, so
- * none is ever installed: create requests are checked like eKuiper checks them and then refused with a 400 that says
- * why. The prebuilt-plugin catalogue is computed as eKuiper computes it. Portable plugins: plugins-portable.ts.
+ * What native and portable plugins share (docs/rest-api.md §10): the install request, the archive URL check and the
+ * prebuilt-plugin catalogue computed as eKuiper computes it. Native plugins (ES modules): plugins-native.ts;
+ * portable plugins: plugins-portable.ts.
  */
-import { idTooLong } from '../core/limits.js';
 import { readFileSync } from 'node:fs';
 import { EddyError, ErrorCode } from '../core/errors.js';
 
@@ -31,23 +30,6 @@ export function checkUri(uri: string): boolean {
   if (!url.pathname.endsWith('.zip')) return false;
   if (url.protocol === 'file:') return url.host === '' && url.pathname.startsWith('/');
   return (url.protocol === 'http:' || url.protocol === 'https:') && url.host !== '';
-}
-
-const WHY_NATIVE = 'native plugins are Go shared libraries, which Eddy (a Node.js process) cannot load';
-
-/**
- * Checks a create request as eKuiper does (name, then URL) and refuses it. `prefix` is the error prefix of the
- * endpoint, e.g. `sources plugins create command error`.
- */
-export function refuseInstall(req: PluginRequest, prefix: string): never {
-  const name = req.name.trim();
-  if (name === '') throw bad(`${prefix}: invalid name : should not be empty`);
-  if (name === '.' || name === '..' || !/^[A-Za-z0-9_.-]+$/.test(name))
-    throw bad(`${prefix}: invalid name ${name}: only letters, digits, '_', '.' and '-' are allowed`);
-  const long = idTooLong('invalid name', name);
-  if (long) throw bad(`${prefix}: ${long}`);
-  if (!checkUri(req.file)) throw bad(`${prefix}: invalid uri ${req.file}`);
-  throw bad(`${prefix}: fail to install plugin: ${WHY_NATIVE}`);
 }
 
 /** Names eKuiper publishes prebuilt plugins for (default build). */

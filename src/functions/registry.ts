@@ -136,6 +136,12 @@ export interface FunctionDef {
    * then fails to plan with the message).
    */
   instantiate?(): FunctionDef;
+  /**
+   * The function is defined on every rule worker too (native plugin functions, loaded on each thread), so a rule
+   * calling it may run on a worker (docs/runtime.md §1.10); other non-built-in functions keep their rules on the
+   * main thread.
+   */
+  readonly worker?: true;
 }
 
 /** True for null, undefined, `[]` and `{}`: what the null pre-check treats as null. */

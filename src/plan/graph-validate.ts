@@ -73,6 +73,14 @@ const COLL_NAMES: Record<number, string> = {
   3: 'any',
 };
 
+/** An operator's input or output kinds in words, as eKuiper's operator metadata names them (`/metadata/operators`). */
+export function ioDescription(t: IoType): { type: string; rowType: string; collectionType: string } {
+  const word: Record<number, string> = { 0: 'same', 1: 'row', 2: 'collection', 3: 'any' };
+  const row: Record<number, string> = { 0: 'same', 1: 'single', 2: 'merged', 3: 'any' };
+  const coll: Record<number, string> = { 0: 'same', 1: 'single', 2: 'grouped', 3: 'any' };
+  return { type: word[t.type], rowType: row[t.row], collectionType: coll[t.coll] };
+}
+
 /** Why `value` cannot feed an input accepting `accept`, or undefined when it can. */
 export function misfit(value: IoType, accept: IoType): string | undefined {
   if ((value.type & accept.type) === 0)
@@ -170,4 +178,32 @@ export function orderNodes(
   visit(sources);
   if (order.length < total) throw new Error("can't find node ");
   return order;
+}
+
+/**
+ * The operator palette of eKuiper's UI (`GET /metadata/operators`, docs/rest-api.md §16.13): every graph-rule operator
+ * with the kinds it accepts and produces, in the shape of eKuiper's `etc/ops/*.json` files.
+ */
+export function operatorCatalog(): unknown[] {
+  return Object.entries(OP_IO).map(([name, [input, output]]) => ({
+    name,
+    about: {
+      trial: false,
+      author: { name: 'Eddy', email: '', company: '', website: '' },
+      helpUrl: {
+        en_US: 'https://ekuiper.org/docs/en/v1.14/guide/rules/graph_rule.html',
+        zh_CN: 'https://ekuiper.org/docs/zh/v1.14/guide/rules/graph_rule.html',
+      },
+      description: { en_US: `graph rule operator ${name}`, zh_CN: `graph rule operator ${name}` },
+    },
+    properties: [],
+    node: {
+      display: true,
+      category: 'op',
+      input: ioDescription(input),
+      output: ioDescription(output),
+      icon: 'iconPath',
+      label: { en: name, zh: name },
+    },
+  }));
 }

@@ -17,6 +17,8 @@ import { ScriptService, SCRIPT_NS } from '../extensions/scripts.js';
 import { trackActivity } from '../runtime/node.js';
 import { setDefaultZone } from '../values/index.js';
 import { EddyError } from '../core/errors.js';
+import { join } from 'node:path';
+import { NativeRuntime } from '../extensions/plugins-native-runtime.js';
 import type { StreamCatalog, StreamDef, StreamKind } from '../catalog/types.js';
 import type { KVOp, KVStore } from '../store/kv.js';
 import type { FromWorker, NodeMetricsRow, PlannedInfo, RuleRequest, ToWorker, WorkerInit } from './protocol.js';
@@ -141,6 +143,10 @@ async function main(): Promise<void> {
   const functions = createBuiltinRegistry();
   const scripts = new ScriptService({ store, functions, logger });
   const scriptTexts = new Map<string, string>();
+  // native plugins: the modules the main thread loaded, loaded here too so their rules run on this thread
+  const natives = new NativeRuntime(connectors.registry, functions);
+  const syncNatives = () => natives.sync(join(home.plugins, 'native', 'loaded.json'), (msg) => logger.warn(msg));
+  await syncNatives();
   const builder = createTopologyBuilder({
     catalog,
     functions,
@@ -160,6 +166,7 @@ async function main(): Promise<void> {
   /** Brings this thread's catalog, config keys and JavaScript functions to the main thread's state. */
   const sync = async (m: RuleRequest): Promise<void> => {
     catalog.apply(m.streams, m.dropped);
+    await syncNatives();
     // config keys may have changed through the REST API since the last request
     if (m.confRevision < 0 || m.confRevision !== confRevision) {
       await connectors.confKeys.load();

@@ -294,7 +294,6 @@ test('malformed bundles leave the previous state intact and name every failing i
         ['streams', 'broken', /./],
         ['streams', 'dropper', /Invalid stream statement/],
         ['rules', 'noact', /^Missing rule actions\.$/],
-        ['nativePlugins', 'sinks_tdengine', /not supported/],
       ],
     );
 
