@@ -1,10 +1,12 @@
 #!/usr/bin/env node
 // `npm run bench`: runs every compiled benchmark module under dist/bench/ (each exports `run()` returning figures)
-// and prints its figures. A name filter may be given: `npm run bench -- runtime`; `--quick` asks the benchmarks that
-// take it for fewer and shorter rounds.
+// and prints its figures. Benchmarks may be named: `npm run bench -- runtime nexmark` runs exactly `runtime` and
+// `nexmark` (not `nexmark-mqtt`: a name is the whole file name, never a part of it; `nexmark*` runs every name
+// starting with `nexmark`). `--quick` asks the benchmarks that take it for fewer and shorter rounds.
 import { readdirSync, existsSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { ensureDeps } from './ensure-deps.mjs';
+import { selectBenchmarks } from './bench-names.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 await ensureDeps(root);
@@ -17,17 +19,12 @@ const dir = `${root}/dist/bench`;
 const filters = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 // benchmarks that run only when named (long, or needing a service of their own): `npm run bench -- faults`
 const onRequest = new Set(['faults.js', 'fuzz.js', 'cluster.js']);
-const mods = existsSync(dir)
-  ? readdirSync(dir)
-      .filter(
-        (f) => f.endsWith('.js') && (filters.length === 0 ? !onRequest.has(f) : filters.some((s) => f.includes(s))),
-      )
-      .sort()
-  : [];
-if (mods.length === 0) {
-  console.error('no benchmarks found');
+const picked = selectBenchmarks(existsSync(dir) ? readdirSync(dir) : [], filters, onRequest);
+if ('error' in picked) {
+  console.error(picked.error);
   process.exit(1);
 }
+const mods = picked.run;
 for (const file of mods) {
   const mod = await import(`${dir}/${file}`);
   if (typeof mod.run !== 'function') continue;

@@ -21,6 +21,8 @@ export interface BenchEngine {
   readonly connectors: Connectors;
   readonly store: Awaited<ReturnType<typeof openStore>>;
   readonly builder: ReturnType<typeof createTopologyBuilder>;
+  /** another builder over the same streams and connectors whose rules read `clock` (closed with the engine) */
+  builderWith(clock: Clock): ReturnType<typeof createTopologyBuilder>;
   /** the home's data folder, handed to connectors */
   readonly dataDir: string;
   /** adds the stream of a `CREATE STREAM` statement to the catalog */
@@ -45,22 +47,30 @@ export async function openBenchEngine(
     get: (n) => defs.get(n),
     list: (k: StreamKind) => [...defs.values()].filter((d) => d.kind === k),
   };
-  const builder = createTopologyBuilder({
-    catalog,
-    functions: createBuiltinRegistry(),
-    connectors: connectors.registry,
-    createSinkNode: (o) => connectors.createSinkNode(o),
-    store,
-    dataDir: home.data,
-    logger,
-    clock: opts.clock,
-  });
+  const functions = createBuiltinRegistry();
+  const builders: Array<ReturnType<typeof createTopologyBuilder>> = [];
+  const builderWith = (clock: Clock | undefined) => {
+    const b = createTopologyBuilder({
+      catalog,
+      functions,
+      connectors: connectors.registry,
+      createSinkNode: (o) => connectors.createSinkNode(o),
+      store,
+      dataDir: home.data,
+      logger,
+      clock,
+    });
+    builders.push(b);
+    return b;
+  };
+  const builder = builderWith(opts.clock);
   return {
     config,
     logger,
     connectors,
     store,
     builder,
+    builderWith,
     dataDir: home.data,
     defineStream(sql) {
       const st = parseDdl(sql);
@@ -68,7 +78,7 @@ export async function openBenchEngine(
       defs.set(st.name, { name: st.name, kind: st.streamKind, fields: st.fields, options: st.options, sql });
     },
     async close() {
-      await builder.close();
+      for (const b of builders) await b.close();
       await connectors.close();
       await store.close();
       rmSync(homeDir, { recursive: true, force: true });

@@ -51,6 +51,11 @@ export function sendJson(reply: FastifyReply, status: number, body: unknown): Fa
   return reply.code(status).type('application/json').send(JSON.stringify(body));
 }
 
+/** JSON already serialised (the rules listings keep their rows as text, rules/listing.ts). */
+export function sendJsonText(reply: FastifyReply, status: number, json: string): FastifyReply {
+  return reply.code(status).type('application/json').send(json);
+}
+
 export function sendEmpty(reply: FastifyReply, status = 200): FastifyReply {
   return reply.code(status).send();
 }

@@ -14,6 +14,7 @@ import {
   rethrowing,
   sendEmpty,
   sendJson,
+  sendJsonText,
   sendText,
 } from './http.js';
 import { RuleDefError } from '../rules/definition.js';
@@ -83,7 +84,7 @@ const createRule: RuleHandler = async (rules, req, reply) => {
 
 const listRules: RuleHandler = async (rules, _req, reply) => {
   await rules.whenRestored();
-  return sendJson(reply, 200, rules.list());
+  return sendJsonText(reply, 200, rules.listJson());
 };
 
 /** The body of `POST /rules/validate` as a JSON object, with the endpoint's decode messages. */
@@ -122,7 +123,7 @@ const validateRule: RuleHandler = async (rules, req, reply) => {
 
 const allStatuses: RuleHandler = async (rules, _req, reply) => {
   await rules.whenRestored();
-  return sendJson(reply, 200, rules.statusAll());
+  return sendJsonText(reply, 200, rules.statusAllJson());
 };
 
 const cpuUsage: RuleHandler = async (rules, _req, reply) => {

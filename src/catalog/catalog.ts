@@ -115,7 +115,7 @@ export class Catalog implements StreamCatalog {
     const stmt = parseStatementOrInvalid(sql);
     switch (stmt.kind) {
       case 'createStream': {
-        const def = this.validate(sql, stmt.streamKind);
+        const def = this.validate(sql, stmt.streamKind, stmt);
         await this.create(def);
         return `${word(def.kind)} ${def.name} is created.`;
       }
@@ -156,12 +156,13 @@ export class Catalog implements StreamCatalog {
   }
 
   /** Parses a CREATE statement and checks its options; throws code 3000 errors without prefix. */
-  validate(sql: string, expected?: StreamKind): StreamDef {
-    const stmt = parseStatementOrInvalid(sql);
+  validate(sql: string, expected?: StreamKind, parsed?: ReturnType<typeof parseDdl>): StreamDef {
+    // the caller may have parsed the text already (creating a stream parsed it twice)
+    const stmt = parsed ?? parseStatementOrInvalid(sql);
     if (stmt.kind !== 'createStream' || (expected && stmt.streamKind !== expected)) {
       throw new EddyError(ErrorCode.Stream, `Invalid ${expected ?? 'stream'} statement: ${sql}`);
     }
-    const def = toDef(sql, stmt.streamKind);
+    const def = toDef(sql, stmt.streamKind, stmt);
     const long = idTooLong(`${stmt.streamKind} name`, def.name);
     if (long) throw new EddyError(ErrorCode.Stream, long);
     const opts = def.options;
@@ -344,8 +345,8 @@ function wrap(err: unknown, prefix: string): unknown {
   return new EddyError(ErrorCode.Stream, `${prefix}: ${(err as Error).message}`);
 }
 
-function toDef(sql: string, kind: StreamKind): StreamDef {
-  const stmt = parseDdl(sql);
+function toDef(sql: string, kind: StreamKind, parsed?: ReturnType<typeof parseDdl>): StreamDef {
+  const stmt = parsed ?? parseDdl(sql);
   if (stmt.kind !== 'createStream') throw new EddyError(ErrorCode.Stream, `Invalid ${kind} statement: ${sql}`);
   return { name: stmt.name, kind: stmt.streamKind, fields: stmt.fields, options: stmt.options, sql };
 }

@@ -455,9 +455,12 @@ export class ExprCompiler {
     const litName = d.add(lit);
     const slow = d.add(CMP[mirrored ? MIRROR[op] : op]);
     const slowCall = mirrored ? `${slow}(${litName}, v)` : `${slow}(v, ${litName})`;
-    const fast = op === '!=' ? `v === v && v !== ${n}` : `v ${JS_OP[op]} ${n}`;
+    // the number is a dependency, not text of the code: rules that differ only in their thresholds (`a > 1`, `a > 2`,
+    // …) share one generated function instead of compiling and optimising one each
+    const num = d.add(n);
+    const fast = op === '!=' ? `v === v && v !== ${num}` : `v ${JS_OP[op]} ${num}`;
     // JS compares a bigint with a number exactly (loose equality for = and !=)
-    const big = op === '=' ? `v == ${n}` : op === '!=' ? `v != ${n}` : `v ${JS_OP[op]} ${n}`;
+    const big = op === '=' ? `v == ${num}` : op === '!=' ? `v != ${num}` : `v ${JS_OP[op]} ${num}`;
     return site(
       d.map,
       `(r, c) => { const v = ${v}; return typeof v === 'number' ? ${fast} : typeof v === 'bigint' ? ${big} : ${slowCall}; }`,

@@ -5,8 +5,7 @@
  *
  * Methods throw EddyErrors whose messages carry no endpoint prefix; the REST layer adds eKuiper's prefixes.
  */
-import { basename, join } from 'node:path';
-import pino, { type Logger } from 'pino';
+import type { Logger } from 'pino';
 import { EddyError, ErrorCode } from '../core/errors.js';
 import type { RuleDef, RuleOptions, Topology, PrintableTopo, TraceStrategy } from '../contracts/index.js';
 import { sortKeysDeep } from '../connectors/secrets.js';
@@ -27,6 +26,7 @@ import { parseGoDuration } from './schedule.js';
 import { CpuMeter } from './cpu.js';
 import type { RuleSummary } from './summary.js';
 import { TraceStore } from './traces.js';
+import { SortedKeyMap } from './sorted-map.js';
 import type { ValueObject } from '../values/value.js';
 import { RuleStatusView } from './status.js';
 import type {
@@ -41,6 +41,7 @@ import {
   byId,
   dedupe,
   endLog,
+  ruleLogger,
   fallbackDef,
   fullOptions,
   hasTags,
@@ -61,8 +62,10 @@ export type {
 
 export const RULE_NS = 'rule';
 
+const RESTORE_BATCH = 100; // stored rules started together at boot (docs/runtime.md §10.3)
+
 export class RuleService {
-  private readonly rules = new Map<string, Entry>();
+  private readonly rules = new SortedKeyMap<Entry>();
   /** per-rule log files (`logFilename`) */
   private readonly ruleLogs = new Map<string, LogDestination>();
   /** ids being created (between the duplicate check and registration) */
@@ -149,25 +152,6 @@ export class RuleService {
     }
   }
 
-  /**
-   * The rule's child logger (`debug` lowers its level); with `logFilename` and a log folder the rule logs into its
-   * own file there instead (`dest`, to be kept by {@link keepRuleLog}).
-   */
-  private ruleLogger(def: RuleDef, options: RuleOptions): { logger: Logger; dest?: LogDestination } {
-    if (options.logFilename && this.deps.logDir) {
-      const level = options.debug ? 'debug' : this.deps.logger.level;
-      const dest = pino.destination({
-        dest: join(this.deps.logDir, basename(options.logFilename)),
-        mkdir: true,
-        sync: false,
-      });
-      return { logger: pino({ level: level === 'silent' ? 'info' : level, base: { rule: def.id } }, dest), dest };
-    }
-    const logger = this.deps.logger.child({ rule: def.id });
-    if (options.debug) logger.level = 'debug';
-    return { logger };
-  }
-
   /** Makes `dest` the rule's log file, closing the previous one. */
   private keepRuleLog(id: string, dest: LogDestination | undefined): void {
     this.closeRuleLog(id);
@@ -182,7 +166,7 @@ export class RuleService {
 
   /** A state for a new registry entry; `dest` is its log file, if any, until the entry is registered. */
   private newState(def: RuleDef, options: RuleOptions): { state: RuleState; dest?: LogDestination } {
-    const { logger, dest } = this.ruleLogger(def, options);
+    const { logger, dest } = ruleLogger(def, options, this.deps.logger, this.deps.logDir);
     const state = new RuleState(def, options, {
       logger,
       timezone: this.deps.timezone,
@@ -223,7 +207,7 @@ export class RuleService {
 
   /** Rule ids, sorted. */
   ids(): string[] {
-    return [...this.rules.keys()].sort(byId);
+    return this.rules.sortedKeys();
   }
 
   /** The stored definition (unmasked). */
@@ -403,7 +387,7 @@ export class RuleService {
     const old = e.state.options;
     const fresh =
       old.debug !== options.debug || old.logFilename !== options.logFilename
-        ? this.ruleLogger(def, options)
+        ? ruleLogger(def, options, this.deps.logger, this.deps.logDir)
         : undefined;
     let planned: { topo: Topology; sources: string[] };
     try {
@@ -514,6 +498,14 @@ export class RuleService {
   /** `GET /rules/status/all` (docs/rest-api.md §4.13). */
   statusAll(): Record<string, { status: string; last_exception: string; exceptions_total: number }> {
     return this.view.statusAll();
+  }
+
+  // `GET /rules` and `GET /rules/status/all` as JSON text, from rows kept between listings (rules/listing.ts)
+  listJson(): string {
+    return this.view.listJson();
+  }
+  statusAllJson(): string {
+    return this.view.statusAllJson();
   }
 
   /** `GET /rules/{id}/topo`: available once planned; 1001 for a rule that could not be planned. */
@@ -644,6 +636,8 @@ export class RuleService {
   private async restoreAll(): Promise<void> {
     const entries = await this.deps.store.entries(RULE_NS);
     let lastYield = Date.now();
+    // started RESTORE_BATCH at a time: one by one, every rule waited behind the first ones' worker thread loading
+    const batch: Array<Promise<void>> = [];
     for (const [key, text] of entries) {
       // planning is synchronous: without a turn of the event loop now and then, restoring many rules would keep the
       // server from answering anything, `/ping` included, until the last one is started
@@ -651,10 +645,12 @@ export class RuleService {
         await new Promise<void>((r) => setImmediate(r));
         lastYield = Date.now();
       }
-      if (this.closed) return;
+      if (this.closed) break;
       if (this.rules.has(key)) continue;
-      await this.addStored(key, text);
+      batch.push(this.addStored(key, text));
+      if (batch.length >= RESTORE_BATCH) await Promise.all(batch.splice(0));
     }
+    await Promise.all(batch);
   }
 
   /** A stored rule's text parsed, or undefined (logged) when it no longer parses. */

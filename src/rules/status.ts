@@ -6,6 +6,7 @@
 import type { RuleState } from './state.js';
 import { formatInvocation } from './schedule.js';
 import { summarize, type RuleSummary } from './summary.js';
+import { RowCache, joinRows } from './listing.js';
 import type { RuleListEntry, RuleMetricsSnapshot, RulePlacement } from './service-types.js';
 import { connectionOf, healthFields, isSourceOrSink, statusGauge, type RuleStateName } from './health.js';
 
@@ -21,23 +22,69 @@ export interface StatusContext {
   timezone(): string | undefined;
 }
 
+/** One rule of `GET /rules/status/all`. */
+export interface StatusAllRow {
+  status: string;
+  last_exception: string;
+  exceptions_total: number;
+}
+
 export class RuleStatusView {
+  /** the serialised rows of the last `GET /rules` and `GET /rules/status/all` (rules/listing.ts) */
+  private readonly listRows = new RowCache();
+  private readonly statusRows = new RowCache();
+
   constructor(private readonly ctx: StatusContext) {}
 
   list(): RuleListEntry[] {
-    return this.ctx.ids().map((id) => {
-      const s = this.ctx.rules.get(id)!.state;
-      if (!this.ctx.placement) return { id, name: s.def.name || id, status: s.statusText(), state: s.health().state };
-      const remote = this.ctx.runsHere(id) ? undefined : this.ctx.placement.elsewhere(id);
-      const status = this.statusTextOf(id, remote);
-      return {
+    return this.ctx.ids().map((id) => this.listEntry(id));
+  }
+
+  private listEntry(id: string): RuleListEntry {
+    const s = this.ctx.rules.get(id)!.state;
+    if (!this.ctx.placement) return { id, name: s.def.name || id, status: s.statusText(), state: s.health().state };
+    const remote = this.ctx.runsHere(id) ? undefined : this.ctx.placement.elsewhere(id);
+    const status = this.statusTextOf(id, remote);
+    return {
+      id,
+      name: s.def.name || id,
+      status,
+      state: this.stateOf(id, status),
+      node: this.nodesOf(id, remote).join(','),
+    };
+  }
+
+  /** {@link list} as JSON text, from the rows kept since the last listing. */
+  listJson(): string {
+    const ids = this.ctx.ids();
+    this.listRows.keepOnly(ids);
+    const rowOf = (id: string): string => {
+      // cluster mode: where a rule runs changes with no sign here, so its row is built every time
+      if (this.ctx.placement) return JSON.stringify(this.listEntry(id));
+      const state = this.ctx.rules.get(id)!.state;
+      const name = state.def.name || id;
+      const status = state.statusText();
+      const health = state.health().state;
+      return this.listRows.row(id, name, status, health, () => JSON.stringify({ id, name, status, state: health }));
+    };
+    return joinRows('[', ids, rowOf, ']');
+  }
+
+  /** {@link statusAll} as JSON text, from the rows kept since the last listing. */
+  statusAllJson(): string {
+    const ids = this.ctx.ids();
+    this.statusRows.keepOnly(ids);
+    const rowOf = (id: string): string => {
+      const r = this.statusAllRow(id);
+      return this.statusRows.row(
         id,
-        name: s.def.name || id,
-        status,
-        state: this.stateOf(id, status),
-        node: this.nodesOf(id, remote).join(','),
-      };
-    });
+        r.status,
+        r.exceptions_total,
+        r.last_exception,
+        () => `${JSON.stringify(id)}:${JSON.stringify(r)}`,
+      );
+    };
+    return joinRows('{', ids, rowOf, '}');
   }
 
   statusText(id: string): string {
@@ -174,28 +221,30 @@ export class RuleStatusView {
   }
 
   /** `GET /rules/status/all` (docs/rest-api.md §4.13). */
-  statusAll(): Record<string, { status: string; last_exception: string; exceptions_total: number }> {
-    const out: Record<string, { status: string; last_exception: string; exceptions_total: number }> = {};
-    for (const id of this.ctx.ids()) {
-      const s = this.ctx.rules.get(id)!.state;
-      let lastException = '';
-      let total = 0;
-      const remote = this.ctx.runsHere(id) ? undefined : this.ctx.placement?.elsewhere(id);
-      if (remote) {
-        lastException = remote.lastException;
-        total = remote.exceptions;
-      } else if (s.phase === 'running') {
-        let best = -1;
-        for (const n of s.nodes()) {
-          if (n.lastExceptionTime > best) {
-            best = n.lastExceptionTime;
-            lastException = n.lastException;
-            total = n.exceptions;
-          }
+  statusAll(): Record<string, StatusAllRow> {
+    const out: Record<string, StatusAllRow> = {};
+    for (const id of this.ctx.ids()) out[id] = this.statusAllRow(id);
+    return out;
+  }
+
+  private statusAllRow(id: string): StatusAllRow {
+    const s = this.ctx.rules.get(id)!.state;
+    let lastException = '';
+    let total = 0;
+    const remote = this.ctx.runsHere(id) ? undefined : this.ctx.placement?.elsewhere(id);
+    if (remote) {
+      lastException = remote.lastException;
+      total = remote.exceptions;
+    } else if (s.phase === 'running') {
+      let best = -1;
+      for (const n of s.nodes()) {
+        if (n.lastExceptionTime > best) {
+          best = n.lastExceptionTime;
+          lastException = n.lastException;
+          total = n.exceptions;
         }
       }
-      out[id] = { status: this.statusTextOf(id), last_exception: lastException, exceptions_total: total };
     }
-    return out;
+    return { status: this.statusTextOf(id), last_exception: lastException, exceptions_total: total };
   }
 }

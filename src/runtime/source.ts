@@ -314,6 +314,10 @@ interface SharedInstance {
   readonly def: StreamDef;
   conn: SourceConnector | null;
   format: Format | null;
+  /** the decode schema of `format`: the merge of every attached rule's (null: keep everything) */
+  schema: readonly StreamField[] | null;
+  /** a detach asked for the merged schema to be computed again (once, whatever the number of detaches) */
+  remerge: boolean;
   subs: Set<SharedSubscriber>;
   ready: Promise<void>;
   ctx: ConnectorContext;
@@ -364,6 +368,8 @@ export class SharedSources {
         def,
         conn: null,
         format: null,
+        schema: sub.schema,
+        remerge: false,
         subs: new Set(),
         ready: Promise.resolve(),
         ctx,
@@ -376,7 +382,9 @@ export class SharedSources {
       inst = created;
     } else {
       inst.subs.add(sub);
-      inst.format = createFormat(this.registry, inst.def, mergeSchemas([...inst.subs].map((s) => s.schema)));
+      // merged with the current schema only (merging every rule's on each attach made n rules cost O(n²)), and the
+      // format made again only when the schema grew
+      if (inst.schema !== null) this.useSchema(inst, mergeSchemas([inst.schema, sub.schema]));
       sub.connectionChanged(inst.connection);
     }
     try {
@@ -385,6 +393,14 @@ export class SharedSources {
       inst.subs.delete(sub);
       throw err;
     }
+  }
+
+  /** Decodes with `schema` from now on, when it differs from the instance's. */
+  private useSchema(inst: SharedInstance, schema: StreamField[] | null): void {
+    if (schema !== null && inst.schema !== null && JSON.stringify(schema) === JSON.stringify(inst.schema)) return;
+    if (schema === null && inst.schema === null) return;
+    inst.schema = schema;
+    inst.format = createFormat(this.registry, inst.def, schema);
   }
 
   private async start(key: string, inst: SharedInstance): Promise<void> {
@@ -434,7 +450,14 @@ export class SharedSources {
     const inst = this.instances.get(key);
     if (!inst || !inst.subs.delete(sub)) return;
     if (inst.subs.size > 0) {
-      inst.format = createFormat(this.registry, inst.def, mergeSchemas([...inst.subs].map((s) => s.schema)));
+      // the schema may shrink: computed again once the rules leaving together (a stop of many, a shutdown) have left
+      if (!inst.remerge) {
+        inst.remerge = true;
+        setImmediate(() => {
+          inst.remerge = false;
+          if (inst.subs.size > 0) this.useSchema(inst, mergeSchemas([...inst.subs].map((s) => s.schema)));
+        });
+      }
       return;
     }
     this.instances.delete(key);

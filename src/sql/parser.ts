@@ -757,9 +757,22 @@ function checkDepth(root: Expr): number {
   return nodes;
 }
 
-/** Parses a SELECT statement. */
+/** How many recently parsed SELECT texts keep their trees. */
+const RECENT_SELECTS = 32;
+const recentSelects = new Map<string, SelectStatement>();
+
+/**
+ * Parses a SELECT statement. Creating a rule reads its SQL in several places (the definition's checks, where it may
+ * run, planning), so the trees of the last few texts are kept and handed out again: a tree is never changed after
+ * parsing (the planner builds its own structures from it: test/plan/parse-cache.test.ts plans on frozen trees).
+ */
 export function parseSelect(sql: string): SelectStatement {
-  return new SelectParser(sql).parseSelect();
+  const known = recentSelects.get(sql);
+  if (known !== undefined) return known;
+  const stmt = new SelectParser(sql).parseSelect();
+  if (recentSelects.size >= RECENT_SELECTS) recentSelects.delete(recentSelects.keys().next().value!);
+  recentSelects.set(sql, stmt);
+  return stmt;
 }
 
 /** Parses one expression that spans the whole text, e.g. `a + 1 > b`. */

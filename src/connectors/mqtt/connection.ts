@@ -140,6 +140,12 @@ export type MqttMessageHandler = (
 ) => void;
 export type MqttStatusHandler = (connected: boolean, err?: Error) => void;
 
+interface PendingSubscribe {
+  wire: string;
+  qos: QoS;
+  done: (err?: Error) => void;
+}
+
 interface Subscription {
   qos: QoS;
   handlers: Set<MqttMessageHandler>;
@@ -152,6 +158,9 @@ export class MqttConn {
   readonly client: MqttClient;
   refs = 0;
   private readonly subs = new Map<string, Subscription>();
+  /** broker subscriptions asked for and not sent yet, sent together by {@link flushSubscribes} */
+  private pendingSubs: PendingSubscribe[] = [];
+  private subFlushQueued = false;
   /** the same subscriptions by filter levels: dispatch costs O(topic levels), not O(subscriptions) */
   private readonly trie = new TopicTrie<Subscription>();
   /** the message being dispatched, read by {@link deliver} (no closure per message) */
@@ -324,7 +333,12 @@ export class MqttConn {
       );
     sub.qos = Math.max(sub.qos, qos) as QoS;
     const acked = new Promise<void>((resolve, reject) => {
-      this.client.subscribe(wire, { qos: sub.qos }, (err) => (err ? reject(err) : resolve()));
+      this.pendingSubs.push({ wire, qos: sub.qos, done: (err) => (err ? reject(err) : resolve()) });
+      // flushed before this task ends (not at the next turn): a rule that answered "created" has its SUBSCRIBE written
+      if (!this.subFlushQueued) {
+        this.subFlushQueued = true;
+        queueMicrotask(() => this.flushSubscribes());
+      }
     });
     sub.acked = acked;
     acked.catch(() => undefined);
@@ -335,6 +349,27 @@ export class MqttConn {
         throw err;
       },
     );
+  }
+
+  /**
+   * Sends the subscriptions asked for during one run of the microtask queue as one SUBSCRIBE packet: creating or
+   * restoring many rules on one connection sent a packet, and waited for an acknowledgement, per rule.
+   */
+  private flushSubscribes(): void {
+    this.subFlushQueued = false;
+    const batch = this.pendingSubs;
+    this.pendingSubs = [];
+    const alone = (b: PendingSubscribe) =>
+      this.client.subscribe(b.wire, { qos: b.qos }, (err) => b.done(err ?? undefined));
+    if (batch.length === 1) return void alone(batch[0]);
+    const topics: Record<string, { qos: QoS }> = {};
+    for (const b of batch) topics[b.wire] = { qos: Math.max(topics[b.wire]?.qos ?? 0, b.qos) as QoS };
+    this.client.subscribe(topics, (err) => {
+      if (!err) for (const b of batch) b.done();
+      // the broker refused one filter of the packet (or the packet failed): each is asked again on its own, so that
+      // only the caller of a refused filter sees the refusal
+      else for (const b of batch) alone(b);
+    });
   }
 
   /**
