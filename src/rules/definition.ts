@@ -7,6 +7,7 @@ import { parseGoDuration, parseCronSpec, parseRangeTime } from './schedule.js';
 import { MASK, maskUrl } from '../connectors/secrets.js';
 import { checkRuleId } from '../core/ids.js';
 import { sqlTooLong } from '../core/limits.js';
+import { isDefect } from '../core/errors.js';
 import {
   DATETIME_RANGE_FIELDS,
   GO_TYPE,
@@ -161,6 +162,7 @@ export function parseRule(body: Record<string, unknown>, text: string, ctx: Pars
     try {
       kind = ctx.sql.statementKind(sql);
     } catch (e) {
+      if (isDefect(e)) throw e;
       throw new RuleDefError(`Parse SQL ${sql} error: ${e instanceof Error ? e.message : String(e)}.`);
     }
     if (kind !== 'select') throw new RuleDefError(`SQL ${sql} is not a select statement.`);

@@ -1,6 +1,6 @@
 /** Text and definition helpers of the rules service (service.ts): stored text, ids, tags, fallbacks. */
 import { everyOption } from '../core/rule-options.js';
-import { EddyError, ErrorCode } from '../core/errors.js';
+import { EddyError, ErrorCode, isDefect } from '../core/errors.js';
 import type { RuleDef, RuleOptions } from '../contracts/index.js';
 import { ruleObject } from './definition.js';
 import { basename, join } from 'node:path';
@@ -10,6 +10,8 @@ import type { LogDestination } from './service-types.js';
 /** Wraps a non-coded planning failure as a rule error (4000). */
 export function planError(err: unknown): EddyError {
   if (err instanceof EddyError) return err;
+  // a bug met while planning is no fault of the rule: it stays a defect, answered 500 and logged (api/server.ts)
+  if (isDefect(err)) throw err;
   return new EddyError(ErrorCode.Rule, err instanceof Error ? err.message : String(err));
 }
 

@@ -25,13 +25,13 @@ import { createWindowNode } from './windows.js';
 import { WatermarkNode } from './watermark.js';
 import {
   DecoderNode,
-  DecompressNode,
   PreprocessorNode,
   resolveSource,
   SourceNode,
   type SharedSources,
   type TupleMaker,
 } from './source.js';
+import { DecompressNode } from './decompress-node.js';
 import { LookupNode, type LookupTables } from './lookup.js';
 import { AsyncNode } from './async.js';
 

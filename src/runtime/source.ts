@@ -1,6 +1,6 @@
 /**
  * Source side of a topology (docs/runtime.md §1.6, §1.8, §2.1–2.2): the per-rule source node with its queue, the MQTT
- * decompress/decoder/preprocessor nodes, decoding with the stream's FORMAT, event-time extraction, and shared
+ * decoder/preprocessor nodes (decompression: decompress-node.ts), decoding with the stream's FORMAT, event-time extraction, and shared
  * source instances (one connector and one decode per SHARED stream for all rules, reference-counted).
  */
 import { performance } from 'node:perf_hooks';
@@ -24,7 +24,6 @@ import type { StreamDef } from '../catalog/types.js';
 import type { StreamField } from '../sql/schema.js';
 import { DateTime, type Value, type ValueObject } from '../values/value.js';
 import { defaultZone, parseAuto, parseWithFormat } from '../values/datetime.js';
-import { checkCompression, decompress, type Compression } from '../core/compression.js';
 import { isTransient } from '../contracts/failures.js';
 import { EddyError, ErrorCode } from '../core/errors.js';
 import { systemClock, type Clock } from './clock.js';
@@ -32,6 +31,7 @@ import { kinds, RawEvent, TableUpdate, type Item } from './items.js';
 import { strictValidate } from './strict.js';
 import { typeTextCells } from './text-cells.js';
 import { QueueNode } from './node.js';
+import { isRaw } from './decompress-node.js';
 import { decodeValue, encodeValue, type Checkpointed, type Json } from './checkpoint.js';
 
 /** Default capacity of the queue between a source and a rule (docs/runtime.md §2.1). */
@@ -710,11 +710,6 @@ export class SourceNode extends DecodingNode implements SharedSubscriber, Checkp
   }
 }
 
-/** A raw event, rather than a connector's event queued as it is. */
-function isRaw(item: RawEvent | SourceEvent): item is RawEvent {
-  return (item as Partial<RawEvent>).kind === 'raw';
-}
-
 /** MQTT decoder node (`op_<N>_decoder`): bytes → tuples with the stream's FORMAT. */
 export class DecoderNode extends DecodingNode {
   constructor(
@@ -737,53 +732,6 @@ export class DecoderNode extends DecodingNode {
   /** `item`: a raw event, or a connector's event as the source node queued it */
   protected process(item: RawEvent): void {
     this.decodeAndEmit(item as RawEvent | SourceEvent);
-  }
-}
-
-/**
- * MQTT decompression node (`op_<N>_decompress`). The MQTT connector decompresses in its own message callback
- * (reporting failures as transient errors), so here the bytes only pass, counted under eKuiper's node name;
- * payloads still compressed (a connector that leaves it to the runtime marks them) are inflated here.
- */
-export class DecompressNode extends QueueNode<'raw'> {
-  /** raw events, and a connector's events queued as they are (no kind) */
-  protected readonly handles = kinds('raw');
-  private readonly algorithm: Compression | null;
-  constructor(
-    name: string,
-    capacity: number,
-    algorithm: string,
-    private readonly sendError: boolean,
-  ) {
-    super(name, capacity);
-    this.algorithm = algorithm ? checkCompression(algorithm) : null;
-  }
-  /** inside the source's work: no queue between them (docs/runtime.md §1.6) */
-  override accept(item: Item): boolean {
-    return this.runFused(item);
-  }
-  /** `item`: a raw event, or a connector's event as the source node queued it */
-  protected process(item: RawEvent): void {
-    const raw = isRaw(item as RawEvent | SourceEvent) ? item : null;
-    const ev = raw !== null ? raw.ev : (item as unknown as SourceEvent);
-    if (this.algorithm === null || ev.meta.$compressed !== true || (raw !== null && raw.decoded !== null)) {
-      this.emit(item);
-      return;
-    }
-    const p = ev.payload;
-    if (!(p instanceof Uint8Array)) {
-      this.emit(item);
-      return;
-    }
-    let out: Uint8Array;
-    try {
-      out = decompress(this.algorithm, p);
-    } catch (err) {
-      this.emitError(err, this.sendError);
-      return;
-    }
-    const { $compressed: _drop, ...meta } = ev.meta;
-    this.emit(new RawEvent({ payload: out, meta, timestamp: ev.timestamp }, null));
   }
 }
 

@@ -19,7 +19,6 @@ import {
 import type { EvalContext } from '../plan/plan.js';
 import type { TopologyDeps } from './topology-deps.js';
 import { TopologySignals } from './signals.js';
-import { closeInOrder } from './closing.js';
 import type { Clock, TimerHandle } from './clock.js';
 import { type QueueNode, type Receiver, SinkReceiver } from './node.js';
 import { RuleTracer } from './trace.js';
@@ -471,4 +470,20 @@ export abstract class TopologyBase implements Topology {
       }
     }
   }
+}
+
+/**
+ * Closing a topology: runs the steps in order, each whatever the earlier ones threw, so a rule releases everything it
+ * holds; logs the first failure (a close reports no error to its caller).
+ */
+async function closeInOrder(steps: ReadonlyArray<() => Promise<void>>, logger: Logger): Promise<void> {
+  let first: unknown;
+  for (const step of steps) {
+    try {
+      await step();
+    } catch (err) {
+      first ??= err;
+    }
+  }
+  if (first !== undefined) logger.warn({ err: first }, 'error while closing the rule');
 }

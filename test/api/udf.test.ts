@@ -317,7 +317,12 @@ test('a script that throws yields error records and the rule keeps running; one 
     assert.deepEqual(io.out[1], { r: 50n });
     assert.match(String(io.out[2].error), /call func risky error: result is NaN$/);
     assert.deepEqual(io.out[3], { r: 70n });
+    // a rule on a worker sends its counters every 100 ms: the rows may arrive before them
     let status = (await s.req('GET', `/rules/${rule}/status`)).json() as J;
+    for (const end = Date.now() + 15_000; status.op_2_project_0_exceptions_total !== 2 && Date.now() < end;) {
+      await new Promise((r) => setTimeout(r, 100));
+      status = (await s.req('GET', `/rules/${rule}/status`)).json() as J;
+    }
     assert.equal(status.status, 'running');
     assert.equal(status.op_2_project_0_exceptions_total, 2, JSON.stringify(status));
     // a call past the time limit would hold the rule's thread that long for every record: the rule stops
