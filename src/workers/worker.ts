@@ -213,13 +213,13 @@ async function main(): Promise<void> {
   };
 
   const open = async (m: RuleRequest): Promise<PlannedInfo> => {
+    // the open carries the catalog changes made since the last request: they are applied even when the rule was
+    // planned already, else a stream created between this rule's plan and its open never reaches this thread
+    await sync(m);
     let topo = prepared.get(m.handle);
     prepared.delete(m.handle);
-    if (!topo) {
-      // a restart attempt, a cron firing or a replaced worker: planned here and now
-      await sync(m);
-      topo = planOf(m);
-    }
+    // a restart attempt, a cron firing or a replaced worker: planned here and now
+    topo ??= planOf(m);
     topologies.set(m.handle, { topo, nodes: topo.nodes(), sig: -1 });
     // handle and node index in one id: the main thread can name the node even while this thread is stuck in it
     topo.queueNodes().forEach((n, i) => (n.activityId = m.handle * ACTIVITY_NODES + i + 1));
