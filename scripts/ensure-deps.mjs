@@ -9,6 +9,7 @@ import { createWriteStream, existsSync, readFileSync, readdirSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 
 const STAMP = '.eddy-lock-sha256';
 
@@ -144,3 +145,6 @@ export async function ensureDeps(root) {
   writeFileSync(join(root, 'node_modules', STAMP), `${lockHash(root)}\n`);
   console.error(`eddy: dependencies installed in ${Math.round((Date.now() - t0) / 1000)} s`);
 }
+
+// run directly (`.ci/run`, a fresh clone): install what the lock file names, if node_modules does not hold it yet
+if (process.argv[1] === fileURLToPath(import.meta.url)) await ensureDeps(fileURLToPath(new URL('..', import.meta.url)));
