@@ -174,7 +174,7 @@ function judge(origin: string, path: string, value: unknown): string | undefined
   }
   const known = KNOWN[spelt];
   if (known === USED || known.inert === ANY || sameValue(value, known.inert)) return undefined;
-  return `${origin}: ${spelt} is not implemented by Eddy${known.why ? ` (${known.why})` : ''}; it is ignored`;
+  return `${origin}: ${spelt} is not supported by Eddy${known.why ? ` (${known.why})` : ''}; it is ignored`;
 }
 
 /** Walks a kuiper.yaml tree: a known group is entered, anything else judged whole. */

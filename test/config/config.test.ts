@@ -116,10 +116,10 @@ test('unknown and unimplemented settings are named at start, from kuiper.yaml an
     const w = loadConfig(home, { KUIPER__OPENTELEMETRY__ENABLEREMOTECOLLECTOR: 'true' }).warnings;
     assert.deepEqual(w, [
       'etc/kuiper.yaml: unknown setting basic.consoleLogg (did you mean basic.consoleLog?); it is ignored',
-      'etc/kuiper.yaml: basic.syslog.enable is not implemented by Eddy (there is no syslog output; use the console log and the service manager); it is ignored',
+      'etc/kuiper.yaml: basic.syslog.enable is not supported by Eddy (there is no syslog output; use the console log and the service manager); it is ignored',
       'etc/kuiper.yaml: unknown setting store.redis.database; it is ignored',
       'etc/kuiper.yaml: unknown setting nosuchsection; it is ignored',
-      'KUIPER__OPENTELEMETRY__ENABLEREMOTECOLLECTOR: openTelemetry.enableRemoteCollector is not implemented by Eddy (there is no OpenTelemetry export); it is ignored',
+      'KUIPER__OPENTELEMETRY__ENABLEREMOTECOLLECTOR: openTelemetry.enableRemoteCollector is not supported by Eddy (there is no OpenTelemetry export); it is ignored',
     ]);
   } finally {
     rmSync(dir, { recursive: true, force: true });
