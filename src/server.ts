@@ -352,8 +352,6 @@ function startWorkerPool(
           store,
           catalog,
           functions,
-          // JavaScript functions and plugin functions declared for workers load there too
-          workerFunction: (def) => def.worker === true || scripts.owns(def),
           scriptRevision: () => scripts.revision,
           memoryLimitMb: Number(config.basic.workerMemoryLimit) > 0 ? Number(config.basic.workerMemoryLimit) : 0,
           parallelInstances: !cluster,

@@ -113,9 +113,17 @@ function registeredDef(r: ScriptRecord, timeoutMs: number): FunctionDef {
     return shared;
   };
   const instantiate = (): FunctionDef => boundDef(r, load());
+  // every rule worker reads the stored functions too (workers/worker.ts), so a rule calling one may run there
   return r.isAgg
-    ? { name: r.id, kind: 'aggregate', nullCheck: 'none', aggregate: (args) => engine().call(args), instantiate }
-    : { name: r.id, kind: 'scalar', nullCheck: 'none', exec: (args) => engine().call(args), instantiate };
+    ? {
+        name: r.id,
+        kind: 'aggregate',
+        nullCheck: 'none',
+        aggregate: (args) => engine().call(args),
+        instantiate,
+        worker: true,
+      }
+    : { name: r.id, kind: 'scalar', nullCheck: 'none', exec: (args) => engine().call(args), instantiate, worker: true };
 }
 
 export class ScriptService {
@@ -159,12 +167,6 @@ export class ScriptService {
   /** Changes whenever a function is registered or removed (a worker thread then reads them again). */
   get revision(): number {
     return this.revision_;
-  }
-
-  /** Whether `def` is the registered definition of one of these functions. */
-  owns(def: FunctionDef): boolean {
-    for (const d of this.registered.values()) if (d === def) return true;
-    return false;
   }
 
   ids(): string[] {

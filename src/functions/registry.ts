@@ -137,9 +137,9 @@ export interface FunctionDef {
    */
   instantiate?(): FunctionDef;
   /**
-   * The function is defined on every rule worker too (native plugin functions, loaded on each thread), so a rule
-   * calling it may run on a worker (docs/runtime.md §1.10); other non-built-in functions keep their rules on the
-   * main thread.
+   * The function is defined on every rule worker too (JavaScript functions and native plugin functions, loaded on
+   * each thread), so a rule calling it may run on a worker (docs/runtime.md §1.10); other non-built-in functions keep
+   * their rules on the main thread.
    */
   readonly worker?: true;
 }

@@ -8,7 +8,7 @@
  */
 import type { Props, RuleDef, RuleOptions } from '../contracts/index.js';
 import type { StreamCatalog } from '../catalog/types.js';
-import type { FunctionDef, FunctionRegistry } from '../functions/registry.js';
+import type { FunctionRegistry } from '../functions/registry.js';
 import type { Registry } from '../connectors/registry.js';
 import { prop } from '../connectors/props.js';
 import { resolveSource } from '../runtime/source.js';
@@ -21,8 +21,6 @@ export interface PlacementDeps {
   functions: FunctionRegistry;
   /** the built-ins a worker has */
   builtins: FunctionRegistry;
-  /** whether a registered function is one a worker also has (JavaScript functions: it reads them from the store) */
-  workerFunction?: (def: FunctionDef) => boolean;
   connectors: Registry;
 }
 
@@ -82,7 +80,8 @@ export function movable(rule: RuleDef, options: RuleOptions, deps: PlacementDeps
       if (x.kind !== 'call') return;
       const def = deps.functions.get(x.name);
       if (def === undefined || def === deps.builtins.get(x.name)) return;
-      if (!deps.workerFunction?.(def)) onWorker = false;
+      // declared by what registered it: JavaScript and native plugin functions load on every worker
+      if (def.worker !== true) onWorker = false;
     });
   for (const f of stmt.fields) check(f.expr);
   if (stmt.where) check(stmt.where);

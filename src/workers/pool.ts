@@ -23,7 +23,7 @@ import { availableParallelism } from 'node:os';
 import type { Logger } from 'pino';
 import type { RuleDef, RuleOptions, Topology, TopologyBuilder } from '../contracts/index.js';
 import type { StreamCatalog, StreamDef } from '../catalog/types.js';
-import type { FunctionDef, FunctionRegistry } from '../functions/registry.js';
+import type { FunctionRegistry } from '../functions/registry.js';
 import { createBuiltinRegistry } from '../functions/index.js';
 import type { KVStore } from '../store/kv.js';
 import { EddyError, ErrorCode } from '../core/errors.js';
@@ -51,8 +51,6 @@ export interface PoolOptions {
   catalog: StreamCatalog;
   /** the main thread's registry: a rule calling a function a worker does not have stays on the main thread */
   functions: FunctionRegistry;
-  /** whether a registered function is one a worker has too (JavaScript functions) */
-  workerFunction?: (def: FunctionDef) => boolean;
   /** the revision of the main thread's JavaScript functions (a worker reads them again when it moved) */
   scriptRevision?: () => number;
   /** `basic.workerMemoryLimit`: megabytes of JavaScript heap a worker may use; 0 = V8's default */
@@ -156,7 +154,6 @@ export class WorkerPool implements TopologyBuilder {
       catalog: opts.catalog,
       functions: opts.functions,
       builtins: createBuiltinRegistry(),
-      workerFunction: opts.workerFunction,
       connectors: opts.connectors,
     };
     this.host = {
