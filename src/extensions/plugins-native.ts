@@ -18,10 +18,9 @@ import { dirname, join } from 'node:path';
 import YAML from 'yaml';
 import { EddyError, ErrorCode } from '../core/errors.js';
 import { readUrl, tempPath, writeAtomic, type FileRoots } from '../core/files.js';
-import { idTooLong } from '../core/limits.js';
 import type { Logger } from '../config/log.js';
 import type { FunctionRegistry } from '../functions/registry.js';
-import { checkUri, type PluginRequest } from './plugins.js';
+import { checkRequest, type PluginRequest } from './plugins.js';
 import { exportName, moduleFunctions, type NativeRef, type NativeType } from './plugins-native-load.js';
 import { NativeRuntime, type DeclarePort } from './plugins-native-runtime.js';
 import { readZip, runInstallScript, type ArchiveEntry } from './services-archive.js';
@@ -68,18 +67,6 @@ export interface NativeOptions {
 const bad = (msg: string) => new EddyError(ErrorCode.Undefined, msg);
 const hasFunctions = (e: { type: NativeType }) => e.type === 'functions' || e.type === 'wasm';
 const KEY = (type: NativeType, name: string) => `${type}_${name}`;
-
-/** The name checks of a create request (eKuiper's order: name, then URL). */
-export function checkRequest(req: PluginRequest): string {
-  const name = req.name.trim();
-  if (name === '') throw bad('invalid name : should not be empty');
-  if (name === '.' || name === '..' || !/^[A-Za-z0-9_.-]+$/.test(name))
-    throw bad(`invalid name ${name}: only letters, digits, '_', '.' and '-' are allowed`);
-  const long = idTooLong('invalid name', name);
-  if (long) throw bad(long);
-  if (!checkUri(req.file)) throw bad(`invalid uri ${req.file}`);
-  return name;
-}
 
 /** The contract version named by the manifest; throws for a major this server does not know. */
 export function checkApiVersion(v: unknown): string {

@@ -10,7 +10,6 @@
  * a rule is planned).
  */
 import { Serial } from '../core/serial.js';
-import { idTooLong } from '../core/limits.js';
 import { spawn } from 'node:child_process';
 import { chmodSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
@@ -29,7 +28,7 @@ import { parseJsonExact } from '../connectors/formats/jsonparse.js';
 import { EvalError, toJsonData, type Value, type ValueObject } from '../values/index.js';
 import { PluginHost, type PluginSpec } from './plugins-host.js';
 import { PullListener, PushDialer } from './plugins-nng.js';
-import { checkUri, type PluginRequest } from './plugins.js';
+import { checkRequest, type PluginRequest } from './plugins.js';
 import { readZip, type ArchiveEntry } from './services-archive.js';
 
 const NS = 'portablePlugin';
@@ -262,13 +261,7 @@ export class PortableManager {
   // ------------------------------------------------------------------------------------------ install / remove
 
   private async install(req: PluginRequest): Promise<void> {
-    const name = req.name.trim();
-    if (name === '') throw bad('invalid name : should not be empty');
-    if (name === '.' || name === '..' || !/^[A-Za-z0-9_.-]+$/.test(name))
-      throw bad(`invalid name ${name}: only letters, digits, '_', '.' and '-' are allowed`);
-    const long = idTooLong('invalid name', name);
-    if (long) throw bad(long);
-    if (!checkUri(req.file)) throw bad(`invalid uri ${req.file}`);
+    const name = checkRequest(req);
     if (this.plugins.has(name)) throw bad(`invalid name ${name}: duplicate`);
     let bytes: Buffer;
     try {

@@ -5,6 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { EddyError, ErrorCode } from '../core/errors.js';
+import { idTooLong } from '../core/limits.js';
 
 export type NativeType = 'sources' | 'sinks' | 'functions';
 
@@ -94,4 +95,16 @@ export function prebuiltPlugins(
       out[name] = `${host}/kuiper-plugins/${version}/${os}/${type}/${name}_${arch}.zip`;
   }
   return out;
+}
+
+/** The name checks of a create request (eKuiper's order: name, then URL); the trimmed name. */
+export function checkRequest(req: PluginRequest): string {
+  const name = req.name.trim();
+  if (name === '') throw bad('invalid name : should not be empty');
+  if (name === '.' || name === '..' || !/^[A-Za-z0-9_.-]+$/.test(name))
+    throw bad(`invalid name ${name}: only letters, digits, '_', '.' and '-' are allowed`);
+  const long = idTooLong('invalid name', name);
+  if (long) throw bad(long);
+  if (!checkUri(req.file)) throw bad(`invalid uri ${req.file}`);
+  return name;
 }
