@@ -5,7 +5,7 @@
 import type { RuleDef, RuleOptions, Topology, TopologyBuilder } from '../contracts/index.js';
 import { EddyError, ErrorCode } from '../core/errors.js';
 import type { SqlChecker } from './definition.js';
-import { parseSelect, parseStatementOnce } from '../sql/index.js';
+import { parseSelect, parseStatement } from '../sql/index.js';
 import { RuleTopology } from '../runtime/topology.js';
 import { GraphTopology } from '../runtime/graph-topology.js';
 
@@ -50,7 +50,7 @@ function plannedSources(topo: Topology): string[] | undefined {
 
 /** SELECT or another statement kind; throws the SQL front end's parser error when the text does not parse. */
 export function sqlStatementKind(sql: string): 'select' | 'other' {
-  return parseStatementOnce(sql).kind === 'select' ? 'select' : 'other';
+  return parseStatement(sql).kind === 'select' ? 'select' : 'other';
 }
 
 /**

@@ -42,22 +42,6 @@ export { parseDdl } from './ddl.js';
 export { parseSelect, parseExpression, MAX_DEPTH } from './parser.js';
 export { exprToString, selectToString, windowToString, identToString } from './print.js';
 
-let lastText: string | undefined;
-let lastStatement: Statement | undefined;
-
-/**
- * {@link parseStatement} that keeps the last statement it parsed: a rule's text is checked (statement kind) and then
- * read for its placement (docs/runtime.md §1.10) one after the other on the main thread, and parses once. The AST is
- * immutable, so sharing it is safe; only read-only analysis uses this.
- */
-export function parseStatementOnce(sql: string): Statement {
-  if (sql === lastText && lastStatement) return lastStatement;
-  const stmt = parseStatement(sql);
-  lastText = sql;
-  lastStatement = stmt;
-  return stmt;
-}
-
 /**
  * Parses a SELECT or a stream/table statement, chosen by the first word. Text starting with anything else is
  * parsed as a SELECT, so the error names what was expected (`found "X", expected SELECT.`).

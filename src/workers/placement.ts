@@ -12,7 +12,7 @@ import type { FunctionRegistry } from '../functions/registry.js';
 import type { Registry } from '../connectors/registry.js';
 import { prop } from '../connectors/props.js';
 import { resolveSource } from '../runtime/source.js';
-import { exprToString, identToString, parseSelect, parseStatementOnce, windowToString } from '../sql/index.js';
+import { exprToString, identToString, parseSelect, parseStatement, windowToString } from '../sql/index.js';
 import { walk } from '../plan/analyze.js';
 
 export interface PlacementDeps {
@@ -34,8 +34,8 @@ export function movable(rule: RuleDef, options: RuleOptions, deps: PlacementDeps
   if (rule.sql === undefined) return false;
   let stmt: Select;
   try {
-    // parsed already when the rule's definition was checked (rules/definition.ts): the same tree
-    const parsed = parseStatementOnce(rule.sql);
+    // parsed already when the rule's definition was checked (rules/definition.ts): the same tree, kept by parseSelect
+    const parsed = parseStatement(rule.sql);
     if (parsed.kind !== 'select') return false;
     stmt = parsed;
   } catch {
