@@ -17,6 +17,7 @@ import { ScriptService, SCRIPT_NS } from '../extensions/scripts.js';
 import { trackActivity } from '../runtime/node.js';
 import { setDefaultZone } from '../values/index.js';
 import { EddyError } from '../core/errors.js';
+import { useIdleCollector } from '../core/idle-memory.js';
 import { join } from 'node:path';
 import { NativeRuntime } from '../extensions/plugins-native-runtime.js';
 import type { StreamCatalog, StreamDef, StreamKind } from '../catalog/types.js';
@@ -146,6 +147,8 @@ async function main(): Promise<void> {
   }
   const logger = createLogger(config, home).child({ worker: init.index });
   trackActivity(new Int32Array(init.activity));
+  // this thread's heap is its own: a burst of messages leaves it grown until a collection here gives it back
+  useIdleCollector();
   const store = new MainStore();
   const connectors = await Connectors.create({ home, config, env: init.env, store, logger });
   const catalog = new CatalogView();
