@@ -150,7 +150,8 @@ async function main(): Promise<void> {
   // this thread's heap is its own: a burst of messages leaves it grown until a collection here gives it back
   useIdleCollector();
   const store = new MainStore();
-  const connectors = await Connectors.create({ home, config, env: init.env, store, logger });
+  // each connector family is loaded here when a rule first uses it: a worker running MQTT rules holds no other client
+  const connectors = await Connectors.create({ home, config, env: init.env, store, logger, onDemand: true });
   const catalog = new CatalogView();
   // JavaScript functions run here, each call under the script time limit (docs/runtime.md §8): a looping function
   // holds this thread, never the main one
@@ -179,7 +180,10 @@ async function main(): Promise<void> {
   const spans: Array<[number, TraceSpan]> = [];
   let confRevision = -1;
   let scriptRevision = -1;
-  /** Brings this thread's catalog, config keys and JavaScript functions to the main thread's state. */
+  /**
+   * Brings this thread's catalog, config keys and JavaScript functions to the main thread's state, and loads the
+   * connector families the rule uses.
+   */
   const sync = async (m: RuleRequest): Promise<void> => {
     catalog.apply(m.streams, m.dropped);
     await syncNatives();
@@ -202,6 +206,7 @@ async function main(): Promise<void> {
       }
       scriptRevision = m.scriptRevision;
     }
+    await connectors.prepareRule(m.rule, catalog);
   };
 
   const planOf = (m: RuleRequest): TopologyBase =>

@@ -2,12 +2,23 @@
  * The http family's declarations (declaration.ts): the httppull source and lookup table, which share one puller, the
  * httppush source on the data server, and the rest sink.
  */
+import { lazyModule } from '../../core/lazy.js';
 import { LOOKUP_THREADS, provisionCheck, type Declaration } from '../declaration.js';
 import { COMPRESSIONS, TLS, f, sink, source } from '../meta.js';
-import { HttpPullLookup } from './pull-lookup.js';
-import { HttpPullSource } from './pull-source.js';
-import { HttpPushHub, HttpPushSource } from './push-source.js';
-import { RestSink } from './rest-sink.js';
+
+/** the connectors, imported when a rule or check first needs them (declaration.ts `load`) */
+const impl = lazyModule('the http connectors', async () => {
+  const m = await Promise.all([
+    import('./pull-lookup.js'),
+    import('./pull-source.js'),
+    import('./push-source.js'),
+    import('./rest-sink.js'),
+  ]);
+  return Object.assign({}, ...m) as typeof import('./pull-lookup.js') &
+    typeof import('./pull-source.js') &
+    typeof import('./push-source.js') &
+    typeof import('./rest-sink.js');
+});
 
 const HTTP_METHODS = ['get', 'post', 'put', 'delete'];
 const BODY_TYPES = ['none', 'text', 'json', 'html', 'xml', 'javascript', 'form'];
@@ -48,7 +59,8 @@ export const httpDeclarations: Declaration[] = [
   {
     kind: 'source',
     type: 'httppull',
-    create: (host) => new HttpPullSource(host.formats),
+    load: impl.load,
+    create: (host) => new (impl.get().HttpPullSource)(host.formats),
     defaults: 'sources/httppull.yaml',
     meta: PULL_META,
     check: null,
@@ -58,7 +70,8 @@ export const httpDeclarations: Declaration[] = [
   {
     kind: 'lookup',
     type: 'httppull',
-    create: () => new HttpPullLookup(),
+    load: impl.load,
+    create: () => new (impl.get().HttpPullLookup)(),
     defaults: 'sources/httppull.yaml',
     meta: PULL_META,
     check: null,
@@ -68,7 +81,9 @@ export const httpDeclarations: Declaration[] = [
     kind: 'source',
     type: 'httppush',
     // the endpoints of one server share its data server: one route per method and path
-    create: (host) => new HttpPushSource(host.shared('httppush', () => new HttpPushHub(host.dataServer))),
+    load: impl.load,
+    create: (host) =>
+      new (impl.get().HttpPushSource)(host.shared('httppush', () => new (impl.get().HttpPushHub)(host.dataServer))),
     defaults: 'sources/httppush.yaml',
     meta: source(
       { en_US: 'Receives data POSTed to the HTTP data server.', zh_CN: '接收推送到 HTTP 数据服务的数据。' },
@@ -87,7 +102,8 @@ export const httpDeclarations: Declaration[] = [
   {
     kind: 'sink',
     type: 'rest',
-    create: () => new RestSink(),
+    load: impl.load,
+    create: () => new (impl.get().RestSink)(),
     meta: sink(
       { en_US: 'Sends results to an HTTP server.', zh_CN: '将结果发送到 HTTP 服务。' },
       'sinks/builtin/rest',
@@ -105,7 +121,7 @@ export const httpDeclarations: Declaration[] = [
       ],
     ),
     check: null,
-    validate: provisionCheck(() => new RestSink()),
+    validate: provisionCheck(() => new (impl.get().RestSink)()),
     threads: { worker: true },
   },
 ];

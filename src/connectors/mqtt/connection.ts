@@ -5,7 +5,8 @@
  * re-subscribe; a rule is never lost to a broker restart.
  */
 import { randomUUID } from 'node:crypto';
-import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
+import type { IClientOptions, MqttClient } from 'mqtt';
+import { lazyModule } from '../../core/lazy.js';
 import type { Delivery, Props } from '../../contracts/index.js';
 import type { ConfKeys } from '../confkeys.js';
 import { propInt, propString } from '../props.js';
@@ -19,6 +20,13 @@ import { DEFAULT_MAX_INFLIGHT, PublishWindow } from './window.js';
 import type { MqttSessionLedger, SessionSettings } from './sessions.js';
 
 export type QoS = 0 | 1 | 2;
+
+/**
+ * MQTT.js, imported by the mqtt and edgex families when they load (connectors/declaration.ts `load`): a rule worker
+ * that runs no MQTT rule never holds it.
+ */
+const mqttClientLibrary = lazyModule('the MQTT client library', () => import('mqtt'));
+export const loadMqttClient = mqttClientLibrary.load;
 
 /** bytes a connection's socket may hold unsent before QoS 0 publishers wait for it to drain */
 const SOCKET_BUDGET_BYTES = 8 * 1024 * 1024;
@@ -196,7 +204,7 @@ export class MqttConn {
     const tapped = !settings.persistent;
     const options = clientOptions(settings);
     if (tapped) options.manualConnect = true;
-    this.client = mqtt.connect(brokerUrl(settings.server), options);
+    this.client = mqttClientLibrary.get().default.connect(brokerUrl(settings.server), options);
     this.window = new PublishWindow(this.client, settings.maxInflight ?? DEFAULT_MAX_INFLIGHT, settings.server);
     let acks: HeldAcks | undefined;
     try {
