@@ -5,8 +5,8 @@ import { f, sink, source } from '../meta.js';
 
 /** the connectors, imported when a rule or check first needs them (declaration.ts `load`) */
 const impl = lazyModule('the file connectors', async () => {
-  const m = await Promise.all([import('./sink.js'), import('./source.js')]);
-  return Object.assign({}, ...m) as typeof import('./sink.js') & typeof import('./source.js');
+  const [sinkModule, sourceModule] = await Promise.all([import('./sink.js'), import('./source.js')]);
+  return { ...sinkModule, ...sourceModule };
 });
 
 export const fileDeclarations: Declaration[] = [

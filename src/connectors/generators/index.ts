@@ -8,10 +8,12 @@ import { f, source } from '../meta.js';
 
 /** the connectors, imported when a rule or check first needs them (declaration.ts `load`) */
 const impl = lazyModule('the generator sources', async () => {
-  const m = await Promise.all([import('./nexmark.js'), import('./random.js'), import('./simulator.js')]);
-  return Object.assign({}, ...m) as typeof import('./nexmark.js') &
-    typeof import('./random.js') &
-    typeof import('./simulator.js');
+  const [nexmark, random, simulator] = await Promise.all([
+    import('./nexmark.js'),
+    import('./random.js'),
+    import('./simulator.js'),
+  ]);
+  return { ...nexmark, ...random, ...simulator };
 });
 
 export const generatorDeclarations: Declaration[] = [

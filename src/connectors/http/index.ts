@@ -8,16 +8,13 @@ import { COMPRESSIONS, TLS, f, sink, source } from '../meta.js';
 
 /** the connectors, imported when a rule or check first needs them (declaration.ts `load`) */
 const impl = lazyModule('the http connectors', async () => {
-  const m = await Promise.all([
+  const [pullLookup, pullSource, pushSource, restSink] = await Promise.all([
     import('./pull-lookup.js'),
     import('./pull-source.js'),
     import('./push-source.js'),
     import('./rest-sink.js'),
   ]);
-  return Object.assign({}, ...m) as typeof import('./pull-lookup.js') &
-    typeof import('./pull-source.js') &
-    typeof import('./push-source.js') &
-    typeof import('./rest-sink.js');
+  return { ...pullLookup, ...pullSource, ...pushSource, ...restSink };
 });
 
 const HTTP_METHODS = ['get', 'post', 'put', 'delete'];

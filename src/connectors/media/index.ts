@@ -8,8 +8,8 @@ import { f, sink, source } from '../meta.js';
 
 /** the connectors, imported when a rule or check first needs them (declaration.ts `load`) */
 const impl = lazyModule('the media connectors', async () => {
-  const m = await Promise.all([import('./image-sink.js'), import('./video-source.js')]);
-  return Object.assign({}, ...m) as typeof import('./image-sink.js') & typeof import('./video-source.js');
+  const [imageSink, videoSource] = await Promise.all([import('./image-sink.js'), import('./video-source.js')]);
+  return { ...imageSink, ...videoSource };
 });
 
 export const mediaDeclarations: Declaration[] = [

@@ -8,18 +8,14 @@ import { COMPRESSIONS, f, sink, source, type FieldMeta } from '../meta.js';
 
 /** the connectors, imported when a rule or check first needs them (declaration.ts `load`) */
 const impl = lazyModule('the redis connectors', async () => {
-  const m = await Promise.all([
+  const [commonModule, lookupModule, pubSink, sinkModule, subSource] = await Promise.all([
     import('./common.js'),
     import('./lookup.js'),
     import('./pub-sink.js'),
     import('./sink.js'),
     import('./sub-source.js'),
   ]);
-  return Object.assign({}, ...m) as typeof import('./common.js') &
-    typeof import('./lookup.js') &
-    typeof import('./pub-sink.js') &
-    typeof import('./sink.js') &
-    typeof import('./sub-source.js');
+  return { ...commonModule, ...lookupModule, ...pubSink, ...sinkModule, ...subSource };
 });
 
 /** The connection fields of the redis connectors: the address key differs, and the lookup takes db from DATASOURCE. */

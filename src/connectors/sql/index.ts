@@ -11,11 +11,13 @@ import { propString } from '../props.js';
 
 /** the connectors, imported when a rule or check first needs them (declaration.ts `load`) */
 const impl = lazyModule('the sql connectors', async () => {
-  const m = await Promise.all([import('./db.js'), import('./lookup.js'), import('./sink.js'), import('./source.js')]);
-  return Object.assign({}, ...m) as typeof import('./db.js') &
-    typeof import('./lookup.js') &
-    typeof import('./sink.js') &
-    typeof import('./source.js');
+  const [dbModule, lookupModule, sinkModule, sourceModule] = await Promise.all([
+    import('./db.js'),
+    import('./lookup.js'),
+    import('./sink.js'),
+    import('./source.js'),
+  ]);
+  return { ...dbModule, ...lookupModule, ...sinkModule, ...sourceModule };
 });
 
 const urlOf = (props: Props): string => propString(props, 'url', '');

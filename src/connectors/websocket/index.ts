@@ -10,10 +10,12 @@ import { prop } from '../props.js';
 
 /** the connectors, imported when a rule or check first needs them (declaration.ts `load`) */
 const impl = lazyModule('the websocket connectors', async () => {
-  const m = await Promise.all([import('./common.js'), import('./sink.js'), import('./source.js')]);
-  return Object.assign({}, ...m) as typeof import('./common.js') &
-    typeof import('./sink.js') &
-    typeof import('./source.js');
+  const [commonModule, sinkModule, sourceModule] = await Promise.all([
+    import('./common.js'),
+    import('./sink.js'),
+    import('./source.js'),
+  ]);
+  return { ...commonModule, ...sinkModule, ...sourceModule };
 });
 
 /** A client may run on any thread; an endpoint is a route of the data server. */
