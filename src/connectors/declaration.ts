@@ -174,10 +174,9 @@ export function provisionCheck(
 }
 
 /**
- * Lookup tables stay on the main thread whatever their connector: a lookup table is one connector per server,
- * opened by CREATE TABLE and shared by the rules that join it (docs/runtime.md §1.10).
+ * Lookup tables run wherever their rules run (docs/runtime.md §1.10): each thread keeps its own instance of a table's
+ * connector (runtime/lookup.ts), opened by the first rule there that joins it. A table that queries its system (sql,
+ * redis, httppull) reads the same rows from every thread; the memory table, which holds rows itself, starts from the
+ * main thread's rows (connectors/memory/bus.ts).
  */
-export const LOOKUP_THREADS: Threads = {
-  worker: false,
-  because: 'a lookup table is one connector per server, opened by CREATE TABLE and shared by the rules that join it',
-};
+export const LOOKUP_THREADS: Threads = { worker: true };

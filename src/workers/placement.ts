@@ -48,8 +48,8 @@ export function movable(rule: RuleDef, options: RuleOptions, deps: PlacementDeps
     const def = deps.catalog.get(name);
     // unknown here: the worker's planner answers `fail to get stream …`
     if (!def) continue;
-    // tables stay where the server's tables are (docs/runtime.md §1.10)
-    if (def.kind !== 'stream') return false;
+    // a lookup table is opened by the rule's own thread (runtime/lookup.ts), a scan table is read by the rule itself
+    const kind = def.kind === 'table' && def.options.KIND === 'lookup' ? 'lookup' : 'source';
     let type: string;
     let props: Props;
     try {
@@ -57,7 +57,7 @@ export function movable(rule: RuleDef, options: RuleOptions, deps: PlacementDeps
     } catch {
       continue;
     }
-    if (!connectors.placement('source', type, props).worker) return false;
+    if (!connectors.placement(kind, type, props).worker) return false;
     if (!connectors.placement('format', String(props.format), props).worker) return false;
   }
   for (const action of rule.actions) {

@@ -1,7 +1,7 @@
 /** The memory family's declarations (declaration.ts): the source, lookup table and sink on the server's topic bus. */
 import type { Declaration, Threads } from '../declaration.js';
 import { f, sink, source } from '../meta.js';
-import { MemoryLookup, MemorySink, MemorySource, type MemoryTable } from './memory.js';
+import { MemoryLookup, MemorySink, MemorySource } from './memory.js';
 
 const META = source(
   { en_US: 'Reads rows published by memory sinks of other rules.', zh_CN: '读取其他规则内存动作发布的数据。' },
@@ -28,12 +28,8 @@ export const memoryDeclarations: Declaration[] = [
   {
     kind: 'lookup',
     type: 'memory',
-    // the tables of one server are shared by its lookups: one table per topic and key
-    create: (host) =>
-      new MemoryLookup(
-        host.memory,
-        host.shared('memory.tables', () => new Map<string, MemoryTable>()),
-      ),
+    // the tables of one thread are shared by its lookups: one table per topic and key (bus.ts)
+    create: (host) => new MemoryLookup(host.memory),
     defaults: 'sources/memory.yaml',
     meta: META,
     check: null,
