@@ -535,7 +535,9 @@ export class RuleService {
     if (def.sql === undefined) {
       // a graph is planned (nothing opened); the sources are its source nodes as the topology names them
       try {
-        const topo = this.deps.engine.builder.build(def, options, this.deps.logger);
+        const engine = this.deps.engine;
+        if (engine.validateGraph) return { sources: engine.validateGraph(def, options), valid: true };
+        const topo = engine.builder.build(def, options, this.deps.logger);
         return { sources: topo.printable().sources, valid: true };
       } catch (err) {
         throw new EddyError(ErrorCode.Plan, `invalid rule graph: ${err instanceof Error ? err.message : String(err)}`);
