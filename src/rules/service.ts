@@ -29,19 +29,10 @@ import { TraceStore } from './traces.js';
 import { SortedKeyMap } from './sorted-map.js';
 import type { ValueObject } from '../values/value.js';
 import { RuleStatusView } from './status.js';
-import type {
-  CreateOptions,
-  Entry,
-  LogDestination,
-  RuleListEntry,
-  RuleMetricsSnapshot,
-  RuleServiceDeps,
-} from './service-types.js';
+import type { CreateOptions, Entry, RuleListEntry, RuleMetricsSnapshot, RuleServiceDeps } from './service-types.js';
 import {
   byId,
   dedupe,
-  endLog,
-  ruleLogger,
   fallbackDef,
   fullOptions,
   hasTags,
@@ -50,6 +41,7 @@ import {
   withId,
   withRestoredSecrets,
 } from './service-text.js';
+import { endLog, ruleLogger, type LogDestination } from '../core/rule-log.js';
 
 export type {
   CreateOptions,
@@ -166,7 +158,7 @@ export class RuleService {
 
   /** A state for a new registry entry; `dest` is its log file, if any, until the entry is registered. */
   private newState(def: RuleDef, options: RuleOptions): { state: RuleState; dest?: LogDestination } {
-    const { logger, dest } = ruleLogger(def, options, this.deps.logger, this.deps.logDir);
+    const { logger, dest } = ruleLogger(def.id, options, this.deps.logger, this.deps.logDir);
     const state = new RuleState(def, options, {
       logger,
       timezone: this.deps.timezone,
@@ -387,7 +379,7 @@ export class RuleService {
     const old = e.state.options;
     const fresh =
       old.debug !== options.debug || old.logFilename !== options.logFilename
-        ? ruleLogger(def, options, this.deps.logger, this.deps.logDir)
+        ? ruleLogger(def.id, options, this.deps.logger, this.deps.logDir)
         : undefined;
     let planned: { topo: Topology; sources: string[] };
     try {

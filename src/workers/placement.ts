@@ -6,7 +6,7 @@
  *
  * Also here: the text naming the node a rule was stopped in, when one record held its worker too long.
  */
-import type { Props, RuleDef, RuleOptions } from '../contracts/index.js';
+import type { Props, RuleDef } from '../contracts/index.js';
 import type { StreamCatalog, StreamDef } from '../catalog/types.js';
 import type { FunctionRegistry } from '../functions/registry.js';
 import type { Registry } from '../connectors/registry.js';
@@ -29,9 +29,7 @@ export interface PlacementDeps {
 type Select = ReturnType<typeof parseSelect>;
 
 /** Whether the rule needs nothing that exists only on the main thread. */
-export function movable(rule: RuleDef, options: RuleOptions, deps: PlacementDeps): boolean {
-  // a rule's own log file (and debug level) belong to the main thread's loggers
-  if (options.logFilename || options.debug) return false;
+export function movable(rule: RuleDef, deps: PlacementDeps): boolean {
   if (rule.sql === undefined) return rule.graph !== undefined && graphMovable(rule.graph, deps);
   let stmt: Select;
   try {

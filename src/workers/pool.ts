@@ -177,7 +177,7 @@ export class WorkerPool implements TopologyBuilder {
    * main thread does not plan it. Any other rule is planned and built here, in-process.
    */
   build(rule: RuleDef, options: RuleOptions, logger: Logger): Topology {
-    if (!movable(rule, options, this.placementDeps)) return this.opts.local.build(rule, options, logger);
+    if (!movable(rule, this.placementDeps)) return this.opts.local.build(rule, options, logger);
     const first = this.place(rule.id);
     if (this.opts.parallelInstances && options.parallelism > 1 && rule.instance === undefined) {
       // one hot topic over several workers: each instance on the next worker, fed by an MQTT shared subscription

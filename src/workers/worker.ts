@@ -17,6 +17,7 @@ import { ScriptService, SCRIPT_NS } from '../extensions/scripts.js';
 import { trackActivity } from '../runtime/node.js';
 import { setDefaultZone } from '../values/index.js';
 import { EddyError } from '../core/errors.js';
+import { endLog, ruleLogger, type LogDestination } from '../core/rule-log.js';
 import { join } from 'node:path';
 import { NativeRuntime } from '../extensions/plugins-native-runtime.js';
 import type { StreamCatalog, StreamDef, StreamKind } from '../catalog/types.js';
@@ -201,9 +202,19 @@ async function main(): Promise<void> {
     }
   };
 
-  const planOf = (m: RuleRequest): TopologyBase =>
+  /** the files of the rules with `logFilename`, by handle: the main thread appends its lines about the rule too */
+  const ruleLogs = new Map<number, LogDestination>();
+  const endRuleLog = (handle: number): void => {
+    endLog(ruleLogs.get(handle));
+    ruleLogs.delete(handle);
+  };
+  const planOf = (m: RuleRequest): TopologyBase => {
+    endRuleLog(m.handle);
+    const own = ruleLogger(m.rule.id, m.options, logger, home.log);
+    if (own.dest) ruleLogs.set(m.handle, own.dest);
     // the in-process builder makes only these two (runtime/topology.ts)
-    builder.build(m.rule, m.options, logger.child({ rule: m.rule.id })) as RuleTopology | GraphTopology;
+    return builder.build(m.rule, m.options, own.logger) as RuleTopology | GraphTopology;
+  };
 
   const plan = async (m: RuleRequest): Promise<PlannedInfo> => {
     await sync(m);
@@ -242,10 +253,11 @@ async function main(): Promise<void> {
   const close = async (handle: number): Promise<void> => {
     prepared.delete(handle);
     const t = topologies.get(handle);
-    if (!t) return;
+    if (!t) return endRuleLog(handle);
     topologies.delete(handle);
     const rows = metricsRows(t.nodes);
     await t.topo.close();
+    endRuleLog(handle);
     post({ ev: 'metrics', topologies: [[handle, rows, 0]] });
   };
 
@@ -274,6 +286,7 @@ async function main(): Promise<void> {
         break;
       case 'release':
         prepared.delete(m.handle);
+        if (!topologies.has(m.handle)) endRuleLog(m.handle);
         break;
       case 'close':
         reply(m.req, close(m.handle));

@@ -133,13 +133,22 @@ test('the memory bus spans the threads: rows a memory sink publishes on one work
       sql: `SELECT count FROM mem_${tag}`,
       actions: [{ mqtt: { server: 'tcp://127.0.0.1:1883', topic: `${topic}/worker` } }],
     });
-    // a reader that stays on the main thread (its own log level keeps it there)
-    await s.req('POST', '/rules', {
+    // a reader that stays on the main thread (the protobuf format keeps it there)
+    const schema = `count_${tag}`;
+    const content = 'syntax = "proto3";\nmessage Row {\n  int64 count = 1;\n}\n';
+    assert.equal((await s.req('POST', '/schemas/protobuf', { name: schema, content })).status, 201);
+    const main = {
+      server: 'tcp://127.0.0.1:1883',
+      topic: `${topic}/main`,
+      format: 'protobuf',
+      schemaId: `${schema}.Row`,
+    };
+    const r = await s.req('POST', '/rules', {
       id: `mmain_${tag}`,
       sql: `SELECT count FROM mem_${tag}`,
-      actions: [{ mqtt: { server: 'tcp://127.0.0.1:1883', topic: `${topic}/main` } }],
-      options: { debug: true },
+      actions: [{ mqtt: main }],
     });
+    assert.equal(r.status, 201, r.text);
     assert.notEqual((await status(s, pubId)).worker, (await status(s, readId)).worker);
     assert.equal((await status(s, `mmain_${tag}`)).worker, undefined);
     await until(() => sub.messages.some((m) => m.topic === `${topic}/worker`), 30_000, 'rows on the other worker');
