@@ -14,6 +14,7 @@ import { prop } from '../connectors/props.js';
 import { resolveSource } from '../runtime/source.js';
 import { exprToString, identToString, parseSelect, parseStatement, windowToString } from '../sql/index.js';
 import { walk } from '../plan/analyze.js';
+import { callableFromWorker } from './main-functions.js';
 import { inlineStream, isObj, str } from '../plan/graph-props.js';
 import type { Expr } from '../sql/ast.js';
 
@@ -139,8 +140,9 @@ function callsOnWorker(exprs: readonly Expr[], deps: PlacementDeps): boolean {
       if (x.kind !== 'call') return;
       const def = deps.functions.get(x.name);
       if (def === undefined || def === deps.builtins.get(x.name)) return;
-      // declared by what registered it: JavaScript and native plugin functions load on every worker
-      if (def.worker !== true) onWorker = false;
+      // JavaScript and native plugin functions load on every worker; service and portable-plugin functions, which
+      // answer asynchronously, are called on the main thread through a stand-in (main-functions.ts)
+      if (!callableFromWorker(def)) onWorker = false;
     });
   return onWorker;
 }

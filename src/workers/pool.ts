@@ -30,6 +30,7 @@ import { EddyError, ErrorCode } from '../core/errors.js';
 import type { FromWorker, PlannedInfo, RuleRequest, ToWorker, WorkerInit } from './protocol.js';
 import type { Registry } from '../connectors/registry.js';
 import { describeNode, movable, placeById, type PlacementDeps } from './placement.js';
+import { callOnMain, mainFunctions } from './main-functions.js';
 import { RemoteTopology, type RemoteHost } from './remote.js';
 import { InstancesTopology } from '../runtime/instances.js';
 
@@ -238,6 +239,7 @@ export class WorkerPool implements TopologyBuilder {
         dropped,
         confRevision: this.opts.confRevision?.() ?? -1,
         scriptRevision: this.opts.scriptRevision?.() ?? -1,
+        mainFunctions: mainFunctions(this.opts.functions, this.placementDeps.builtins),
       };
       return { op, ...r };
     });
@@ -467,6 +469,10 @@ export class WorkerPool implements TopologyBuilder {
         break;
       case 'kv':
         void this.kv(worker, m.id, m.method, m.args);
+        break;
+      case 'call':
+        // a service or portable-plugin function called by a rule on the worker (main-functions.ts)
+        void callOnMain(this.opts.functions, m).then((answer) => worker.postMessage(answer satisfies ToWorker));
         break;
       case 'ready':
         break;

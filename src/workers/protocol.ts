@@ -13,6 +13,7 @@ import type {
 } from '../contracts/index.js';
 import type { StreamDef } from '../catalog/types.js';
 import type { ValueObject } from '../values/value.js';
+import type { MainCall, MainCallAnswer, MainFunction } from './main-functions.js';
 
 /** What a worker is started with (its `workerData`). */
 export interface WorkerInit {
@@ -46,6 +47,8 @@ export interface RuleRequest {
   confRevision: number;
   /** the main thread's JavaScript-function revision: -1 when unknown (read them again) */
   scriptRevision: number;
+  /** the functions the rules here reach on the main thread (main-functions.ts) */
+  mainFunctions: MainFunction[];
 }
 
 /** Main → worker. */
@@ -62,6 +65,7 @@ export type ToWorker =
   | { op: 'trace'; handle: number; strategy: TraceStrategy | null }
   | { op: 'ping'; seq: number }
   | { op: 'kv'; id: number; value?: unknown; error?: string }
+  | MainCallAnswer
   /** fault injection of the tests: busy the worker's thread for `ms` */
   | { op: 'stall'; ms: number }
   /** fault injection of the tests: end the worker's thread as a crash would */
@@ -102,4 +106,5 @@ export type FromWorker =
   | { ev: 'metrics'; topologies: Array<[number, NodeMetricsRow[], number]> }
   /** the spans of traced records finished since the last message, by topology handle */
   | { ev: 'spans'; spans: Array<[number, TraceSpan]> }
-  | { ev: 'kv'; id: number; method: string; args: unknown[] };
+  | { ev: 'kv'; id: number; method: string; args: unknown[] }
+  | MainCall;

@@ -22,6 +22,7 @@ import { join } from 'node:path';
 import { NativeRuntime } from '../extensions/plugins-native-runtime.js';
 import type { StreamCatalog, StreamDef, StreamKind } from '../catalog/types.js';
 import type { KVOp, KVStore } from '../store/kv.js';
+import { MainFunctionStandIns } from './main-functions.js';
 import type { FromWorker, NodeMetricsRow, PlannedInfo, RuleRequest, ToWorker, WorkerInit } from './protocol.js';
 import type { NodeMetrics, Topology, TraceSpan } from '../contracts/index.js';
 
@@ -155,6 +156,8 @@ async function main(): Promise<void> {
   const functions = createBuiltinRegistry();
   const scripts = new ScriptService({ store, functions, logger });
   const scriptTexts = new Map<string, string>();
+  // service and portable-plugin functions: stand-ins whose calls cross to the main thread
+  const standIns = new MainFunctionStandIns(functions, post);
   // native plugins: the modules the main thread loaded, loaded here too so their rules run on this thread
   const natives = new NativeRuntime(connectors.registry, functions);
   const syncNatives = () => natives.sync(join(home.plugins, 'native', 'loaded.json'), (msg) => logger.warn(msg));
@@ -200,6 +203,7 @@ async function main(): Promise<void> {
       }
       scriptRevision = m.scriptRevision;
     }
+    standIns.sync(m.mainFunctions);
   };
 
   /** the files of the rules with `logFilename`, by handle: the main thread appends its lines about the rule too */
@@ -312,6 +316,9 @@ async function main(): Promise<void> {
         break;
       case 'kv':
         store.answer(m.id, m.value, m.error);
+        break;
+      case 'called':
+        standIns.answer(m);
         break;
       case 'stall': {
         const end = Date.now() + m.ms;
