@@ -360,6 +360,7 @@ function startWorkerPool(
           logger,
           heartbeatLimitMs: Number(config.basic.ruleEvalLimit) > 0 ? Number(config.basic.ruleEvalLimit) : undefined,
           confRevision: () => connectors.confKeys.revision,
+          serveDataServer: (port) => connectors.serveWorker(port),
         })
       : undefined;
   if (pool) closers.push(() => pool.close());

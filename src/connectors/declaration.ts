@@ -19,7 +19,8 @@ import type {
 } from '../contracts/index.js';
 import type { FileRoots } from '../core/files.js';
 import type { ConfKeys } from './confkeys.js';
-import type { DataServer, WsEndpoints } from './dataserver.js';
+import type { DataServer } from './dataserver.js';
+import type { PushHub, WsEndpointsPort } from './data-relay.js';
 import type { SinkMeta, SourceMeta } from './meta.js';
 import type { MemoryBus } from './memory/bus.js';
 import type { MqttPool } from './mqtt/connection.js';
@@ -37,7 +38,10 @@ export interface ConnectorHost {
   readonly mqtt: MqttPool;
   readonly neuron: NeuronPool;
   readonly dataServer: DataServer;
-  readonly wsEndpoints: WsEndpoints;
+  /** the websocket endpoints of the data server (on a worker, those of the main thread's: data-relay.ts) */
+  readonly wsEndpoints: WsEndpointsPort;
+  /** the routes of httppush sources on the data server (on a worker, the main thread's: data-relay.ts) */
+  readonly pushHub: PushHub;
   /** with authentication on, the folders file sources and sinks may use (docs/runtime.md §2.5 file) */
   readonly fileRoots: FileRoots | undefined;
   /** the context of a connector configured only to check its properties (never connected) */

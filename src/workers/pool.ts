@@ -17,7 +17,7 @@
  * is not cut short by its neighbours' limit, and one given a short limit is stopped early.
  */
 import type { ValueObject } from '../values/value.js';
-import type { Worker } from 'node:worker_threads';
+import { MessageChannel, type MessagePort, type Worker } from 'node:worker_threads';
 import { siblingModule, startWorker } from '../core/threads.js';
 import { availableParallelism } from 'node:os';
 import type { Logger } from 'pino';
@@ -76,6 +76,8 @@ export interface PoolOptions {
   heartbeatLimitMs?: number;
   /** the revision of the main thread's config keys (a worker reads them again when it moved) */
   confRevision?: () => number;
+  /** serves the main thread's data server to a new worker through `port` (connectors/data-relay.ts) */
+  serveDataServer?: (port: MessagePort) => void;
   /**
    * longest wait for a worker to plan, open or close a topology, counted from when the worker has loaded (a slow
    * start is no failure of the rule, docs/runtime.md §1.10); a worker that stops answering is replaced earlier by
@@ -383,19 +385,28 @@ export class WorkerPool implements TopologyBuilder {
     s.lastSeq = 0;
     s.lastProgress = Date.now();
     s.unanswered.clear();
+    // the worker's httppush routes and websocket endpoints live on this thread's data server
+    const relay = this.opts.serveDataServer ? new MessageChannel() : undefined;
     const workerData: WorkerInit = {
       index: s.index,
       home: this.opts.home,
       env: this.opts.env,
       activity: s.activity.buffer,
+      dataPort: relay?.port2,
     };
     const limit = this.opts.memoryLimitMb ?? 0;
     // a worker over its heap limit ends with ERR_WORKER_OUT_OF_MEMORY and is replaced like any worker that exits
     const worker = startWorker(siblingModule(import.meta.url, 'worker'), {
       workerData,
+      transferList: relay ? [relay.port2] : [],
       ...(limit > 0 ? { resourceLimits: { maxOldGenerationSizeMb: limit } } : {}),
     });
     const spawnedAt = Date.now();
+    if (relay) {
+      this.opts.serveDataServer!(relay.port1);
+      // what the worker held on the data server is let go when it ends (data-relay.ts)
+      worker.once('exit', () => relay.port1.close());
+    }
     s.worker = worker;
     s.spawned = true;
     s.lastPong = Date.now();

@@ -11,6 +11,7 @@ import type {
   TraceSpan,
   TraceStrategy,
 } from '../contracts/index.js';
+import type { MessagePort } from 'node:worker_threads';
 import type { StreamDef } from '../catalog/types.js';
 import type { ValueObject } from '../values/value.js';
 import type { MainCall, MainCallAnswer, MainFunction } from './main-functions.js';
@@ -22,6 +23,8 @@ export interface WorkerInit {
   env: NodeJS.ProcessEnv;
   /** cell 0: the activity id of the node working now, cell 1: batches started (see runtime/node.ts) */
   activity: SharedArrayBuffer;
+  /** the main thread's data server, for httppush routes and websocket endpoints (connectors/data-relay.ts) */
+  dataPort?: MessagePort;
 }
 
 /**

@@ -8,6 +8,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { loadConfig, resolveHome } from '../config/index.js';
 import { createLogger } from '../config/log.js';
 import { Connectors } from '../connectors/index.js';
+import { DataRelayClient } from '../connectors/data-relay.js';
 import { createBuiltinRegistry } from '../functions/index.js';
 import { createTopologyBuilder, RuleTopology } from '../runtime/topology.js';
 import { GraphTopology } from '../runtime/graph-topology.js';
@@ -149,7 +150,14 @@ async function main(): Promise<void> {
   const logger = createLogger(config, home).child({ worker: init.index });
   trackActivity(new Int32Array(init.activity));
   const store = new MainStore();
-  const connectors = await Connectors.create({ home, config, env: init.env, store, logger });
+  const connectors = await Connectors.create({
+    home,
+    config,
+    env: init.env,
+    store,
+    logger,
+    relay: init.dataPort ? new DataRelayClient(init.dataPort) : undefined,
+  });
   const catalog = new CatalogView();
   // JavaScript functions run here, each call under the script time limit (docs/runtime.md §8): a looping function
   // holds this thread, never the main one

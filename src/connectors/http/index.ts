@@ -6,7 +6,7 @@ import { LOOKUP_THREADS, provisionCheck, type Declaration } from '../declaration
 import { COMPRESSIONS, TLS, f, sink, source } from '../meta.js';
 import { HttpPullLookup } from './pull-lookup.js';
 import { HttpPullSource } from './pull-source.js';
-import { HttpPushHub, HttpPushSource } from './push-source.js';
+import { HttpPushSource } from './push-source.js';
 import { RestSink } from './rest-sink.js';
 
 const HTTP_METHODS = ['get', 'post', 'put', 'delete'];
@@ -68,7 +68,7 @@ export const httpDeclarations: Declaration[] = [
     kind: 'source',
     type: 'httppush',
     // the endpoints of one server share its data server: one route per method and path
-    create: (host) => new HttpPushSource(host.shared('httppush', () => new HttpPushHub(host.dataServer))),
+    create: (host) => new HttpPushSource(host.pushHub),
     defaults: 'sources/httppush.yaml',
     meta: source(
       { en_US: 'Receives data POSTed to the HTTP data server.', zh_CN: '接收推送到 HTTP 数据服务的数据。' },
@@ -79,10 +79,8 @@ export const httpDeclarations: Declaration[] = [
     ),
     check: null,
     validate: null,
-    threads: {
-      worker: false,
-      because: 'its endpoint is a route of the data server, which listens on the main thread',
-    },
+    // the data server listens on the main thread; a worker's sources attach through it (data-relay.ts)
+    threads: { worker: true },
   },
   {
     kind: 'sink',

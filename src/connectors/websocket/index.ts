@@ -2,22 +2,17 @@
  * The websocket family's declarations (declaration.ts): the source and sink, each a client of a websocket server
  * (`addr` set) or an endpoint of the data server (`addr` empty).
  */
-import type { Props } from '../../contracts/index.js';
 import { provisionCheck, type Declaration, type Threads } from '../declaration.js';
 import { TLS, f, sink, source } from '../meta.js';
-import { prop } from '../props.js';
 import { pingWebsocket } from './common.js';
 import { WebsocketSink } from './sink.js';
 import { WebsocketSource } from './source.js';
 
-/** A client may run on any thread; an endpoint is a route of the data server. */
-const THREADS: Threads = {
-  worker: (props: Props) => {
-    const addr = prop(props, 'addr');
-    return typeof addr === 'string' && addr !== '';
-  },
-  because: 'without addr it is an endpoint of the data server, which listens on the main thread',
-};
+/**
+ * A client may run on any thread; an endpoint is served by the data server on the main thread, which a worker's
+ * sources and sinks reach through it (data-relay.ts).
+ */
+const THREADS: Threads = { worker: true };
 
 const text = (v: unknown): string => (typeof v === 'string' ? v : '');
 
