@@ -90,10 +90,29 @@ test('httppush sources and websocket endpoints of rules on a worker reach them t
     await until(() => frames.length > 0, 30_000, 'frames from the websocket sink');
     assert.ok('count' in (JSON.parse(frames[0]) as J[])[0], frames[0]);
 
+    // the rule's worker crashes: the replacement holds the route again, and the dead worker's hold is let go
+    const before = sub.messages.filter((m) => m.topic === `${topic}/push`).length;
+    s.app.workers!.crash(s.app.workers!.place(`push_${tag}`));
+    const end5 = Date.now() + 30_000;
+    while (sub.messages.filter((m) => m.topic === `${topic}/push`).length === before) {
+      assert.ok(Date.now() < end5, 'rows pushed to the replacement worker');
+      // refused or 404 while the replacement opens the rule (the data server stops while no route is held, and
+      // listens again, here on a new ephemeral port), then 200
+      const again = `http://127.0.0.1:${s.app.connectors.dataServer.port}/${tag}/in`;
+      await fetch(again, { method: 'POST', body: JSON.stringify({ a: a++ }) }).catch(() => undefined);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+
     // once no rule holds the route, the data server no longer serves it
     assert.equal((await s.req('DELETE', `/rules/push_${tag}`)).status, 200);
     const end4 = Date.now() + 10_000;
-    while ((await fetch(url, { method: 'POST', body: '{}' })).status !== 404) {
+    const gone = async () => {
+      const now = s.app.connectors.dataServer.port;
+      // stopped: no route is served at all
+      if (now === undefined) return true;
+      return (await fetch(`http://127.0.0.1:${now}/${tag}/in`, { method: 'POST', body: '{}' })).status === 404;
+    };
+    while (!(await gone())) {
       assert.ok(Date.now() < end4, 'the route let go');
       await new Promise((r) => setTimeout(r, 100));
     }
