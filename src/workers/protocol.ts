@@ -46,6 +46,8 @@ export interface RuleRequest {
   confRevision: number;
   /** the main thread's JavaScript-function revision: -1 when unknown (read them again) */
   scriptRevision: number;
+  /** the main thread holds the {@link PlannedInfo} of this handle: an open from the kept plan need not answer it */
+  known: boolean;
 }
 
 /** Main → worker. */
@@ -65,7 +67,9 @@ export type ToWorker =
   /** fault injection of the tests: busy the worker's thread for `ms` */
   | { op: 'stall'; ms: number }
   /** fault injection of the tests: end the worker's thread as a crash would */
-  | { op: 'crash' };
+  | { op: 'crash' }
+  /** the messages asked for during one turn of the main thread's event loop, in order */
+  | { op: 'batch'; messages: ToWorker[] };
 
 /**
  * One node's metrics: name, records in and out, messages processed, last latency (µs), buffer length, last
@@ -102,4 +106,6 @@ export type FromWorker =
   | { ev: 'metrics'; topologies: Array<[number, NodeMetricsRow[], number]> }
   /** the spans of traced records finished since the last message, by topology handle */
   | { ev: 'spans'; spans: Array<[number, TraceSpan]> }
-  | { ev: 'kv'; id: number; method: string; args: unknown[] };
+  | { ev: 'kv'; id: number; method: string; args: unknown[] }
+  /** the messages of one turn of the worker's event loop, in order */
+  | { ev: 'batch'; messages: FromWorker[] };
