@@ -328,8 +328,7 @@ export class WorkerPool implements TopologyBuilder {
   /** The worker forgets the plan of a topology that will not be opened. */
   releaseRemote(t: RemoteTopology): void {
     const s = this.slots[t.slot];
-    if (s?.spawned && !this.remotes.has(t.handle))
-      this.post(s, { op: 'release', handle: t.handle });
+    if (s?.spawned && !this.remotes.has(t.handle)) this.post(s, { op: 'release', handle: t.handle });
   }
 
   async openRemote(t: RemoteTopology): Promise<void> {
