@@ -8,7 +8,7 @@
  * Worker threads write the same file through their own descriptors; only the main thread rotates, and a follower
  * reopens the path when it finds that the file it holds was renamed.
  */
-import { existsSync, fstatSync, readdirSync, renameSync, statSync, unlinkSync } from 'node:fs';
+import { fstatSync, mkdirSync, openSync, readdirSync, renameSync, statSync, unlinkSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import pino from 'pino';
 
@@ -94,9 +94,24 @@ export class RotatingLogFile {
     clearTimeout(timer);
   }
 
-  /** Opens the live path (in the background: lines written meanwhile are kept in order until it is open). */
+  /**
+   * Opens the live path now, writes in the background. The file is opened synchronously because a rotation renames
+   * the path: a destination still opening by name when a burst rotated again would open the next live file, and its
+   * lines would land after newer ones, in a file that pruning keeps while their own is deleted.
+   */
   private destination(): Boom {
-    const boom = pino.destination({ dest: this.path, mkdir: true, sync: false }) as Boom;
+    let fd: number | undefined;
+    try {
+      mkdirSync(dirname(this.path), { recursive: true });
+      fd = openSync(this.path, 'a');
+    } catch {
+      // reported by the destination's own open below (and ignored there)
+    }
+    const boom = (
+      fd === undefined
+        ? pino.destination({ dest: this.path, mkdir: true, sync: false })
+        : pino.destination({ fd, sync: false })
+    ) as Boom;
     // a log file that cannot be written (its folder removed, a full disk) must not bring the server down
     boom.on('error', () => undefined);
     return boom;
@@ -176,8 +191,21 @@ export class RotatingLogFile {
   }
 
   private renameLive(at: Date): void {
-    let target = rotatedName(this.path, at);
-    for (let i = 1; existsSync(target); i++) target = `${rotatedName(this.path, at)}.${i}`;
+    const base = rotatedName(this.path, at);
+    // several rotations within one second: `.1`, `.2`, … after the highest suffix there, never a lower free one (the
+    // pruning may have deleted the older files of this second, and a reused name would sort among the oldest)
+    let highest = -1;
+    try {
+      const name = basename(base);
+      for (const n of readdirSync(dirname(this.path))) {
+        if (n === name) highest = Math.max(highest, 0);
+        else if (n.startsWith(`${name}.`) && /^\d+$/.test(n.slice(name.length + 1)))
+          highest = Math.max(highest, Number(n.slice(name.length + 1)));
+      }
+    } catch {
+      // no folder yet: nothing to rename either
+    }
+    const target = highest < 0 ? base : `${base}.${highest + 1}`;
     try {
       renameSync(this.path, target);
     } catch {

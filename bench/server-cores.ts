@@ -1,0 +1,122 @@
+/**
+ * Every core through the real server (issue 22 item 4): `node scripts/start.mjs` (what `npm start` runs) with
+ * `basic.workers` 2 against the same server with `basic.workers` 1 (every rule on one thread), in interleaved rounds.
+ * Each round creates 8 file-source rules — each reads its own file of JSON lines, filters half the records out,
+ * projects two fields and writes what passes to a file sink — and times them from the first create until every rule
+ * has stopped by itself ("finished": its file read and every record delivered). The output files are counted: a round
+ * that lost or duplicated a record fails the benchmark. Records/s is the records read by all 8 rules over that wall
+ * time; CPU is the server's whole process tree, from /proc.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { QUICK, median, sleep } from './helpers/procs.js';
+import { spawnServer } from './helpers/server.js';
+
+const RULES = 8;
+const LINES = QUICK ? 50_000 : 200_000;
+const ROUNDS = Number(process.env.EDDY_BENCH_ROUNDS ?? (QUICK ? 2 : 5));
+const load = () => loadavg()[0].toFixed(2);
+
+interface Round {
+  readonly recordsPerSec: number;
+  readonly cpuMsPerRecord: number;
+}
+
+async function ok(p: Promise<{ status: number; text: string }>): Promise<void> {
+  const r = await p;
+  if (r.status >= 300) throw new Error(r.text);
+}
+
+async function round(workers: 1 | 2, input: string): Promise<Round> {
+  const out = mkdtempSync(join(tmpdir(), 'eddy-bench-cores-out-'));
+  const s = await spawnServer({ env: { KUIPER__BASIC__WORKERS: String(workers) } });
+  try {
+    await ok(s.req('PUT', '/metadata/sources/file/confKeys/cores', { path: input, fileType: 'lines' }));
+    for (let i = 0; i < RULES; i++)
+      await ok(
+        s.req('POST', '/streams', {
+          sql: `CREATE STREAM c${i} (n BIGINT, t BIGINT, s STRING) WITH (TYPE="file", CONF_KEY="cores", DATASOURCE="in${i}.jsonl", FORMAT="json")`,
+        }),
+      );
+    await sleep(500);
+    const c0 = s.usage().cpuMs;
+    const t0 = performance.now();
+    for (let i = 0; i < RULES; i++)
+      await ok(
+        s.req('POST', '/rules', {
+          id: `r${i}`,
+          sql: `SELECT n, s FROM c${i} WHERE t > 49`,
+          actions: [
+            {
+              file: {
+                path: join(out, `out${i}.jsonl`),
+                fileType: 'lines',
+                rollingCount: 0,
+                rollingInterval: 3_600_000,
+              },
+            },
+          ],
+        }),
+      );
+    const deadline = Date.now() + 600_000;
+    for (;;) {
+      const done = await Promise.all(
+        Array.from({ length: RULES }, (_, i) =>
+          s.json<{ status?: string; message?: string }>(`/rules/r${i}/status`).then(
+            (st) => st.status === 'stopped' && /finished/.test(st.message ?? ''),
+            () => false,
+          ),
+        ),
+      );
+      if (done.every(Boolean)) break;
+      if (Date.now() > deadline) throw new Error(`workers ${workers}: the rules did not finish`);
+      await sleep(20);
+    }
+    const wall = (performance.now() - t0) / 1000;
+    const cpu = s.usage().cpuMs - c0;
+    for (let i = 0; i < RULES; i++) {
+      const lines = readFileSync(join(out, `out${i}.jsonl`), 'utf8')
+        .split('\n')
+        .filter(Boolean);
+      if (lines.length !== LINES / 2)
+        throw new Error(`workers ${workers}: rule r${i} wrote ${lines.length} records, expected ${LINES / 2}`);
+    }
+    return { recordsPerSec: (RULES * LINES) / wall, cpuMsPerRecord: cpu / (RULES * LINES) };
+  } finally {
+    await s.stop();
+    rmSync(out, { recursive: true, force: true });
+  }
+}
+
+export async function run(): Promise<Record<string, string>> {
+  const input = mkdtempSync(join(tmpdir(), 'eddy-bench-cores-in-'));
+  try {
+    const text =
+      Array.from({ length: LINES }, (_, n) => JSON.stringify({ n, t: n % 100, s: `record ${n}` })).join('\n') + '\n';
+    for (let i = 0; i < RULES; i++) writeFileSync(join(input, `in${i}.jsonl`), text);
+    const l0 = load();
+    const rounds: Record<1 | 2, Round[]> = { 1: [], 2: [] };
+    for (let r = 0; r < ROUNDS; r++)
+      for (const w of r % 2 === 0 ? ([1, 2] as const) : ([2, 1] as const)) rounds[w].push(await round(w, input));
+    const show = (xs: number[], digits: number) =>
+      `${median(xs).toFixed(digits)} (${Math.min(...xs).toFixed(digits)}–${Math.max(...xs).toFixed(digits)}, n=${xs.length})`;
+    const ratios = rounds[2].map((x, i) => x.recordsPerSec / rounds[1][i].recordsPerSec);
+    return {
+      measured: `the real server (scripts/start.mjs), ${RULES} file → filter + projection → file rules, ${LINES} records each, every output counted`,
+      'basic.workers 1: records/s (every rule on one thread)': show(
+        rounds[1].map((x) => x.recordsPerSec),
+        0,
+      ),
+      'basic.workers 2: records/s': show(
+        rounds[2].map((x) => x.recordsPerSec),
+        0,
+      ),
+      '2 workers / 1, same round (target ≥ 1.8)': show(ratios, 2),
+      'server CPU µs per record, 1 / 2 workers': `${(median(rounds[1].map((x) => x.cpuMsPerRecord)) * 1000).toFixed(2)} / ${(median(rounds[2].map((x) => x.cpuMsPerRecord)) * 1000).toFixed(2)}`,
+      'load at start / end': `${l0} / ${load()} (${availableParallelism()} cores)`,
+    };
+  } finally {
+    rmSync(input, { recursive: true, force: true });
+  }
+}
