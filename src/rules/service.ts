@@ -649,7 +649,14 @@ export class RuleService {
       }
       if (this.closed) break;
       if (this.rules.has(key)) continue;
-      const started: Promise<void> = this.addStored(key, text).then(() => void starting.delete(started));
+      // one rule's failure (logged) does not keep the others from being restored
+      const started: Promise<void> = this.addStored(key, text).then(
+        () => void starting.delete(started),
+        (err: unknown) => {
+          starting.delete(started);
+          this.deps.logger.error({ rule: key, err }, 'the stored rule could not be restored');
+        },
+      );
       starting.add(started);
       if (starting.size >= RESTORE_WINDOW) await Promise.race(starting);
     }
