@@ -54,7 +54,7 @@ export type {
 
 export const RULE_NS = 'rule';
 
-const RESTORE_BATCH = 100; // stored rules started together at boot (docs/runtime.md §10.3)
+const RESTORE_WINDOW = 500; // stored rules being started at once at boot (docs/runtime.md §10.3)
 
 export class RuleService {
   private readonly rules = new SortedKeyMap<Entry>();
@@ -630,8 +630,10 @@ export class RuleService {
   private async restoreAll(): Promise<void> {
     const entries = await this.deps.store.entries(RULE_NS);
     let lastYield = Date.now();
-    // started RESTORE_BATCH at a time: one by one, every rule waited behind the first ones' worker thread loading
-    const batch: Array<Promise<void>> = [];
+    // up to RESTORE_WINDOW rules at a time, the next one as soon as one is started: one by one, every rule waited
+    // behind the first ones' worker thread loading, and in batches each batch waited for its slowest rule while the
+    // main thread, which could be parsing the next rules, sat idle
+    const starting = new Set<Promise<void>>();
     for (const [key, text] of entries) {
       // planning is synchronous: without a turn of the event loop now and then, restoring many rules would keep the
       // server from answering anything, `/ping` included, until the last one is started
@@ -641,10 +643,18 @@ export class RuleService {
       }
       if (this.closed) break;
       if (this.rules.has(key)) continue;
-      batch.push(this.addStored(key, text));
-      if (batch.length >= RESTORE_BATCH) await Promise.all(batch.splice(0));
+      // one rule's failure (logged) does not keep the others from being restored
+      const started: Promise<void> = this.addStored(key, text).then(
+        () => void starting.delete(started),
+        (err: unknown) => {
+          starting.delete(started);
+          this.deps.logger.error({ rule: key, err }, 'the stored rule could not be restored');
+        },
+      );
+      starting.add(started);
+      if (starting.size >= RESTORE_WINDOW) await Promise.race(starting);
     }
-    await Promise.all(batch);
+    await Promise.all(starting);
   }
 
   /** A stored rule's text parsed, or undefined (logged) when it no longer parses. */

@@ -52,6 +52,8 @@ export interface RuleRequest {
   scriptRevision: number;
   /** the functions the rules here reach on the main thread (main-functions.ts) */
   mainFunctions: MainFunction[];
+  /** the main thread holds the {@link PlannedInfo} of this handle: an open from the kept plan need not answer it */
+  known: boolean;
 }
 
 /** Main → worker. */
@@ -72,7 +74,9 @@ export type ToWorker =
   /** fault injection of the tests: busy the worker's thread for `ms` */
   | { op: 'stall'; ms: number }
   /** fault injection of the tests: end the worker's thread as a crash would */
-  | { op: 'crash' };
+  | { op: 'crash' }
+  /** the messages asked for during one turn of the main thread's event loop, in order */
+  | { op: 'batch'; messages: ToWorker[] };
 
 /**
  * One node's metrics: name, records in and out, messages processed, last latency (µs), buffer length, last
@@ -110,4 +114,6 @@ export type FromWorker =
   /** the spans of traced records finished since the last message, by topology handle */
   | { ev: 'spans'; spans: Array<[number, TraceSpan]> }
   | { ev: 'kv'; id: number; method: string; args: unknown[] }
-  | MainCall;
+  | MainCall
+  /** the messages of one turn of the worker's event loop, in order */
+  | { ev: 'batch'; messages: FromWorker[] };

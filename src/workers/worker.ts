@@ -38,7 +38,18 @@ const MAX_PENDING_SPANS = 10_000;
 if (!parentPort) throw new Error('the rule worker must run in a worker thread');
 const port = parentPort;
 const init = workerData as WorkerInit;
-const post = (m: FromWorker): void => port.postMessage(m);
+/** Messages for the main thread, sent together at the end of this turn of the event loop (as the pool sends its own). */
+let outbox: FromWorker[] = [];
+const flushOutbox = (): void => {
+  const list = outbox;
+  if (list.length === 0) return;
+  outbox = [];
+  port.postMessage(list.length === 1 ? list[0] : ({ ev: 'batch', messages: list } satisfies FromWorker));
+};
+const post = (m: FromWorker): void => {
+  outbox.push(m);
+  if (outbox.length === 1) setImmediate(flushOutbox);
+};
 
 /** The main thread's store, by request. */
 class MainStore implements KVStore {
@@ -235,13 +246,15 @@ async function main(): Promise<void> {
     return plannedInfo(topo);
   };
 
-  const open = async (m: RuleRequest): Promise<PlannedInfo> => {
+  const open = async (m: RuleRequest): Promise<PlannedInfo | undefined> => {
     // the open carries the catalog changes made since the last request: they are applied even when the rule was
     // planned already, else a stream created between this rule's plan and its open never reaches this thread
     await sync(m);
     let topo = prepared.get(m.handle);
     prepared.delete(m.handle);
-    // a restart attempt, a cron firing or a replaced worker: planned here and now
+    // the main thread has what the plan answered, as a rule; a restart attempt, a cron firing or a replaced worker is
+    // planned here and now, and the answer says what that plan is
+    const answer = topo === undefined || !m.known;
     topo ??= planOf(m);
     topologies.set(m.handle, { topo, nodes: topo.nodes(), sig: -1 });
     // handle and node index in one id: the main thread can name the node even while this thread is stuck in it
@@ -259,7 +272,7 @@ async function main(): Promise<void> {
     post({ ev: 'metrics', topologies: [[m.handle, metricsRows(topo.nodes()), heldBytes(topo)]] });
     const entry = topologies.get(m.handle);
     if (entry) entry.sig = -1;
-    return plannedInfo(topo);
+    return answer ? plannedInfo(topo) : undefined;
   };
 
   const close = async (handle: number): Promise<void> => {
@@ -288,7 +301,7 @@ async function main(): Promise<void> {
     );
   };
 
-  port.on('message', (m: ToWorker) => {
+  const handle = (m: ToWorker): void => {
     switch (m.op) {
       case 'plan':
         reply(m.req, plan(m));
@@ -337,8 +350,13 @@ async function main(): Promise<void> {
       }
       case 'crash':
         process.exit(1);
+        break;
+      case 'batch':
+        // in order, in this one task: the rules opened together subscribe together (one SUBSCRIBE packet)
+        for (const one of m.messages) handle(one);
     }
-  });
+  };
+  port.on('message', handle);
 
   setInterval(() => {
     if (spans.length > 0) post({ ev: 'spans', spans: spans.splice(0) });
@@ -351,7 +369,9 @@ async function main(): Promise<void> {
     }
     if (changed.length > 0) post({ ev: 'metrics', topologies: changed });
   }, METRICS_INTERVAL_MS);
-  post({ ev: 'ready' });
+  // alone, never inside a batch: the pool waits for this very message
+  flushOutbox();
+  port.postMessage({ ev: 'ready' } satisfies FromWorker);
 }
 
 main().catch((err: unknown) => {
