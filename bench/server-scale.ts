@@ -3,13 +3,16 @@
  * process of its own, the local Mosquitto, CPU time and resident memory read from /proc for the server's whole
  * process tree (worker threads and child processes included), and, where there is one, the hand-written mqtt.js
  * program run in the same rounds on the same messages. Every part prints the 1-minute load average at its start and
- * end. Parts (`EDDY_BENCH_ONLY=shared,create,start,idle,warmup` picks some; `--quick` shortens them):
+ * end. Parts (`EDDY_BENCH_ONLY=shared,create,interleaved,start,idle,warmup` picks some; `--quick` shortens them):
  *
  *  - shared: 1, 100, 300 and 1,000 rules on one `SHARED="true"` MQTT stream fed 500 msg/s for 20 s: resident memory
  *    before the rules, with them idle, its peak while fed and at the end; the main thread's heap; per rule.
  *  - create: 8,000 streams + 8,000 rules (each on its own topic, into MQTT) created over REST with 8 requests in
  *    flight until all run; the server's CPU per stream + rule; then the 8,000 rules fed 800 msg/s in total while
  *    `GET /rules` and `GET /rules/status/all` are polled: their p50/p99, the server's CPU and memory per rule.
+ *  - interleaved: 4,000 streams and rules created over REST with 8 requests in flight, each stream just before its
+ *    rule (creations of streams and rules interleave, as when a client sets up one pipeline after another): the
+ *    server's CPU per stream + rule and the main thread's.
  *  - start: a home holding 1,000 stored rules started again and again: spawn → first `GET /ping` answer, and
  *    spawn → all 1,000 rules running.
  *  - idle: resident memory of an idle server with no rule, then with 4 MQTT rules on its (default) 2 workers.
@@ -209,6 +212,42 @@ async function create(): Promise<Record<string, string>> {
   }
 }
 
+// ------------------------------------------------------------------------------------------------ interleaved
+
+async function interleaved(): Promise<Record<string, string>> {
+  const n = QUICK ? 1000 : 4000;
+  const l0 = load();
+  const s = await spawnServer();
+  try {
+    const tag = `bench/scale/interleaved/${process.pid}/${Date.now()}/`;
+    const c0 = s.usage().cpuMs;
+    const th0 = threadUsage(s.proc.pid!);
+    const t0 = performance.now();
+    await parallel(n, 8, async (i) => {
+      await must(
+        s.req('POST', '/streams', { sql: `CREATE STREAM s${i} () WITH (DATASOURCE="${tag}in/${i}", FORMAT="json")` }),
+      );
+      await must(
+        s.req('POST', '/rules', {
+          id: `r${i}`,
+          sql: `SELECT * FROM s${i} WHERE temperature > 50`,
+          actions: [{ mqtt: { server: 'tcp://127.0.0.1:1883', topic: `${tag}out/${i}` } }],
+        }),
+      );
+    });
+    await allRunning(s, n);
+    const wall = performance.now() - t0;
+    return {
+      [`interleaved: ${n} streams + rules, each stream before its rule, until all run (s)`]: (wall / 1000).toFixed(1),
+      'interleaved: server CPU ms per stream + rule (target ≤ 1)': ((s.usage().cpuMs - c0) / n).toFixed(2),
+      'interleaved: server CPU ms by thread': threadDelta(th0, threadUsage(s.proc.pid!)),
+      'interleaved: load at start / end': `${l0} / ${load()}`,
+    };
+  } finally {
+    await s.stop();
+  }
+}
+
 // ------------------------------------------------------------------------------------------------ start
 
 async function start(): Promise<Record<string, string>> {
@@ -346,7 +385,14 @@ async function warmup(): Promise<Record<string, string>> {
   };
 }
 
-const PARTS: Record<string, () => Promise<Record<string, string>>> = { shared, create, start, idle, warmup };
+const PARTS: Record<string, () => Promise<Record<string, string>>> = {
+  shared,
+  create,
+  interleaved,
+  start,
+  idle,
+  warmup,
+};
 
 export async function run(): Promise<Record<string, string>> {
   const only = process.env.EDDY_BENCH_ONLY?.split(',');

@@ -360,6 +360,7 @@ function startWorkerPool(
           logger,
           heartbeatLimitMs: Number(config.basic.ruleEvalLimit) > 0 ? Number(config.basic.ruleEvalLimit) : undefined,
           confRevision: () => connectors.confKeys.revision,
+          serveDataServer: (port) => connectors.serveWorker(port),
         })
       : undefined;
   if (pool) closers.push(() => pool.close());
@@ -386,6 +387,8 @@ function buildRuleService(
         return topo instanceof RuleTopology ? topo.plan.sources.map((s) => s.name) : undefined;
       },
       validate: (sql, options) => validateQuery(sql, { catalog, functions, options }).sources,
+      // planned here, never opened: the pool would only place the rule on a worker
+      validateGraph: (rule, options) => runtime.build(rule, options, logger).printable().sources,
       explain: (sql, options) => explainQuery(sql, { catalog, functions, options }),
       cleanup: async (rule) => {
         // in a cluster, the node that ran the rule cleans up (another one's broker connection would cut its session)

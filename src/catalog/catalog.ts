@@ -43,9 +43,19 @@ export interface CatalogPorts {
 
 const word = (kind: StreamKind) => (kind === 'stream' ? 'Stream' : 'Table');
 
+/** Names kept in the change log at most; a reader further behind compares the whole catalog. */
+const CHANGE_LOG_MAX = 8192;
+
 export class Catalog implements StreamCatalog {
   private readonly defs = new Map<string, StreamDef>();
   private changes = 0;
+  /**
+   * The name changed by each revision after `logBase` (`log[i]` made revision `logBase + i + 1`): the rule workers
+   * catch up from it, where comparing every definition on each rule's start cost O(n) per rule when streams and
+   * rules are created in turn.
+   */
+  private log: string[] = [];
+  private logBase = 0;
 
   private constructor(
     private readonly store: KVStore,
@@ -76,6 +86,22 @@ export class Catalog implements StreamCatalog {
 
   get revision(): number {
     return this.changes;
+  }
+
+  changedSince(revision: number): readonly string[] | undefined {
+    if (revision < this.logBase || revision > this.changes) return undefined;
+    return this.log.slice(revision - this.logBase);
+  }
+
+  /** Counts a change of `name` (a new revision). */
+  private changed(name: string): void {
+    this.changes++;
+    this.log.push(name);
+    if (this.log.length > CHANGE_LOG_MAX) {
+      const cut = this.log.length - CHANGE_LOG_MAX / 2;
+      this.log = this.log.slice(cut);
+      this.logBase += cut;
+    }
   }
 
   list(kind: StreamKind): StreamDef[] {
@@ -205,7 +231,7 @@ export class Catalog implements StreamCatalog {
       throw new EddyError(ErrorCode.Stream, `Create ${def.kind} fails: Item ${def.name} already exists.`);
     }
     this.defs.set(def.name, def);
-    this.changes++;
+    this.changed(def.name);
   }
 
   /**
@@ -240,7 +266,7 @@ export class Catalog implements StreamCatalog {
       }
       await this.store.set(NS, id, JSON.stringify(toEntry(def)));
       this.defs.set(id, def);
-      this.changes++;
+      this.changed(id);
     } catch (err) {
       throw wrap(err, prefix);
     }
@@ -264,7 +290,7 @@ export class Catalog implements StreamCatalog {
     if (isLookup(def)) await this.ports.closeLookup(name);
     await this.store.delete(NS, name);
     this.defs.delete(name);
-    this.changes++;
+    this.changed(name);
   }
 
   /** Every definition's SQL text by kind, in catalog order (export, ruleset). */
@@ -278,6 +304,7 @@ export class Catalog implements StreamCatalog {
   async clear(): Promise<void> {
     for (const def of this.defs.values()) if (isLookup(def)) await this.ports.closeLookup(def.name);
     await this.store.clear(NS);
+    for (const name of this.defs.keys()) this.changed(name);
     this.defs.clear();
   }
 
@@ -297,7 +324,7 @@ export class Catalog implements StreamCatalog {
     if (old && isLookup(old)) await this.ports.closeLookup(name);
     if (def) this.defs.set(name, def);
     else this.defs.delete(name);
-    this.changes++;
+    this.changed(name);
     if (def && isLookup(def)) await this.ports.openLookup(def);
   }
 

@@ -22,4 +22,9 @@ export interface StreamCatalog {
   list(kind: StreamKind): StreamDef[];
   /** Changes whenever a definition is added, replaced or dropped (rule workers copy only what changed). */
   readonly revision?: number;
+  /**
+   * The names added, replaced or dropped since `revision` (a name may come more than once), or undefined when that
+   * revision is too old to tell: then the whole catalog is compared.
+   */
+  changedSince?(revision: number): readonly string[] | undefined;
 }

@@ -19,7 +19,8 @@ import type {
 } from '../contracts/index.js';
 import type { FileRoots } from '../core/files.js';
 import type { ConfKeys } from './confkeys.js';
-import type { DataServer, WsEndpoints } from './dataserver.js';
+import type { DataServer } from './dataserver.js';
+import type { PushHub, WsEndpointsPort } from './data-relay.js';
 import type { SinkMeta, SourceMeta } from './meta.js';
 import type { MemoryBus } from './memory/bus.js';
 import type { MqttPool } from './mqtt/connection.js';
@@ -37,7 +38,10 @@ export interface ConnectorHost {
   readonly mqtt: MqttPool;
   readonly neuron: NeuronPool;
   readonly dataServer: DataServer;
-  readonly wsEndpoints: WsEndpoints;
+  /** the websocket endpoints of the data server (on a worker, those of the main thread's: data-relay.ts) */
+  readonly wsEndpoints: WsEndpointsPort;
+  /** the routes of httppush sources on the data server (on a worker, the main thread's: data-relay.ts) */
+  readonly pushHub: PushHub;
   /** with authentication on, the folders file sources and sinks may use (docs/runtime.md §2.5 file) */
   readonly fileRoots: FileRoots | undefined;
   /** the context of a connector configured only to check its properties (never connected) */
@@ -186,10 +190,9 @@ export function provisionCheck(
 }
 
 /**
- * Lookup tables stay on the main thread whatever their connector: a lookup table is one connector per server,
- * opened by CREATE TABLE and shared by the rules that join it (docs/runtime.md §1.10).
+ * Lookup tables run wherever their rules run (docs/runtime.md §1.10): each thread keeps its own instance of a table's
+ * connector (runtime/lookup.ts), opened by the first rule there that joins it. A table that queries its system (sql,
+ * redis, httppull) reads the same rows from every thread; the memory table, which holds rows itself, starts from the
+ * main thread's rows (connectors/memory/bus.ts).
  */
-export const LOOKUP_THREADS: Threads = {
-  worker: false,
-  because: 'a lookup table is one connector per server, opened by CREATE TABLE and shared by the rules that join it',
-};
+export const LOOKUP_THREADS: Threads = { worker: true };

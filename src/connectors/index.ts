@@ -25,6 +25,9 @@ import { MqttPool } from './mqtt/connection.js';
 import { MqttSessionLedger } from './mqtt/sessions.js';
 import { NeuronPool } from './neuron/pool.js';
 import { DataServer, WsEndpoints } from './dataserver.js';
+import { DataRelayServer, type DataRelayClient, type PushHub, type WsEndpointsPort } from './data-relay.js';
+import { HttpPushHub } from './http/push-source.js';
+import type { MessagePort } from 'node:worker_threads';
 import { createSinkNode, sinkCacheNamespace, type SinkDefaults } from './pipeline/sinknode.js';
 import { compileTemplate, renderTemplate } from '../template/index.js';
 
@@ -47,6 +50,8 @@ export interface ConnectorsOptions {
    * and loads every family at start.
    */
   onDemand?: boolean;
+  /** on a rule worker: the main thread's data server, where its httppush routes and websocket endpoints live */
+  relay?: DataRelayClient;
 }
 
 /** `source.httpServerTls: {certfile, keyfile}` of kuiper.yaml, read once; both files are needed. */
@@ -67,7 +72,9 @@ export class Connectors implements ConnectorHost {
   readonly mqtt: MqttPool;
   readonly neuron = new NeuronPool();
   readonly dataServer: DataServer;
-  readonly wsEndpoints: WsEndpoints;
+  readonly wsEndpoints: WsEndpointsPort;
+  readonly pushHub: PushHub;
+  private relayServer: DataRelayServer | undefined;
   readonly fileRoots: FileRoots | undefined;
   readonly checkContext: ConnectorHost['checkContext'];
   private readonly sinkDefaults: SinkDefaults;
@@ -93,7 +100,8 @@ export class Connectors implements ConnectorHost {
       maxBodySize: opts.config.basic?.maxBodySize,
       authorize: opts.config.basic?.authentication ? dataServerAuth(join(opts.home.etc, 'mgmt')) : undefined,
     });
-    this.wsEndpoints = new WsEndpoints(this.dataServer);
+    this.wsEndpoints = opts.relay ?? new WsEndpoints(this.dataServer);
+    this.pushHub = opts.relay ?? new HttpPushHub(this.dataServer);
     const s = opts.config.sink ?? ({} as Partial<SinkDefaults>);
     this.sinkDefaults = {
       enableCache: s.enableCache ?? false,
@@ -167,6 +175,12 @@ export class Connectors implements ConnectorHost {
       }
     }
     await Promise.all(loads);
+  }
+
+  /** Serves the data server to a rule worker through `port` (data-relay.ts); main thread only. */
+  serveWorker(port: MessagePort): void {
+    this.relayServer ??= new DataRelayServer(() => this.pushHub, this.wsEndpoints);
+    this.relayServer.serve(port);
   }
 
   /** Renders a Go text/template (cached per text) against data. */

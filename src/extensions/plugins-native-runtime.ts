@@ -148,9 +148,11 @@ export class NativeRuntime {
    * the file changed; a module that fails to load is reported through `warn` and its rules fail to plan.
    */
   async sync(file: string, warn: (msg: string) => void): Promise<void> {
+    // asked before every rule a worker plans: no file (no native plugin) must not cost a thrown error each time
     let stamp: string;
     try {
-      const st = statSync(file);
+      const st = statSync(file, { throwIfNoEntry: false });
+      if (st === undefined) return;
       stamp = `${st.mtimeMs}:${st.size}`;
     } catch {
       return;

@@ -138,7 +138,8 @@ export interface FunctionDef {
   instantiate?(): FunctionDef;
   /**
    * The function is defined on every rule worker too (JavaScript functions and native plugin functions, loaded on
-   * each thread), so a rule calling it may run on a worker (docs/runtime.md §1.10); other non-built-in functions keep
+   * each thread), so a rule calling it may run on a worker (docs/runtime.md §1.10); other non-built-in functions run
+   * on the main thread, reached from a worker when they are asynchronous (workers/main-functions.ts), else keeping
    * their rules on the main thread.
    */
   readonly worker?: true;

@@ -23,6 +23,11 @@ export interface RuleEngine extends SqlChecker {
    * rule is planned once; undefined when the topology does not tell (then {@link validate} is asked).
    */
   sourcesOf?(topo: Topology): string[] | undefined;
+  /**
+   * `POST /rules/validate` of a graph rule: its source nodes as the topology names them, planned on the main thread
+   * (the {@link builder} may only place it on a worker). Throws the planner's error. Absent: the builder plans it.
+   */
+  validateGraph?(rule: RuleDef, options: RuleOptions): string[];
   /** the EXPLAIN text of a rule's SQL (docs/rest-api.md §4.14); throws coded EddyErrors */
   explain(sql: string, options: RuleOptions): string;
   /** drops what the runtime keeps for a deleted rule (checkpoints, sink caches) */
@@ -38,6 +43,7 @@ export function createRuleEngine(parts: EngineParts): RuleEngine {
     builder: parts.builder,
     validate: (sql, options) => parts.validate(sql, options),
     sourcesOf: parts.sourcesOf ?? plannedSources,
+    validateGraph: parts.validateGraph,
     explain: (sql, options) => parts.explain(sql, options),
     cleanup: (rule) => parts.cleanup(rule),
   };

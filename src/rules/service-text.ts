@@ -3,9 +3,6 @@ import { everyOption } from '../core/rule-options.js';
 import { EddyError, ErrorCode, isDefect } from '../core/errors.js';
 import type { RuleDef, RuleOptions } from '../contracts/index.js';
 import { ruleObject } from './definition.js';
-import { basename, join } from 'node:path';
-import pino, { type Logger } from 'pino';
-import type { LogDestination } from './service-types.js';
 
 /** Wraps a non-coded planning failure as a rule error (4000). */
 export function planError(err: unknown): EddyError {
@@ -55,34 +52,6 @@ export function withId(text: string, id: string): string {
 
 export function hasTags(body: Record<string, unknown>): boolean {
   return Object.keys(body).some((k) => k.toLowerCase() === 'tags');
-}
-
-/**
- * The rule's child logger (`debug` lowers its level); with `logFilename` and a log folder the rule logs into its own
- * file there instead (`dest`, which the service keeps and closes).
- */
-export function ruleLogger(
-  def: RuleDef,
-  options: RuleOptions,
-  server: Logger,
-  logDir: string | undefined,
-): { logger: Logger; dest?: LogDestination } {
-  if (options.logFilename && logDir) {
-    const level = options.debug ? 'debug' : server.level;
-    const dest = pino.destination({ dest: join(logDir, basename(options.logFilename)), mkdir: true, sync: false });
-    return { logger: pino({ level: level === 'silent' ? 'info' : level, base: { rule: def.id } }, dest), dest };
-  }
-  const logger = server.child({ rule: def.id });
-  if (options.debug) logger.level = 'debug';
-  return { logger };
-}
-
-export function endLog(dest: LogDestination | undefined): void {
-  try {
-    dest?.end();
-  } catch {
-    // a log file that cannot be flushed must not fail the rule operation
-  }
 }
 
 /** Whether two definitions of a rule run alike: they differ at most in their tags. */

@@ -1,5 +1,4 @@
 /** The types of the rules service (service.ts): its dependencies, cluster placement, listings and registry entries. */
-import type pino from 'pino';
 import type { Logger } from 'pino';
 import type { KVStore } from '../store/kv.js';
 import type { NodeMetrics, RuleOptions } from '../contracts/index.js';
@@ -7,8 +6,6 @@ import type { SinkConfKeyLookup } from './definition.js';
 import type { RuleEngine } from './engine.js';
 import type { RuleState } from './state.js';
 import type { RuleStateName } from './health.js';
-
-export type LogDestination = ReturnType<typeof pino.destination>;
 
 export interface RuleServiceDeps {
   store: KVStore;

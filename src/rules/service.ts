@@ -29,19 +29,10 @@ import { TraceStore } from './traces.js';
 import { SortedKeyMap } from './sorted-map.js';
 import type { ValueObject } from '../values/value.js';
 import { RuleStatusView } from './status.js';
-import type {
-  CreateOptions,
-  Entry,
-  LogDestination,
-  RuleListEntry,
-  RuleMetricsSnapshot,
-  RuleServiceDeps,
-} from './service-types.js';
+import type { CreateOptions, Entry, RuleListEntry, RuleMetricsSnapshot, RuleServiceDeps } from './service-types.js';
 import {
   byId,
   dedupe,
-  endLog,
-  ruleLogger,
   fallbackDef,
   fullOptions,
   hasTags,
@@ -50,6 +41,7 @@ import {
   withId,
   withRestoredSecrets,
 } from './service-text.js';
+import { endLog, ruleLogger, type LogDestination } from '../core/rule-log.js';
 
 export type {
   CreateOptions,
@@ -62,7 +54,7 @@ export type {
 
 export const RULE_NS = 'rule';
 
-const RESTORE_BATCH = 100; // stored rules started together at boot (docs/runtime.md §10.3)
+const RESTORE_WINDOW = 500; // stored rules being started at once at boot (docs/runtime.md §10.3)
 
 export class RuleService {
   private readonly rules = new SortedKeyMap<Entry>();
@@ -166,7 +158,7 @@ export class RuleService {
 
   /** A state for a new registry entry; `dest` is its log file, if any, until the entry is registered. */
   private newState(def: RuleDef, options: RuleOptions): { state: RuleState; dest?: LogDestination } {
-    const { logger, dest } = ruleLogger(def, options, this.deps.logger, this.deps.logDir);
+    const { logger, dest } = ruleLogger(def.id, options, this.deps.logger, this.deps.logDir);
     const state = new RuleState(def, options, {
       logger,
       timezone: this.deps.timezone,
@@ -387,7 +379,7 @@ export class RuleService {
     const old = e.state.options;
     const fresh =
       old.debug !== options.debug || old.logFilename !== options.logFilename
-        ? ruleLogger(def, options, this.deps.logger, this.deps.logDir)
+        ? ruleLogger(def.id, options, this.deps.logger, this.deps.logDir)
         : undefined;
     let planned: { topo: Topology; sources: string[] };
     try {
@@ -535,7 +527,9 @@ export class RuleService {
     if (def.sql === undefined) {
       // a graph is planned (nothing opened); the sources are its source nodes as the topology names them
       try {
-        const topo = this.deps.engine.builder.build(def, options, this.deps.logger);
+        const engine = this.deps.engine;
+        if (engine.validateGraph) return { sources: engine.validateGraph(def, options), valid: true };
+        const topo = engine.builder.build(def, options, this.deps.logger);
         return { sources: topo.printable().sources, valid: true };
       } catch (err) {
         throw new EddyError(ErrorCode.Plan, `invalid rule graph: ${err instanceof Error ? err.message : String(err)}`);
@@ -636,8 +630,10 @@ export class RuleService {
   private async restoreAll(): Promise<void> {
     const entries = await this.deps.store.entries(RULE_NS);
     let lastYield = Date.now();
-    // started RESTORE_BATCH at a time: one by one, every rule waited behind the first ones' worker thread loading
-    const batch: Array<Promise<void>> = [];
+    // up to RESTORE_WINDOW rules at a time, the next one as soon as one is started: one by one, every rule waited
+    // behind the first ones' worker thread loading, and in batches each batch waited for its slowest rule while the
+    // main thread, which could be parsing the next rules, sat idle
+    const starting = new Set<Promise<void>>();
     for (const [key, text] of entries) {
       // planning is synchronous: without a turn of the event loop now and then, restoring many rules would keep the
       // server from answering anything, `/ping` included, until the last one is started
@@ -647,10 +643,18 @@ export class RuleService {
       }
       if (this.closed) break;
       if (this.rules.has(key)) continue;
-      batch.push(this.addStored(key, text));
-      if (batch.length >= RESTORE_BATCH) await Promise.all(batch.splice(0));
+      // one rule's failure (logged) does not keep the others from being restored
+      const started: Promise<void> = this.addStored(key, text).then(
+        () => void starting.delete(started),
+        (err: unknown) => {
+          starting.delete(started);
+          this.deps.logger.error({ rule: key, err }, 'the stored rule could not be restored');
+        },
+      );
+      starting.add(started);
+      if (starting.size >= RESTORE_WINDOW) await Promise.race(starting);
     }
-    await Promise.all(batch);
+    await Promise.all(starting);
   }
 
   /** A stored rule's text parsed, or undefined (logged) when it no longer parses. */

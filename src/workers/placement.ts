@@ -1,19 +1,22 @@
 /**
  * Where a rule runs (docs/runtime.md §1.10), decided on the main thread without planning the rule: from its SQL
- * statement (parsed once, for the names it reads and the functions it calls), the catalog's definitions of those
- * streams, and the declarations of its connectors and formats (connectors/declaration.ts `threads`). The planning
- * itself, with its errors, happens on the worker.
+ * statement (parsed once, for the names it reads and the functions it calls) or its graph's nodes, the catalog's
+ * definitions of those streams and tables, and the declarations of its connectors and formats
+ * (connectors/declaration.ts `threads`). The planning itself, with its errors, happens on the worker.
  *
  * Also here: the text naming the node a rule was stopped in, when one record held its worker too long.
  */
-import type { Props, RuleDef, RuleOptions } from '../contracts/index.js';
-import type { StreamCatalog } from '../catalog/types.js';
+import type { Props, RuleDef } from '../contracts/index.js';
+import type { StreamCatalog, StreamDef } from '../catalog/types.js';
 import type { FunctionRegistry } from '../functions/registry.js';
 import type { Registry } from '../connectors/registry.js';
 import { prop } from '../connectors/props.js';
 import { resolveSource } from '../runtime/source.js';
 import { exprToString, identToString, parseSelect, parseStatement, windowToString } from '../sql/index.js';
 import { walk } from '../plan/analyze.js';
+import { callableFromWorker } from './main-functions.js';
+import { inlineStream, isObj, str } from '../plan/graph-props.js';
+import type { Expr } from '../sql/ast.js';
 
 export interface PlacementDeps {
   catalog: StreamCatalog;
@@ -27,11 +30,8 @@ export interface PlacementDeps {
 type Select = ReturnType<typeof parseSelect>;
 
 /** Whether the rule needs nothing that exists only on the main thread. */
-export function movable(rule: RuleDef, options: RuleOptions, deps: PlacementDeps): boolean {
-  // a rule's own log file (and debug level) belong to the main thread's loggers
-  if (options.logFilename || options.debug) return false;
-  // graph rules are planned where they run too, but the main thread's builder is the only one that checks them today
-  if (rule.sql === undefined) return false;
+export function movable(rule: RuleDef, deps: PlacementDeps): boolean {
+  if (rule.sql === undefined) return rule.graph !== undefined && graphMovable(rule.graph, deps);
   let stmt: Select;
   try {
     // parsed already when the rule's definition was checked (rules/definition.ts): the same tree, kept by parseSelect
@@ -42,53 +42,108 @@ export function movable(rule: RuleDef, options: RuleOptions, deps: PlacementDeps
     // not a statement: the main thread answers the parser's error as it always did
     return false;
   }
-  const connectors = deps.connectors;
   for (const name of [stmt.from.name, ...stmt.joins.map((j) => j.source.name)]) {
     if (name === '') continue;
     const def = deps.catalog.get(name);
     // unknown here: the worker's planner answers `fail to get stream …`
-    if (!def) continue;
-    // tables stay where the server's tables are (docs/runtime.md §1.10)
-    if (def.kind !== 'stream') return false;
-    let type: string;
-    let props: Props;
-    try {
-      ({ type, props } = resolveSource(connectors, def));
-    } catch {
-      continue;
-    }
-    if (!connectors.placement('source', type, props).worker) return false;
-    if (!connectors.placement('format', String(props.format), props).worker) return false;
+    if (def && !readsOnWorker(def, deps.connectors)) return false;
   }
-  for (const action of rule.actions) {
-    for (const [type, raw] of Object.entries(action)) {
-      const own = (raw ?? {}) as Props;
-      const resourceId = prop(own, 'resourceId');
-      const props = {
-        ...connectors.sinkProps(type, typeof resourceId === 'string' ? resourceId : undefined),
-        ...own,
-      };
-      if (!connectors.placement('sink', type, props).worker) return false;
-      const format = prop(props, 'format');
-      const name = typeof format === 'string' && format !== '' ? format : 'json';
-      if (!connectors.placement('format', name, props).worker) return false;
+  for (const action of rule.actions)
+    for (const [type, raw] of Object.entries(action)) if (!sinksOnWorker(type, raw, deps.connectors)) return false;
+  const exprs: Expr[] = [...stmt.fields.map((f) => f.expr), ...stmt.sorts.map((s) => s.expr)];
+  if (stmt.where) exprs.push(stmt.where);
+  if (stmt.having) exprs.push(stmt.having);
+  for (const d of stmt.dimensions) if (d.kind !== 'window') exprs.push(d);
+  for (const j of stmt.joins) if (j.on) exprs.push(j.on);
+  return callsOnWorker(exprs, deps);
+}
+
+/**
+ * A graph rule (docs/runtime.md §1.4) from its nodes: the streams and tables its source nodes read (created, or
+ * defined inline by the node), its sinks, and the functions its operators call. Every string of an operator's
+ * properties that reads as a select field is searched for calls (expressions, fields with aliases, join conditions);
+ * the rest (window types, scripts) names no function. What does not parse is left to the worker's planner.
+ */
+function graphMovable(graph: Record<string, unknown>, deps: PlacementDeps): boolean {
+  const nodes = isObj(graph.nodes) ? graph.nodes : {};
+  const exprs: Expr[] = [];
+  for (const [key, node] of Object.entries(nodes)) {
+    if (!isObj(node)) continue;
+    const nodeType = typeof node.nodeType === 'string' ? node.nodeType : '';
+    const props = isObj(node.props) ? node.props : {};
+    if (node.type === 'source') {
+      let def: StreamDef | undefined;
+      try {
+        const sourceName = str(props, 'sourceName');
+        def = sourceName === '' ? inlineStream(key, nodeType, props) : deps.catalog.get(sourceName);
+      } catch {
+        continue;
+      }
+      if (def && !readsOnWorker(def, deps.connectors)) return false;
+    } else if (node.type === 'sink') {
+      if (!sinksOnWorker(nodeType, props, deps.connectors)) return false;
+    } else {
+      for (const text of stringsIn(props)) {
+        try {
+          exprs.push(...parseSelect(`select ${text} from t`).fields.map((f) => f.expr));
+        } catch {
+          // not an expression
+        }
+      }
     }
   }
+  return callsOnWorker(exprs, deps);
+}
+
+function stringsIn(v: unknown, out: string[] = []): string[] {
+  if (typeof v === 'string') out.push(v);
+  else if (Array.isArray(v)) for (const x of v) stringsIn(x, out);
+  else if (isObj(v)) for (const x of Object.values(v)) stringsIn(x, out);
+  return out;
+}
+
+/**
+ * Whether the stream or table `def` can be read on a worker: a lookup table is opened by the rule's own thread
+ * (runtime/lookup.ts), a stream or scan table is read by the rule's own source.
+ */
+function readsOnWorker(def: StreamDef, connectors: Registry): boolean {
+  const kind = def.kind === 'table' && def.options.KIND === 'lookup' ? 'lookup' : 'source';
+  let type: string;
+  let props: Props;
+  try {
+    ({ type, props } = resolveSource(connectors, def));
+  } catch {
+    // the worker's planner answers the error
+    return true;
+  }
+  return (
+    connectors.placement(kind, type, props).worker && connectors.placement('format', String(props.format), props).worker
+  );
+}
+
+/** Whether the sink of type `type` with its own properties `raw` (and its resource's) can send from a worker. */
+function sinksOnWorker(type: string, raw: unknown, connectors: Registry): boolean {
+  const own = (raw ?? {}) as Props;
+  const resourceId = prop(own, 'resourceId');
+  const props = { ...connectors.sinkProps(type, typeof resourceId === 'string' ? resourceId : undefined), ...own };
+  if (!connectors.placement('sink', type, props).worker) return false;
+  const format = prop(props, 'format');
+  const name = typeof format === 'string' && format !== '' ? format : 'json';
+  return connectors.placement('format', name, props).worker;
+}
+
+/** Whether every function `exprs` call exists on the workers. */
+function callsOnWorker(exprs: readonly Expr[], deps: PlacementDeps): boolean {
   let onWorker = true;
-  const check = (e: Parameters<typeof walk>[0]) =>
+  for (const e of exprs)
     walk(e, (x) => {
       if (x.kind !== 'call') return;
       const def = deps.functions.get(x.name);
       if (def === undefined || def === deps.builtins.get(x.name)) return;
-      // declared by what registered it: JavaScript and native plugin functions load on every worker
-      if (def.worker !== true) onWorker = false;
+      // JavaScript and native plugin functions load on every worker; service and portable-plugin functions, which
+      // answer asynchronously, are called on the main thread through a stand-in (main-functions.ts)
+      if (!callableFromWorker(def)) onWorker = false;
     });
-  for (const f of stmt.fields) check(f.expr);
-  if (stmt.where) check(stmt.where);
-  if (stmt.having) check(stmt.having);
-  for (const d of stmt.dimensions) if (d.kind !== 'window') check(d);
-  for (const s of stmt.sorts) check(s.expr);
-  for (const j of stmt.joins) if (j.on) check(j.on);
   return onWorker;
 }
 

@@ -17,7 +17,7 @@
  * is not cut short by its neighbours' limit, and one given a short limit is stopped early.
  */
 import type { ValueObject } from '../values/value.js';
-import type { Worker } from 'node:worker_threads';
+import { MessageChannel, type MessagePort, type Worker } from 'node:worker_threads';
 import { siblingModule, startWorker } from '../core/threads.js';
 import { availableParallelism } from 'node:os';
 import type { Logger } from 'pino';
@@ -30,6 +30,7 @@ import { EddyError, ErrorCode } from '../core/errors.js';
 import type { FromWorker, PlannedInfo, RuleRequest, ToWorker, WorkerInit } from './protocol.js';
 import type { Registry } from '../connectors/registry.js';
 import { describeNode, movable, placeById, type PlacementDeps } from './placement.js';
+import { callOnMain, mainFunctions } from './main-functions.js';
 import { RemoteTopology, type RemoteHost } from './remote.js';
 import { InstancesTopology } from '../runtime/instances.js';
 
@@ -75,6 +76,8 @@ export interface PoolOptions {
   heartbeatLimitMs?: number;
   /** the revision of the main thread's config keys (a worker reads them again when it moved) */
   confRevision?: () => number;
+  /** serves the main thread's data server to a new worker through `port` (connectors/data-relay.ts) */
+  serveDataServer?: (port: MessagePort) => void;
   /**
    * longest wait for a worker to plan, open or close a topology, counted from when the worker has loaded (a slow
    * start is no failure of the rule, docs/runtime.md §1.10); a worker that stops answering is replaced earlier by
@@ -126,6 +129,8 @@ class Slot {
   sentDefs = new Map<string, StreamDef>();
   sentRevision = -1;
   readonly pending = new Map<number, Pending>();
+  /** messages for the thread, sent together at the end of this turn of the event loop ({@link WorkerPool.post}) */
+  outbox: ToWorker[] = [];
   constructor(readonly index: number) {}
 }
 
@@ -177,7 +182,7 @@ export class WorkerPool implements TopologyBuilder {
    * main thread does not plan it. Any other rule is planned and built here, in-process.
    */
   build(rule: RuleDef, options: RuleOptions, logger: Logger): Topology {
-    if (!movable(rule, options, this.placementDeps)) return this.opts.local.build(rule, options, logger);
+    if (!movable(rule, this.placementDeps)) return this.opts.local.build(rule, options, logger);
     const first = this.place(rule.id);
     if (this.opts.parallelInstances && options.parallelism > 1 && rule.instance === undefined) {
       // one hot topic over several workers: each instance on the next worker, fed by an MQTT shared subscription
@@ -238,6 +243,8 @@ export class WorkerPool implements TopologyBuilder {
         dropped,
         confRevision: this.opts.confRevision?.() ?? -1,
         scriptRevision: this.opts.scriptRevision?.() ?? -1,
+        mainFunctions: mainFunctions(this.opts.functions, this.placementDeps.builtins),
+        known: t.plannedReads() !== undefined,
       };
       return { op, ...r };
     });
@@ -252,6 +259,23 @@ export class WorkerPool implements TopologyBuilder {
     const catalog = this.opts.catalog;
     const revision = catalog.revision;
     if (revision !== undefined && revision === s.sentRevision) return { streams: [], dropped: [] };
+    // the names changed since this thread's last copy, when the catalog can tell: O(changes), not O(catalog)
+    const changed = s.sentRevision >= 0 ? catalog.changedSince?.(s.sentRevision) : undefined;
+    if (revision !== undefined && changed !== undefined) {
+      const streams: StreamDef[] = [];
+      const dropped: string[] = [];
+      for (const name of new Set(changed)) {
+        const d = catalog.get(name);
+        if (d === undefined) {
+          if (s.sentDefs.delete(name)) dropped.push(name);
+        } else if (s.sentDefs.get(name) !== d) {
+          s.sentDefs.set(name, d);
+          streams.push(d);
+        }
+      }
+      s.sentRevision = revision;
+      return { streams, dropped };
+    }
     const current = [...catalog.list('stream'), ...catalog.list('table')];
     const streams = current.filter((d) => s.sentDefs.get(d.name) !== d);
     const names = new Set(current.map((d) => d.name));
@@ -266,7 +290,7 @@ export class WorkerPool implements TopologyBuilder {
   traceRemote(t: RemoteTopology): void {
     const s = this.slots[t.slot];
     if (!t.open_ || !s?.spawned) return;
-    s.worker.postMessage({ op: 'trace', handle: t.handle, strategy: t.traceStrategy } satisfies ToWorker);
+    this.post(s, { op: 'trace', handle: t.handle, strategy: t.traceStrategy });
   }
 
   /** The workers start together with the first rule placed on any of them: each takes a moment to load, and the next
@@ -308,8 +332,7 @@ export class WorkerPool implements TopologyBuilder {
   /** The worker forgets the plan of a topology that will not be opened. */
   releaseRemote(t: RemoteTopology): void {
     const s = this.slots[t.slot];
-    if (s?.spawned && !this.remotes.has(t.handle))
-      s.worker.postMessage({ op: 'release', handle: t.handle } satisfies ToWorker);
+    if (s?.spawned && !this.remotes.has(t.handle)) this.post(s, { op: 'release', handle: t.handle });
   }
 
   async openRemote(t: RemoteTopology): Promise<void> {
@@ -343,12 +366,12 @@ export class WorkerPool implements TopologyBuilder {
 
   /** Fault injection for tests: keeps worker `slot` busy for `ms`. */
   stall(slot: number, ms: number): void {
-    if (this.slots[slot]?.spawned) this.slots[slot].worker.postMessage({ op: 'stall', ms } satisfies ToWorker);
+    if (this.slots[slot]?.spawned) this.post(this.slots[slot], { op: 'stall', ms });
   }
 
   /** Fault injection for tests: the worker ends as a crash would. */
   crash(slot: number): void {
-    if (this.slots[slot]?.spawned) this.slots[slot].worker.postMessage({ op: 'crash' } satisfies ToWorker);
+    if (this.slots[slot]?.spawned) this.post(this.slots[slot], { op: 'crash' });
   }
 
   /** Resolves once every worker started (tests). */
@@ -381,19 +404,28 @@ export class WorkerPool implements TopologyBuilder {
     s.lastSeq = 0;
     s.lastProgress = Date.now();
     s.unanswered.clear();
+    // the worker's httppush routes and websocket endpoints live on this thread's data server
+    const relay = this.opts.serveDataServer ? new MessageChannel() : undefined;
     const workerData: WorkerInit = {
       index: s.index,
       home: this.opts.home,
       env: this.opts.env,
       activity: s.activity.buffer,
+      dataPort: relay?.port2,
     };
     const limit = this.opts.memoryLimitMb ?? 0;
     // a worker over its heap limit ends with ERR_WORKER_OUT_OF_MEMORY and is replaced like any worker that exits
     const worker = startWorker(siblingModule(import.meta.url, 'worker'), {
       workerData,
+      transferList: relay ? [relay.port2] : [],
       ...(limit > 0 ? { resourceLimits: { maxOldGenerationSizeMb: limit } } : {}),
     });
     const spawnedAt = Date.now();
+    if (relay) {
+      this.opts.serveDataServer!(relay.port1);
+      // what the worker held on the data server is let go when it ends (data-relay.ts)
+      worker.once('exit', () => relay.port1.close());
+    }
     s.worker = worker;
     s.spawned = true;
     s.lastPong = Date.now();
@@ -466,23 +498,50 @@ export class WorkerPool implements TopologyBuilder {
         this.remotes.get(m.handle)?.end();
         break;
       case 'kv':
-        void this.kv(worker, m.id, m.method, m.args);
+        void this.kv(s, worker, m.id, m.method, m.args);
+        break;
+      case 'batch':
+        for (const one of m.messages) this.onMessage(s, worker, one);
+        break;
+      case 'call':
+        // a service or portable-plugin function called by a rule on the worker (main-functions.ts)
+        void callOnMain(this.opts.functions, m).then((answer) => worker.postMessage(answer satisfies ToWorker));
         break;
       case 'ready':
         break;
     }
   }
 
-  private async kv(worker: Worker, id: number, method: string, args: unknown[]): Promise<void> {
+  private async kv(s: Slot, worker: Worker, id: number, method: string, args: unknown[]): Promise<void> {
     const store = this.opts.store as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>;
+    let answer: ToWorker;
     try {
       const fn = store[method];
       if (typeof fn !== 'function' || method === 'close') throw new Error(`unknown store method ${method}`);
-      const value = await fn.apply(this.opts.store, args);
-      worker.postMessage({ op: 'kv', id, value } satisfies ToWorker);
+      answer = { op: 'kv', id, value: await fn.apply(this.opts.store, args) };
     } catch (err) {
-      worker.postMessage({ op: 'kv', id, error: err instanceof Error ? err.message : String(err) } satisfies ToWorker);
+      answer = { op: 'kv', id, error: err instanceof Error ? err.message : String(err) };
     }
+    // a replaced thread's question is not answered to its replacement
+    if (s.worker === worker) this.post(s, answer);
+  }
+
+  /**
+   * Sends `m` to the thread of slot `s` at the end of this turn of the event loop, with every other message for it
+   * asked for meanwhile, in order, as one message: the rules that concurrent requests create or a restore starts
+   * reach the worker together, cost one wake-up and one message event on either side instead of one each, and their
+   * sources' subscriptions go to the broker together.
+   */
+  private post(s: Slot, m: ToWorker): void {
+    s.outbox.push(m);
+    if (s.outbox.length > 1) return;
+    setImmediate(() => {
+      const list = s.outbox;
+      if (list.length === 0) return;
+      s.outbox = [];
+      if (!s.spawned || this.closed) return;
+      s.worker.postMessage(list.length === 1 ? list[0] : ({ op: 'batch', messages: list } satisfies ToWorker));
+    });
   }
 
   private send(slot: number, make: (req: number) => ToWorker): Promise<PlannedInfo | undefined> {
@@ -493,7 +552,7 @@ export class WorkerPool implements TopologyBuilder {
     return new Promise<PlannedInfo | undefined>((resolve, reject) => {
       const p: Pending = { resolve, reject, timer: undefined };
       s.pending.set(req, p);
-      s.worker.postMessage(make(req));
+      this.post(s, make(req));
       // the time limit runs from when the worker has loaded: a worker slow to start (a loaded machine after a
       // restart) is not a rule failure (docs/runtime.md §1.10)
       const worker = s.worker;
@@ -539,7 +598,7 @@ export class WorkerPool implements TopologyBuilder {
         continue;
       }
       s.unanswered.set(++s.seq, now);
-      s.worker.postMessage({ op: 'ping', seq: s.seq } satisfies ToWorker);
+      this.post(s, { op: 'ping', seq: s.seq });
     }
   }
 
@@ -595,6 +654,8 @@ export class WorkerPool implements TopologyBuilder {
       p.reject(new WorkerReplaced(`worker ${s.index} was replaced`));
     }
     s.pending.clear();
+    // what was not sent yet was for the old thread: the replacement opens its rules afresh
+    s.outbox = [];
     this.replaced[s.index] = (this.replaced[s.index] ?? 0) + 1;
     void old.terminate().catch(() => 0);
     const again = [...this.remotes.values()].filter((t) => t.slot === s.index);

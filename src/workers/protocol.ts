@@ -11,8 +11,10 @@ import type {
   TraceSpan,
   TraceStrategy,
 } from '../contracts/index.js';
+import type { MessagePort } from 'node:worker_threads';
 import type { StreamDef } from '../catalog/types.js';
 import type { ValueObject } from '../values/value.js';
+import type { MainCall, MainCallAnswer, MainFunction } from './main-functions.js';
 
 /** What a worker is started with (its `workerData`). */
 export interface WorkerInit {
@@ -21,6 +23,8 @@ export interface WorkerInit {
   env: NodeJS.ProcessEnv;
   /** cell 0: the activity id of the node working now, cell 1: batches started (see runtime/node.ts) */
   activity: SharedArrayBuffer;
+  /** the main thread's data server, for httppush routes and websocket endpoints (connectors/data-relay.ts) */
+  dataPort?: MessagePort;
 }
 
 /**
@@ -46,6 +50,10 @@ export interface RuleRequest {
   confRevision: number;
   /** the main thread's JavaScript-function revision: -1 when unknown (read them again) */
   scriptRevision: number;
+  /** the functions the rules here reach on the main thread (main-functions.ts) */
+  mainFunctions: MainFunction[];
+  /** the main thread holds the {@link PlannedInfo} of this handle: an open from the kept plan need not answer it */
+  known: boolean;
 }
 
 /** Main → worker. */
@@ -62,10 +70,13 @@ export type ToWorker =
   | { op: 'trace'; handle: number; strategy: TraceStrategy | null }
   | { op: 'ping'; seq: number }
   | { op: 'kv'; id: number; value?: unknown; error?: string }
+  | MainCallAnswer
   /** fault injection of the tests: busy the worker's thread for `ms` */
   | { op: 'stall'; ms: number }
   /** fault injection of the tests: end the worker's thread as a crash would */
-  | { op: 'crash' };
+  | { op: 'crash' }
+  /** the messages asked for during one turn of the main thread's event loop, in order */
+  | { op: 'batch'; messages: ToWorker[] };
 
 /**
  * One node's metrics: name, records in and out, messages processed, last latency (µs), buffer length, last
@@ -102,4 +113,7 @@ export type FromWorker =
   | { ev: 'metrics'; topologies: Array<[number, NodeMetricsRow[], number]> }
   /** the spans of traced records finished since the last message, by topology handle */
   | { ev: 'spans'; spans: Array<[number, TraceSpan]> }
-  | { ev: 'kv'; id: number; method: string; args: unknown[] };
+  | { ev: 'kv'; id: number; method: string; args: unknown[] }
+  | MainCall
+  /** the messages of one turn of the worker's event loop, in order */
+  | { ev: 'batch'; messages: FromWorker[] };

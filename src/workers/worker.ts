@@ -8,6 +8,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { loadConfig, resolveHome } from '../config/index.js';
 import { createLogger } from '../config/log.js';
 import { Connectors } from '../connectors/index.js';
+import { DataRelayClient } from '../connectors/data-relay.js';
 import { createBuiltinRegistry } from '../functions/index.js';
 import { createTopologyBuilder, RuleTopology } from '../runtime/topology.js';
 import { GraphTopology } from '../runtime/graph-topology.js';
@@ -18,10 +19,12 @@ import { trackActivity } from '../runtime/node.js';
 import { setDefaultZone } from '../values/index.js';
 import { EddyError } from '../core/errors.js';
 import { useIdleCollector } from '../core/idle-memory.js';
+import { endLog, ruleLogger, type LogDestination } from '../core/rule-log.js';
 import { join } from 'node:path';
 import { NativeRuntime } from '../extensions/plugins-native-runtime.js';
 import type { StreamCatalog, StreamDef, StreamKind } from '../catalog/types.js';
 import type { KVOp, KVStore } from '../store/kv.js';
+import { MainFunctionStandIns } from './main-functions.js';
 import type { FromWorker, NodeMetricsRow, PlannedInfo, RuleRequest, ToWorker, WorkerInit } from './protocol.js';
 import type { NodeMetrics, Topology, TraceSpan } from '../contracts/index.js';
 
@@ -36,7 +39,18 @@ const MAX_PENDING_SPANS = 10_000;
 if (!parentPort) throw new Error('the rule worker must run in a worker thread');
 const port = parentPort;
 const init = workerData as WorkerInit;
-const post = (m: FromWorker): void => port.postMessage(m);
+/** Messages for the main thread, sent together at the end of this turn of the event loop (as the pool sends its own). */
+let outbox: FromWorker[] = [];
+const flushOutbox = (): void => {
+  const list = outbox;
+  if (list.length === 0) return;
+  outbox = [];
+  port.postMessage(list.length === 1 ? list[0] : ({ ev: 'batch', messages: list } satisfies FromWorker));
+};
+const post = (m: FromWorker): void => {
+  outbox.push(m);
+  if (outbox.length === 1) setImmediate(flushOutbox);
+};
 
 /** The main thread's store, by request. */
 class MainStore implements KVStore {
@@ -151,13 +165,23 @@ async function main(): Promise<void> {
   useIdleCollector();
   const store = new MainStore();
   // each connector family is loaded here when a rule first uses it: a worker running MQTT rules holds no other client
-  const connectors = await Connectors.create({ home, config, env: init.env, store, logger, onDemand: true });
+  const connectors = await Connectors.create({
+    home,
+    config,
+    env: init.env,
+    store,
+    logger,
+    relay: init.dataPort ? new DataRelayClient(init.dataPort) : undefined,
+    onDemand: true,
+  });
   const catalog = new CatalogView();
   // JavaScript functions run here, each call under the script time limit (docs/runtime.md §8): a looping function
   // holds this thread, never the main one
   const functions = createBuiltinRegistry();
   const scripts = new ScriptService({ store, functions, logger });
   const scriptTexts = new Map<string, string>();
+  // service and portable-plugin functions: stand-ins whose calls cross to the main thread
+  const standIns = new MainFunctionStandIns(functions, post);
   // native plugins: the modules the main thread loaded, loaded here too so their rules run on this thread
   const natives = new NativeRuntime(connectors.registry, functions);
   const syncNatives = () => natives.sync(join(home.plugins, 'native', 'loaded.json'), (msg) => logger.warn(msg));
@@ -206,12 +230,23 @@ async function main(): Promise<void> {
       }
       scriptRevision = m.scriptRevision;
     }
+    standIns.sync(m.mainFunctions);
     await connectors.prepareRule(m.rule, catalog);
   };
 
-  const planOf = (m: RuleRequest): TopologyBase =>
+  /** the files of the rules with `logFilename`, by handle: the main thread appends its lines about the rule too */
+  const ruleLogs = new Map<number, LogDestination>();
+  const endRuleLog = (handle: number): void => {
+    endLog(ruleLogs.get(handle));
+    ruleLogs.delete(handle);
+  };
+  const planOf = (m: RuleRequest): TopologyBase => {
+    endRuleLog(m.handle);
+    const own = ruleLogger(m.rule.id, m.options, logger, home.log);
+    if (own.dest) ruleLogs.set(m.handle, own.dest);
     // the in-process builder makes only these two (runtime/topology.ts)
-    builder.build(m.rule, m.options, logger.child({ rule: m.rule.id })) as RuleTopology | GraphTopology;
+    return builder.build(m.rule, m.options, own.logger) as RuleTopology | GraphTopology;
+  };
 
   const plan = async (m: RuleRequest): Promise<PlannedInfo> => {
     await sync(m);
@@ -220,13 +255,15 @@ async function main(): Promise<void> {
     return plannedInfo(topo);
   };
 
-  const open = async (m: RuleRequest): Promise<PlannedInfo> => {
+  const open = async (m: RuleRequest): Promise<PlannedInfo | undefined> => {
     // the open carries the catalog changes made since the last request: they are applied even when the rule was
     // planned already, else a stream created between this rule's plan and its open never reaches this thread
     await sync(m);
     let topo = prepared.get(m.handle);
     prepared.delete(m.handle);
-    // a restart attempt, a cron firing or a replaced worker: planned here and now
+    // the main thread has what the plan answered, as a rule; a restart attempt, a cron firing or a replaced worker is
+    // planned here and now, and the answer says what that plan is
+    const answer = topo === undefined || !m.known;
     topo ??= planOf(m);
     topologies.set(m.handle, { topo, nodes: topo.nodes(), sig: -1 });
     // handle and node index in one id: the main thread can name the node even while this thread is stuck in it
@@ -244,16 +281,17 @@ async function main(): Promise<void> {
     post({ ev: 'metrics', topologies: [[m.handle, metricsRows(topo.nodes()), heldBytes(topo)]] });
     const entry = topologies.get(m.handle);
     if (entry) entry.sig = -1;
-    return plannedInfo(topo);
+    return answer ? plannedInfo(topo) : undefined;
   };
 
   const close = async (handle: number): Promise<void> => {
     prepared.delete(handle);
     const t = topologies.get(handle);
-    if (!t) return;
+    if (!t) return endRuleLog(handle);
     topologies.delete(handle);
     const rows = metricsRows(t.nodes);
     await t.topo.close();
+    endRuleLog(handle);
     post({ ev: 'metrics', topologies: [[handle, rows, 0]] });
   };
 
@@ -272,7 +310,7 @@ async function main(): Promise<void> {
     );
   };
 
-  port.on('message', (m: ToWorker) => {
+  const handle = (m: ToWorker): void => {
     switch (m.op) {
       case 'plan':
         reply(m.req, plan(m));
@@ -282,6 +320,7 @@ async function main(): Promise<void> {
         break;
       case 'release':
         prepared.delete(m.handle);
+        if (!topologies.has(m.handle)) endRuleLog(m.handle);
         break;
       case 'close':
         reply(m.req, close(m.handle));
@@ -308,6 +347,9 @@ async function main(): Promise<void> {
       case 'kv':
         store.answer(m.id, m.value, m.error);
         break;
+      case 'called':
+        standIns.answer(m);
+        break;
       case 'stall': {
         const end = Date.now() + m.ms;
         while (Date.now() < end) {
@@ -317,8 +359,13 @@ async function main(): Promise<void> {
       }
       case 'crash':
         process.exit(1);
+        break;
+      case 'batch':
+        // in order, in this one task: the rules opened together subscribe together (one SUBSCRIBE packet)
+        for (const one of m.messages) handle(one);
     }
-  });
+  };
+  port.on('message', handle);
 
   setInterval(() => {
     if (spans.length > 0) post({ ev: 'spans', spans: spans.splice(0) });
@@ -331,7 +378,9 @@ async function main(): Promise<void> {
     }
     if (changed.length > 0) post({ ev: 'metrics', topologies: changed });
   }, METRICS_INTERVAL_MS);
-  post({ ev: 'ready' });
+  // alone, never inside a batch: the pool waits for this very message
+  flushOutbox();
+  port.postMessage({ ev: 'ready' } satisfies FromWorker);
 }
 
 main().catch((err: unknown) => {

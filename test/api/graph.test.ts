@@ -497,8 +497,12 @@ test('group+order plan: event-time sources straight into a window (no watermark 
         { device_id: 'a', count: 2 },
       ],
     );
-    const st = await status(s, 'go');
-    assert.ok(st.op_window_0_records_in_total >= 8);
+    // a rule on a worker thread reports its counters every 100 ms (docs/runtime.md §1.10)
+    await poll(
+      () => status(s, 'go'),
+      (st) => st.op_window_0_records_in_total >= 8,
+      'the window counting its rows',
+    );
   });
 });
 
@@ -668,8 +672,11 @@ test('mix plan: one source feeding a row branch and a sliding-window branch; agg
       out1.map((o) => (o as J).humidity),
       [40, 10],
     );
-    const st = await status(s, 'gm');
-    assert.equal(st.sink_mqtt1_0_records_out_total, 2);
+    await poll(
+      () => status(s, 'gm'),
+      (st) => st.sink_mqtt1_0_records_out_total === 2,
+      'the sink counting its sends',
+    );
   });
 });
 
@@ -710,8 +717,11 @@ test('switch plan: each case feeds its own sink; stopAtFirstMatch', async () => 
     assert.deepEqual(low, [[{ a: 5 }], [{ a: 1 }]]);
     assert.deepEqual(((await s.req('GET', '/rules/g5/topo')).json() as J).edges.op_sw, ['sink_high', 'sink_low']);
     // the probes reach the third case, whose value is not a bool: counted, routed nowhere
-    const st = await status(s, 'g5');
-    assert.ok(st.op_sw_0_exceptions_total > 0);
+    const st = await poll(
+      () => status(s, 'g5'),
+      (x) => x.op_sw_0_exceptions_total > 0,
+      'the switch counting the probes',
+    );
     assert.equal(
       st.op_sw_0_last_exception,
       'run switch node sw, case a error: invalid condition that returns non-bool value float64(-1)',
@@ -845,7 +855,11 @@ test('sink batching: batchSize puts op_<key>_0_batch before the sink, which send
       'the batch',
     );
     assert.deepEqual(out[0], [{ a: 1 }, { a: 2 }, { a: 3 }]);
-    assert.equal((await status(s, 'gb')).op_out_0_batch_0_records_in_total, 3);
+    await poll(
+      () => status(s, 'gb'),
+      (st) => st.op_out_0_batch_0_records_in_total === 3,
+      'the batch node counting its rows',
+    );
   });
 });
 

@@ -668,3 +668,47 @@ test('right after a restart every stored rule answers: requests wait for the res
     else await first.dispose();
   }
 });
+
+test('a restart with more stored rules than are started at once: /ping answers while they are restored, then every rule is listed as it is', async () => {
+  const first = await startTestServer();
+  let second: TestServer | undefined;
+  try {
+    const st = uid('s');
+    await memoryStream(first, st);
+    // more than the 500 started at once (rules/service.ts RESTORE_WINDOW), written straight to the store
+    const ids = Array.from({ length: 650 }, (_, i) => `many_${String(i).padStart(3, '0')}`);
+    const stopped = new Set(ids.filter((_, i) => i % 100 === 7));
+    const broken = ids[ids.length - 2];
+    for (const id of ids) {
+      const sql = id === broken ? `SELECT * FROM missing_${st}` : `SELECT * FROM ${st} WHERE a > 1`;
+      const triggered = !stopped.has(id);
+      await first.app.store.set('rule', id, JSON.stringify({ id, sql, actions: [{ nop: {} }], triggered }));
+    }
+    await first.stop();
+    second = await startTestServer({ home: first.homeDir });
+    const s = second;
+    // both asked at once: the ping does not wait for the restore, the list does
+    const order: string[] = [];
+    const [ping, list] = await Promise.all(
+      ['/ping', '/rules'].map((path) => s.req('GET', path).then((r) => (order.push(path), r))),
+    );
+    assert.equal(ping.status, 200);
+    assert.deepEqual(order, ['/ping', '/rules']);
+    const shown = Object.fromEntries(
+      (list.json() as Array<{ id: string; status: string }>).map((r) => [r.id, r.status]),
+    );
+    assert.deepEqual(Object.keys(shown), ids);
+    for (const id of ids) {
+      const want =
+        id === broken
+          ? 'Stopped: fail to create the topo.'
+          : stopped.has(id)
+            ? 'Stopped: canceled manually.'
+            : 'Running';
+      assert.equal(shown[id], want, id);
+    }
+  } finally {
+    if (second) await second.dispose();
+    else await first.dispose();
+  }
+});

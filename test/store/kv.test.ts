@@ -176,3 +176,42 @@ test('SQLite batch is all-or-nothing', async () => {
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('SQLite writes asked for together are committed together, each with its own outcome, and reads see them', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'eddy-kv-'));
+  const path = join(dir, 'kv.db');
+  const s = new SqliteStore(path);
+  try {
+    await s.set('n', 'old', '0');
+    const bad = { ns: 'n', key: 'broken', value: undefined as unknown as string };
+    // one turn of the event loop: a new key, a duplicate, a failing batch, a delete
+    const writes = [
+      s.setIfAbsent('n', 'a', '1'),
+      s.setIfAbsent('n', 'old', 'x'),
+      s.batch([{ ns: 'n', key: 'b', value: '2' }, bad]),
+      s.delete('n', 'old'),
+      s.set('n', 'c', '3'),
+    ];
+    // a read made before any of them settled sees them all
+    assert.deepEqual(await s.entries('n'), [
+      ['a', '1'],
+      ['c', '3'],
+    ]);
+    const outcomes = await Promise.allSettled(writes);
+    assert.deepEqual(
+      outcomes.map((o) => o.status),
+      ['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled'],
+    );
+    assert.equal((outcomes[0] as PromiseFulfilledResult<boolean>).value, true);
+    assert.equal((outcomes[1] as PromiseFulfilledResult<boolean>).value, false, 'the key existed');
+    assert.equal((outcomes[3] as PromiseFulfilledResult<boolean>).value, true);
+    await s.close();
+    // what the resolved writes stored is in the file
+    const again = new SqliteStore(path);
+    assert.deepEqual(await again.keys('n'), ['a', 'c']);
+    await again.close();
+  } finally {
+    await s.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -79,8 +79,7 @@ export const httpDeclarations: Declaration[] = [
     type: 'httppush',
     // the endpoints of one server share its data server: one route per method and path
     load: impl.load,
-    create: (host) =>
-      new (impl.get().HttpPushSource)(host.shared('httppush', () => new (impl.get().HttpPushHub)(host.dataServer))),
+    create: (host) => new (impl.get().HttpPushSource)(host.pushHub),
     defaults: 'sources/httppush.yaml',
     meta: source(
       { en_US: 'Receives data POSTed to the HTTP data server.', zh_CN: '接收推送到 HTTP 数据服务的数据。' },
@@ -91,10 +90,8 @@ export const httpDeclarations: Declaration[] = [
     ),
     check: null,
     validate: null,
-    threads: {
-      worker: false,
-      because: 'its endpoint is a route of the data server, which listens on the main thread',
-    },
+    // the data server listens on the main thread; a worker's sources attach through it (data-relay.ts)
+    threads: { worker: true },
   },
   {
     kind: 'sink',

@@ -9,11 +9,7 @@ import type { ConnectorContext, Props, SourceConnector, SourceEvent } from '../.
 import type { DataServer } from '../dataserver.js';
 import { propString } from '../props.js';
 import { transientError } from '../../contracts/failures.js';
-
-interface Consumer {
-  emit: (ev: SourceEvent) => void;
-  onError: (err: Error) => void;
-}
+import type { PushConsumer as Consumer, PushHub } from '../data-relay.js';
 
 interface Endpoint {
   consumers: Set<Consumer>;
@@ -21,7 +17,7 @@ interface Endpoint {
 }
 
 /** Endpoints by `METHOD path`, registered on the data server while at least one source uses them. */
-export class HttpPushHub {
+export class HttpPushHub implements PushHub {
   private readonly endpoints = new Map<string, Endpoint>();
 
   constructor(private readonly server: DataServer) {}
@@ -90,7 +86,7 @@ export class HttpPushSource implements SourceConnector {
   private path = '';
   private detach: (() => Promise<void>) | undefined;
 
-  constructor(private readonly hub: HttpPushHub) {}
+  constructor(private readonly hub: PushHub) {}
 
   provision(_ctx: ConnectorContext, datasource: string, props: Props): void {
     if (!datasource.startsWith('/'))

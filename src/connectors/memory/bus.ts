@@ -5,8 +5,12 @@
  * One server runs rules on several threads (docs/runtime.md §1.10): each thread has a bus, and the buses of one server
  * meet on a BroadcastChannel named after the server's home. Each announces the filters it has listeners for; a row is
  * delivered on its own thread at once and posted to the channel only when another thread has a matching filter.
+ *
+ * The keyed tables behind memory lookup tables live on the bus of each thread that joins them. The main thread's are
+ * opened by CREATE TABLE and hold every row published since; a table opened on a worker (by the first rule there
+ * joining it) starts from the main thread's rows, asked for over the channel once its own subscription is announced.
  */
-import { BroadcastChannel, threadId } from 'node:worker_threads';
+import { BroadcastChannel, isMainThread, threadId } from 'node:worker_threads';
 import type { Value, ValueObject } from '../../values/value.js';
 import { decodeValue, encodeValue, type Json } from '../../runtime/checkpoint.js';
 
@@ -40,12 +44,33 @@ export function hasWildcard(topic: string): boolean {
   return topic.includes('+') || topic.includes('#');
 }
 
+/** The latest row per key value of one topic, shared by every memory lookup of the same topic and key on a thread. */
+export class MemoryTable {
+  readonly rows = new Map<string, ValueObject>();
+  refs = 0;
+  unsubscribe: (() => void) | undefined;
+  /** resolved once the table holds the main thread's rows */
+  ready: Promise<void> = Promise.resolve();
+}
+
+/** How long a worker's new table waits for the main thread's rows before it starts from its own. */
+const TABLE_ROWS_WAIT_MS = 5000;
+
 /** What the buses of one server say to each other. */
 type BusNote =
   | { k: 'hello'; from: number }
   | { k: 'bye'; from: number }
   | { k: 'sub' | 'unsub'; from: number; filter: string }
-  | { k: 'pub'; topic: string; row: Json; rowkind?: RowKind; key?: Json };
+  | { k: 'pub'; topic: string; row: Json; rowkind?: RowKind; key?: Json }
+  /** a worker asks the main thread for the rows of table `table` (tableId) */
+  | { k: 'rows?'; from: number; id: number; table: string }
+  /** the main thread's answer: key text and row, in the table's order */
+  | { k: 'rows'; to: number; id: number; rows: Array<[string, Json]> };
+
+/** The id of the table of one topic and key. */
+export function tableId(topic: string, key: string): string {
+  return `${topic}\u0000${key}`;
+}
 
 /**
  * The topic bus of one server on this thread. Delivery on this thread is synchronous, to the other threads of the
@@ -57,6 +82,10 @@ export class MemoryBus {
   private readonly channel: BroadcastChannel | undefined;
   /** the filters the other threads listen to, by thread */
   private readonly remote = new Map<number, Set<string>>();
+  /** the memory lookup tables open on this thread, by {@link tableId} */
+  readonly tables = new Map<string, MemoryTable>();
+  private nextRequest = 1;
+  private readonly asked = new Map<number, (rows: Array<[string, Json]>) => void>();
 
   /** `channel`: the name the buses of one server share (absent: this thread only) */
   constructor(channel?: string) {
@@ -83,6 +112,28 @@ export class MemoryBus {
         this.note({ k: 'unsub', from: threadId, filter });
       }
     };
+  }
+
+  /**
+   * The main thread's rows of table `table` (key text and row), asked for by a worker whose own table subscribed
+   * already: the main thread sees the subscription before the question, so every row it publishes after its answer
+   * reaches the worker too. Empty on the main thread, without a channel, or when the main thread does not answer.
+   */
+  mainTableRows(table: string): Promise<Array<[string, ValueObject]>> {
+    if (isMainThread || !this.channel) return Promise.resolve([]);
+    const id = this.nextRequest++;
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.asked.delete(id);
+        resolve([]);
+      }, TABLE_ROWS_WAIT_MS);
+      timer.unref();
+      this.asked.set(id, (rows) => {
+        clearTimeout(timer);
+        resolve(rows.map(([k, row]) => [k, decodeValue(row) as ValueObject]));
+      });
+      this.note({ k: 'rows?', from: threadId, id, table });
+    });
   }
 
   /** Leaves the other threads' buses (server shutdown). */
@@ -141,6 +192,18 @@ export class MemoryBus {
         this.deliver(msg);
         return;
       }
+      case 'rows?': {
+        if (!isMainThread) return;
+        const t = this.tables.get(n.table);
+        const rows: Array<[string, Json]> = t ? [...t.rows].map(([k, row]) => [k, encodeValue(row)]) : [];
+        this.note({ k: 'rows', to: n.from, id: n.id, rows });
+        return;
+      }
+      case 'rows':
+        if (n.to !== threadId) return;
+        this.asked.get(n.id)?.(n.rows);
+        this.asked.delete(n.id);
+        return;
     }
   }
 

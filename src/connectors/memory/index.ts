@@ -2,7 +2,6 @@
 import { lazyModule } from '../../core/lazy.js';
 import type { Declaration, Threads } from '../declaration.js';
 import { f, sink, source } from '../meta.js';
-import type { MemoryTable } from './memory.js';
 
 /** the connectors, imported when a rule or check first needs them (declaration.ts `load`) */
 const impl = lazyModule('the memory connectors', () => import('./memory.js'));
@@ -33,13 +32,9 @@ export const memoryDeclarations: Declaration[] = [
   {
     kind: 'lookup',
     type: 'memory',
-    // the tables of one server are shared by its lookups: one table per topic and key
+    // the tables of one thread are shared by its lookups: one table per topic and key (bus.ts)
     load: impl.load,
-    create: (host) =>
-      new (impl.get().MemoryLookup)(
-        host.memory,
-        host.shared('memory.tables', () => new Map<string, MemoryTable>()),
-      ),
+    create: (host) => new (impl.get().MemoryLookup)(host.memory),
     defaults: 'sources/memory.yaml',
     meta: META,
     check: null,

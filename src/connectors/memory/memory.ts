@@ -9,7 +9,7 @@ import type { SinkConnector, SinkContext, SinkPayload } from '../../contracts/in
 import { isObject, type Value, type ValueObject } from '../../values/value.js';
 import { keyText } from '../../values/text.js';
 import { prop, propString } from '../props.js';
-import { hasWildcard, type MemoryBus, type MemoryMessage, type RowKind } from './bus.js';
+import { hasWildcard, MemoryTable, tableId, type MemoryBus, type MemoryMessage, type RowKind } from './bus.js';
 
 function checkTopic(topic: string, what: string): void {
   if (topic === '') throw new EddyError(ErrorCode.Executor, `${what} is required`);
@@ -96,22 +96,12 @@ export class MemorySink implements SinkConnector {
   async close(): Promise<void> {}
 }
 
-/** The keyed table behind a memory lookup: latest row per key value, shared by every lookup of the same topic+key. */
-export class MemoryTable {
-  readonly rows = new Map<string, ValueObject>();
-  refs = 0;
-  unsubscribe: (() => void) | undefined;
-}
-
 export class MemoryLookup implements LookupConnector {
   private topic = '';
   private key = '';
   private table: MemoryTable | undefined;
 
-  constructor(
-    private readonly bus: MemoryBus,
-    private readonly tables: Map<string, MemoryTable>,
-  ) {}
+  constructor(private readonly bus: MemoryBus) {}
 
   provision(_ctx: ConnectorContext, datasource: string, props: Props): void {
     checkTopic(datasource, 'topic');
@@ -123,22 +113,31 @@ export class MemoryLookup implements LookupConnector {
   }
 
   async connect(): Promise<void> {
-    const id = `${this.topic}\u0000${this.key}`;
-    let table = this.tables.get(id);
+    const id = tableId(this.topic, this.key);
+    const tables = this.bus.tables;
+    let table = tables.get(id);
     if (!table) {
       const t = new MemoryTable();
       const key = this.key;
+      // the keys changed here while the main thread's rows are on their way: those rows are older
+      let changed: Set<string> | undefined = new Set();
       t.unsubscribe = this.bus.subscribe(this.topic, (msg) => {
         const kv = msg.row[key] ?? msg.key;
         if (kv === undefined || kv === null) return;
         const k = keyText(kv);
+        changed?.add(k);
         if (msg.rowkind === 'delete') t.rows.delete(k);
         else t.rows.set(k, msg.row);
       });
-      this.tables.set(id, (table = t));
+      t.ready = this.bus.mainTableRows(id).then((rows) => {
+        for (const [k, row] of rows) if (!changed!.has(k)) t.rows.set(k, row);
+        changed = undefined;
+      });
+      tables.set(id, (table = t));
     }
     table.refs++;
     this.table = table;
+    await table.ready;
   }
 
   async lookup(
@@ -173,7 +172,7 @@ export class MemoryLookup implements LookupConnector {
     t.refs--;
     if (t.refs <= 0) {
       t.unsubscribe?.();
-      for (const [id, v] of this.tables) if (v === t) this.tables.delete(id);
+      for (const [id, v] of this.bus.tables) if (v === t) this.bus.tables.delete(id);
     }
   }
 }

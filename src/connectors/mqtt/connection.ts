@@ -345,10 +345,11 @@ export class MqttConn {
     sub.qos = Math.max(sub.qos, qos) as QoS;
     const acked = new Promise<void>((resolve, reject) => {
       this.pendingSubs.push({ wire, qos: sub.qos, done: (err) => (err ? reject(err) : resolve()) });
-      // flushed before this task ends (not at the next turn): a rule that answered "created" has its SUBSCRIBE written
+      // flushed at the end of this turn of the event loop: the rules a worker opens in one turn (one message each, or
+      // one batch) subscribe in one packet; a rule's start still answers only once its SUBACK came (acked below)
       if (!this.subFlushQueued) {
         this.subFlushQueued = true;
-        queueMicrotask(() => this.flushSubscribes());
+        setImmediate(() => this.flushSubscribes());
       }
     });
     sub.acked = acked;
@@ -363,7 +364,7 @@ export class MqttConn {
   }
 
   /**
-   * Sends the subscriptions asked for during one run of the microtask queue as one SUBSCRIBE packet: creating or
+   * Sends the subscriptions asked for during one turn of the event loop as one SUBSCRIBE packet: creating or
    * restoring many rules on one connection sent a packet, and waited for an acknowledgement, per rule.
    */
   private flushSubscribes(): void {

@@ -3,10 +3,8 @@
  * (`addr` set) or an endpoint of the data server (`addr` empty).
  */
 import { lazyModule } from '../../core/lazy.js';
-import type { Props } from '../../contracts/index.js';
 import { provisionCheck, type Declaration, type Threads } from '../declaration.js';
 import { TLS, f, sink, source } from '../meta.js';
-import { prop } from '../props.js';
 
 /** the connectors, imported when a rule or check first needs them (declaration.ts `load`) */
 const impl = lazyModule('the websocket connectors', async () => {
@@ -18,14 +16,11 @@ const impl = lazyModule('the websocket connectors', async () => {
   return { ...commonModule, ...sinkModule, ...sourceModule };
 });
 
-/** A client may run on any thread; an endpoint is a route of the data server. */
-const THREADS: Threads = {
-  worker: (props: Props) => {
-    const addr = prop(props, 'addr');
-    return typeof addr === 'string' && addr !== '';
-  },
-  because: 'without addr it is an endpoint of the data server, which listens on the main thread',
-};
+/**
+ * A client may run on any thread; an endpoint is served by the data server on the main thread, which a worker's
+ * sources and sinks reach through it (data-relay.ts).
+ */
+const THREADS: Threads = { worker: true };
 
 const text = (v: unknown): string => (typeof v === 'string' ? v : '');
 

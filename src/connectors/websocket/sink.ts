@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { EddyError, ErrorCode } from '../../core/errors.js';
 import type { Props, SinkConnector, SinkContext, SinkPayload } from '../../contracts/index.js';
-import type { WsEndpoints } from '../dataserver.js';
+import type { WsEndpointsPort } from '../data-relay.js';
 import { propBool, propString } from '../props.js';
 import { recoverable, type TransformFailureListener } from '../../contracts/failures.js';
 import { WsClient, wsTarget } from './common.js';
@@ -23,7 +23,7 @@ export class WebsocketSink implements SinkConnector, TransformFailureListener {
   private holding = false;
   private readonly holder = 'sink-' + randomUUID();
 
-  constructor(private readonly endpoints: WsEndpoints) {}
+  constructor(private readonly endpoints: WsEndpointsPort) {}
 
   provision(_ctx: SinkContext, props: Props): void {
     try {

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { EddyError, ErrorCode } from '../../core/errors.js';
 import type { ConnectorContext, Props, SourceConnector, SourceEvent } from '../../contracts/index.js';
-import type { WsEndpoints } from '../dataserver.js';
+import type { WsEndpointsPort } from '../data-relay.js';
 import { propInt, propString } from '../props.js';
 import { WsClient, wsTarget } from './common.js';
 import { transientError } from '../../contracts/failures.js';
@@ -21,7 +21,7 @@ export class WebsocketSource implements SourceConnector {
 
   private props: Props = {};
 
-  constructor(private readonly endpoints: WsEndpoints) {}
+  constructor(private readonly endpoints: WsEndpointsPort) {}
 
   provision(_ctx: ConnectorContext, datasource: string, props: Props): void {
     try {
