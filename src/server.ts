@@ -28,7 +28,7 @@ import { registerUploadRoutes } from './api/uploads.js';
 import { SchemaRegistry } from './catalog/schemas.js';
 import { registerSchemaRoutes } from './api/schemas.js';
 import { protobufFieldsOrUndefined } from './connectors/formats/protobuf.js';
-import { protobufDeclaration } from './connectors/formats/index.js';
+import { protobufDeclaration } from './connectors/formats/protobuf.js';
 import { BundleService } from './bundle/service.js';
 import { TaskManager } from './bundle/tasks.js';
 import { registerDataRoutes } from './api/data.js';

@@ -73,6 +73,12 @@ interface ConnectorDeclaration<K extends 'source' | 'lookup' | 'sink', C> {
   readonly type: string;
   /** a new connector, one per rule instance */
   readonly create: (host: ConnectorHost) => C;
+  /**
+   * Imports the implementation that `create`, `check` and `validate` use, with its client library (a family's
+   * `lazyModule`, core/lazy.ts); absent when nothing is left to import (a plugin's declaration). The main thread loads
+   * every family at start; a rule worker loads a family when a rule it plans first uses it (`Registry.prepare`).
+   */
+  readonly load?: () => Promise<unknown>;
   /** the connection check; null: the endpoint answers that the type does not support one */
   readonly check: HostConnectionCheck | null;
   readonly threads: Threads;
@@ -105,6 +111,12 @@ export interface FormatDeclaration {
   /** `FORMAT` of a stream, `format` of a sink; case-insensitive */
   readonly type: string;
   readonly create: FormatFactory;
+  /**
+   * Imports the implementation that `create`, `check` and `validate` use, with its client library (a family's
+   * `lazyModule`, core/lazy.ts); absent when nothing is left to import (a plugin's declaration). The main thread loads
+   * every family at start; a rule worker loads a family when a rule it plans first uses it (`Registry.prepare`).
+   */
+  readonly load?: () => Promise<unknown>;
   readonly threads: Threads;
 }
 

@@ -11,7 +11,11 @@ import { fileAccessRoots, type EddyConfig, type Home } from '../config/index.js'
 import { FileRoots } from '../core/files.js';
 import { AuthError, verifyToken } from '../core/jwt.js';
 import type { KVStore } from '../store/kv.js';
-import type { RuleAction, SinkNode, SinkNodeOptions } from '../contracts/index.js';
+import type { Props, RuleAction, RuleDef, SinkNode, SinkNodeOptions } from '../contracts/index.js';
+import type { StreamCatalog } from '../catalog/types.js';
+import { parseSelect } from '../sql/index.js';
+import { resolveSource } from '../runtime/source.js';
+import { prop } from './props.js';
 import { ConfKeys } from './confkeys.js';
 import { Registry } from './registry.js';
 import { BUILTIN_DECLARATIONS } from './builtins.js';
@@ -42,6 +46,12 @@ export interface ConnectorsOptions {
   logger: Logger;
   /** on a rule worker: the main thread's data server, where its httppush routes and websocket endpoints live */
   relay?: DataRelayClient;
+  /**
+   * Load each connector family when a rule first uses it (`prepareRule`) rather than all at start: a rule worker,
+   * whose rules are planned only after `prepareRule`. The main thread creates connectors wherever a request needs one
+   * and loads every family at start.
+   */
+  onDemand?: boolean;
 }
 
 /** `source.httpServerTls: {certfile, keyfile}` of kuiper.yaml, read once; both files are needed. */
@@ -122,6 +132,7 @@ export class Connectors implements ConnectorHost {
   static async create(opts: ConnectorsOptions): Promise<Connectors> {
     const c = new Connectors(opts);
     await c.confKeys.load();
+    if (!opts.onDemand) await c.registry.prepareAll();
     return c;
   }
 
@@ -129,6 +140,47 @@ export class Connectors implements ConnectorHost {
   serveWorker(port: MessagePort): void {
     this.relayServer ??= new DataRelayServer(() => this.pushHub, this.wsEndpoints);
     this.relayServer.serve(port);
+  }
+
+  /**
+   * Loads the connector families a rule uses before it is planned (docs/runtime.md §1.10): the sources and formats of
+   * the streams and tables its statement reads, and its actions' sinks and formats. A graph rule names its connectors
+   * in nodes of its own shape: every family is loaded. A statement that does not parse loads nothing (planning it
+   * answers the parser's error).
+   */
+  async prepareRule(rule: RuleDef, catalog: StreamCatalog): Promise<void> {
+    if (rule.sql === undefined) return this.registry.prepareAll();
+    let names: string[];
+    try {
+      // the tree the planner reads next: parseSelect keeps it
+      const stmt = parseSelect(rule.sql);
+      names = [stmt.from.name, ...stmt.joins.map((j) => j.source.name)];
+    } catch {
+      return;
+    }
+    const r = this.registry;
+    const loads: Promise<void>[] = [];
+    for (const name of names) {
+      const def = catalog.get(name);
+      if (!def) continue;
+      const { type, props } = resolveSource(r, def);
+      loads.push(r.prepare('source', type), r.prepare('lookup', type), r.prepare('format', String(props.format)));
+    }
+    for (const action of rule.actions) {
+      for (const [type, raw] of Object.entries(action)) {
+        const own = (raw ?? {}) as Props;
+        const resourceId = prop(own, 'resourceId');
+        const format = prop(
+          { ...r.sinkProps(type, typeof resourceId === 'string' ? resourceId : undefined), ...own },
+          'format',
+        );
+        loads.push(
+          r.prepare('sink', type),
+          r.prepare('format', typeof format === 'string' && format !== '' ? format : 'json'),
+        );
+      }
+    }
+    await Promise.all(loads);
   }
 
   /** Renders a Go text/template (cached per text) against data. */

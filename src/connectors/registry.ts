@@ -100,6 +100,21 @@ export class Registry implements ConnectorRegistry {
     ];
   }
 
+  /**
+   * Loads the implementation of a connector or format type (its declaration's `load`) so that its factory may be
+   * called: a rule worker does so before it plans a rule using the type. An unknown type has nothing to load (the
+   * planner answers that it is not found).
+   */
+  async prepare(kind: DeclarationKind, type: string): Promise<void> {
+    const d = this.declaration(kind, type);
+    if (d && 'load' in d && d.load) await d.load();
+  }
+
+  /** Loads every declared implementation: the main thread's registry, whose callers create connectors at once. */
+  async prepareAll(): Promise<void> {
+    await Promise.all(this.declarations().map((d) => ('load' in d && d.load ? d.load() : undefined)));
+  }
+
   private factory<C>(d: { create: (host: ConnectorHost) => C }): () => C {
     let f = this.factories.get(d) as (() => C) | undefined;
     if (!f) {
@@ -133,7 +148,11 @@ export class Registry implements ConnectorRegistry {
     const d =
       kind === 'source' ? this.sources.get(type) : kind === 'lookup' ? this.lookups.get(type) : this.sinks.get(type);
     const check = d?.check;
-    return check ? (props) => check(props, this.host) : undefined;
+    if (!d || !check) return undefined;
+    return async (props) => {
+      await d.load?.();
+      return check(props, this.host);
+    };
   }
 
   /** Validation of `PUT /metadata/{sources|sinks|connections}/{type}/confKeys/{key}` bodies. */

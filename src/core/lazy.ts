@@ -9,3 +9,23 @@ export function lazy<T>(load: () => Promise<T>): () => Promise<T> {
   let loaded: Promise<T> | undefined;
   return () => (loaded ??= load());
 }
+
+/** A module imported on first use whose exports are then read synchronously (`get`), as a constructor must. */
+export interface LazyModule<T> {
+  /** imports it once; every call answers the same promise */
+  readonly load: () => Promise<T>;
+  /** its exports, once `load` has resolved; before that a defect of the caller (nothing prepared it) */
+  get(): T;
+}
+
+export function lazyModule<T>(name: string, load: () => Promise<T>): LazyModule<T> {
+  let loaded: T | undefined;
+  const once = lazy(async () => (loaded = await load()));
+  return {
+    load: once,
+    get: () => {
+      if (loaded === undefined) throw new TypeError(`${name} is used before it was loaded`);
+      return loaded;
+    },
+  };
+}

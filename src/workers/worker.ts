@@ -19,6 +19,7 @@ import { trackActivity } from '../runtime/node.js';
 import { setDefaultZone } from '../values/index.js';
 import { EddyError } from '../core/errors.js';
 import { endLog, ruleLogger, type LogDestination } from '../core/rule-log.js';
+import { useIdleCollector } from '../core/idle-memory.js';
 import { join } from 'node:path';
 import { NativeRuntime } from '../extensions/plugins-native-runtime.js';
 import type { StreamCatalog, StreamDef, StreamKind } from '../catalog/types.js';
@@ -160,7 +161,10 @@ async function main(): Promise<void> {
   }
   const logger = createLogger(config, home).child({ worker: init.index });
   trackActivity(new Int32Array(init.activity));
+  // this thread's heap is its own: a burst of messages leaves it grown until a collection here gives it back
+  useIdleCollector();
   const store = new MainStore();
+  // each connector family is loaded here when a rule first uses it: a worker running MQTT rules holds no other client
   const connectors = await Connectors.create({
     home,
     config,
@@ -168,6 +172,7 @@ async function main(): Promise<void> {
     store,
     logger,
     relay: init.dataPort ? new DataRelayClient(init.dataPort) : undefined,
+    onDemand: true,
   });
   const catalog = new CatalogView();
   // JavaScript functions run here, each call under the script time limit (docs/runtime.md §8): a looping function
@@ -199,7 +204,10 @@ async function main(): Promise<void> {
   const spans: Array<[number, TraceSpan]> = [];
   let confRevision = -1;
   let scriptRevision = -1;
-  /** Brings this thread's catalog, config keys and JavaScript functions to the main thread's state. */
+  /**
+   * Brings this thread's catalog, config keys and JavaScript functions to the main thread's state, and loads the
+   * connector families the rule uses.
+   */
   const sync = async (m: RuleRequest): Promise<void> => {
     catalog.apply(m.streams, m.dropped);
     await syncNatives();
@@ -223,6 +231,7 @@ async function main(): Promise<void> {
       scriptRevision = m.scriptRevision;
     }
     standIns.sync(m.mainFunctions);
+    await connectors.prepareRule(m.rule, catalog);
   };
 
   /** the files of the rules with `logFilename`, by handle: the main thread appends its lines about the rule too */

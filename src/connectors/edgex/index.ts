@@ -1,7 +1,14 @@
 /** The edgex family's declarations (declaration.ts): the source and sink on an EdgeX message bus. */
+import { lazyModule } from '../../core/lazy.js';
 import type { Declaration } from '../declaration.js';
 import { f, sink, source } from '../meta.js';
-import { EdgexSink, EdgexSource } from './edgex.js';
+import { loadMqttClient } from '../mqtt/connection.js';
+
+/** the connectors, imported when a rule or check first needs them (declaration.ts `load`) */
+const impl = lazyModule(
+  'the edgex connectors',
+  async () => (await Promise.all([import('./edgex.js'), loadMqttClient()]))[0],
+);
 
 const BUS_FIELDS = [
   f('protocol', 'string', 'redis', 'Protocol', 'Protocol of the bus server (redis, tcp, ssl).', { connection: true }),
@@ -21,7 +28,8 @@ export const edgexDeclarations: Declaration[] = [
   {
     kind: 'source',
     type: 'edgex',
-    create: (host) => new EdgexSource(host.mqtt, host.confKeys),
+    load: impl.load,
+    create: (host) => new (impl.get().EdgexSource)(host.mqtt, host.confKeys),
     defaults: 'sources/edgex.yaml',
     meta: source(
       { en_US: 'Subscribes to events of the EdgeX message bus.', zh_CN: '订阅 EdgeX 消息总线的事件。' },
@@ -44,7 +52,8 @@ export const edgexDeclarations: Declaration[] = [
   {
     kind: 'sink',
     type: 'edgex',
-    create: (host) => new EdgexSink(host.mqtt, host.confKeys),
+    load: impl.load,
+    create: (host) => new (impl.get().EdgexSink)(host.mqtt, host.confKeys),
     meta: sink(
       {
         en_US: 'Publishes results as EdgeX events on the message bus.',

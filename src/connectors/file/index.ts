@@ -1,14 +1,20 @@
 /** The file family's declarations (declaration.ts): the file source (streams and scan tables) and the file sink. */
+import { lazyModule } from '../../core/lazy.js';
 import type { Declaration } from '../declaration.js';
 import { f, sink, source } from '../meta.js';
-import { FileSink } from './sink.js';
-import { FileSource } from './source.js';
+
+/** the connectors, imported when a rule or check first needs them (declaration.ts `load`) */
+const impl = lazyModule('the file connectors', async () => {
+  const [sinkModule, sourceModule] = await Promise.all([import('./sink.js'), import('./source.js')]);
+  return { ...sinkModule, ...sourceModule };
+});
 
 export const fileDeclarations: Declaration[] = [
   {
     kind: 'source',
     type: 'file',
-    create: (host) => new FileSource(host.fileRoots),
+    load: impl.load,
+    create: (host) => new (impl.get().FileSource)(host.fileRoots),
     defaults: 'sources/file.yaml',
     meta: source(
       { en_US: 'Reads rows from files (json, csv, lines).', zh_CN: '从文件读取数据。' },
@@ -40,7 +46,8 @@ export const fileDeclarations: Declaration[] = [
   {
     kind: 'sink',
     type: 'file',
-    create: (host) => new FileSink(host.fileRoots),
+    load: impl.load,
+    create: (host) => new (impl.get().FileSink)(host.fileRoots),
     meta: sink({ en_US: 'Writes results to files.', zh_CN: '将结果写入文件。' }, 'sinks/builtin/file', 'File', [
       f('path', 'string', 'cache', 'Path', 'File path; may use templates.', { optional: false }),
       f('fileType', 'string', 'lines', 'File type', 'lines, json or csv.', { values: ['lines', 'json', 'csv'] }),

@@ -8,7 +8,8 @@
  * Converters are compiled once per message type, so per-record work is a loop over precomputed field handlers.
  */
 import protobuf from 'protobufjs';
-import type { Format, FormatFactory, FormatOptions } from '../../contracts/index.js';
+import type { Format, FormatOptions } from '../../contracts/index.js';
+import type { FormatDeclaration } from '../declaration.js';
 import type { FieldType, StreamField } from '../../sql/schema.js';
 import { DateTime, isObject, type Value, type ValueObject } from '../../values/value.js';
 import type { SchemaRegistry } from '../../catalog/schemas.js';
@@ -240,9 +241,14 @@ export class ProtobufFormat implements Format {
   }
 }
 
-/** The factory to register as format `protobuf`. */
-export function protobufFormatFactory(schemas: SchemaRegistry): FormatFactory {
-  return (opts) => new ProtobufFormat(schemas, opts);
+/** The protobuf format, decoding with the schemas registered under `/schemas/protobuf` (docs/runtime.md §7). */
+export function protobufDeclaration(schemas: SchemaRegistry): FormatDeclaration {
+  return {
+    kind: 'format',
+    type: 'protobuf',
+    create: (opts) => new ProtobufFormat(schemas, opts),
+    threads: { worker: false, because: 'the protobuf schemas are registered on the main thread' },
+  };
 }
 
 /** The stream fields a message describes (`GET /streams/{id}/schema` of a stream with SCHEMAID); throws when missing. */

@@ -2,17 +2,26 @@
  * The generators' declarations (declaration.ts): sources that make their rows in-process (simulator, random,
  * nexmark), on whatever thread runs the rule.
  */
+import { lazyModule } from '../../core/lazy.js';
 import type { Declaration } from '../declaration.js';
 import { f, source } from '../meta.js';
-import { NexmarkSource } from './nexmark.js';
-import { RandomSource } from './random.js';
-import { SimulatorSource } from './simulator.js';
+
+/** the connectors, imported when a rule or check first needs them (declaration.ts `load`) */
+const impl = lazyModule('the generator sources', async () => {
+  const [nexmark, random, simulator] = await Promise.all([
+    import('./nexmark.js'),
+    import('./random.js'),
+    import('./simulator.js'),
+  ]);
+  return { ...nexmark, ...random, ...simulator };
+});
 
 export const generatorDeclarations: Declaration[] = [
   {
     kind: 'source',
     type: 'simulator',
-    create: () => new SimulatorSource(),
+    load: impl.load,
+    create: () => new (impl.get().SimulatorSource)(),
     defaults: 'sources/simulator.yaml',
     meta: source(
       { en_US: 'Replays a fixed list of rows at an interval, for trials.', zh_CN: '按间隔重放固定数据，用于试运行。' },
@@ -33,7 +42,8 @@ export const generatorDeclarations: Declaration[] = [
   {
     kind: 'source',
     type: 'random',
-    create: () => new RandomSource(),
+    load: impl.load,
+    create: () => new (impl.get().RandomSource)(),
     defaults: 'sources/random.yaml',
     meta: source(
       {
@@ -66,7 +76,8 @@ export const generatorDeclarations: Declaration[] = [
   {
     kind: 'source',
     type: 'nexmark',
-    create: () => new NexmarkSource(),
+    load: impl.load,
+    create: () => new (impl.get().NexmarkSource)(),
     defaults: 'sources/nexmark.yaml',
     meta: source(
       {

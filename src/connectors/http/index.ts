@@ -2,12 +2,20 @@
  * The http family's declarations (declaration.ts): the httppull source and lookup table, which share one puller, the
  * httppush source on the data server, and the rest sink.
  */
+import { lazyModule } from '../../core/lazy.js';
 import { LOOKUP_THREADS, provisionCheck, type Declaration } from '../declaration.js';
 import { COMPRESSIONS, TLS, f, sink, source } from '../meta.js';
-import { HttpPullLookup } from './pull-lookup.js';
-import { HttpPullSource } from './pull-source.js';
-import { HttpPushSource } from './push-source.js';
-import { RestSink } from './rest-sink.js';
+
+/** the connectors, imported when a rule or check first needs them (declaration.ts `load`) */
+const impl = lazyModule('the http connectors', async () => {
+  const [pullLookup, pullSource, pushSource, restSink] = await Promise.all([
+    import('./pull-lookup.js'),
+    import('./pull-source.js'),
+    import('./push-source.js'),
+    import('./rest-sink.js'),
+  ]);
+  return { ...pullLookup, ...pullSource, ...pushSource, ...restSink };
+});
 
 const HTTP_METHODS = ['get', 'post', 'put', 'delete'];
 const BODY_TYPES = ['none', 'text', 'json', 'html', 'xml', 'javascript', 'form'];
@@ -48,7 +56,8 @@ export const httpDeclarations: Declaration[] = [
   {
     kind: 'source',
     type: 'httppull',
-    create: (host) => new HttpPullSource(host.formats),
+    load: impl.load,
+    create: (host) => new (impl.get().HttpPullSource)(host.formats),
     defaults: 'sources/httppull.yaml',
     meta: PULL_META,
     check: null,
@@ -58,7 +67,8 @@ export const httpDeclarations: Declaration[] = [
   {
     kind: 'lookup',
     type: 'httppull',
-    create: () => new HttpPullLookup(),
+    load: impl.load,
+    create: () => new (impl.get().HttpPullLookup)(),
     defaults: 'sources/httppull.yaml',
     meta: PULL_META,
     check: null,
@@ -68,7 +78,8 @@ export const httpDeclarations: Declaration[] = [
     kind: 'source',
     type: 'httppush',
     // the endpoints of one server share its data server: one route per method and path
-    create: (host) => new HttpPushSource(host.pushHub),
+    load: impl.load,
+    create: (host) => new (impl.get().HttpPushSource)(host.pushHub),
     defaults: 'sources/httppush.yaml',
     meta: source(
       { en_US: 'Receives data POSTed to the HTTP data server.', zh_CN: '接收推送到 HTTP 数据服务的数据。' },
@@ -85,7 +96,8 @@ export const httpDeclarations: Declaration[] = [
   {
     kind: 'sink',
     type: 'rest',
-    create: () => new RestSink(),
+    load: impl.load,
+    create: () => new (impl.get().RestSink)(),
     meta: sink(
       { en_US: 'Sends results to an HTTP server.', zh_CN: '将结果发送到 HTTP 服务。' },
       'sinks/builtin/rest',
@@ -103,7 +115,7 @@ export const httpDeclarations: Declaration[] = [
       ],
     ),
     check: null,
-    validate: provisionCheck(() => new RestSink()),
+    validate: provisionCheck(() => new (impl.get().RestSink)()),
     threads: { worker: true },
   },
 ];

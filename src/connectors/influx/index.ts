@@ -1,14 +1,18 @@
 /** The influx family's declaration (declaration.ts): the InfluxDB 1.x sink. */
+import { lazyModule } from '../../core/lazy.js';
 import type { Declaration } from '../declaration.js';
 import { TLS, f, sink } from '../meta.js';
 import { PRECISIONS } from './line.js';
-import { InfluxSink, influxSettings, pingInflux } from './sink.js';
+
+/** the connectors, imported when a rule or check first needs them (declaration.ts `load`) */
+const impl = lazyModule('the influx sink', () => import('./sink.js'));
 
 export const influxDeclarations: Declaration[] = [
   {
     kind: 'sink',
     type: 'influx',
-    create: () => new InfluxSink(),
+    load: impl.load,
+    create: () => new (impl.get().InfluxSink)(),
     meta: sink(
       { en_US: 'Writes results as points to an InfluxDB 1.x database.', zh_CN: '将结果写入 InfluxDB 1.x。' },
       'sinks/plugin/influx',
@@ -34,7 +38,7 @@ export const influxDeclarations: Declaration[] = [
         ...TLS,
       ],
     ),
-    check: async (props) => pingInflux(influxSettings(props).target),
+    check: async (props) => impl.get().pingInflux(impl.get().influxSettings(props).target),
     validate: null,
     threads: { worker: true },
   },

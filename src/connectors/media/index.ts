@@ -2,16 +2,22 @@
  * The media family's declarations (declaration.ts): the video source (snapshots of a stream) and the image sink, both
  * through an `ffmpeg` child process.
  */
+import { lazyModule } from '../../core/lazy.js';
 import type { Declaration } from '../declaration.js';
 import { f, sink, source } from '../meta.js';
-import { ImageSink } from './image-sink.js';
-import { VideoSource } from './video-source.js';
+
+/** the connectors, imported when a rule or check first needs them (declaration.ts `load`) */
+const impl = lazyModule('the media connectors', async () => {
+  const [imageSink, videoSource] = await Promise.all([import('./image-sink.js'), import('./video-source.js')]);
+  return { ...imageSink, ...videoSource };
+});
 
 export const mediaDeclarations: Declaration[] = [
   {
     kind: 'source',
     type: 'video',
-    create: () => new VideoSource(),
+    load: impl.load,
+    create: () => new (impl.get().VideoSource)(),
     defaults: 'sources/video.yaml',
     meta: source(
       {
@@ -34,7 +40,8 @@ export const mediaDeclarations: Declaration[] = [
   {
     kind: 'sink',
     type: 'image',
-    create: () => new ImageSink(),
+    load: impl.load,
+    create: () => new (impl.get().ImageSink)(),
     meta: sink(
       {
         en_US: 'Saves image fields of the results as JPEG or PNG files.',

@@ -1,7 +1,10 @@
 /** The memory family's declarations (declaration.ts): the source, lookup table and sink on the server's topic bus. */
+import { lazyModule } from '../../core/lazy.js';
 import type { Declaration, Threads } from '../declaration.js';
 import { f, sink, source } from '../meta.js';
-import { MemoryLookup, MemorySink, MemorySource } from './memory.js';
+
+/** the connectors, imported when a rule or check first needs them (declaration.ts `load`) */
+const impl = lazyModule('the memory connectors', () => import('./memory.js'));
 
 const META = source(
   { en_US: 'Reads rows published by memory sinks of other rules.', zh_CN: '读取其他规则内存动作发布的数据。' },
@@ -18,7 +21,8 @@ export const memoryDeclarations: Declaration[] = [
   {
     kind: 'source',
     type: 'memory',
-    create: (host) => new MemorySource(host.memory),
+    load: impl.load,
+    create: (host) => new (impl.get().MemorySource)(host.memory),
     defaults: 'sources/memory.yaml',
     meta: META,
     check: null,
@@ -29,7 +33,8 @@ export const memoryDeclarations: Declaration[] = [
     kind: 'lookup',
     type: 'memory',
     // the tables of one thread are shared by its lookups: one table per topic and key (bus.ts)
-    create: (host) => new MemoryLookup(host.memory),
+    load: impl.load,
+    create: (host) => new (impl.get().MemoryLookup)(host.memory),
     defaults: 'sources/memory.yaml',
     meta: META,
     check: null,
@@ -38,7 +43,8 @@ export const memoryDeclarations: Declaration[] = [
   {
     kind: 'sink',
     type: 'memory',
-    create: (host) => new MemorySink(host.memory),
+    load: impl.load,
+    create: (host) => new (impl.get().MemorySink)(host.memory),
     meta: sink(
       { en_US: 'Publishes rows to a memory topic read by other rules.', zh_CN: '将数据发布到内存主题。' },
       'sinks/builtin/memory',

@@ -5,7 +5,8 @@
  * re-subscribe; a rule is never lost to a broker restart.
  */
 import { randomUUID } from 'node:crypto';
-import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
+import type { IClientOptions, MqttClient } from 'mqtt';
+import { lazyModule } from '../../core/lazy.js';
 import type { Delivery, Props } from '../../contracts/index.js';
 import type { ConfKeys } from '../confkeys.js';
 import { propInt, propString } from '../props.js';
@@ -19,6 +20,13 @@ import { DEFAULT_MAX_INFLIGHT, PublishWindow } from './window.js';
 import type { MqttSessionLedger, SessionSettings } from './sessions.js';
 
 export type QoS = 0 | 1 | 2;
+
+/**
+ * MQTT.js, imported by the mqtt and edgex families when they load (connectors/declaration.ts `load`): a rule worker
+ * that runs no MQTT rule never holds it.
+ */
+const mqttClientLibrary = lazyModule('the MQTT client library', () => import('mqtt'));
+export const loadMqttClient = mqttClientLibrary.load;
 
 /** bytes a connection's socket may hold unsent before QoS 0 publishers wait for it to drain */
 const SOCKET_BUDGET_BYTES = 8 * 1024 * 1024;
@@ -85,6 +93,9 @@ function clientOptions(s: MqttSettings): IClientOptions {
     resubscribe: true,
     // offline QoS 0 publishes would wait for the reconnect; the sink's cache does the waiting instead
     queueQoSZero: false,
+    // mqtt-packet otherwise fills a table of 65,536 two-byte buffers on the first packet written: 6 MB of heap in each
+    // thread with a client (the main thread and every rule worker), to save one small allocation per packet
+    writeCache: false,
   };
   // MQTT.js traces every packet through `debug`, whose enabled check costs a few percent of a busy connection's CPU:
   // skipped unless tracing is asked for
@@ -193,7 +204,7 @@ export class MqttConn {
     const tapped = !settings.persistent;
     const options = clientOptions(settings);
     if (tapped) options.manualConnect = true;
-    this.client = mqtt.connect(brokerUrl(settings.server), options);
+    this.client = mqttClientLibrary.get().default.connect(brokerUrl(settings.server), options);
     this.window = new PublishWindow(this.client, settings.maxInflight ?? DEFAULT_MAX_INFLIGHT, settings.server);
     let acks: HeldAcks | undefined;
     try {

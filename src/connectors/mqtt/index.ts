@@ -1,7 +1,14 @@
 /** The mqtt family's declarations (declaration.ts): the mqtt source and sink, and the shared `mqtt` connection. */
+import { lazyModule } from '../../core/lazy.js';
 import type { Declaration } from '../declaration.js';
 import { COMPRESSIONS, TLS, connection, f, sink, source, type FieldMeta } from '../meta.js';
-import { MqttSink, MqttSource, checkMqtt, checkSinkProps } from './mqtt.js';
+import { loadMqttClient } from './connection.js';
+
+/** the connectors and MQTT.js, imported when a rule or check first needs them (declaration.ts `load`) */
+const impl = lazyModule(
+  'the mqtt connectors',
+  async () => (await Promise.all([import('./mqtt.js'), loadMqttClient()]))[0],
+);
 
 const MQTT_CONN: FieldMeta[] = [
   f(
@@ -26,7 +33,8 @@ export const mqttDeclarations: Declaration[] = [
   {
     kind: 'source',
     type: 'mqtt',
-    create: (host) => new MqttSource(host.mqtt, host.confKeys),
+    create: (host) => new (impl.get().MqttSource)(host.mqtt, host.confKeys),
+    load: impl.load,
     defaults: 'mqtt_source.yaml',
     meta: source(
       { en_US: 'Subscribes to topics of an MQTT broker.', zh_CN: '订阅 MQTT 服务器的主题。' },
@@ -48,14 +56,15 @@ export const mqttDeclarations: Declaration[] = [
       ],
       ['topic/temperature', 'Topic', 'Topic filter; + and # are allowed.'],
     ),
-    check: (props, host) => checkMqtt(props, host.confKeys),
+    check: (props, host) => impl.get().checkMqtt(props, host.confKeys),
     validate: null,
     threads: { worker: true },
   },
   {
     kind: 'sink',
     type: 'mqtt',
-    create: (host) => new MqttSink(host.mqtt, host.confKeys),
+    create: (host) => new (impl.get().MqttSink)(host.mqtt, host.confKeys),
+    load: impl.load,
     meta: sink(
       { en_US: 'Publishes results to an MQTT broker.', zh_CN: '将结果发布到 MQTT 服务器。' },
       'sinks/builtin/mqtt',
@@ -77,8 +86,8 @@ export const mqttDeclarations: Declaration[] = [
     ),
     // the sink check configures the sink first, so its own properties are checked too
     check: async (props, host) => {
-      checkSinkProps(props);
-      await checkMqtt(props, host.confKeys);
+      impl.get().checkSinkProps(props);
+      await impl.get().checkMqtt(props, host.confKeys);
     },
     validate: null,
     threads: { worker: true },

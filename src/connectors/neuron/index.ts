@@ -1,7 +1,10 @@
 /** The neuron family's declarations (declaration.ts): the source and sink on the Neuron gateway's NNG pair. */
+import { lazyModule } from '../../core/lazy.js';
 import type { Declaration, Threads } from '../declaration.js';
 import { f, sink, source } from '../meta.js';
-import { NeuronSink, NeuronSource } from './neuron.js';
+
+/** the connectors, imported when a rule or check first needs them (declaration.ts `load`) */
+const impl = lazyModule('the neuron connectors', () => import('./neuron.js'));
 
 /** The pair admits one peer: every neuron connector of the process shares the one connection of its URL. */
 const PAIR_THREADS: Threads = {
@@ -13,7 +16,8 @@ export const neuronDeclarations: Declaration[] = [
   {
     kind: 'source',
     type: 'neuron',
-    create: (host) => new NeuronSource(host.neuron),
+    load: impl.load,
+    create: (host) => new (impl.get().NeuronSource)(host.neuron),
     defaults: 'sources/neuron.yaml',
     meta: source(
       { en_US: 'Receives data of the Neuron industrial gateway.', zh_CN: '接收 Neuron 工业网关的数据。' },
@@ -32,7 +36,8 @@ export const neuronDeclarations: Declaration[] = [
   {
     kind: 'sink',
     type: 'neuron',
-    create: (host) => new NeuronSink(host.neuron),
+    load: impl.load,
+    create: (host) => new (impl.get().NeuronSink)(host.neuron),
     meta: sink(
       { en_US: 'Writes tag values to the Neuron industrial gateway.', zh_CN: '向 Neuron 工业网关写入点位值。' },
       'sinks/builtin/neuron',

@@ -2,13 +2,21 @@
  * The redis family's declarations (declaration.ts): the redisSub source, the redis lookup table, and the redis and
  * redisPub sinks.
  */
+import { lazyModule } from '../../core/lazy.js';
 import { LOOKUP_THREADS, provisionCheck, type Declaration } from '../declaration.js';
 import { COMPRESSIONS, f, sink, source, type FieldMeta } from '../meta.js';
-import { pingRedis } from './common.js';
-import { RedisLookup, lookupSettings } from './lookup.js';
-import { RedisPubSink, pubSettings } from './pub-sink.js';
-import { RedisSink, sinkSettings } from './sink.js';
-import { RedisSubSource, subSettings } from './sub-source.js';
+
+/** the connectors, imported when a rule or check first needs them (declaration.ts `load`) */
+const impl = lazyModule('the redis connectors', async () => {
+  const [commonModule, lookupModule, pubSink, sinkModule, subSource] = await Promise.all([
+    import('./common.js'),
+    import('./lookup.js'),
+    import('./pub-sink.js'),
+    import('./sink.js'),
+    import('./sub-source.js'),
+  ]);
+  return { ...commonModule, ...lookupModule, ...pubSink, ...sinkModule, ...subSource };
+});
 
 /** The connection fields of the redis connectors: the address key differs, and the lookup takes db from DATASOURCE. */
 function redisConn(addrKey: 'addr' | 'address', withDb: boolean): FieldMeta[] {
@@ -28,7 +36,8 @@ export const redisDeclarations: Declaration[] = [
   {
     kind: 'source',
     type: 'redisSub',
-    create: () => new RedisSubSource(),
+    load: impl.load,
+    create: () => new (impl.get().RedisSubSource)(),
     defaults: 'sources/redisSub.yaml',
     meta: source(
       { en_US: 'Subscribes to Redis channels.', zh_CN: '订阅 Redis 频道。' },
@@ -40,14 +49,15 @@ export const redisDeclarations: Declaration[] = [
         f('decompression', 'string', '', 'Decompression', 'Decompress payloads.', { values: COMPRESSIONS }),
       ],
     ),
-    check: async (props) => pingRedis(subSettings(props).settings),
+    check: async (props) => impl.get().pingRedis(impl.get().subSettings(props).settings),
     validate: null,
     threads: { worker: true },
   },
   {
     kind: 'lookup',
     type: 'redis',
-    create: () => new RedisLookup(),
+    load: impl.load,
+    create: () => new (impl.get().RedisLookup)(),
     defaults: 'sources/redis.yaml',
     meta: source(
       { en_US: 'Looks rows up in Redis by key.', zh_CN: '按键查询 Redis 数据。' },
@@ -63,14 +73,15 @@ export const redisDeclarations: Declaration[] = [
     ),
     check: async (props) => {
       const ds = typeof props.DATASOURCE === 'string' ? props.DATASOURCE : '0';
-      await pingRedis(lookupSettings(ds, props).settings);
+      await impl.get().pingRedis(impl.get().lookupSettings(ds, props).settings);
     },
     threads: LOOKUP_THREADS,
   },
   {
     kind: 'sink',
     type: 'redis',
-    create: () => new RedisSink(),
+    load: impl.load,
+    create: () => new (impl.get().RedisSink)(),
     meta: sink(
       { en_US: 'Writes rows to Redis keys or lists.', zh_CN: '将数据写入 Redis。' },
       'sinks/builtin/redis',
@@ -89,10 +100,10 @@ export const redisDeclarations: Declaration[] = [
         f('rowkindField', 'string', '', 'Row kind field', 'Field holding the row kind; delete removes.'),
       ],
     ),
-    check: async (props) => pingRedis(sinkSettings(props)),
+    check: async (props) => impl.get().pingRedis(impl.get().sinkSettings(props)),
     // a config key may leave the key to the actions that use it
     validate: provisionCheck(
-      () => new RedisSink(),
+      () => new (impl.get().RedisSink)(),
       (props) => (props.key === undefined && props.field === undefined ? { ...props, key: 'key' } : props),
     ),
     threads: { worker: true },
@@ -100,7 +111,8 @@ export const redisDeclarations: Declaration[] = [
   {
     kind: 'sink',
     type: 'redisPub',
-    create: () => new RedisPubSink(),
+    load: impl.load,
+    create: () => new (impl.get().RedisPubSink)(),
     meta: sink(
       { en_US: 'Publishes results to a Redis channel.', zh_CN: '将结果发布到 Redis 频道。' },
       'sinks/builtin/redisPub',
@@ -111,8 +123,8 @@ export const redisDeclarations: Declaration[] = [
         f('compression', 'string', '', 'Compression', 'Compress payloads.', { values: COMPRESSIONS }),
       ],
     ),
-    check: async (props) => pingRedis(pubSettings(props)),
-    validate: provisionCheck(() => new RedisPubSink()),
+    check: async (props) => impl.get().pingRedis(impl.get().pubSettings(props)),
+    validate: provisionCheck(() => new (impl.get().RedisPubSink)()),
     threads: { worker: true },
   },
 ];

@@ -3,14 +3,22 @@
  * (docs/runtime.md §4, §11 #11: the source and lookup checks need only `url`; the sink check also needs `table`).
  * Check failures are plain errors, reported with code 1000.
  */
+import { lazyModule } from '../../core/lazy.js';
 import type { Props } from '../../contracts/index.js';
 import { LOOKUP_THREADS, type Declaration } from '../declaration.js';
 import { f, sink, source } from '../meta.js';
 import { propString } from '../props.js';
-import { pingSql } from './db.js';
-import { SqlLookup } from './lookup.js';
-import { sqlSinkSettings, SqlSink } from './sink.js';
-import { SqlSource } from './source.js';
+
+/** the connectors, imported when a rule or check first needs them (declaration.ts `load`) */
+const impl = lazyModule('the sql connectors', async () => {
+  const [dbModule, lookupModule, sinkModule, sourceModule] = await Promise.all([
+    import('./db.js'),
+    import('./lookup.js'),
+    import('./sink.js'),
+    import('./source.js'),
+  ]);
+  return { ...dbModule, ...lookupModule, ...sinkModule, ...sourceModule };
+});
 
 const urlOf = (props: Props): string => propString(props, 'url', '');
 
@@ -40,26 +48,29 @@ export const sqlDeclarations: Declaration[] = [
   {
     kind: 'source',
     type: 'sql',
-    create: () => new SqlSource(),
+    load: impl.load,
+    create: () => new (impl.get().SqlSource)(),
     defaults: 'sources/sql.yaml',
     meta: META,
-    check: (props) => pingSql(urlOf(props)),
+    check: (props) => impl.get().pingSql(urlOf(props)),
     validate: null,
     threads: { worker: true },
   },
   {
     kind: 'lookup',
     type: 'sql',
-    create: () => new SqlLookup(),
+    load: impl.load,
+    create: () => new (impl.get().SqlLookup)(),
     defaults: 'sources/sql.yaml',
     meta: META,
-    check: (props) => pingSql(urlOf(props)),
+    check: (props) => impl.get().pingSql(urlOf(props)),
     threads: LOOKUP_THREADS,
   },
   {
     kind: 'sink',
     type: 'sql',
-    create: () => new SqlSink(),
+    load: impl.load,
+    create: () => new (impl.get().SqlSink)(),
     meta: sink(
       { en_US: 'Inserts results into a SQL database table.', zh_CN: '将结果写入 SQL 数据库。' },
       'sinks/plugin/sql',
@@ -73,11 +84,11 @@ export const sqlDeclarations: Declaration[] = [
     ),
     check: async (props) => {
       try {
-        sqlSinkSettings(props);
+        impl.get().sqlSinkSettings(props);
       } catch (e) {
         throw new Error((e as Error).message);
       }
-      await pingSql(urlOf(props));
+      await impl.get().pingSql(urlOf(props));
     },
     validate: null,
     threads: { worker: true },

@@ -2,11 +2,19 @@
  * The websocket family's declarations (declaration.ts): the source and sink, each a client of a websocket server
  * (`addr` set) or an endpoint of the data server (`addr` empty).
  */
+import { lazyModule } from '../../core/lazy.js';
 import { provisionCheck, type Declaration, type Threads } from '../declaration.js';
 import { TLS, f, sink, source } from '../meta.js';
-import { pingWebsocket } from './common.js';
-import { WebsocketSink } from './sink.js';
-import { WebsocketSource } from './source.js';
+
+/** the connectors, imported when a rule or check first needs them (declaration.ts `load`) */
+const impl = lazyModule('the websocket connectors', async () => {
+  const [commonModule, sinkModule, sourceModule] = await Promise.all([
+    import('./common.js'),
+    import('./sink.js'),
+    import('./source.js'),
+  ]);
+  return { ...commonModule, ...sinkModule, ...sourceModule };
+});
 
 /**
  * A client may run on any thread; an endpoint is served by the data server on the main thread, which a worker's
@@ -20,7 +28,8 @@ export const websocketDeclarations: Declaration[] = [
   {
     kind: 'source',
     type: 'websocket',
-    create: (host) => new WebsocketSource(host.wsEndpoints),
+    load: impl.load,
+    create: (host) => new (impl.get().WebsocketSource)(host.wsEndpoints),
     defaults: 'sources/websocket.yaml',
     meta: source(
       { en_US: 'Receives websocket text messages, as client or as server endpoint.', zh_CN: '接收 websocket 消息。' },
@@ -41,14 +50,15 @@ export const websocketDeclarations: Declaration[] = [
       ],
       ['/api/data', 'Path', 'Path of the websocket.'],
     ),
-    check: (props) => pingWebsocket(text(props.addr), text(props.DATASOURCE), props),
+    check: (props) => impl.get().pingWebsocket(text(props.addr), text(props.DATASOURCE), props),
     validate: null,
     threads: THREADS,
   },
   {
     kind: 'sink',
     type: 'websocket',
-    create: (host) => new WebsocketSink(host.wsEndpoints),
+    load: impl.load,
+    create: (host) => new (impl.get().WebsocketSink)(host.wsEndpoints),
     meta: sink(
       { en_US: 'Sends results as websocket text messages.', zh_CN: '通过 websocket 发送结果。' },
       'sinks/builtin/websocket',
@@ -62,8 +72,8 @@ export const websocketDeclarations: Declaration[] = [
         ...TLS,
       ],
     ),
-    check: (props) => pingWebsocket(text(props.addr), text(props.path), props),
-    validate: provisionCheck((host) => new WebsocketSink(host.wsEndpoints)),
+    check: (props) => impl.get().pingWebsocket(text(props.addr), text(props.path), props),
+    validate: provisionCheck((host) => new (impl.get().WebsocketSink)(host.wsEndpoints)),
     threads: THREADS,
   },
 ];

@@ -1,7 +1,10 @@
 /** The zmq family's declarations (declaration.ts): the SUB source and the PUB sink of libzmq. */
+import { lazyModule } from '../../core/lazy.js';
 import type { Declaration, Threads } from '../declaration.js';
 import { f, sink, source } from '../meta.js';
-import { ZmqSink, ZmqSource } from './zmq.js';
+
+/** the connectors, imported when a rule or check first needs them (declaration.ts `load`) */
+const impl = lazyModule('the zmq connectors', () => import('./zmq.js'));
 
 /**
  * zeromq.js aborts the whole process when a worker thread holding its sockets is terminated (as the pool does to
@@ -16,7 +19,8 @@ export const zmqDeclarations: Declaration[] = [
   {
     kind: 'source',
     type: 'zmq',
-    create: () => new ZmqSource(),
+    load: impl.load,
+    create: () => new (impl.get().ZmqSource)(),
     defaults: 'sources/zmq.yaml',
     meta: source(
       { en_US: 'Subscribes to a ZeroMQ publisher.', zh_CN: '订阅 ZeroMQ 发布者。' },
@@ -37,7 +41,8 @@ export const zmqDeclarations: Declaration[] = [
   {
     kind: 'sink',
     type: 'zmq',
-    create: () => new ZmqSink(),
+    load: impl.load,
+    create: () => new (impl.get().ZmqSink)(),
     meta: sink(
       { en_US: 'Publishes results on a ZeroMQ PUB socket.', zh_CN: '通过 ZeroMQ PUB 套接字发布结果。' },
       'sinks/plugin/zmq',

@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { MqttPool, type MqttConn } from '../../../src/connectors/mqtt/connection.js';
+import { loadMqttClient, MqttPool, type MqttConn } from '../../../src/connectors/mqtt/connection.js';
 import { until } from '../helpers.js';
 
 /** the remaining-length field of an MQTT packet */
@@ -105,6 +105,8 @@ interface Session {
 async function session(filter = 'a/#'): Promise<Session> {
   const broker = new ScriptedBroker();
   await broker.start();
+  // MQTT.js is imported when the mqtt connectors load (connectors/mqtt/index.ts); a bare pool loads it first
+  await loadMqttClient();
   const pool = new MqttPool();
   const conn = pool.acquire({ server: `tcp://127.0.0.1:${broker.port}`, protocolVersion: 4 });
   const got: Array<[string, string, number]> = [];
