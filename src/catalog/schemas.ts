@@ -177,7 +177,6 @@ export class SchemaRegistry extends SchemaFiles {
     }
     this.forget();
   }
-
 }
 
 export interface SchemaSnapshot {
@@ -199,7 +198,6 @@ function checkImports(text: string): void {
   for (const target of [...(parsed.imports ?? []), ...(parsed.weakImports ?? [])])
     if (importLeavesFolder(target)) throw new SchemaInvalid(new ImportRefused(target).message);
 }
-
 
 /** Parses a bundle `Schema` item (or a stored record); the map key `<type>_<name>` fills a missing type/name. */
 export function parseSchemaRecord(key: string, text: string): SchemaRecord {

@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import protobuf from 'protobufjs';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { BROKER, publisher, uniqueTopic, until } from '../connectors/helpers.js';
+import { BROKER, publisher, uniqueTopic } from '../connectors/helpers.js';
 import { connectAsync } from 'mqtt';
 import { status } from './helpers.js';
 
@@ -105,7 +105,6 @@ test('protobuf streams and sinks run on a worker, and a rule opened after a sche
       { longs: String },
     );
     assert.deepEqual(out2, { label: 'two', id: '7', temp: 21.5 });
-
   } finally {
     await pub.endAsync();
     await sub.endAsync(true);
