@@ -44,14 +44,14 @@ export interface ConnectorsOptions {
   env: NodeJS.ProcessEnv;
   store: KVStore;
   logger: Logger;
-  /** on a rule worker: the main thread's data server, where its httppush routes and websocket endpoints live */
-  relay?: DataRelayClient;
   /**
    * Load each connector family when a rule first uses it (`prepareRule`) rather than all at start: a rule worker,
    * whose rules are planned only after `prepareRule`. The main thread creates connectors wherever a request needs one
    * and loads every family at start.
    */
   onDemand?: boolean;
+  /** on a rule worker: the main thread's data server, where its httppush routes and websocket endpoints live */
+  relay?: DataRelayClient;
 }
 
 /** `source.httpServerTls: {certfile, keyfile}` of kuiper.yaml, read once; both files are needed. */
@@ -136,12 +136,6 @@ export class Connectors implements ConnectorHost {
     return c;
   }
 
-  /** Serves the data server to a rule worker through `port` (data-relay.ts); main thread only. */
-  serveWorker(port: MessagePort): void {
-    this.relayServer ??= new DataRelayServer(() => this.pushHub, this.wsEndpoints);
-    this.relayServer.serve(port);
-  }
-
   /**
    * Loads the connector families a rule uses before it is planned (docs/runtime.md §1.10): the sources and formats of
    * the streams and tables its statement reads, and its actions' sinks and formats. A graph rule names its connectors
@@ -181,6 +175,12 @@ export class Connectors implements ConnectorHost {
       }
     }
     await Promise.all(loads);
+  }
+
+  /** Serves the data server to a rule worker through `port` (data-relay.ts); main thread only. */
+  serveWorker(port: MessagePort): void {
+    this.relayServer ??= new DataRelayServer(() => this.pushHub, this.wsEndpoints);
+    this.relayServer.serve(port);
   }
 
   /** Renders a Go text/template (cached per text) against data. */
