@@ -28,7 +28,7 @@ import { registerUploadRoutes } from './api/uploads.js';
 import { SchemaRegistry } from './catalog/schemas.js';
 import { registerSchemaRoutes } from './api/schemas.js';
 import { protobufFieldsOrUndefined } from './connectors/formats/protobuf.js';
-import { protobufDeclaration } from './connectors/formats/protobuf.js';
+import { protobufDeclaration } from './connectors/formats/index.js';
 import { BundleService } from './bundle/service.js';
 import { TaskManager } from './bundle/tasks.js';
 import { registerDataRoutes } from './api/data.js';
@@ -152,7 +152,9 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
   later.rules = rules;
   later.runtime = runtime;
   later.schemas = app.schemas;
-  connectors.registry.declare(protobufDeclaration(app.schemas));
+  connectors.registry.declare(protobufDeclaration(async () => app.schemas));
+  // the main thread loads every format at start (its callers create formats at once)
+  await connectors.registry.prepare('format', 'protobuf');
   const { bundle, tasks } = await openBundleService(base, app);
   base.cluster?.attach({
     catalog,
@@ -431,7 +433,7 @@ function assembleApp(
     http,
     catalog: parts.catalog,
     uploads: new UploadsService(join(home.data, 'uploads'), store, fileRoots),
-    schemas: new SchemaRegistry(join(home.data, 'schemas'), join(home.etc, 'schemas', 'protobuf'), store, fileRoots),
+    schemas: new SchemaRegistry(home.data, home.etc, store, fileRoots),
     connectors: parts.connectors,
     functions: parts.functions,
     scripts: parts.scripts,

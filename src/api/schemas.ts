@@ -8,13 +8,12 @@ import { EddyError, ErrorCode } from '../core/errors.js';
 import { field, readJsonObject, restated, rethrowing, sendJson, sendText } from './http.js';
 import {
   SchemaInvalid,
-  SchemaNotFound,
   isSchemaType,
   type SchemaRecord,
   type SchemaRegistry,
-  type SchemaType,
   validateSchemaRecord,
 } from '../catalog/schemas.js';
+import { SchemaNotFound, type SchemaType } from '../catalog/schema-files.js';
 
 type Params = { type: string; name: string };
 

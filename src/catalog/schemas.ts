@@ -1,30 +1,27 @@
 /**
  * The schema registry (docs/rest-api.md §9, docs/runtime.md §7): protobuf schemas stored as `<data>/schemas/protobuf/<name>.proto`,
  * validated by parsing at registration, with an install record per schema in store namespace `schema` under
- * `protobuf_<name>` (the bundle's `Schema` items). Parsed schemas are cached until the next change.
+ * `protobuf_<name>` (the bundle's `Schema` items). Reading and parsing the files is the read-only view's
+ * (schema-files.ts), which the rule workers use too; parsed schemas are forgotten at each change made here.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
-import { basename, extname, join } from 'node:path';
+import { join } from 'node:path';
 import protobuf from 'protobufjs';
 import type { KVStore } from '../store/kv.js';
 import {
   ImportRefused,
   TEMP_PREFIX,
   badFileName,
-  confinedImport,
   importLeavesFolder,
   readUrl,
   writeAtomic,
   type FileRoots,
 } from '../core/files.js';
 import { recordFields } from '../core/fields.js';
+import { SCHEMA_TYPES, SchemaFiles, SchemaNotFound, stem, type SchemaType } from './schema-files.js';
 
 export const SCHEMA_NS = 'schema';
-
-/** Schema types Eddy manages; `custom` (Go static codecs) cannot run in Node. */
-export const SCHEMA_TYPES = ['protobuf'] as const;
-export type SchemaType = (typeof SCHEMA_TYPES)[number];
 
 /** A schema as submitted (its install record, and the value of a bundle `Schema` item). */
 export interface SchemaRecord {
@@ -35,18 +32,8 @@ export interface SchemaRecord {
   soFile: string;
 }
 
-export interface SchemaDescription {
-  type: string;
-  name: string;
-  content: string;
-  file: string;
-  soFile: string;
-}
-
 /** Bad request (validation); the REST layer prefixes `Invalid body: `. */
 export class SchemaInvalid extends Error {}
-/** The named schema does not exist. */
-export class SchemaNotFound extends Error {}
 
 export function isSchemaType(t: string): t is SchemaType {
   return (SCHEMA_TYPES as readonly string[]).includes(t);
@@ -62,49 +49,16 @@ export function validateSchemaRecord(rec: SchemaRecord): void {
   if (rec.content === '' && rec.file === '') throw new SchemaInvalid('must specify content or file');
 }
 
-export class SchemaRegistry {
-  private readonly roots = new Map<string, protobuf.Root>();
-
+export class SchemaRegistry extends SchemaFiles {
   constructor(
-    /** `<data>/schemas` */
-    private readonly dir: string,
-    /** `<etc>/schemas/protobuf`, the extra import path */
-    private readonly etcProtoDir: string,
+    /** the home's `data` and `etc` folders */
+    dataDir: string,
+    etcDir: string,
     private readonly store: KVStore,
     /** folders a `file://` URL may point into (all when absent) */
     private readonly fileRoots?: FileRoots,
-  ) {}
-
-  private typeDir(type: SchemaType): string {
-    return join(this.dir, type);
-  }
-
-  /** Path of the stored schema file, or undefined when there is no such schema. */
-  private storedFile(type: SchemaType, name: string): string | undefined {
-    if (badFileName(name, true)) return undefined;
-    const dir = this.typeDir(type);
-    if (!existsSync(dir)) return undefined;
-    const file = readdirSync(dir).find((f) => !f.startsWith(TEMP_PREFIX) && extname(f) !== '.so' && stem(f) === name);
-    return file === undefined ? undefined : join(dir, file);
-  }
-
-  /** Names of the registered schemas of `type`, sorted (every stored file, as eKuiper's registry at boot). */
-  list(type: SchemaType): string[] {
-    const dir = this.typeDir(type);
-    if (!existsSync(dir)) return [];
-    const names = new Set<string>();
-    for (const f of readdirSync(dir)) if (!f.startsWith(TEMP_PREFIX) && extname(f) !== '.so') names.add(stem(f));
-    return [...names].sort();
-  }
-
-  describe(type: SchemaType, name: string): SchemaDescription {
-    const file = this.storedFile(type, name);
-    if (file === undefined) throw new SchemaNotFound(`schema type ${type}, file ${name} not found`);
-    return { type, name, content: readFileSync(file, 'utf8'), file, soFile: '' };
-  }
-
-  exists(type: SchemaType, name: string): boolean {
-    return this.storedFile(type, name) !== undefined;
+  ) {
+    super(dataDir, etcDir);
   }
 
   /** Registers a new schema; throws when the name is taken or the download fails. */
@@ -125,7 +79,7 @@ export class SchemaRegistry {
     if (file === undefined) throw new SchemaNotFound(`schema ${type}.${name} not found`);
     await rm(file, { force: true });
     await this.store.delete(SCHEMA_NS, `${type}_${name}`);
-    this.roots.clear();
+    this.forget();
   }
 
   /** Install records: `<type>_<name>` → record JSON text (the bundle's `Schema` section). */
@@ -170,7 +124,7 @@ export class SchemaRegistry {
     }
     await this.store.clear(SCHEMA_NS);
     await this.store.batch(snap.records.map(([key, value]) => ({ ns: SCHEMA_NS, key, value })));
-    this.roots.clear();
+    this.forget();
   }
 
   /**
@@ -184,7 +138,7 @@ export class SchemaRegistry {
         const file = this.storedFile(type, key.slice(type.length + 1));
         if (file !== undefined) await rm(file, { force: true });
       }
-      this.roots.clear();
+      this.forget();
       return;
     }
     const rec = parseSchemaRecord(key, text);
@@ -221,42 +175,7 @@ export class SchemaRegistry {
       if (stem(f) === rec.name && f !== `${rec.name}.proto` && !f.startsWith(TEMP_PREFIX))
         await rm(join(dir, f), { force: true });
     }
-    this.roots.clear();
-  }
-
-  /** Parses a proto file, imports resolved against the etc and data protobuf folders; every type resolved. */
-  private load(file: string): protobuf.Root {
-    const searchDirs = [this.etcProtoDir, this.typeDir('protobuf')];
-    const root = new protobuf.Root();
-    root.resolvePath = (origin, target) => confinedImport(searchDirs, origin, target);
-    root.loadSync(file, { keepCase: true });
-    root.resolveAll();
-    return root;
-  }
-
-  /** The parsed protobuf schema `name`; throws when missing or unparsable. */
-  protoRoot(name: string): protobuf.Root {
-    const cached = this.roots.get(name);
-    if (cached) return cached;
-    const file = this.storedFile('protobuf', name);
-    if (file === undefined) throw new SchemaNotFound(`schema type protobuf, file ${name} not found`);
-    const root = this.load(file);
-    this.roots.set(name, root);
-    return root;
-  }
-
-  /**
-   * The message type named by a `SCHEMAID` / `schemaId` `<schemaName>.<MessageName>` (only the first two dot
-   * parts count, as in eKuiper). Throws when the schema or the message does not exist.
-   */
-  messageType(schemaId: string): protobuf.Type {
-    const [schemaName, messageName] = schemaId.split('.');
-    if (!schemaName || !messageName) throw new Error(`invalid schemaId ${schemaId}: expect <schemaName>.<MessageName>`);
-    const root = this.protoRoot(schemaName);
-    const found = root.lookup(messageName, [protobuf.Type]) ?? findNested(root, messageName);
-    if (!(found instanceof protobuf.Type))
-      throw new Error(`cannot find message ${messageName} in schema ${schemaName}`);
-    return found;
+    this.forget();
   }
 }
 
@@ -278,22 +197,6 @@ function checkImports(text: string): void {
   }
   for (const target of [...(parsed.imports ?? []), ...(parsed.weakImports ?? [])])
     if (importLeavesFolder(target)) throw new SchemaInvalid(new ImportRefused(target).message);
-}
-
-function stem(file: string): string {
-  return basename(file, extname(file));
-}
-
-/** A message declared inside a package: looked up by its simple name when the proto has a `package` clause. */
-function findNested(ns: protobuf.NamespaceBase, name: string): protobuf.Type | undefined {
-  for (const child of ns.nestedArray) {
-    if (child instanceof protobuf.Type && child.name === name) return child;
-    if (child instanceof protobuf.Namespace && !(child instanceof protobuf.Type)) {
-      const hit = findNested(child, name);
-      if (hit) return hit;
-    }
-  }
-  return undefined;
 }
 
 /** Parses a bundle `Schema` item (or a stored record); the map key `<type>_<name>` fills a missing type/name. */

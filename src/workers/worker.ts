@@ -18,6 +18,7 @@ import { ScriptService, SCRIPT_NS } from '../extensions/scripts.js';
 import { trackActivity } from '../runtime/node.js';
 import { setDefaultZone } from '../values/index.js';
 import { EddyError } from '../core/errors.js';
+import { protobufDeclaration } from '../connectors/formats/index.js';
 import { useIdleCollector } from '../core/idle-memory.js';
 import { endLog, ruleLogger, type LogDestination } from '../core/rule-log.js';
 import { join } from 'node:path';
@@ -182,6 +183,13 @@ async function main(): Promise<void> {
   const scriptTexts = new Map<string, string>();
   // service and portable-plugin functions: stand-ins whose calls cross to the main thread
   const standIns = new MainFunctionStandIns(functions, post);
+  // protobuf rules read the schema files here, as the main thread does; protobuf.js is imported with the first of them
+  connectors.registry.declare(
+    protobufDeclaration(async () => {
+      const { SchemaFiles } = await import('../catalog/schema-files.js');
+      return new SchemaFiles(home.data, home.etc);
+    }),
+  );
   // native plugins: the modules the main thread loaded, loaded here too so their rules run on this thread
   const natives = new NativeRuntime(connectors.registry, functions);
   const syncNatives = () => natives.sync(join(home.plugins, 'native', 'loaded.json'), (msg) => logger.warn(msg));

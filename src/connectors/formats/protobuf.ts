@@ -9,10 +9,9 @@
  */
 import protobuf from 'protobufjs';
 import type { Format, FormatOptions } from '../../contracts/index.js';
-import type { FormatDeclaration } from '../declaration.js';
 import type { FieldType, StreamField } from '../../sql/schema.js';
 import { DateTime, isObject, type Value, type ValueObject } from '../../values/value.js';
-import type { SchemaRegistry } from '../../catalog/schemas.js';
+import type { SchemaFiles } from '../../catalog/schema-files.js';
 
 type Decode = (v: unknown) => Value;
 type Encode = (v: Value, path: string) => unknown;
@@ -214,7 +213,7 @@ export class ProtobufFormat implements Format {
   private readonly dec: (m: protobuf.Message) => ValueObject;
   private readonly enc: (o: ValueObject, path: string) => Record<string, unknown>;
 
-  constructor(schemas: SchemaRegistry, opts: FormatOptions) {
+  constructor(schemas: SchemaFiles, opts: FormatOptions) {
     if (!opts.schemaId) throw new Error('protobuf format needs a schemaId (SCHEMAID="<schema>.<Message>")');
     this.type = schemas.messageType(opts.schemaId);
     const codec = new Codec();
@@ -241,23 +240,13 @@ export class ProtobufFormat implements Format {
   }
 }
 
-/** The protobuf format, decoding with the schemas registered under `/schemas/protobuf` (docs/runtime.md §7). */
-export function protobufDeclaration(schemas: SchemaRegistry): FormatDeclaration {
-  return {
-    kind: 'format',
-    type: 'protobuf',
-    create: (opts) => new ProtobufFormat(schemas, opts),
-    threads: { worker: false, because: 'the protobuf schemas are registered on the main thread' },
-  };
-}
-
 /** The stream fields a message describes (`GET /streams/{id}/schema` of a stream with SCHEMAID); throws when missing. */
-export function protobufFields(schemas: SchemaRegistry, schemaId: string): StreamField[] {
+export function protobufFields(schemas: SchemaFiles, schemaId: string): StreamField[] {
   return messageFields(schemas.messageType(schemaId), new Set());
 }
 
 /** {@link protobufFields}, or undefined when the schema or message does not exist (the catalog's hook). */
-export function protobufFieldsOrUndefined(schemas: SchemaRegistry, schemaId: string): StreamField[] | undefined {
+export function protobufFieldsOrUndefined(schemas: SchemaFiles, schemaId: string): StreamField[] | undefined {
   try {
     return protobufFields(schemas, schemaId);
   } catch {
