@@ -70,7 +70,12 @@ test('sql stream (postgres) → lookup join on a sql table (mariadb) → sql sin
       { id: '4', room: 'a', t2: 2, label: 'kitchen' },
       { id: '5', room: 'c', t2: 4, label: 'attic' },
     ]);
-    const st = (await s.req('GET', `/rules/${rule}/status`)).json() as Record<string, unknown>;
+    // a rule on a worker thread reports its counters every 100 ms (docs/runtime.md §1.10)
+    const st = await until(
+      async () => (await s.req('GET', `/rules/${rule}/status`)).json() as Record<string, unknown>,
+      (v) => v.sink_sql_0_0_records_out_total === 4,
+      'the counters of the five readings',
+    );
     assert.equal(st.status, 'running');
     assert.equal(st[`source_${stream}_0_records_in_total`], 5);
     assert.equal(st.sink_sql_0_0_records_in_total, 4);
