@@ -1,7 +1,7 @@
 /**
- * A rule's own logger (rule options `debug` and `logFilename`, docs/runtime.md §1.2), made alike on the main thread
- * and on the rule worker that runs the rule (§1.10): both append to the same file, as the server's own log lines of
- * every thread reach one `stream.log`.
+ * A rule's own logger (rule options `debug` and `logFilename`, docs/runtime.md §1.2), made alike on the main thread and
+ * on the rule worker that runs the rule (docs/runtime.md §1.10): both append to the same file, as the server's own log
+ * lines of every thread reach one `stream.log`.
  */
 import { basename, join } from 'node:path';
 import pino, { type Logger } from 'pino';

@@ -1,10 +1,11 @@
 /**
- * Functions that live on the main thread and answer asynchronously, called by rules on the workers (docs/runtime.md
- * §1.10): external-service functions (REST, gRPC, msgpack-rpc, whose clients and channels the service manager keeps)
- * and portable-plugin functions (whose plugin process the main thread reaches through its sockets). A worker
- * registers a stand-in for each, with the same call options (time limit, calls in flight); a call of the stand-in
- * crosses to the main thread, runs the function there and crosses back. The rule's asynchronous node (§6.3) awaits
- * it as it awaits the function itself on the main thread, so the rule keeps its order, limits and error texts.
+ * Functions that live on the main thread and answer asynchronously, called by rules on the workers
+ * (docs/runtime.md §1.10): external-service functions (REST, gRPC, msgpack-rpc, whose clients and channels the service
+ * manager keeps) and portable-plugin functions (whose plugin process the main thread reaches through its sockets). A
+ * worker registers a stand-in for each, with the same call options (time limit, calls in flight); a call of the
+ * stand-in crosses to the main thread, runs the function there and crosses back. The rule's asynchronous node
+ * (docs/runtime.md §6.3) awaits it as it awaits the function itself on the main thread, so the rule keeps its order,
+ * limits and error texts.
  */
 import type { AsyncCallOptions, FunctionDef, FunctionRegistry } from '../functions/registry.js';
 import { EvalContext } from '../plan/plan.js';

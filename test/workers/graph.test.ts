@@ -1,7 +1,7 @@
 /**
- * Graph rules (docs/runtime.md §1.4) are planned and run on the rule workers (§1.10): a graph over an MQTT stream
- * delivers from its worker with the node names of the main thread, and a graph the planner refuses is answered with
- * eKuiper's error as before; a graph whose sink stays on the main thread (zmq) stays there with it.
+ * Graph rules (docs/runtime.md §1.4) are planned and run on the rule workers (docs/runtime.md §1.10): a graph over an
+ * MQTT stream delivers from its worker with the node names of the main thread, and a graph the planner refuses is
+ * answered with eKuiper's error as before; a graph whose sink stays on the main thread (zmq) stays there with it.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,7 +1,8 @@
 /**
- * Rules calling external-service functions and portable-plugin functions run on the rule workers (docs/runtime.md
- * §1.10): each call crosses to the main thread, which holds the service clients and the plugin process, and its
- * answer (or its error, with the text the main thread gives) crosses back to the rule's asynchronous node.
+ * Rules calling external-service functions and portable-plugin functions run on the rule workers
+ * (docs/runtime.md §1.10): each call crosses to the main thread, which holds the service clients and the plugin
+ * process, and its answer (or its error, with the text the main thread gives) crosses back to the rule's asynchronous
+ * node.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
