@@ -277,6 +277,21 @@ async function targetsPart(out: Record<string, string>): Promise<void> {
     out['targets: GET /rules/{id}/status p50 / p99 ms (target p99 ≤ 50)'] =
       `${percentile(st, 50).toFixed(1)} / ${percentile(st, 99).toFixed(1)}`;
     out['targets: the memory-filling rule'] = String(hoarder.message ?? hoarder.status);
+    // where the rules that missed messages ran, and what their nodes counted
+    const missed = [...Array(rules).keys()].filter((i) => got.get(`${base}/out/${i}`)?.size !== total);
+    if (missed.length > 0) {
+      const st = JSON.parse((await s.req('GET', `/rules/sh${missed[0]}/status`)).text) as Record<string, unknown>;
+      const counters = Object.entries(st).filter(([k]) =>
+        /records_(in|out)_total|dropped|exceptions_total|^worker$/.test(k),
+      );
+      out[
+        `targets: first rule that missed messages (sh${missed[0]}, got ${got.get(`${base}/out/${missed[0]}`)?.size ?? 0})`
+      ] = counters.map(([k, v]) => `${k}=${String(v)}`).join(', ');
+      const where = async (id: string) =>
+        (JSON.parse((await s.req('GET', `/rules/${id}/status`)).text) as { worker?: number }).worker;
+      out['targets: workers of the looping rule / the memory-filling rule'] =
+        `${await where('looping')} / ${await where('hoarder')}`;
+    }
     out['targets: load average'] = await machineLoad();
   } finally {
     await sub.endAsync();
