@@ -5,6 +5,7 @@
  * awaited by the rule's asynchronous node (docs/runtime.md §6.3) while the thread starts the process if needed, sends
  * the call and reads the reply.
  */
+import { Replies } from '../core/replies.js';
 import { MessageChannel, type MessagePort, type Worker } from 'node:worker_threads';
 import { siblingModule, startWorker } from '../core/threads.js';
 
@@ -68,7 +69,8 @@ export class PluginHost {
     number,
     { resolve: (text: string) => void; reject: (e: Error) => void; timer: NodeJS.Timeout }
   >();
-  private readonly waiting = new Map<number, { resolve: () => void; reject: (e: Error) => void }>();
+  /** control commands waiting for their result */
+  private readonly commands = new Replies<void>();
   /** live plugin processes by plugin name */
   private readonly pids = new Map<string, number>();
 
@@ -77,11 +79,9 @@ export class PluginHost {
   /** Sends a control command (`start`/`stop` of a source or sink), starting the process if needed. */
   command(spec: PluginSpec, cmd: ControlCommand): Promise<void> {
     const { asyncPort } = this.start();
-    const reqId = this.nextId++;
-    return new Promise((resolve, reject) => {
-      this.waiting.set(reqId, { resolve, reject });
-      asyncPort.postMessage({ op: 'command', reqId, spec, cmd } satisfies HostRequest);
-    });
+    return this.commands.ask((reqId) =>
+      asyncPort.postMessage({ op: 'command', reqId, spec, cmd } satisfies HostRequest),
+    );
   }
 
   /** The longest one function call may take: the first call may have to start the process. */
@@ -138,8 +138,7 @@ export class PluginHost {
     this.worker = undefined;
     this.syncPort?.close();
     this.asyncPort?.close();
-    for (const w2 of this.waiting.values()) w2.reject(new Error('the plugin host is closed'));
-    this.waiting.clear();
+    this.commands.rejectAll(new Error('the plugin host is closed'));
     this.failCalls('the plugin host is closed');
     // terminating the worker closes its sockets; the plugin processes would outlive it
     for (const pid of this.pids.values()) {
@@ -172,10 +171,7 @@ export class PluginHost {
         if (m.pid) this.pids.set(m.plugin, m.pid);
         else this.pids.delete(m.plugin);
       } else {
-        const w = this.waiting.get(m.reqId);
-        this.waiting.delete(m.reqId);
-        if (m.error !== undefined) w?.reject(new Error(m.error));
-        else w?.resolve();
+        this.commands.settle(m.reqId, m.error, undefined);
       }
     });
     async.port1.unref();

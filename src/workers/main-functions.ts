@@ -10,6 +10,7 @@
 import type { AsyncCallOptions, FunctionDef, FunctionRegistry } from '../functions/registry.js';
 import { EvalContext } from '../plan/plan.js';
 import { decodeValue, encodeValue, type Json } from '../runtime/checkpoint.js';
+import { Replies } from '../core/replies.js';
 
 /** A function reached on the main thread: its name and call options. */
 export type MainFunction = [name: string, options: AsyncCallOptions];
@@ -65,8 +66,7 @@ export async function callOnMain(functions: FunctionRegistry, call: MainCall): P
 
 /** On a worker: the stand-ins of the main thread's functions in this thread's registry. */
 export class MainFunctionStandIns {
-  private next = 1;
-  private readonly waiting = new Map<number, { resolve: (v: Json | undefined) => void; reject: (e: Error) => void }>();
+  private readonly replies = new Replies<Json | undefined>();
   /** the stand-ins registered, by name */
   private readonly standIns = new Map<string, FunctionDef>();
 
@@ -93,11 +93,9 @@ export class MainFunctionStandIns {
         async: options,
         execAsync: async (args, ctx) => {
           // read before the first await: the node reuses `args` and `ctx` for its next call
-          const call: MainCall = { ev: 'call', id: this.next++, name, ruleId: ctx.ruleId, args: args.map(encodeValue) };
-          const value = await new Promise<Json | undefined>((resolve, reject) => {
-            this.waiting.set(call.id, { resolve, reject });
-            this.post(call);
-          });
+          const ruleId = ctx.ruleId;
+          const encoded = args.map(encodeValue);
+          const value = await this.replies.ask((id) => this.post({ ev: 'call', id, name, ruleId, args: encoded }));
           return decodeValue(value ?? null);
         },
       };
@@ -107,10 +105,7 @@ export class MainFunctionStandIns {
   }
 
   answer(m: MainCallAnswer): void {
-    const w = this.waiting.get(m.id);
-    this.waiting.delete(m.id);
-    if (m.error !== undefined) w?.reject(new Error(m.error));
-    else w?.resolve(m.value);
+    this.replies.settle(m.id, m.error, m.value);
   }
 }
 
