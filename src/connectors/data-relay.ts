@@ -13,7 +13,8 @@
 import type { MessagePort } from 'node:worker_threads';
 import type { SourceEvent } from '../contracts/index.js';
 import { transientError } from '../contracts/failures.js';
-import type { WsListener } from './dataserver.js';
+import { SharedUses, dropHolder, subscribe, type EndpointUse, type WsListener } from './data-uses.js';
+import { Replies } from '../core/replies.js';
 
 /** What an httppush source attaches to (http/push-source.ts `HttpPushHub`, or its stand-in on a worker). */
 export interface PushHub {
@@ -146,25 +147,17 @@ export class DataRelayServer {
   }
 }
 
-interface RouteUse {
-  consumers: Set<PushConsumer>;
-  ready: Promise<void>;
-}
-
-interface EndpointUse {
-  holders: Set<string>;
-  listeners: Set<WsListener>;
-  watchers: Set<(clients: number) => void>;
+interface RelayedEndpoint extends EndpointUse {
+  /** the number of clients the main thread last reported */
   clients: number;
   ready: Promise<void>;
 }
 
 /** A worker's side: the push hub and websocket endpoints of the main thread's data server, reached over `port`. */
 export class DataRelayClient implements PushHub, WsEndpointsPort {
-  private next = 1;
-  private readonly waiting = new Map<number, { resolve: () => void; reject: (e: Error) => void }>();
-  private readonly routes = new Map<string, RouteUse>();
-  private readonly endpoints = new Map<string, EndpointUse>();
+  private readonly replies = new Replies<void>();
+  private readonly routes = new SharedUses<PushConsumer>();
+  private readonly endpoints = new Map<string, RelayedEndpoint>();
 
   constructor(private readonly port: MessagePort) {
     // the relay must not keep the worker alive
@@ -173,29 +166,21 @@ export class DataRelayClient implements PushHub, WsEndpointsPort {
   }
 
   private ask(m: Request): Promise<void> {
-    const id = this.next++;
-    return new Promise<void>((resolve, reject) => {
-      this.waiting.set(id, { resolve, reject });
-      this.port.postMessage({ ...m, id } satisfies Ask);
-    });
+    return this.replies.ask((id) => this.port.postMessage({ ...m, id } satisfies Ask));
   }
 
   private onTell(m: Tell): void {
     switch (m.k) {
-      case 'reply': {
-        const w = this.waiting.get(m.id);
-        this.waiting.delete(m.id);
-        if (m.error !== undefined) w?.reject(new Error(m.error));
-        else w?.resolve();
+      case 'reply':
+        this.replies.settle(m.id, m.error, undefined);
         return;
-      }
       case 'push':
-        for (const c of this.routes.get(m.route)?.consumers ?? [])
+        for (const c of this.routes.consumers(m.route))
           c.emit({ payload: m.payload, meta: m.meta, timestamp: m.timestamp });
         return;
       case 'pushError': {
         const err = transientError(new Error(m.message));
-        for (const c of this.routes.get(m.route)?.consumers ?? []) c.onError(err);
+        for (const c of this.routes.consumers(m.route)) c.onError(err);
         return;
       }
       case 'frame': {
@@ -213,23 +198,11 @@ export class DataRelayClient implements PushHub, WsEndpointsPort {
     }
   }
 
-  async attach(method: string, path: string, consumer: PushConsumer): Promise<() => Promise<void>> {
-    const key = routeKey(method, path);
-    let use = this.routes.get(key);
-    if (!use) {
-      const fresh: RouteUse = { consumers: new Set(), ready: this.ask({ k: 'attach', method, path }) };
-      this.routes.set(key, (use = fresh));
-      fresh.ready.catch(() => this.routes.get(key) === fresh && this.routes.delete(key));
-    }
-    const route = use;
-    await route.ready;
-    route.consumers.add(consumer);
-    return async () => {
-      route.consumers.delete(consumer);
-      if (route.consumers.size > 0 || this.routes.get(key) !== route) return;
-      this.routes.delete(key);
-      await this.ask({ k: 'detach', method, path });
-    };
+  attach(method: string, path: string, consumer: PushConsumer): Promise<() => Promise<void>> {
+    return this.routes.attach(routeKey(method, path), consumer, async () => {
+      await this.ask({ k: 'attach', method, path });
+      return () => this.ask({ k: 'detach', method, path });
+    });
   }
 
   has(path: string): boolean {
@@ -239,7 +212,7 @@ export class DataRelayClient implements PushHub, WsEndpointsPort {
   async acquire(path: string, holder: string): Promise<void> {
     let ep = this.endpoints.get(path);
     if (!ep) {
-      const fresh: EndpointUse = {
+      const fresh: RelayedEndpoint = {
         holders: new Set(),
         listeners: new Set(),
         watchers: new Set(),
@@ -254,26 +227,15 @@ export class DataRelayClient implements PushHub, WsEndpointsPort {
   }
 
   async release(path: string, holder: string): Promise<void> {
-    const ep = this.endpoints.get(path);
-    if (!ep) return;
-    ep.holders.delete(holder);
-    if (ep.holders.size > 0) return;
-    this.endpoints.delete(path);
-    await this.ask({ k: 'release', path });
+    if (dropHolder(this.endpoints, path, holder)) await this.ask({ k: 'release', path });
   }
 
   listen(path: string, listener: WsListener): () => void {
-    const ep = this.endpoints.get(path);
-    if (!ep) throw new Error(`websocket endpoint ${path} is not registered`);
-    ep.listeners.add(listener);
-    return () => ep.listeners.delete(listener);
+    return subscribe(this.endpoints.get(path), path, (ep) => ep.listeners, listener);
   }
 
   watch(path: string, watcher: (clients: number) => void): () => void {
-    const ep = this.endpoints.get(path);
-    if (!ep) throw new Error(`websocket endpoint ${path} is not registered`);
-    ep.watchers.add(watcher);
-    return () => ep.watchers.delete(watcher);
+    return subscribe(this.endpoints.get(path), path, (ep) => ep.watchers, watcher);
   }
 
   /** Sent on the main thread; the number is that of the clients last reported connected. */

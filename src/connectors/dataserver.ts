@@ -12,6 +12,7 @@ import type { RawData, WebSocket, WebSocketServer } from 'ws';
 import type { Logger } from 'pino';
 import { DEFAULT_MAX_BODY_SIZE } from '../core/limits.js';
 import { lazy } from '../core/lazy.js';
+import { dropHolder, subscribe, type EndpointUse, type WsListener } from './data-uses.js';
 
 /** the ws library, loaded by the first websocket endpoint or websocket client connector */
 export const wsModule = lazy(() => import('ws'));
@@ -235,15 +236,8 @@ export class DataServer {
   }
 }
 
-/** A listener of one websocket endpoint's inbound messages. */
-export type WsListener = (data: Buffer, isBinary: boolean) => void;
-
-interface Endpoint {
-  holders: Set<string>;
+interface Endpoint extends EndpointUse {
   clients: Set<WebSocket>;
-  listeners: Set<WsListener>;
-  /** told the number of connected clients whenever one connects or leaves */
-  watchers: Set<(clients: number) => void>;
   remove: () => Promise<void>;
 }
 
@@ -306,28 +300,17 @@ export class WsEndpoints {
 
   /** Drops `holder`'s claim; the endpoint closes its connections and goes away when nobody holds it. */
   async release(path: string, holder: string): Promise<void> {
-    const ep = this.endpoints.get(path);
-    if (!ep) return;
-    ep.holders.delete(holder);
-    if (ep.holders.size > 0) return;
-    this.endpoints.delete(path);
-    await ep.remove();
+    await dropHolder(this.endpoints, path, holder)?.remove();
   }
 
   /** Subscribes to inbound frames of an endpoint (which must be acquired). */
   listen(path: string, listener: WsListener): () => void {
-    const ep = this.endpoints.get(path);
-    if (!ep) throw new Error(`websocket endpoint ${path} is not registered`);
-    ep.listeners.add(listener);
-    return () => ep.listeners.delete(listener);
+    return subscribe(this.endpoints.get(path), path, (ep) => ep.listeners, listener);
   }
 
   /** Calls `watcher` with the number of connected clients whenever one connects or leaves (endpoint acquired). */
   watch(path: string, watcher: (clients: number) => void): () => void {
-    const ep = this.endpoints.get(path);
-    if (!ep) throw new Error(`websocket endpoint ${path} is not registered`);
-    ep.watchers.add(watcher);
-    return () => ep.watchers.delete(watcher);
+    return subscribe(this.endpoints.get(path), path, (ep) => ep.watchers, watcher);
   }
 
   /** Sends a text (string) or binary frame to every client of the endpoint; resolves to the number of clients. */

@@ -10,24 +10,17 @@ import type { DataServer } from '../dataserver.js';
 import { propString } from '../props.js';
 import { transientError } from '../../contracts/failures.js';
 import type { PushConsumer as Consumer, PushHub } from '../data-relay.js';
-
-interface Endpoint {
-  consumers: Set<Consumer>;
-  remove: Promise<() => Promise<void>>;
-}
+import { SharedUses } from '../data-uses.js';
 
 /** Endpoints by `METHOD path`, registered on the data server while at least one source uses them. */
 export class HttpPushHub implements PushHub {
-  private readonly endpoints = new Map<string, Endpoint>();
+  private readonly endpoints = new SharedUses<Consumer>();
 
   constructor(private readonly server: DataServer) {}
 
-  async attach(method: string, path: string, consumer: Consumer): Promise<() => Promise<void>> {
-    const key = `${method} ${path}`;
-    let ep = this.endpoints.get(key);
-    if (!ep) {
-      const consumers = new Set<Consumer>();
-      const remove = this.server.addRoute(method, path, (req, body, res) => {
+  attach(method: string, path: string, consumer: Consumer): Promise<() => Promise<void>> {
+    return this.endpoints.attach(`${method} ${path}`, consumer, (consumers) =>
+      this.server.addRoute(method, path, (req, body, res) => {
         const text = body.toString('utf8');
         const problem = checkBody(text);
         if (problem) {
@@ -44,22 +37,8 @@ export class HttpPushHub implements PushHub {
         const meta = typeof traceparent === 'string' ? { traceparent } : {};
         for (const c of consumers) c.emit({ payload, meta, timestamp: ts });
         res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' }).end('ok');
-      });
-      ep = { consumers, remove };
-      this.endpoints.set(key, ep);
-      remove.catch(() => this.endpoints.delete(key));
-    }
-    const endpoint = ep;
-    await endpoint.remove;
-    endpoint.consumers.add(consumer);
-    return async () => {
-      endpoint.consumers.delete(consumer);
-      if (endpoint.consumers.size > 0 || this.endpoints.get(key) !== endpoint) return;
-      this.endpoints.delete(key);
-      await (
-        await endpoint.remove
-      )();
-    };
+      }),
+    );
   }
 }
 
