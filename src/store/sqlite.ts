@@ -1,3 +1,4 @@
+import { TurnBatch } from '../core/turn-batch.js';
 import Database from 'better-sqlite3';
 import type { KVOp, KVStore } from './kv.js';
 
@@ -24,8 +25,7 @@ interface QueuedWrite {
  */
 export class SqliteStore implements KVStore {
   private readonly db: Database.Database;
-  private queue: QueuedWrite[] = [];
-  private commitQueued = false;
+  private readonly queue = new TurnBatch<QueuedWrite>((list) => this.commit(list));
   private readonly stmts: {
     get: Database.Statement<[string, string], { val: string }>;
     upsert: Database.Statement<[string, string, string]>;
@@ -80,20 +80,12 @@ export class SqliteStore implements KVStore {
       }
     }
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ run, resolve: resolve as (value: unknown) => void, reject });
-      if (!this.commitQueued) {
-        this.commitQueued = true;
-        setImmediate(() => this.commit());
-      }
+      this.queue.add({ run, resolve: resolve as (value: unknown) => void, reject });
     });
   }
 
   /** Commits the queued writes in one transaction. */
-  private commit(): void {
-    this.commitQueued = false;
-    const list = this.queue;
-    if (list.length === 0) return;
-    this.queue = [];
+  private commit(list: QueuedWrite[]): void {
     if (list.length > 1) {
       const results: unknown[] = [];
       try {
@@ -120,7 +112,7 @@ export class SqliteStore implements KVStore {
 
   /** Reads see the writes asked for before them. */
   private settled(): void {
-    if (this.queue.length > 0) this.commit();
+    this.queue.flush();
   }
 
   async get(ns: string, key: string): Promise<string | undefined> {

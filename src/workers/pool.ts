@@ -16,6 +16,7 @@
  * of the rule whose node holds the thread (its `evalLimit` option, else the server's), so a rule allowed long records
  * is not cut short by its neighbours' limit, and one given a short limit is stopped early.
  */
+import { TurnBatch } from '../core/turn-batch.js';
 import type { ValueObject } from '../values/value.js';
 import { MessageChannel, type MessagePort, type Worker } from 'node:worker_threads';
 import { siblingModule, startWorker } from '../core/threads.js';
@@ -130,8 +131,13 @@ class Slot {
   sentRevision = -1;
   readonly pending = new Map<number, Pending>();
   /** messages for the thread, sent together at the end of this turn of the event loop ({@link WorkerPool.post}) */
-  outbox: ToWorker[] = [];
-  constructor(readonly index: number) {}
+  readonly outbox: TurnBatch<ToWorker>;
+  constructor(
+    readonly index: number,
+    deliver: (list: ToWorker[]) => void,
+  ) {
+    this.outbox = new TurnBatch(deliver);
+  }
 }
 
 export class WorkerPool implements TopologyBuilder {
@@ -152,7 +158,13 @@ export class WorkerPool implements TopologyBuilder {
     this.limitMs = opts.heartbeatLimitMs ?? 5000;
     this.requestTimeoutMs = opts.requestTimeoutMs ?? 30_000;
     // the workers start with the first rule placed on one of them: a server with no such rule runs no thread
-    for (let i = 0; i < opts.size; i++) this.slots.push(new Slot(i));
+    for (let i = 0; i < opts.size; i++) {
+      const slot: Slot = new Slot(i, (list) => {
+        if (!slot.spawned || this.closed) return;
+        slot.worker.postMessage(list.length === 1 ? list[0] : ({ op: 'batch', messages: list } satisfies ToWorker));
+      });
+      this.slots.push(slot);
+    }
     this.heartbeat = setInterval(() => this.beat(), this.heartbeatMs);
     this.heartbeat.unref();
     this.placementDeps = {
@@ -533,15 +545,7 @@ export class WorkerPool implements TopologyBuilder {
    * sources' subscriptions go to the broker together.
    */
   private post(s: Slot, m: ToWorker): void {
-    s.outbox.push(m);
-    if (s.outbox.length > 1) return;
-    setImmediate(() => {
-      const list = s.outbox;
-      if (list.length === 0) return;
-      s.outbox = [];
-      if (!s.spawned || this.closed) return;
-      s.worker.postMessage(list.length === 1 ? list[0] : ({ op: 'batch', messages: list } satisfies ToWorker));
-    });
+    s.outbox.add(m);
   }
 
   private send(slot: number, make: (req: number) => ToWorker): Promise<PlannedInfo | undefined> {
@@ -655,7 +659,7 @@ export class WorkerPool implements TopologyBuilder {
     }
     s.pending.clear();
     // what was not sent yet was for the old thread: the replacement opens its rules afresh
-    s.outbox = [];
+    s.outbox.clear();
     this.replaced[s.index] = (this.replaced[s.index] ?? 0) + 1;
     void old.terminate().catch(() => 0);
     const again = [...this.remotes.values()].filter((t) => t.slot === s.index);

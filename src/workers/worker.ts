@@ -4,6 +4,7 @@
  * main thread places on it and reports their metrics, fatal errors and ends. The metadata store (checkpoints, sink
  * caches, config keys kept in the store) is the main thread's, reached by request.
  */
+import { TurnBatch } from '../core/turn-batch.js';
 import { parentPort, workerData } from 'node:worker_threads';
 import { loadConfig, resolveHome } from '../config/index.js';
 import { createLogger } from '../config/log.js';
@@ -28,6 +29,7 @@ import type { KVOp, KVStore } from '../store/kv.js';
 import { MainFunctionStandIns } from './main-functions.js';
 import type { FromWorker, NodeMetricsRow, PlannedInfo, RuleRequest, ToWorker, WorkerInit } from './protocol.js';
 import type { NodeMetrics, Topology, TraceSpan } from '../contracts/index.js';
+import { Replies } from '../core/replies.js';
 
 /** Node slots per topology in an activity id (pool.ts decodes it the same way). */
 const ACTIVITY_NODES = 4096;
@@ -41,34 +43,16 @@ if (!parentPort) throw new Error('the rule worker must run in a worker thread');
 const port = parentPort;
 const init = workerData as WorkerInit;
 /** Messages for the main thread, sent together at the end of this turn of the event loop (as the pool sends its own). */
-let outbox: FromWorker[] = [];
-const flushOutbox = (): void => {
-  const list = outbox;
-  if (list.length === 0) return;
-  outbox = [];
-  port.postMessage(list.length === 1 ? list[0] : ({ ev: 'batch', messages: list } satisfies FromWorker));
-};
-const post = (m: FromWorker): void => {
-  outbox.push(m);
-  if (outbox.length === 1) setImmediate(flushOutbox);
-};
+const outbox = new TurnBatch<FromWorker>((list) =>
+  port.postMessage(list.length === 1 ? list[0] : ({ ev: 'batch', messages: list } satisfies FromWorker)),
+);
+const post = (m: FromWorker): void => outbox.add(m);
 
 /** The main thread's store, by request. */
 class MainStore implements KVStore {
-  private next = 1;
-  private readonly waiting = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  readonly replies = new Replies<unknown>();
   private call<T>(method: string, ...args: unknown[]): Promise<T> {
-    const id = this.next++;
-    return new Promise<T>((resolve, reject) => {
-      this.waiting.set(id, { resolve: resolve as (v: unknown) => void, reject });
-      post({ ev: 'kv', id, method, args });
-    });
-  }
-  answer(id: number, value: unknown, error: string | undefined): void {
-    const w = this.waiting.get(id);
-    this.waiting.delete(id);
-    if (error !== undefined) w?.reject(new Error(error));
-    else w?.resolve(value);
+    return this.replies.ask((id) => post({ ev: 'kv', id, method, args })) as Promise<T>;
   }
   get = (ns: string, key: string) => this.call<string | undefined>('get', ns, key);
   set = (ns: string, key: string, value: string) => this.call<void>('set', ns, key, value);
@@ -353,7 +337,7 @@ async function main(): Promise<void> {
         post({ ev: 'pong', seq: m.seq });
         break;
       case 'kv':
-        store.answer(m.id, m.value, m.error);
+        store.replies.settle(m.id, m.error, m.value);
         break;
       case 'called':
         standIns.answer(m);
@@ -387,7 +371,7 @@ async function main(): Promise<void> {
     if (changed.length > 0) post({ ev: 'metrics', topologies: changed });
   }, METRICS_INTERVAL_MS);
   // alone, never inside a batch: the pool waits for this very message
-  flushOutbox();
+  outbox.flush();
   port.postMessage({ ev: 'ready' } satisfies FromWorker);
 }
 

@@ -4,6 +4,7 @@
  * subscription to that broker and is closed when its last user leaves. Clients reconnect on their own and
  * re-subscribe; a rule is never lost to a broker restart.
  */
+import { TurnBatch } from '../../core/turn-batch.js';
 import { randomUUID } from 'node:crypto';
 import type { IClientOptions, MqttClient } from 'mqtt';
 import { lazyModule } from '../../core/lazy.js';
@@ -170,8 +171,7 @@ export class MqttConn {
   refs = 0;
   private readonly subs = new Map<string, Subscription>();
   /** broker subscriptions asked for and not sent yet, sent together by {@link flushSubscribes} */
-  private pendingSubs: PendingSubscribe[] = [];
-  private subFlushQueued = false;
+  private readonly pendingSubs = new TurnBatch<PendingSubscribe>((batch) => this.flushSubscribes(batch));
   /** the same subscriptions by filter levels: dispatch costs O(topic levels), not O(subscriptions) */
   private readonly trie = new TopicTrie<Subscription>();
   /** the message being dispatched, read by {@link deliver} (no closure per message) */
@@ -344,13 +344,9 @@ export class MqttConn {
       );
     sub.qos = Math.max(sub.qos, qos) as QoS;
     const acked = new Promise<void>((resolve, reject) => {
-      this.pendingSubs.push({ wire, qos: sub.qos, done: (err) => (err ? reject(err) : resolve()) });
-      // flushed at the end of this turn of the event loop: the rules a worker opens in one turn (one message each, or
+      // sent at the end of this turn of the event loop: the rules a worker opens in one turn (one message each, or
       // one batch) subscribe in one packet; a rule's start still answers only once its SUBACK came (acked below)
-      if (!this.subFlushQueued) {
-        this.subFlushQueued = true;
-        setImmediate(() => this.flushSubscribes());
-      }
+      this.pendingSubs.add({ wire, qos: sub.qos, done: (err) => (err ? reject(err) : resolve()) });
     });
     sub.acked = acked;
     acked.catch(() => undefined);
@@ -367,10 +363,7 @@ export class MqttConn {
    * Sends the subscriptions asked for during one turn of the event loop as one SUBSCRIBE packet: creating or
    * restoring many rules on one connection sent a packet, and waited for an acknowledgement, per rule.
    */
-  private flushSubscribes(): void {
-    this.subFlushQueued = false;
-    const batch = this.pendingSubs;
-    this.pendingSubs = [];
+  private flushSubscribes(batch: PendingSubscribe[]): void {
     const alone = (b: PendingSubscribe) =>
       this.client.subscribe(b.wire, { qos: b.qos }, (err) => b.done(err ?? undefined));
     if (batch.length === 1) return void alone(batch[0]);
