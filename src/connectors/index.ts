@@ -11,11 +11,10 @@ import { fileAccessRoots, type EddyConfig, type Home } from '../config/index.js'
 import { FileRoots } from '../core/files.js';
 import { AuthError, verifyToken } from '../core/jwt.js';
 import type { KVStore } from '../store/kv.js';
-import type { Props, RuleAction, RuleDef, SinkNode, SinkNodeOptions } from '../contracts/index.js';
+import type { RuleAction, RuleDef, SinkNode, SinkNodeOptions } from '../contracts/index.js';
 import type { StreamCatalog } from '../catalog/types.js';
 import { parseSelect } from '../sql/index.js';
-import { resolveSource } from '../runtime/source.js';
-import { prop } from './props.js';
+import { readerUses, sinkUses, type ConnectorUse } from './uses.js';
 import { ConfKeys } from './confkeys.js';
 import { Registry } from './registry.js';
 import { BUILTIN_DECLARATIONS } from './builtins.js';
@@ -153,27 +152,14 @@ export class Connectors implements ConnectorHost {
       return;
     }
     const r = this.registry;
-    const loads: Promise<void>[] = [];
+    const uses: ConnectorUse[] = [];
     for (const name of names) {
       const def = catalog.get(name);
-      if (!def) continue;
-      const { type, props } = resolveSource(r, def);
-      loads.push(r.prepare('source', type), r.prepare('lookup', type), r.prepare('format', String(props.format)));
+      if (def) uses.push(...readerUses(def, r));
     }
-    for (const action of rule.actions) {
-      for (const [type, raw] of Object.entries(action)) {
-        const own = (raw ?? {}) as Props;
-        const resourceId = prop(own, 'resourceId');
-        const format = prop(
-          { ...r.sinkProps(type, typeof resourceId === 'string' ? resourceId : undefined), ...own },
-          'format',
-        );
-        loads.push(
-          r.prepare('sink', type),
-          r.prepare('format', typeof format === 'string' && format !== '' ? format : 'json'),
-        );
-      }
-    }
+    for (const action of rule.actions)
+      for (const [type, raw] of Object.entries(action)) uses.push(...sinkUses(type, raw, r));
+    const loads = uses.map((u) => r.prepare(u.kind, u.type));
     await Promise.all(loads);
   }
 

@@ -6,12 +6,11 @@
  *
  * Also here: the text naming the node a rule was stopped in, when one record held its worker too long.
  */
-import type { Props, RuleDef } from '../contracts/index.js';
+import type { RuleDef } from '../contracts/index.js';
 import type { StreamCatalog, StreamDef } from '../catalog/types.js';
 import type { FunctionRegistry } from '../functions/registry.js';
 import type { Registry } from '../connectors/registry.js';
-import { prop } from '../connectors/props.js';
-import { resolveSource } from '../runtime/source.js';
+import { readerUses, sinkUses, type ConnectorUse } from '../connectors/uses.js';
 import { exprToString, identToString, parseSelect, parseStatement, windowToString } from '../sql/index.js';
 import { walk } from '../plan/analyze.js';
 import { callableFromWorker } from './main-functions.js';
@@ -107,29 +106,19 @@ function stringsIn(v: unknown, out: string[] = []): string[] {
  * (runtime/lookup.ts), a stream or scan table is read by the rule's own source.
  */
 function readsOnWorker(def: StreamDef, connectors: Registry): boolean {
-  const kind = def.kind === 'table' && def.options.KIND === 'lookup' ? 'lookup' : 'source';
-  let type: string;
-  let props: Props;
+  let uses: ConnectorUse[];
   try {
-    ({ type, props } = resolveSource(connectors, def));
+    uses = readerUses(def, connectors);
   } catch {
     // the worker's planner answers the error
     return true;
   }
-  return (
-    connectors.placement(kind, type, props).worker && connectors.placement('format', String(props.format), props).worker
-  );
+  return uses.every((u) => connectors.placement(u.kind, u.type, u.props).worker);
 }
 
 /** Whether the sink of type `type` with its own properties `raw` (and its resource's) can send from a worker. */
 function sinksOnWorker(type: string, raw: unknown, connectors: Registry): boolean {
-  const own = (raw ?? {}) as Props;
-  const resourceId = prop(own, 'resourceId');
-  const props = { ...connectors.sinkProps(type, typeof resourceId === 'string' ? resourceId : undefined), ...own };
-  if (!connectors.placement('sink', type, props).worker) return false;
-  const format = prop(props, 'format');
-  const name = typeof format === 'string' && format !== '' ? format : 'json';
-  return connectors.placement('format', name, props).worker;
+  return sinkUses(type, raw, connectors).every((u) => connectors.placement(u.kind, u.type, u.props).worker);
 }
 
 /** Whether every function `exprs` call exists on the workers. */
