@@ -164,14 +164,13 @@ async function createPart(out: Record<string, string>): Promise<void> {
       (who === 'self' ? self : other).push(ms);
     }
   }
-  const show = (xs: number[]) => spread(xs);
   out[`create: CPU ms per rule, this checkout (${n} rules, 2 workers): process / main thread`] =
-    `${show(self.map((x) => x.total))} / ${show(self.map((x) => x.main))}`;
+    `${spread(self.map((x) => x.total))} / ${spread(self.map((x) => x.main))}`;
   if (peer) {
     out[`create: CPU ms per rule, ${peer}: process / main thread`] =
-      `${show(other.map((x) => x.total))} / ${show(other.map((x) => x.main))}`;
-    out['create: CPU ratio this / peer, process (target ≤ 0.6)'] = show(self.map((v, i) => v.total / other[i].total));
-    out['create: CPU ratio this / peer, main thread'] = show(self.map((v, i) => v.main / other[i].main));
+      `${spread(other.map((x) => x.total))} / ${spread(other.map((x) => x.main))}`;
+    out['create: CPU ratio this / peer, process (target ≤ 0.6)'] = spread(self.map((v, i) => v.total / other[i].total));
+    out['create: CPU ratio this / peer, main thread'] = spread(self.map((v, i) => v.main / other[i].main));
   }
   out['create: load average'] = await machineLoad();
 }
