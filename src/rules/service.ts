@@ -57,7 +57,8 @@ export const RULE_NS = 'rule';
 const RESTORE_WINDOW = 500; // stored rules being started at once at boot (docs/runtime.md §10.3)
 
 export class RuleService {
-  private readonly rules = new SortedKeyMap<Entry>();
+  // every rule added, replaced or removed is a row of the listings to read again (rules/listing.ts)
+  private readonly rules = new SortedKeyMap<Entry>((id) => this.view.touch(id));
   /** per-rule log files (`logFilename`) */
   private readonly ruleLogs = new Map<string, LogDestination>();
   /** ids being created (between the duplicate check and registration) */
@@ -164,6 +165,7 @@ export class RuleService {
       timezone: this.deps.timezone,
       closeTimeoutMs: this.deps.closeTimeoutMs,
       build: (d, o, l) => this.deps.engine.builder.build(d, o, l),
+      shownChanged: () => this.view.touch(def.id),
     });
     return { state, dest };
   }
@@ -492,11 +494,11 @@ export class RuleService {
     return this.view.statusAll();
   }
 
-  // `GET /rules` and `GET /rules/status/all` as JSON text, from rows kept between listings (rules/listing.ts)
-  listJson(): string {
+  // `GET /rules` and `GET /rules/status/all` as UTF-8 JSON, kept between listings and patched (rules/listing.ts)
+  listJson(): Buffer {
     return this.view.listJson();
   }
-  statusAllJson(): string {
+  statusAllJson(): Buffer {
     return this.view.statusAllJson();
   }
 
