@@ -284,10 +284,10 @@ async function main(): Promise<void> {
       throw err;
     }
     // the metrics as the open left them (the connections: rules/health.ts) reach the main thread before the reply, and
-    // once more after it (the reply may give the main thread fresh node metrics to fill)
+    // once more after it when the reply gives the main thread fresh node metrics to fill (a plan made by this open)
     post({ ev: 'metrics', topologies: [[m.handle, metricsRows(topo.nodes()), heldBytes(topo)]] });
     const entry = topologies.get(m.handle);
-    if (entry) entry.sig = -1;
+    if (entry) entry.sig = answer ? -1 : signature(entry.nodes);
     watched.set(m.handle, WATCH_REPORTS);
     return answer ? plannedInfo(topo) : undefined;
   };
