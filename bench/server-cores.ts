@@ -1,6 +1,7 @@
 /**
  * Every core through the real server (issue 22 item 4): `node scripts/start.mjs` (what `npm start` runs) with
- * `basic.workers` 2 against the same server with `basic.workers` 1 (every rule on one thread), in interleaved rounds.
+ * `basic.workers` 2 against the same server with `basic.workers` 1 (every rule on one worker thread, the API on the
+ * main thread in both), in interleaved rounds.
  * Each round creates 8 file-source rules — each reads its own file of JSON lines, filters half the records out,
  * projects two fields and writes what passes to a file sink — and times them from the first create until every rule
  * has stopped by itself ("finished": its file read and every record delivered). The output files are counted: a round
@@ -104,7 +105,7 @@ export async function run(): Promise<Record<string, string>> {
     const ratios = rounds[2].map((x, i) => x.recordsPerSec / rounds[1][i].recordsPerSec);
     return {
       measured: `the real server (scripts/start.mjs), ${RULES} file → filter + projection → file rules, ${LINES} records each, every output counted`,
-      'basic.workers 1: records/s (every rule on one thread)': show(
+      'basic.workers 1: records/s (every rule on one worker thread)': show(
         rounds[1].map((x) => x.recordsPerSec),
         0,
       ),
