@@ -6,7 +6,8 @@
  * projects two fields and writes what passes to a file sink — and times them from the first create until every rule
  * has stopped by itself ("finished": its file read and every record delivered). The output files are counted: a round
  * that lost or duplicated a record fails the benchmark. Records/s is the records read by all 8 rules over that wall
- * time; CPU is the server's whole process tree, from /proc.
+ * time; CPU is the server's whole process tree, from /proc, and per thread (/proc/<pid>/task): what the worker threads
+ * spend beside what the rest of the process spends shows how far 2 workers can go on the cores there are.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
@@ -24,6 +25,11 @@ interface Round {
   readonly cpuMsPerRecord: number;
   /** the main thread's share: the REST API, the metrics the workers report, nothing of the rules' own work */
   readonly mainCpuMsPerRecord: number;
+  /**
+   * the rule worker threads' share (the busiest threads but the main one, as many as workers): the rest — the main
+   * thread, V8's garbage-collection helpers, libuv's file threads — runs beside them, on cores 2 workers then need
+   */
+  readonly workerCpuMsPerRecord: number;
 }
 
 async function ok(p: Promise<{ status: number; text: string }>): Promise<void> {
@@ -44,7 +50,7 @@ async function round(workers: 1 | 2, input: string): Promise<Round> {
       );
     await sleep(500);
     const c0 = s.usage().cpuMs;
-    const main0 = threadUsage(s.proc.pid!).get('main') ?? 0;
+    const threads0 = threadUsage(s.proc.pid!);
     const t0 = performance.now();
     for (let i = 0; i < RULES; i++)
       await ok(
@@ -79,7 +85,14 @@ async function round(workers: 1 | 2, input: string): Promise<Round> {
     }
     const wall = (performance.now() - t0) / 1000;
     const cpu = s.usage().cpuMs - c0;
-    const mainCpu = (threadUsage(s.proc.pid!).get('main') ?? 0) - main0;
+    const threads = [...threadUsage(s.proc.pid!)].map(([name, ms]) => [name, ms - (threads0.get(name) ?? 0)] as const);
+    const mainCpu = threads.find(([name]) => name === 'main')?.[1] ?? 0;
+    const workerCpu = threads
+      .filter(([name]) => name !== 'main')
+      .map(([, ms]) => ms)
+      .sort((a, b) => b - a)
+      .slice(0, workers)
+      .reduce((a, b) => a + b, 0);
     for (let i = 0; i < RULES; i++) {
       const lines = readFileSync(join(out, `out${i}.jsonl`), 'utf8')
         .split('\n')
@@ -91,6 +104,7 @@ async function round(workers: 1 | 2, input: string): Promise<Round> {
       recordsPerSec: (RULES * LINES) / wall,
       cpuMsPerRecord: cpu / (RULES * LINES),
       mainCpuMsPerRecord: mainCpu / (RULES * LINES),
+      workerCpuMsPerRecord: workerCpu / (RULES * LINES),
     };
   } finally {
     await s.stop();
@@ -125,6 +139,7 @@ export async function run(): Promise<Record<string, string>> {
       ),
       '2 workers / 1, same round (target ≥ 1.8)': show(ratios, 2),
       'server CPU µs per record, 1 / 2 workers': perRecord((x) => x.cpuMsPerRecord),
+      "of which the worker threads', 1 / 2 workers": perRecord((x) => x.workerCpuMsPerRecord),
       "of which the main thread's, 1 / 2 workers": perRecord((x) => x.mainCpuMsPerRecord),
       'load at start / end': `${l0} / ${load()} (${availableParallelism()} cores)`,
     };
