@@ -364,6 +364,7 @@ function startWorkerPool(
           heartbeatLimitMs: Number(config.basic.ruleEvalLimit) > 0 ? Number(config.basic.ruleEvalLimit) : undefined,
           confRevision: () => connectors.confKeys.revision,
           serveDataServer: (port) => connectors.serveWorker(port),
+          serveNeuron: (port) => connectors.serveNeuron(port),
         })
       : undefined;
   if (pool) closers.push(() => pool.close());
