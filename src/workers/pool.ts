@@ -86,6 +86,8 @@ export interface PoolOptions {
   confRevision?: () => number;
   /** serves the main thread's data server to a new worker through `port` (connectors/data-relay.ts) */
   serveDataServer?: (port: MessagePort) => void;
+  /** serves the main thread's neuron connections to a new worker through `port` (connectors/neuron/relay.ts) */
+  serveNeuron?: (port: MessagePort) => void;
   /**
    * longest wait for a worker to plan, open or close a topology, counted from when the worker has loaded (a slow
    * start is no failure of the rule, docs/runtime.md §1.10); a worker that stops answering is replaced earlier by
@@ -423,20 +425,23 @@ export class WorkerPool implements TopologyBuilder {
     s.lastSeq = 0;
     s.lastProgress = Date.now();
     s.unanswered.clear();
-    // the worker's httppush routes and websocket endpoints live on this thread's data server
+    // the worker's httppush routes and websocket endpoints live on this thread's data server, its neuron connections
+    // in this thread's pool
     const relay = this.opts.serveDataServer ? new MessageChannel() : undefined;
+    const neuron = this.opts.serveNeuron ? new MessageChannel() : undefined;
     const workerData: WorkerInit = {
       index: s.index,
       home: this.opts.home,
       env: this.opts.env,
       activity: s.activity.buffer,
       dataPort: relay?.port2,
+      neuronPort: neuron?.port2,
     };
     const limit = this.opts.memoryLimitMb ?? 0;
     // a worker over its heap limit ends with ERR_WORKER_OUT_OF_MEMORY and is replaced like any worker that exits
     const worker = startWorker(siblingModule(import.meta.url, 'worker'), {
       workerData,
-      transferList: relay ? [relay.port2] : [],
+      transferList: [relay?.port2, neuron?.port2].filter((p) => p !== undefined),
       ...(limit > 0 ? { resourceLimits: { maxOldGenerationSizeMb: limit } } : {}),
     });
     const spawnedAt = Date.now();
@@ -444,6 +449,10 @@ export class WorkerPool implements TopologyBuilder {
       this.opts.serveDataServer!(relay.port1);
       // what the worker held on the data server is let go when it ends (data-relay.ts)
       worker.once('exit', () => relay.port1.close());
+    }
+    if (neuron) {
+      this.opts.serveNeuron!(neuron.port1);
+      worker.once('exit', () => neuron.port1.close());
     }
     s.worker = worker;
     s.spawned = true;

@@ -25,6 +25,8 @@ export interface WorkerInit {
   activity: SharedArrayBuffer;
   /** the main thread's data server, for httppush routes and websocket endpoints (connectors/data-relay.ts) */
   dataPort?: MessagePort;
+  /** the main thread's neuron connections (connectors/neuron/relay.ts) */
+  neuronPort?: MessagePort;
 }
 
 /**

@@ -10,6 +10,7 @@ import { loadConfig, resolveHome } from '../config/index.js';
 import { createLogger } from '../config/log.js';
 import { Connectors } from '../connectors/index.js';
 import { DataRelayClient } from '../connectors/data-relay.js';
+import { NeuronRelayClient } from '../connectors/neuron/relay.js';
 import { createBuiltinRegistry } from '../functions/index.js';
 import { createTopologyBuilder, RuleTopology } from '../runtime/topology.js';
 import { GraphTopology } from '../runtime/graph-topology.js';
@@ -157,6 +158,7 @@ async function main(): Promise<void> {
     store,
     logger,
     relay: init.dataPort ? new DataRelayClient(init.dataPort) : undefined,
+    neuronRelay: init.neuronPort ? new NeuronRelayClient(init.neuronPort) : undefined,
     onDemand: true,
   });
   const catalog = new CatalogView();
