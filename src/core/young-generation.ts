@@ -4,9 +4,9 @@
  * that, with rule workers, runs no rule and serves REST requests whose objects die young. The process entry
  * (`main.ts`) holds it at its initial size before the server's modules load, and lets it grow again only when the
  * server runs its rules on this thread (`basic.workers: none`, no worker pool): a pool of any size, one worker
- * included, carries the rules, and the few that stay here for their connectors (zmq, portable plugins) share
- * the held size. V8 reads the growth factor when it would grow a young generation, and the rule workers' own bound
- * (`threads.ts`) still lets theirs reach that bound.
+ * included, carries the rules, and the few that stay here for their connectors (zmq) share the held size. V8 reads
+ * the growth factor when it would grow a young generation, and the rule workers' own bound (`threads.ts`) still lets
+ * theirs reach that bound.
  */
 import { setFlagsFromString } from 'node:v8';
 
