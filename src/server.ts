@@ -55,7 +55,7 @@ import { operatorCatalog } from './plan/graph-validate.js';
 import { PortableManager } from './extensions/plugins-portable.js';
 import { NativeManager } from './extensions/plugins-native.js';
 import { registerConfigRoutes } from './api/configs.js';
-import { PrometheusExporter } from './api/prometheus.js';
+import type { PrometheusExporter } from './api/prometheus.js';
 import { RuleTestService } from './rules/trial.js';
 import { registerRuleTestRoutes } from './api/ruletest.js';
 import { QueryService } from './rules/queries.js';
@@ -95,7 +95,7 @@ export interface App {
   readonly runtime: RuntimeBuilder;
   /** rule registry */
   readonly rules: RuleService;
-  /** rule executor threads, when `basic.workers` > 1 */
+  /** rule executor threads; undefined with `basic.workers: none` (every rule on the main thread) */
   readonly workers: WorkerPool | undefined;
   /** what the start-up says besides where things are: unknown settings, an eKuiper store in the home */
   readonly notices: readonly string[];
@@ -135,7 +135,7 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
   const { functions, scripts, services, portables, natives } = await loadFunctionsAndPlugins(base, connectors);
   applyDefaultZone(base);
   const runtime = buildRuntime(base, catalog, functions, connectors);
-  const pool = startWorkerPool(base, catalog, functions, scripts, runtime, connectors);
+  const pool = startWorkerPool(base, catalog, functions, scripts, runtime, connectors, portables);
   const rules = buildRuleService(base, catalog, functions, connectors, runtime, pool);
   const app = assembleApp(base, {
     catalog,
@@ -165,7 +165,8 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
     scripts,
   });
   const close = closerOf(base);
-  const prometheus = registerRoutes(app, { startedAt, bundle, tasks, opts, close });
+  registerRoutes(app, { startedAt, bundle, tasks, opts, close });
+  const prometheus = await exportMetrics(app);
   return listenAndRestore(app, { bundle, prometheus, close, closers: base.closers });
 }
 
@@ -335,7 +336,10 @@ function buildRuntime(
   return runtime;
 }
 
-/** docs/runtime.md §1.10: with more than one worker, rules that can run away from the main thread run on workers. */
+/**
+ * docs/runtime.md §1.10: rules that can run away from the main thread run on the workers, however few (one is enough
+ * to keep a rule from holding the API); only `basic.workers: none` runs them all here.
+ */
 function startWorkerPool(
   { home, config, env, store, logger, closers, cluster }: Base,
   catalog: Catalog,
@@ -343,10 +347,11 @@ function startWorkerPool(
   scripts: ScriptService,
   runtime: RuntimeBuilder,
   connectors: Connectors,
+  portables: PortableManager,
 ): WorkerPool | undefined {
   const workers = workerCount(config.basic.workers ?? 0);
   const pool =
-    workers > 1
+    workers > 0
       ? new WorkerPool({
           size: workers,
           home: home.root,
@@ -362,7 +367,12 @@ function startWorkerPool(
           logger,
           heartbeatLimitMs: Number(config.basic.ruleEvalLimit) > 0 ? Number(config.basic.ruleEvalLimit) : undefined,
           confRevision: () => connectors.confKeys.revision,
-          serveDataServer: (port) => connectors.serveWorker(port),
+          relays: {
+            data: (port) => connectors.serveWorker(port),
+            neuron: (port) => connectors.serveNeuron(port),
+            portable: (port) => portables.serveWorker(port),
+          },
+          portableConnectors: () => portables.installedConnectors(),
         })
       : undefined;
   if (pool) closers.push(() => pool.close());
@@ -511,7 +521,7 @@ interface MetricsExport {
   readonly onRest: boolean;
 }
 
-/** Every REST route, in the order the original registration used; returns the metrics exporter when enabled. */
+/** Every REST route, in the order the original registration used (the metrics route aside: {@link exportMetrics}). */
 function registerRoutes(
   app: App,
   ctx: {
@@ -521,7 +531,7 @@ function registerRoutes(
     opts: StartOptions;
     close: () => Promise<void>;
   },
-): MetricsExport | undefined {
+): void {
   const { http, config, home, catalog, connectors, store, rules, scripts, services, portables, logger } = app;
   const { startedAt, bundle, tasks, close } = ctx;
   if (config.basic.authentication) registerAuth(http, join(home.etc, 'mgmt'));
@@ -549,7 +559,6 @@ function registerRoutes(
   });
   registerRulesetRoutes(http, bundle);
   registerConfigRoutes(http, { config, logger, onTimezone: (zone) => rules.setTimezone(zone) });
-  const metrics = exportMetrics(app);
   registerOpsRoutes(http, {
     startedAt,
     dataServer: {
@@ -563,7 +572,6 @@ function registerRoutes(
     ...(app.cluster ? { nodeId: () => app.cluster?.nodeId ?? '' } : {}),
   });
   registerConsoleRoutes(http, join(packageRoot(), 'console'));
-  return metrics;
 }
 
 function startRuleTrials(app: App, opts: StartOptions): RuleTestService {
@@ -609,9 +617,13 @@ function startQueries(app: App): QueryService {
   return queries;
 }
 
-/** docs/rest-api.md §16.8: on the REST port when prometheusPort equals it, else on a server of its own. */
-function exportMetrics({ config, rules, http }: App): MetricsExport | undefined {
+/**
+ * docs/rest-api.md §16.8: on the REST port when prometheusPort equals it, else on a server of its own. The exporter and
+ * its client library load only when metrics are on (a few megabytes a server without them does not hold).
+ */
+async function exportMetrics({ config, rules, http }: App): Promise<MetricsExport | undefined> {
   if (!config.basic.prometheus) return undefined;
+  const { PrometheusExporter } = await import('./api/prometheus.js');
   const exporter = new PrometheusExporter(rules, () => unexpectedErrorCount(http));
   const onRest = config.basic.prometheusPort === config.basic.restPort;
   if (onRest) exporter.route(http);
