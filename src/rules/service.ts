@@ -83,7 +83,9 @@ export class RuleService {
       placement: deps.placement,
       timezone: () => this.deps.timezone,
     });
-    this.cpu = new CpuMeter(deps.cpuSampleMs ?? 5000, 30000, () => this.busySnapshot());
+    this.cpu = new CpuMeter(deps.cpuSampleMs ?? 5000, 30000, (visit) => {
+      for (const [id, e] of this.rules) visit(id, e.state.busyUs());
+    });
     const patrolMs = parseGoDuration(deps.rulePatrolInterval ?? '10s') ?? 10000;
     this.patrolTimer = setInterval(
       () => {
@@ -551,18 +553,11 @@ export class RuleService {
   /** `GET /rules/usage/cpu`: CPU ms of every rule over the last 30 s. */
   cpuUsage(): Record<string, number> {
     const out: Record<string, number> = {};
-    const now = this.busySnapshot();
     for (const id of this.ids()) {
       const remote = this.runsHere(id) ? undefined : this.deps.placement?.elsewhere(id);
-      out[id] = remote ? remote.cpuMs : this.cpu.usageMs(id, now.get(id));
+      out[id] = remote ? remote.cpuMs : this.cpu.usageMs(id, this.rules.get(id)!.state.busyUs());
     }
     return out;
-  }
-
-  private busySnapshot(): Map<string, number> {
-    const m = new Map<string, number>();
-    for (const [id, e] of this.rules) m.set(id, e.state.busyUs());
-    return m;
   }
 
   // ------------------------------------------------------------------------------------------ tags
