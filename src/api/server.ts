@@ -127,7 +127,6 @@ export function createHttp(logger: Logger, limits: HttpLimits = {}): FastifyInst
     loggerInstance: logger.child({ component: 'rest' }, { level: 'warn' }) as unknown as FastifyBaseLogger,
     // so no request is logged, and a request needs no logger of its own (fastify made a child logger for each, a few
     // percent of the main thread's CPU while thousands of rules were created): a failure's line names its request
-    disableRequestLogging: true,
     childLoggerFactory: (restLogger) => restLogger,
     bodyLimit: maxBodySize,
     // every id that can be created can be addressed (src/core/limits.ts)
