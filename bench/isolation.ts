@@ -30,6 +30,8 @@ interface Server {
   cpuMs(): number;
   /** CPU ms of the main thread alone (the REST API's thread) */
   mainCpuMs(): number;
+  /** what the server wrote to its console since it started, each line with the time it arrived */
+  readonly lines: Array<{ at: number; text: string }>;
   stop(): Promise<void>;
 }
 
@@ -58,24 +60,31 @@ async function startServer(checkout: string, env: Record<string, string>): Promi
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
+  // every line the server writes, with when it came (the targets part shows the workers' log lines on its timeline)
+  const lines: Array<{ at: number; text: string }> = [];
+  let partial = '';
+  child.stdout?.on('data', (b: Buffer) => {
+    const parts = (partial + b.toString()).split('\n');
+    partial = parts.pop() ?? '';
+    for (const text of parts) lines.push({ at: performance.now(), text });
+  });
   const url = await new Promise<string>((ok, fail) => {
-    let out = '';
     const timer = setTimeout(() => fail(new Error(`${checkout}: the server did not start`)), 300_000);
-    child.stdout?.on('data', (b: Buffer) => {
-      out += b.toString();
-      const m = /serving the REST API on (\S+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        ok(m[1]);
-      }
-    });
+    const look = (): void => {
+      const m = lines.map((l) => /serving the REST API on (\S+)/.exec(l.text)).find((x) => x !== null);
+      if (!m) return;
+      clearTimeout(timer);
+      child.stdout?.off('data', look);
+      ok(m[1]);
+    };
+    child.stdout?.on('data', look);
     child.once('exit', (code) => fail(new Error(`${checkout}: the server exited with ${code}`)));
   });
-  child.stdout?.resume();
   const pid = child.pid ?? 0;
   return {
     url,
     pid,
+    lines,
     async req(method, path, body) {
       const res = await fetch(url + path, {
         method,
@@ -189,12 +198,55 @@ async function poll(s: Server, path: string, everyMs: number, stop: Promise<void
   return times;
 }
 
+type Status = Record<string, unknown>;
+
+/** The counter `records_in_total` of a rule's first source node in its status. */
+function sourceIn(st: Status): number {
+  const key = Object.keys(st).find((k) => /^source_.*_records_in_total$/.test(k));
+  return key === undefined ? 0 : Number(st[key]);
+}
+
+/**
+ * Until `stop` resolves, reads the status of rules `ids` every 500 ms and notes, in s since `t0()`: each change of
+ * a rule's status or message, and every 5 s the count its source read; then the server's warnings and errors.
+ */
+async function timeline(s: Server, ids: string[], t0: () => number, stop: Promise<void>): Promise<string[]> {
+  let done = false;
+  void stop.then(() => (done = true));
+  const events: Array<{ at: number; text: string }> = [];
+  const last = new Map<string, string>();
+  let nextCount = 0;
+  while (!done) {
+    const at = performance.now();
+    const all = await Promise.all(
+      ids.map(async (id) => JSON.parse((await s.req('GET', `/rules/${id}/status`)).text) as Status),
+    );
+    all.forEach((st, i) => {
+      const state = `${String(st.status)}${st.message === undefined ? '' : `: ${String(st.message)}`}`;
+      if (last.get(ids[i]) !== state) events.push({ at, text: `${ids[i]} (worker ${String(st.worker)}) ${state}` });
+      last.set(ids[i], state);
+    });
+    if (at >= nextCount) {
+      events.push({ at, text: `source in: ${all.map((st, i) => `${ids[i]} ${sourceIn(st)}`).join(', ')}` });
+      nextCount = at + 5000;
+    }
+    await sleep(500);
+  }
+  for (const l of s.lines) if (/"level":(40|50|60)/.test(l.text)) events.push({ at: l.at, text: l.text.slice(0, 300) });
+  return events.sort((a, b) => a.at - b.at).map((e) => `${((e.at - t0()) / 1000).toFixed(1).padStart(6)} s  ${e.text}`);
+}
+
 async function targetsPart(out: Record<string, string>): Promise<void> {
   const rules = 200;
   // EDDY_BENCH_RATE sets the shared stream's rate: each message fans out to 200 rules and 200 MQTT publishes
   const rate = Number(process.env.EDDY_BENCH_RATE ?? (QUICK ? 10 : 20));
   const seconds = QUICK ? 10 : 30;
-  const s = await startServer(SELF, { KUIPER__BASIC__WORKERS: '2' });
+  // the server's warnings and errors go to its console: the timeline shows them (a worker replaced, a rule stopped)
+  const s = await startServer(SELF, {
+    KUIPER__BASIC__WORKERS: '2',
+    KUIPER__BASIC__CONSOLELOG: 'true',
+    KUIPER__BASIC__LOGLEVEL: 'warn',
+  });
   const base = `eddy-bench/isolation/${process.pid}/targets`;
   const sub = await connectAsync('mqtt://127.0.0.1:1883');
   const pub = await connectAsync('mqtt://127.0.0.1:1883');
@@ -242,15 +294,25 @@ async function targetsPart(out: Record<string, string>): Promise<void> {
       ),
     );
     await allRunning(s, rules + 2);
+    // which worker runs which rule: one shared-stream rule of each worker goes on the timeline
+    const workerOf = new Map<string, number>();
+    await parallel(rules, 8, async (i) => {
+      const st = JSON.parse((await s.req('GET', `/rules/sh${i}/status`)).text) as Status;
+      workerOf.set(`sh${i}`, Number(st.worker));
+    });
+    const byWorker = new Map<number, string[]>();
+    for (const [id, w] of workerOf) byWorker.set(w, [...(byWorker.get(w) ?? []), id]);
     let finish: () => void = () => undefined;
     const stop = new Promise<void>((r) => (finish = r));
+    let t0 = performance.now();
+    const events = timeline(s, ['looping', 'hoarder', ...[...byWorker.values()].map((ids) => ids[0])], () => t0, stop);
     const pings = poll(s, '/ping', 100, stop);
     const lists = poll(s, '/rules', 250, stop);
     const statuses = poll(s, '/rules/sh0/status', 100, stop);
     const pad = 'x'.repeat(200_000);
     const total = rate * seconds;
     // paced by the clock, not by sleeps (a sleep of under a few ms is not kept): message n leaves at n / rate s
-    const t0 = performance.now();
+    t0 = performance.now();
     for (let n = 0; n < total; n++) {
       const due = t0 + (n * 1000) / rate - performance.now();
       if (due > 0) await sleep(due);
@@ -263,7 +325,7 @@ async function targetsPart(out: Record<string, string>): Promise<void> {
     const end = Date.now() + 30_000;
     while (Date.now() < end && [...got.values()].reduce((a, v) => a + v.size, 0) < rules * total) await sleep(200);
     finish();
-    const [p, l, st] = await Promise.all([pings, lists, statuses]);
+    const [p, l, st, tl] = await Promise.all([pings, lists, statuses, events]);
     const delivered = [...got.values()].reduce((a, v) => a + v.size, 0);
     const complete = [...Array(rules).keys()].filter((i) => got.get(`${base}/out/${i}`)?.size === total).length;
     const hoarder = JSON.parse((await s.req('GET', '/rules/hoarder/status')).text) as Record<string, unknown>;
@@ -291,6 +353,11 @@ async function targetsPart(out: Record<string, string>): Promise<void> {
       out['targets: workers of the looping rule / the memory-filling rule'] =
         `${await where('looping')} / ${await where('hoarder')}`;
     }
+    out['targets: shared-stream rules per worker'] = [...byWorker]
+      .sort((a, b) => a[0] - b[0])
+      .map(([w, ids]) => `worker ${w}: ${ids.length}`)
+      .join(', ');
+    out['targets: timeline (s from the first message)'] = `\n${tl.join('\n')}`;
     out['targets: load average'] = await machineLoad();
   } finally {
     await sub.endAsync();
