@@ -232,7 +232,9 @@ async function timeline(s: Server, ids: string[], t0: () => number, stop: Promis
     }
     await sleep(500);
   }
-  for (const l of s.lines) if (/"level":(40|50|60)/.test(l.text)) events.push({ at: l.at, text: l.text.slice(0, 300) });
+  // the console's lines read `<time> LEVEL [context] message …`; a stack's lines are indented below theirs
+  for (const l of s.lines)
+    if (/^\S+ (WARN|ERROR|FATAL) /.test(l.text)) events.push({ at: l.at, text: l.text.slice(0, 300) });
   return events.sort((a, b) => a.at - b.at).map((e) => `${((e.at - t0()) / 1000).toFixed(1).padStart(6)} s  ${e.text}`);
 }
 
