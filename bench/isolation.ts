@@ -315,6 +315,8 @@ async function targetsPart(out: Record<string, string>): Promise<void> {
     const total = rate * seconds;
     // paced by the clock, not by sleeps (a sleep of under a few ms is not kept): message n leaves at n / rate s
     t0 = performance.now();
+    const cpu0 = s.cpuMs();
+    const main0 = s.mainCpuMs();
     for (let n = 0; n < total; n++) {
       const due = t0 + (n * 1000) / rate - performance.now();
       if (due > 0) await sleep(due);
@@ -323,9 +325,13 @@ async function targetsPart(out: Record<string, string>): Promise<void> {
       // the memory-filling rule needs 250 of these 200 KB messages; more would only load the broker
       if (n < 400) await pub.publishAsync(`${base}/big`, JSON.stringify({ n, pad }));
     }
+    const published = performance.now() - t0;
     // what is still on its way
     const end = Date.now() + 30_000;
     while (Date.now() < end && [...got.values()].reduce((a, v) => a + v.size, 0) < rules * total) await sleep(200);
+    // the server's CPU over the run, in cores: near the machine's count, the rate is as high as it sustains
+    const wall = performance.now() - t0;
+    const cores = `${((s.cpuMs() - cpu0) / wall).toFixed(2)} cores, of which the main thread ${((s.mainCpuMs() - main0) / wall).toFixed(2)}`;
     finish();
     const [p, l, st, tl] = await Promise.all([pings, lists, statuses, events]);
     const delivered = [...got.values()].reduce((a, v) => a + v.size, 0);
@@ -355,6 +361,9 @@ async function targetsPart(out: Record<string, string>): Promise<void> {
       out['targets: workers of the looping rule / the memory-filling rule'] =
         `${await where('looping')} / ${await where('hoarder')}`;
     }
+    out['targets: published in s (the rate kept) / until the last row or 30 s more'] =
+      `${(published / 1000).toFixed(1)} / ${(wall / 1000).toFixed(1)}`;
+    out['targets: server CPU over that time'] = cores;
     out['targets: shared-stream rules per worker'] = [...byWorker]
       .sort((a, b) => a[0] - b[0])
       .map(([w, ids]) => `worker ${w}: ${ids.length}`)
