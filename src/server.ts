@@ -55,7 +55,7 @@ import { operatorCatalog } from './plan/graph-validate.js';
 import { PortableManager } from './extensions/plugins-portable.js';
 import { NativeManager } from './extensions/plugins-native.js';
 import { registerConfigRoutes } from './api/configs.js';
-import { PrometheusExporter } from './api/prometheus.js';
+import type { PrometheusExporter } from './api/prometheus.js';
 import { RuleTestService } from './rules/trial.js';
 import { registerRuleTestRoutes } from './api/ruletest.js';
 import { QueryService } from './rules/queries.js';
@@ -165,7 +165,8 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
     scripts,
   });
   const close = closerOf(base);
-  const prometheus = registerRoutes(app, { startedAt, bundle, tasks, opts, close });
+  registerRoutes(app, { startedAt, bundle, tasks, opts, close });
+  const prometheus = await exportMetrics(app);
   return listenAndRestore(app, { bundle, prometheus, close, closers: base.closers });
 }
 
@@ -511,7 +512,7 @@ interface MetricsExport {
   readonly onRest: boolean;
 }
 
-/** Every REST route, in the order the original registration used; returns the metrics exporter when enabled. */
+/** Every REST route, in the order the original registration used (the metrics route aside: {@link exportMetrics}). */
 function registerRoutes(
   app: App,
   ctx: {
@@ -521,7 +522,7 @@ function registerRoutes(
     opts: StartOptions;
     close: () => Promise<void>;
   },
-): MetricsExport | undefined {
+): void {
   const { http, config, home, catalog, connectors, store, rules, scripts, services, portables, logger } = app;
   const { startedAt, bundle, tasks, close } = ctx;
   if (config.basic.authentication) registerAuth(http, join(home.etc, 'mgmt'));
@@ -549,7 +550,6 @@ function registerRoutes(
   });
   registerRulesetRoutes(http, bundle);
   registerConfigRoutes(http, { config, logger, onTimezone: (zone) => rules.setTimezone(zone) });
-  const metrics = exportMetrics(app);
   registerOpsRoutes(http, {
     startedAt,
     dataServer: {
@@ -563,7 +563,6 @@ function registerRoutes(
     ...(app.cluster ? { nodeId: () => app.cluster?.nodeId ?? '' } : {}),
   });
   registerConsoleRoutes(http, join(packageRoot(), 'console'));
-  return metrics;
 }
 
 function startRuleTrials(app: App, opts: StartOptions): RuleTestService {
@@ -609,9 +608,13 @@ function startQueries(app: App): QueryService {
   return queries;
 }
 
-/** docs/rest-api.md §16.8: on the REST port when prometheusPort equals it, else on a server of its own. */
-function exportMetrics({ config, rules, http }: App): MetricsExport | undefined {
+/**
+ * docs/rest-api.md §16.8: on the REST port when prometheusPort equals it, else on a server of its own. The exporter and
+ * its client library load only when metrics are on (a few megabytes a server without them does not hold).
+ */
+async function exportMetrics({ config, rules, http }: App): Promise<MetricsExport | undefined> {
   if (!config.basic.prometheus) return undefined;
+  const { PrometheusExporter } = await import('./api/prometheus.js');
   const exporter = new PrometheusExporter(rules, () => unexpectedErrorCount(http));
   const onRest = config.basic.prometheusPort === config.basic.restPort;
   if (onRest) exporter.route(http);

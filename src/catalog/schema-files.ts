@@ -9,7 +9,8 @@
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, extname, join } from 'node:path';
-import protobuf from 'protobufjs';
+import type * as protobuf from 'protobufjs';
+import { protobufjs } from '../core/protobuf-library.js';
 import { TEMP_PREFIX, badFileName, confinedImport } from '../core/files.js';
 
 /** Schema types Eddy manages; `custom` (Go static codecs) cannot run in Node. */
@@ -87,7 +88,7 @@ export class SchemaFiles {
   /** Parses a proto file, imports resolved against the etc and data protobuf folders; every type resolved. */
   private load(file: string): ParsedSchema {
     const searchDirs = [this.etcProtoDir, this.typeDir('protobuf')];
-    const root = new protobuf.Root();
+    const root = new (protobufjs().Root)();
     root.resolvePath = (origin, target) => confinedImport(searchDirs, origin, target);
     root.loadSync(file, { keepCase: true });
     root.resolveAll();
@@ -114,8 +115,8 @@ export class SchemaFiles {
     const [schemaName, messageName] = schemaId.split('.');
     if (!schemaName || !messageName) throw new Error(`invalid schemaId ${schemaId}: expect <schemaName>.<MessageName>`);
     const root = this.protoRoot(schemaName);
-    const found = root.lookup(messageName, [protobuf.Type]) ?? findNested(root, messageName);
-    if (!(found instanceof protobuf.Type))
+    const found = root.lookup(messageName, [protobufjs().Type]) ?? findNested(root, messageName);
+    if (!(found instanceof protobufjs().Type))
       throw new Error(`cannot find message ${messageName} in schema ${schemaName}`);
     return found;
   }
@@ -141,8 +142,8 @@ export function stem(file: string): string {
 /** A message declared inside a package: looked up by its simple name when the proto has a `package` clause. */
 function findNested(ns: protobuf.NamespaceBase, name: string): protobuf.Type | undefined {
   for (const child of ns.nestedArray) {
-    if (child instanceof protobuf.Type && child.name === name) return child;
-    if (child instanceof protobuf.Namespace && !(child instanceof protobuf.Type)) {
+    if (child instanceof protobufjs().Type && child.name === name) return child;
+    if (child instanceof protobufjs().Namespace && !(child instanceof protobufjs().Type)) {
       const hit = findNested(child, name);
       if (hit) return hit;
     }

@@ -7,7 +7,8 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import protobuf from 'protobufjs';
+import type * as protobuf from 'protobufjs';
+import { protobufjs } from '../core/protobuf-library.js';
 import type { KVStore } from '../store/kv.js';
 import {
   ImportRefused,
@@ -191,7 +192,7 @@ export interface SchemaSnapshot {
 function checkImports(text: string): void {
   let parsed: protobuf.IParserResult;
   try {
-    parsed = protobuf.parse(text, new protobuf.Root(), { keepCase: true });
+    parsed = protobufjs().parse(text, new (protobufjs().Root)(), { keepCase: true });
   } catch {
     return;
   }

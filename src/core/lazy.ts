@@ -1,8 +1,12 @@
 /**
- * Client libraries imported on first use. A server loads every connector, and so does each rule worker thread; the
- * database, Redis, NATS, ZeroMQ and websocket clients cost tens of megabytes and a few hundred milliseconds of start
- * in each, for connectors most servers never use.
+ * Libraries loaded on first use. A server loads every connector, and so does each rule worker thread; the database,
+ * Redis, NATS, ZeroMQ and websocket clients cost tens of megabytes and a few hundred milliseconds of start in each, for
+ * connectors most servers never use. The same holds on the main thread for what only some requests need (protobuf
+ * schemas, zip archives).
  */
+import { createRequire } from 'node:module';
+
+const requireHere = createRequire(import.meta.url);
 
 /** `load` runs once, on the first call; every call answers its promise. */
 export function lazy<T>(load: () => Promise<T>): () => Promise<T> {
@@ -28,4 +32,13 @@ export function lazyModule<T>(name: string, load: () => Promise<T>): LazyModule<
       return loaded;
     },
   };
+}
+
+/**
+ * A CommonJS library required on the first call, synchronously: its users stay synchronous (a schema checked while a
+ * request is validated, an archive read) and none of them has to prepare it first.
+ */
+export function lazyRequire<T>(name: string): () => T {
+  let loaded: T | undefined;
+  return () => (loaded ??= requireHere(name) as T);
 }

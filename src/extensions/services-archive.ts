@@ -8,7 +8,11 @@ import { spawn } from 'node:child_process';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join, normalize, sep } from 'node:path';
 import { inflateRawSync } from 'node:zlib';
-import AdmZip from 'adm-zip';
+import type AdmZip from 'adm-zip';
+import { lazyRequire } from '../core/lazy.js';
+
+/** the zip reader, required by the first archive read (core/lazy.ts) */
+const admZip = lazyRequire<typeof AdmZip>('adm-zip');
 
 export interface ArchiveLimits {
   readonly entries: number;
@@ -60,7 +64,7 @@ export interface ArchiveEntry {
 export function readZip(bytes: Buffer, limits: ArchiveLimits = ARCHIVE_LIMITS): ArchiveEntry[] {
   let zip: AdmZip;
   try {
-    zip = new AdmZip(bytes);
+    zip = new (admZip())(bytes);
   } catch (e) {
     throw new Error(`invalid zip file: ${(e as Error).message}`);
   }

@@ -5,7 +5,8 @@
  * are asynchronous: the arguments are read and encoded before the first await, and the rule's asynchronous node
  * awaits the reply.
  */
-import protobuf from 'protobufjs';
+import type * as protobuf from 'protobufjs';
+import { protobufjs } from '../core/protobuf-library.js';
 import type { FunctionDef } from '../functions/registry.js';
 import {
   castToBool,
@@ -63,12 +64,12 @@ function scalarToProto(type: string, v: Value, path: string): unknown {
 
 function valueToField(field: protobuf.Field, v: Value, path: string): unknown {
   const rt = field.resolvedType;
-  if (rt instanceof protobuf.Type) {
+  if (rt instanceof protobufjs().Type) {
     if (isWrapper(rt) && !isObject(v)) return { value: valueToField(rt.fields.value, v, `${path}.value`) };
     if (!isObject(v)) throw new EvalError(`invalid value for field ${path}: expect an object`);
     return valueToMessage(rt, v, path);
   }
-  if (rt instanceof protobuf.Enum) {
+  if (rt instanceof protobufjs().Enum) {
     if (typeof v === 'string') return v;
     return Number(castToInt(v));
   }
@@ -110,7 +111,10 @@ export function argsToMessage(type: protobuf.Type, args: Value[]): Record<string
   }
   if (args.length === 1) {
     const a = args[0];
-    if (isObject(a) && !(fields.length === 1 && !(fields[0].resolvedType instanceof protobuf.Type) && !fields[0].map)) {
+    if (
+      isObject(a) &&
+      !(fields.length === 1 && !(fields[0].resolvedType instanceof protobufjs().Type) && !fields[0].map)
+    ) {
       return valueToMessage(type, a, '');
     }
     if (fields.length !== 1)
@@ -139,9 +143,9 @@ function protoScalarToValue(type: string, v: unknown): Value {
 
 function protoFieldToValue(field: protobuf.Field, v: unknown): Value {
   const rt = field.resolvedType;
-  if (rt instanceof protobuf.Type)
+  if (rt instanceof protobufjs().Type)
     return v === null || v === undefined ? null : messageToValue(rt, v as Record<string, unknown>);
-  if (rt instanceof protobuf.Enum) return v as Value;
+  if (rt instanceof protobufjs().Enum) return v as Value;
   return protoScalarToValue(field.type, v);
 }
 
@@ -192,7 +196,7 @@ function renameToJson(type: protobuf.Type, plain: Record<string, unknown>): unkn
     if (v === undefined) continue;
     const rt = f.resolvedType;
     const conv = (x: unknown) =>
-      rt instanceof protobuf.Type && x !== null ? renameToJson(rt, x as Record<string, unknown>) : x;
+      rt instanceof protobufjs().Type && x !== null ? renameToJson(rt, x as Record<string, unknown>) : x;
     out[jsonName(f.name)] = f.map
       ? Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([k, x]) => [k, conv(x)]))
       : f.repeated
@@ -214,7 +218,7 @@ function jsonToMessageObject(type: protobuf.Type, json: unknown): Record<string,
     const v = src[jsonName(f.name)] !== undefined ? src[jsonName(f.name)] : src[f.name];
     if (v === undefined || v === null) continue;
     const rt = f.resolvedType;
-    const conv = (x: unknown) => (rt instanceof protobuf.Type && x !== null ? jsonToMessageObject(rt, x) : x);
+    const conv = (x: unknown) => (rt instanceof protobufjs().Type && x !== null ? jsonToMessageObject(rt, x) : x);
     out[f.name] = f.map
       ? Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([k, x]) => [k, conv(x)]))
       : f.repeated && Array.isArray(v)
@@ -320,7 +324,7 @@ function expandPath(template: string, msg: Record<string, unknown>, input: proto
       const next: unknown = holder?.[parts[i]];
       const f: protobuf.Field | undefined = type?.fields[parts[i]];
       holder = typeof next === 'object' && next !== null ? (next as Record<string, unknown>) : undefined;
-      type = f?.resolvedType instanceof protobuf.Type ? f.resolvedType : undefined;
+      type = f?.resolvedType instanceof protobufjs().Type ? f.resolvedType : undefined;
     }
     const last = parts[parts.length - 1];
     const raw = holder?.[last];
@@ -370,7 +374,7 @@ async function restSchemaCall(
       if (!f) throw new EvalError(`the body field ${rule.body} is not a field of ${m.input.name}`);
       const sub = msg[rule.body];
       body =
-        f.resolvedType instanceof protobuf.Type
+        f.resolvedType instanceof protobufjs().Type
           ? JSON.stringify(sub === undefined ? {} : messageToJson(f.resolvedType, sub as Record<string, unknown>))
           : JSON.stringify(sub ?? null);
     }
@@ -425,7 +429,7 @@ function messageToPlain(type: protobuf.Type, obj: Record<string, unknown>): Reco
 function fieldToPlain(f: protobuf.Field, v: unknown): unknown {
   const one = (x: unknown): unknown => {
     const rt = f.resolvedType;
-    if (rt instanceof protobuf.Type) {
+    if (rt instanceof protobufjs().Type) {
       const o = x as Record<string, unknown>;
       return isWrapper(rt) ? fieldToPlain(rt.fields.value, o.value) : messageToPlain(rt, o);
     }
@@ -464,7 +468,7 @@ async function msgpackCall(
   else if (
     args.length === 1 &&
     isObject(args[0]) &&
-    !(fields.length === 1 && !(fields[0].resolvedType instanceof protobuf.Type))
+    !(fields.length === 1 && !(fields[0].resolvedType instanceof protobufjs().Type))
   ) {
     params = [messageToPlain(m.input, msg)];
   } else params = fields.map((f) => (msg[f.name] === undefined ? null : fieldToPlain(f, msg[f.name])));

@@ -4,7 +4,8 @@
  */
 import { existsSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
-import protobuf from 'protobufjs';
+import type * as protobuf from 'protobufjs';
+import { protobufjs } from '../core/protobuf-library.js';
 import { confinedImport } from '../core/files.js';
 
 export type Protocol = 'rest' | 'grpc' | 'msgpack-rpc';
@@ -141,7 +142,7 @@ function parseOptions(v: unknown, where: string): ServiceOptions {
  * then the installed schemas), then among the built-in google.api files.
  */
 export function loadProto(schemaDirs: readonly string[], file: string): protobuf.Root {
-  const root = new protobuf.Root();
+  const root = new (protobufjs().Root)();
   const find = (target: string) => schemaDirs.map((d) => join(d, target)).find((p) => existsSync(p));
   // imports stay inside the schema folders (README "Input limits and file access")
   root.resolvePath = (origin, target) =>
@@ -150,7 +151,7 @@ export function loadProto(schemaDirs: readonly string[], file: string): protobuf
   // `root.files` is not loaded again, so the import statements naming them are satisfied
   for (const [name, text] of Object.entries(BUILTIN_PROTOS)) {
     if (!find(name)) {
-      protobuf.parse(text, root, { keepCase: true });
+      protobufjs().parse(text, root, { keepCase: true });
       root.files.push(name);
     }
   }
@@ -163,8 +164,8 @@ export function loadProto(schemaDirs: readonly string[], file: string): protobuf
 
 function servicesOf(ns: protobuf.NamespaceBase, out: protobuf.Service[] = []): protobuf.Service[] {
   for (const n of ns.nestedArray) {
-    if (n instanceof protobuf.Service) out.push(n);
-    else if (n instanceof protobuf.Namespace || n instanceof protobuf.Type) servicesOf(n, out);
+    if (n instanceof protobufjs().Service) out.push(n);
+    else if (n instanceof protobufjs().Namespace || n instanceof protobufjs().Type) servicesOf(n, out);
   }
   return out;
 }

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
@@ -114,4 +115,20 @@ test('calendar fields', () => {
     [2019, 1, 1, 1, 23, 45, 2, 1],
   );
   assert.equal(fieldsOf(new DateTime(utc(2020, 12, 31), 'UTC')).yearDay, 366);
+});
+
+/** `hostZone()` in a fresh Node process with environment `env` (the host zone is read once per process). */
+function hostZoneIn(env: Record<string, string>): string {
+  const src = "import { hostZone } from './src/values/datetime.ts'; console.log(hostZone());";
+  return execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', src], {
+    env: { ...process.env, ...env },
+    encoding: 'utf8',
+  }).trim();
+}
+
+test('the host zone comes from TZ: UTC by any of its names, another zone as Intl resolves it', () => {
+  assert.equal(hostZoneIn({ TZ: 'Etc/UTC' }), 'UTC');
+  assert.equal(hostZoneIn({ TZ: ':UTC' }), 'UTC');
+  assert.equal(hostZoneIn({ TZ: 'Asia/Shanghai' }), 'Asia/Shanghai');
+  assert.equal(hostZoneIn({ TZ: ':America/New_York' }), 'America/New_York');
 });

@@ -7,7 +7,8 @@
  *
  * Converters are compiled once per message type, so per-record work is a loop over precomputed field handlers.
  */
-import protobuf from 'protobufjs';
+import type * as protobuf from 'protobufjs';
+import { protobufjs } from '../../core/protobuf-library.js';
 import type { Format, FormatOptions } from '../../contracts/index.js';
 import type { FieldType, StreamField } from '../../sql/schema.js';
 import { DateTime, isObject, type Value, type ValueObject } from '../../values/value.js';
@@ -65,7 +66,7 @@ class Codec {
   private fieldDecoder(f: protobuf.Field | protobuf.MapField): Decode {
     f.resolve();
     const one = this.scalarDecoder(f.type, f.resolvedType);
-    if (f instanceof protobuf.MapField || f.map) {
+    if (f instanceof protobufjs().MapField || f.map) {
       return (v) => {
         const out: ValueObject = {};
         if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) out[k] = one(x);
@@ -77,11 +78,11 @@ class Codec {
   }
 
   private scalarDecoder(type: string, resolved: protobuf.Type | protobuf.Enum | null): Decode {
-    if (resolved instanceof protobuf.Type) {
+    if (resolved instanceof protobufjs().Type) {
       const dec = this.decoderOf(resolved);
       return (v) => (v === null || v === undefined ? null : dec(v as protobuf.Message));
     }
-    if (resolved instanceof protobuf.Enum) return (v) => BigInt(typeof v === 'number' ? v : 0);
+    if (resolved instanceof protobufjs().Enum) return (v) => BigInt(typeof v === 'number' ? v : 0);
     if (INT32.has(type) || UINT32.has(type)) return (v) => BigInt(typeof v === 'number' ? v : 0);
     if (INT64.has(type)) return (v) => (v === null || v === undefined ? 0n : longToBigint(v, false));
     if (UINT64.has(type)) return (v) => (v === null || v === undefined ? 0n : longToBigint(v, true));
@@ -114,7 +115,7 @@ class Codec {
   private fieldEncoder(f: protobuf.Field | protobuf.MapField): Encode {
     f.resolve();
     const one = this.scalarEncoder(f.type, f.resolvedType);
-    if (f instanceof protobuf.MapField || f.map) {
+    if (f instanceof protobufjs().MapField || f.map) {
       return (v, path) => {
         if (!isObject(v)) throw new Error(`invalid value for map field ${path}: expect an object`);
         const out: Record<string, unknown> = {};
@@ -132,14 +133,14 @@ class Codec {
   }
 
   private scalarEncoder(type: string, resolved: protobuf.Type | protobuf.Enum | null): Encode {
-    if (resolved instanceof protobuf.Type) {
+    if (resolved instanceof protobufjs().Type) {
       const enc = this.encoderOf(resolved);
       return (v, path) => {
         if (!isObject(v)) throw new Error(`invalid value for message field ${path}: expect an object`);
         return enc(v, path);
       };
     }
-    if (resolved instanceof protobuf.Enum) {
+    if (resolved instanceof protobufjs().Enum) {
       const values = resolved.values;
       return (v, path) => {
         if (typeof v === 'string' && v in values) return values[v];
@@ -262,7 +263,7 @@ function messageFields(type: protobuf.Type, seen: Set<protobuf.Type>): StreamFie
     f.resolve();
     const base = fieldType(f.type, f.resolvedType, inner);
     const t: FieldType =
-      f instanceof protobuf.MapField || f.map
+      f instanceof protobufjs().MapField || f.map
         ? { kind: 'struct', fields: [] }
         : f.repeated
           ? { kind: 'array', element: base }
@@ -272,8 +273,8 @@ function messageFields(type: protobuf.Type, seen: Set<protobuf.Type>): StreamFie
 }
 
 function fieldType(type: string, resolved: protobuf.Type | protobuf.Enum | null, seen: Set<protobuf.Type>): FieldType {
-  if (resolved instanceof protobuf.Type) return { kind: 'struct', fields: messageFields(resolved, seen) };
-  if (resolved instanceof protobuf.Enum) return { kind: 'bigint' };
+  if (resolved instanceof protobufjs().Type) return { kind: 'struct', fields: messageFields(resolved, seen) };
+  if (resolved instanceof protobufjs().Enum) return { kind: 'bigint' };
   if (INT32.has(type) || UINT32.has(type) || INT64.has(type) || UINT64.has(type)) return { kind: 'bigint' };
   if (FLOAT.has(type)) return { kind: 'float' };
   if (type === 'bool') return { kind: 'boolean' };
