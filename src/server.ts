@@ -135,7 +135,7 @@ export async function startServer(opts: StartOptions = {}): Promise<EddyServer> 
   const { functions, scripts, services, portables, natives } = await loadFunctionsAndPlugins(base, connectors);
   applyDefaultZone(base);
   const runtime = buildRuntime(base, catalog, functions, connectors);
-  const pool = startWorkerPool(base, catalog, functions, scripts, runtime, connectors);
+  const pool = startWorkerPool(base, catalog, functions, scripts, runtime, connectors, portables);
   const rules = buildRuleService(base, catalog, functions, connectors, runtime, pool);
   const app = assembleApp(base, {
     catalog,
@@ -344,6 +344,7 @@ function startWorkerPool(
   scripts: ScriptService,
   runtime: RuntimeBuilder,
   connectors: Connectors,
+  portables: PortableManager,
 ): WorkerPool | undefined {
   const workers = workerCount(config.basic.workers ?? 0);
   const pool =
@@ -363,7 +364,12 @@ function startWorkerPool(
           logger,
           heartbeatLimitMs: Number(config.basic.ruleEvalLimit) > 0 ? Number(config.basic.ruleEvalLimit) : undefined,
           confRevision: () => connectors.confKeys.revision,
-          serveDataServer: (port) => connectors.serveWorker(port),
+          relays: {
+            data: (port) => connectors.serveWorker(port),
+            neuron: (port) => connectors.serveNeuron(port),
+            portable: (port) => portables.serveWorker(port),
+          },
+          portableConnectors: () => portables.installedConnectors(),
         })
       : undefined;
   if (pool) closers.push(() => pool.close());

@@ -24,7 +24,7 @@ import type { PushHub, WsEndpointsPort } from './data-relay.js';
 import type { SinkMeta, SourceMeta } from './meta.js';
 import type { MemoryBus } from './memory/bus.js';
 import type { MqttPool } from './mqtt/connection.js';
-import type { NeuronPool } from './neuron/pool.js';
+import type { NeuronLinks } from './neuron/pool.js';
 
 /**
  * What the connectors of one server share, handed to every factory, check and validator. Each thread that runs
@@ -36,7 +36,8 @@ export interface ConnectorHost {
   readonly formats: Pick<ConnectorRegistry, 'format'>;
   readonly memory: MemoryBus;
   readonly mqtt: MqttPool;
-  readonly neuron: NeuronPool;
+  /** the neuron connections (on a worker, the main thread's: neuron/relay.ts) */
+  readonly neuron: NeuronLinks;
   readonly dataServer: DataServer;
   /** the websocket endpoints of the data server (on a worker, those of the main thread's: data-relay.ts) */
   readonly wsEndpoints: WsEndpointsPort;

@@ -22,7 +22,8 @@ import type { ConnectorHost } from './declaration.js';
 import { MemoryBus } from './memory/bus.js';
 import { MqttPool } from './mqtt/connection.js';
 import { MqttSessionLedger } from './mqtt/sessions.js';
-import { NeuronPool } from './neuron/pool.js';
+import { NeuronPool, type NeuronLinks } from './neuron/pool.js';
+import { NeuronRelayServer, type NeuronRelayClient } from './neuron/relay.js';
 import { DataServer, WsEndpoints } from './dataserver.js';
 import { DataRelayServer, type DataRelayClient, type PushHub, type WsEndpointsPort } from './data-relay.js';
 import { HttpPushHub } from './http/push-source.js';
@@ -51,6 +52,8 @@ export interface ConnectorsOptions {
   onDemand?: boolean;
   /** on a rule worker: the main thread's data server, where its httppush routes and websocket endpoints live */
   relay?: DataRelayClient;
+  /** on a rule worker: the main thread's neuron connections */
+  neuronRelay?: NeuronRelayClient;
 }
 
 /** `source.httpServerTls: {certfile, keyfile}` of kuiper.yaml, read once; both files are needed. */
@@ -69,11 +72,12 @@ export class Connectors implements ConnectorHost {
   /** the server's memory topics, shared with its worker threads (memory/bus.ts) */
   readonly memory: MemoryBus;
   readonly mqtt: MqttPool;
-  readonly neuron = new NeuronPool();
+  readonly neuron: NeuronLinks;
   readonly dataServer: DataServer;
   readonly wsEndpoints: WsEndpointsPort;
   readonly pushHub: PushHub;
   private relayServer: DataRelayServer | undefined;
+  private neuronRelayServer: NeuronRelayServer | undefined;
   readonly fileRoots: FileRoots | undefined;
   readonly checkContext: ConnectorHost['checkContext'];
   private readonly sinkDefaults: SinkDefaults;
@@ -101,6 +105,7 @@ export class Connectors implements ConnectorHost {
     });
     this.wsEndpoints = opts.relay ?? new WsEndpoints(this.dataServer);
     this.pushHub = opts.relay ?? new HttpPushHub(this.dataServer);
+    this.neuron = opts.neuronRelay ?? new NeuronPool();
     const s = opts.config.sink ?? ({} as Partial<SinkDefaults>);
     this.sinkDefaults = {
       enableCache: s.enableCache ?? false,
@@ -167,6 +172,13 @@ export class Connectors implements ConnectorHost {
   serveWorker(port: MessagePort): void {
     this.relayServer ??= new DataRelayServer(() => this.pushHub, this.wsEndpoints);
     this.relayServer.serve(port);
+  }
+
+  /** Serves the neuron connections to a rule worker through `port` (neuron/relay.ts); main thread only. */
+  serveNeuron(port: MessagePort): void {
+    if (!(this.neuron instanceof NeuronPool)) throw new TypeError('a rule worker serves no neuron relay');
+    this.neuronRelayServer ??= new NeuronRelayServer(this.neuron);
+    this.neuronRelayServer.serve(port);
   }
 
   /** Renders a Go text/template (cached per text) against data. */

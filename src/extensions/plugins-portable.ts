@@ -19,23 +19,21 @@ import { EddyError, ErrorCode } from '../core/errors.js';
 import { readUrl, tempPath, type FileRoots } from '../core/files.js';
 import type { FunctionDef, FunctionRegistry } from '../functions/registry.js';
 import type { Logger } from '../config/log.js';
-import type { ConnectorContext, Props, SourceConnector, SourceEvent } from '../contracts/index.js';
-import type { SinkConnector, SinkContext, SinkPayload } from '../contracts/index.js';
-import { recoverable } from '../contracts/failures.js';
-import type { Declaration, Threads } from '../connectors/declaration.js';
+import type { Props, SourceConnector } from '../contracts/index.js';
+import type { SinkConnector } from '../contracts/index.js';
+import type { Declaration } from '../connectors/declaration.js';
 import type { KVStore } from '../store/kv.js';
 import { parseJsonExact } from '../connectors/formats/jsonparse.js';
-import { EvalError, toJsonData, type Value, type ValueObject } from '../values/index.js';
+import { EvalError, toJsonData, type Value } from '../values/index.js';
 import { PluginHost, type PluginSpec } from './plugins-host.js';
-import { PullListener, PushDialer } from './plugins-nng.js';
+import { portableDeclaration, type PortableControl, type PortableKind } from './plugins-portable-connectors.js';
+import { PortableRelayServer, type PortableSymbols } from './plugins-portable-relay.js';
+import type { MessagePort } from 'node:worker_threads';
 import { checkRequest, type PluginRequest } from './plugins.js';
 import { readZip, type ArchiveEntry } from './services-archive.js';
 
 const NS = 'portablePlugin';
 const FUNC_TIMEOUT_MS = 5000;
-const ACK_TIMEOUT_MS = 1000;
-const DIAL_TIMEOUT_MS = 5000;
-const REDIAL_TIMEOUT_MS = 200;
 
 /** The descriptor, as `GET /plugins/portables/{name}` shows it. */
 export interface PortableInfo {
@@ -56,12 +54,6 @@ export interface ConnectorPort {
   sink(type: string): (() => SinkConnector) | undefined;
   declare(d: Declaration): void;
 }
-
-/** A plugin's process talks to the main thread's sockets (docs/runtime.md §5.3). */
-const PLUGIN_THREADS: Threads = {
-  worker: false,
-  because: 'the plugin process is reached through sockets the main thread owns',
-};
 
 /** What the manager needs of the config keys: a plugin's source yaml becomes the user layer of its type. */
 export interface SourceConfigPort {
@@ -140,7 +132,8 @@ interface Installed {
   record: { name: string; file: string; shellParas: string[] };
 }
 
-export class PortableManager {
+export class PortableManager implements PortableControl {
+  private relayServer: PortableRelayServer | undefined;
   private readonly plugins = new Map<string, Installed>();
   /** symbol → plugin name, per kind */
   private readonly owners = {
@@ -396,32 +389,14 @@ export class PortableManager {
       this.owners.source.set(s, info.name);
       if (!this.factories.source.has(s)) {
         this.factories.source.add(s);
-        this.opts.connectors.declare({
-          kind: 'source',
-          type: s,
-          create: () => new PortableSource(this, s),
-          // a plugin's own source yaml becomes the user layer of its type (docs/runtime.md §5.3); it has no UI metadata
-          defaults: `sources/${s}.yaml`,
-          meta: null,
-          check: null,
-          validate: null,
-          threads: PLUGIN_THREADS,
-        });
+        this.opts.connectors.declare(portableDeclaration('source', s, this));
       }
     }
     for (const s of info.sinks) {
       this.owners.sink.set(s, info.name);
       if (!this.factories.sink.has(s)) {
         this.factories.sink.add(s);
-        this.opts.connectors.declare({
-          kind: 'sink',
-          type: s,
-          create: () => new PortableSink(this, s),
-          meta: null,
-          check: null,
-          validate: null,
-          threads: PLUGIN_THREADS,
-        });
+        this.opts.connectors.declare(portableDeclaration('sink', s, this));
       }
     }
     for (const f of info.functions) {
@@ -471,8 +446,28 @@ export class PortableManager {
     return p.spec;
   }
 
-  nextOpId(symbol: string): string {
+  check(kind: PortableKind, symbol: string): void {
+    this.specOf(kind, symbol);
+  }
+
+  async reserve(kind: PortableKind, symbol: string): Promise<string> {
+    this.specOf(kind, symbol);
     return `${symbol}${this.opCounter++}`;
+  }
+
+  command(kind: PortableKind, symbol: string, cmd: 'start' | 'stop', arg: string): Promise<void> {
+    return this.host.command(this.specOf(kind, symbol), { cmd, arg });
+  }
+
+  /** Serves the control of the plugin processes to a rule worker through `port` (plugins-portable-relay.ts). */
+  serveWorker(port: MessagePort): void {
+    this.relayServer ??= new PortableRelayServer(this);
+    this.relayServer.serve(port);
+  }
+
+  /** The source and sink symbols of the installed plugins (the rule workers declare them: plugins-portable-relay.ts). */
+  installedConnectors(): PortableSymbols {
+    return { source: [...this.owners.source.keys()], sink: [...this.owners.sink.keys()] };
   }
 
   private async callFunction(f: string, args: Value[]): Promise<Value> {
@@ -535,169 +530,4 @@ function runInstall(dir: string, params: string[]): Promise<void> {
       code === 0 ? resolve() : reject(new Error(`install.sh exited with ${code}: ${out.trim()}`)),
     );
   });
-}
-
-function controlArg(
-  symbol: string,
-  pluginType: 'source' | 'sink',
-  ruleId: string,
-  opId: string,
-  extra: Record<string, unknown>,
-): string {
-  return JSON.stringify({ symbolName: symbol, pluginType, meta: { ruleId, opId, instanceId: 0 }, ...extra });
-}
-
-/** A source provided by a portable plugin: the plugin pushes `{"message","meta"}` JSON to our PULL socket. */
-class PortableSource implements SourceConnector {
-  private datasource = '';
-  private props: Props = {};
-  private listener: PullListener | undefined;
-  private started: { spec: PluginSpec; arg: string } | undefined;
-
-  constructor(
-    private readonly manager: PortableManager,
-    private readonly symbol: string,
-  ) {}
-
-  provision(_ctx: ConnectorContext, datasource: string, props: Props): void {
-    this.manager.specOf('source', this.symbol);
-    this.datasource = datasource;
-    this.props = props;
-  }
-
-  async connect(ctx: ConnectorContext, emit: (ev: SourceEvent) => void): Promise<void> {
-    const spec = this.manager.specOf('source', this.symbol);
-    const opId = this.manager.nextOpId(this.symbol);
-    this.listener = await PullListener.listen(`/tmp/${ctx.ruleId}_${opId}_0.ipc`, (msg) => {
-      let v: { message?: unknown; meta?: unknown; timestamp?: unknown };
-      try {
-        v = parseJsonExact(msg.toString('utf8')) as typeof v;
-      } catch {
-        ctx.logger.warn('portable source %s sent invalid JSON; it is skipped', this.symbol);
-        return;
-      }
-      if (typeof v !== 'object' || v === null || typeof v.message !== 'object' || v.message === null) return;
-      const ts = typeof v.timestamp === 'string' ? Date.parse(v.timestamp) : NaN;
-      emit({
-        payload: v.message as ValueObject | ValueObject[],
-        meta: (typeof v.meta === 'object' && v.meta !== null ? v.meta : {}) as ValueObject,
-        timestamp: Number.isFinite(ts) ? ts : Date.now(),
-      });
-    });
-    const extra: Record<string, unknown> = { config: this.props };
-    if (this.datasource !== '') {
-      extra.dataSource = this.datasource;
-      extra.datasource = this.datasource; // the 1.14 Python SDK reads the lower-case key
-    }
-    const arg = controlArg(this.symbol, 'source', ctx.ruleId, opId, extra);
-    this.started = { spec, arg };
-    try {
-      await this.manager.host.command(spec, { cmd: 'start', arg });
-    } catch (e) {
-      await this.listener.close();
-      this.listener = undefined;
-      throw new Error(`cannot start portable source ${this.symbol}: ${(e as Error).message}`);
-    }
-  }
-
-  async close(): Promise<void> {
-    await this.listener?.close();
-    this.listener = undefined;
-    const s = this.started;
-    this.started = undefined;
-    if (s) await this.manager.host.command(s.spec, { cmd: 'stop', arg: s.arg }).catch(() => undefined);
-  }
-}
-
-/** A sink provided by a portable plugin: we PUSH each payload to the plugin's PULL socket, acks optional. */
-class PortableSink implements SinkConnector {
-  private props: Props = {};
-  private requiredAcks = 0;
-  private push: PushDialer | undefined;
-  private dataPath: string | undefined;
-  private ackListener: PullListener | undefined;
-  private readonly ackWaiters: Array<(v: string) => void> = [];
-  private started: { spec: PluginSpec; arg: string } | undefined;
-
-  constructor(
-    private readonly manager: PortableManager,
-    private readonly symbol: string,
-  ) {}
-
-  provision(_ctx: SinkContext, props: Props): void {
-    this.manager.specOf('sink', this.symbol);
-    this.props = props;
-    const acks = props.requiredACKs;
-    this.requiredAcks = typeof acks === 'number' && Number.isInteger(acks) && acks > 0 ? acks : 0;
-  }
-
-  async connect(ctx: SinkContext): Promise<void> {
-    const spec = this.manager.specOf('sink', this.symbol);
-    const opId = this.manager.nextOpId(this.symbol);
-    const base = `/tmp/${ctx.ruleId}_${opId}_0`;
-    this.ackListener = await PullListener.listen(`${base}_ack.ipc`, (msg) =>
-      this.ackWaiters.shift()?.(msg.toString('utf8')),
-    );
-    const arg = controlArg(this.symbol, 'sink', ctx.ruleId, opId, { config: this.props });
-    try {
-      await this.manager.host.command(spec, { cmd: 'start', arg });
-      this.started = { spec, arg };
-      this.dataPath = `${base}.ipc`;
-      this.push = await PushDialer.dial(this.dataPath, DIAL_TIMEOUT_MS);
-    } catch (e) {
-      await this.close();
-      throw new Error(`cannot start portable sink ${this.symbol}: ${(e as Error).message}`);
-    }
-  }
-
-  async collect(_ctx: SinkContext, payload: SinkPayload): Promise<void> {
-    if (!this.push || this.push.closed) {
-      // the plugin process was restarted: its sink listens again once the remembered start was replayed
-      this.push?.close();
-      this.push = undefined;
-      if (this.dataPath === undefined) throw recoverable(new Error(`portable sink ${this.symbol} is not connected`));
-      try {
-        this.push = await PushDialer.dial(this.dataPath, REDIAL_TIMEOUT_MS);
-      } catch (e) {
-        throw recoverable(new Error(`portable sink ${this.symbol} is not connected: ${(e as Error).message}`));
-      }
-    }
-    const ack = this.requiredAcks > 0 ? this.nextAck() : undefined;
-    this.push.send(payload.bytes);
-    if (!ack) return;
-    const text = await ack;
-    let v: { error?: unknown };
-    try {
-      v = JSON.parse(text) as { error?: unknown };
-    } catch {
-      throw new Error(`invalid ack from portable sink ${this.symbol}: ${text}`);
-    }
-    if (typeof v.error === 'string' && v.error !== '') throw recoverable(new Error(v.error));
-  }
-
-  private nextAck(): Promise<string> {
-    return new Promise((resolve, reject) => {
-      const t = setTimeout(() => {
-        const i = this.ackWaiters.indexOf(done);
-        if (i >= 0) this.ackWaiters.splice(i, 1);
-        reject(recoverable(new Error(`no ack from portable sink ${this.symbol} within ${ACK_TIMEOUT_MS}ms`)));
-      }, ACK_TIMEOUT_MS);
-      const done = (v: string) => {
-        clearTimeout(t);
-        resolve(v);
-      };
-      this.ackWaiters.push(done);
-    });
-  }
-
-  async close(): Promise<void> {
-    this.push?.close();
-    this.push = undefined;
-    this.dataPath = undefined;
-    await this.ackListener?.close();
-    this.ackListener = undefined;
-    const s = this.started;
-    this.started = undefined;
-    if (s) await this.manager.host.command(s.spec, { cmd: 'stop', arg: s.arg }).catch(() => undefined);
-  }
 }

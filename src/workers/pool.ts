@@ -4,11 +4,10 @@
  * the rule's status), and hands the rules service a {@link RemoteTopology} that proxies open/close to that worker and
  * reads the metrics the worker sends. The main thread keeps REST, the store, schedules and import/export.
  *
- * Rules stay on the main thread when they need something that exists only there: a connector or format whose
- * declaration says so (connectors/declaration.ts `threads`: the memory bus, the data server's endpoints, the neuron
- * pair, plugin processes, protobuf schemas), lookup or scan tables, functions a worker does not have (external
- * services, portable plugin functions; native plugin functions are loaded on every worker), and a rule's own log file
- * or debug level.
+ * Rules stay on the main thread only when they need something that cannot leave it: a connector whose declaration
+ * says so (connectors/declaration.ts `threads`: zmq) or a function a worker neither has nor reaches on the main thread
+ * (workers/main-functions.ts). What lives on the main thread and a worker's rules use — the data server, the neuron
+ * connections, the plugin processes — each worker reaches through a relay port of its own (protocol.ts `RelayName`).
  *
  * Supervision: every worker answers a heartbeat; a worker that misses it is marked as not answering (the status of
  * its rules says so at once) and, past the limit, terminated and replaced; its rules open again on the new worker,
@@ -28,7 +27,8 @@ import type { FunctionRegistry } from '../functions/registry.js';
 import { createBuiltinRegistry } from '../functions/index.js';
 import type { KVStore } from '../store/kv.js';
 import { EddyError, ErrorCode } from '../core/errors.js';
-import type { FromWorker, PlannedInfo, RuleRequest, ToWorker, WorkerInit } from './protocol.js';
+import type { FromWorker, PlannedInfo, RelayName, RuleRequest, ToWorker, WorkerInit } from './protocol.js';
+import type { PortableSymbols } from '../extensions/plugins-portable-relay.js';
 import type { Registry } from '../connectors/registry.js';
 import { describeNode, movable, placeById, type PlacementDeps } from './placement.js';
 import { callOnMain, mainFunctions } from './main-functions.js';
@@ -77,8 +77,10 @@ export interface PoolOptions {
   heartbeatLimitMs?: number;
   /** the revision of the main thread's config keys (a worker reads them again when it moved) */
   confRevision?: () => number;
-  /** serves the main thread's data server to a new worker through `port` (connectors/data-relay.ts) */
-  serveDataServer?: (port: MessagePort) => void;
+  /** serves each of the main thread's relays to a new worker through a port of its own (protocol.ts `RelayName`) */
+  relays?: Partial<Record<RelayName, (port: MessagePort) => void>>;
+  /** the source and sink names of the installed portable plugins (each rule request carries them) */
+  portableConnectors?: () => PortableSymbols;
   /**
    * longest wait for a worker to plan, open or close a topology, counted from when the worker has loaded (a slow
    * start is no failure of the rule, docs/runtime.md §1.10); a worker that stops answering is replaced earlier by
@@ -256,6 +258,7 @@ export class WorkerPool implements TopologyBuilder {
         confRevision: this.opts.confRevision?.() ?? -1,
         scriptRevision: this.opts.scriptRevision?.() ?? -1,
         mainFunctions: mainFunctions(this.opts.functions, this.placementDeps.builtins),
+        portable: this.opts.portableConnectors?.() ?? { source: [], sink: [] },
         known: t.plannedReads() !== undefined,
       };
       return { op, ...r };
@@ -416,27 +419,31 @@ export class WorkerPool implements TopologyBuilder {
     s.lastSeq = 0;
     s.lastProgress = Date.now();
     s.unanswered.clear();
-    // the worker's httppush routes and websocket endpoints live on this thread's data server
-    const relay = this.opts.serveDataServer ? new MessageChannel() : undefined;
+    // the worker's httppush routes, websocket endpoints, neuron connections and plugin processes live on this thread
+    const channels = Object.entries(this.opts.relays ?? {}).map(([name, serve]) => ({
+      name: name as RelayName,
+      serve,
+      channel: new MessageChannel(),
+    }));
     const workerData: WorkerInit = {
       index: s.index,
       home: this.opts.home,
       env: this.opts.env,
       activity: s.activity.buffer,
-      dataPort: relay?.port2,
+      relays: Object.fromEntries(channels.map((c) => [c.name, c.channel.port2])),
     };
     const limit = this.opts.memoryLimitMb ?? 0;
     // a worker over its heap limit ends with ERR_WORKER_OUT_OF_MEMORY and is replaced like any worker that exits
     const worker = startWorker(siblingModule(import.meta.url, 'worker'), {
       workerData,
-      transferList: relay ? [relay.port2] : [],
+      transferList: channels.map((c) => c.channel.port2),
       ...(limit > 0 ? { resourceLimits: { maxOldGenerationSizeMb: limit } } : {}),
     });
     const spawnedAt = Date.now();
-    if (relay) {
-      this.opts.serveDataServer!(relay.port1);
-      // what the worker held on the data server is let go when it ends (data-relay.ts)
-      worker.once('exit', () => relay.port1.close());
+    for (const { serve, channel } of channels) {
+      serve(channel.port1);
+      // what the worker held there is let go when it ends (each relay's port `close`)
+      worker.once('exit', () => channel.port1.close());
     }
     s.worker = worker;
     s.spawned = true;

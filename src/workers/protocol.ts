@@ -15,6 +15,14 @@ import type { MessagePort } from 'node:worker_threads';
 import type { StreamDef } from '../catalog/types.js';
 import type { ValueObject } from '../values/value.js';
 import type { MainCall, MainCallAnswer, MainFunction } from './main-functions.js';
+import type { PortableSymbols } from '../extensions/plugins-portable-relay.js';
+
+/**
+ * What a rule worker reaches on the main thread through a message port of its own: the data server, for httppush
+ * routes and websocket endpoints (connectors/data-relay.ts); the neuron connections (connectors/neuron/relay.ts); the
+ * portable-plugin processes (extensions/plugins-portable-relay.ts).
+ */
+export type RelayName = 'data' | 'neuron' | 'portable';
 
 /** What a worker is started with (its `workerData`). */
 export interface WorkerInit {
@@ -23,8 +31,8 @@ export interface WorkerInit {
   env: NodeJS.ProcessEnv;
   /** cell 0: the activity id of the node working now, cell 1: batches started (see runtime/node.ts) */
   activity: SharedArrayBuffer;
-  /** the main thread's data server, for httppush routes and websocket endpoints (connectors/data-relay.ts) */
-  dataPort?: MessagePort;
+  /** a port to each of the main thread's relays the pool serves ({@link RelayName}) */
+  relays: Partial<Record<RelayName, MessagePort>>;
 }
 
 /**
@@ -52,6 +60,8 @@ export interface RuleRequest {
   scriptRevision: number;
   /** the functions the rules here reach on the main thread (main-functions.ts) */
   mainFunctions: MainFunction[];
+  /** the source and sink names of the installed portable plugins (extensions/plugins-portable-relay.ts) */
+  portable: PortableSymbols;
   /** the main thread holds the {@link PlannedInfo} of this handle: an open from the kept plan need not answer it */
   known: boolean;
 }

@@ -10,6 +10,8 @@ import { loadConfig, resolveHome } from '../config/index.js';
 import { createLogger } from '../config/log.js';
 import { Connectors } from '../connectors/index.js';
 import { DataRelayClient } from '../connectors/data-relay.js';
+import { NeuronRelayClient } from '../connectors/neuron/relay.js';
+import { PortableRelayClient } from '../extensions/plugins-portable-relay.js';
 import { createBuiltinRegistry } from '../functions/index.js';
 import { createTopologyBuilder, RuleTopology } from '../runtime/topology.js';
 import { GraphTopology } from '../runtime/graph-topology.js';
@@ -156,7 +158,8 @@ async function main(): Promise<void> {
     env: init.env,
     store,
     logger,
-    relay: init.dataPort ? new DataRelayClient(init.dataPort) : undefined,
+    relay: init.relays.data ? new DataRelayClient(init.relays.data) : undefined,
+    neuronRelay: init.relays.neuron ? new NeuronRelayClient(init.relays.neuron) : undefined,
     onDemand: true,
   });
   const catalog = new CatalogView();
@@ -167,6 +170,10 @@ async function main(): Promise<void> {
   const scriptTexts = new Map<string, string>();
   // service and portable-plugin functions: stand-ins whose calls cross to the main thread
   const standIns = new MainFunctionStandIns(functions, post);
+  // portable-plugin sources and sinks: their sockets are this thread's, their start and stop cross to the main thread
+  const portable = init.relays.portable
+    ? new PortableRelayClient(init.relays.portable, (d) => connectors.registry.declare(d))
+    : undefined;
   // protobuf rules read the schema files here, as the main thread does; protobuf.js is imported with the first of them
   connectors.registry.declare(
     protobufDeclaration(async () => {
@@ -223,6 +230,7 @@ async function main(): Promise<void> {
       scriptRevision = m.scriptRevision;
     }
     standIns.sync(m.mainFunctions);
+    portable?.sync(m.portable);
     await connectors.prepareRule(m.rule, catalog);
   };
 

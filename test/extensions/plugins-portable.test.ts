@@ -113,6 +113,8 @@ test('a portable plugin is installed, described, used by a rule (source, functio
     );
     const status = (await s.req('GET', `/rules/${rule}/status`)).json() as J;
     assert.equal(status.status, 'running');
+    // the rule runs on its worker: the source listens and the sink dials there, their starts cross to the main thread
+    assert.equal(status.worker, s.app.workers?.place(rule), JSON.stringify(status));
 
     // the plugin process crashes: it is started again and the running source and sink resume
     const pid = Number(rows[rows.length - 1].pid);

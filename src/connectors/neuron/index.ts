@@ -1,16 +1,10 @@
 /** The neuron family's declarations (declaration.ts): the source and sink on the Neuron gateway's NNG pair. */
 import { lazyModule } from '../../core/lazy.js';
-import type { Declaration, Threads } from '../declaration.js';
+import type { Declaration } from '../declaration.js';
 import { f, sink, source } from '../meta.js';
 
 /** the connectors, imported when a rule or check first needs them (declaration.ts `load`) */
 const impl = lazyModule('the neuron connectors', () => import('./neuron.js'));
-
-/** The pair admits one peer: every neuron connector of the process shares the one connection of its URL. */
-const PAIR_THREADS: Threads = {
-  worker: false,
-  because: 'an NNG pair admits one peer: the neuron connectors of the server share one connection per URL',
-};
 
 export const neuronDeclarations: Declaration[] = [
   {
@@ -31,7 +25,8 @@ export const neuronDeclarations: Declaration[] = [
     ),
     check: null,
     validate: null,
-    threads: PAIR_THREADS,
+    // the pair admits one peer: the connection of each URL stays on the main thread and workers reach it (relay.ts)
+    threads: { worker: true },
   },
   {
     kind: 'sink',
@@ -54,6 +49,7 @@ export const neuronDeclarations: Declaration[] = [
     ),
     check: null,
     validate: null,
-    threads: PAIR_THREADS,
+    // the pair admits one peer: the connection of each URL stays on the main thread and workers reach it (relay.ts)
+    threads: { worker: true },
   },
 ];

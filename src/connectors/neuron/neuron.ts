@@ -13,7 +13,7 @@ import { isObject, type Value, type ValueObject } from '../../values/value.js';
 import { JsonFormat } from '../formats/json.js';
 import { transientError } from '../../contracts/failures.js';
 import { nngAddress } from './nng-pair.js';
-import { NEURON_URL, type NeuronPool, type Shared } from './pool.js';
+import { NEURON_URL, type NeuronLink, type NeuronLinks } from './pool.js';
 import { prop, propBool, propString, propStringList } from '../props.js';
 import { recoverable } from '../../contracts/failures.js';
 
@@ -29,7 +29,7 @@ export class NeuronSource implements SourceConnector {
   private readonly json = new JsonFormat({ schema: null });
   private cleanup: Array<() => void> = [];
 
-  constructor(private readonly pool: NeuronPool) {}
+  constructor(private readonly pool: NeuronLinks) {}
 
   provision(_ctx: ConnectorContext, _datasource: string, props: Props): void {
     try {
@@ -81,9 +81,9 @@ interface SinkSettings {
 
 export class NeuronSink implements SinkConnector {
   private s!: SinkSettings;
-  private shared: Shared | undefined;
+  private shared: NeuronLink | undefined;
 
-  constructor(private readonly pool: NeuronPool) {}
+  constructor(private readonly pool: NeuronLinks) {}
 
   provision(_ctx: SinkContext, props: Props): void {
     try {
@@ -108,7 +108,7 @@ export class NeuronSink implements SinkConnector {
   }
 
   private sendOne(bytes: Uint8Array): void {
-    if (!this.shared?.dialer.send(bytes)) throw recoverable(new Error(`neuron at ${this.s.url} is not connected`));
+    if (!this.shared?.send(bytes)) throw recoverable(new Error(`neuron at ${this.s.url} is not connected`));
   }
 
   async collect(ctx: SinkContext, payload: SinkPayload): Promise<void> {

@@ -130,6 +130,11 @@ test('neuron source and sink share one NNG pair connection over IPC with a libnn
     );
     await running(s, `nk${id}`);
     await running(s, `nw${id}`);
+    // every rule runs on its worker: the one connection of the URL stays on the main thread, the peer sees one
+    for (const rid of [`ns${id}`, `nk${id}`, `nw${id}`]) {
+      const st = (await s.req('GET', `/rules/${rid}/status`)).json() as Record<string, unknown>;
+      assert.equal(st.worker, s.app.workers?.place(rid), `${rid} runs on its worker: ${JSON.stringify(st)}`);
+    }
     const writes = () => peer.lines.filter((l) => l.startsWith('{'));
     const end = Date.now() + 20_000;
     while (writes().length < 3 && Date.now() < end) {
