@@ -274,7 +274,8 @@ async function controlPlane(nats: TestNatsServer, out: Figures): Promise<void> {
   const nodes = await startCluster(spec, ['a', 'b', 'c']);
   // the peer: a single server with the same 1,000 rules, asked alternately, so that the machine's load weighs on both
   const peerHome = mkdtempSync(join(tmpdir(), 'eddy-bench-peer-'));
-  const peer = await startEddyProcess(peerHome, { KUIPER__BASIC__WORKERS: '1' });
+  // rules on the main thread, as on the cluster's nodes (test/helpers/cluster-nodes.ts)
+  const peer = await startEddyProcess(peerHome, { KUIPER__BASIC__WORKERS: 'none' });
   try {
     const [a, , c] = nodes;
     // how soon a definition written on one node is read on another (polled every 2 ms)

@@ -11,7 +11,7 @@ const server = await startServer().catch((err: unknown) => {
   console.error(`eddy: cannot start: ${err instanceof Error ? err.message : String(err)}`);
   process.exit(1);
 });
-// without rule workers the rules run on this thread: its young generation may grow for their throughput
+// with `basic.workers: none` the rules run on this thread: its young generation may grow for their throughput
 if (!server.app.workers) releaseYoungGeneration();
 for (const line of startupBanner(server)) console.log(line);
 

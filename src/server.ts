@@ -95,7 +95,7 @@ export interface App {
   readonly runtime: RuntimeBuilder;
   /** rule registry */
   readonly rules: RuleService;
-  /** rule executor threads, when `basic.workers` > 1 */
+  /** rule executor threads; undefined with `basic.workers: none` (every rule on the main thread) */
   readonly workers: WorkerPool | undefined;
   /** what the start-up says besides where things are: unknown settings, an eKuiper store in the home */
   readonly notices: readonly string[];
@@ -336,7 +336,10 @@ function buildRuntime(
   return runtime;
 }
 
-/** docs/runtime.md §1.10: with more than one worker, rules that can run away from the main thread run on workers. */
+/**
+ * docs/runtime.md §1.10: rules that can run away from the main thread run on the workers, however few (one is enough
+ * to keep a rule from holding the API); only `basic.workers: none` runs them all here.
+ */
 function startWorkerPool(
   { home, config, env, store, logger, closers, cluster }: Base,
   catalog: Catalog,
@@ -348,7 +351,7 @@ function startWorkerPool(
 ): WorkerPool | undefined {
   const workers = workerCount(config.basic.workers ?? 0);
   const pool =
-    workers > 1
+    workers > 0
       ? new WorkerPool({
           size: workers,
           home: home.root,

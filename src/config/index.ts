@@ -53,7 +53,10 @@ export interface EddyConfig {
     maxBodySize: number;
     /** folders besides the home's data/ that file paths given over the API may use (Eddy's key) */
     fileAccessRoots: string[];
-    /** rule executor threads (docs/runtime.md §1.10): 0 (default) = one per core, 1 = every rule on the main thread */
+    /**
+     * rule executor threads (docs/runtime.md §1.10): 0 (default) = one per core, N ≥ 1 = N threads, `none` = every rule
+     * on the main thread, with the API
+     */
     workers?: number | string;
     /**
      * ms a worker may stay busy with one record before its rule is stopped and the worker replaced; a rule's

@@ -1,6 +1,6 @@
 /**
- * Rule executors on worker threads (docs/runtime.md §1.10). With `basic.workers` > 1 the pool places each rule that
- * can run away from the main thread on one of its workers (by a hash of the rule id: deterministic and visible in
+ * Rule executors on worker threads (docs/runtime.md §1.10). With `basic.workers` 1 or more (any value but `none`) the
+ * pool places each rule that can run away from the main thread on one of its workers (by a hash of the rule id: deterministic and visible in
  * the rule's status), and hands the rules service a {@link RemoteTopology} that proxies open/close to that worker and
  * reads the metrics the worker sends. The main thread keeps REST, the store, schedules and import/export.
  *
@@ -37,8 +37,15 @@ import { InstancesTopology } from '../runtime/instances.js';
 
 export { RemoteTopology } from './remote.js';
 
-/** `basic.workers`: a positive integer, 0 or absent = the number of cores. */
+/** The `basic.workers` value that runs the rules on the main thread, with the API. */
+export const NO_WORKERS = 'none';
+
+/**
+ * `basic.workers`: a positive integer, 0 or absent = the number of cores; `none` = 0 worker threads, every rule on the
+ * main thread (embedding, debugging: nothing then isolates the API from a rule, docs/runtime.md §1.10).
+ */
 export function workerCount(configured: unknown): number {
+  if (typeof configured === 'string' && configured.trim().toLowerCase() === NO_WORKERS) return 0;
   const n =
     typeof configured === 'string' ? Number(configured.trim()) : typeof configured === 'number' ? configured : NaN;
   if (Number.isInteger(n) && n > 0) return n;

@@ -71,7 +71,7 @@ for (const backend of ['nats', 'redis'] as const) {
         leaseTimeoutMs: 3000,
         // on NATS, rules on worker threads: their checkpoints reach the fenced store through the main thread (one
         // backend is enough for that, and three nodes with two workers each weigh on the suite's machine)
-        env: { MQTT_SOURCE__DEFAULT__SERVER: broker.url, KUIPER__BASIC__WORKERS: backend === 'nats' ? '2' : '1' },
+        env: { MQTT_SOURCE__DEFAULT__SERVER: broker.url, KUIPER__BASIC__WORKERS: backend === 'nats' ? '2' : 'none' },
       };
       nodes = await startCluster(spec, ['a', 'b', 'c']);
       const a = nodes[0];

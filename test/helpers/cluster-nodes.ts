@@ -49,7 +49,9 @@ export function clusterEnv(
     ...(spec.natsUrls ? { KUIPER__CLUSTER__NATS__SERVERS: spec.natsUrls } : {}),
     ...(spec.replicas ? { KUIPER__CLUSTER__NATS__REPLICAS: String(spec.replicas) } : {}),
     ...(spec.redisPort ? { KUIPER__STORE__REDIS__PORT: String(spec.redisPort) } : {}),
-    KUIPER__BASIC__WORKERS: '1',
+    // rules on each node's main thread: three processes with worker threads weigh on the suite's machine (a test that
+    // wants workers sets them in `spec.env`, as the NATS failover does)
+    KUIPER__BASIC__WORKERS: 'none',
     ...spec.env,
     ...overrides,
   };

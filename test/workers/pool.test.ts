@@ -1,7 +1,8 @@
 /**
  * Rules on worker threads (docs/runtime.md §1.10), against the real broker on loopback: an MQTT rule placed on a worker
- * processes data end to end; the rules API answers the same with 1 and with 2 workers; the status of a rule whose
- * worker is stuck answers at once and says so; a worker that ends is replaced and its rules run again.
+ * processes data end to end; the rules API answers the same with the rules on the main thread (`basic.workers: none`),
+ * on 1 and on 2 workers; the status of a rule whose worker is stuck answers at once and says so; a worker that ends is
+ * replaced and its rules run again.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -73,9 +74,9 @@ test('the first rule of a server with workers receives what is published right a
   }
 });
 
-test('the rules API answers the same with 1 and with 2 workers', async () => {
+test('the rules API answers the same with the rules on the main thread, on 1 and on 2 workers', async () => {
   const answers: J[] = [];
-  for (const workers of ['1', '2']) {
+  for (const workers of ['none', '1', '2']) {
     const s = await startTestServer({ env: { KUIPER__BASIC__WORKERS: workers } });
     const topic = uniqueTopic(`par${workers}`);
     const sub = await subscriber(`${topic}/out`);
@@ -120,6 +121,7 @@ test('the rules API answers the same with 1 and with 2 workers', async () => {
     }
   }
   assert.deepEqual(answers[1], answers[0]);
+  assert.deepEqual(answers[2], answers[0]);
 });
 
 test('a stuck worker: the status answers at once and says so; a worker that ends is replaced and its rules run again', async () => {

@@ -11,7 +11,8 @@ import { WorkerPool } from '../../src/workers/pool.js';
 import { builtInRuleOptions } from '../../src/core/rule-options.js';
 
 test('a rule placed on a worker still loading is planned and opened there once it has loaded; it delivers', async () => {
-  const s = await startTestServer({ env: { KUIPER__BASIC__WORKERS: '1' } });
+  // the server runs no pool of its own: the test's pool is the only one
+  const s = await startTestServer({ env: { KUIPER__BASIC__WORKERS: 'none' } });
   const pool = new WorkerPool({
     size: 1,
     home: s.homeDir,

@@ -121,6 +121,40 @@ test('file source lines over a folder: each line is a payload for the stream for
   t.remove();
 });
 
+test('file source lines: CRLF, blank and whitespace-only lines skipped, ignored start/end lines, bytes of their own for a non-JSON format', async () => {
+  const t = tempDir();
+  // the no-break space (U+00A0) is whitespace to String.prototype.trim too
+  writeFileSync(join(t.dir, 'l.txt'), 'head\r\n{"a":1}\r\n\r\n  \t\n\u00a0\n{"a":"é"}\nx y\ntail\n');
+  writeFileSync(join(t.dir, 'e.txt'), '');
+  const { conns, close } = await connectorsService();
+  const read = async (ds: string, props: Record<string, unknown>): Promise<Uint8Array[]> => {
+    const src = conns.registry.source('file')!();
+    src.provision(ctx(), ds, { path: t.dir, fileType: 'lines', ...props });
+    const c = collect();
+    await src.connect(
+      ctx(),
+      (ev) => c.events.push(ev),
+      (e) => assert.fail(e),
+      c.onEnd,
+    );
+    await waitFor(c.ended, 'end');
+    await src.close(ctx());
+    return c.events.map((e) => e.payload as Uint8Array);
+  };
+  const text = (xs: Uint8Array[]) => xs.map((x) => Buffer.from(x).toString());
+  assert.deepEqual(text(await read('l.txt', {})), ['head', '{"a":1}', '{"a":"é"}', 'x y', 'tail']);
+  // the skipped lines are counted among the file's lines, blank ones included
+  assert.deepEqual(text(await read('l.txt', { ignoreStartLines: 1, ignoreEndLines: 2 })), ['{"a":1}', '{"a":"é"}']);
+  assert.deepEqual(text(await read('l.txt', { ignoreStartLines: 9 })), []);
+  assert.deepEqual(await read('e.txt', {}), []);
+  // a binary row keeps the line's bytes: they are a copy, not a view holding the whole file
+  const own = await read('l.txt', { format: 'binary' });
+  assert.deepEqual(text(own), ['head', '{"a":1}', '{"a":"é"}', 'x y', 'tail']);
+  for (const x of own) assert.equal(x.buffer.byteLength, x.byteLength);
+  await close();
+  t.remove();
+});
+
 test('file source as a table re-reads every interval and emits one batch per read; gzip input', async () => {
   const t = tempDir();
   writeFileSync(join(t.dir, 't.json.gz'), gzipSync('[{"k":1},{"k":2}]'));
