@@ -22,11 +22,31 @@
 import { rmSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { counter, percentile, publishDemo, QUICK, sleep, spread } from './helpers/procs.js';
-import { spawnHandForward, spawnServer, threadDelta, threadUsage, type ServerProc } from './helpers/server.js';
+import { spawnHandForward, spawnServer, threadUsage, type ServerProc } from './helpers/server.js';
 
 const MB = 1024 * 1024;
 const load = () => loadavg()[0].toFixed(2);
 const mb = (b: number) => (b / MB).toFixed(1);
+
+/**
+ * CPU ms by kind of thread between two readings: the main thread; the rule workers, that is the threads not there at
+ * `startup` (before the first rule), each given; and the threads the process started with, V8's garbage-collection and
+ * compiler helpers and libuv's pool.
+ */
+function byKind(startup: Map<string, number>, before: Map<string, number>, after: Map<string, number>): string {
+  let helpers = 0;
+  const workers: number[] = [];
+  for (const [name, ms] of after) {
+    const d = ms - (before.get(name) ?? 0);
+    if (name === 'main') continue;
+    if (startup.has(name)) helpers += d;
+    else workers.push(d);
+  }
+  const main = (after.get('main') ?? 0) - (before.get('main') ?? 0);
+  const w = workers.reduce((a, b) => a + b, 0);
+  const each = workers.length > 0 ? ` (${workers.map((x) => Math.round(x)).join(' + ')})` : '';
+  return `main ${Math.round(main)}, rule workers ${Math.round(w)}${each}, V8 and libuv helpers ${Math.round(helpers)}`;
+}
 
 /** Runs `fn(i)` for i in [0, n) with `conc` calls in flight. */
 async function parallel(n: number, conc: number, fn: (i: number) => Promise<void>): Promise<void> {
@@ -192,12 +212,13 @@ async function create(): Promise<Record<string, string>> {
     on = false;
     await poll;
     const rss1 = s.usage().rssBytes;
-    const stat = (xs: number[]) => `${percentile(xs, 50).toFixed(1)} / ${percentile(xs, 99).toFixed(1)}`;
+    const stat = (xs: number[]) =>
+      `${percentile(xs, 50).toFixed(1)} / ${percentile(xs, 99).toFixed(1)} (max ${Math.max(...xs).toFixed(1)}, ${xs.length} polls)`;
     return {
       [`create: ${n} streams (s) / ${n} rules until all run (s)`]: `${((t1 - t0) / 1000).toFixed(1)} / ${((t2 - t1) / 1000).toFixed(1)}`,
       [`create: server CPU ms per stream + rule (target ≤ 1)`]: ((c1 - c0) / n).toFixed(2),
-      'create: server CPU ms by thread, streams phase': threadDelta(th0, th1),
-      'create: server CPU ms by thread, rules phase': threadDelta(th1, th2),
+      'create: server CPU ms by thread, streams phase': byKind(th0, th0, th1),
+      'create: server CPU ms by thread, rules phase': byKind(th0, th1, th2),
       [`${n} rules at ${rate} msg/s: server CPU % of a core (while polling the lists)`]: (
         ((c3 - c2) / wall) *
         100
@@ -240,7 +261,7 @@ async function interleaved(): Promise<Record<string, string>> {
     return {
       [`interleaved: ${n} streams + rules, each stream before its rule, until all run (s)`]: (wall / 1000).toFixed(1),
       'interleaved: server CPU ms per stream + rule (target ≤ 1)': ((s.usage().cpuMs - c0) / n).toFixed(2),
-      'interleaved: server CPU ms by thread': threadDelta(th0, threadUsage(s.proc.pid!)),
+      'interleaved: server CPU ms by thread': byKind(th0, th0, threadUsage(s.proc.pid!)),
       'interleaved: load at start / end': `${l0} / ${load()}`,
     };
   } finally {

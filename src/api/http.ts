@@ -51,8 +51,8 @@ export function sendJson(reply: FastifyReply, status: number, body: unknown): Fa
   return reply.code(status).type('application/json').send(JSON.stringify(body));
 }
 
-/** JSON already serialised (the rules listings keep their rows as text, rules/listing.ts). */
-export function sendJsonText(reply: FastifyReply, status: number, json: string): FastifyReply {
+/** JSON already serialised (the rules listings keep theirs encoded, rules/listing.ts). */
+export function sendJsonText(reply: FastifyReply, status: number, json: string | Buffer): FastifyReply {
   return reply.code(status).type('application/json').send(json);
 }
 

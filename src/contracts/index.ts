@@ -439,6 +439,12 @@ export interface Topology {
    */
   placement?(): { worker: number; answering: boolean } | undefined;
   /**
+   * Makes `changed` the one function called whenever a node's exceptions, connection or failing sends may have
+   * changed: the rules listings then read the rule again instead of reading every rule at every listing
+   * (rules/listing.ts). Absent for a topology whose counters change where it cannot tell (in-process nodes).
+   */
+  watch?(changed: () => void): void;
+  /**
    * True when the thread that will run this topology is still starting (a worker's first rule): its open takes that
    * start's time, so a start command waits for the open instead of answering before the rule can receive anything.
    */

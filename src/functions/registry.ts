@@ -242,13 +242,21 @@ export function bindMultiCol(def: FunctionDef): MultiColCall {
 
 export class FunctionRegistry {
   private readonly defs = new Map<string, FunctionDef>();
+  private changes = 0;
+
+  /** Changes whenever a function is registered or unregistered (what is derived from the list may be kept till then). */
+  get revision(): number {
+    return this.changes;
+  }
 
   /** Registers (or replaces) a function under its case-insensitive name. */
   register(def: FunctionDef): void {
     this.defs.set(def.name.toLowerCase(), def);
+    this.changes++;
   }
 
   unregister(name: string): boolean {
+    this.changes++;
     return this.defs.delete(name.toLowerCase());
   }
 

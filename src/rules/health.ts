@@ -53,6 +53,21 @@ export function connectionOf(n: NodeMetrics, now: number): string {
   return n.connection;
 }
 
+/**
+ * The Unix ms from which a running rule's health may read differently though nothing changed (a sink failing since
+ * `failingSince` counts as disconnected {@link SINK_FAILING_MS} later), or 0 when it cannot: the listings read such a
+ * rule again then (rules/listing.ts).
+ */
+export function healthChangesAt(nodes: readonly NodeMetrics[], now: number): number {
+  let at = 0;
+  for (const n of nodes) {
+    if (!isSourceOrSink(n.name) || n.failingSince <= 0) continue;
+    const due = n.failingSince + SINK_FAILING_MS;
+    if (due > now && (at === 0 || due < at)) at = due;
+  }
+  return at;
+}
+
 /** Why a running rule does not work as it should, or '' when it does. */
 function degradation(nodes: readonly NodeMetrics[], now: number, opening: boolean): string {
   for (const n of nodes) {

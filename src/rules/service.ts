@@ -57,7 +57,8 @@ export const RULE_NS = 'rule';
 const RESTORE_WINDOW = 500; // stored rules being started at once at boot (docs/runtime.md §10.3)
 
 export class RuleService {
-  private readonly rules = new SortedKeyMap<Entry>();
+  // every rule added, replaced or removed is a row of the listings to read again (rules/listing.ts)
+  private readonly rules = new SortedKeyMap<Entry>((id) => this.view.touch(id));
   /** per-rule log files (`logFilename`) */
   private readonly ruleLogs = new Map<string, LogDestination>();
   /** ids being created (between the duplicate check and registration) */
@@ -82,7 +83,9 @@ export class RuleService {
       placement: deps.placement,
       timezone: () => this.deps.timezone,
     });
-    this.cpu = new CpuMeter(deps.cpuSampleMs ?? 5000, 30000, () => this.busySnapshot());
+    this.cpu = new CpuMeter(deps.cpuSampleMs ?? 5000, 30000, (visit) => {
+      for (const [id, e] of this.rules) visit(id, e.state.busyUs());
+    });
     const patrolMs = parseGoDuration(deps.rulePatrolInterval ?? '10s') ?? 10000;
     this.patrolTimer = setInterval(
       () => {
@@ -164,6 +167,7 @@ export class RuleService {
       timezone: this.deps.timezone,
       closeTimeoutMs: this.deps.closeTimeoutMs,
       build: (d, o, l) => this.deps.engine.builder.build(d, o, l),
+      shownChanged: () => this.view.touch(def.id),
     });
     return { state, dest };
   }
@@ -492,11 +496,11 @@ export class RuleService {
     return this.view.statusAll();
   }
 
-  // `GET /rules` and `GET /rules/status/all` as JSON text, from rows kept between listings (rules/listing.ts)
-  listJson(): string {
+  // `GET /rules` and `GET /rules/status/all` as UTF-8 JSON, kept between listings and patched (rules/listing.ts)
+  listJson(): Buffer {
     return this.view.listJson();
   }
-  statusAllJson(): string {
+  statusAllJson(): Buffer {
     return this.view.statusAllJson();
   }
 
@@ -549,18 +553,11 @@ export class RuleService {
   /** `GET /rules/usage/cpu`: CPU ms of every rule over the last 30 s. */
   cpuUsage(): Record<string, number> {
     const out: Record<string, number> = {};
-    const now = this.busySnapshot();
     for (const id of this.ids()) {
       const remote = this.runsHere(id) ? undefined : this.deps.placement?.elsewhere(id);
-      out[id] = remote ? remote.cpuMs : this.cpu.usageMs(id, now.get(id));
+      out[id] = remote ? remote.cpuMs : this.cpu.usageMs(id, this.rules.get(id)!.state.busyUs());
     }
     return out;
-  }
-
-  private busySnapshot(): Map<string, number> {
-    const m = new Map<string, number>();
-    for (const [id, e] of this.rules) m.set(id, e.state.busyUs());
-    return m;
   }
 
   // ------------------------------------------------------------------------------------------ tags

@@ -6,20 +6,30 @@
 export class SortedKeyMap<V> extends Map<string, V> {
   private sorted: string[] = [];
 
+  /** `changed` hears of every key set or deleted (the rules listings, rules/listing.ts) */
+  constructor(private readonly changed?: (key: string) => void) {
+    super();
+  }
+
   override set(key: string, value: V): this {
     if (!super.has(key)) this.sorted.splice(this.position(key), 0, key);
-    return super.set(key, value);
+    super.set(key, value);
+    this.changed?.(key);
+    return this;
   }
 
   override delete(key: string): boolean {
     if (!super.delete(key)) return false;
     this.sorted.splice(this.position(key), 1);
+    this.changed?.(key);
     return true;
   }
 
   override clear(): void {
+    const keys = this.sorted;
     super.clear();
     this.sorted = [];
+    if (this.changed) for (const key of keys) this.changed(key);
   }
 
   /** The keys in ascending code-unit order (a copy the caller may keep). */

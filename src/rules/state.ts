@@ -31,6 +31,11 @@ export interface RuleStateDeps {
   random?: () => number;
   /** longest wait for a topology to close before the rule moves on */
   closeTimeoutMs?: number;
+  /**
+   * Something the rules listings show of the rule may have changed: its name, options, status text or state, or (for
+   * a topology that tells, `Topology.watch`) its nodes' connections and exceptions (rules/listing.ts).
+   */
+  shownChanged?: () => void;
 }
 
 /** setTimeout caps its delay at 2^31-1 ms; longer waits re-arm. */
@@ -62,18 +67,18 @@ export function isRangeOnly(o: RuleOptions): boolean {
 export const SOURCE_ENDED_TEXT = 'finished, its source ended and every record was delivered.';
 
 export class RuleState {
-  phase: Phase = 'stopped';
-  /** reason after `Stopped: ` when phase is stopped */
-  stopText = 'canceled manually.';
+  // what the listings show is kept behind accessors that tell the listings when it changes (RuleStateDeps.shownChanged)
+  private def_: RuleDef;
+  private options_: RuleOptions;
+  private phase_: Phase = 'stopped';
+  private stopText_ = 'canceled manually.';
+  private startFailed_ = 0;
+  private activity_: 'starting' | 'stopping' | 'restarting' | undefined;
   lastStart = 0;
   lastStop = 0;
-  /** scheduled starts that failed (periodic rules), shown as ` Start failed count: N.` */
-  startFailed = 0;
   /** the last error of a run (an open that failed, a fatal error) and its Unix ms (rules/health.ts) */
   lastError = '';
   lastErrorTime = 0;
-  /** the run is opening, closing on a user stop, or waiting for a restart after an error (rules/health.ts) */
-  activity: 'starting' | 'stopping' | 'restarting' | undefined;
 
   private topo: Topology | undefined;
   private opened = false;
@@ -90,10 +95,82 @@ export class RuleState {
   private tracing: { strategy: TraceStrategy; emit: (span: TraceSpan) => void } | undefined;
 
   constructor(
-    public def: RuleDef,
-    public options: RuleOptions,
+    def: RuleDef,
+    options: RuleOptions,
     private readonly deps: RuleStateDeps,
-  ) {}
+  ) {
+    this.def_ = def;
+    this.options_ = options;
+  }
+
+  get def(): RuleDef {
+    return this.def_;
+  }
+
+  set def(def: RuleDef) {
+    this.def_ = def;
+    this.deps.shownChanged?.();
+  }
+
+  get options(): RuleOptions {
+    return this.options_;
+  }
+
+  set options(options: RuleOptions) {
+    this.options_ = options;
+    this.deps.shownChanged?.();
+  }
+
+  get phase(): Phase {
+    return this.phase_;
+  }
+
+  set phase(phase: Phase) {
+    if (phase === this.phase_) return;
+    this.phase_ = phase;
+    this.deps.shownChanged?.();
+  }
+
+  /** reason after `Stopped: ` when phase is stopped */
+  get stopText(): string {
+    return this.stopText_;
+  }
+
+  set stopText(text: string) {
+    if (text === this.stopText_) return;
+    this.stopText_ = text;
+    this.deps.shownChanged?.();
+  }
+
+  /** scheduled starts that failed (periodic rules), shown as ` Start failed count: N.` */
+  get startFailed(): number {
+    return this.startFailed_;
+  }
+
+  set startFailed(n: number) {
+    if (n === this.startFailed_) return;
+    this.startFailed_ = n;
+    this.deps.shownChanged?.();
+  }
+
+  /** the run is opening, closing on a user stop, or waiting for a restart after an error (rules/health.ts) */
+  get activity(): 'starting' | 'stopping' | 'restarting' | undefined {
+    return this.activity_;
+  }
+
+  set activity(activity: 'starting' | 'stopping' | 'restarting' | undefined) {
+    if (activity === this.activity_) return;
+    this.activity_ = activity;
+    this.deps.shownChanged?.();
+  }
+
+  /**
+   * Whether the listings hear of every change of this rule's nodes (its topology tells them, `Topology.watch`);
+   * otherwise its counters change on this thread without telling, and a listing reads its row each time.
+   */
+  nodesTell(): boolean {
+    return this.topo === undefined || this.topo.watch !== undefined;
+  }
 
   get logger(): Logger {
     return this.deps.logger;
@@ -286,6 +363,11 @@ export class RuleState {
       this.topo.release?.();
     }
     this.topo = topo;
+    const changed = this.deps.shownChanged;
+    if (changed) {
+      topo.watch?.(changed);
+      changed();
+    }
     // tracing stays on across restarts and updates until it is stopped
     if (this.tracing) topo.trace?.(this.tracing.strategy, this.tracing.emit);
   }

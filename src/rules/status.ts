@@ -6,9 +6,16 @@
 import type { RuleState } from './state.js';
 import { formatInvocation } from './schedule.js';
 import { summarize, type RuleSummary } from './summary.js';
-import { RowCache, joinRows } from './listing.js';
+import { ListingIndex, type RowRead } from './listing.js';
 import type { RuleListEntry, RuleMetricsSnapshot, RulePlacement } from './service-types.js';
-import { connectionOf, healthFields, isSourceOrSink, statusGauge, type RuleStateName } from './health.js';
+import {
+  connectionOf,
+  healthChangesAt,
+  healthFields,
+  isSourceOrSink,
+  statusGauge,
+  type RuleStateName,
+} from './health.js';
 
 /** What the status reader sees of the service. */
 export interface StatusContext {
@@ -30,11 +37,23 @@ export interface StatusAllRow {
 }
 
 export class RuleStatusView {
-  /** the serialised rows of the last `GET /rules` and `GET /rules/status/all` (rules/listing.ts) */
-  private readonly listRows = new RowCache();
-  private readonly statusRows = new RowCache();
+  /** `GET /rules` and `GET /rules/status/all` kept as text, patched as rules change (rules/listing.ts) */
+  private readonly listIndex = new ListingIndex('[', ']');
+  private readonly statusIndex = new ListingIndex('{', '}');
+  /**
+   * The rules whose `GET /rules` rows were read while they ran on a worker thread, by worker, and whether it answered
+   * its heartbeat then: a worker that stops or starts answering changes their state (degraded) with no word from them.
+   */
+  private readonly byWorker = new Map<number, { answering: boolean; ids: Set<string> }>();
+  private readonly workerOf = new Map<string, number>();
 
   constructor(private readonly ctx: StatusContext) {}
+
+  /** What rule `id`'s rows show may have changed, or the rule was created or deleted. */
+  touch(id: string): void {
+    this.listIndex.touch(id);
+    this.statusIndex.touch(id);
+  }
 
   list(): RuleListEntry[] {
     return this.ctx.ids().map((id) => this.listEntry(id));
@@ -54,37 +73,88 @@ export class RuleStatusView {
     };
   }
 
-  /** {@link list} as JSON text, from the rows kept since the last listing. */
-  listJson(): string {
-    const ids = this.ctx.ids();
-    this.listRows.keepOnly(ids);
-    const rowOf = (id: string): string => {
-      // cluster mode: where a rule runs changes with no sign here, so its row is built every time
-      if (this.ctx.placement) return JSON.stringify(this.listEntry(id));
-      const state = this.ctx.rules.get(id)!.state;
-      const name = state.def.name || id;
-      const status = state.statusText();
-      const health = state.health().state;
-      return this.listRows.row(id, name, status, health, () => JSON.stringify({ id, name, status, state: health }));
-    };
-    return joinRows('[', ids, rowOf, ']');
+  /** {@link list} as UTF-8 JSON, from the rows kept since the last listing. */
+  listJson(): Buffer {
+    // cluster mode: where a rule runs changes with no sign here, so its row is built every time
+    if (this.ctx.placement) return Buffer.from(JSON.stringify(this.list()));
+    const now = Date.now();
+    this.checkWorkers();
+    return this.listIndex.json(
+      now,
+      () => this.ctx.ids(),
+      (id) => this.listRow(id, now),
+    );
   }
 
-  /** {@link statusAll} as JSON text, from the rows kept since the last listing. */
-  statusAllJson(): string {
-    const ids = this.ctx.ids();
-    this.statusRows.keepOnly(ids);
-    const rowOf = (id: string): string => {
-      const r = this.statusAllRow(id);
-      return this.statusRows.row(
-        id,
-        r.status,
-        r.exceptions_total,
-        r.last_exception,
-        () => `${JSON.stringify(id)}:${JSON.stringify(r)}`,
-      );
-    };
-    return joinRows('{', ids, rowOf, '}');
+  /** {@link statusAll} as UTF-8 JSON, from the rows kept since the last listing. */
+  statusAllJson(): Buffer {
+    if (this.ctx.placement) return Buffer.from(JSON.stringify(this.statusAll()));
+    return this.statusIndex.json(
+      Date.now(),
+      () => this.ctx.ids(),
+      (id) => {
+        const state = this.ctx.rules.get(id)?.state;
+        if (!state) return undefined;
+        const json = `${JSON.stringify(id)}:${JSON.stringify(this.statusAllRow(id))}`;
+        return { json, volatile: state.phase === 'running' && !state.nodesTell(), changesAt: 0 };
+      },
+    );
+  }
+
+  /** Rule `id`'s row of `GET /rules` on a single node, or undefined when the rule is gone. */
+  private listRow(id: string, now: number): RowRead | undefined {
+    const state = this.ctx.rules.get(id)?.state;
+    this.leaveWorker(id);
+    if (!state) return undefined;
+    const name = state.def.name || id;
+    const status = state.statusText();
+    const health = state.health(now).state;
+    const json = JSON.stringify({ id, name, status, state: health });
+    if (state.phase !== 'running') return { json, volatile: false, changesAt: 0 };
+    const placement = state.placement();
+    if (placement) this.joinWorker(id, placement.worker, placement.answering);
+    return { json, volatile: !state.nodesTell(), changesAt: healthChangesAt(state.nodes(), now) };
+  }
+
+  private joinWorker(id: string, worker: number, answering: boolean): void {
+    let w = this.byWorker.get(worker);
+    if (!w) this.byWorker.set(worker, (w = { answering, ids: new Set() }));
+    w.ids.add(id);
+    this.workerOf.set(id, worker);
+  }
+
+  private leaveWorker(id: string): void {
+    const worker = this.workerOf.get(id);
+    if (worker === undefined) return;
+    this.workerOf.delete(id);
+    this.byWorker.get(worker)?.ids.delete(id);
+  }
+
+  /**
+   * Reads the rows of a worker's rules again when it stopped or started answering its heartbeat since the last
+   * listing: asked of one rule there, whatever the number of its rules.
+   */
+  private checkWorkers(): void {
+    for (const [worker, w] of this.byWorker) {
+      let answering: boolean | undefined;
+      for (const id of w.ids) {
+        const p = this.ctx.rules.get(id)?.state.placement();
+        if (p?.worker === worker) {
+          answering = p.answering;
+          break;
+        }
+        // gone, moved or stopped: read again, which files it where it runs now
+        this.listIndex.touch(id);
+        this.leaveWorker(id);
+      }
+      if (answering === undefined) {
+        if (w.ids.size === 0) this.byWorker.delete(worker);
+        continue;
+      }
+      if (answering === w.answering) continue;
+      w.answering = answering;
+      for (const id of w.ids) this.listIndex.touch(id);
+    }
   }
 
   statusText(id: string): string {

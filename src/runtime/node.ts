@@ -29,10 +29,16 @@ const RESOLVED: Promise<void> = Promise.resolve();
  * count stands still while a node is busy is stuck in that node's record; one whose count moves is only overloaded.
  */
 let activity: Int32Array | null = null;
+/** told the activity id of each node that starts a batch of work: the worker reports the metrics of those topologies */
+let worked: ((activityId: number) => void) | null = null;
 
-/** Starts (or, with null, stops) recording which node works in `cell[0]`. */
-export function trackActivity(cell: Int32Array | null): void {
+/**
+ * Starts (or, with null, stops) recording which node works in `cell[0]`; `onWork` hears the id of every node that
+ * starts work, once per batch of records (not per record).
+ */
+export function trackActivity(cell: Int32Array | null, onWork: ((activityId: number) => void) | null = null): void {
   activity = cell;
+  worked = cell === null ? null : onWork;
 }
 
 /** Items handled per drain before yielding, so that downstream queues drain in between (bounded growth). */
@@ -253,7 +259,10 @@ export abstract class QueueNode<K extends ItemKind = ItemKind> implements Receiv
     const t0 = performance.now();
     m.lastInvocation = Math.round(TIME_ORIGIN + t0);
     const track = activity;
-    if (track !== null) track[0] = this.activityId;
+    if (track !== null) {
+      track[0] = this.activityId;
+      if (worked !== null) worked(this.activityId);
+    }
     for (let i = 0; i < n; i++) {
       if (track !== null) track[1]++;
       this.take(q.shift() as Item);

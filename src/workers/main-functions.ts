@@ -37,8 +37,23 @@ export function callableFromWorker(def: FunctionDef): boolean {
   return def.worker === true || (def.async !== undefined && def.execAsync !== undefined);
 }
 
-/** The functions of the main thread's registry that a worker reaches there (the workers have the built-ins). */
+/** {@link mainFunctions} as last derived, with the revisions of the two registries it was derived from. */
+const derived = new WeakMap<FunctionRegistry, { of: FunctionRegistry; revisions: string; list: MainFunction[] }>();
+
+/**
+ * The functions of the main thread's registry that a worker reaches there (the workers have the built-ins). Asked with
+ * every rule sent to a worker: derived again only when a registry changed, not by looking up every function each time.
+ */
 export function mainFunctions(functions: FunctionRegistry, builtins: FunctionRegistry): MainFunction[] {
+  const revisions = `${functions.revision}:${builtins.revision}`;
+  const known = derived.get(functions);
+  if (known?.of === builtins && known.revisions === revisions) return known.list;
+  const list = deriveMainFunctions(functions, builtins);
+  derived.set(functions, { of: builtins, revisions, list });
+  return list;
+}
+
+function deriveMainFunctions(functions: FunctionRegistry, builtins: FunctionRegistry): MainFunction[] {
   const out: MainFunction[] = [];
   for (const name of functions.names()) {
     const def = functions.get(name)!;

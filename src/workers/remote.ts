@@ -41,6 +41,8 @@ export class RemoteTopology implements Topology {
   /** bytes its windows hold, as the worker last reported */
   heldBytes = 0;
   private tracing: { strategy: TraceStrategy; emit: (span: TraceSpan) => void } | undefined;
+  /** told when what the rules listings show of the nodes changed (Topology.watch) */
+  private changed: (() => void) | undefined;
 
   constructor(
     readonly handle: number,
@@ -96,6 +98,10 @@ export class RemoteTopology implements Topology {
     return { worker: this.slot, answering: this.host.answering(this.slot) };
   }
 
+  watch(changed: () => void): void {
+    this.changed = changed;
+  }
+
   startsCold(): boolean {
     return !this.host.started(this.slot);
   }
@@ -107,7 +113,9 @@ export class RemoteTopology implements Topology {
       info.nodes.length === this.metrics.length &&
       info.nodes.every((n, i) => this.metrics[i].name === n);
     this.info = info;
-    if (!same) this.metrics = info.nodes.map((n) => new NodeMetrics(n));
+    if (same) return;
+    this.metrics = info.nodes.map((n) => new NodeMetrics(n));
+    this.changed?.();
   }
 
   /** Rule tracing (docs/runtime.md §1.11): the worker traces, the spans come back with its metrics. */
@@ -129,9 +137,13 @@ export class RemoteTopology implements Topology {
   /** @internal metrics sent by the worker */
   update(rows: NodeMetricsRow[]): void {
     const nodes = this.metrics;
+    let shown = false;
     for (let i = 0; i < rows.length && i < nodes.length; i++) {
       const n = nodes[i];
       const r = rows[i];
+      // what the listings show: the rule's health (connections, failing sends) and its last exception
+      if (n.exceptions !== r[7] || n.lastExceptionTime !== r[9] || n.connection !== r[13] || n.failingSince !== r[14])
+        shown = true;
       n.recordsIn = r[1];
       n.recordsOut = r[2];
       n.messagesProcessed = r[3];
@@ -146,6 +158,7 @@ export class RemoteTopology implements Topology {
       n.setConnection(r[13]);
       n.failingSince = r[14];
     }
+    if (shown) this.changed?.();
   }
 
   /** @internal */

@@ -39,6 +39,14 @@ const ACTIVITY_NODES = 4096;
 
 /** How often the metrics of changed topologies are sent to the main thread. */
 const METRICS_INTERVAL_MS = 100;
+/**
+ * A topology is looked at every {@link METRICS_INTERVAL_MS} while it works and for this many reports after (a sink's
+ * answer may come a little later); every topology is looked at once in this many reports, which catches what changes
+ * with no record moving (a connection lost or made, a late send failure). Looking at every topology at every report
+ * cost O(rules) ten times a second: 16% of a worker's CPU while 8,000 rules were created (issue 22).
+ */
+const WATCH_REPORTS = 5;
+const SWEEP_EVERY = 10;
 /** Spans of traced rules waiting for the next metrics message, at most (the rest are dropped). */
 const MAX_PENDING_SPANS = 10_000;
 
@@ -148,7 +156,11 @@ async function main(): Promise<void> {
     // the main thread logs the unknown zone
   }
   const logger = createLogger(config, home).child({ worker: init.index });
-  trackActivity(new Int32Array(init.activity));
+  /** topologies that worked lately, by handle: the reports left before they are only swept (WATCH_REPORTS) */
+  const watched = new Map<number, number>();
+  trackActivity(new Int32Array(init.activity), (activityId) => {
+    watched.set(Math.floor(activityId / ACTIVITY_NODES), WATCH_REPORTS);
+  });
   // this thread's heap is its own: a burst of messages leaves it grown until a collection here gives it back
   useIdleCollector();
   const store = new MainStore();
@@ -205,13 +217,9 @@ async function main(): Promise<void> {
   const spans: Array<[number, TraceSpan]> = [];
   let confRevision = -1;
   let scriptRevision = -1;
-  /**
-   * Brings this thread's catalog, config keys and JavaScript functions to the main thread's state, and loads the
-   * connector families the rule uses.
-   */
-  const sync = async (m: RuleRequest): Promise<void> => {
+  /** Brings this thread's catalog, config keys and JavaScript functions to the main thread's state. */
+  const syncState = async (m: RuleRequest): Promise<void> => {
     catalog.apply(m.streams, m.dropped);
-    await syncNatives();
     // config keys may have changed through the REST API since the last request
     if (m.confRevision < 0 || m.confRevision !== confRevision) {
       await connectors.confKeys.load();
@@ -233,6 +241,12 @@ async function main(): Promise<void> {
     }
     standIns.sync(m.mainFunctions);
     portable?.sync(m.portable);
+  };
+
+  /** {@link syncState}, then the native plugins and the connector families the rule uses, before planning it. */
+  const sync = async (m: RuleRequest): Promise<void> => {
+    await syncState(m);
+    await syncNatives();
     await connectors.prepareRule(m.rule, catalog);
   };
 
@@ -259,10 +273,11 @@ async function main(): Promise<void> {
 
   const open = async (m: RuleRequest): Promise<PlannedInfo | undefined> => {
     // the open carries the catalog changes made since the last request: they are applied even when the rule was
-    // planned already, else a stream created between this rule's plan and its open never reaches this thread
-    await sync(m);
+    // planned already, else a stream created between this rule's plan and its open never reaches this thread; what
+    // its plan loaded (native plugins, connector families) is not looked at again
     let topo = prepared.get(m.handle);
     prepared.delete(m.handle);
+    await (topo === undefined ? sync(m) : syncState(m));
     // the main thread has what the plan answered, as a rule; a restart attempt, a cron firing or a replaced worker is
     // planned here and now, and the answer says what that plan is
     const answer = topo === undefined || !m.known;
@@ -279,10 +294,11 @@ async function main(): Promise<void> {
       throw err;
     }
     // the metrics as the open left them (the connections: rules/health.ts) reach the main thread before the reply, and
-    // once more after it (the reply may give the main thread fresh node metrics to fill)
+    // once more after it when the reply gives the main thread fresh node metrics to fill (a plan made by this open)
     post({ ev: 'metrics', topologies: [[m.handle, metricsRows(topo.nodes()), heldBytes(topo)]] });
     const entry = topologies.get(m.handle);
-    if (entry) entry.sig = -1;
+    if (entry) entry.sig = answer ? -1 : signature(entry.nodes);
+    watched.set(m.handle, WATCH_REPORTS);
     return answer ? plannedInfo(topo) : undefined;
   };
 
@@ -369,14 +385,28 @@ async function main(): Promise<void> {
   };
   port.on('message', handle);
 
+  let reports = 0;
   setInterval(() => {
     if (spans.length > 0) post({ ev: 'spans', spans: spans.splice(0) });
     const changed: Array<[number, NodeMetricsRow[], number]> = [];
-    for (const [handle, t] of topologies) {
+    const look = (handle: number): boolean => {
+      const t = topologies.get(handle);
+      if (!t) return false;
       const sig = signature(t.nodes);
-      if (sig === t.sig) continue;
+      if (sig === t.sig) return false;
       t.sig = sig;
       changed.push([handle, metricsRows(t.nodes), heldBytes(t.topo)]);
+      return true;
+    };
+    if (++reports % SWEEP_EVERY === 0) {
+      watched.clear();
+      for (const handle of topologies.keys()) if (look(handle)) watched.set(handle, WATCH_REPORTS);
+    } else {
+      for (const [handle, left] of watched) {
+        if (look(handle)) watched.set(handle, WATCH_REPORTS);
+        else if (left > 1) watched.set(handle, left - 1);
+        else watched.delete(handle);
+      }
     }
     if (changed.length > 0) post({ ev: 'metrics', topologies: changed });
   }, METRICS_INTERVAL_MS);
