@@ -371,6 +371,7 @@ function startWorkerPool(
             data: (port) => connectors.serveWorker(port),
             neuron: (port) => connectors.serveNeuron(port),
             portable: (port) => portables.serveWorker(port),
+            connectors: (port) => connectors.serveMainConnectors(port),
           },
           portableConnectors: () => portables.installedConnectors(),
         })

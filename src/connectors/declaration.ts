@@ -25,6 +25,7 @@ import type { SinkMeta, SourceMeta } from './meta.js';
 import type { MemoryBus } from './memory/bus.js';
 import type { MqttPool } from './mqtt/connection.js';
 import type { NeuronLinks } from './neuron/pool.js';
+import type { MainRelayClient } from './main-relay.js';
 
 /**
  * What the connectors of one server share, handed to every factory, check and validator. Each thread that runs
@@ -49,6 +50,8 @@ export interface ConnectorHost {
   readonly checkContext: ConnectorContext & SinkContext;
   /** one instance per host of something a family's connectors share, made on first use */
   shared<T>(key: string, make: () => T): T;
+  /** on a rule worker: the main thread's instances of the connectors that keep them there (main-relay.ts) */
+  readonly mainRelay?: MainRelayClient;
 }
 
 /**
@@ -83,6 +86,11 @@ interface ConnectorDeclaration<K extends 'source' | 'lookup' | 'sink', C> {
   /** the connection check; null: the endpoint answers that the type does not support one */
   readonly check: HostConnectionCheck | null;
   readonly threads: Threads;
+  /**
+   * Why the connector's instances must live on the main thread while rules using it run on a worker (their events
+   * and payloads cross: main-relay.ts); absent for the connectors that live on the rule's own thread.
+   */
+  readonly instancesOnMain?: string;
 }
 
 export interface SourceDeclaration extends ConnectorDeclaration<'source', SourceConnector> {

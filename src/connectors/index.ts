@@ -24,6 +24,7 @@ import { MqttPool } from './mqtt/connection.js';
 import { MqttSessionLedger } from './mqtt/sessions.js';
 import { NeuronPool, type NeuronLinks } from './neuron/pool.js';
 import { NeuronRelayServer, type NeuronRelayClient } from './neuron/relay.js';
+import { MainRelayServer, type MainRelayClient } from './main-relay.js';
 import { DataServer, WsEndpoints } from './dataserver.js';
 import { DataRelayServer, type DataRelayClient, type PushHub, type WsEndpointsPort } from './data-relay.js';
 import { HttpPushHub } from './http/push-source.js';
@@ -54,6 +55,8 @@ export interface ConnectorsOptions {
   relay?: DataRelayClient;
   /** on a rule worker: the main thread's neuron connections */
   neuronRelay?: NeuronRelayClient;
+  /** on a rule worker: the main thread's instances of the connectors that keep them there (main-relay.ts) */
+  mainRelay?: MainRelayClient;
 }
 
 /** `source.httpServerTls: {certfile, keyfile}` of kuiper.yaml, read once; both files are needed. */
@@ -78,6 +81,8 @@ export class Connectors implements ConnectorHost {
   readonly pushHub: PushHub;
   private relayServer: DataRelayServer | undefined;
   private neuronRelayServer: NeuronRelayServer | undefined;
+  private mainRelayServer: MainRelayServer | undefined;
+  readonly mainRelay: MainRelayClient | undefined;
   readonly fileRoots: FileRoots | undefined;
   readonly checkContext: ConnectorHost['checkContext'];
   private readonly sinkDefaults: SinkDefaults;
@@ -106,6 +111,7 @@ export class Connectors implements ConnectorHost {
     this.wsEndpoints = opts.relay ?? new WsEndpoints(this.dataServer);
     this.pushHub = opts.relay ?? new HttpPushHub(this.dataServer);
     this.neuron = opts.neuronRelay ?? new NeuronPool();
+    this.mainRelay = opts.mainRelay;
     const s = opts.config.sink ?? ({} as Partial<SinkDefaults>);
     this.sinkDefaults = {
       enableCache: s.enableCache ?? false,
@@ -172,6 +178,18 @@ export class Connectors implements ConnectorHost {
   serveWorker(port: MessagePort): void {
     this.relayServer ??= new DataRelayServer(() => this.pushHub, this.wsEndpoints);
     this.relayServer.serve(port);
+  }
+
+  /** Serves instances of this thread's connectors to a rule worker through `port` (main-relay.ts); main thread only. */
+  serveMainConnectors(port: MessagePort): void {
+    this.mainRelayServer ??= new MainRelayServer({
+      source: (type) => this.registry.source(type),
+      sink: (type) => this.registry.sink(type),
+      logger: this.opts.logger,
+      dataDir: this.opts.home.data,
+      render: renderTemplate,
+    });
+    this.mainRelayServer.serve(port);
   }
 
   /** Serves the neuron connections to a rule worker through `port` (neuron/relay.ts); main thread only. */

@@ -126,7 +126,10 @@ export class Registry implements ConnectorRegistry {
 
   source(type: string): (() => SourceConnector) | undefined {
     const d = this.sources.get(type);
-    return d && this.factory(d);
+    if (!d) return undefined;
+    const relay = this.host.mainRelay;
+    if (d.instancesOnMain !== undefined && relay) return () => relay.source(type, d.create(this.host));
+    return this.factory(d);
   }
 
   lookup(type: string): (() => LookupConnector) | undefined {
@@ -136,7 +139,10 @@ export class Registry implements ConnectorRegistry {
 
   sink(type: string): (() => SinkConnector) | undefined {
     const d = this.sinks.get(type);
-    return d && this.factory(d);
+    if (!d) return undefined;
+    const relay = this.host.mainRelay;
+    if (d.instancesOnMain !== undefined && relay) return () => relay.sink(type, d.create(this.host));
+    return this.factory(d);
   }
 
   format(name: string): FormatFactory | undefined {

@@ -214,6 +214,19 @@ export abstract class QueueNode<K extends ItemKind = ItemKind> implements Receiv
   }
 
   /**
+   * An evaluation asked its rule to stop (a JavaScript function ran past its time limit, docs/runtime.md §8): the rule
+   * fails with `err`, and this node takes nothing more, as if closed, until the rule's close comes. Each record queued
+   * here (up to a drain's 256, and whatever arrives before the close) would otherwise call the function again and
+   * hold the thread for the whole limit, and every other rule on that thread with it.
+   */
+  protected stopRule(err: Error): void {
+    this.closed = true;
+    this.queue.clear();
+    this.metrics.bufferLength = 0;
+    this.fatal(err);
+  }
+
+  /**
    * Stops draining after the item being processed until the returned function is called: a node that splits a
    * large piece of work over several turns of the event loop keeps its items in order this way.
    */
@@ -352,7 +365,7 @@ export abstract class QueueNode<K extends ItemKind = ItemKind> implements Receiv
     } catch (err) {
       m.error(err);
       const stop = takeRuleStop();
-      if (stop) this.fatal(stop);
+      if (stop) this.stopRule(stop);
     }
     m.messagesProcessed++;
   }
@@ -367,7 +380,7 @@ export abstract class QueueNode<K extends ItemKind = ItemKind> implements Receiv
     } catch (err) {
       this.metrics.error(err);
       const stop = takeRuleStop();
-      if (stop) this.fatal(stop);
+      if (stop) this.stopRule(stop);
     }
     this.metrics.busyUs += (performance.now() - t0) * 1000;
   }

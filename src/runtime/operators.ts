@@ -47,7 +47,7 @@ abstract class Operator<K extends ItemKind> extends QueueNode<K> {
     const stop = takeRuleStop();
     if (stop) {
       this.metrics.error(err);
-      this.fatal(stop);
+      this.stopRule(stop);
       return;
     }
     this.emitError(err, this.env.sendError);

@@ -5,9 +5,10 @@
  * reads the metrics the worker sends. The main thread keeps REST, the store, schedules and import/export.
  *
  * Rules stay on the main thread only when they need something that cannot leave it: a connector whose declaration
- * says so (connectors/declaration.ts `threads`: zmq) or a function a worker neither has nor reaches on the main thread
- * (workers/main-functions.ts). What lives on the main thread and a worker's rules use — the data server, the neuron
- * connections, the plugin processes — each worker reaches through a relay port of its own (protocol.ts `RelayName`).
+ * says so (connectors/declaration.ts `threads`: none built in, a native plugin's may) or a function a worker neither
+ * has nor reaches on the main thread (workers/main-functions.ts). What lives on the main thread and a worker's rules
+ * use — the data server, the neuron connections, the plugin processes, zmq's sockets — each worker reaches through a
+ * relay port of its own (protocol.ts `RelayName`).
  *
  * Supervision: every worker answers a heartbeat; a worker that misses it is marked as not answering (the status of
  * its rules says so at once) and, past the limit, terminated and replaced; its rules open again on the new worker,

@@ -20,9 +20,10 @@ import type { PortableSymbols } from '../extensions/plugins-portable-relay.js';
 /**
  * What a rule worker reaches on the main thread through a message port of its own: the data server, for httppush
  * routes and websocket endpoints (connectors/data-relay.ts); the neuron connections (connectors/neuron/relay.ts); the
- * portable-plugin processes (extensions/plugins-portable-relay.ts).
+ * portable-plugin processes (extensions/plugins-portable-relay.ts); the instances of connectors that keep them there,
+ * zmq's sockets (connectors/main-relay.ts).
  */
-export type RelayName = 'data' | 'neuron' | 'portable';
+export type RelayName = 'data' | 'neuron' | 'portable' | 'connectors';
 
 /** What a worker is started with (its `workerData`). */
 export interface WorkerInit {

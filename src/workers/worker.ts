@@ -11,6 +11,7 @@ import { createLogger } from '../config/log.js';
 import { Connectors } from '../connectors/index.js';
 import { DataRelayClient } from '../connectors/data-relay.js';
 import { NeuronRelayClient } from '../connectors/neuron/relay.js';
+import { MainRelayClient } from '../connectors/main-relay.js';
 import { PortableRelayClient } from '../extensions/plugins-portable-relay.js';
 import { createBuiltinRegistry } from '../functions/index.js';
 import { createTopologyBuilder, RuleTopology } from '../runtime/topology.js';
@@ -172,6 +173,7 @@ async function main(): Promise<void> {
     logger,
     relay: init.relays.data ? new DataRelayClient(init.relays.data) : undefined,
     neuronRelay: init.relays.neuron ? new NeuronRelayClient(init.relays.neuron) : undefined,
+    mainRelay: init.relays.connectors ? new MainRelayClient(init.relays.connectors) : undefined,
     onDemand: true,
   });
   const catalog = new CatalogView();

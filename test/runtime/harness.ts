@@ -44,6 +44,8 @@ export interface Harness {
   readonly connectors: Connectors;
   readonly store: KVStore;
   readonly defs: Map<string, StreamDef>;
+  /** the rules' function registry (a test may register JavaScript functions in it) */
+  readonly functions: FunctionRegistry;
   /** adds a stream/table from its CREATE statement */
   ddl(sql: string): void;
   /** publishes one row on a memory topic */
@@ -81,9 +83,10 @@ export async function createHarness(
     get: (n) => defs.get(n),
     list: (k: StreamKind) => [...defs.values()].filter((d) => d.kind === k),
   };
+  const registry = functions();
   const builder = createTopologyBuilder({
     catalog,
-    functions: functions(),
+    functions: registry,
     connectors: connectors.registry,
     createSinkNode: (o) => connectors.createSinkNode(o),
     store,
@@ -97,6 +100,7 @@ export async function createHarness(
     connectors,
     store,
     defs,
+    functions: registry,
     ddl(sql) {
       const st = parseDdl(sql);
       if (st.kind !== 'createStream') throw new Error('not a CREATE');

@@ -8,6 +8,7 @@ import { checkpointNamespace, dropCheckpoints } from '../../src/runtime/checkpoi
 import type { ConnectorContext, RewindableSource, SourceConnector, SourceEvent } from '../../src/contracts/index.js';
 import type { ValueObject } from '../../src/values/value.js';
 import { testSource } from '../helpers/declare.js';
+import { ScriptService } from '../../src/extensions/scripts.js';
 
 test('backpressure: a slow sink keeps a bounded buffer, overflow is dropped and counted, the rule goes on', async () => {
   const h = await createHarness();
@@ -45,6 +46,32 @@ test('backpressure: a slow sink keeps a bounded buffer, overflow is dropped and 
       await new Promise((r) => setTimeout(r, 100));
     }
     assert.deepEqual(plainOut(out.slice(-1)), [[{ n: -1 }]], 'still running after the burst');
+  } finally {
+    await h.close();
+  }
+});
+
+test('a JavaScript function past its time limit is called once: the records queued behind it are not evaluated', async () => {
+  const h = await createHarness();
+  try {
+    const scripts = new ScriptService({ store: h.store, functions: h.functions, timeoutMs: 200 });
+    await scripts.create({
+      id: 'spin',
+      description: '',
+      script: 'function spin(x) { while (true) {} return x; }',
+      isAgg: false,
+    });
+    h.ddl('CREATE STREAM js (n BIGINT) WITH (DATASOURCE="t/js", TYPE="memory")');
+    const { topo, out } = await h.rule('spinning', 'SELECT spin(n) AS n FROM js', { sendError: true });
+    const failed = new Promise<Error>((r) => topo.onFatal(r));
+    // queued together: each would hold the thread for the whole limit, and every other rule there with it
+    for (let n = 0; n < 5; n++) h.publish('t/js', { n: BigInt(n) });
+    assert.match((await failed).message, /^javascript function spin ran past its time limit of 200 ms/);
+    await settle();
+    const project = topo.nodes().find((n) => n.name === 'op_2_project');
+    assert.equal(project?.recordsIn, 1, 'one record evaluated');
+    assert.equal(project?.exceptions, 1);
+    assert.equal(out.length, 0, 'nothing was sent after the stop');
   } finally {
     await h.close();
   }

@@ -1,7 +1,7 @@
 /**
  * Graph rules (docs/runtime.md §1.4) are planned and run on the rule workers (docs/runtime.md §1.10): a graph over an
  * MQTT stream delivers from its worker with the node names of the main thread, and a graph the planner refuses is
- * answered with eKuiper's error as before; a graph whose sink stays on the main thread (zmq) stays there with it.
+ * answered with eKuiper’s error as before; a graph whose sink keeps its socket on the main thread (zmq) runs on its worker too.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -59,12 +59,12 @@ test('a graph rule is planned and runs on its worker; a refused graph answers as
     });
     assert.equal((await s.req('GET', `/rules/${id}_bad`)).status, 404);
 
-    // a graph whose sink stays on the main thread stays there
+    // a graph whose sink keeps its socket on the main thread (zmq) runs on its worker too
     const zmq = graph('temperature > 50');
     zmq.nodes.out = { type: 'sink', nodeType: 'zmq', props: { server: 'tcp://127.0.0.1:5599' } } as never;
     r = await s.req('POST', '/rules', { id: `${id}_zmq`, graph: zmq });
     assert.equal(r.status, 201, r.text);
-    assert.equal((await status(s, `${id}_zmq`)).worker, undefined);
+    assert.equal((await status(s, `${id}_zmq`)).worker, s.app.workers?.place(`${id}_zmq`));
   } finally {
     await pub.endAsync();
     await sub.close();

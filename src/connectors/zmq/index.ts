@@ -1,6 +1,6 @@
 /** The zmq family's declarations (declaration.ts): the SUB source and the PUB sink of libzmq. */
 import { lazyModule } from '../../core/lazy.js';
-import type { Declaration, Threads } from '../declaration.js';
+import type { Declaration } from '../declaration.js';
 import { f, sink, source } from '../meta.js';
 
 /** the connectors, imported when a rule or check first needs them (declaration.ts `load`) */
@@ -8,12 +8,9 @@ const impl = lazyModule('the zmq connectors', () => import('./zmq.js'));
 
 /**
  * zeromq.js aborts the whole process when a worker thread holding its sockets is terminated (as the pool does to
- * replace a worker), so its rules stay on the main thread.
+ * replace a worker), so the sockets stay on the main thread and the rules using them run on a worker (main-relay.ts).
  */
-const ZMQ_THREADS: Threads = {
-  worker: false,
-  because: 'the zeromq library aborts the process when a worker thread holding its sockets is terminated',
-};
+const ZMQ_SOCKETS = 'the zeromq library aborts the process when a worker thread holding its sockets is terminated';
 
 export const zmqDeclarations: Declaration[] = [
   {
@@ -36,7 +33,8 @@ export const zmqDeclarations: Declaration[] = [
     ),
     check: null,
     validate: null,
-    threads: ZMQ_THREADS,
+    threads: { worker: true },
+    instancesOnMain: ZMQ_SOCKETS,
   },
   {
     kind: 'sink',
@@ -57,6 +55,7 @@ export const zmqDeclarations: Declaration[] = [
     ),
     check: null,
     validate: null,
-    threads: ZMQ_THREADS,
+    threads: { worker: true },
+    instancesOnMain: ZMQ_SOCKETS,
   },
 ];

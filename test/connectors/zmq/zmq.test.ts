@@ -243,3 +243,53 @@ test('zmq sink binds a PUB socket that a libzmq subscriber receives [topic, payl
     await stop(sub.proc);
   }
 });
+
+test('a zmq rule runs on a worker while its socket stays on the main thread: the worker crashing does not end the process, and the rule sends again from its replacement', async () => {
+  const port = await freePort();
+  const s = await startTestServer({ env: { KUIPER__BASIC__WORKERS: '2' } });
+  const id = uid();
+  const sub = python(SUBSCRIBER, [String(port), '']);
+  try {
+    assert.equal(
+      (
+        await s.req('POST', '/streams', {
+          sql: `CREATE STREAM zw${id} () WITH (TYPE="memory", DATASOURCE="zmq/${id}/w")`,
+        })
+      ).status,
+      201,
+    );
+    const rid = `zw${id}`;
+    const r = await s.req('POST', '/rules', {
+      id: rid,
+      sql: `SELECT a, b FROM zw${id}`,
+      actions: [{ zmq: { server: `tcp://127.0.0.1:${port}`, sendSingle: true } }],
+    });
+    assert.equal(r.status, 201, r.text);
+    await running(s, rid);
+    const worker = s.app.workers?.place(rid);
+    const st = (await s.req('GET', `/rules/${rid}/status`)).json() as Record<string, unknown>;
+    assert.equal(st.worker, worker, `the rule runs on its worker: ${JSON.stringify(st)}`);
+    let i = 0;
+    const sendUntil = async (b: string): Promise<void> => {
+      const end = Date.now() + 30_000;
+      while (!sub.lines.some((l) => l.includes(b)) && Date.now() < end) {
+        s.app.connectors.memory.publish({ topic: `zmq/${id}/w`, row: { a: BigInt(i++), b } as ValueObject });
+        await new Promise((res) => setTimeout(res, 100));
+      }
+      assert.ok(
+        sub.lines.some((l) => l.includes(b)),
+        `the subscriber received "${b}"`,
+      );
+    };
+    await sendUntil('before');
+    // the worker ends as a crash would: zeromq would abort the whole process if the socket lived on that thread
+    s.app.workers!.crash(worker!);
+    await new Promise((res) => setTimeout(res, 500));
+    assert.equal((await s.req('GET', '/ping')).status, 200, 'the server still answers');
+    await running(s, rid);
+    await sendUntil('after');
+  } finally {
+    await stop(sub.proc);
+    await s.dispose();
+  }
+});
