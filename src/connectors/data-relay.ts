@@ -14,7 +14,7 @@ import type { MessagePort } from 'node:worker_threads';
 import type { SourceEvent } from '../contracts/index.js';
 import { transientError } from '../contracts/failures.js';
 import { SharedUses, dropHolder, subscribe, type EndpointUse, type WsListener } from './data-uses.js';
-import { Replies } from '../core/replies.js';
+import { Replies, tellPort } from '../core/replies.js';
 
 /** What an httppush source attaches to (http/push-source.ts `HttpPushHub`, or its stand-in on a worker). */
 export interface PushHub {
@@ -66,13 +66,7 @@ export class DataRelayServer {
     const holder = `worker-relay-${nextWorkerHolder++}`;
     const routes = new Map<string, Promise<() => Promise<void>>>();
     const held = new Map<string, () => void>();
-    const tell = (m: Tell): void => {
-      try {
-        port.postMessage(m);
-      } catch {
-        // the worker is gone: its port's close lets go of what it held
-      }
-    };
+    const tell = tellPort<Tell>(port);
     const answer = (id: number, p: Promise<unknown>): void => {
       p.then(
         () => tell({ k: 'reply', id }),

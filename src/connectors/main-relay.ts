@@ -17,7 +17,7 @@ import type {
   SourceEvent,
 } from '../contracts/index.js';
 import { isRecoverable, isTransient, recoverable, transientError } from '../contracts/failures.js';
-import { Replies } from '../core/replies.js';
+import { Replies, tellPort } from '../core/replies.js';
 import { decodeValue, encodeValue, type Json } from '../runtime/checkpoint.js';
 import type { Logger } from '../config/log.js';
 import type { Value, ValueObject } from '../values/value.js';
@@ -71,13 +71,7 @@ export class MainRelayServer {
     /** how to close each instance this worker opened, by the id of the request that opened it */
     const closers = new Map<number, () => Promise<void>>();
     const sinks = new Map<number, { c: SinkConnector; ctx: SinkContext }>();
-    const tell = (m: Tell): void => {
-      try {
-        port.postMessage(m);
-      } catch {
-        // the worker is gone: its port's close closes what it opened
-      }
-    };
+    const tell = tellPort<Tell>(port);
     const answer = (id: number, p: Promise<unknown>): void => {
       p.then(
         () => tell({ k: 'reply', id }),

@@ -1,7 +1,7 @@
 /**
  * Requests numbered by the asker and settled by a reply that carries the number back: what a worker asks the main
- * thread over its port (the store, the data-server relay, the main thread's functions) and what the main thread asks
- * the plugin host.
+ * thread over its port (the store, the relays, the main thread's functions) and what the main thread asks the plugin
+ * host; and the main thread's side of a relay telling a worker that may have ended.
  */
 export class Replies<T> {
   private next = 1;
@@ -30,4 +30,23 @@ export class Replies<T> {
     for (const w of this.waiting.values()) w.reject(err);
     this.waiting.clear();
   }
+}
+
+/** Something messages are posted to: a worker's relay port. */
+interface PostTarget {
+  postMessage(message: unknown): void;
+}
+
+/**
+ * Posts to the port of a worker that may have ended meanwhile: what it held is let go when the port closes (each
+ * relay's `close` handler), so a message that can no longer be delivered is dropped here.
+ */
+export function tellPort<T>(port: PostTarget): (message: T) => void {
+  return (message) => {
+    try {
+      port.postMessage(message);
+    } catch {
+      // the worker is gone
+    }
+  };
 }

@@ -29,23 +29,6 @@ const WORKER_YOUNG_MB = 8;
  */
 const OLD_GENERATION_GROWTH_PERCENT = 20;
 
-/**
- * Garbage collection on the thread whose heap it is, not on V8's helper threads. By default each scavenge is split
- * over helper threads and marking and sweeping run beside the JavaScript: with rule workers on every core those
- * helpers only compete with the workers for the same cores, and splitting the work costs more than it saves. Measured
- * through `npm start` (`npm run bench -- server-cores`, 2026-11-28, load 5–15 on 2 cores, 3 rounds each, alternated):
- * 3.95–4.07 µs of CPU per record with one worker against 5.17–5.19 with the helpers, and 258k against 141–167k
- * records/s. A full collection of a worker's heap pauses it for a few milliseconds more; marking still proceeds in
- * steps. (`--no-parallel-marking` cannot be set once V8 runs: the marking's final pause stays parallel.)
- */
-const GC_ON_OWN_THREAD = [
-  '--no-parallel-scavenge',
-  '--no-concurrent-marking',
-  '--no-concurrent-sweeping',
-  '--no-parallel-compaction',
-  '--no-parallel-pointer-update',
-];
-
 let heapTuned = false;
 /** during a burst of rule creations (core/bursts.ts) */
 let growFreely = false;
@@ -69,7 +52,6 @@ export function startWorker(entry: URL, options: WorkerOptions = {}): Worker {
   if (!heapTuned) {
     heapTuned = true;
     tuneHeaps();
-    for (const flag of GC_ON_OWN_THREAD) setFlagsFromString(flag);
   }
   options = { ...options, resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_MB, ...options.resourceLimits } };
   if (!entry.pathname.endsWith('.ts')) return new Worker(entry, options);

@@ -8,7 +8,7 @@
  */
 import type { MessagePort } from 'node:worker_threads';
 import { EddyError, ErrorCode } from '../core/errors.js';
-import { Replies } from '../core/replies.js';
+import { Replies, tellPort } from '../core/replies.js';
 import type { Declaration } from '../connectors/declaration.js';
 import { portableDeclaration, type PortableControl, type PortableKind } from './plugins-portable-connectors.js';
 
@@ -37,14 +37,12 @@ export class PortableRelayServer {
   serve(port: MessagePort): void {
     /** the instances this worker started and has not stopped, by their start argument */
     const started = new Map<string, { kind: PortableKind; symbol: string }>();
+    const tell = tellPort<Answer>(port);
     const answer = (id: number, p: Promise<string | undefined>): void => {
       p.then(
-        (value) => port.postMessage({ id, ...(value === undefined ? {} : { value }) } satisfies Answer),
-        (err: unknown) =>
-          port.postMessage({ id, error: err instanceof Error ? err.message : String(err) } satisfies Answer),
-      ).catch(() => {
-        // the worker is gone: its port's close stops what it started
-      });
+        (value) => tell({ id, ...(value === undefined ? {} : { value }) }),
+        (err: unknown) => tell({ id, error: err instanceof Error ? err.message : String(err) }),
+      );
     };
     port.on('message', (m: Ask) => {
       if (m.k === 'reserve') {

@@ -7,6 +7,7 @@
  * connection it held.
  */
 import type { MessagePort } from 'node:worker_threads';
+import { tellPort } from '../../core/replies.js';
 import type { NeuronLink, NeuronLinks, NeuronPool } from './pool.js';
 
 /** Worker → main. */
@@ -22,13 +23,7 @@ export class NeuronRelayServer {
 
   serve(port: MessagePort): void {
     const held = new Map<string, { link: NeuronLink; stop: () => void }>();
-    const tell = (m: Tell): void => {
-      try {
-        port.postMessage(m);
-      } catch {
-        // the worker is gone: its port's close lets go of what it held
-      }
-    };
+    const tell = tellPort<Tell>(port);
     const release = (url: string): void => {
       const h = held.get(url);
       if (!h) return;

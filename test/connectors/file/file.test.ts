@@ -12,6 +12,24 @@ function collect(): { events: SourceEvent[]; ended: () => boolean; onEnd: () => 
   return { events: [], ended: () => done, onEnd: () => (done = true) };
 }
 
+type Conns = Awaited<ReturnType<typeof connectorsService>>['conns'];
+
+/** The payloads a file source reads from `dir` with datasource `ds` and properties `props`, until it ends. */
+async function readAll(conns: Conns, dir: string, ds: string, props: Record<string, unknown>): Promise<unknown[]> {
+  const src = conns.registry.source('file')!();
+  src.provision(ctx(), ds, { path: dir, ...props });
+  const c = collect();
+  await src.connect(
+    ctx(),
+    (ev) => c.events.push(ev),
+    (e) => assert.fail(e),
+    c.onEnd,
+  );
+  await waitFor(c.ended, 'end');
+  await src.close(ctx());
+  return c.events.map((e) => e.payload);
+}
+
 test('file source json: one row per array element, metadata file, read once then ends', async () => {
   const t = tempDir();
   writeFileSync(join(t.dir, 'a.json'), '[{"id":1,"name":"x"},{"id":2,"name":"y"}]');
@@ -44,20 +62,8 @@ test('file source csv: header, columns, default cols names, delimiter, ignored s
   writeFileSync(join(t.dir, 'h.csv'), 'skip me\nid;name\n1;"a;b"\n2;"say ""hi"""\ntrailer\n');
   writeFileSync(join(t.dir, 'n.csv'), '1,x\n2,y\n');
   const { conns, close } = await connectorsService();
-  const read = async (ds: string, props: Record<string, unknown>): Promise<unknown[]> => {
-    const src = conns.registry.source('file')!();
-    src.provision(ctx(), ds, { path: t.dir, fileType: 'csv', ...props });
-    const c = collect();
-    await src.connect(
-      ctx(),
-      (ev) => c.events.push(ev),
-      (e) => assert.fail(e),
-      c.onEnd,
-    );
-    await waitFor(c.ended, 'end');
-    await src.close(ctx());
-    return c.events.map((e) => e.payload);
-  };
+  const read = (ds: string, props: Record<string, unknown>): Promise<unknown[]> =>
+    readAll(conns, t.dir, ds, { fileType: 'csv', ...props });
   assert.deepEqual(await read('h.csv', { hasHeader: true, delimiter: ';', ignoreStartLines: 1, ignoreEndLines: 1 }), [
     { id: '1', name: 'a;b' },
     { id: '2', name: 'say "hi"' },
@@ -127,20 +133,8 @@ test('file source lines: CRLF, blank and whitespace-only lines skipped, ignored 
   writeFileSync(join(t.dir, 'l.txt'), 'head\r\n{"a":1}\r\n\r\n  \t\n\u00a0\n{"a":"é"}\nx y\ntail\n');
   writeFileSync(join(t.dir, 'e.txt'), '');
   const { conns, close } = await connectorsService();
-  const read = async (ds: string, props: Record<string, unknown>): Promise<Uint8Array[]> => {
-    const src = conns.registry.source('file')!();
-    src.provision(ctx(), ds, { path: t.dir, fileType: 'lines', ...props });
-    const c = collect();
-    await src.connect(
-      ctx(),
-      (ev) => c.events.push(ev),
-      (e) => assert.fail(e),
-      c.onEnd,
-    );
-    await waitFor(c.ended, 'end');
-    await src.close(ctx());
-    return c.events.map((e) => e.payload as Uint8Array);
-  };
+  const read = async (ds: string, props: Record<string, unknown>): Promise<Uint8Array[]> =>
+    (await readAll(conns, t.dir, ds, { fileType: 'lines', ...props })) as Uint8Array[];
   const text = (xs: Uint8Array[]) => xs.map((x) => Buffer.from(x).toString());
   assert.deepEqual(text(await read('l.txt', {})), ['head', '{"a":1}', '{"a":"é"}', 'x y', 'tail']);
   // the skipped lines are counted among the file's lines, blank ones included
