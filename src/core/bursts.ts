@@ -2,9 +2,8 @@
  * Bursts of REST requests: thousands of streams and rules created by a client (issue 22). While one lasts, the heaps of
  * every thread grow by V8's own factor instead of the 20% past their live part that keeps the garbage of messages
  * small (core/threads.ts): held to 20%, the heaps that thousands of new rules make grow were marked again at every
- * fifth part of growth. Creating 8,000 streams and rules with the growth left to V8 for the whole run cost 2.02 / 2.26
- * ms of CPU per stream + rule against 2.65 / 2.54 at 20% (the workload of `bench/server-scale.ts` create, run by a
- * one-off script, two pairs, load 1.8–3.4).
+ * fifth part of growth, on the main thread, each rule worker and V8's helper threads, about a sixth of the CPU of
+ * creating 8,000 streams and rules (2.65 / 2.54 ms per stream + rule against 2.02 / 2.26, two pairs, load 1.8–3.4).
  * Once requests have stopped coming quickly, the 20% is back and every thread collects once at once, so that its next
  * limit is again 20% past what it holds live.
  */
