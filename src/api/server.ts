@@ -13,7 +13,6 @@ import Fastify, {
 import { EddyError, ErrorCode, isDefect } from '../core/errors.js';
 import { DEFAULT_MAX_BODY_SIZE, MAX_ID_LENGTH, TOO_DEEP_MESSAGE, jsonTooDeep } from '../core/limits.js';
 import { PlainTextFailure, sendError, sendFailure } from './http.js';
-import { requestArrived } from '../core/bursts.js';
 import type { Logger } from '../config/log.js';
 
 const CORS_METHODS = new Set(['POST', 'GET', 'PUT', 'DELETE', 'HEAD', 'PATCH']);
@@ -171,7 +170,6 @@ export function createHttp(logger: Logger, limits: HttpLimits = {}): FastifyInst
 
   // a callback rather than an async hook: no promise per request
   http.addHook('onRequest', (req, reply, done) => {
-    requestArrived();
     const origin = req.headers.origin;
     if (origin) {
       reply.header('Access-Control-Allow-Origin', '*');

@@ -77,21 +77,6 @@ function check(): void {
 }
 
 /**
- * One full collection now, whether this thread idles or not (the end of a burst of rule creations, core/bursts.ts):
- * the heap's next limit is then computed from what is live, at the growth set now.
- */
-export function collectNow(): void {
-  const gc = collector();
-  if (!gc) return;
-  gc();
-  const after = heapNow();
-  previous = after.used;
-  heldAfter = after.oldHeld;
-  // as after an idle collection: pages its sweeping freed may stay committed until the next idle check collects again
-  followUp = after.oldHeld - after.oldUsed >= SLACK_BYTES;
-}
-
-/**
  * Starts the idle collector (once per thread: the first caller's period holds); the returned function releases this
  * caller's use of it.
  */

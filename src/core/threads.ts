@@ -30,28 +30,12 @@ const WORKER_YOUNG_MB = 8;
 const OLD_GENERATION_GROWTH_PERCENT = 20;
 
 let heapTuned = false;
-/** during a burst of rule creations (core/bursts.ts) */
-let growFreely = false;
-
-function tuneHeaps(): void {
-  // 0 is V8's default: its own factor, from how fast the heap is marked
-  setFlagsFromString(`--heap-growing-percent=${growFreely ? 0 : OLD_GENERATION_GROWTH_PERCENT}`);
-}
-
-/**
- * `free`: the heaps grow by V8's own factor until called again with false, which brings back the bound above (a burst
- * of rule creations, core/bursts.ts). The bound applies from the first worker's start, which takes the current choice.
- */
-export function growHeapsFreely(free: boolean): void {
-  growFreely = free;
-  if (heapTuned) tuneHeaps();
-}
 
 /** Starts a worker thread whose entry is module `entry`. */
 export function startWorker(entry: URL, options: WorkerOptions = {}): Worker {
   if (!heapTuned) {
     heapTuned = true;
-    tuneHeaps();
+    setFlagsFromString(`--heap-growing-percent=${OLD_GENERATION_GROWTH_PERCENT}`);
   }
   options = { ...options, resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_MB, ...options.resourceLimits } };
   if (!entry.pathname.endsWith('.ts')) return new Worker(entry, options);

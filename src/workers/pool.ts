@@ -17,7 +17,6 @@
  * is not cut short by its neighbours' limit, and one given a short limit is stopped early.
  */
 import { TurnBatch } from '../core/turn-batch.js';
-import { onBurstEnd } from '../core/bursts.js';
 import type { ValueObject } from '../values/value.js';
 import { MessageChannel, type MessagePort, type Worker } from 'node:worker_threads';
 import { siblingModule, startWorker } from '../core/threads.js';
@@ -163,8 +162,6 @@ export class WorkerPool implements TopologyBuilder {
   private readonly limitMs: number;
   private readonly requestTimeoutMs: number;
   private readonly heartbeat: NodeJS.Timeout;
-  /** stops asking the workers to collect at the end of each burst of rule creations (core/bursts.ts) */
-  private readonly offBurstEnd: () => void;
 
   constructor(private readonly opts: PoolOptions) {
     this.heartbeatMs = opts.heartbeatMs ?? 500;
@@ -179,9 +176,6 @@ export class WorkerPool implements TopologyBuilder {
       this.slots.push(slot);
     }
     this.heartbeat = setInterval(() => this.beat(), this.heartbeatMs);
-    this.offBurstEnd = onBurstEnd(() => {
-      for (const slot of this.slots) if (slot.spawned) this.post(slot, { op: 'collect' });
-    });
     this.heartbeat.unref();
     this.placementDeps = {
       catalog: opts.catalog,
@@ -414,7 +408,6 @@ export class WorkerPool implements TopologyBuilder {
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.heartbeat);
-    this.offBurstEnd();
     for (const s of this.slots) {
       for (const p of s.pending.values()) {
         clearTimeout(p.timer);

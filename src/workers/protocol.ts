@@ -80,8 +80,6 @@ export type ToWorker =
   /** rule tracing of a rule on the worker (docs/runtime.md §1.11): a strategy starts it, null stops it */
   | { op: 'trace'; handle: number; strategy: TraceStrategy | null }
   | { op: 'ping'; seq: number }
-  /** a burst of rule creations ended: one full collection now (core/bursts.ts) */
-  | { op: 'collect' }
   | { op: 'kv'; id: number; value?: unknown; error?: string }
   | MainCallAnswer
   /** fault injection of the tests: busy the worker's thread for `ms` */

@@ -23,7 +23,7 @@ import { trackActivity } from '../runtime/node.js';
 import { setDefaultZone } from '../values/index.js';
 import { EddyError } from '../core/errors.js';
 import { protobufDeclaration } from '../connectors/formats/index.js';
-import { collectNow, useIdleCollector } from '../core/idle-memory.js';
+import { useIdleCollector } from '../core/idle-memory.js';
 import { endLog, ruleLogger, type LogDestination } from '../core/rule-log.js';
 import { join } from 'node:path';
 import { NativeRuntime } from '../extensions/plugins-native-runtime.js';
@@ -361,9 +361,6 @@ async function main(): Promise<void> {
         break;
       case 'ping':
         post({ ev: 'pong', seq: m.seq });
-        break;
-      case 'collect':
-        collectNow();
         break;
       case 'kv':
         store.replies.settle(m.id, m.error, m.value);
